@@ -1,0 +1,3 @@
+"""business (see DESIGN.md for what it owns)."""
+
+__all__: list[str] = []

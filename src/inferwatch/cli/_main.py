@@ -1,0 +1,60 @@
+"""Entry point: builds the verb parsers, runs one, turns errors into one line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from inferwatch import __version__
+from inferwatch._exceptions import InferwatchError
+
+__all__ = ["main"]
+
+# verb -> module defining ``add_parser(subparsers)``; modules import heavy
+# dependencies inside their handlers so that ``--help`` stays fast.
+VERBS: tuple[tuple[str, str], ...] = (
+    ("config", "inferwatch.cli._config"),
+)
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, every verb registered."""
+    parser = argparse.ArgumentParser(
+        prog="inferwatch",
+        description="Monitoring and alerting for AI inference services.",
+    )
+    parser.add_argument("--version", action="version", version=f"inferwatch {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for _verb, module in VERBS:
+        importlib.import_module(module).add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (never a traceback for our errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        code = args.func(args)
+    except InferwatchError as exc:
+        print(f"inferwatch {args.verb}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE if exc.__class__.__name__ in ("ConfigError", "InputError") else EXIT_FAIL
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The YAML config, validated with pydantic; defaults are DESIGN.md's tables.
+
+>>> from inferwatch.config import parse_config
+>>> parse_config("server: {evaluation_interval: 30s}").server.evaluation_interval
+30.0
+"""
+
+from inferwatch.config import _env as env
+from inferwatch.config._alerting import AlertingConfig
+from inferwatch.config._baseline import BaselineConfig
+from inferwatch.config._collect import CollectConfig
+from inferwatch.config._load import load_config, parse_config
+from inferwatch.config._quality import QualityConfig
+from inferwatch.config._root import Config
+from inferwatch.config._rules import RulesConfig
+from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
+from inferwatch.config._server import ServerConfig, StorageConfig
+from inferwatch.config._types import Duration, FrozenModel, Secret
+
+__all__ = [
+    "DEFAULT_BUCKETS",
+    "AlertingConfig",
+    "BaselineConfig",
+    "CollectConfig",
+    "Config",
+    "Duration",
+    "FrozenModel",
+    "QualityConfig",
+    "RulesConfig",
+    "ScrapeConfig",
+    "ScrapeTarget",
+    "SdkConfig",
+    "Secret",
+    "ServerConfig",
+    "StorageConfig",
+    "env",
+    "load_config",
+    "parse_config",
+]

@@ -1,0 +1,24 @@
+"""Every environment variable inferwatch reads, documented in one place."""
+
+from __future__ import annotations
+
+__all__ = ["ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_REQUIRE_TOOLS", "ENVIRONMENT"]
+
+ENV_CONFIG = "INFERWATCH_CONFIG"
+"""Path of the YAML config used when ``--config`` is not given."""
+
+ENV_DATA_DIR = "INFERWATCH_DATA_DIR"
+"""Overrides ``server.data_dir`` (where SQLite files and state live)."""
+
+ENV_API_TOKEN = "INFERWATCH_API_TOKEN"
+"""Token for write requests to the server's API (overrides ``server.api_token``)."""
+
+ENV_REQUIRE_TOOLS = "INFERWATCH_REQUIRE_TOOLS"
+"""Tests: ``1`` turns a missing external tool (promtool, alertmanager, chromium) into a failure."""
+
+ENVIRONMENT: dict[str, str] = {
+    ENV_CONFIG: "path of the YAML config used when --config is not given",
+    ENV_DATA_DIR: "overrides server.data_dir",
+    ENV_API_TOKEN: "token for API writes (overrides server.api_token)",
+    ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
+}

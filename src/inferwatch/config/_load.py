@@ -1,0 +1,82 @@
+"""Loading the YAML config, with errors that name the file, the field and the value."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from inferwatch._exceptions import ConfigError
+from inferwatch.config._env import ENV_CONFIG
+from inferwatch.config._root import Config
+
+__all__ = ["load_config", "parse_config"]
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Load and validate a config file; ``None`` uses ``$INFERWATCH_CONFIG`` or the defaults."""
+    if path is None:
+        env = os.environ.get(ENV_CONFIG)
+        if not env:
+            return Config()
+        path = env
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read config file: {exc}") from exc
+    return parse_config(text, source=str(p))
+
+
+def parse_config(text: str, *, source: str = "<config>") -> Config:
+    """Validate YAML text; ``source`` names it in errors."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{source}{where}: invalid YAML: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        field = _field_path(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{source}: {field}: unknown field")
+            continue
+        got = "" if err["type"] == "missing" else f" (got {_short(err.get('input'))})"
+        lines.append(f"{source}: {field}: {msg}{got}")
+    return "\n".join(lines)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).startswith(("function-", "tagged-union[")):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "<root>"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

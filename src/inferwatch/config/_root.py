@@ -1,0 +1,31 @@
+"""The whole YAML config: one section per component, every default from DESIGN.md."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from inferwatch.config._alerting import AlertingConfig
+from inferwatch.config._baseline import BaselineConfig
+from inferwatch.config._collect import CollectConfig
+from inferwatch.config._quality import QualityConfig
+from inferwatch.config._rules import RulesConfig
+from inferwatch.config._scrape import ScrapeConfig
+from inferwatch.config._sdk import SdkConfig
+from inferwatch.config._server import ServerConfig, StorageConfig
+from inferwatch.config._types import FrozenModel
+
+__all__ = ["Config"]
+
+
+class Config(FrozenModel):
+    """The root of ``inferwatch.yaml``; an empty file gives every default."""
+
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    scrape: ScrapeConfig = Field(default_factory=ScrapeConfig)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+    alerting: AlertingConfig = Field(default_factory=AlertingConfig)
+    sdk: SdkConfig = Field(default_factory=SdkConfig)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
+    collect: CollectConfig = Field(default_factory=CollectConfig)
+    baseline: BaselineConfig = Field(default_factory=BaselineConfig)

@@ -1,0 +1,26 @@
+"""``server`` and ``storage``: the embedded server's listen address and data."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from inferwatch.config._types import Duration, FrozenModel, Secret
+
+__all__ = ["ServerConfig", "StorageConfig"]
+
+
+class ServerConfig(FrozenModel):
+    """Where the embedded server listens and keeps its state."""
+
+    listen: str = Field("127.0.0.1:9464", description="host:port of the HTTP API and dashboard")
+    data_dir: str = Field("./data", description="directory of the SQLite files")
+    evaluation_interval: Duration = Field(15.0, description="how often rules are evaluated")
+    api_token: Secret | None = Field(None, description="token for API writes; generated if unset")
+    external_url: str = Field("", description="URL of the dashboard, linked from notifications")
+
+
+class StorageConfig(FrozenModel):
+    """The time-series store."""
+
+    type: str = Field("sqlite", pattern="^(sqlite|memory)$")
+    retention: Duration = Field(15 * 86400.0, description="samples older than this are deleted")

@@ -1,0 +1,78 @@
+"""Field types shared by the config sections: durations, secrets, frozen models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
+
+from inferwatch.model import format_duration, parse_duration
+
+__all__ = ["Duration", "FrozenModel", "Secret"]
+
+
+class FrozenModel(BaseModel):
+    """Base of every config model: immutable, unknown keys rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _to_seconds(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("a duration, not a boolean")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a duration cannot be negative")
+        return float(value)
+    if isinstance(value, str):
+        return parse_duration(value)
+    raise ValueError("a duration such as 15s, 5m or 1h30m")
+
+
+# Seconds as a float; written in YAML as "5m", "1h30m" or a number of seconds.
+Duration = Annotated[
+    float, BeforeValidator(_to_seconds), PlainSerializer(format_duration, return_type=str)
+]
+
+
+class Secret:
+    """A secret string (webhook key, token) that never prints.
+
+    >>> s = Secret("abc"); str(s), repr(s), s.reveal()
+    ('<secret>', '<secret>', 'abc')
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The secret itself; call only where it is sent, never where it is shown."""
+        return self._value
+
+    def __str__(self) -> str:
+        return "<secret>"
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        def validate(value: Any) -> Secret:
+            if isinstance(value, Secret):
+                return value
+            if not isinstance(value, str) or not value:
+                raise ValueError("a non-empty string")
+            return Secret(value)
+
+        return core_schema.no_info_plain_validator_function(
+            validate, serialization=core_schema.plain_serializer_function_ser_schema(str)
+        )

@@ -1,0 +1,3 @@
+"""export (see DESIGN.md for what it owns)."""
+
+__all__: list[str] = []

@@ -1,0 +1,39 @@
+"""Labels, samples, series identity, metric kinds, tiers and the ``Clock``.
+
+The bottom of the package table: depends on nothing else in inferwatch.
+"""
+
+from inferwatch.model import _catalog as metrics
+from inferwatch.model._catalog import CATALOG, MetricSpec
+from inferwatch.model._clock import Clock, SimulatedClock, SystemClock
+from inferwatch.model._durations import format_duration, parse_duration
+from inferwatch.model._labels import (
+    METRIC_NAME_LABEL,
+    Labels,
+    is_valid_label_name,
+    is_valid_metric_name,
+)
+from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
+from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
+
+__all__ = [
+    "CATALOG",
+    "DEFAULT_INTERVAL_S",
+    "METRIC_NAME_LABEL",
+    "STALE_NAN",
+    "Clock",
+    "Dimension",
+    "Labels",
+    "MetricKind",
+    "MetricSpec",
+    "Sample",
+    "SimulatedClock",
+    "SystemClock",
+    "Tier",
+    "format_duration",
+    "is_stale_nan",
+    "is_valid_label_name",
+    "is_valid_metric_name",
+    "metrics",
+    "parse_duration",
+]

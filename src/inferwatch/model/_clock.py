@@ -1,0 +1,105 @@
+"""Time, injected: every time-dependent part reads a ``Clock``, never ``time.time()``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Protocol, runtime_checkable
+
+__all__ = ["Clock", "SimulatedClock", "SystemClock"]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """A source of wall time (Unix seconds) and of waiting."""
+
+    def now(self) -> float:
+        """Current wall-clock time in Unix seconds."""
+        ...
+
+    def monotonic(self) -> float:
+        """A monotonic reading in seconds, for measuring durations."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` (a simulated clock advances instead)."""
+        ...
+
+    def wait(self, event: threading.Event, timeout: float) -> bool:
+        """Wait until ``event`` is set or ``timeout`` passes; return whether it was set."""
+        ...
+
+
+class SystemClock:
+    """The real clock.
+
+    >>> SystemClock().now() > 1.6e9
+    True
+    """
+
+    def now(self) -> float:
+        """Current Unix time."""
+        return time.time()
+
+    def monotonic(self) -> float:
+        """``time.monotonic()``."""
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        """``time.sleep``."""
+        if seconds > 0:
+            time.sleep(seconds)
+
+    def wait(self, event: threading.Event, timeout: float) -> bool:
+        """``event.wait(timeout)``."""
+        return event.wait(max(timeout, 0.0))
+
+
+class SimulatedClock:
+    """A clock that moves only when told to; for tests, replay and demos.
+
+    >>> c = SimulatedClock(1000.0)
+    >>> c.advance(60); c.now()
+    1060.0
+    >>> c.sleep(5); c.now()
+    1065.0
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._t = float(start)
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        """The simulated time."""
+        with self._lock:
+            return self._t
+
+    def monotonic(self) -> float:
+        """Same as ``now()``: simulated time never goes back."""
+        return self.now()
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward by ``seconds`` (must not be negative)."""
+        if seconds < 0:
+            raise ValueError(f"cannot move a clock backwards (advance by {seconds})")
+        with self._lock:
+            self._t += seconds
+
+    def set(self, t: float) -> None:
+        """Move time forward to ``t``."""
+        with self._lock:
+            if t < self._t:
+                raise ValueError(f"cannot move a clock backwards (from {self._t} to {t})")
+            self._t = float(t)
+
+    def sleep(self, seconds: float) -> None:
+        """Advance instead of waiting."""
+        if seconds > 0:
+            self.advance(seconds)
+
+    def wait(self, event: threading.Event, timeout: float) -> bool:
+        """Return at once: set events return True, otherwise time advances by ``timeout``."""
+        if event.is_set():
+            return True
+        self.sleep(timeout)
+        return event.is_set()

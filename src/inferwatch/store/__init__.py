@@ -1,0 +1,3 @@
+"""store (see DESIGN.md for what it owns)."""
+
+__all__: list[str] = []

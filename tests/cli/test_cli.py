@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inferwatch.cli import main
+from inferwatch.cli._main import VERBS
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "inferwatch", *args], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_help_lists_every_verb() -> None:
+    out = run("--help")
+    assert out.returncode == 0
+    for verb, _ in VERBS:
+        assert verb in out.stdout
+
+
+@pytest.mark.parametrize("verb", [v for v, _ in VERBS])
+def test_every_verb_has_help(verb: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([verb, "--help"])
+    assert exit_.value.code == 0
+
+
+def test_config_error_is_one_line_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("server: {evaluation_interval: soon}\n")
+    out = run("config", "check", str(bad))
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert f"{bad}: server.evaluation_interval: not a duration: 'soon'" in out.stderr
+
+
+def test_config_show_masks_secrets(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("server: {api_token: hunter2-secret}\n")
+    out = run("config", "show", "--config", str(cfg))
+    assert out.returncode == 0 and "hunter2" not in out.stdout and "<secret>" in out.stdout

@@ -1,0 +1,49 @@
+"""Shared fixtures: environment isolation, external tools, shared data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from inferwatch.config._env import ENV_REQUIRE_TOOLS
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolate_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees the developer's INFERWATCH_* settings (except the tools switch)."""
+    for key in list(os.environ):
+        if key.startswith("INFERWATCH_") and key != ENV_REQUIRE_TOOLS:
+            monkeypatch.delenv(key)
+    yield
+
+
+@pytest.fixture
+def require_tool() -> Callable[..., str]:
+    """Return the path of an external binary; skip without it, fail under CI's switch."""
+
+    def _require(*names: str) -> str:
+        for name in names:
+            path = shutil.which(name)
+            if path:
+                return path
+        msg = f"external tool not installed: {' or '.join(names)}"
+        if os.environ.get(ENV_REQUIRE_TOOLS) == "1":
+            pytest.fail(msg + f" ({ENV_REQUIRE_TOOLS}=1)")
+        pytest.skip(msg)
+
+    return _require
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data`` beside the project root (NAB and friends)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}")
+    return SHARED_DATA
