@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_REQUIRE_TOOLS", "ENVIRONMENT"]
+__all__ = ["ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_REQUIRE_TOOLS"]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
 """Path of the YAML config used when ``--config`` is not given."""

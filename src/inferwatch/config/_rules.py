@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from inferwatch.config._types import Duration, FrozenModel
+from inferwatch.config._types import FrozenModel
 
 __all__ = ["RulesConfig"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from pydantic import Field, field_validator
 
 from inferwatch.config._types import FrozenModel
@@ -23,6 +25,6 @@ class SdkConfig(FrozenModel):
     @field_validator("buckets")
     @classmethod
     def _increasing(cls, v: tuple[float, ...]) -> tuple[float, ...]:
-        if not v or any(b <= a for a, b in zip(v, v[1:], strict=False)):
+        if not v or any(b <= a for a, b in pairwise(v)):
             raise ValueError("buckets must be a non-empty, strictly increasing list")
         return v

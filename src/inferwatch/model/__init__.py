@@ -13,6 +13,7 @@ from inferwatch.model._labels import (
     is_valid_label_name,
     is_valid_metric_name,
 )
+from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
 from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
 
@@ -24,6 +25,8 @@ __all__ = [
     "Clock",
     "Dimension",
     "Labels",
+    "MatchOp",
+    "Matcher",
     "MetricKind",
     "MetricSpec",
     "Sample",
@@ -34,6 +37,9 @@ __all__ = [
     "is_stale_nan",
     "is_valid_label_name",
     "is_valid_metric_name",
+    "matches_all",
     "metrics",
     "parse_duration",
+    "parse_matcher",
+    "parse_matchers",
 ]
