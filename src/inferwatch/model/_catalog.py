@@ -61,6 +61,11 @@ SDK_DROPPED_TOTAL = MetricSpec(
 SDK_QUEUE_CAPACITY = MetricSpec(
     "inferwatch_sdk_queue_capacity", _G, "Capacity of the SDK recorder queue.", ("service",),
 )
+SDK_INVALID_TOTAL = MetricSpec(
+    "inferwatch_sdk_invalid_total", _C,
+    "Observations rejected as invalid (non-numeric, negative or NaN duration, bad status code).",
+    ("service", "kind"),
+)
 
 # --- quality: model quality --------------------------------------------------
 FEATURE_PSI = MetricSpec(
@@ -120,6 +125,7 @@ def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
 
 CATALOG: Mapping[str, MetricSpec] = _index(
     REQUESTS_TOTAL, REQUEST_DURATION, INFLIGHT_REQUESTS, SDK_DROPPED_TOTAL, SDK_QUEUE_CAPACITY,
+    SDK_INVALID_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
     CONVERSION_RATE, ABTEST_P_VALUE,
     NODE_CPU_SECONDS_TOTAL, DCGM_GPU_UTIL, DCGM_FB_USED, DCGM_FB_FREE,
