@@ -1,3 +1,15 @@
-"""store (see DESIGN.md for what it owns)."""
+"""The time-series store: a protocol, SQLite (default) and in-memory implementations, retention.
 
-__all__: list[str] = []
+>>> from inferwatch.model import Labels, Sample, parse_matchers
+>>> store = MemoryStore()
+>>> store.append([Sample(Labels.of("up", job="api"), 100.0, 1.0)])
+>>> [str(s.labels) for s in store.select(parse_matchers('{__name__="up"}'), 0, 200)]
+['up{job="api"}']
+"""
+
+from inferwatch.store._memory import MemoryStore
+from inferwatch.store._protocol import AppendStats, Series, Store
+from inferwatch.store._selector import parse_selector
+from inferwatch.store._util import stale_mask
+
+__all__ = ["AppendStats", "MemoryStore", "Series", "Store", "parse_selector", "stale_mask"]

@@ -1,0 +1,42 @@
+"""Checks a batch passes before a store writes any of it."""
+
+from __future__ import annotations
+
+import math
+
+from inferwatch._exceptions import InputError
+from inferwatch.model import METRIC_NAME_LABEL, Labels, is_valid_label_name, is_valid_metric_name
+
+__all__ = ["check_labels", "check_time"]
+
+
+def check_labels(labels: Labels) -> None:
+    """Raise ``InputError`` unless ``labels`` has a valid metric name and label names."""
+    if not isinstance(labels, Labels):
+        raise InputError(f"a sample's labels must be inferwatch.model.Labels, got {type(labels).__name__}")
+    if not is_valid_metric_name(labels.name):
+        raise InputError(f"invalid metric name {labels.name!r} in series {labels}")
+    for name in labels:
+        if name != METRIC_NAME_LABEL and not is_valid_label_name(name):
+            raise InputError(f"invalid label name {name!r} in series {labels}")
+        if name.startswith("__") and name != METRIC_NAME_LABEL:
+            raise InputError(f"label name {name!r} is reserved (starts with __) in series {labels}")
+
+
+def check_time(t: float, labels: Labels) -> float:
+    """Return ``t`` as a float; raise ``InputError`` if it is not a finite number."""
+    try:
+        ft = float(t)
+    except (TypeError, ValueError):
+        raise InputError(f"timestamp {t!r} of series {labels} is not a number") from None
+    if not math.isfinite(ft):
+        raise InputError(f"timestamp {t!r} of series {labels} is not finite")
+    return ft
+
+
+def check_value(v: float, labels: Labels) -> float:
+    """Return ``v`` as a float; raise ``InputError`` if it is not a number."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"value {v!r} of series {labels} is not a number") from None
