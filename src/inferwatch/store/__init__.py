@@ -8,8 +8,20 @@
 """
 
 from inferwatch.store._memory import MemoryStore
+from inferwatch.store._open import TSDB_FILE, open_store
 from inferwatch.store._protocol import AppendStats, Series, Store
 from inferwatch.store._selector import parse_selector
+from inferwatch.store._sqlite import SQLiteStore
 from inferwatch.store._util import stale_mask
 
-__all__ = ["AppendStats", "MemoryStore", "Series", "Store", "parse_selector", "stale_mask"]
+__all__ = [
+    "TSDB_FILE",
+    "AppendStats",
+    "MemoryStore",
+    "SQLiteStore",
+    "Series",
+    "Store",
+    "open_store",
+    "parse_selector",
+    "stale_mask",
+]

@@ -12,7 +12,7 @@ import struct
 
 import numpy as np
 
-__all__ = ["Head", "SampleBuffer"]
+__all__ = ["ACCEPTED", "DUPLICATE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer", "classify"]
 
 ACCEPTED, NOOP, OUT_OF_ORDER, DUPLICATE = 0, 1, 2, 3
 _EMPTY = np.empty(0, dtype=np.float64)
@@ -23,6 +23,15 @@ def _same_value(a: float, b: float) -> bool:
     if a == b:
         return True
     return math.isnan(a) and math.isnan(b) and struct.pack("<d", a) == struct.pack("<d", b)
+
+
+def classify(prev: tuple[float, float] | None, t: float, v: float) -> int:
+    """Classify sample ``(t, v)`` against a series' newest ``prev``."""
+    if prev is None or t > prev[0]:
+        return ACCEPTED
+    if t < prev[0]:
+        return OUT_OF_ORDER
+    return NOOP if _same_value(v, prev[1]) else DUPLICATE
 
 
 class SampleBuffer:
@@ -90,12 +99,7 @@ class Head:
 
     def check(self, sid: int, t: float, v: float) -> int:
         """Classify a sample against the series' newest: ACCEPTED, NOOP, OUT_OF_ORDER, DUPLICATE."""
-        prev = self.last.get(sid)
-        if prev is None or t > prev[0]:
-            return ACCEPTED
-        if t < prev[0]:
-            return OUT_OF_ORDER
-        return NOOP if _same_value(v, prev[1]) else DUPLICATE
+        return classify(self.last.get(sid), t, v)
 
     def push(self, sid: int, t: float, v: float, *, buffer: bool = True) -> None:
         """Record an accepted sample (into the buffer too unless ``buffer`` is false)."""

@@ -1,0 +1,157 @@
+"""SQLite store: persistence across restarts and kill -9, the head, retention, bad files."""
+
+from __future__ import annotations
+
+import math
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from inferwatch import StoreError
+from inferwatch.config import StorageConfig
+from inferwatch.model import STALE_NAN, Labels, Sample, SimulatedClock
+from inferwatch.store import MemoryStore, SQLiteStore, open_store, parse_selector, stale_mask
+
+UP = Labels.of("up", job="a")
+
+
+def _samples(n: int, t0: float = 0.0, step: float = 15.0) -> list[Sample]:
+    return [Sample(UP, t0 + i * step, float(i)) for i in range(n)]
+
+
+def test_data_survives_reopen_with_nan_kinds(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    st = SQLiteStore(path, clock=SimulatedClock(100.0))
+    st.append([Sample(UP, 1.0, 1.5), Sample(UP, 2.0, math.nan), Sample(UP, 3.0, STALE_NAN)])
+    st.close()
+    again = SQLiteStore(path, clock=SimulatedClock(100.0))
+    (s,) = again.select(parse_selector("up"), 0, 10)
+    assert s.t.tolist() == [1.0, 2.0, 3.0]
+    assert s.v[0] == 1.5 and math.isnan(s.v[1]) and stale_mask(s.v).tolist() == [False, False, True]
+    # the order rule survives the restart: an older sample is still refused
+    again.append([Sample(UP, 2.5, 9.0)])
+    assert again.stats.out_of_order == 1
+    again.close()
+
+
+def test_old_ranges_come_from_disk_recent_from_the_head(tmp_path: Path) -> None:
+    clock = SimulatedClock(10_000.0)
+    st = SQLiteStore(tmp_path / "db.sqlite", clock=clock, head_window=600.0)
+    st.append(_samples(400, t0=4_000.0))  # 4000 .. 9985
+    clock.set(10_000.0)
+    st.append([Sample(UP, 10_000.0, 1.0)])
+    recent = st.select(parse_selector("up"), 9_500.0, 10_000.0)[0]
+    old = st.select(parse_selector("up"), 4_000.0, 4_100.0)[0]
+    full = st.select(parse_selector("up"), 0.0, 20_000.0)[0]
+    assert recent.t[0] == 9_505.0 and recent.t[-1] == 10_000.0
+    assert old.t.tolist() == [4_000.0 + 15 * i for i in range(7)]
+    assert len(full) == 401
+    st.close()
+
+
+def test_reopen_reloads_the_head(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    clock = SimulatedClock(1_000.0)
+    st = SQLiteStore(path, clock=clock)
+    st.append(_samples(60, t0=100.0))
+    st.close()
+    again = SQLiteStore(path, clock=clock)
+    got = again.select(parse_selector("up"), 500.0, 1_000.0)[0]
+    assert got.t[0] == 505.0 and got.t[-1] == 100.0 + 59 * 15
+    again.close()
+
+
+def test_retention_by_age_on_the_clock(tmp_path: Path) -> None:
+    clock = SimulatedClock(0.0)
+    st = SQLiteStore(tmp_path / "db.sqlite", clock=clock, retention=300.0)
+    st.append(_samples(40))  # 0 .. 585
+    st.append([Sample(Labels.of("gone"), 10.0, 1.0)])
+    clock.set(600.0)
+    assert st.apply_retention() == 20 + 1
+    assert st.select(parse_selector("up"), 0, 1e9)[0].t[0] == 300.0
+    assert st.series(parse_selector('{__name__="gone"}')) == []
+    st.close()
+    reopened = SQLiteStore(tmp_path / "db.sqlite", clock=clock)
+    assert [str(x) for x in reopened.series([])] == [str(UP)]
+    reopened.close()
+
+
+def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    bad = tmp_path / "db.sqlite"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match=r"db\.sqlite"):
+        SQLiteStore(bad)
+
+
+def test_closed_store_raises_store_error(tmp_path: Path) -> None:
+    st = SQLiteStore(tmp_path / "db.sqlite")
+    st.close()
+    st.close()  # idempotent
+    with pytest.raises(StoreError, match="closed"):
+        st.select([], 0, 1)
+
+
+def test_open_store_by_config(tmp_path: Path) -> None:
+    mem = open_store(StorageConfig(type="memory"), tmp_path)
+    assert isinstance(mem, MemoryStore)
+    disk = open_store(StorageConfig(), tmp_path / "sub")
+    assert isinstance(disk, SQLiteStore) and disk.path == tmp_path / "sub" / "tsdb.sqlite"
+    disk.close()
+
+
+def test_file_is_wal_and_schema_keyed_by_series_and_time(tmp_path: Path) -> None:
+    st = SQLiteStore(tmp_path / "db.sqlite")
+    st.close()
+    conn = sqlite3.connect(tmp_path / "db.sqlite")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    plan = conn.execute(
+        "EXPLAIN QUERY PLAN SELECT t FROM samples WHERE series_id = 1 AND t >= 0 AND t <= 10"
+    ).fetchall()
+    assert "PRIMARY KEY" in str(plan) or "INDEX" in str(plan)
+    conn.close()
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from inferwatch.model import Labels, Sample, SimulatedClock
+    from inferwatch.store import SQLiteStore
+    st = SQLiteStore(sys.argv[1], clock=SimulatedClock(0.0), batch_size=500)
+    for i in range(100_000):
+        st.append([Sample(Labels.of("m", s=str(k)), float(i), float(i)) for k in range(200)])
+        print(i, flush=True)
+    """
+)
+
+
+def test_kill_9_leaves_a_sound_file_with_committed_data(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    last = -1
+    try:
+        for _ in range(200):  # bounded: read committed batch numbers until a few have gone through
+            ready, _, _ = select.select([proc.stdout], [], [], 30.0)
+            assert ready, "writer produced nothing for 30 s"
+            last = int(proc.stdout.readline())
+            if last >= 20:
+                break
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    assert last >= 20
+    st = SQLiteStore(path, clock=SimulatedClock(0.0))
+    assert st.integrity_check() == "ok"
+    got = st.select(parse_selector('m{s="7"}'), 0, 1e9)[0]
+    assert got.t[0] == 0.0 and got.t[-1] >= last  # every reported batch is there
+    assert got.t.tolist() == [float(i) for i in range(len(got))]  # and nothing torn
+    assert len(st.series([])) == 200
+    st.close()
