@@ -1,3 +1,24 @@
-"""sdk (see DESIGN.md for what it owns)."""
+"""The SDK: ``Monitor`` (non-blocking recording), middleware and exposition.
 
-__all__: list[str] = []
+The request thread only appends to a bounded queue; one background thread
+aggregates (numpy) and prometheus-client renders the exposition.
+"""
+
+from inferwatch.sdk._aggregator import Aggregator
+from inferwatch.sdk._exposition import MetricsServer, MonitorCollector, read_sample
+from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
+from inferwatch.sdk._monitor import Monitor, Tracking
+from inferwatch.sdk._requests import OTHER_ROUTE
+
+__all__ = [
+    "OTHER_ROUTE",
+    "Aggregator",
+    "AsgiMiddleware",
+    "MetricsServer",
+    "Monitor",
+    "MonitorCollector",
+    "Tracking",
+    "WsgiMiddleware",
+    "read_sample",
+    "route_of_scope",
+]

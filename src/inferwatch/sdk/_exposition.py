@@ -1,0 +1,133 @@
+"""Exposition: the custom collector, an ASGI ``/metrics`` app, a standalone server, a reader.
+
+Rendering is prometheus-client's (text format 0.0.4 and OpenMetrics 1.0), so
+the output is whatever Prometheus and promtool expect.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import choose_encoder, start_http_server
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+
+__all__ = ["MetricsServer", "MonitorCollector", "metrics_asgi_app", "read_sample"]
+
+log = logging.getLogger("inferwatch.sdk")
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class MonitorCollector:
+    """A prometheus-client collector: flushes the monitor, then yields its metric families."""
+
+    def __init__(
+        self, families: Callable[[], list[Metric]], flush: Callable[[float], bool], timeout: float,
+    ) -> None:
+        self._families, self._flush, self._timeout = families, flush, timeout
+
+    def collect(self) -> Iterable[Metric]:
+        """Everything recorded before the call (waits up to the timeout for the worker)."""
+        if not self._flush(self._timeout):
+            log.warning("inferwatch sdk: worker did not catch up within %.1fs; "
+                        "serving the aggregates it has", self._timeout)
+        return self._families()
+
+    def describe(self) -> Iterable[Metric]:
+        """The families (without waiting), so a registry can refuse duplicates."""
+        return self._families()
+
+
+def metrics_asgi_app(registry: CollectorRegistry) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    """An ASGI app answering GET/HEAD with the exposition of ``registry`` on any path."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope.get("method", "GET") not in ("GET", "HEAD"):
+            await _respond(send, 405, b"method not allowed\n", "text/plain; charset=utf-8",
+                           [(b"allow", b"GET, HEAD")])
+            return
+        accept = ",".join(v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == b"accept")
+        encoder, content_type = choose_encoder(accept)
+        body = encoder(registry)
+        await _respond(send, 200, b"" if scope.get("method") == "HEAD" else body, content_type)
+
+    return app
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, content_type: str, extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+@dataclass
+class MetricsServer:
+    """A standalone ``/metrics`` HTTP server on a thread; ``close()`` stops it."""
+
+    host: str
+    port: int
+    _httpd: Any
+    _thread: threading.Thread
+
+    @classmethod
+    def start(cls, registry: CollectorRegistry, host: str, port: int) -> MetricsServer:
+        """Bind ``host:port`` (0 picks a free port) and serve from a daemon thread."""
+        httpd, thread = start_http_server(port, addr=host, registry=registry)
+        return cls(host, int(httpd.server_address[1]), httpd, thread)
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/metrics``."""
+        return f"http://{self.host}:{self.port}/metrics"
+
+    def close(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        if self._thread.is_alive():
+            self._httpd.shutdown()
+            self._thread.join(5.0)
+        self._httpd.server_close()
+
+    def __enter__(self) -> MetricsServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_sample(text: str, name: str, labels: Mapping[str, str] | None = None) -> float | None:
+    """The value of the sample ``name{labels}`` in a Prometheus text exposition, or None.
+
+    >>> read_sample('# TYPE x_total counter\\nx_total{a="1"} 3\\n', "x_total", {"a": "1"})
+    3.0
+    """
+    want = dict(labels or {})
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == want:
+                return float(sample.value)
+    return None

@@ -1,0 +1,118 @@
+"""ASGI and WSGI middleware: one ``record_request`` per HTTP request, plus the inflight gauge.
+
+The route label is the matched route template when the framework leaves one in
+the ASGI scope (Starlette and FastAPI set ``scope["route"]``), else the raw
+path; pass ``route=`` to choose it yourself (raw paths with ids in them make
+one series per id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inferwatch.sdk._monitor import Monitor
+
+__all__ = ["AsgiApp", "AsgiMiddleware", "RouteOf", "WsgiApp", "WsgiMiddleware", "route_of_scope"]
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+RouteOf = Callable[[Scope], str]
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def route_of_scope(scope: Scope) -> str:
+    """The matched route's template (``/items/{id}``) if the router recorded it, else the path."""
+    template = getattr(scope.get("route"), "path", None)
+    return template if isinstance(template, str) else str(scope.get("path", ""))
+
+
+class AsgiMiddleware:
+    """Records status and duration of every HTTP request passing through ``app``."""
+
+    def __init__(self, app: AsgiApp, monitor: Monitor, route: RouteOf | None = None) -> None:
+        self.app, self._monitor, self._route = app, monitor, route or route_of_scope
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        monitor = self._monitor
+        status = 500  # an app that raises before responding counts as a server error
+
+        async def send_status(message: MutableMapping[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        monitor._inflight_add(1)
+        t0 = monitor._mono()
+        try:
+            await self.app(scope, receive, send_status)
+        except BaseException:
+            status = 500
+            raise
+        finally:
+            monitor.record_request(self._route(scope), status, monitor._mono() - t0)
+            monitor._inflight_add(-1)
+
+
+class WsgiMiddleware:
+    """Records status and duration (until the body is closed) of every WSGI request."""
+
+    def __init__(
+        self, app: WsgiApp, monitor: Monitor, route: Callable[[dict[str, Any]], str] | None = None,
+    ) -> None:
+        self.app, self._monitor = app, monitor
+        self._route = route or (lambda environ: str(environ.get("PATH_INFO", "") or "/"))
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        monitor = self._monitor
+        state = {"status": 500}
+
+        def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            code = status.split(" ", 1)[0]
+            state["status"] = int(code) if code.isdigit() else 500
+            return start_response(status, headers, exc_info) if exc_info else start_response(status, headers)
+
+        monitor._inflight_add(1)
+        t0 = monitor._mono()
+        try:
+            body = self.app(environ, capture)
+        except BaseException:
+            self._done(environ, 500, t0)
+            raise
+        return _ClosingBody(body, lambda failed: self._done(environ, 500 if failed else state["status"], t0))
+
+    def _done(self, environ: dict[str, Any], status: int, t0: float) -> None:
+        m = self._monitor
+        m.record_request(self._route(environ), status, m._mono() - t0)
+        m._inflight_add(-1)
+
+
+class _ClosingBody:
+    """Iterates the app's body and records once when the server closes it (PEP 3333)."""
+
+    def __init__(self, body: Iterable[bytes], done: Callable[[bool], None]) -> None:
+        self._body, self._done, self._failed, self._recorded = body, done, False, False
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            yield from self._body
+        except BaseException:
+            self._failed = True
+            raise
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if not self._recorded:
+                self._recorded = True
+                self._done(self._failed)

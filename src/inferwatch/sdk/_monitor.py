@@ -1,0 +1,288 @@
+"""``Monitor``: the SDK's one object: record on the hot path, aggregate behind, expose."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+
+from inferwatch._exceptions import ConfigError
+from inferwatch.config._sdk import SdkConfig
+from inferwatch.model import Clock, SystemClock
+from inferwatch.model import metrics as catalog
+from inferwatch.sdk._aggregator import Aggregator
+from inferwatch.sdk._exposition import MetricsServer, MonitorCollector, metrics_asgi_app
+from inferwatch.sdk._recorder import Recorder, group_by_kind
+from inferwatch.sdk._requests import RequestAggregates
+
+if TYPE_CHECKING:
+    from inferwatch.sdk._middleware import AsgiApp, RouteOf, WsgiApp
+
+__all__ = ["Monitor", "Tracking"]
+
+log = logging.getLogger("inferwatch.sdk")
+
+REQUEST = "request"
+PREDICTION = "prediction"
+OUTCOME = "outcome"
+
+COLLECT_FLUSH_TIMEOUT_S = 1.0
+"""How long an exposition waits for the worker to catch up before serving what it has."""
+
+
+class Monitor:
+    """Service metrics for one model server; recording never blocks and never raises.
+
+    >>> m = Monitor(service="ranker", model="ctr", version="v3")
+    >>> for ms in (4, 12, 700):
+    ...     m.record_request(route="/predict", status=200, duration_s=ms / 1000)
+    >>> m.record_request(route="/predict", status=503, duration_s=0.002)
+    >>> m.get_sample_value("inferwatch_requests_total", {"route": "/predict", "code": "200",
+    ...     "service": "ranker", "model": "ctr", "version": "v3"})
+    3.0
+    >>> m.get_sample_value("inferwatch_request_duration_seconds_bucket", {"route": "/predict",
+    ...     "le": "0.025", "service": "ranker", "model": "ctr", "version": "v3"})
+    3.0
+    >>> m.close()
+    """
+
+    def __init__(
+        self,
+        service: str,
+        model: str = "",
+        version: str = "",
+        *,
+        config: SdkConfig | None = None,
+        clock: Clock | None = None,
+        aggregators: Sequence[Aggregator] = (),
+    ) -> None:
+        for field, value in (("service", service), ("model", model), ("version", version)):
+            if not isinstance(value, str):
+                raise ConfigError(f"Monitor: {field} must be a string, got {value!r}")
+        if not service:
+            raise ConfigError("Monitor: service must not be empty")
+        cfg = config if config is not None else SdkConfig()
+        self.service, self.model, self.version = service, model, version
+        self.config = cfg
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._mono = self._clock.monotonic
+        self._lock = threading.Lock()  # aggregates; aggregators' consume and collect
+        self._requests = RequestAggregates(cfg.buckets)
+        self._consumers: dict[str, list[Aggregator]] = {}
+        self._aggregators: list[Aggregator] = []
+        self._counts_lock = threading.Lock()  # inflight gauge and hot-path rejects
+        self._inflight = 0
+        self._invalid: dict[str, int] = {}
+        self._closed = False
+        self._cap = cfg.queue_size
+        self._recorder = Recorder(cfg.queue_size, self._handle, name=f"inferwatch-sdk-{service}")
+        self._queue = self._recorder.queue
+        self.collector = MonitorCollector(self._families, self.flush, COLLECT_FLUSH_TIMEOUT_S)
+        """A prometheus-client collector over this monitor's aggregates (register it anywhere)."""
+        self.registry = CollectorRegistry(auto_describe=True)
+        """A registry holding only ``collector``; ``metrics_text`` renders it."""
+        self.registry.register(self.collector)
+        for aggregator in aggregators:
+            self.attach(aggregator)
+
+    # --- hot path ---------------------------------------------------------------------------
+    def record_request(self, route: str, status: int, duration_s: float) -> None:
+        """Record one handled request (enqueue only; a full queue drops and counts)."""
+        if len(self._queue) < self._cap:
+            self._queue.append((REQUEST, route, status, duration_s))
+        else:
+            self._recorder.drop(REQUEST)
+
+    def track(self, route: str) -> Tracking:
+        """A context manager timing its block as one request; an exception counts as 500."""
+        return Tracking(self, route)
+
+    def observe_prediction(
+        self, features: Any, confidence: float | None = None, probabilities: Any = None,
+    ) -> None:
+        """Hand a prediction to the aggregators of kind ``prediction`` (no-op without one)."""
+        if PREDICTION in self._consumers:
+            self.observe(PREDICTION, (features, confidence, probabilities))
+
+    def observe_outcome(self, experiment: str, variant: str, converted: Any) -> None:
+        """Hand a business outcome to the aggregators of kind ``outcome``."""
+        if OUTCOME not in self._consumers:
+            return
+        try:
+            flag = bool(converted)
+        except Exception:  # e.g. a numpy array: counted, never raised into the request
+            self._reject(OUTCOME)
+            return
+        self.observe(OUTCOME, (experiment, variant, flag))
+
+    def observe(self, kind: str, payload: Any) -> None:
+        """Enqueue ``payload`` for the aggregators attached for ``kind``."""
+        if len(self._queue) < self._cap:
+            self._queue.append((kind, payload))
+        else:
+            self._recorder.drop(kind)
+
+    def _reject(self, kind: str) -> None:
+        with self._counts_lock:
+            self._invalid[kind] = self._invalid.get(kind, 0) + 1
+
+    def _inflight_add(self, delta: int) -> None:
+        with self._counts_lock:
+            self._inflight += delta
+
+    # --- background -------------------------------------------------------------------------
+    def attach(self, aggregator: Aggregator) -> None:
+        """Feed ``aggregator`` the observations of its kinds and expose its metrics."""
+        if not isinstance(aggregator, Aggregator):
+            raise ConfigError(f"Monitor.attach: {aggregator!r} does not implement Aggregator")
+        with self._lock:
+            self._aggregators.append(aggregator)
+            for kind in aggregator.kinds:
+                self._consumers[kind] = [*self._consumers.get(kind, ()), aggregator]
+
+    def _handle(self, batch: list[tuple[Any, ...]]) -> None:
+        groups = group_by_kind(batch)
+        if not groups:
+            return
+        now = self._clock.now()
+        with self._lock:
+            requests = groups.pop(REQUEST, None)
+            if requests:
+                self._requests.add_batch(requests)
+            for kind, items in groups.items():
+                self._dispatch(kind, [item[1] for item in items], now)
+
+    def _dispatch(self, kind: str, payloads: list[Any], now: float) -> None:
+        for aggregator in self._consumers.get(kind, ()):
+            try:
+                aggregator.consume(kind, payloads, now)
+            except Exception:
+                log.exception("inferwatch sdk: aggregator %r failed on %d %s; continuing",
+                              aggregator, len(payloads), kind)
+
+    # --- exposition -------------------------------------------------------------------------
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every observation recorded before the call is aggregated."""
+        return self._recorder.flush(timeout)
+
+    def metrics_text(self, openmetrics: bool = False) -> str:
+        """The exposition (Prometheus text, or OpenMetrics), after a flush."""
+        render = generate_openmetrics if openmetrics else generate_latest
+        return bytes(render(self.registry)).decode("utf-8")
+
+    def get_sample_value(self, name: str, labels: Mapping[str, str] | None = None) -> float | None:
+        """One sample's value from the exposition (None when absent); a read helper for tests."""
+        value = self.registry.get_sample_value(name, dict(labels or {}))
+        return None if value is None else float(value)
+
+    def _families(self) -> list[Metric]:
+        svc = (self.service, self.model, self.version)
+        with self._lock:
+            out = list(self._requests.families(svc))
+            invalid_requests = self._requests.invalid
+            extra = [m for a in self._aggregators for m in self._collect_one(a)]
+        with self._counts_lock:
+            inflight, invalid = self._inflight, dict(self._invalid)
+        invalid[REQUEST] = invalid.get(REQUEST, 0) + invalid_requests
+        dropped = {REQUEST: 0, **self._recorder.dropped_counts()}
+        out += [
+            _gauge(catalog.INFLIGHT_REQUESTS, ("model", "service", "version"),
+                   {(self.model, self.service, self.version): inflight}),
+            _counter(catalog.SDK_DROPPED_TOTAL, ("kind", "service"),
+                     {(k, self.service): n for k, n in sorted(dropped.items())}),
+            _counter(catalog.SDK_INVALID_TOTAL, ("kind", "service"),
+                     {(k, self.service): n for k, n in sorted(invalid.items())}),
+            _gauge(catalog.SDK_QUEUE_CAPACITY, ("service",), {(self.service,): self._recorder.capacity}),
+        ]
+        return out + extra
+
+    def _collect_one(self, aggregator: Aggregator) -> list[Metric]:
+        try:
+            return list(aggregator.collect(self._clock.now()))
+        except Exception:
+            log.exception("inferwatch sdk: aggregator %r failed to collect; skipped", aggregator)
+            return []
+
+    # --- integration ------------------------------------------------------------------------
+    def asgi(self, app: AsgiApp, route: RouteOf | None = None) -> AsgiApp:
+        """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded."""
+        from inferwatch.sdk._middleware import AsgiMiddleware
+
+        return AsgiMiddleware(app, self, route)
+
+    def wsgi(self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None) -> WsgiApp:
+        """Wrap a WSGI app (Flask, Django) so each request is recorded."""
+        from inferwatch.sdk._middleware import WsgiMiddleware
+
+        return WsgiMiddleware(app, self, route)
+
+    def metrics_app(self) -> AsgiApp:
+        """An ASGI app serving the exposition (OpenMetrics when the Accept header asks)."""
+        return metrics_asgi_app(self.registry)
+
+    def serve_metrics(self, port: int = 0, host: str = "127.0.0.1") -> MetricsServer:
+        """Serve ``/metrics`` from a thread; ``port=0`` picks a free port (see ``.port``)."""
+        return MetricsServer.start(self.registry, host, port)
+
+    # --- lifecycle --------------------------------------------------------------------------
+    def close(self, timeout: float = 5.0) -> None:
+        """Aggregate what is queued and stop the background thread (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cap = 0  # later observations are counted as dropped
+        self._recorder.close(timeout)
+
+    def __enter__(self) -> Monitor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "running"
+        return f"Monitor(service={self.service!r}, model={self.model!r}, version={self.version!r}, {state})"
+
+
+class Tracking:
+    """Times a block as one request; set ``.status`` to record a code other than 200."""
+
+    __slots__ = ("_monitor", "_route", "_t0", "status")
+
+    def __init__(self, monitor: Monitor, route: str) -> None:
+        self._monitor, self._route, self.status = monitor, route, 200
+        self._t0 = 0.0
+
+    def __enter__(self) -> Tracking:
+        self._monitor._inflight_add(1)
+        self._t0 = self._monitor._mono()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None,
+    ) -> None:
+        m = self._monitor
+        m.record_request(self._route, 500 if exc_type is not None else self.status, m._mono() - self._t0)
+        m._inflight_add(-1)
+
+
+def _counter(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tuple[str, ...], int]) -> Metric:
+    family = CounterMetricFamily(spec.family, spec.help, labels=labels)
+    for key, n in values.items():
+        family.add_metric(key, n)
+    return family
+
+
+def _gauge(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tuple[str, ...], float]) -> Metric:
+    family = GaugeMetricFamily(spec.name, spec.help, labels=labels)
+    for key, v in values.items():
+        family.add_metric(key, v)
+    return family
