@@ -1,11 +1,187 @@
-"""``alerting``: routes, receivers, inhibition, digest and actions."""
+"""``alerting``: the route tree, inhibitions, receivers, actions and retry policy.
+
+Shaped like Alertmanager's configuration; with no ``alerting`` section the
+defaults of DESIGN.md apply: P0 pages by phone and scales out, P1 goes to the
+WeCom group (``SevereLatency`` also degrades the service), P2 waits for the
+09:00 digest, alerts are grouped by ``[alertname, service]``.
+
+    alerting:
+      receivers:
+        - {name: wecom, type: wecom, key: "ROBOT-KEY"}   # replaces the default 'wecom'
+      route:
+        routes:
+          - {matchers: ['service="ranker"'], receiver: wecom, group_wait: 10s}
+"""
 
 from __future__ import annotations
 
-from inferwatch.config._types import FrozenModel
+from pydantic import Field, field_validator, model_validator
 
-__all__ = ["AlertingConfig"]
+from inferwatch.config._receivers import (
+    ActionSpec,
+    DegradeActionSpec,
+    DigestReceiverSpec,
+    KubernetesScaleSpec,
+    PagerDutyReceiverSpec,
+    ReceiverSpec,
+    RollbackActionSpec,
+    TerminalReceiverSpec,
+    WeComReceiverSpec,
+    check_matchers,
+)
+from inferwatch.config._types import Duration, FrozenModel
+from inferwatch.model import is_valid_label_name
+
+__all__ = ["AlertingConfig", "InhibitRuleSpec", "NotifyPolicy", "RouteSpec"]
+
+
+class RouteSpec(FrozenModel):
+    """A node of the route tree; unset fields inherit from the parent (Alertmanager's rules)."""
+
+    receiver: str | None = None
+    matchers: tuple[str, ...] = ()
+    group_by: tuple[str, ...] | None = Field(None, description="labels to group by; '...' is all")
+    group_wait: Duration | None = None
+    group_interval: Duration | None = Field(None, gt=0)
+    repeat_interval: Duration | None = Field(None, gt=0)
+    continue_: bool = Field(False, alias="continue")
+    routes: tuple[RouteSpec, ...] = ()
+
+    model_config = FrozenModel.model_config | {"populate_by_name": True}
+
+    @field_validator("matchers")
+    @classmethod
+    def _matchers(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return check_matchers(v)
+
+    @field_validator("group_by")
+    @classmethod
+    def _group_by(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if v is not None and "..." in v and len(v) > 1:
+            raise ValueError("'...' groups by all labels and cannot be combined with names")
+        for name in v or ():
+            if name != "..." and not is_valid_label_name(name):
+                raise ValueError(f"invalid label name {name!r} in group_by")
+        return v
+
+    def receivers(self) -> set[str]:
+        """Every receiver named in this subtree."""
+        out = {self.receiver} if self.receiver else set()
+        for child in self.routes:
+            out |= child.receivers()
+        return out
+
+
+class InhibitRuleSpec(FrozenModel):
+    """Mute ``target`` alerts while a ``source`` alert fires with the same ``equal`` labels."""
+
+    source_matchers: tuple[str, ...] = Field(min_length=1)
+    target_matchers: tuple[str, ...] = Field(min_length=1)
+    equal: tuple[str, ...] = ()
+
+    @field_validator("source_matchers", "target_matchers")
+    @classmethod
+    def _matchers(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return check_matchers(v)
+
+
+class NotifyPolicy(FrozenModel):
+    """Retries: exponential backoff from ``initial_backoff`` up to ``max_backoff``, with jitter."""
+
+    initial_backoff: Duration = Field(1.0, gt=0)
+    max_backoff: Duration = Field(60.0, gt=0)
+    jitter: float = Field(0.2, ge=0, le=1, description="fraction of the backoff randomised")
+    timeout: Duration = Field(10.0, gt=0, description="per HTTP request")
+
+
+def _default_route() -> RouteSpec:
+    return RouteSpec(
+        receiver="terminal",
+        group_by=("alertname", "service"),
+        group_wait=30.0,
+        group_interval=300.0,
+        repeat_interval=4 * 3600.0,
+        routes=(
+            RouteSpec(matchers=('tier="P0"',), receiver="phone"),
+            RouteSpec(matchers=('tier="P1"',), receiver="wecom"),
+            RouteSpec(matchers=('tier="P2"',), receiver="digest"),
+        ),
+    )
+
+
+DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
+    # The source document's rule: critical mutes the warning of the same alert.
+    InhibitRuleSpec(
+        source_matchers=('severity="critical"',), target_matchers=('severity="warning"',),
+        equal=("alertname",),
+    ),
+    # An outage explains its latency: a P0 of a service mutes its P1/P2 service alerts.
+    InhibitRuleSpec(
+        source_matchers=('tier="P0"',), target_matchers=('tier=~"P1|P2"', 'dimension="service"'),
+        equal=("service",),
+    ),
+)
+
+DEFAULT_RECEIVERS: tuple[ReceiverSpec, ...] = (
+    TerminalReceiverSpec(name="terminal"),
+    PagerDutyReceiverSpec(name="phone"),
+    WeComReceiverSpec(name="wecom"),
+    DigestReceiverSpec(name="digest"),
+)
+
+DEFAULT_ACTIONS: tuple[ActionSpec, ...] = (
+    KubernetesScaleSpec(name="scale_out", matchers=('tier="P0"',)),
+    DegradeActionSpec(name="degrade", matchers=('alertname="SevereLatency"',)),
+    RollbackActionSpec(name="rollback", matchers=('rollback="recommended"',)),
+)
 
 
 class AlertingConfig(FrozenModel):
-    """Notification pipeline settings; owned by the alerting issue, extended there."""
+    """Notification pipeline settings (Alertmanager's shape, inferwatch's defaults)."""
+
+    route: RouteSpec = Field(default_factory=_default_route)
+    inhibit_rules: tuple[InhibitRuleSpec, ...] = DEFAULT_INHIBIT_RULES
+    receivers: tuple[ReceiverSpec, ...] = Field((), description="added to (or replacing) the defaults")
+    actions: tuple[ActionSpec, ...] = Field((), description="added to (or replacing) the defaults")
+    default_actions: bool = Field(True, description="keep the default scale_out/degrade/rollback")
+    notify: NotifyPolicy = Field(default_factory=NotifyPolicy)
+    resolve_timeout: Duration = Field(300.0, gt=0, description="an alert not resent ends after this")
+
+    @field_validator("route")
+    @classmethod
+    def _root(cls, v: RouteSpec) -> RouteSpec:
+        if not v.receiver:
+            raise ValueError("the root route needs a receiver")
+        if v.matchers:
+            raise ValueError("the root route matches every alert; it cannot have matchers")
+        return v
+
+    @model_validator(mode="after")
+    def _references(self) -> AlertingConfig:
+        names = [r.name for r in self.receivers]
+        if len(names) != len(set(names)):
+            raise ValueError(f"receiver names must be unique: {sorted(names)}")
+        known = {r.name for r in self.effective_receivers()}
+        missing = sorted(self.route.receivers() - known)
+        if missing:
+            raise ValueError(f"route names unknown receivers {missing} (known: {sorted(known)})")
+        for r in self.effective_receivers():
+            if isinstance(r, DigestReceiverSpec) and (r.deliver_to not in known or r.deliver_to == r.name):
+                raise ValueError(f"digest {r.name!r} delivers to unknown receiver {r.deliver_to!r}")
+        actions = [a.name for a in self.actions]
+        if len(actions) != len(set(actions)):
+            raise ValueError(f"action names must be unique: {sorted(actions)}")
+        return self
+
+    def effective_receivers(self) -> tuple[ReceiverSpec, ...]:
+        """The defaults, each replaced by a configured receiver of the same name, then the rest."""
+        own = {r.name: r for r in self.receivers}
+        merged = [own.pop(d.name, d) for d in DEFAULT_RECEIVERS]
+        return (*merged, *own.values())
+
+    def effective_actions(self) -> tuple[ActionSpec, ...]:
+        """The default actions (unless disabled), replaced by name, then the configured ones."""
+        own = {a.name: a for a in self.actions}
+        base = DEFAULT_ACTIONS if self.default_actions else ()
+        merged = [own.pop(d.name, d) for d in base]
+        return (*merged, *own.values())

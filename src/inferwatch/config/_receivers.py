@@ -1,0 +1,218 @@
+"""``alerting.receivers`` and ``alerting.actions``: where notifications go, what runs.
+
+Each receiver or action is chosen by its literal ``type``. Base URLs are
+configurable so tests (and proxies) can point them elsewhere; a receiver
+without its credentials falls back to printing in the terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from inferwatch.config._types import Duration, FrozenModel, Secret
+from inferwatch.model import parse_matchers
+
+__all__ = [
+    "ActionSpec",
+    "CommandActionSpec",
+    "DegradeActionSpec",
+    "DigestReceiverSpec",
+    "EmailReceiverSpec",
+    "HttpActionSpec",
+    "KubernetesScaleSpec",
+    "PagerDutyReceiverSpec",
+    "RateLimitSpec",
+    "ReceiverSpec",
+    "RollbackActionSpec",
+    "SlackReceiverSpec",
+    "TerminalReceiverSpec",
+    "TwilioReceiverSpec",
+    "WebhookReceiverSpec",
+    "WeComReceiverSpec",
+]
+
+
+def check_matchers(value: tuple[str, ...]) -> tuple[str, ...]:
+    """Validate Alertmanager-style matcher strings (``severity="critical"``)."""
+    for text in value:
+        parse_matchers(text)
+    return value
+
+
+class RateLimitSpec(FrozenModel):
+    """At most ``count`` messages per ``per`` seconds; excess is merged, not dropped."""
+
+    count: int = Field(20, ge=1)
+    per: Duration = Field(60.0, gt=0)
+
+
+class _Receiver(FrozenModel):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    send_resolved: bool = Field(True, description="also notify when the alerts resolve")
+    max_attempts: int = Field(5, ge=1, le=50, description="attempts before giving up")
+    rate_limit: RateLimitSpec | None = None
+
+
+class WeComReceiverSpec(_Receiver):
+    """WeCom (企业微信) group robot, markdown messages."""
+
+    type: Literal["wecom"] = "wecom"
+    key: Secret | None = Field(None, description="the robot's webhook key")
+    url: str = "https://qyapi.weixin.qq.com"
+    mentioned_mobile_list: tuple[str, ...] = ()
+    rate_limit: RateLimitSpec | None = Field(default_factory=RateLimitSpec)
+
+
+class PagerDutyReceiverSpec(_Receiver):
+    """PagerDuty Events API v2; P0 goes as ``critical``, which pages the on-call by phone."""
+
+    type: Literal["pagerduty"] = "pagerduty"
+    routing_key: Secret | None = None
+    url: str = "https://events.pagerduty.com"
+
+
+class TwilioReceiverSpec(_Receiver):
+    """A Twilio voice call reading the alert (the phone path without PagerDuty)."""
+
+    type: Literal["twilio"] = "twilio"
+    account_sid: str = ""
+    auth_token: Secret | None = None
+    from_: str = Field("", alias="from")
+    to: tuple[str, ...] = ()
+    url: str = "https://api.twilio.com"
+
+    model_config = FrozenModel.model_config | {"populate_by_name": True}
+
+
+class SlackReceiverSpec(_Receiver):
+    """A Slack incoming webhook (the URL is the secret)."""
+
+    type: Literal["slack"] = "slack"
+    webhook_url: Secret | None = None
+
+
+class EmailReceiverSpec(_Receiver):
+    """E-mail over SMTP."""
+
+    type: Literal["email"] = "email"
+    smarthost: str = Field("", description="host:port of the SMTP server")
+    from_: str = Field("inferwatch@localhost", alias="from")
+    to: tuple[str, ...] = ()
+    username: str = ""
+    password: Secret | None = None
+    starttls: bool = False
+    timeout: Duration = 10.0
+
+    model_config = FrozenModel.model_config | {"populate_by_name": True}
+
+
+class WebhookReceiverSpec(_Receiver):
+    """POST of Alertmanager's webhook JSON (version 4)."""
+
+    type: Literal["webhook"] = "webhook"
+    url: str = ""
+    bearer_token: Secret | None = None
+    max_alerts: int = Field(0, ge=0, description="0: no limit; else truncate and count")
+
+
+class TerminalReceiverSpec(_Receiver):
+    """Print notifications on standard output."""
+
+    type: Literal["terminal"] = "terminal"
+
+
+class DigestReceiverSpec(_Receiver):
+    """Collect alerts into a digest delivered daily at a local time."""
+
+    type: Literal["digest"] = "digest"
+    at: str = Field("09:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="local HH:MM")
+    timezone: str = Field("UTC", description="IANA time zone, e.g. Asia/Shanghai")
+    deliver_to: str = Field("terminal", description="the receiver that gets the digest")
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
+
+
+ReceiverSpec = Annotated[
+    WeComReceiverSpec | PagerDutyReceiverSpec | TwilioReceiverSpec | SlackReceiverSpec
+    | EmailReceiverSpec | WebhookReceiverSpec | TerminalReceiverSpec | DigestReceiverSpec,
+    Field(discriminator="type"),
+]
+
+
+class _Action(FrozenModel):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    matchers: tuple[str, ...] = Field((), description="alerts that trigger the action")
+    timeout: Duration = Field(10.0, gt=0)
+
+    @field_validator("matchers")
+    @classmethod
+    def _matchers(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return check_matchers(v)
+
+
+class KubernetesScaleSpec(_Action):
+    """Scale out a Deployment through the API server's ``scale`` subresource."""
+
+    type: Literal["kubernetes_scale"] = "kubernetes_scale"
+    namespace: str = "default"
+    deployment: str = Field("{service}", description="name; {label} placeholders are filled")
+    step: int = Field(1, ge=1, description="replicas added per firing episode")
+    max_replicas: int = Field(10, ge=1)
+    api_server: str = Field("", description="overrides kubeconfig / in-cluster server URL")
+    kubeconfig: str = Field("", description="path; default $KUBECONFIG, ~/.kube/config, in-cluster")
+    token: Secret | None = None
+    verify_tls: bool = True
+
+
+class HttpActionSpec(_Action):
+    """Call an HTTP endpoint when the alert fires (and optionally when it resolves)."""
+
+    type: Literal["http"] = "http"
+    url: str
+    method: Literal["POST", "PUT", "PATCH"] = "POST"
+    body: dict[str, object] = Field(default_factory=dict)
+    resolve_url: str = ""
+    resolve_body: dict[str, object] = Field(default_factory=dict)
+    bearer_token: Secret | None = None
+
+
+class CommandActionSpec(_Action):
+    """Run a command (argv, no shell) when the alert fires; alert labels in the environment."""
+
+    type: Literal["command"] = "command"
+    argv: tuple[str, ...] = Field(min_length=1)
+    resolve_argv: tuple[str, ...] = ()
+
+
+class DegradeActionSpec(_Action):
+    """Turn on the service's degraded mode (admin endpoint) and restore it on resolve."""
+
+    type: Literal["degrade"] = "degrade"
+    url: str = Field("", description="admin endpoint, e.g. http://{instance}/admin/degrade")
+    bearer_token: Secret | None = None
+
+
+class RollbackActionSpec(_Action):
+    """Roll back the model; runs only when ``enabled``, else recommends it in the notification."""
+
+    type: Literal["rollback"] = "rollback"
+    enabled: bool = False
+    url: str = ""
+    argv: tuple[str, ...] = ()
+
+
+ActionSpec = Annotated[
+    KubernetesScaleSpec | HttpActionSpec | CommandActionSpec | DegradeActionSpec | RollbackActionSpec,
+    Field(discriminator="type"),
+]
