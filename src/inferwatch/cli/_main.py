@@ -17,6 +17,8 @@ __all__ = ["main"]
 # dependencies inside their handlers so that ``--help`` stays fast.
 VERBS: tuple[tuple[str, str], ...] = (
     ("config", "inferwatch.cli._config"),
+    ("replay", "inferwatch.cli._replay"),
+    ("rules", "inferwatch.cli._rules"),
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
