@@ -111,7 +111,7 @@ def test_file_is_wal_and_schema_keyed_by_series_and_time(tmp_path: Path) -> None
     conn = sqlite3.connect(tmp_path / "db.sqlite")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     plan = conn.execute(
-        "EXPLAIN QUERY PLAN SELECT t FROM samples WHERE series_id = 1 AND t >= 0 AND t <= 10"
+        "EXPLAIN QUERY PLAN SELECT t FROM chunks WHERE series_id = 1 AND t_max >= 0 AND t_min <= 10"
     ).fetchall()
     assert "PRIMARY KEY" in str(plan) or "INDEX" in str(plan)
     conn.close()

@@ -1,14 +1,15 @@
 """In-memory sample buffers per series: the memory store, and the SQLite store's head.
 
-Each series keeps growable numpy buffers; reads return read-only views of
-the filled part, so a read never copies and later appends never change it
-(appends write past the view; truncation allocates new buffers).
+Each series keeps ``array('d')`` buffers (an append is a C call); a read
+copies the window it asks for into numpy arrays, so readers own what they get.
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from array import array
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -35,54 +36,47 @@ def classify(prev: tuple[float, float] | None, t: float, v: float) -> int:
 
 
 class SampleBuffer:
-    """One series' samples, ascending in time."""
+    """One series' samples, ascending in time, in ``array('d')`` buffers (cheap to append)."""
 
-    __slots__ = ("n", "t", "v")
+    __slots__ = ("t", "v")
 
-    def __init__(self, capacity: int = 8) -> None:
-        self.t = np.empty(capacity, dtype=np.float64)
-        self.v = np.empty(capacity, dtype=np.float64)
-        self.n = 0
+    def __init__(self) -> None:
+        self.t = array("d")
+        self.v = array("d")
+
+    @property
+    def n(self) -> int:
+        """How many samples are held."""
+        return len(self.t)
 
     def push(self, t: float, v: float) -> None:
         """Append one sample (the caller has checked the order)."""
-        n = self.n
-        if n == self.t.shape[0]:
-            self._grow(2 * n + 8)
-        self.t[n] = t
-        self.v[n] = v
-        self.n = n + 1
+        self.t.append(t)
+        self.v.append(v)
 
-    def _grow(self, capacity: int) -> None:
-        t = np.empty(capacity, dtype=np.float64)
-        v = np.empty(capacity, dtype=np.float64)
-        t[: self.n] = self.t[: self.n]
-        v[: self.n] = self.v[: self.n]
-        self.t, self.v = t, v
+    def extend(self, t: np.ndarray, v: np.ndarray) -> None:
+        """Append ascending samples newer than the newest held."""
+        self.t.frombytes(np.ascontiguousarray(t, dtype=np.float64).tobytes())
+        self.v.frombytes(np.ascontiguousarray(v, dtype=np.float64).tobytes())
 
     def window(self, start: float, end: float) -> tuple[np.ndarray, np.ndarray]:
-        """Read-only views of the samples with ``start <= t <= end``."""
-        ts = self.t[: self.n]
-        lo = 0 if self.n == 0 or ts[0] >= start else int(np.searchsorted(ts, start, "left"))
-        hi = self.n if self.n == 0 or ts[-1] <= end else int(np.searchsorted(ts, end, "right"))
+        """Copies of the samples with ``start <= t <= end`` (later appends never change them)."""
+        ts = self.t
+        n = len(ts)
+        if n == 0:
+            return _EMPTY, _EMPTY
+        lo = 0 if ts[0] >= start else bisect_left(ts, start)
+        hi = n if ts[n - 1] <= end else bisect_right(ts, end)
         if lo >= hi:
             return _EMPTY, _EMPTY
-        t, v = ts[lo:hi], self.v[lo:hi]
-        t.flags.writeable = False
-        v.flags.writeable = False
-        return t, v
+        return np.frombuffer(ts[lo:hi], dtype=np.float64), np.frombuffer(self.v[lo:hi], dtype=np.float64)
 
     def drop_before(self, t: float) -> int:
-        """Remove samples older than ``t`` into new buffers; return how many went."""
-        cut = int(np.searchsorted(self.t[: self.n], t, "left"))
-        if cut == 0:
-            return 0
-        keep = self.n - cut
-        nt = np.empty(max(keep, 8), dtype=np.float64)
-        nv = np.empty(max(keep, 8), dtype=np.float64)
-        nt[:keep] = self.t[cut : self.n]
-        nv[:keep] = self.v[cut : self.n]
-        self.t, self.v, self.n = nt, nv, keep
+        """Remove samples older than ``t``; return how many went."""
+        cut = bisect_left(self.t, t)
+        if cut:
+            del self.t[:cut]
+            del self.v[:cut]
         return cut
 
 

@@ -10,6 +10,7 @@ from inferwatch.model import Labels, Matcher, Sample
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._protocol import AppendStats, Series
+from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_time, check_value
 
 __all__ = ["MemoryStore", "validate_batch"]
@@ -81,14 +82,14 @@ class MemoryStore:
                 t, v = self._head.window(sid, start, end)
                 if t.shape[0]:
                     out.append(Series(self._index.labels(sid), t, v))
-        out.sort(key=lambda s: s.labels)
+        out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
     def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
         """Label sets of the matching series."""
         with self._lock:
             self._check_open()
-            return sorted(self._index.labels(sid) for sid in self._index.match(matchers))
+            return sorted((self._index.labels(sid) for sid in self._index.match(matchers)), key=labels_key)
 
     def label_values(self, name: str) -> list[str]:
         """Distinct values of label ``name``."""

@@ -1,22 +1,16 @@
-"""The SQLite store: one file, WAL mode, batched transactions, an in-memory head.
+"""The SQLite store: one file, WAL mode, one transaction per append, an in-memory head.
 
-Layout: ``series(id, labels, name)`` holds each label set once as canonical
-JSON; ``samples(series_id, t, v, nan)`` is a ``WITHOUT ROWID`` table keyed by
-``(series_id, t)``, so a series' samples in a time range are one index range.
-SQLite has no NaN (it stores NULL), so NaN values are stored as ``v = NULL``
-with ``nan`` saying which NaN: 1 for the staleness marker, 0 for any other.
-
-Every ``append`` call is one transaction (split in chunks of ``batch_size``
-rows), committed before it returns: a kill -9 loses at most the call in
-flight, and WAL keeps the file consistent. Recent samples (``head_window``,
-one hour by default) are also kept in memory, like Prometheus's head block,
-so rule evaluation never reads the disk.
+Each ``append`` is validated, then committed as one WAL record (see
+:mod:`inferwatch.store._disk` for the layout) before it returns, so a kill -9
+loses at most the call in flight. Samples of the last ``head_window`` (one
+hour by default) are also held in memory, like Prometheus's head block, so
+rule evaluation never reads the disk; the WAL is compacted into per-series
+chunks every ``compact_every`` seconds and before the head is cut.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import sqlite3
 import threading
@@ -25,39 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
-from inferwatch._exceptions import StoreError
-from inferwatch.model import STALE_NAN, Clock, Labels, Matcher, Sample, SystemClock, is_stale_nan
-from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, classify
+from inferwatch._exceptions import InputError, StoreError
+from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock
+from inferwatch.store import _disk
+from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, SampleBuffer, classify
 from inferwatch.store._index import SeriesIndex
-from inferwatch.store._memory import validate_batch
 from inferwatch.store._protocol import AppendStats, Series
+from inferwatch.store._util import labels_key
+from inferwatch.store._validate import check_labels, check_time, check_value
 
 __all__ = ["SQLiteStore"]
-
-SCHEMA_VERSION = 1
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS series (
-    id INTEGER PRIMARY KEY,
-    labels TEXT NOT NULL UNIQUE,
-    name TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS series_by_name ON series (name);
-CREATE TABLE IF NOT EXISTS samples (
-    series_id INTEGER NOT NULL,
-    t REAL NOT NULL,
-    v REAL,
-    nan INTEGER,
-    PRIMARY KEY (series_id, t)
-) WITHOUT ROWID;
-"""
-_IN_CHUNK = 500
-_Row = tuple[int, float, float | None, int | None]
-
-
-def _row(sid: int, t: float, v: float) -> _Row:
-    if v == v:
-        return (sid, t, v, None)
-    return (sid, t, None, 1 if is_stale_nan(v) else 0)
 
 
 class SQLiteStore:
@@ -76,73 +47,46 @@ class SQLiteStore:
         self,
         path: str | Path,
         *,
-        batch_size: int = 50_000,
+        batch_size: int = 100_000,
         clock: Clock | None = None,
         retention: float | None = None,
         head_window: float = 3600.0,
+        compact_every: float = 1800.0,
     ) -> None:
-        if batch_size < 1 or head_window < 0:
-            raise ValueError("batch_size must be >= 1 and head_window >= 0")
+        if batch_size < 1 or head_window < 0 or compact_every <= 0:
+            raise ValueError("batch_size must be >= 1, head_window >= 0 and compact_every > 0")
         self.path = Path(path)
         self.batch_size = batch_size
         self.retention = retention
         self.head_window = float(head_window)
+        self.compact_every = float(compact_every)
         self.stats = AppendStats()
         self._clock: Clock = clock or SystemClock()
         self._lock = threading.RLock()
         self._index = SeriesIndex()
         self._head = Head()
+        self._by_object: dict[int, tuple[Labels, int]] = {}
         self._next_id = 1
         self._head_from = self._clock.now() - self.head_window
-        self._conn: sqlite3.Connection | None = self._connect()
+        self._last_compact = self._clock.now()
+        self._conn: sqlite3.Connection | None = _disk.connect(self.path)
         try:
-            self._load()
+            self._load(self._conn)
         except sqlite3.Error as exc:
             self._conn.close()
             raise StoreError(f"cannot read the store {self.path}: {exc}") from exc
 
-    # -- opening ----------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                conn.close()
-                raise StoreError(
-                    f"{self.path}: store schema {version} is newer than this inferwatch ({SCHEMA_VERSION})"
-                )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=10000")
-            conn.execute("PRAGMA cache_size=-65536")
-            conn.executescript(_SCHEMA)
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
-        return conn
-
-    def _load(self) -> None:
-        conn = self._db()
-        for sid, text in conn.execute("SELECT id, labels FROM series"):
-            self._index.add(sid, Labels(tuple(p) for p in json.loads(text)))
+    def _load(self, conn: sqlite3.Connection) -> None:
+        _disk.compact(conn)  # replay whatever the last process left in the WAL
+        for sid, labels in _disk.load_series(conn):
+            self._index.add(sid, labels)
             self._next_id = max(self._next_id, sid + 1)
-        last_q = "SELECT t, v, nan FROM samples WHERE series_id = ? ORDER BY t DESC LIMIT 1"
-        for sid in list(self._index.ids()):
-            row = conn.execute(last_q, (sid,)).fetchone()
-            if row is not None:
-                self._head.last[sid] = (row[0], self._decode(row[1], row[2]))
-        for sid, t, v in self._read(list(self._index.ids()), self._head_from, math.inf):
-            buf_t, buf_v = t.tolist(), v.tolist()
-            for tt, vv in zip(buf_t, buf_v, strict=True):
-                self._head.push(sid, tt, vv)
-            self._head.last[sid] = (buf_t[-1], buf_v[-1])
-
-    @staticmethod
-    def _decode(v: float | None, nan: int | None) -> float:
-        if v is not None:
-            return float(v)
-        return STALE_NAN if nan == 1 else math.nan
+            last = _disk.last_sample(conn, sid)
+            if last is not None:
+                self._head.last[sid] = last
+        for sid, t, v in _disk.read_chunks(conn, list(self._index.ids()), self._head_from, math.inf):
+            buf = self._head.buffers[sid] = SampleBuffer()
+            buf.extend(t, v)
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -151,119 +95,148 @@ class SQLiteStore:
 
     # -- writing ----------------------------------------------------------------
     def append(self, samples: Iterable[Sample]) -> None:
-        """Add a batch in one transaction (see the store's append rules)."""
+        """Add a batch, committed before returning (see the store's append rules)."""
         with self._lock:
             conn = self._db()
-            batch = validate_batch(samples, self._index)
             new_series: dict[Labels, int] = {}
             overlay: dict[int, tuple[float, float]] = {}
-            rows: list[_Row] = []
+            sids: list[int] = []
+            ts: list[float] = []
+            vs: list[float] = []
             ooo = dup = 0
-            index_get, head_last = self._index.get, self._head.last
-            for labels, t, v in batch:
-                sid = index_get(labels)
-                if sid is None:
-                    sid = new_series.get(labels)
-                    if sid is None:
-                        sid = new_series[labels] = self._next_id + len(new_series)
-                prev = overlay.get(sid) or head_last.get(sid)
-                verdict = classify(prev, t, v)
+            by_object, last = self._by_object, self._head.last
+            for s in samples:
+                labels, t, v = s.labels, s.t, s.v
+                hit = by_object.get(id(labels))
+                sid = hit[1] if hit is not None and hit[0] is labels else self._resolve(labels, new_series)
+                if type(t) is not float or t - t != 0.0:
+                    t = check_time(t, labels)
+                if type(v) is not float:
+                    v = check_value(v, labels)
+                prev = overlay.get(sid) or last.get(sid)
+                verdict = ACCEPTED if prev is None or t > prev[0] else classify(prev, t, v)
                 if verdict == ACCEPTED:
                     overlay[sid] = (t, v)
-                    rows.append(_row(sid, t, v))
+                    sids.append(sid)
+                    ts.append(t)
+                    vs.append(v)
                 elif verdict == OUT_OF_ORDER:
                     ooo += 1
                 elif verdict == DUPLICATE:
                     dup += 1
-            self._write(conn, new_series, rows)
-            self._apply(new_series, rows)
+            self._commit(conn, new_series, sids, ts, vs)
             self.stats.out_of_order += ooo
             self.stats.duplicate += dup
-            self._maybe_truncate_head()
+            self._maintain(conn, old_samples=bool(ts) and min(ts) < self._head_from)
 
-    def _write(self, conn: sqlite3.Connection, new_series: dict[Labels, int], rows: list[_Row]) -> None:
-        if not rows and not new_series:
+    def _resolve(self, labels: Labels, new_series: dict[Labels, int]) -> int:
+        """The id of ``labels``: known, new in this batch, or allocated (validated first)."""
+        sid = self._index.get(labels)
+        if sid is None:
+            sid = new_series.get(labels)
+        if sid is None:
+            check_labels(labels)
+            sid = new_series[labels] = self._next_id + len(new_series)
+            return sid
+        if len(self._by_object) > 4 * len(self._index) + 1024:
+            self._by_object.clear()
+        self._by_object[id(labels)] = (labels, sid)
+        return sid
+
+    def _commit(
+        self, conn: sqlite3.Connection, new_series: dict[Labels, int],
+        sids: list[int], ts: list[float], vs: list[float],
+    ) -> None:
+        if not sids and not new_series:
             return
+        sid_a = np.array(sids, dtype=np.int64)
+        t_a, v_a = np.array(ts, dtype=np.float64), np.array(vs, dtype=np.float64)
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            if new_series:
-                conn.executemany(
-                    "INSERT INTO series (id, labels, name) VALUES (?, ?, ?)",
-                    [(sid, json.dumps(ls.items_tuple, separators=(",", ":")), ls.name)
-                     for ls, sid in new_series.items()],
-                )
-            insert = "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?)"
-            for i in range(0, len(rows), self.batch_size):
-                conn.executemany(insert, rows[i : i + self.batch_size])
-            conn.execute("COMMIT")
+            _disk.write(conn, new_series.items(), sid_a, t_a, v_a, self.batch_size)
         except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
             raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
-
-    def _apply(self, new_series: dict[Labels, int], rows: list[_Row]) -> None:
         for labels, sid in new_series.items():
             self._index.add(sid, labels)
         self._next_id += len(new_series)
         self.stats.series_created += len(new_series)
-        head, head_from = self._head, self._head_from
-        for sid, t, v, nan in rows:
-            value = v if v is not None else (STALE_NAN if nan == 1 else math.nan)
-            head.push(sid, t, value, buffer=t >= head_from)
-        self.stats.appended += len(rows)
+        self.stats.appended += len(sids)
+        last, buffers, head_from = self._head.last, self._head.buffers, self._head_from
+        for sid, t, v in zip(sids, ts, vs, strict=True):
+            last[sid] = (t, v)
+            if t >= head_from:
+                buf = buffers.get(sid)
+                if buf is None:
+                    buf = buffers[sid] = SampleBuffer()
+                buf.t.append(t)
+                buf.v.append(v)
 
-    def _maybe_truncate_head(self) -> None:
-        cut = self._clock.now() - self.head_window
-        if cut - self._head_from > self.head_window / 4 + 1.0:
+    def _maintain(self, conn: sqlite3.Connection, *, old_samples: bool) -> None:
+        """Compact the WAL when due (or when samples older than the head came in); cut the head."""
+        now = self._clock.now()
+        cut = now - self.head_window
+        cut_head = cut - self._head_from > self.head_window / 4 + 1.0
+        if old_samples or cut_head or now - self._last_compact >= self.compact_every:
+            self.compact()
+        if cut_head:
             self._head.drop_before(cut)
             self._head_from = cut
+
+    def compact(self) -> int:
+        """Move the WAL into per-series chunks now; return the samples moved."""
+        with self._lock:
+            self._last_compact = self._clock.now()
+            try:
+                return _disk.compact(self._db())
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot compact the store {self.path}: {exc}") from exc
 
     # -- reading ----------------------------------------------------------------
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
         with self._lock:
+            conn = self._db()
             ids = self._index.match(matchers)
-            self._db()
             out: list[Series] = []
-            if start >= self._head_from:
+            if start < self._head_from:
+                out = self._select_disk(conn, ids, start, end)
+            else:
                 for sid in ids:
                     t, v = self._head.window(sid, start, end)
                     if t.shape[0]:
                         out.append(Series(self._index.labels(sid), t, v))
-            else:
-                out = [Series(self._index.labels(sid), t, v) for sid, t, v in self._read(ids, start, end)]
-        out.sort(key=lambda s: s.labels)
+        out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
-    def _read(self, ids: list[int], start: float, end: float) -> Iterable[tuple[int, np.ndarray, np.ndarray]]:
-        conn = self._db()
-        for i in range(0, len(ids), _IN_CHUNK):
-            chunk = ids[i : i + _IN_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            query = (
-                f"SELECT series_id, t, v, nan FROM samples WHERE series_id IN ({marks}) "
-                "AND t >= ? AND t <= ? ORDER BY series_id, t"
-            )
-            try:
-                rows = conn.execute(query, (*chunk, start, end)).fetchall()
-            except (sqlite3.Error, OverflowError) as exc:
-                raise StoreError(f"cannot read the store {self.path}: {exc}") from exc
-            if not rows:
-                continue
-            arr = np.array(rows, dtype=np.float64)
-            v = arr[:, 2].copy()
-            v[arr[:, 3] == 1] = STALE_NAN
-            sids = arr[:, 0].astype(np.int64)
-            bounds = np.flatnonzero(np.diff(sids)) + 1
-            t_all = arr[:, 1].copy()
-            for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(rows)], strict=True):
-                yield int(sids[lo]), t_all[lo:hi], v[lo:hi]
+    def _select_disk(
+        self, conn: sqlite3.Connection, ids: list[int], start: float, end: float
+    ) -> list[Series]:
+        """Chunks before the head, the head after it (everything before the head is compacted)."""
+        head_from = self._head_from
+        try:
+            self.compact()
+            old = {sid: (t, v) for sid, t, v in _disk.read_chunks(conn, ids, start, min(end, head_from))}
+        except (sqlite3.Error, OverflowError) as exc:
+            raise StoreError(f"cannot read the store {self.path}: {exc}") from exc
+        out = []
+        for sid in ids:
+            t0, v0 = old.get(sid, (None, None))
+            t1, v1 = self._head.window(sid, head_from, end) if end >= head_from else (None, None)
+            if t0 is not None and v0 is not None:
+                keep = t0 < head_from
+                t0, v0 = t0[keep], v0[keep]
+            parts_t = [a for a in (t0, t1) if a is not None and a.shape[0]]
+            parts_v = [a for a in (v0, v1) if a is not None and a.shape[0]]
+            if parts_t:
+                t = parts_t[0] if len(parts_t) == 1 else np.concatenate(parts_t)
+                v = parts_v[0] if len(parts_v) == 1 else np.concatenate(parts_v)
+                out.append(Series(self._index.labels(sid), t, v))
+        return out
 
     def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
         """Label sets of the matching series."""
         with self._lock:
             self._db()
-            return sorted(self._index.labels(sid) for sid in self._index.match(matchers))
+            return sorted((self._index.labels(sid) for sid in self._index.match(matchers)), key=labels_key)
 
     def label_values(self, name: str) -> list[str]:
         """Distinct values of label ``name``."""
@@ -274,27 +247,21 @@ class SQLiteStore:
     # -- maintenance ------------------------------------------------------------
     def delete_before(self, t: float) -> int:
         """Delete samples older than ``t`` and series left empty; return the samples deleted."""
+        if not math.isfinite(t):
+            raise InputError(f"retention cutoff {t!r} is not finite")
         with self._lock:
             conn = self._db()
+            self.compact()
             gone = [sid for sid, (last_t, _) in self._head.last.items() if last_t < t]
-            before = conn.total_changes
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.executemany(
-                    "DELETE FROM samples WHERE series_id = ? AND t < ?",
-                    [(sid, t) for sid in self._index.ids()],
-                )
-                deleted = conn.total_changes - before
-                conn.executemany("DELETE FROM series WHERE id = ?", [(sid,) for sid in gone])
-                conn.execute("COMMIT")
+                deleted = _disk.delete_before(conn, t, gone)
             except sqlite3.Error as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
                 raise StoreError(f"cannot apply retention to {self.path}: {exc}") from exc
             self._head.drop_before(t)
             for sid in gone:
                 self._head.forget(sid)
                 self._index.remove(sid)
+            self._by_object.clear()
             return deleted
 
     def apply_retention(self) -> int:
@@ -309,20 +276,22 @@ class SQLiteStore:
             return str(self._db().execute("PRAGMA integrity_check").fetchone()[0])
 
     def flush(self) -> None:
-        """Checkpoint the WAL into the main file (appends are already committed)."""
+        """Compact the WAL and checkpoint SQLite's journal (appends are already committed)."""
         with self._lock:
+            self.compact()
             try:
                 self._db().execute("PRAGMA wal_checkpoint(PASSIVE)")
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot checkpoint the store {self.path}: {exc}") from exc
 
     def close(self) -> None:
-        """Checkpoint and close the file; idempotent."""
+        """Compact, checkpoint and close the file; idempotent."""
         with self._lock:
             if self._conn is None:
                 return
-            # A failed checkpoint is harmless: the WAL is replayed on the next open.
+            # A failed compaction or checkpoint is harmless: the next open replays the WAL.
             with contextlib.suppress(sqlite3.Error):
+                _disk.compact(self._conn)
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._conn.close()
             self._conn = None

@@ -1,0 +1,210 @@
+"""The SQLite file of the store: schema, WAL records, chunk compaction, chunk reads.
+
+Layout (schema 1):
+
+* ``series(id, labels, name)``: each label set once, as canonical JSON;
+* ``wal(seq, t_min, sids, t, v)``: one record per ``append`` call, the batch's
+  series ids, times and values as raw little-endian arrays; committed before
+  ``append`` returns, so it is what makes a write durable;
+* ``chunks(series_id, t_min, t_max, n, t, v)``: ``WITHOUT ROWID``, keyed by
+  ``(series_id, t_min)``; compaction moves the WAL into one chunk per series
+  (like Prometheus cutting its head into blocks), so a series' time range is
+  one index range and a scrape costs one row, not one row per sample.
+
+Values are raw float64 bits, so the staleness marker survives (SQLite itself
+would turn NaN into NULL).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from inferwatch._exceptions import StoreError
+from inferwatch.model import Labels
+
+__all__ = [
+    "SCHEMA_VERSION", "compact", "connect", "delete_before", "last_sample", "load_series", "read_chunks", "write",
+]
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS series (
+    id INTEGER PRIMARY KEY,
+    labels TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS series_by_name ON series (name);
+CREATE TABLE IF NOT EXISTS wal (
+    seq INTEGER PRIMARY KEY,
+    t_min REAL NOT NULL,
+    sids BLOB NOT NULL,
+    t BLOB NOT NULL,
+    v BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    series_id INTEGER NOT NULL,
+    t_min REAL NOT NULL,
+    t_max REAL NOT NULL,
+    n INTEGER NOT NULL,
+    t BLOB NOT NULL,
+    v BLOB NOT NULL,
+    PRIMARY KEY (series_id, t_min)
+) WITHOUT ROWID;
+"""
+_IN_CHUNK = 500
+_F8, _I8 = np.dtype("<f8"), np.dtype("<i8")
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating) the file in WAL mode with the schema; ``StoreError`` naming it if not."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(f"cannot open the store {path}: {exc}") from exc
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{path}: store schema {version} is newer than this inferwatch's {SCHEMA_VERSION}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.execute("PRAGMA cache_size=-65536")
+        conn.executescript(_SCHEMA)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    except (sqlite3.Error, StoreError) as exc:
+        conn.close()
+        if isinstance(exc, StoreError):
+            raise
+        raise StoreError(f"cannot open the store {path}: {exc}") from exc
+    return conn
+
+
+def load_series(conn: sqlite3.Connection) -> Iterator[tuple[int, Labels]]:
+    """Every stored series id and label set."""
+    for sid, text in conn.execute("SELECT id, labels FROM series"):
+        yield sid, Labels(tuple(p) for p in json.loads(text))
+
+
+def last_sample(conn: sqlite3.Connection, sid: int) -> tuple[float, float] | None:
+    """The newest compacted sample of a series."""
+    row = conn.execute(
+        "SELECT t, v FROM chunks WHERE series_id = ? ORDER BY t_min DESC LIMIT 1", (sid,)
+    ).fetchone()
+    if row is None:
+        return None
+    return float(np.frombuffer(row[0], _F8)[-1]), float(np.frombuffer(row[1], _F8)[-1])
+
+
+def write(
+    conn: sqlite3.Connection, new_series: Iterable[tuple[Labels, int]],
+    sids: np.ndarray, t: np.ndarray, v: np.ndarray, record_size: int,
+) -> None:
+    """Commit new series and one WAL record per ``record_size`` samples, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT INTO series (id, labels, name) VALUES (?, ?, ?)",
+            [(sid, json.dumps(ls.items_tuple, separators=(",", ":")), ls.name) for ls, sid in new_series],
+        )
+        for i in range(0, int(sids.shape[0]), record_size):
+            part = slice(i, i + record_size)
+            conn.execute(
+                "INSERT INTO wal (t_min, sids, t, v) VALUES (?, ?, ?, ?)",
+                (float(t[part].min()), sids[part].astype(_I8).tobytes(),
+                 t[part].astype(_F8).tobytes(), v[part].astype(_F8).tobytes()),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def compact(conn: sqlite3.Connection) -> int:
+    """Move every WAL record into per-series chunks in one transaction; return the samples moved."""
+    records = conn.execute("SELECT seq, sids, t, v FROM wal ORDER BY seq").fetchall()
+    if not records:
+        return 0
+    sids = np.concatenate([np.frombuffer(r[1], _I8) for r in records])
+    t = np.concatenate([np.frombuffer(r[2], _F8) for r in records])
+    v = np.concatenate([np.frombuffer(r[3], _F8) for r in records])
+    order = np.lexsort((t, sids))
+    sids, t, v = sids[order], t[order], v[order]
+    cuts = np.flatnonzero(np.diff(sids)) + 1
+    rows = [
+        (int(sids[lo]), float(t[lo]), float(t[hi - 1]), hi - lo, t[lo:hi].tobytes(), v[lo:hi].tobytes())
+        for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(sids)].tolist(), strict=True)
+    ]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
+        conn.execute("DELETE FROM wal WHERE seq <= ?", (records[-1][0],))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return int(sids.shape[0])
+
+
+def read_chunks(
+    conn: sqlite3.Connection, ids: list[int], start: float, end: float
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Per series (ascending id), the compacted samples in ``[start, end]``."""
+    for i in range(0, len(ids), _IN_CHUNK):
+        chunk = sorted(ids[i : i + _IN_CHUNK])
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT series_id, t, v FROM chunks WHERE series_id IN ({marks}) "
+            "AND t_max >= ? AND t_min <= ? ORDER BY series_id, t_min",
+            (*chunk, start, end),
+        ).fetchall()
+        by_sid: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        for sid, tb, vb in rows:
+            ts, vs = by_sid.setdefault(sid, ([], []))
+            ts.append(np.frombuffer(tb, _F8))
+            vs.append(np.frombuffer(vb, _F8))
+        for sid, (ts, vs) in by_sid.items():
+            t = np.concatenate(ts) if len(ts) > 1 else ts[0]
+            v = np.concatenate(vs) if len(vs) > 1 else vs[0]
+            keep = (t >= start) & (t <= end)
+            if keep.any():
+                yield sid, t[keep], v[keep]
+
+
+def delete_before(conn: sqlite3.Connection, cutoff: float, gone: list[int]) -> int:
+    """Delete compacted samples older than ``cutoff`` and the series in ``gone``; return samples deleted."""
+    old = conn.execute(
+        "SELECT series_id, t_min, t_max, n FROM chunks WHERE t_min < ?", (cutoff,)
+    ).fetchall()
+    whole = [(sid, t_min) for sid, t_min, t_max, _ in old if t_max < cutoff]
+    deleted = int(sum(n for _, _, t_max, n in old if t_max < cutoff))
+    rewrites = []
+    for sid, t_min, t_max, _ in old:
+        if t_max >= cutoff:
+            tb, vb = conn.execute(
+                "SELECT t, v FROM chunks WHERE series_id = ? AND t_min = ?", (sid, t_min)
+            ).fetchone()
+            t, v = np.frombuffer(tb, _F8), np.frombuffer(vb, _F8)
+            keep = t >= cutoff
+            deleted += int((~keep).sum())
+            rewrites.append((sid, t_min, t[keep], v[keep]))
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("DELETE FROM chunks WHERE series_id = ? AND t_min = ?", whole)
+        for sid, t_min, t, v in rewrites:
+            conn.execute("DELETE FROM chunks WHERE series_id = ? AND t_min = ?", (sid, t_min))
+            conn.execute(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                (sid, float(t[0]), float(t[-1]), int(t.shape[0]), t.tobytes(), v.tobytes()),
+            )
+        conn.executemany("DELETE FROM series WHERE id = ?", [(sid,) for sid in gone])
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return deleted
