@@ -1,15 +1,237 @@
-"""``rules``: alert rules in YAML (the runtime rule model lives in ``inferwatch.rules``)."""
+"""``rules``: alert rules in YAML (the runtime rule model lives in ``inferwatch.rules``).
+
+A rule names a *signal* (what to measure, with its own typed parameters), a
+comparison and a threshold, the ``for`` and ``keep_firing_for`` durations of
+Prometheus, labels and annotations. ``signal`` is either a bare name
+(``signal: p99_latency``) or a mapping with ``type`` and the parameters::
+
+    rules:
+      rules:
+        - name: RankerSlow
+          dimension: service
+          tier: P1
+          signal: {type: p99_latency, quantile: 0.95, matchers: 'service="ranker"'}
+          comparison: ">"
+          threshold: 0.3
+          for: 2m
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated, Any, Literal
 
-from inferwatch.config._types import FrozenModel
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-__all__ = ["RulesConfig"]
+from inferwatch.config._types import Duration, FrozenModel
+from inferwatch.model import Dimension, Tier, is_valid_label_name, is_valid_metric_name, parse_matchers
+
+__all__ = [
+    "AbTestPValueSignal",
+    "AnomalousRatioSignal",
+    "CpuUtilizationSignal",
+    "DynamicThreshold",
+    "ErrorRatioSignal",
+    "ExprSignal",
+    "FeaturePsiSignal",
+    "GpuMemoryRatioSignal",
+    "LatencyQuantileSignal",
+    "MetricSignal",
+    "RuleSpec",
+    "RulesConfig",
+    "SignalSpec",
+    "UnavailableRatioSignal",
+    "UpSignal",
+]
+
+Comparison = Literal[">", ">=", "<", "<=", "==", "!="]
+
+
+def _check_matchers(value: str) -> str:
+    if value.strip():
+        parse_matchers(value)
+    return value.strip()
+
+
+def _check_by(names: tuple[str, ...]) -> tuple[str, ...]:
+    for n in names:
+        if not is_valid_label_name(n):
+            raise ValueError(f"invalid label name {n!r}")
+    return names
+
+
+class _Signal(FrozenModel):
+    matchers: str = Field("", description='extra label matchers, e.g. service="ranker",code!="404"')
+
+    @field_validator("matchers")
+    @classmethod
+    def _matchers(cls, v: str) -> str:
+        return _check_matchers(v)
+
+
+class _Windowed(_Signal):
+    window: Duration = Field(60.0, gt=0, description="range of rate()")
+    by: tuple[str, ...] = Field(("service",), description="labels kept by the aggregation")
+
+    @field_validator("by")
+    @classmethod
+    def _by(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _check_by(v)
+
+
+class GpuMemoryRatioSignal(_Signal):
+    """DCGM framebuffer used / (used + free), per GPU."""
+
+    type: Literal["gpu_memory_ratio"] = "gpu_memory_ratio"
+
+
+class CpuUtilizationSignal(_Windowed):
+    """1 - average idle rate of node_exporter's CPU seconds, per instance."""
+
+    type: Literal["cpu_utilization"] = "cpu_utilization"
+    by: tuple[str, ...] = ("instance",)
+
+
+class LatencyQuantileSignal(_Windowed):
+    """A quantile of the SDK's request-duration histogram (histogram_quantile)."""
+
+    type: Literal["p99_latency"] = "p99_latency"
+    quantile: float = Field(0.99, ge=0, le=1)
+
+
+class ErrorRatioSignal(_Windowed):
+    """Rate of requests whose code matches ``code`` over the rate of all requests."""
+
+    type: Literal["error_ratio"] = "error_ratio"
+    code: str = Field("5..", description="regex on the code label")
+
+
+class UnavailableRatioSignal(_Windowed):
+    """Rate of HTTP 503 responses over the rate of all requests."""
+
+    type: Literal["unavailable_ratio"] = "unavailable_ratio"
+    code: str = Field("503", description="exact code")
+
+
+class UpSignal(_Signal):
+    """The scrape health series ``up``."""
+
+    type: Literal["up"] = "up"
+
+
+class FeaturePsiSignal(_Signal):
+    """Per-feature PSI from the quality monitors."""
+
+    type: Literal["feature_psi"] = "feature_psi"
+
+
+class AnomalousRatioSignal(_Signal):
+    """Fraction of anomalous samples from the quality monitors."""
+
+    type: Literal["anomalous_ratio"] = "anomalous_ratio"
+
+
+class AbTestPValueSignal(_Signal):
+    """p-value of an A/B test from the business monitors."""
+
+    type: Literal["abtest_p_value"] = "abtest_p_value"
+
+
+class MetricSignal(_Signal):
+    """Any stored metric's latest value."""
+
+    type: Literal["metric"] = "metric"
+    metric: str
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, v: str) -> str:
+        if not is_valid_metric_name(v):
+            raise ValueError(f"invalid metric name {v!r}")
+        return v
+
+
+class ExprSignal(FrozenModel):
+    """A PromQL expression in the subset inferwatch evaluates natively (docs/rules.md)."""
+
+    type: Literal["expr"] = "expr"
+    expr: str = Field(min_length=1)
+
+
+SignalSpec = Annotated[
+    GpuMemoryRatioSignal | CpuUtilizationSignal | LatencyQuantileSignal | ErrorRatioSignal
+    | UnavailableRatioSignal | UpSignal | FeaturePsiSignal | AnomalousRatioSignal
+    | AbTestPValueSignal | MetricSignal | ExprSignal,
+    Field(discriminator="type"),
+]
+
+
+def _signal_shorthand(value: Any) -> Any:
+    return {"type": value} if isinstance(value, str) else value
+
+
+class DynamicThreshold(FrozenModel):
+    """A learned band instead of a fixed threshold (the baseline package provides it)."""
+
+    band: float = Field(6.0, gt=0, description="band half-width, in the provider's scale units")
+    direction: Literal["above", "below", "both"] = "above"
+    min_history: Duration = Field(86400.0, ge=0, description="history needed before a band exists")
+    fallback: float | None = Field(None, description="fixed threshold used while no band exists")
+
+
+class RuleSpec(FrozenModel):
+    """One alert rule."""
+
+    name: str = Field(min_length=1, description="the alertname")
+    dimension: Dimension
+    tier: Tier
+    signal: Annotated[SignalSpec, BeforeValidator(_signal_shorthand)]
+    comparison: Comparison = ">"
+    threshold: float | Literal["dynamic"]
+    dynamic: DynamicThreshold | None = None
+    for_: Duration = Field(0.0, alias="for", description="how long the condition must hold")
+    keep_firing_for: Duration = Field(0.0, description="how long to keep firing once it clears")
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+    model_config = FrozenModel.model_config | {"populate_by_name": True}
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not is_valid_metric_name(v):
+            raise ValueError(f"rule name {v!r} must be a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+        return v
+
+    @field_validator("labels", "annotations")
+    @classmethod
+    def _label_names(cls, v: dict[str, str]) -> dict[str, str]:
+        for k in v:
+            if not is_valid_label_name(k):
+                raise ValueError(f"invalid label name {k!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _dynamic(self) -> RuleSpec:
+        if self.threshold != "dynamic" and self.dynamic is not None:
+            raise ValueError("'dynamic' settings need threshold: dynamic")
+        reserved = {"alertname", "tier", "severity", "dimension"} & set(self.labels)
+        if reserved:
+            raise ValueError(f"labels {sorted(reserved)} are set by inferwatch from name/tier/dimension")
+        return self
 
 
 class RulesConfig(FrozenModel):
-    """Rule settings; owned by the rules package's issue, extended there."""
+    """Rule settings: the default pack and the user's rules."""
 
     default_pack: bool = Field(True, description="load the default rule pack")
+    disable: tuple[str, ...] = Field((), description="names of default-pack rules to leave out")
+    rules: tuple[RuleSpec, ...] = Field((), description="your rules (a same-named one replaces the default)")
+
+    @model_validator(mode="after")
+    def _unique(self) -> RulesConfig:
+        seen: set[str] = set()
+        for r in self.rules:
+            if r.name in seen:
+                raise ValueError(f"rule {r.name!r} defined twice")
+            seen.add(r.name)
+        return self

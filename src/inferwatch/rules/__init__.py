@@ -1,5 +1,40 @@
 """Rule model, signals (native evaluation and PromQL form), evaluator, alert state."""
 
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
+from inferwatch.rules._engine import EvalError, QueryEngine
+from inferwatch.rules._evaluator import ActiveAlert, BandProvider, BandProviderFactory, Evaluator
+from inferwatch.rules._export import to_prometheus_rule_groups, to_prometheus_rule_yaml
+from inferwatch.rules._functions import bucket_quantile, extrapolated_rate
+from inferwatch.rules._lifecycle import AlertInstance
+from inferwatch.rules._pack import default_rule_pack
+from inferwatch.rules._promql import PromQLError, parse_promql
+from inferwatch.rules._rule import Rule, load_rules
+from inferwatch.rules._signals import signal_promql
+from inferwatch.rules._state import AlertStateStore
+from inferwatch.rules._template import expand_template, format_go_float
 
-__all__ = ["Alert", "AlertSink", "AlertState"]
+__all__ = [
+    "ActiveAlert",
+    "Alert",
+    "AlertInstance",
+    "AlertSink",
+    "AlertState",
+    "AlertStateStore",
+    "BandProvider",
+    "BandProviderFactory",
+    "EvalError",
+    "Evaluator",
+    "PromQLError",
+    "QueryEngine",
+    "Rule",
+    "bucket_quantile",
+    "default_rule_pack",
+    "expand_template",
+    "extrapolated_rate",
+    "format_go_float",
+    "load_rules",
+    "parse_promql",
+    "signal_promql",
+    "to_prometheus_rule_groups",
+    "to_prometheus_rule_yaml",
+]

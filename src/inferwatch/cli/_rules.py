@@ -1,0 +1,65 @@
+"""``inferwatch rules check|export|list``: validate rules, print their Prometheus form."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from inferwatch.cli._common import add_config_arg, print_json
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``rules``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "rules", help="check the alert rules or print them as a Prometheus rule file",
+        description="Validate the config's alert rules (the default pack merged with yours), "
+        "list them with their PromQL, or print the Prometheus rule file that promtool accepts.",
+    )
+    verbs = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    check = verbs.add_parser("check", help="validate the rules of a config")
+    add_config_arg(check)
+    check.set_defaults(func=_check)
+    ls = verbs.add_parser("list", help="list the rules and their PromQL")
+    add_config_arg(ls)
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.set_defaults(func=_list)
+    export = verbs.add_parser("export", help="print the Prometheus rule file (YAML)")
+    add_config_arg(export)
+    export.set_defaults(func=_export)
+
+
+def _rules(args: argparse.Namespace) -> list[Any]:
+    from inferwatch.config import load_config
+    from inferwatch.rules import load_rules
+
+    return load_rules(load_config(args.config))
+
+
+def _check(args: argparse.Namespace) -> int:
+    rules = _rules(args)
+    no_promql = [r.name for r in rules if r.expr is None]
+    print(f"{len(rules)} rules ok" + (f"; without a PromQL form (dynamic, no fallback): "
+                                       f"{', '.join(no_promql)}" if no_promql else ""))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    rules = _rules(args)
+    rows = [{"name": r.name, "tier": r.tier.value, "dimension": r.dimension.value,
+             "for": r.for_, "keep_firing_for": r.keep_firing_for,
+             "expr": r.promql or f"{r.signal} (dynamic)"} for r in rules]
+    if args.json:
+        print_json(rows)
+        return 0
+    for row in rows:
+        print(f"{row['name']:22} {row['tier']} {row['dimension']:14} for {row['for']:>5g}s  {row['expr']}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from inferwatch.rules import to_prometheus_rule_yaml
+
+    print(to_prometheus_rule_yaml(_rules(args)), end="")
+    return 0

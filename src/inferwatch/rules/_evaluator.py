@@ -1,0 +1,198 @@
+"""The rule evaluator: one round evaluates every rule at ``now`` and sends alerts to the sink.
+
+Like a Prometheus rule group: each rule's expression is evaluated natively
+(:class:`QueryEngine`), its instances step through pending/firing/resolved
+(:func:`step_alerts`), instances that need sending (firing, or resolved since
+the last send; re-sent every ``resend_delay``) go to the sink, and the state
+is persisted when a state store is given.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from inferwatch._exceptions import StoreError
+from inferwatch.config._rules import DynamicThreshold
+from inferwatch.model import Clock, Labels
+from inferwatch.rules._alert import Alert, AlertSink, AlertState
+from inferwatch.rules._engine import EvalError, QueryEngine
+from inferwatch.rules._lifecycle import AlertInstance, step_alerts
+from inferwatch.rules._rule import Rule
+from inferwatch.rules._state import AlertStateStore
+from inferwatch.rules._template import expand_template
+from inferwatch.store import Store
+
+__all__ = ["ActiveAlert", "BandProvider", "BandProviderFactory", "Evaluator"]
+
+log = logging.getLogger(__name__)
+
+_CMP: dict[str, Callable[[float, float], bool]] = {
+    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
+
+class BandProvider(Protocol):
+    """Dynamic thresholds for one rule: a band per series key, learning each point it sees."""
+
+    def band(self, key: str, t: float, value: float) -> tuple[float, float] | None:
+        """The ``(low, high)`` band for ``key`` at ``t`` before learning ``value`` (``None``: no band yet)."""
+        ...
+
+    def export_state(self) -> Any:
+        """JSON-serialisable state, persisted with the alert state."""
+        ...
+
+    def restore_state(self, state: Any) -> None:
+        """Restore what :meth:`export_state` returned."""
+        ...
+
+
+BandProviderFactory = Callable[[str, DynamicThreshold], BandProvider]
+
+
+@dataclass(frozen=True)
+class ActiveAlert:
+    """A pending or firing alert, as the HTTP API shows it."""
+
+    alertname: str
+    labels: Labels
+    state: AlertState
+    active_since: float
+    value: float
+    annotations: Mapping[str, str]
+
+
+class Evaluator:
+    """Evaluates rules on a store at the times it is told (``evaluate(now)``).
+
+    >>> from inferwatch.model import SimulatedClock
+    >>> from inferwatch.rules import default_rule_pack
+    >>> from inferwatch.store import MemoryStore
+    >>> ev = Evaluator(default_rule_pack(), MemoryStore(), clock=SimulatedClock(0))
+    >>> ev.evaluate(60.0)
+    []
+    """
+
+    def __init__(
+        self, rules: Sequence[Rule], store: Store, *, clock: Clock, sink: AlertSink | None = None,
+        state: AlertStateStore | None = None, band_factory: BandProviderFactory | None = None,
+        resend_delay: float = 60.0,
+    ) -> None:
+        self.rules = list(rules)
+        self.store = store
+        self.clock = clock
+        self.sink = sink
+        self.state = state
+        self.resend_delay = resend_delay
+        self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
+        self._bands: dict[str, BandProvider] = {}
+        if band_factory is not None:
+            for r in self.rules:
+                if r.dynamic is not None:
+                    self._bands[r.name] = band_factory(r.name, r.dynamic)
+        if state is not None:
+            self._restore(state)
+
+    def _restore(self, state: AlertStateStore) -> None:
+        alerts, bands = state.load()
+        for name, instances in alerts.items():
+            if name in self._alerts:
+                self._alerts[name] = instances
+        for name, band_state in bands.items():
+            if name in self._bands:
+                self._bands[name].restore_state(band_state)
+
+    def evaluate(self, now: float | None = None) -> list[Alert]:
+        """One round at ``now`` (default: the clock); return the firing and retained resolved alerts."""
+        ts = self.clock.now() if now is None else float(now)
+        engine = QueryEngine(self.store)
+        to_send: list[Alert] = []
+        for rule in self.rules:
+            try:
+                results = self._results(rule, engine, ts)
+            except (EvalError, StoreError) as exc:
+                log.warning("rule %s: evaluation at %s failed: %s", rule.name, ts, exc)
+                continue
+            new = step_alerts(self._alerts[rule.name], results, ts, rule.for_, rule.keep_firing_for)
+            for fp, a in new.items():
+                if a.needs_sending(ts, self.resend_delay):
+                    a = replace(a, last_sent_at=ts)
+                    new[fp] = a
+                    to_send.append(a.to_alert())
+            self._alerts[rule.name] = new
+        self._persist()
+        if self.sink is not None:
+            self.sink.send(to_send, ts)
+        return [a.to_alert() for inst in self._alerts.values() for a in inst.values()
+                if a.state is not AlertState.PENDING]
+
+    def _persist(self) -> None:
+        if self.state is None:
+            return
+        bands = {name: b.export_state() for name, b in self._bands.items()}
+        try:
+            self.state.save(self._alerts, bands)
+        except StoreError:
+            log.exception("saving alert state failed; it is kept in memory")
+
+    def _results(self, rule: Rule, engine: QueryEngine, ts: float) -> list[tuple[Labels, Mapping[str, str], float]]:
+        band = self._bands.get(rule.name)
+        if rule.threshold is None and band is not None:
+            vec = _vector(engine.instant(rule.signal, ts), rule)
+            vec = [(lab, v) for lab, v in vec if self._outside(rule, band, lab, ts, v)]
+        elif rule.expr is None:
+            return []
+        else:
+            vec = _vector(engine.instant(rule.expr, ts), rule)
+        out: list[tuple[Labels, Mapping[str, str], float]] = []
+        seen: set[Labels] = set()
+        for labels, value in vec:
+            alert_labels = _alert_labels(rule, labels, value)
+            if alert_labels in seen:
+                raise EvalError("vector contains metrics with the same labelset after applying alert labels")
+            seen.add(alert_labels)
+            notes = {k: expand_template(t, labels, value) for k, t in rule.annotations.items()}
+            out.append((alert_labels, notes, value))
+        return out
+
+    def _outside(self, rule: Rule, band: BandProvider, labels: Labels, ts: float, value: float) -> bool:
+        assert rule.dynamic is not None
+        bounds = band.band(f"{rule.name}{labels.without_name()}", ts, value)
+        if bounds is None:
+            fb = rule.dynamic.fallback
+            return fb is not None and _CMP[rule.comparison](value, fb)
+        low, high = bounds
+        d = rule.dynamic.direction
+        return (d in ("above", "both") and value > high) or (d in ("below", "both") and value < low)
+
+    def instances(self) -> dict[str, dict[str, AlertInstance]]:
+        """Every rule's alert instances by fingerprint (a copy)."""
+        return {name: dict(inst) for name, inst in self._alerts.items()}
+
+    def active(self) -> list[ActiveAlert]:
+        """Pending and firing alerts, for the API, sorted by name and labels."""
+        out = [
+            ActiveAlert(a.labels.get("alertname", name), a.labels, a.state, a.active_at, a.value,
+                        dict(a.annotations))
+            for name, inst in self._alerts.items() for a in inst.values()
+            if a.state in (AlertState.PENDING, AlertState.FIRING)
+        ]
+        return sorted(out, key=lambda x: (x.alertname, x.labels))
+
+
+def _vector(result: object, rule: Rule) -> list[tuple[Labels, float]]:
+    if not isinstance(result, list):
+        raise EvalError(f"rule {rule.name}: the expression gives a scalar, not a vector")
+    return result
+
+
+def _alert_labels(rule: Rule, labels: Labels, value: float) -> Labels:
+    merged = dict(labels.without_name().items_tuple)
+    for k, t in rule.alert_labels.items():
+        merged[k] = expand_template(t, labels, value)
+    merged["alertname"] = rule.name
+    return Labels(merged)

@@ -1,0 +1,26 @@
+"""The default rule pack (``default_pack.yaml`` beside this module)."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+import yaml
+from pydantic import TypeAdapter
+
+from inferwatch.config._rules import RuleSpec
+from inferwatch.rules._rule import Rule
+
+__all__ = ["default_rule_pack", "default_rule_specs"]
+
+
+@cache
+def default_rule_specs() -> tuple[RuleSpec, ...]:
+    """The default pack's rule configs, validated like a user's."""
+    text = resources.files("inferwatch.rules").joinpath("default_pack.yaml").read_text("utf-8")
+    return tuple(TypeAdapter(list[RuleSpec]).validate_python(yaml.safe_load(text)))
+
+
+def default_rule_pack() -> list[Rule]:
+    """The default pack, compiled."""
+    return [Rule.from_spec(s) for s in default_rule_specs()]

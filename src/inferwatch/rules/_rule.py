@@ -1,0 +1,94 @@
+"""The runtime rule: a config ``RuleSpec`` compiled to its PromQL-subset expression."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from inferwatch._exceptions import ConfigError
+from inferwatch.config import Config
+from inferwatch.config._rules import DynamicThreshold, RuleSpec
+from inferwatch.model import Dimension, Tier
+from inferwatch.rules._promql import Binary, Expr, Number, PromQLError, parse_promql
+from inferwatch.rules._signals import signal_promql
+from inferwatch.rules._template import TemplateError, check_template
+
+__all__ = ["Rule", "load_rules"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An alerting rule ready to evaluate (and to export as a Prometheus rule).
+
+    ``signal`` is the value expression; ``threshold is None`` means dynamic,
+    decided per series by the injected band provider.
+    """
+
+    name: str
+    dimension: Dimension
+    tier: Tier
+    signal: Expr
+    comparison: str
+    threshold: float | None
+    for_: float = 0.0
+    keep_firing_for: float = 0.0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    dynamic: DynamicThreshold | None = None
+
+    @classmethod
+    def from_spec(cls, spec: RuleSpec) -> Rule:
+        """Compile a config rule; raise ``ConfigError`` naming the rule on a bad expression."""
+        try:
+            signal = parse_promql(signal_promql(spec.signal))
+            for text in (*spec.labels.values(), *spec.annotations.values()):
+                check_template(text)
+        except (PromQLError, TemplateError) as exc:
+            raise ConfigError(f"rule {spec.name}: {exc}") from None
+        dynamic = spec.threshold == "dynamic"
+        return cls(
+            name=spec.name, dimension=spec.dimension, tier=spec.tier, signal=signal,
+            comparison=spec.comparison, threshold=None if dynamic else float(spec.threshold),
+            for_=spec.for_, keep_firing_for=spec.keep_firing_for,
+            labels=MappingProxyType(dict(spec.labels)),
+            annotations=MappingProxyType(dict(spec.annotations)),
+            dynamic=(spec.dynamic or DynamicThreshold()) if dynamic else None,
+        )
+
+    @property
+    def static_threshold(self) -> float | None:
+        """The fixed threshold, or a dynamic rule's fallback (``None`` if it has none)."""
+        if self.threshold is not None:
+            return self.threshold
+        return self.dynamic.fallback if self.dynamic is not None else None
+
+    @property
+    def expr(self) -> Expr | None:
+        """The full alert expression (signal, comparison, threshold); ``None`` when dynamic without fallback."""
+        t = self.static_threshold
+        return None if t is None else Binary(self.comparison, self.signal, Number(t))
+
+    @property
+    def promql(self) -> str:
+        """The alert expression as PromQL text (a dynamic rule's fallback form, or ``""``)."""
+        e = self.expr
+        return "" if e is None else str(e)
+
+    @property
+    def alert_labels(self) -> dict[str, str]:
+        """The rule's own labels plus ``tier``, ``severity`` and ``dimension``."""
+        return {**self.labels, "tier": self.tier.value, "severity": self.tier.severity,
+                "dimension": self.dimension.value}
+
+
+def load_rules(config: Config) -> list[Rule]:
+    """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
+    from inferwatch.rules._pack import default_rule_specs
+
+    specs: dict[str, RuleSpec] = {}
+    if config.rules.default_pack:
+        specs = {s.name: s for s in default_rule_specs() if s.name not in config.rules.disable}
+    for s in config.rules.rules:
+        specs[s.name] = s
+    return [Rule.from_spec(s) for s in specs.values()]

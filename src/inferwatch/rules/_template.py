@@ -1,0 +1,79 @@
+"""Annotation and label templates, written the way Prometheus writes them.
+
+Supported actions: ``{{ $labels.NAME }}`` (``{{ .Labels.NAME }}``) and
+``{{ $value }}`` (``{{ .Value }}``). ``$value`` prints as Go's ``%v`` prints a
+float64 (shortest digits; exponent form below 1e-4 and from 1e+06 on, as
+Go's ``%g`` with shortest precision does), so an exported rule
+renders the same text in Prometheus. A missing label renders empty
+(Prometheus expands with ``missingkey=zero``). Other actions are refused when
+the rule loads, so a template never fails at evaluation time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+
+__all__ = ["TemplateError", "check_template", "expand_template", "format_go_float"]
+
+_ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
+_LABEL = re.compile(r"^(?:\$labels|\.Labels)\.([a-zA-Z_][a-zA-Z0-9_]*)$")
+_VALUE = re.compile(r"^(?:\$value|\.Value)$")
+
+
+class TemplateError(ValueError):
+    """A template uses an action inferwatch does not render."""
+
+
+def format_go_float(v: float) -> str:
+    """``fmt.Sprint(v)`` for a Go float64.
+
+    >>> [format_go_float(x) for x in (0.5, 21.0, 1e6, 123456.0, 1e-5, 0.0001, float('inf'))]
+    ['0.5', '21', '1e+06', '123456', '1e-05', '0.0001', '+Inf']
+    """
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if v == 0:
+        return "-0" if math.copysign(1.0, v) < 0 else "0"
+    sign, digits, exp = Decimal(repr(v)).normalize().as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits))
+    dp = len(ds) + exp  # position of the decimal point
+    x = dp - 1
+    neg = "-" if sign else ""
+    if x < -4 or x >= 6:  # strconv's %g with shortest precision uses eprec = 6
+        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return f"{neg}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if dp <= 0:
+        return f"{neg}0.{'0' * -dp}{ds}"
+    if dp >= len(ds):
+        return f"{neg}{ds}{'0' * (dp - len(ds))}"
+    return f"{neg}{ds[:dp]}.{ds[dp:]}"
+
+
+def check_template(text: str) -> None:
+    """Raise :class:`TemplateError` naming the first unsupported action in ``text``."""
+    for m in _ACTION.finditer(text):
+        if not (_LABEL.match(m.group(1)) or _VALUE.match(m.group(1))):
+            raise TemplateError(
+                f"unsupported template action {m.group(0)!r} in {text!r} "
+                "(use {{ $labels.NAME }} or {{ $value }})"
+            )
+
+
+def expand_template(text: str, labels: Mapping[str, str], value: float) -> str:
+    """Render ``text`` for one alert."""
+    if "{{" not in text:
+        return text
+
+    def sub(m: re.Match[str]) -> str:
+        lab = _LABEL.match(m.group(1))
+        if lab:
+            return labels.get(lab.group(1), "")
+        return format_go_float(value)
+
+    return _ACTION.sub(sub, text)
