@@ -28,7 +28,8 @@ from inferwatch._exceptions import StoreError
 from inferwatch.model import Labels
 
 __all__ = [
-    "SCHEMA_VERSION", "compact", "connect", "delete_before", "last_sample", "load_series", "read_chunks", "write",
+    "SCHEMA_VERSION", "compact", "connect", "delete_before", "last_sample", "load_series", "read_chunks",
+    "write",
 ]
 
 SCHEMA_VERSION = 1
@@ -70,7 +71,7 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise StoreError(f"{path}: store schema {version} is newer than this inferwatch's {SCHEMA_VERSION}")
+            raise StoreError(f"{path}: store schema {version} is newer than this inferwatch's")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=10000")
