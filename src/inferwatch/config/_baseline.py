@@ -1,11 +1,72 @@
-"""``baseline``: defaults for dynamic thresholds."""
+"""``baseline``: defaults for dynamic thresholds (seasonal forecast bands).
+
+One set of defaults serves every series; ``docs/baseline.md`` says how they
+were chosen (on half of the NAB files, checked on the other half).
+"""
 
 from __future__ import annotations
 
-from inferwatch.config._types import FrozenModel
+from typing import Literal
 
-__all__ = ["BaselineConfig"]
+from pydantic import Field, model_validator
+
+from inferwatch.config._types import Duration, FrozenModel
+
+__all__ = ["BaselineConfig", "ProphetConfig", "SeasonalConfig"]
+
+
+class SeasonalConfig(FrozenModel):
+    """The robust seasonal baseline: seasonal medians, a median level, a MAD band."""
+
+    slot: Duration = Field(1800.0, gt=0, description="width of a time-of-day / day-of-week slot")
+    days: int = Field(7, ge=1, le=60, description="days of history kept per daily slot")
+    weeks: int = Field(3, ge=1, le=12, description="weeks of history kept per weekly slot")
+    slot_capacity: int = Field(64, ge=4, le=4096, description="most samples kept per slot")
+    level_points: int = Field(12, ge=3, le=1024, description="recent samples in the median level")
+    scale_points: int = Field(2016, ge=16, le=8192, description="recent residuals in the MAD scale")
+    refresh_points: int = Field(12, ge=1, le=1024, description="samples between scale refreshes")
+    band: float = Field(6.0, gt=0, description="band half-width in robust standard deviations")
+    tail_quantile: float = Field(
+        0.99, gt=0, le=1, description="quantile of recent |residuals| that also bounds the band"
+    )
+    tail_factor: float = Field(
+        1.2, ge=0, description="band half-width at least this times the tail quantile (0: off)"
+    )
+    clip_residuals: bool = Field(False, description="learn residuals clipped to the band")
+    min_history: Duration = Field(86400.0, ge=0, description="history needed before a band exists")
+    min_points: int = Field(48, ge=4, description="samples needed before a band exists")
+    relative_floor: float = Field(
+        0.001, ge=0, description="smallest band half-width as a fraction of |expected|"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> SeasonalConfig:
+        if self.slot > 86400.0 or 86400.0 % self.slot:
+            raise ValueError(f"slot {self.slot:g}s must divide one day")
+        if self.min_points > self.scale_points:
+            raise ValueError("min_points cannot exceed scale_points")
+        return self
+
+
+class ProphetConfig(FrozenModel):
+    """Prophet (optional extra ``inferwatch[prophet]``): refit on a bounded window."""
+
+    history: Duration = Field(7 * 86400.0, gt=0, description="trailing window each fit sees")
+    refit_every: Duration = Field(86400.0, gt=0, description="time between refits")
+    band: float = Field(6.0, gt=0, description="band half-width in robust residual deviations")
+    min_history: Duration = Field(86400.0, ge=0, description="history needed before the first fit")
 
 
 class BaselineConfig(FrozenModel):
-    """Dynamic-baseline defaults; owned by the baseline issue, extended there."""
+    """Dynamic-baseline defaults: the method, its settings and the alert debounce."""
+
+    method: Literal["seasonal", "prophet"] = Field(
+        "seasonal", description="seasonal (built in) or prophet (extra inferwatch[prophet])"
+    )
+    seasonal: SeasonalConfig = Field(default_factory=SeasonalConfig)
+    prophet: ProphetConfig = Field(default_factory=ProphetConfig)
+    direction: Literal["above", "below", "both"] = Field(
+        "both", description="which side of the band is anomalous"
+    )
+    debounce: int = Field(3, ge=1, description="consecutive anomalous samples before an alert")
+    merge_gap: int = Field(12, ge=0, description="normal samples an alert bridges before it ends")

@@ -1,0 +1,84 @@
+"""Read a ``timestamp,value`` CSV series (NAB's format, or epoch seconds)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from inferwatch._exceptions import InputError
+
+__all__ = ["CsvSeries", "parse_timestamp", "read_csv_series"]
+
+
+@dataclass(frozen=True, slots=True)
+class CsvSeries:
+    """A series as read, in file order: the timestamp text as in the file, epoch seconds, values.
+
+    Real exports repeat or reorder a few timestamps (NAB has both); rows are
+    kept as they are and the baselines skip a point older than the last learned.
+    """
+
+    stamps: list[str]
+    times: npt.NDArray[np.float64]
+    values: npt.NDArray[np.float64]
+
+
+def parse_timestamp(text: str) -> float:
+    """Epoch seconds from ISO 8601 (naive means UTC) or a number of seconds.
+
+    >>> parse_timestamp("2014-04-01 00:05:00"), parse_timestamp("300")
+    (1396310700.0, 300.0)
+    """
+    s = text.strip()
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+
+
+def read_csv_series(path: str | Path, timestamp_col: str = "timestamp",
+                    value_col: str = "value") -> CsvSeries:
+    """Read and validate a series; ``InputError`` names the file, line and column."""
+    p = Path(path)
+    try:
+        with p.open(newline="", encoding="utf-8") as fh:
+            return _parse(p, csv.DictReader(fh), timestamp_col, value_col)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not a UTF-8 text file") from exc
+
+
+def _parse(p: Path, reader: csv.DictReader[str], ts_col: str, val_col: str) -> CsvSeries:
+    header = reader.fieldnames or []
+    for col in (ts_col, val_col):
+        if col not in header:
+            raise InputError(f"{p}: no column {col!r} (columns: {', '.join(header) or 'none'})")
+    stamps: list[str] = []
+    times: list[float] = []
+    values: list[float] = []
+    for row in reader:
+        line = reader.line_num
+        stamp, raw = row.get(ts_col) or "", row.get(val_col) or ""
+        try:
+            t = parse_timestamp(stamp)
+        except ValueError:
+            raise InputError(f"{p}:{line}: {ts_col}: not a timestamp: {stamp!r}") from None
+        try:
+            v = float(raw) if raw.strip() else math.nan
+        except ValueError:
+            raise InputError(f"{p}:{line}: {val_col}: not a number: {raw!r}") from None
+        stamps.append(stamp)
+        times.append(t)
+        values.append(v)
+    if not stamps:
+        raise InputError(f"{p}: no data rows")
+    return CsvSeries(stamps, np.asarray(times), np.asarray(values))

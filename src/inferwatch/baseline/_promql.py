@@ -1,0 +1,106 @@
+"""The seasonal baseline as Prometheus recording and alerting rules (the scale path).
+
+For a signal ``expr`` recorded as ``baseline:<name>:value`` the rules compute,
+at every evaluation, in one group (rules of a group see the earlier results):
+
+* ``…:daily_ref``  median over the last ``days`` days of each day's median in a
+  ``slot`` window centred on the same time of day (``quantile_over_time`` with
+  ``offset``; days without data simply drop out);
+* ``…:expected``   ``daily_ref`` + the median of recent ``value - daily_ref``
+  (the robust level, re-learning a level shift);
+* ``…:scale``      1.4826 · median |value − expected| over ``scale_window``;
+* ``…:tail``       the ``tail_quantile`` of |value − expected| over the same window;
+* ``…:upper`` / ``…:lower``  expected ± max(band · scale, tail_factor · tail);
+
+and one alert that fires when the value leaves the band on the watched side
+for ``debounce`` evaluations (``for``), kept firing over ``merge_gap``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferwatch.baseline._band import Direction
+from inferwatch.config._baseline import BaselineConfig
+from inferwatch.model import format_duration, is_valid_metric_name
+
+__all__ = ["promql_rules"]
+
+
+def _d(seconds: float) -> str:
+    return format_duration(seconds)
+
+
+def _daily_ref(value: str, slot: float, days: int) -> str:
+    half = slot / 2
+    parts = [
+        f'label_replace(quantile_over_time(0.5, {value}[{_d(slot)}] offset {_d(k * 86400 - half)}),'
+        f' "baseline_day", "{k}", "", "")'
+        for k in range(1, days + 1)
+    ]
+    return "quantile without (baseline_day) (0.5,\n  " + "\n  or ".join(parts) + "\n)"
+
+
+def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
+                 interval: float = 60.0, direction: Direction | None = None,
+                 fallback: float | None = None, level_window: float = 3600.0,
+                 scale_window: float = 7 * 86400.0) -> dict[str, Any]:
+    """A Prometheus rule file (as a dict, dump it as YAML) with the baseline of ``expr``.
+
+    ``name`` names the recorded series (``baseline:<name>:…``) and the alert
+    (``<name>_outside_baseline``); ``interval`` is the group's evaluation
+    interval, which turns the sample-count debounce into ``for``.
+
+    >>> rules = promql_rules("api_p99", "histogram_quantile(0.99, rate(x_bucket[5m]))")
+    >>> [r.get("record", r.get("alert")) for r in rules["groups"][0]["rules"]][-1]
+    'api_p99_outside_baseline'
+    """
+    cfg = config or BaselineConfig()
+    s = cfg.seasonal
+    side = direction or cfg.direction
+    if not is_valid_metric_name(name) or ":" in name:
+        raise ValueError(f"baseline name {name!r} must be a metric name without colons")
+    p = f"baseline:{name}"
+    v = f"{p}:value"
+    sw = _d(scale_window)
+    records = [
+        (f"{p}:value", expr),
+        (f"{p}:daily_ref", _daily_ref(v, s.slot, s.days)),
+        (f"{p}:deseasonalised", f"{v} - {p}:daily_ref"),
+        (f"{p}:expected",
+         f"{p}:daily_ref + quantile_over_time(0.5, {p}:deseasonalised[{_d(level_window)}])"),
+        (f"{p}:abs_residual", f"abs({v} - {p}:expected)"),
+        (f"{p}:scale", f"1.4826 * quantile_over_time(0.5, {p}:abs_residual[{sw}])"),
+        (f"{p}:tail", f"quantile_over_time({s.tail_quantile:g}, {p}:abs_residual[{sw}])"),
+        (f"{p}:half_width",
+         f"({s.band:g} * {p}:scale > {s.tail_factor:g} * {p}:tail)"
+         f" or {s.tail_factor:g} * {p}:tail"),
+        (f"{p}:upper", f"{p}:expected + {p}:half_width"),
+        (f"{p}:lower", f"{p}:expected - {p}:half_width"),
+    ]
+    rules: list[dict[str, Any]] = [{"record": r, "expr": e} for r, e in records]
+    rules.append({
+        "alert": f"{name}_outside_baseline",
+        "expr": _alert_expr(v, p, side, fallback),
+        "for": _d(cfg.debounce * interval),
+        "keep_firing_for": _d(cfg.merge_gap * interval),
+        "labels": {"baseline": name},
+        "annotations": {
+            "summary": f"{name} left its seasonal baseline ({side})",
+            "description": "value {{ $value }} outside the learned band",
+        },
+    })
+    return {"groups": [{"name": f"baseline_{name}", "interval": _d(interval), "rules": rules}]}
+
+
+def _alert_expr(v: str, p: str, side: Direction, fallback: float | None) -> str:
+    conds = []
+    if side in ("above", "both"):
+        conds.append(f"{v} > {p}:upper")
+    if side in ("below", "both"):
+        conds.append(f"{v} < {p}:lower")
+    expr = " or ".join(f"({c})" for c in conds)
+    if fallback is not None:
+        op = "<" if side == "below" else ">"
+        expr += f" or ({v} {op} {fallback:g} unless {p}:expected)"
+    return expr

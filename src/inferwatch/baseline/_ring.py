@@ -1,0 +1,85 @@
+"""Fixed-capacity ring buffers and the robust statistics computed over them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Ring", "robust_sigma"]
+
+_MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution is 0.6745 sigma
+_MEAN_AD_TO_SIGMA = 1.2533  # mean absolute deviation of a normal is 0.7979 sigma
+
+
+class Ring:
+    """The last ``capacity`` floats pushed, in O(1) per push and bounded memory.
+
+    >>> r = Ring(3); [r.push(x) for x in (1.0, 2.0, 3.0, 4.0)] and None; sorted(r.values().tolist())
+    [2.0, 3.0, 4.0]
+    """
+
+    __slots__ = ("_buf", "_count", "_head")
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"ring capacity must be positive, got {capacity}")
+        self._buf = np.zeros(capacity, dtype=np.float64)
+        self._head = 0
+        self._count = 0
+
+    @property
+    def capacity(self) -> int:
+        """Most values kept."""
+        return int(self._buf.shape[0])
+
+    def __len__(self) -> int:
+        return self._count
+
+    def push(self, value: float) -> None:
+        """Append ``value``, dropping the oldest when full."""
+        self._buf[self._head] = value
+        self._head = (self._head + 1) % self._buf.shape[0]
+        if self._count < self._buf.shape[0]:
+            self._count += 1
+
+    def values(self) -> npt.NDArray[np.float64]:
+        """The kept values (storage order, not push order: fine for order-free statistics)."""
+        return self._buf[: self._count] if self._count < self._buf.shape[0] else self._buf
+
+    def median(self) -> float:
+        """Median of the kept values (NaN when empty)."""
+        return float(np.median(self.values())) if self._count else math.nan
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-ready state; ``Ring.from_state`` restores it exactly."""
+        return {"buf": self._buf.tolist(), "head": self._head, "count": self._count}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Ring:
+        """Rebuild a ring saved by ``to_state``."""
+        buf = np.asarray(state["buf"], dtype=np.float64)
+        ring = cls(int(buf.shape[0]))
+        ring._buf[:] = buf
+        ring._head, ring._count = int(state["head"]), int(state["count"])
+        if not (0 <= ring._head < buf.shape[0] and 0 <= ring._count <= buf.shape[0]):
+            raise ValueError("ring state out of range")
+        return ring
+
+
+def robust_sigma(residuals: npt.NDArray[np.float64]) -> float:
+    """Normal-consistent scale: 1.4826·MAD, or 1.2533·mean |dev| when over half are equal.
+
+    >>> round(robust_sigma(np.array([0.0, 1.0, 2.0, 3.0, 100.0])), 4)
+    1.4826
+    """
+    if residuals.size == 0:
+        return math.nan
+    med = float(np.median(residuals))
+    dev = np.abs(residuals - med)
+    mad = float(np.median(dev))
+    if mad > 0:
+        return _MAD_TO_SIGMA * mad
+    return _MEAN_AD_TO_SIGMA * float(dev.mean())
