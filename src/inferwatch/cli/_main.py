@@ -17,6 +17,7 @@ __all__ = ["main"]
 # dependencies inside their handlers so that ``--help`` stays fast.
 VERBS: tuple[tuple[str, str], ...] = (
     ("config", "inferwatch.cli._config"),
+    ("baseline", "inferwatch.cli._baseline"),
     ("replay", "inferwatch.cli._replay"),
     ("rules", "inferwatch.cli._rules"),
 )
