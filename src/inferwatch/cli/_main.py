@@ -18,8 +18,10 @@ __all__ = ["main"]
 VERBS: tuple[tuple[str, str], ...] = (
     ("config", "inferwatch.cli._config"),
     ("baseline", "inferwatch.cli._baseline"),
+    ("demo", "inferwatch.cli._demo"),
     ("replay", "inferwatch.cli._replay"),
     ("rules", "inferwatch.cli._rules"),
+    ("exporter", "inferwatch.cli._exporter"),
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -1,0 +1,47 @@
+"""``inferwatch exporter``: host, process and GPU metrics on /metrics."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from typing import Any
+
+from inferwatch.cli._common import add_config_arg
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``exporter``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "exporter", help="serve host and GPU metrics (node_exporter / DCGM names) on /metrics",
+        description="Collect host CPU, memory and load (node_exporter names), the model-server "
+        "process (RSS, CPU, Python GC) and every GPU through NVML (DCGM exporter names) every "
+        "collect.interval, and serve the latest collection on http://HOST:PORT/metrics.",
+    )
+    p.add_argument("--port", type=int, default=9400, help="TCP port (default 9400, DCGM exporter's)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--pid", type=int, default=None,
+                   help="model-server process to watch (default: the exporter itself, with GC stats)")
+    add_config_arg(p)
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from inferwatch._exceptions import InputError
+    from inferwatch.collect import Exporter
+    from inferwatch.config import load_config
+
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port {args.port}: not a TCP port (0-65535)")
+    cfg = load_config(args.config)
+    exporter = Exporter(interval=cfg.collect.interval, pid=args.pid)
+    port = exporter.serve(args.host, args.port)
+    gpu = "on" if exporter.gpu.up else f"off ({exporter.gpu.reason})"
+    print(f"inferwatch exporter: http://{args.host}:{port}/metrics "
+          f"(every {cfg.collect.interval:g}s; GPU collector {gpu})", flush=True)
+    try:
+        threading.Event().wait()  # until Ctrl-C; main() turns KeyboardInterrupt into exit 130
+    finally:
+        exporter.close()
+    return 0
