@@ -82,6 +82,39 @@ PREDICTION_CONFIDENCE = MetricSpec(
     "inferwatch_prediction_confidence", _H, "Distribution of the model's prediction confidence.",
     ("service", "model"),
 )
+FEATURE_PSI_CRITICAL = MetricSpec(
+    "inferwatch_feature_psi_critical", _G,
+    "PSI a window reaches by chance under no drift (alpha 0.05): chi2.ppf(0.95, bins-1)*(1/N+1/M).",
+    ("service", "model", "feature"),
+)
+DRIFT_WINDOW_SAMPLES = MetricSpec(
+    "inferwatch_drift_window_samples", _G, "Samples (rows) in the last closed drift window.",
+    ("service", "model"),
+)
+QUALITY_INVALID_TOTAL = MetricSpec(
+    "inferwatch_quality_invalid_observations_total", _C,
+    "Prediction observations whose features or confidence could not be read (dropped, never raised).",
+    ("service", "model"),
+)
+PREDICTION_CONFIDENCE_MEAN = MetricSpec(
+    "inferwatch_prediction_confidence_mean", _G, "Mean prediction confidence in the last closed window.",
+    ("service", "model"),
+)
+LOW_CONFIDENCE_RATIO = MetricSpec(
+    "inferwatch_low_confidence_ratio", _G,
+    "Fraction of predictions in the last closed window with confidence below the low-confidence threshold.",
+    ("service", "model"),
+)
+PREDICTION_ENTROPY = MetricSpec(
+    "inferwatch_prediction_entropy", _G,
+    "Mean entropy (nats) of the predicted class probabilities in the last closed window.",
+    ("service", "model"),
+)
+CONFIDENCE_PSI = MetricSpec(
+    "inferwatch_confidence_psi", _G,
+    "PSI of the prediction confidence, last closed window against the reference profile.",
+    ("service", "model"),
+)
 
 # --- business: business impact -----------------------------------------------
 CONVERSION_RATE = MetricSpec(
@@ -91,6 +124,24 @@ CONVERSION_RATE = MetricSpec(
 ABTEST_P_VALUE = MetricSpec(
     "inferwatch_abtest_p_value", _G, "p-value of the A/B test difference in conversion rate.",
     ("experiment",),
+)
+ABTEST_SEQUENTIAL_P_VALUE = MetricSpec(
+    "inferwatch_abtest_sequential_p_value", _G,
+    "Always-valid p-value of the A/B test (mSPRT, normal mixture); safe to look at any time.",
+    ("experiment",),
+)
+ABTEST_DIFFERENCE = MetricSpec(
+    "inferwatch_abtest_difference", _G,
+    "Conversion rate of the second variant minus the first (variants in sorted order).",
+    ("experiment",),
+)
+EXPERIMENT_OUTCOMES_TOTAL = MetricSpec(
+    "inferwatch_experiment_outcomes_total", _C, "Outcomes observed per experiment variant.",
+    ("experiment", "variant"),
+)
+EXPERIMENT_CONVERSIONS_TOTAL = MetricSpec(
+    "inferwatch_experiment_conversions_total", _C, "Converted outcomes per experiment variant.",
+    ("experiment", "variant"),
 )
 
 # --- collect: infrastructure (node_exporter and DCGM exporter names) ---------
@@ -243,7 +294,10 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     REQUESTS_TOTAL, REQUEST_DURATION, INFLIGHT_REQUESTS, SDK_DROPPED_TOTAL, SDK_QUEUE_CAPACITY,
     SDK_INVALID_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
+    FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
+    LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
     CONVERSION_RATE, ABTEST_P_VALUE,
+    ABTEST_SEQUENTIAL_P_VALUE, ABTEST_DIFFERENCE, EXPERIMENT_OUTCOMES_TOTAL, EXPERIMENT_CONVERSIONS_TOTAL,
     NODE_CPU_SECONDS_TOTAL, NODE_MEMORY_MEMTOTAL, NODE_MEMORY_MEMAVAILABLE, NODE_MEMORY_MEMFREE,
     NODE_MEMORY_BUFFERS, NODE_MEMORY_CACHED, NODE_MEMORY_SWAPTOTAL, NODE_MEMORY_SWAPFREE,
     NODE_LOAD1, NODE_LOAD5, NODE_LOAD15,

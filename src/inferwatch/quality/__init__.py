@@ -1,3 +1,76 @@
-"""quality (see DESIGN.md for what it owns)."""
+"""Model quality: drift statistics, reference profiles, streaming drift, confidence and anomalies.
 
-__all__: list[str] = []
+>>> import numpy as np
+>>> from inferwatch.quality import DriftDetector
+>>> rng = np.random.default_rng(0)
+>>> fitted = DriftDetector().fit({"age": rng.normal(40, 10, 10_000)})
+>>> fitted.score({"age": rng.normal(40, 10, 10_000)}).features[0].verdict.value
+'stable'
+"""
+
+from inferwatch.quality._anomaly import FittedAnomaly, FittedSupport, SupportDetector
+from inferwatch.quality._binning import bin_counts, equal_width_cuts, quantile_cuts
+from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggregator
+from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
+from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
+from inferwatch.quality._html import render_html
+from inferwatch.quality._io import read_table
+from inferwatch.quality._profile import (
+    CategoricalProfile,
+    NumericProfile,
+    Profile,
+    build_profile,
+)
+from inferwatch.quality._profile_json import dump_profile, load_profile, profile_from_json, profile_to_json
+from inferwatch.quality._psi import (
+    DEFAULT_EPSILON,
+    UNSEEN,
+    psi,
+    psi_categorical,
+    psi_critical,
+    psi_from_counts,
+)
+from inferwatch.quality._report import DriftReport, FeatureDrift
+from inferwatch.quality._stream import DriftAggregator, WindowDrift
+from inferwatch.quality._verdict import Thresholds, Verdict
+
+__all__ = [
+    "CONFIDENCE_BUCKETS",
+    "DEFAULT_EPSILON",
+    "STATISTICS",
+    "UNSEEN",
+    "CategoricalProfile",
+    "ConfidenceAggregator",
+    "DriftAggregator",
+    "DriftDetector",
+    "DriftReport",
+    "FeatureDrift",
+    "FittedAnomaly",
+    "FittedDrift",
+    "FittedSupport",
+    "NumericProfile",
+    "Profile",
+    "SupportDetector",
+    "TestResult",
+    "Thresholds",
+    "Verdict",
+    "WindowDrift",
+    "bin_counts",
+    "build_profile",
+    "chi2_homogeneity",
+    "dump_profile",
+    "equal_width_cuts",
+    "js_distance",
+    "ks_2samp",
+    "load_profile",
+    "profile_from_json",
+    "profile_to_json",
+    "psi",
+    "psi_categorical",
+    "psi_critical",
+    "psi_from_counts",
+    "quantile_cuts",
+    "read_table",
+    "render_html",
+    "wasserstein",
+]
