@@ -1,3 +1,49 @@
-"""demo (see DESIGN.md for what it owns)."""
+"""The demo: a real small model behind Starlette, instrumented with the SDK, a load
+generator, and a scripted story (normal -> latency -> outage -> drift) on compressed time.
 
-__all__: list[str] = []
+``run_demo(DemoOptions(...), DemoComponents(...))`` is what ``inferwatch demo`` runs;
+``DemoComponents`` is where the embedded server, alerts and drift views plug in.
+"""
+
+from inferwatch.demo._live import LiveStats, Snapshot, bucket_quantile
+from inferwatch.demo._loadgen import LoadGenerator
+from inferwatch.demo._model import FEATURES, FeatureGenerator, LogisticModel, Prediction, train_model
+from inferwatch.demo._runner import (
+    DemoClock,
+    DemoComponents,
+    DemoContext,
+    DemoOptions,
+    DemoPart,
+    DemoReport,
+    PhaseStats,
+    run_demo,
+)
+from inferwatch.demo._serve import ServerThread
+from inferwatch.demo._service import DemoService, Faults
+from inferwatch.demo._story import DEFAULT_STORY, Phase, Story
+
+__all__ = [
+    "DEFAULT_STORY",
+    "FEATURES",
+    "DemoClock",
+    "DemoComponents",
+    "DemoContext",
+    "DemoOptions",
+    "DemoPart",
+    "DemoReport",
+    "DemoService",
+    "Faults",
+    "FeatureGenerator",
+    "LiveStats",
+    "LoadGenerator",
+    "LogisticModel",
+    "Phase",
+    "PhaseStats",
+    "Prediction",
+    "ServerThread",
+    "Snapshot",
+    "Story",
+    "bucket_quantile",
+    "run_demo",
+    "train_model",
+]

@@ -5,7 +5,7 @@ aggregates (numpy) and prometheus-client renders the exposition.
 """
 
 from inferwatch.sdk._aggregator import Aggregator
-from inferwatch.sdk._exposition import MetricsServer, MonitorCollector, read_sample
+from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, read_sample
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
 from inferwatch.sdk._requests import OTHER_ROUTE
@@ -14,6 +14,7 @@ __all__ = [
     "OTHER_ROUTE",
     "Aggregator",
     "AsgiMiddleware",
+    "MetricsApp",
     "MetricsServer",
     "Monitor",
     "MonitorCollector",

@@ -17,7 +17,7 @@ from prometheus_client.exposition import choose_encoder, start_http_server
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
-__all__ = ["MetricsServer", "MonitorCollector", "metrics_asgi_app", "read_sample"]
+__all__ = ["MetricsApp", "MetricsServer", "MonitorCollector", "metrics_asgi_app", "read_sample"]
 
 log = logging.getLogger("inferwatch.sdk")
 
@@ -46,10 +46,17 @@ class MonitorCollector:
         return self._families()
 
 
-def metrics_asgi_app(registry: CollectorRegistry) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
-    """An ASGI app answering GET/HEAD with the exposition of ``registry`` on any path."""
+class MetricsApp:
+    """An ASGI app answering GET/HEAD on any path with the exposition of ``registry``.
 
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    An object rather than a function, so Starlette's ``Route("/metrics", MetricsApp(...))``
+    treats it as an ASGI app.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
@@ -61,10 +68,13 @@ def metrics_asgi_app(registry: CollectorRegistry) -> Callable[[Scope, Receive, S
             return
         accept = ",".join(v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == b"accept")
         encoder, content_type = choose_encoder(accept)
-        body = encoder(registry)
+        body = encoder(self.registry)
         await _respond(send, 200, b"" if scope.get("method") == "HEAD" else body, content_type)
 
-    return app
+
+def metrics_asgi_app(registry: CollectorRegistry) -> MetricsApp:
+    """A ``MetricsApp`` over ``registry``."""
+    return MetricsApp(registry)
 
 
 async def _respond(

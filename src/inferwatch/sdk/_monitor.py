@@ -19,7 +19,7 @@ from inferwatch.config._sdk import SdkConfig
 from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator
-from inferwatch.sdk._exposition import MetricsServer, MonitorCollector, metrics_asgi_app
+from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
 
@@ -224,7 +224,7 @@ class Monitor:
 
         return WsgiMiddleware(app, self, route)
 
-    def metrics_app(self) -> AsgiApp:
+    def metrics_app(self) -> MetricsApp:
         """An ASGI app serving the exposition (OpenMetrics when the Accept header asks)."""
         return metrics_asgi_app(self.registry)
 

@@ -1,0 +1,50 @@
+"""``inferwatch demo``: the model service, a load generator and the scripted story, live."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from inferwatch._exceptions import InputError
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``demo``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "demo", help="run the demo model service with load and a scripted story",
+        description="Start an instrumented demo model service (logistic regression behind "
+        "Starlette) and a load generator on loopback, and play the story normal -> latency "
+        "degradation -> outage (503s) -> drift on compressed time, showing live QPS, P99 and "
+        "error ratio. Exits after --duration seconds.",
+    )
+    p.add_argument("--duration", type=float, default=90.0, metavar="SECONDS",
+                   help="real seconds to run (default: 90)")
+    p.add_argument("--speed", type=float, default=None, metavar="X",
+                   help="time compression (default: fit the 25-minute story into --duration)")
+    p.add_argument("--port", type=int, default=0, metavar="P",
+                   help="port of the demo model service (default: a free port)")
+    p.add_argument("--rate", type=float, default=40.0, metavar="RPS",
+                   help="load generator's maximum requests per second (default: 40)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    for name, value, ok in (
+        ("--duration", args.duration, args.duration > 0),
+        ("--speed", args.speed, args.speed is None or args.speed > 0),
+        ("--rate", args.rate, args.rate > 0),
+        ("--port", args.port, 0 <= args.port <= 65535),
+    ):
+        if not ok:
+            raise InputError(f"{name}: out of range: {value}")
+    from inferwatch.demo import DemoOptions, run_demo
+
+    try:
+        run_demo(DemoOptions(duration_s=args.duration, speed=args.speed, port=args.port,
+                             rate=args.rate, seed=args.seed))
+    except OSError as exc:
+        raise InputError(f"cannot start the demo service on port {args.port}: {exc}") from exc
+    return 0

@@ -1,0 +1,171 @@
+"""The demo model service: Starlette ``/predict`` with fault switches, instrumented with the SDK.
+
+Endpoints:
+    POST /predict         {"features": {"age": 31, ...}} -> {"score", "confidence", "path"}
+    POST /admin/faults    {"latency_ms": 800, "error_ratio": 0.02, "unavailable_ratio": 0.5} (partial update)
+    POST /admin/degrade   {"enabled": true} -> the cheap model path, which skips the injected latency
+    GET  /admin/state     the switches and the model's description
+    GET  /metrics         the SDK's exposition
+Bad bodies get 400 with a JSON ``error`` naming the field; never 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from inferwatch._exceptions import InputError
+from inferwatch.demo._model import FEATURES, LogisticModel
+from inferwatch.sdk import Monitor
+
+__all__ = ["DemoService", "Faults"]
+
+MAX_LATENCY_MS = 60_000.0
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """Injected faults: added latency on the full model path, 500s and 503s by ratio."""
+
+    latency_ms: float = 0.0
+    error_ratio: float = 0.0
+    unavailable_ratio: float = 0.0
+
+    def updated(self, body: Mapping[str, Any]) -> Faults:
+        """A copy with the fields of ``body`` changed; InputError naming a bad field."""
+        unknown = sorted(set(body) - {"latency_ms", "error_ratio", "unavailable_ratio"})
+        if unknown:
+            raise InputError(f"faults: unknown field {unknown[0]!r}")
+        changes = {k: _number(body, k, 0.0, MAX_LATENCY_MS if k == "latency_ms" else 1.0) for k in body}
+        return replace(self, **changes)
+
+
+class DemoService:
+    """The model behind HTTP, with switches the story, alert actions and tests flip."""
+
+    def __init__(self, model: LogisticModel, monitor: Monitor, rng: np.random.Generator) -> None:
+        self.model, self.monitor = model, monitor
+        self._rng = rng
+        self._lock = threading.Lock()
+        self._faults = Faults()
+        self._degraded = False
+        self.app = monitor.asgi(Starlette(routes=[
+            Route("/predict", self._predict, methods=["POST"]),
+            Route("/admin/faults", self._set_faults, methods=["POST"]),
+            Route("/admin/degrade", self._set_degrade, methods=["POST"]),
+            Route("/admin/state", self._state, methods=["GET"]),
+            Route("/metrics", monitor.metrics_app()),
+        ]))
+        """The instrumented ASGI app to serve."""
+
+    # --- switches (also callable in-process) -----------------------------------------------
+    @property
+    def faults(self) -> Faults:
+        """The current faults."""
+        with self._lock:
+            return self._faults
+
+    def set_faults(self, faults: Faults) -> None:
+        """Replace the injected faults."""
+        with self._lock:
+            self._faults = faults
+
+    @property
+    def degraded(self) -> bool:
+        """Whether the cheap model path is on."""
+        with self._lock:
+            return self._degraded
+
+    def set_degraded(self, enabled: bool) -> None:
+        """Switch the cheap model path on or off."""
+        with self._lock:
+            self._degraded = enabled
+
+    def state(self) -> dict[str, Any]:
+        """What ``GET /admin/state`` answers."""
+        return {
+            "faults": asdict(self.faults),
+            "degraded": self.degraded,
+            "model": {"kind": "logistic_regression", "features": list(FEATURES),
+                      "service": self.monitor.service, "version": self.monitor.version},
+        }
+
+    # --- handlers ---------------------------------------------------------------------------
+    async def _predict(self, request: Request) -> JSONResponse:
+        faults, degraded = self.faults, self.degraded
+        if faults.unavailable_ratio and self._rng.random() < faults.unavailable_ratio:
+            return JSONResponse({"error": "service unavailable (injected)"}, status_code=503)
+        try:
+            x = _features(await _json(request))
+        except InputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        if faults.latency_ms and not degraded:
+            await asyncio.sleep(faults.latency_ms / 1000 * (0.8 + 0.4 * self._rng.random()))
+        if faults.error_ratio and self._rng.random() < faults.error_ratio:
+            return JSONResponse({"error": "model error (injected)"}, status_code=500)
+        pred = self.model.predict(x, cheap=degraded)
+        self.monitor.observe_prediction(
+            dict(zip(FEATURES, x.tolist(), strict=True)), confidence=pred.confidence,
+            probabilities=(1.0 - pred.score, pred.score),
+        )
+        return JSONResponse({"score": pred.score, "confidence": pred.confidence, "path": pred.path})
+
+    async def _set_faults(self, request: Request) -> JSONResponse:
+        try:
+            body = await _json(request)
+            self.set_faults(self.faults.updated(body))
+        except InputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(self.state())
+
+    async def _set_degrade(self, request: Request) -> JSONResponse:
+        try:
+            body = await _json(request)
+            enabled = body.get("enabled")
+            if not isinstance(enabled, bool):
+                raise InputError(f"degrade: 'enabled' must be true or false, got {enabled!r}")
+        except InputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        self.set_degraded(enabled)
+        return JSONResponse(self.state())
+
+    async def _state(self, request: Request) -> JSONResponse:
+        return JSONResponse(self.state())
+
+
+async def _json(request: Request) -> dict[str, Any]:
+    try:
+        body = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object")
+    return body
+
+
+def _features(body: Mapping[str, Any]) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """The ``features`` object as a row in FEATURES order; InputError naming what is wrong."""
+    feats = body.get("features")
+    if not isinstance(feats, dict):
+        raise InputError("'features' must be an object of feature name -> number")
+    return np.array([_number(feats, name, -math.inf, math.inf, where="features.") for name in FEATURES])
+
+
+def _number(obj: Mapping[str, Any], key: str, lo: float, hi: float, *, where: str = "") -> float:
+    if key not in obj:
+        raise InputError(f"{where}{key}: missing")
+    v = obj[key]
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not lo <= v <= hi:
+        raise InputError(f"{where}{key}: expected a finite number in [{lo}, {hi}], got {v!r}")
+    return float(v)
