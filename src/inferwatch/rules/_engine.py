@@ -63,7 +63,7 @@ class QueryEngine:
 
     def instant(self, expr: Expr, t: float) -> Vector | float:
         """The value of ``expr`` at time ``t`` (Unix seconds): a vector or a scalar."""
-        return self._eval(expr, int(round(t * 1000)))
+        return self._eval(expr, round(t * 1000))
 
     def _eval(self, e: Expr, ts: int) -> Vector | float:
         if isinstance(e, Number):
@@ -84,7 +84,7 @@ class QueryEngine:
         hit = self._cache.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
-        lo = ts - int(round(self.lookback * 1000))
+        lo = ts - round(self.lookback * 1000)
         out: Vector = []
         for s in self.store.select(sel.matchers, lo / 1000 - 0.001, ts / 1000 + 0.001):
             t_ms, stale = _live(s.t, s.v)
@@ -101,7 +101,7 @@ class QueryEngine:
         if hit is not None:
             return hit  # type: ignore[return-value]
         assert sel.range is not None
-        lo = ts - int(round(sel.range * 1000))
+        lo = ts - round(sel.range * 1000)
         out: _Matrix = []
         for s in self.store.select(sel.matchers, lo / 1000 - 0.001, ts / 1000 + 0.001):
             t_ms, stale = _live(s.t, s.v)
@@ -121,7 +121,7 @@ class QueryEngine:
             return _histogram_quantile(q.value, inner)
         sel = c.args[0]
         assert isinstance(sel, Selector) and sel.range is not None
-        lo = ts - int(round(sel.range * 1000))
+        lo = ts - round(sel.range * 1000)
         out: Vector = []
         for labels, t_ms, v in self._range_selector(sel, ts):
             if c.func in ("rate", "increase"):
@@ -226,9 +226,7 @@ def _reduce(op: str, vs: Sequence[float]) -> float:
     for x in vs[1:]:
         if op == "sum":
             out += x
-        elif op == "max" and (out < x or math.isnan(out)):
-            out = x
-        elif op == "min" and (out > x or math.isnan(out)):
+        elif (op == "max" and (out < x or math.isnan(out))) or (op == "min" and (out > x or math.isnan(out))):
             out = x
     return out
 

@@ -139,7 +139,9 @@ class Evaluator:
         except StoreError:
             log.exception("saving alert state failed; it is kept in memory")
 
-    def _results(self, rule: Rule, engine: QueryEngine, ts: float) -> list[tuple[Labels, Mapping[str, str], float]]:
+    def _results(
+        self, rule: Rule, engine: QueryEngine, ts: float
+    ) -> list[tuple[Labels, Mapping[str, str], float]]:
         band = self._bands.get(rule.name)
         if rule.threshold is None and band is not None:
             vec = _vector(engine.instant(rule.signal, ts), rule)

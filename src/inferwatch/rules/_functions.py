@@ -86,11 +86,10 @@ def over_time(func: str, v: np.ndarray) -> float | None:
         return mean
     out = vals[0]
     for x in vals[1:]:
-        if func == "max_over_time" and (x > out or math.isnan(out)):
+        bigger = func == "max_over_time" and (x > out or math.isnan(out))
+        if bigger or (func == "min_over_time" and (x < out or math.isnan(out))):
             out = x
-        elif func == "min_over_time" and (x < out or math.isnan(out)):
-            out = x
-    return out
+    return float(out)
 
 
 def bucket_quantile(q: float, buckets: Sequence[tuple[float, float]]) -> float:

@@ -69,13 +69,6 @@ class AlertInstance:
         )
 
 
-@dataclass(frozen=True)
-class _Result:
-    labels: Labels
-    annotations: Mapping[str, str]
-    value: float
-
-
 def step_alerts(
     active: Mapping[str, AlertInstance], results: list[tuple[Labels, Mapping[str, str], float]],
     ts: float, hold: float, keep_firing_for: float,
@@ -83,14 +76,14 @@ def step_alerts(
     """The instances after one evaluation at ``ts`` (a new dict; inputs are not changed)."""
     out = dict(active)
     seen: set[str] = set()
-    for labels, annotations, value in results:
+    for labels, notes, value in results:
         fp = labels.fingerprint()
         seen.add(fp)
         cur = out.get(fp)
         if cur is not None and cur.state is not AlertState.INACTIVE:
-            out[fp] = replace(cur, value=value, annotations=annotations)
+            out[fp] = replace(cur, value=value, annotations=notes)
         else:
-            out[fp] = AlertInstance(labels, annotations, AlertState.PENDING, value, active_at=ts)
+            out[fp] = AlertInstance(labels, notes, AlertState.PENDING, value, active_at=ts)
     for fp, a in list(out.items()):
         if fp not in seen:
             keep = False

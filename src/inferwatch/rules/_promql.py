@@ -18,19 +18,20 @@ from inferwatch.model import Matcher, MatchOp, format_duration, parse_duration
 
 __all__ = [
     "AGGREGATIONS",
+    "RANGE_FUNCTIONS",
     "Aggregate",
     "Binary",
     "Call",
     "Expr",
     "Number",
     "PromQLError",
-    "RANGE_FUNCTIONS",
     "Selector",
     "parse_promql",
 ]
 
 AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "count"})
 RANGE_FUNCTIONS = frozenset({"rate", "increase", "avg_over_time", "min_over_time", "max_over_time"})
+_MATCHING = ("on", "ignoring", "group_left", "group_right")
 _COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
 # Prometheus's precedence: comparisons < additive < multiplicative.
 _PRECEDENCE = {**dict.fromkeys(_COMPARISONS, 1), "+": 2, "-": 2, "*": 3, "/": 3}
@@ -180,7 +181,7 @@ class _Parser:
                     raise self.error("bool modifier on a non-comparison")
                 self.i += 1
                 is_bool = True
-            if self.peek()[0] == "ident" and self.peek()[1] in ("on", "ignoring", "group_left", "group_right"):
+            if self.peek()[0] == "ident" and self.peek()[1] in _MATCHING:
                 raise self.error(f"vector matching modifier {self.peek()[1]!r} is not supported")
             rhs = self.expr(_PRECEDENCE[op] + 1)
             lhs = Binary(op, lhs, rhs, is_bool)

@@ -79,9 +79,8 @@ def _check(test: AlertTest, firing: list[AlertInstance], where: str) -> str | No
     want = sorted(test.expected, key=lambda e: Labels({**e.labels, "alertname": test.alertname}))
     ok = len(got) == len(want)
     for g, w in zip(got, want, strict=False):
-        if g.labels != Labels({**w.labels, "alertname": test.alertname}):
-            ok = False
-        elif w.annotations is not None and dict(g.annotations) != dict(w.annotations):
+        same_notes = w.annotations is None or dict(g.annotations) == dict(w.annotations)
+        if g.labels != Labels({**w.labels, "alertname": test.alertname}) or not same_notes:
             ok = False
     if ok:
         return None
@@ -138,7 +137,7 @@ class ResultBuilder:
         clock = SimulatedClock(0.0)
         ev = Evaluator(rules, store, clock=clock, sink=sink)
         pending = sorted(group.alert_tests, key=lambda t: t.eval_time)
-        n_steps = int(math.floor(group.max_eval_time / step + 1e-9))
+        n_steps = math.floor(group.max_eval_time / step + 1e-9)
         for k in range(n_steps + 1):
             ts = k * step
             clock.set(ts)

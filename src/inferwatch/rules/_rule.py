@@ -65,7 +65,7 @@ class Rule:
 
     @property
     def expr(self) -> Expr | None:
-        """The full alert expression (signal, comparison, threshold); ``None`` when dynamic without fallback."""
+        """The alert expression (signal, comparison, threshold); ``None``: dynamic, no fallback."""
         t = self.static_threshold
         return None if t is None else Binary(self.comparison, self.signal, Number(t))
 

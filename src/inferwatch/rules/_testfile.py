@@ -109,7 +109,8 @@ def _str_map(value: Any, where: str) -> dict[str, str]:
 def _series(raw: Any, where: str) -> InputSeries:
     d = _mapping(raw, where, {"series", "values"})
     try:
-        return InputSeries(parse_series(str(d.get("series", ""))), tuple(expand_values(str(d.get("values", "")))))
+        labels = parse_series(str(d.get("series", "")))
+        return InputSeries(labels, tuple(expand_values(str(d.get("values", "")))))
     except ValueError as exc:
         raise InputError(f"{where}: {exc}") from None
 
@@ -126,7 +127,8 @@ def _alert_test(raw: Any, where: str) -> AlertTest:
             _str_map(ea.get("exp_labels"), f"{where}.exp_alerts[{j}].exp_labels"),
             None if notes is None else _str_map(notes, f"{where}.exp_alerts[{j}].exp_annotations"),
         ))
-    return AlertTest(_duration(d.get("eval_time", "0s"), f"{where}.eval_time"), str(d["alertname"]), tuple(exp))
+    at = _duration(d.get("eval_time", "0s"), f"{where}.eval_time")
+    return AlertTest(at, str(d["alertname"]), tuple(exp))
 
 
 def _group(raw: Any, where: str) -> TestGroup:
@@ -135,7 +137,8 @@ def _group(raw: Any, where: str) -> TestGroup:
         raise InputError(f"{where}.promql_expr_test: not supported by inferwatch replay (alert tests only)")
     if "interval" not in d:
         raise InputError(f"{where}: interval is required (the spacing of input_series values)")
-    series = tuple(_series(s, f"{where}.input_series[{i}]") for i, s in enumerate(d.get("input_series") or []))
+    series = tuple(_series(s, f"{where}.input_series[{i}]")
+                   for i, s in enumerate(d.get("input_series") or []))
     tests = tuple(_alert_test(t, f"{where}.alert_rule_test[{i}]")
                   for i, t in enumerate(d.get("alert_rule_test") or []))
     return TestGroup(str(d.get("name", "")), _duration(d["interval"], f"{where}.interval"), series, tests)
