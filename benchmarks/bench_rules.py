@@ -97,7 +97,8 @@ def series_for(n: int) -> list[tuple[Labels, float, bool]]:
             sh = share if le == "+Inf" else max(share - slow, 0.0)
             out.append((Labels.of("inferwatch_request_duration_seconds_bucket", service=s, le=le, **base),
                         10 * sh, True))
-        out.append((Labels.of("inferwatch_feature_psi", service=s, feature="f1", **base), 0.05 * (i % 7), False))
+        psi = Labels.of("inferwatch_feature_psi", service=s, feature="f1", **base)
+        out.append((psi, 0.05 * (i % 7), False))
     return out
 
 

@@ -165,3 +165,19 @@ rules:
     ev.evaluate(0.0)
     assert [a.alertname for a in ev.active()] == ["Good"]
     assert "Bad" in caplog.text
+
+
+class FailingSink:
+    """A pipeline that always fails."""
+
+    def send(self, alerts: Sequence[Alert], now: float) -> None:
+        raise RuntimeError("pipeline down")
+
+
+def test_a_failing_sink_does_not_stop_evaluation(caplog: pytest.LogCaptureFixture) -> None:
+    # rule: background work catches and logs; the alert state still advances
+    store = load({'up{instance="a"}': "0x10"}, M)
+    ev = Evaluator(load_rules(parse_config(CONFIG)), store, clock=SimulatedClock(0), sink=FailingSink())
+    _run(ev, range(0, 6))
+    assert ev.active()[0].state is AlertState.FIRING
+    assert "alert sink failed" in caplog.text

@@ -8,10 +8,12 @@ from inferwatch.rules._functions import bucket_quantile, extrapolated_rate
 from inferwatch.rules._lifecycle import AlertInstance
 from inferwatch.rules._pack import default_rule_pack
 from inferwatch.rules._promql import PromQLError, parse_promql
+from inferwatch.rules._replay import ReplayResult, run_replay
 from inferwatch.rules._rule import Rule, load_rules
 from inferwatch.rules._signals import signal_promql
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template, format_go_float
+from inferwatch.rules._testfile import TestFile, load_test_file, parse_test_file
 
 __all__ = [
     "ActiveAlert",
@@ -26,14 +28,19 @@ __all__ = [
     "Evaluator",
     "PromQLError",
     "QueryEngine",
+    "ReplayResult",
     "Rule",
+    "TestFile",
     "bucket_quantile",
     "default_rule_pack",
     "expand_template",
     "extrapolated_rate",
     "format_go_float",
     "load_rules",
+    "load_test_file",
     "parse_promql",
+    "parse_test_file",
+    "run_replay",
     "signal_promql",
     "to_prometheus_rule_groups",
     "to_prometheus_rule_yaml",

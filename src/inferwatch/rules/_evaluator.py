@@ -10,6 +10,7 @@ is persisted when a state store is given.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -90,6 +91,7 @@ class Evaluator:
         self.resend_delay = resend_delay
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
+        self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         if band_factory is not None:
             for r in self.rules:
                 if r.dynamic is not None:
@@ -109,6 +111,19 @@ class Evaluator:
     def evaluate(self, now: float | None = None) -> list[Alert]:
         """One round at ``now`` (default: the clock); return the firing and retained resolved alerts."""
         ts = self.clock.now() if now is None else float(now)
+        with self._lock:
+            to_send = self._round(ts)
+        if self.sink is not None:
+            try:
+                self.sink.send(to_send, ts)
+            except Exception:  # the pipeline's failure must not stop rule evaluation
+                log.exception("alert sink failed at %s; %d alerts are re-sent after resend_delay",
+                              ts, len(to_send))
+        with self._lock:
+            return [a.to_alert() for inst in self._alerts.values() for a in inst.values()
+                    if a.state is not AlertState.PENDING]
+
+    def _round(self, ts: float) -> list[Alert]:
         engine = QueryEngine(self.store)
         to_send: list[Alert] = []
         for rule in self.rules:
@@ -125,10 +140,7 @@ class Evaluator:
                     to_send.append(a.to_alert())
             self._alerts[rule.name] = new
         self._persist()
-        if self.sink is not None:
-            self.sink.send(to_send, ts)
-        return [a.to_alert() for inst in self._alerts.values() for a in inst.values()
-                if a.state is not AlertState.PENDING]
+        return to_send
 
     def _persist(self) -> None:
         if self.state is None:
@@ -173,14 +185,17 @@ class Evaluator:
 
     def instances(self) -> dict[str, dict[str, AlertInstance]]:
         """Every rule's alert instances by fingerprint (a copy)."""
-        return {name: dict(inst) for name, inst in self._alerts.items()}
+        with self._lock:
+            return {name: dict(inst) for name, inst in self._alerts.items()}
 
     def active(self) -> list[ActiveAlert]:
         """Pending and firing alerts, for the API, sorted by name and labels."""
+        with self._lock:
+            snapshot = {name: list(inst.values()) for name, inst in self._alerts.items()}
         out = [
             ActiveAlert(a.labels.get("alertname", name), a.labels, a.state, a.active_at, a.value,
                         dict(a.annotations))
-            for name, inst in self._alerts.items() for a in inst.values()
+            for name, inst in snapshot.items() for a in inst
             if a.state in (AlertState.PENDING, AlertState.FIRING)
         ]
         return sorted(out, key=lambda x: (x.alertname, x.labels))

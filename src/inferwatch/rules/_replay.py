@@ -113,7 +113,7 @@ def run_replay(
     ``on_evaluated(ts, clock)`` runs after each evaluation (e.g. to tick a
     notification pipeline on the same simulated time).
     """
-    result = ResultBuilder()
+    result = _ResultBuilder()
     for gi, group in enumerate(test.groups):
         where = f"{test.path}: tests[{gi}]" + (f" ({group.name})" if group.name else "")
         result.run_group(group, rules, test.evaluation_interval, where, sink, on_evaluated)
@@ -121,7 +121,7 @@ def run_replay(
     return result.out
 
 
-class ResultBuilder:
+class _ResultBuilder:
     """Collects one replay's failures and timeline across groups."""
 
     def __init__(self) -> None:
