@@ -21,7 +21,7 @@ from inferwatch.rules._functions import bucket_quantile, extrapolated_rate, go_d
 from inferwatch.rules._promql import Aggregate, Binary, Call, Expr, Number, Selector
 from inferwatch.store import Store
 
-__all__ = ["LOOKBACK_S", "EvalError", "QueryEngine", "Vector"]
+__all__ = ["LOOKBACK_S", "EvalError", "LabelMemo", "QueryEngine", "Vector"]
 
 LOOKBACK_S = 300.0
 _STALE_BITS = np.uint64(0x7FF0000000000002)
@@ -49,6 +49,36 @@ def _live(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t_ms, stale
 
 
+class LabelMemo:
+    """Memoised label-set transforms; series labels repeat across rules and rounds.
+
+    Building a :class:`Labels` sorts its pairs, which dominated evaluation
+    time; the evaluator keeps one memo across rounds (bounded: cleared when
+    it grows past ``limit`` entries).
+    """
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self.limit = limit
+        self._m: dict[tuple[Labels, bool, tuple[str, ...]], Labels] = {}
+
+    def without(self, labels: Labels, *names: str) -> Labels:
+        """``labels.without(*names)``, memoised."""
+        return self._get(labels, True, names)
+
+    def keep(self, labels: Labels, names: tuple[str, ...]) -> Labels:
+        """``labels.keep(names)``, memoised."""
+        return self._get(labels, False, names)
+
+    def _get(self, labels: Labels, drop: bool, names: tuple[str, ...]) -> Labels:
+        key = (labels, drop, names)
+        hit = self._m.get(key)
+        if hit is None:
+            if len(self._m) >= self.limit:
+                self._m.clear()
+            hit = self._m[key] = labels.without(*names) if drop else labels.keep(names)
+        return hit
+
+
 @dataclass
 class QueryEngine:
     """Evaluates expressions at one instant; selections are cached per ``(selector, t)``.
@@ -59,6 +89,7 @@ class QueryEngine:
 
     store: Store
     lookback: float = LOOKBACK_S
+    memo: LabelMemo = field(default_factory=LabelMemo)
     _cache: dict[tuple[tuple[Matcher, ...], float | None, int], object] = field(default_factory=dict)
 
     def instant(self, expr: Expr, t: float) -> Vector | float:
@@ -76,7 +107,7 @@ class QueryEngine:
             inner = self._eval(e.expr, ts)
             if not isinstance(inner, list):
                 raise EvalError(f"{e.op}() needs a vector, got a scalar")
-            return _aggregate(e, inner)
+            return _aggregate(e, inner, self.memo)
         return self._binary(e, ts)
 
     def _instant_selector(self, sel: Selector, ts: int) -> Vector:
@@ -118,7 +149,7 @@ class QueryEngine:
             inner = self._eval(c.args[1], ts)
             if not isinstance(inner, list):
                 raise EvalError("histogram_quantile() needs a vector")
-            return _histogram_quantile(q.value, inner)
+            return _histogram_quantile(q.value, inner, self.memo)
         sel = c.args[0]
         assert isinstance(sel, Selector) and sel.range is not None
         lo = ts - round(sel.range * 1000)
@@ -129,7 +160,7 @@ class QueryEngine:
             else:
                 r = over_time(c.func, v)
             if r is not None:
-                out.append((labels.without_name(), r))
+                out.append((self.memo.without(labels, METRIC_NAME_LABEL), r))
         return out
 
     def _binary(self, b: Binary, ts: int) -> Vector | float:
@@ -142,16 +173,18 @@ class QueryEngine:
                 raise EvalError("comparisons between scalars must use the bool modifier")
             return 1.0 if cmp(lhs, rhs) else 0.0
         if isinstance(lhs, list) and isinstance(rhs, list):
-            return _vector_binop(b, lhs, rhs)
-        return _scalar_binop(b, lhs, rhs)
+            return _vector_binop(b, lhs, rhs, self.memo)
+        return _scalar_binop(b, lhs, rhs, self.memo)
 
 
-def _result(b: Binary, labels: Labels, value: float, keep: bool) -> tuple[Labels, float] | None:
+def _result(
+    b: Binary, labels: Labels, value: float, keep: bool, memo: LabelMemo
+) -> tuple[Labels, float] | None:
     if b.op in _CMP and not b.bool_:
         return (labels, value) if keep else None
     if b.op in _CMP:
         value = 1.0 if keep else 0.0
-    return labels.without_name(), value
+    return memo.without(labels, METRIC_NAME_LABEL), value
 
 
 def _apply(b: Binary, lv: float, rv: float) -> tuple[float, bool]:
@@ -161,12 +194,12 @@ def _apply(b: Binary, lv: float, rv: float) -> tuple[float, bool]:
     return lv, cmp(lv, rv)
 
 
-def _vector_binop(b: Binary, lhs: Vector, rhs: Vector) -> Vector:
+def _vector_binop(b: Binary, lhs: Vector, rhs: Vector, memo: LabelMemo) -> Vector:
     if not lhs or not rhs:
         return []
     right: dict[Labels, tuple[Labels, float]] = {}
     for labels, v in rhs:
-        sig = labels.without_name()
+        sig = memo.without(labels, METRIC_NAME_LABEL)
         if sig in right:
             raise EvalError(f"found duplicate series for the match group {sig} on the right hand-side "
                             f"of the operation: [{labels}, {right[sig][0]}]")
@@ -174,11 +207,11 @@ def _vector_binop(b: Binary, lhs: Vector, rhs: Vector) -> Vector:
     out: Vector = []
     seen: set[Labels] = set()
     for labels, lv in lhs:
-        match = right.get(labels.without_name())
+        match = right.get(memo.without(labels, METRIC_NAME_LABEL))
         if match is None:
             continue
         value, keep = _apply(b, lv, match[1])
-        res = _result(b, labels, value, keep)
+        res = _result(b, labels, value, keep, memo)
         if res is None:
             continue
         if res[0] in seen:
@@ -188,7 +221,7 @@ def _vector_binop(b: Binary, lhs: Vector, rhs: Vector) -> Vector:
     return out
 
 
-def _scalar_binop(b: Binary, lhs: Vector | float, rhs: Vector | float) -> Vector:
+def _scalar_binop(b: Binary, lhs: Vector | float, rhs: Vector | float, memo: LabelMemo) -> Vector:
     swap = not isinstance(lhs, list)
     vec, scalar = (rhs, lhs) if swap else (lhs, rhs)
     assert isinstance(vec, list) and not isinstance(scalar, list)
@@ -198,22 +231,20 @@ def _scalar_binop(b: Binary, lhs: Vector | float, rhs: Vector | float) -> Vector
         value, keep = _apply(b, lv, rv)
         if b.op in _CMP and swap:
             value = v
-        res = _result(b, labels, value, keep)
+        res = _result(b, labels, value, keep, memo)
         if res is not None:
             out.append(res)
     return out
 
 
-def _group_key(e: Aggregate, labels: Labels) -> Labels:
-    if e.without:
-        return labels.without(METRIC_NAME_LABEL, *e.grouping)
-    return labels.keep(e.grouping)
-
-
-def _aggregate(e: Aggregate, vec: Vector) -> Vector:
+def _aggregate(e: Aggregate, vec: Vector, memo: LabelMemo) -> Vector:
     groups: dict[Labels, list[float]] = {}
     for labels, v in vec:
-        groups.setdefault(_group_key(e, labels), []).append(v)
+        if e.without:
+            key = memo.without(labels, METRIC_NAME_LABEL, *e.grouping)
+        else:
+            key = memo.keep(labels, e.grouping)
+        groups.setdefault(key, []).append(v)
     return [(k, _reduce(e.op, vs)) for k, vs in groups.items()]
 
 
@@ -245,15 +276,15 @@ def _go_mean(vs: Sequence[float]) -> float:
     return mean
 
 
-def _histogram_quantile(q: float, vec: Vector) -> Vector:
+def _histogram_quantile(q: float, vec: Vector, memo: LabelMemo) -> Vector:
     groups: dict[Labels, tuple[Labels, list[tuple[float, float]]]] = {}
     for labels, v in vec:
         try:
             ub = float(labels.get("le", ""))
         except ValueError:
             continue
-        sig = labels.without("le")
+        sig = memo.without(labels, "le")
         if sig not in groups:
-            groups[sig] = (labels.without(METRIC_NAME_LABEL, "le"), [])
+            groups[sig] = (memo.without(labels, METRIC_NAME_LABEL, "le"), [])
         groups[sig][1].append((ub, v))
     return [(out_labels, bucket_quantile(q, buckets)) for out_labels, buckets in groups.values()]

@@ -19,7 +19,7 @@ from inferwatch._exceptions import StoreError
 from inferwatch.config._rules import DynamicThreshold
 from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
-from inferwatch.rules._engine import EvalError, QueryEngine
+from inferwatch.rules._engine import EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
@@ -91,6 +91,7 @@ class Evaluator:
         self.resend_delay = resend_delay
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
+        self._memo = LabelMemo()
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         if band_factory is not None:
             for r in self.rules:
@@ -124,7 +125,7 @@ class Evaluator:
                     if a.state is not AlertState.PENDING]
 
     def _round(self, ts: float) -> list[Alert]:
-        engine = QueryEngine(self.store)
+        engine = QueryEngine(self.store, memo=self._memo)
         to_send: list[Alert] = []
         for rule in self.rules:
             try:
