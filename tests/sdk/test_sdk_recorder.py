@@ -6,13 +6,14 @@ import logging
 import threading
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 from sdk_fakes import FailingAggregator, GateAggregator, RecordingAggregator
 
 from inferwatch import ConfigError
 from inferwatch.config import SdkConfig
 from inferwatch.model import SimulatedClock
-from inferwatch.sdk import Monitor
+from inferwatch.sdk import MAX_ROUTES, OTHER_ROUTE, Monitor
 
 SVC = {"service": "svc", "model": "m", "version": "v1"}
 
@@ -191,3 +192,32 @@ def test_constructor_errors_are_typed(kwargs: dict[str, object], fragment: str) 
 def test_attach_refuses_a_non_aggregator() -> None:
     with Monitor("svc") as monitor, pytest.raises(ConfigError, match="does not implement Aggregator"):
         monitor.attach(object())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n", [5, 500])  # the plain-Python path and the numpy path
+def test_mixed_batches_count_invalid_rows_and_accept_numpy_numbers(n: int) -> None:
+    gate = GateAggregator()
+    with Monitor("svc", "m", "v1", aggregators=[gate]) as monitor:
+        monitor.observe("gate", None)
+        assert gate.entered.wait(10)
+        for i in range(n):  # queued together, so aggregated as one batch
+            monitor.record_request("/p", 200, 0.01)
+            monitor.record_request("/p", np.int64(503), np.float32(0.5))  # numpy scalars are fine
+            monitor.record_request("/p", 200, float("nan") if i % 2 else -1.0)  # invalid
+        gate.release.set()
+        assert total(monitor) == float(n)
+        assert total(monitor, code="503") == float(n)
+        invalid = {"service": "svc", "kind": "request"}
+        assert monitor.get_sample_value("inferwatch_sdk_invalid_total", invalid) == float(n)
+        labels = {**SVC, "route": "/p"}
+        assert monitor.get_sample_value("inferwatch_request_duration_seconds_sum", labels) == pytest.approx(
+            0.51 * n)
+
+
+def test_routes_beyond_the_limit_fold_into_other() -> None:
+    with Monitor("svc", "m", "v1") as monitor:
+        for i in range(MAX_ROUTES + 50):
+            monitor.record_request(f"/r{i}", 200, 0.01)
+        assert total(monitor, "/r0") == 1.0
+        assert total(monitor, OTHER_ROUTE) == 51.0  # MAX_ROUTES - 1 own series, the rest in one
+        assert total(monitor, f"/r{MAX_ROUTES + 10}") is None

@@ -8,9 +8,10 @@ from inferwatch.sdk._aggregator import Aggregator
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, read_sample
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
-from inferwatch.sdk._requests import OTHER_ROUTE
+from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
 
 __all__ = [
+    "MAX_ROUTES",
     "OTHER_ROUTE",
     "Aggregator",
     "AsgiMiddleware",

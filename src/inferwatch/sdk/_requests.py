@@ -1,20 +1,22 @@
 """Request aggregates: counts by (route, code) and a latency histogram per route.
 
-Runs on the background thread only. A batch is validated in one pass, then the
-histogram buckets of the whole batch are found with one ``np.searchsorted``
-and summed per route with one ``np.bincount``.
+Runs on the background thread only. A batch's types are checked in C
+(``map(type, ...)``); small batches (the steady state at moderate load) are
+counted in plain Python with ``bisect``, large ones with numpy: one
+``np.searchsorted`` for the buckets of the whole batch and ``np.bincount`` per
+route. Both paths give the same aggregates (a test checks it).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
 
@@ -31,6 +33,19 @@ OTHER_ROUTE = "<other>"
 _NUMBER = (int, float, np.integer, np.floating)
 
 
+def _plain_types(routes: Sequence[Any], statuses: Sequence[Any], durations: Sequence[Any]) -> bool:
+    """Whether every route is a str, status an int and duration a float or int (the usual case).
+
+    ``map(type, ...)`` runs in C, so checking a whole batch costs little; ranges
+    are checked afterwards, and any other type sends the batch through ``_valid``.
+    """
+    return (
+        set(map(type, routes)) <= {str}
+        and set(map(type, statuses)) <= {int}
+        and set(map(type, durations)) <= {float, int}
+    )
+
+
 def _valid(route: Any, status: Any, duration: Any) -> bool:
     """A request observation is usable: str route, HTTP status 100-599, finite duration >= 0."""
     return bool(
@@ -44,17 +59,25 @@ def _valid(route: Any, status: Any, duration: Any) -> bool:
     )
 
 
+def _normalise(route: str, status: Any, duration: Any) -> tuple[str, int, float]:
+    return route, int(status), float(duration)
+
+
 @dataclass
 class RouteHistogram:
     """Non-cumulative bucket counts (last one is +Inf), sum and count of one route."""
 
-    buckets: NDArray[np.int64]
+    buckets: list[int]
     sum: float = 0.0
     count: int = 0
 
-    def cumulative(self) -> NDArray[np.int64]:
+    def cumulative(self) -> list[int]:
         """Cumulative counts per upper bound, as exposition wants them."""
-        return np.cumsum(self.buckets)
+        return list(accumulate(self.buckets))
+
+
+SMALL_BATCH = 128
+"""Below this many requests a batch is aggregated in plain Python (numpy's per-call cost dominates)."""
 
 
 @dataclass
@@ -66,37 +89,77 @@ class RequestAggregates:
     histograms: dict[str, RouteHistogram] = field(default_factory=dict)
     invalid: int = 0
 
-    def add_batch(self, items: Sequence[tuple[Any, Any, Any, Any]]) -> None:
+    def add_batch(self, items: Sequence[tuple[Any, ...]]) -> None:
         """Aggregate ``(tag, route, status, duration_s)`` items; count and skip invalid ones."""
-        valid = [(self._route(r), int(s), float(d)) for _, r, s, d in items if _valid(r, s, d)]
-        self.invalid += len(items) - len(valid)
-        if not valid:
+        if not items:
             return
-        for key, n in Counter((r, s) for r, s, _ in valid).items():
-            self.codes[key] = self.codes.get(key, 0) + n
-        self._add_durations(valid)
+        _, routes, statuses, durations = zip(*items, strict=True)
+        if not _plain_types(routes, statuses, durations):
+            valid = [_normalise(r, s, d) for r, s, d in zip(routes, statuses, durations, strict=True)
+                     if _valid(r, s, d)]
+            self.invalid += len(items) - len(valid)
+            if not valid:
+                return
+            routes, statuses, durations = (tuple(c) for c in zip(*valid, strict=True))
+        if len(self.histograms) + len(set(routes)) > MAX_ROUTES:
+            routes = tuple(map(self._route, routes))
+        if len(routes) < SMALL_BATCH:
+            self._add_small(routes, statuses, durations)
+        else:
+            self._add_large(routes, statuses, durations)
 
     def _route(self, route: str) -> str:
-        if route in self.histograms or len(self.histograms) < MAX_ROUTES:
+        """``route`` while fewer than MAX_ROUTES are known (or it is known), else OTHER_ROUTE."""
+        if route in self.histograms or len(self.histograms) < MAX_ROUTES - 1:
+            self._hist(route)
             return route
         return OTHER_ROUTE
 
-    def _add_durations(self, valid: list[tuple[str, int, float]]) -> None:
+    def _hist(self, route: str) -> RouteHistogram:
+        hist = self.histograms.get(route)
+        if hist is None:
+            hist = self.histograms[route] = RouteHistogram([0] * (len(self.bounds) + 1))
+        return hist
+
+    def _add_small(self, routes: Sequence[str], statuses: Sequence[int], durations: Sequence[float]) -> None:
+        bounds, codes, bad = self.bounds, self.codes, 0
+        for r, s, d in zip(routes, statuses, durations, strict=True):
+            if not (100 <= s <= 599 and 0.0 <= d < math.inf):
+                bad += 1
+                continue
+            key = (r, int(s))
+            codes[key] = codes.get(key, 0) + 1
+            hist = self._hist(r)
+            hist.buckets[bisect_left(bounds, d)] += 1  # bisect_left: d == bound falls in that bucket (le)
+            hist.sum += d
+            hist.count += 1
+        self.invalid += bad
+
+    def _add_large(self, routes: Sequence[str], statuses: Sequence[int], durations: Sequence[float]) -> None:
+        status = np.fromiter(statuses, np.int64, len(statuses))
+        dur = np.fromiter(durations, np.float64, len(durations))
+        ok = (status >= 100) & (status <= 599) & (dur >= 0.0) & (dur < math.inf)  # NaN fails both
+        index = {r: i for i, r in enumerate(dict.fromkeys(routes))}
+        rows = np.fromiter(map(index.__getitem__, routes), np.int64, len(routes))
+        if not ok.all():
+            self.invalid += int((~ok).sum())
+            status, dur, rows = status[ok], dur[ok], rows[ok]
+        names = list(index)
+        keys, counts = np.unique(rows * 1000 + status, return_counts=True)
+        for key, n in zip(keys.tolist(), counts.tolist(), strict=True):
+            code_key = (names[key // 1000], key % 1000)
+            self.codes[code_key] = self.codes.get(code_key, 0) + n
         width = len(self.bounds) + 1
-        row: dict[str, int] = {}
-        rows = np.fromiter((row.setdefault(r, len(row)) for r, _, _ in valid), np.int64, len(valid))
-        durations = np.fromiter((d for _, _, d in valid), np.float64, len(valid))
-        # side="left": a duration equal to a bound belongs to that bound's bucket (le).
-        bucket = np.searchsorted(np.asarray(self.bounds), durations, side="left")
-        counts = np.bincount(rows * width + bucket, minlength=len(row) * width).reshape(len(row), width)
-        sums = np.bincount(rows, weights=durations, minlength=len(row))
-        for route, i in row.items():
-            hist = self.histograms.get(route)
-            if hist is None:
-                hist = self.histograms[route] = RouteHistogram(np.zeros(width, np.int64))
-            hist.buckets += counts[i]
-            hist.sum += float(sums[i])
-            hist.count += int(counts[i].sum())
+        bucket = np.searchsorted(np.asarray(self.bounds), dur, side="left")  # left: d == bound -> that bucket
+        per = np.bincount(rows * width + bucket, minlength=len(names) * width).reshape(len(names), width)
+        sums = np.bincount(rows, weights=dur, minlength=len(names))
+        for i, route in enumerate(names):
+            n = int(per[i].sum())
+            if n:
+                hist = self._hist(route)
+                hist.buckets = [a + b for a, b in zip(hist.buckets, per[i].tolist(), strict=True)]
+                hist.sum += float(sums[i])
+                hist.count += n
 
     def families(self, service: tuple[str, str, str]) -> Iterator[Metric]:
         """The requests counter and the duration histogram, labels in alphabetical order."""
