@@ -17,11 +17,15 @@ __all__ = ["main"]
 # dependencies inside their handlers so that ``--help`` stays fast.
 VERBS: tuple[tuple[str, str], ...] = (
     ("config", "inferwatch.cli._config"),
+    ("drift", "inferwatch.cli._drift"),
+    ("profile", "inferwatch.cli._profile"),
+    ("abtest", "inferwatch.cli._abtest"),
     ("baseline", "inferwatch.cli._baseline"),
     ("demo", "inferwatch.cli._demo"),
     ("replay", "inferwatch.cli._replay"),
     ("rules", "inferwatch.cli._rules"),
     ("exporter", "inferwatch.cli._exporter"),
+    ("diagnose", "inferwatch.cli._diagnose"),
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
