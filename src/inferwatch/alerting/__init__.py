@@ -1,3 +1,44 @@
-"""alerting (see DESIGN.md for what it owns)."""
+"""The notification pipeline: routing, grouping, inhibition, silences, receivers, actions, digest.
 
-__all__: list[str] = []
+Alertmanager's design in one process: the evaluator ``send``s alerts, the
+server (or replay) calls ``tick(now)``; every stage shares one signature.
+"""
+
+from inferwatch.alerting._actions import Action, ActionRecord, ActionStage, RecordingAction
+from inferwatch.alerting._classify import classify_status
+from inferwatch.alerting._digest import next_delivery
+from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
+from inferwatch.alerting._pipeline import Pipeline
+from inferwatch.alerting._records import NotificationRecord
+from inferwatch.alerting._route import Route, RouteOptions
+from inferwatch.alerting._silence import Silence, Silences
+from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._template import parse_rfc3339, rfc3339, webhook_payload
+from inferwatch.alerting._terminal import RecordingNotifier, TerminalNotifier
+
+__all__ = [
+    "Action",
+    "ActionRecord",
+    "ActionStage",
+    "AlertGroup",
+    "HttpClient",
+    "Notification",
+    "NotificationRecord",
+    "Notifier",
+    "Pipeline",
+    "RecordingAction",
+    "RecordingNotifier",
+    "Route",
+    "RouteOptions",
+    "Silence",
+    "Silences",
+    "Stage",
+    "StateDB",
+    "TerminalNotifier",
+    "classify_status",
+    "next_delivery",
+    "parse_rfc3339",
+    "rfc3339",
+    "webhook_payload",
+]

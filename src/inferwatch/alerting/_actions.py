@@ -1,0 +1,164 @@
+"""Actions run once per firing episode of an alert; each outcome is recorded in SQLite.
+
+An episode is an alert's fingerprint plus its ``starts_at``: flushes, repeats,
+``continue`` routes and restarts never run an action twice for one episode.
+When the episode resolves, actions that can restore (degrade) do so once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from inferwatch._exceptions import ActionError, InferwatchError
+from inferwatch.alerting._notification import Notification
+from inferwatch.alerting._state import StateDB
+from inferwatch.model import Matcher, matches_all
+from inferwatch.rules import Alert
+
+__all__ = ["Action", "ActionRecord", "ActionStage", "RecordingAction", "fill_placeholders"]
+
+log = logging.getLogger("inferwatch.alerting")
+
+
+class Action(Protocol):
+    """Something done about an alert; raises ``ActionError`` on failure."""
+
+    name: str
+    matchers: tuple[Matcher, ...]
+
+    def fire(self, alert: Alert) -> str:
+        """Act on a firing alert; return the outcome line."""
+        ...
+
+    def resolve(self, alert: Alert) -> str | None:
+        """Undo on resolve (``None``: nothing to undo)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    """One recorded run of an action."""
+
+    t: float
+    action: str
+    alertname: str
+    labels: dict[str, str]
+    phase: str
+    outcome: str
+    ok: bool
+
+    def to_json(self) -> dict[str, object]:
+        """The API / replay shape."""
+        return {"t": self.t, "action": self.action, "alertname": self.alertname, "labels": self.labels,
+                "phase": self.phase, "outcome": self.outcome, "ok": self.ok}
+
+
+def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
+    """Replace ``{label}`` with the alert's label value (``ActionError`` names a missing one)."""
+    import re
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1) not in labels:
+            raise ActionError(f"placeholder {{{m.group(1)}}} in {template!r}: the alert has no such label")
+        return labels[m.group(1)]
+
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, template)
+
+
+class ActionStage:
+    """A notify stage: runs the matching actions for the alerts of a notification, adds outcome notes."""
+
+    def __init__(self, actions: Sequence[Action], db: StateDB,
+                 on_record: Callable[[ActionRecord], None] | None = None) -> None:
+        self.actions = tuple(actions)
+        self._db = db
+        self._on_record = on_record
+
+    def process(self, n: Notification, now: float) -> Notification | None:
+        """Run what is owed for every alert; pass the notification on with the outcomes."""
+        notes: list[str] = []
+        for g in n.groups:
+            for alert in g.alerts:
+                for action in self.actions:
+                    if matches_all(action.matchers, alert.labels):
+                        note = self._run(action, alert, alert.resolved(now), now)
+                        if note:
+                            notes.append(note)
+        return n.with_notes(*notes) if notes else n
+
+    def tick(self, now: float) -> list[Notification]:
+        """Nothing held back."""
+        return []
+
+    def _run(self, action: Action, alert: Alert, resolved: bool, now: float) -> str | None:
+        key = (action.name, alert.fingerprint, alert.starts_at)
+        phase = "resolve" if resolved else "fire"
+        if self._has(*key, phase):
+            return None
+        if resolved and not self._has(*key, "fire", ok_only=True):
+            return None
+        if not self._claim(action, alert, phase, now):
+            return None
+        try:
+            outcome = action.resolve(alert) if resolved else action.fire(alert)
+            ok = True
+        except InferwatchError as exc:
+            outcome, ok = f"failed: {exc}", False
+        except Exception as exc:  # an action bug must not stop notifications
+            log.exception("action %s failed", action.name)
+            outcome, ok = f"failed: {exc.__class__.__name__}", False
+        if outcome is None:
+            outcome = "nothing to restore"
+        with self._db.transaction() as c:
+            c.execute("UPDATE actions SET outcome=?, ok=? WHERE action=? AND fingerprint=? AND episode=? "
+                      "AND phase=?", (outcome, int(ok), *key, phase))
+        log.info("action %s[%s] %s: %s", action.name, alert.name, phase, outcome)
+        if self._on_record is not None:
+            self._on_record(ActionRecord(now, action.name, alert.name, alert.labels.to_dict(), phase,
+                                         outcome, ok))
+        return f"action {action.name} ({phase}): {outcome}"
+
+    def _has(self, action: str, fp: str, episode: float, phase: str, ok_only: bool = False) -> bool:
+        sql = "SELECT ok FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?"
+        rows = self._db.query(sql, (action, fp, episode, phase))
+        return bool(rows) and (not ok_only or bool(rows[0][0]))
+
+    def _claim(self, action: Action, alert: Alert, phase: str, now: float) -> bool:
+        # Written before running: a crash mid-action never runs it a second time.
+        with self._db.transaction() as c:
+            cur = c.execute("INSERT OR IGNORE INTO actions VALUES (?,?,?,?,?,?,?,?,?)",
+                            (action.name, alert.fingerprint, alert.starts_at, alert.name,
+                             json.dumps(alert.labels.to_dict()), phase, "running", 0, now))
+            return cur.rowcount == 1
+
+    def records(self, limit: int = 1000) -> list[ActionRecord]:
+        """Recorded runs, oldest first."""
+        rows = self._db.query("SELECT t, action, alertname, labels, phase, outcome, ok FROM actions "
+                              "ORDER BY t, rowid LIMIT ?", (limit,))
+        return [ActionRecord(float(str(t)), str(a), str(n), json.loads(str(lb)), str(p), str(o), bool(ok))
+                for t, a, n, lb, p, o, ok in rows]
+
+
+class RecordingAction:
+    """Stands in for an action (replay, tests): records that it would run, changes nothing."""
+
+    def __init__(self, name: str, matchers: tuple[Matcher, ...], restores: bool = False) -> None:
+        self.name, self.matchers, self.restores = name, matchers, restores
+        self.fired: list[Alert] = []
+        self.resolved: list[Alert] = []
+
+    def fire(self, alert: Alert) -> str:
+        """Record the firing alert."""
+        self.fired.append(alert)
+        return "recorded"
+
+    def resolve(self, alert: Alert) -> str | None:
+        """Record the resolution when the real action would restore."""
+        if not self.restores:
+            return None
+        self.resolved.append(alert)
+        return "recorded"

@@ -1,0 +1,91 @@
+"""Receivers and actions built from their config specs (a missing credential falls back)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TextIO
+
+from inferwatch.alerting._action_kinds import CommandAction, DegradeAction, HttpAction, RollbackAction
+from inferwatch.alerting._actions import Action, RecordingAction
+from inferwatch.alerting._email import EmailNotifier
+from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._kube import KubernetesScaleAction
+from inferwatch.alerting._notification import Notifier
+from inferwatch.alerting._pagerduty import PagerDutyNotifier
+from inferwatch.alerting._slack import SlackNotifier
+from inferwatch.alerting._terminal import FallbackNotifier, TerminalNotifier
+from inferwatch.alerting._twilio import TwilioNotifier
+from inferwatch.alerting._webhook import WebhookNotifier
+from inferwatch.alerting._wecom import WeComNotifier
+from inferwatch.config._receivers import (
+    ActionSpec,
+    CommandActionSpec,
+    DegradeActionSpec,
+    DigestReceiverSpec,
+    EmailReceiverSpec,
+    HttpActionSpec,
+    KubernetesScaleSpec,
+    PagerDutyReceiverSpec,
+    ReceiverSpec,
+    RollbackActionSpec,
+    SlackReceiverSpec,
+    TerminalReceiverSpec,
+    TwilioReceiverSpec,
+    WebhookReceiverSpec,
+    WeComReceiverSpec,
+)
+from inferwatch.model import parse_matchers
+
+__all__ = ["build_action", "build_notifier", "recording_action"]
+
+
+def build_notifier(spec: ReceiverSpec, http: HttpClient, external_url: str, stream: TextIO | None,
+                   warn: Callable[[str], None] | None = None) -> Notifier:
+    """The notifier for a receiver spec; without credentials, a terminal fallback that says so once."""
+    terminal = TerminalNotifier(spec.name, stream, external_url)
+    try:
+        return _build(spec, http, external_url, terminal)
+    except ValueError as exc:
+        reason = str(exc).replace("a ", "no credentials: ", 1) if "needs" in str(exc) else str(exc)
+        return FallbackNotifier(f"{spec.type}[{spec.name}]", reason, terminal, warn)
+
+
+def _build(spec: ReceiverSpec, http: HttpClient, url: str, terminal: TerminalNotifier) -> Notifier:
+    if isinstance(spec, WeComReceiverSpec):
+        return WeComNotifier(spec, http, url)
+    if isinstance(spec, PagerDutyReceiverSpec):
+        return PagerDutyNotifier(spec, http, url)
+    if isinstance(spec, TwilioReceiverSpec):
+        return TwilioNotifier(spec, http)
+    if isinstance(spec, SlackReceiverSpec):
+        return SlackNotifier(spec, http, url)
+    if isinstance(spec, EmailReceiverSpec):
+        return EmailNotifier(spec, url)
+    if isinstance(spec, WebhookReceiverSpec):
+        return WebhookNotifier(spec, http, url)
+    if isinstance(spec, TerminalReceiverSpec | DigestReceiverSpec):
+        return terminal
+    raise AssertionError(f"unhandled receiver type {spec!r}")  # pragma: no cover - union is closed
+
+
+def build_action(spec: ActionSpec, http: HttpClient) -> Action:
+    """The action for an action spec."""
+    if isinstance(spec, KubernetesScaleSpec):
+        return KubernetesScaleAction(spec)
+    if isinstance(spec, HttpActionSpec):
+        return HttpAction(spec, http)
+    if isinstance(spec, CommandActionSpec):
+        return CommandAction(spec)
+    if isinstance(spec, DegradeActionSpec):
+        return DegradeAction(spec, http)
+    if isinstance(spec, RollbackActionSpec):
+        return RollbackAction(spec, http)
+    raise AssertionError(f"unhandled action type {spec!r}")  # pragma: no cover - union is closed
+
+
+def recording_action(spec: ActionSpec) -> RecordingAction:
+    """A recorder standing in for the action (replay); degrade and http restore on resolve."""
+    matchers = tuple(m for t in spec.matchers for m in parse_matchers(t))
+    restores = isinstance(spec, DegradeActionSpec) or (
+        isinstance(spec, HttpActionSpec) and bool(spec.resolve_url))
+    return RecordingAction(spec.name, matchers, restores)

@@ -1,0 +1,90 @@
+"""Aggregation groups, as Alertmanager's dispatcher keeps them.
+
+Each alert is routed; for every matching route it joins the group named by
+the route and the alert's group labels. A new group is flushed ``group_wait``
+after its first alert (at once if that alert started longer ago than
+``group_wait``), then every ``group_interval``; the dedup stage decides
+whether a flush sends anything. Resolved alerts leave the group after the
+flush that carried them; an empty group is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from inferwatch.alerting._notification import AlertGroup
+from inferwatch.alerting._route import Route
+from inferwatch.model import Labels
+from inferwatch.rules import Alert
+
+__all__ = ["AggregationGroup", "Dispatcher"]
+
+FlushFn = Callable[[Route, AlertGroup, float], None]
+
+
+@dataclass(slots=True)
+class AggregationGroup:
+    """The alerts of one route and group-label set, and when to flush them next."""
+
+    route: Route
+    key: str
+    labels: Labels
+    next_flush: float
+    alerts: dict[str, Alert] = field(default_factory=dict)
+    has_flushed: bool = False
+
+    def snapshot(self, now: float) -> AlertGroup:
+        """The group's alerts as a value, sorted by labels."""
+        alerts = tuple(sorted(self.alerts.values(), key=lambda a: a.labels))
+        return AlertGroup(self.key, self.labels, alerts, now)
+
+
+class Dispatcher:
+    """Routes alerts into groups and flushes groups on time; no threads, driven by ``tick``."""
+
+    def __init__(self, root: Route, flush: FlushFn) -> None:
+        self.root = root
+        self._flush = flush
+        self.groups: dict[str, AggregationGroup] = {}
+
+    def put(self, alerts: Iterable[Alert], now: float) -> None:
+        """Add or update alerts in their groups (an alert with the same labels replaces)."""
+        for alert in alerts:
+            for route in self.root.match(alert.labels):
+                self._insert(route, alert, now)
+
+    def _insert(self, route: Route, alert: Alert, now: float) -> None:
+        opts = route.options
+        labels = opts.group_labels(alert.labels)
+        key = f"{route.key}:{labels}"
+        group = self.groups.get(key)
+        if group is None:
+            group = AggregationGroup(route, key, labels, now + opts.group_wait)
+            self.groups[key] = group
+        group.alerts[alert.fingerprint] = alert
+        # An alert older than group_wait needs no waiting for more of its kind.
+        if not group.has_flushed and alert.starts_at + opts.group_wait <= now:
+            group.next_flush = min(group.next_flush, now)
+
+    def tick(self, now: float) -> int:
+        """Flush every group that is due; return how many were flushed."""
+        due = [g for g in self.groups.values() if g.next_flush <= now]
+        for group in sorted(due, key=lambda g: (g.next_flush, g.key)):
+            self._flush_group(group, now)
+        return len(due)
+
+    def _flush_group(self, group: AggregationGroup, now: float) -> None:
+        group.next_flush = now + group.route.options.group_interval
+        group.has_flushed = True
+        snap = group.snapshot(now)
+        self._flush(group.route, snap, now)
+        for alert in snap.resolved():
+            if group.alerts.get(alert.fingerprint) == alert:
+                del group.alerts[alert.fingerprint]
+        if not group.alerts:
+            del self.groups[group.key]
+
+    def next_wakeup(self) -> float | None:
+        """When the earliest group is due, or ``None`` with no groups."""
+        return min((g.next_flush for g in self.groups.values()), default=None)

@@ -1,0 +1,70 @@
+"""PagerDuty Events API v2: ``trigger`` while a group fires, ``resolve`` when it ends.
+
+The ``dedup_key`` is a hash of the group key, so every flush of a group
+updates one incident. P0 is sent as ``critical``: the urgency that phones
+the on-call engineer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._template import group_lines, group_title, rfc3339
+from inferwatch.config._receivers import PagerDutyReceiverSpec
+
+__all__ = ["PagerDutyNotifier", "pagerduty_severity"]
+
+_SEVERITY = {"P0": "critical", "P1": "error", "P2": "warning"}
+_SUMMARY_MAX = 1024
+
+
+def pagerduty_severity(tier: str, severity: str = "") -> str:
+    """PagerDuty's severity (critical, error, warning, info) for a tier or severity label."""
+    if tier in _SEVERITY:
+        return _SEVERITY[tier]
+    return {"critical": "critical", "major": "error", "warning": "warning"}.get(severity, "info")
+
+
+class PagerDutyNotifier:
+    """One event per alert group."""
+
+    def __init__(self, spec: PagerDutyReceiverSpec, http: HttpClient, external_url: str = "") -> None:
+        if spec.routing_key is None:
+            raise ValueError("a PagerDuty receiver needs its routing_key")
+        self.name = f"pagerduty[{spec.name}]"
+        self._key = spec.routing_key
+        self._url = spec.url.rstrip("/") + "/v2/enqueue"
+        self._http = http
+        self._external_url = external_url
+
+    def event(self, g: AlertGroup) -> dict[str, object]:
+        """The Events API v2 body for one group."""
+        dedup = hashlib.sha256(g.key.encode()).hexdigest()
+        body: dict[str, object] = {
+            "routing_key": self._key.reveal(),
+            "dedup_key": dedup,
+            "event_action": "trigger" if g.status == "firing" else "resolve",
+        }
+        if g.status == "firing":
+            common = g.common_labels()
+            body["payload"] = {
+                "summary": group_title(g)[:_SUMMARY_MAX],
+                "source": common.get("service") or common.get("instance") or "inferwatch",
+                "severity": pagerduty_severity(common.get("tier", ""), common.get("severity", "")),
+                "timestamp": rfc3339(min(a.starts_at for a in g.alerts)),
+                "component": common.get("service", ""),
+                "group": common.get("dimension", ""),
+                "class": common.get("alertname", ""),
+                "custom_details": {"alerts": group_lines(g), "firing": len(g.firing())},
+            }
+            body["client"] = "inferwatch"
+            if self._external_url:
+                body["client_url"] = self._external_url
+        return body
+
+    def notify(self, n: Notification) -> None:
+        """POST one event per group (202 expected)."""
+        for g in n.groups:
+            self._http.request("POST", self._url, json=self.event(g))

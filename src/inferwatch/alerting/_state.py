@@ -1,0 +1,79 @@
+"""The pipeline's durable state: one SQLite file (silences, notification log, alerts, actions)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from inferwatch._exceptions import StoreError
+
+__all__ = ["StateDB"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS silences (
+  id TEXT PRIMARY KEY, matchers TEXT NOT NULL, starts_at REAL NOT NULL, ends_at REAL NOT NULL,
+  created_by TEXT NOT NULL, comment TEXT NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS nflog (
+  receiver TEXT NOT NULL, group_key TEXT NOT NULL, firing TEXT NOT NULL, resolved TEXT NOT NULL,
+  sent_at REAL NOT NULL, PRIMARY KEY (receiver, group_key));
+CREATE TABLE IF NOT EXISTS alerts (
+  fingerprint TEXT PRIMARY KEY, body TEXT NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS actions (
+  action TEXT NOT NULL, fingerprint TEXT NOT NULL, episode REAL NOT NULL, alertname TEXT NOT NULL,
+  labels TEXT NOT NULL, phase TEXT NOT NULL, outcome TEXT NOT NULL, ok INTEGER NOT NULL,
+  t REAL NOT NULL, PRIMARY KEY (action, fingerprint, episode, phase));
+CREATE TABLE IF NOT EXISTS digest (
+  receiver TEXT NOT NULL, fingerprint TEXT NOT NULL, body TEXT NOT NULL, first_seen REAL NOT NULL,
+  last_seen REAL NOT NULL, PRIMARY KEY (receiver, fingerprint));
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notifications (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, t REAL NOT NULL, receiver TEXT NOT NULL,
+  body TEXT NOT NULL);
+"""
+
+
+class StateDB:
+    """A thread-safe SQLite connection with the pipeline's schema.
+
+    >>> db = StateDB(":memory:")
+    >>> db.query("SELECT count(*) FROM silences")
+    [(0,)]
+    """
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open alerting state {self.path}: {exc}") from exc
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (committed on exit, rolled back on error)."""
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN")
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        """Rows of a read query."""
+        with self._lock:
+            return list(self._conn.execute(sql, params))
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
