@@ -24,6 +24,7 @@ from inferwatch.quality._profile import (
     NumericProfile,
     Profile,
     Table,
+    as_categorical,
     build_profile,
 )
 from inferwatch.quality._psi import DEFAULT_EPSILON, psi_critical, psi_from_counts
@@ -97,8 +98,7 @@ class FittedDrift:
 
     def _score_one(self, f: FeatureProfile, column: np.ndarray) -> FeatureDrift:
         if isinstance(f, CategoricalProfile):
-            if column.dtype != np.object_:
-                column = np.asarray([None if v != v else str(v) for v in column.tolist()], dtype=object)
+            column = as_categorical(column)
             present = int(sum(v is not None for v in column))
             return self.score_counts(f, f.bin(column), missing=column.size - present)
         if column.dtype == np.object_:

@@ -122,7 +122,7 @@ def js_distance(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
 
     ``p`` and ``q`` are normalised first; empty bins need no epsilon (0 · ln 0 = 0).
 
-    >>> js_distance([1, 0], [1, 0]), round(js_distance([1, 0], [0, 1]) ** 2, 6), round(np.log(2), 6)
+    >>> js_distance([1, 0], [1, 0]), round(js_distance([1, 0], [0, 1]) ** 2, 6), round(float(np.log(2)), 6)
     (0.0, 0.693147, 0.693147)
     """
     a, b = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)

@@ -48,10 +48,10 @@ def _row(f: FeatureDrift) -> str:
             f"<td>{_badge(f.verdict.value)}</td></tr>")
 
 
-def _svg(f: FeatureDrift, width: int = 1000, height: int = 220) -> str:
+def _svg(f: FeatureDrift, width: int = 980, height: int = 250) -> str:
     n = len(f.buckets)
     top = max(max(f.reference_proportions), max(f.current_proportions), 1e-9)
-    left, bottom, plot_h = 50, 60, height - 80
+    left, bottom, plot_h = 50, 90, height - 110
     slot = (width - left - 10) / n
     bar = max(slot * 0.38, 1.0)
     parts = [f'<svg class="plot" data-feature="{escape(f.name)}" xmlns="http://www.w3.org/2000/svg" '

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from inferwatch._exceptions import InputError, ToolMissingError
-from inferwatch.quality._profile import Column
+from inferwatch.quality._profile import Column, as_categorical
 
 __all__ = ["read_table"]
 
@@ -45,17 +45,8 @@ def read_table(path: str | Path, *, categorical: Sequence[str] = ()) -> dict[str
     if unknown:
         raise InputError(f"{p}: no column named {', '.join(map(repr, unknown))}")
     for name in categorical:
-        table[name] = _to_categorical(table[name])
+        table[name] = as_categorical(table[name])
     return table
-
-
-def _to_categorical(col: Column) -> Column:
-    if col.dtype == np.object_:
-        return col
-    out = np.empty(col.size, dtype=object)
-    for i, v in enumerate(col.tolist()):
-        out[i] = None if math.isnan(v) else (str(int(v)) if float(v).is_integer() else repr(v))
-    return out
 
 
 def _read_arrow(p: Path, *, parquet: bool) -> dict[str, Column]:

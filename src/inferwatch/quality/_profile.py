@@ -26,6 +26,7 @@ __all__ = [
     "NumericProfile",
     "Profile",
     "Table",
+    "as_categorical",
     "build_profile",
     "profile_categorical",
     "profile_numeric",
@@ -124,6 +125,16 @@ class Profile:
             if f.name == name:
                 return f
         raise InputError(f"profile has no feature {name!r}")
+
+
+def as_categorical(col: Column) -> Column:
+    """A column as categorical: numbers become strings (``3.0`` → ``"3"``), NaN becomes ``None``."""
+    if col.dtype == np.object_:
+        return col
+    out = np.empty(col.size, dtype=object)
+    for i, v in enumerate(col.tolist()):
+        out[i] = None if v != v else (str(int(v)) if float(v).is_integer() else repr(float(v)))
+    return out
 
 
 def profile_numeric(name: str, values: npt.ArrayLike, bins: int) -> NumericProfile:
