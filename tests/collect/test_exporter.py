@@ -37,6 +37,16 @@ class _Boom:
         raise RuntimeError("sensor gone")
 
 
+def test_gpu_can_be_switched_off() -> None:
+    exp = Exporter(interval=15.0, gpu=False)
+    port = exp.serve("127.0.0.1", 0)
+    try:
+        body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    finally:
+        exp.close()
+    assert "node_load1" in body and "inferwatch_gpu_collector_up" not in body
+
+
 def test_loop_keeps_the_others_when_one_collector_fails() -> None:
     clock = SimulatedClock(100.0)
     loop = CollectLoop([_Boom(), HostCollector()], interval=15.0, clock=clock)

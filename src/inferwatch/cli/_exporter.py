@@ -35,9 +35,10 @@ def _run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port {args.port}: not a TCP port (0-65535)")
     cfg = load_config(args.config)
-    exporter = Exporter(interval=cfg.collect.interval, pid=args.pid)
+    exporter = Exporter(interval=cfg.collect.interval, pid=args.pid, gpu=cfg.collect.gpu)
     port = exporter.serve(args.host, args.port)
-    gpu = "on" if exporter.gpu.up else f"off ({exporter.gpu.reason})"
+    g = exporter.gpu
+    gpu = "disabled (collect.gpu: false)" if g is None else "on" if g.up else f"off ({g.reason})"
     print(f"inferwatch exporter: http://{args.host}:{port}/metrics "
           f"(every {cfg.collect.interval:g}s; GPU collector {gpu})", flush=True)
     try:

@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import start_http_server
 
 from inferwatch._exceptions import InputError
+from inferwatch.collect._base import Collector
 from inferwatch.collect._exposition import SampleCollector
 from inferwatch.collect._gpu import GpuCollector
 from inferwatch.collect._host import HostCollector
@@ -25,7 +26,8 @@ class Exporter:
     """Collect every ``interval`` seconds and serve the latest batch over HTTP.
 
     ``pid`` is the model-server process to watch (default: this process, with
-    its GC statistics); ``nvml`` is injected for tests (a ``FakeNVML``).
+    its GC statistics); ``nvml`` is injected for tests (a ``FakeNVML``);
+    ``gpu=False`` leaves the GPU collector out (``collect.gpu: false``).
 
     >>> exp = Exporter(interval=15.0)
     >>> port = exp.serve("127.0.0.1", 0)
@@ -35,7 +37,8 @@ class Exporter:
     """
 
     def __init__(
-        self, *, interval: float, pid: int | None = None, nvml: Any = None, clock: Clock | None = None,
+        self, *, interval: float, pid: int | None = None, nvml: Any = None, gpu: bool = True,
+        clock: Clock | None = None,
     ) -> None:
         import psutil
 
@@ -44,8 +47,11 @@ class Exporter:
             process = ProcessCollector(pid, gc_stats=self.gc_stats)
         except psutil.NoSuchProcess as exc:
             raise InputError(f"--pid {pid}: no such process") from exc
-        self.gpu = GpuCollector(nvml=nvml)
-        self.loop = CollectLoop([HostCollector(), process, self.gpu], interval=interval, clock=clock)
+        self.gpu = GpuCollector(nvml=nvml) if gpu else None
+        collectors: list[Collector] = [HostCollector(), process]
+        if self.gpu is not None:
+            collectors.append(self.gpu)
+        self.loop = CollectLoop(collectors, interval=interval, clock=clock)
         self.registry = CollectorRegistry()
         self.registry.register(SampleCollector(self.loop.snapshot))
         self._server: Any = None
@@ -69,6 +75,7 @@ class Exporter:
             self._server.server_close()
             self._server = None
         self.loop.stop()
-        self.gpu.close()
+        if self.gpu is not None:
+            self.gpu.close()
         if self.gc_stats is not None:
             self.gc_stats.uninstall()

@@ -13,3 +13,4 @@ class CollectConfig(FrozenModel):
     """Collector settings; owned by the infrastructure issue, extended there."""
 
     interval: Duration = Field(15.0, description="host and GPU collection interval")
+    gpu: bool = Field(True, description="collect GPU metrics through NVML (off: host and process only)")
