@@ -2,26 +2,92 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._types import Duration, FrozenModel
-from inferwatch.model import Dimension
+from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, is_valid_label_name
 
 __all__ = ["ScrapeConfig", "ScrapeTarget"]
 
+_RESERVED = ("job", "instance")
+
 
 class ScrapeTarget(FrozenModel):
-    """One scrape target; ``interval`` defaults by dimension (DESIGN.md)."""
+    """One scrape target; ``interval`` defaults by dimension (DESIGN.md); the timeout is at most the interval.
 
-    job: str
+    As in Prometheus, the target adds ``job`` and ``instance`` (host:port of
+    the URL unless given in ``labels``) to every series it exposes; a label the
+    target already exposes with the same name is kept as ``exported_<name>``
+    unless ``honor_labels`` is set; timestamps in the exposition are used
+    unless ``honor_timestamps`` is false.
+    """
+
+    job: str = Field(min_length=1)
     url: str
     dimension: Dimension = Dimension.SERVICE
     interval: Duration | None = None
     timeout: Duration = 10.0
     labels: dict[str, str] = Field(default_factory=dict)
+    honor_labels: bool = False
+    honor_timestamps: bool = True
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("an http:// or https:// URL with a host, such as http://127.0.0.1:8000/metrics")
+        return url
+
+    @field_validator("labels")
+    @classmethod
+    def _label_names(cls, labels: dict[str, str]) -> dict[str, str]:
+        for name in labels:
+            if not is_valid_label_name(name) or name.startswith("__"):
+                raise ValueError(f"invalid label name {name!r}")
+            if name == "job":
+                raise ValueError("set the job with the 'job' field, not in labels")
+        return labels
+
+    @model_validator(mode="after")
+    def _timeout_within_interval(self) -> ScrapeTarget:
+        if self.interval is not None and self.interval <= 0:
+            raise ValueError("interval must be positive")
+        if "timeout" in self.model_fields_set and self.timeout > self.effective_interval:
+            raise ValueError(
+                f"timeout {self.timeout}s is longer than the scrape interval {self.effective_interval}s"
+            )
+        return self
+
+    @property
+    def effective_interval(self) -> float:
+        """``interval``, or the dimension's default (15 s infrastructure, 1 min service, ...)."""
+        return self.interval if self.interval is not None else DEFAULT_INTERVAL_S[self.dimension]
+
+    @property
+    def effective_timeout(self) -> float:
+        """``timeout`` (10 s by default), never longer than the interval."""
+        return min(self.timeout, self.effective_interval)
+
+    @property
+    def instance(self) -> str:
+        """The ``instance`` label: ``labels.instance`` or the URL's host:port."""
+        return self.labels.get("instance") or urlsplit(self.url).netloc
 
 
 class ScrapeConfig(FrozenModel):
-    """All scrape targets."""
+    """All scrape targets; (job, instance) pairs must be unique."""
 
     targets: tuple[ScrapeTarget, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique(self) -> ScrapeConfig:
+        seen: set[tuple[str, str]] = set()
+        for t in self.targets:
+            key = (t.job, t.instance)
+            if key in seen:
+                raise ValueError(f"two targets with job={t.job!r} and instance={t.instance!r}")
+            seen.add(key)
+        return self

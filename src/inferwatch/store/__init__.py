@@ -7,7 +7,7 @@
 ['up{job="api"}']
 """
 
-from inferwatch.store._memory import MemoryStore
+from inferwatch.store._memory import MemoryStore, append_columns
 from inferwatch.store._open import TSDB_FILE, open_store
 from inferwatch.store._protocol import AppendStats, Series, Store
 from inferwatch.store._selector import parse_selector
@@ -21,6 +21,7 @@ __all__ = [
     "SQLiteStore",
     "Series",
     "Store",
+    "append_columns",
     "open_store",
     "parse_selector",
     "stale_mask",

@@ -13,7 +13,7 @@ from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_time, check_value
 
-__all__ = ["MemoryStore", "validate_batch"]
+__all__ = ["MemoryStore", "append_columns", "validate_batch"]
 
 
 def validate_batch(samples: Iterable[Sample], index: SeriesIndex) -> list[tuple[Labels, float, float]]:
@@ -120,3 +120,15 @@ class MemoryStore:
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError("the memory store is closed")
+
+
+def append_columns(
+    store: object, labels: Sequence[Labels], t: Sequence[float], v: Sequence[float]
+) -> None:
+    """Append columns to any store: natively where it has ``append_columns``, else as samples."""
+    native = getattr(store, "append_columns", None)
+    if native is not None:
+        native(labels, t, v)
+        return
+    append = getattr(store, "append")  # noqa: B009 - any object with the Store protocol's append
+    append([Sample(ls, float(tt), float(vv)) for ls, tt, vv in zip(labels, t, v, strict=True)])

@@ -15,6 +15,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,13 @@ from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_time, check_value
 
 __all__ = ["SQLiteStore"]
+
+
+def _as_column(x: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
+    try:
+        return np.array(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} must be numbers: {exc}") from None
 
 
 class SQLiteStore:
@@ -65,7 +73,10 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._index = SeriesIndex()
         self._head = Head()
-        self._by_object: dict[int, tuple[Labels, int]] = {}
+        self._by_object: dict[int, int] = {}
+        self._keep: dict[int, Labels] = {}
+        self._last_t = np.full(1024, -np.inf)
+        self._last_v = np.zeros(1024)
         self._next_id = 1
         self._head_from = self._clock.now() - self.head_window
         self._last_compact = self._clock.now()
@@ -81,9 +92,11 @@ class SQLiteStore:
         for sid, labels in _disk.load_series(conn):
             self._index.add(sid, labels)
             self._next_id = max(self._next_id, sid + 1)
+        self._grow_last(self._next_id)
+        for sid in self._index.ids():
             last = _disk.last_sample(conn, sid)
             if last is not None:
-                self._head.last[sid] = last
+                self._last_t[sid], self._last_v[sid] = last
         for sid, t, v in _disk.read_chunks(conn, list(self._index.ids()), self._head_from, math.inf):
             buf = self._head.buffers[sid] = SampleBuffer()
             buf.extend(t, v)
@@ -96,79 +109,136 @@ class SQLiteStore:
     # -- writing ----------------------------------------------------------------
     def append(self, samples: Iterable[Sample]) -> None:
         """Add a batch, committed before returning (see the store's append rules)."""
+        labels: list[Labels] = []
+        ts: list[float] = []
+        vs: list[float] = []
+        for s in samples:
+            t, v = s.t, s.v
+            if type(t) is not float or t - t != 0.0:
+                t = check_time(t, s.labels)
+            if type(v) is not float:
+                v = check_value(v, s.labels)
+            labels.append(s.labels)
+            ts.append(t)
+            vs.append(v)
+        self.append_columns(labels, ts, vs)
+
+    def append_columns(
+        self, labels: Sequence[Labels], t: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray
+    ) -> None:
+        """Add a batch given as columns (the scrape loop's path: no ``Sample`` objects needed)."""
+        t_a, v_a = _as_column(t, "timestamps"), _as_column(v, "values")
+        if not len(labels) == t_a.shape[0] == v_a.shape[0]:
+            raise InputError(
+                f"columns differ in length: {len(labels)} labels, {t_a.shape[0]} t, {v_a.shape[0]} v"
+            )
+        finite = np.isfinite(t_a)
+        if not finite.all():
+            k = int(np.flatnonzero(~finite)[0])
+            raise InputError(f"timestamp {t_a[k]!r} of series {labels[k]} is not finite")
         with self._lock:
             conn = self._db()
             new_series: dict[Labels, int] = {}
-            overlay: dict[int, tuple[float, float]] = {}
-            sids: list[int] = []
-            ts: list[float] = []
-            vs: list[float] = []
-            ooo = dup = 0
-            by_object, last = self._by_object, self._head.last
-            for s in samples:
-                labels, t, v = s.labels, s.t, s.v
-                hit = by_object.get(id(labels))
-                sid = hit[1] if hit is not None and hit[0] is labels else self._resolve(labels, new_series)
-                if type(t) is not float or t - t != 0.0:
-                    t = check_time(t, labels)
-                if type(v) is not float:
-                    v = check_value(v, labels)
-                prev = overlay.get(sid) or last.get(sid)
-                verdict = ACCEPTED if prev is None or t > prev[0] else classify(prev, t, v)
-                if verdict == ACCEPTED:
-                    overlay[sid] = (t, v)
-                    sids.append(sid)
-                    ts.append(t)
-                    vs.append(v)
-                elif verdict == OUT_OF_ORDER:
-                    ooo += 1
-                elif verdict == DUPLICATE:
-                    dup += 1
-            self._commit(conn, new_series, sids, ts, vs)
-            self.stats.out_of_order += ooo
-            self.stats.duplicate += dup
-            self._maintain(conn, old_samples=bool(ts) and min(ts) < self._head_from)
+            sids = self._series_ids(labels, new_series)
+            if np.unique(sids).shape[0] == sids.shape[0]:
+                keep = self._classify_unique(sids, t_a, v_a)
+            else:
+                keep = self._classify_sequential(sids, t_a, v_a)
+            sids, t_a, v_a = sids[keep], t_a[keep], v_a[keep]
+            self._commit(conn, new_series, sids, t_a, v_a)
+            self._maintain(conn, old_samples=bool(t_a.shape[0]) and float(t_a.min()) < self._head_from)
 
-    def _resolve(self, labels: Labels, new_series: dict[Labels, int]) -> int:
-        """The id of ``labels``: known, new in this batch, or allocated (validated first)."""
-        sid = self._index.get(labels)
-        if sid is None:
-            sid = new_series.get(labels)
-        if sid is None:
-            check_labels(labels)
-            sid = new_series[labels] = self._next_id + len(new_series)
-            return sid
+    def _series_ids(self, labels: Sequence[Labels], new_series: dict[Labels, int]) -> np.ndarray:
+        """Series ids of ``labels`` (new ones validated and allocated, not yet registered)."""
+        by_object = self._by_object
+        sids = np.fromiter(map(by_object.get, map(id, labels), repeat(-1)), dtype=np.int64, count=len(labels))
+        for k in np.flatnonzero(sids < 0).tolist():
+            ls = labels[k]
+            if not isinstance(ls, Labels):
+                check_labels(ls)
+            sid = self._index.get(ls)
+            if sid is None:
+                sid = new_series.get(ls)
+            if sid is None:
+                check_labels(ls)
+                sid = new_series[ls] = self._next_id + len(new_series)
+            else:
+                self._remember(ls, sid)
+            sids[k] = sid
+        self._grow_last(self._next_id + len(new_series))
+        return sids
+
+    def _remember(self, labels: Labels, sid: int) -> None:
+        # Keyed by id(): the object is kept alive in _keep, so its id cannot be reused meanwhile.
         if len(self._by_object) > 4 * len(self._index) + 1024:
             self._by_object.clear()
-        self._by_object[id(labels)] = (labels, sid)
-        return sid
+            self._keep.clear()
+        self._by_object[id(labels)] = sid
+        self._keep[id(labels)] = labels
+
+    def _grow_last(self, size: int) -> None:
+        if size > self._last_t.shape[0]:
+            cap = max(size, 2 * self._last_t.shape[0])
+            self._last_t = np.concatenate([self._last_t, np.full(cap - self._last_t.shape[0], -np.inf)])
+            self._last_v = np.concatenate([self._last_v, np.zeros(cap - self._last_v.shape[0])])
+
+    def _classify_unique(self, sids: np.ndarray, t: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Accepted-sample mask when every series occurs once (a scrape): vectorised."""
+        prev_t = self._last_t[sids]
+        keep: np.ndarray = t > prev_t
+        self.stats.out_of_order += int((t < prev_t).sum())
+        for k in np.flatnonzero(t == prev_t).tolist():
+            sid = int(sids[k])
+            verdict = classify((float(prev_t[k]), float(self._last_v[sid])), float(t[k]), float(v[k]))
+            self.stats.duplicate += verdict == DUPLICATE
+        return keep
+
+    def _classify_sequential(self, sids: np.ndarray, t: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Accepted-sample mask in arrival order (several samples of one series in the batch)."""
+        keep = np.zeros(sids.shape[0], dtype=bool)
+        overlay: dict[int, tuple[float, float]] = {}
+        last_t, last_v = self._last_t, self._last_v
+        for k, (sid, tt, vv) in enumerate(zip(sids.tolist(), t.tolist(), v.tolist(), strict=True)):
+            prev = overlay.get(sid)
+            if prev is None and last_t[sid] > -math.inf:
+                prev = (float(last_t[sid]), float(last_v[sid]))
+            verdict = classify(prev, tt, vv)
+            if verdict == ACCEPTED:
+                overlay[sid] = (tt, vv)
+                keep[k] = True
+            elif verdict == OUT_OF_ORDER:
+                self.stats.out_of_order += 1
+            elif verdict == DUPLICATE:
+                self.stats.duplicate += 1
+        return keep
 
     def _commit(
         self, conn: sqlite3.Connection, new_series: dict[Labels, int],
-        sids: list[int], ts: list[float], vs: list[float],
+        sids: np.ndarray, t: np.ndarray, v: np.ndarray,
     ) -> None:
-        if not sids and not new_series:
+        if not sids.shape[0] and not new_series:
             return
-        sid_a = np.array(sids, dtype=np.int64)
-        t_a, v_a = np.array(ts, dtype=np.float64), np.array(vs, dtype=np.float64)
         try:
-            _disk.write(conn, new_series.items(), sid_a, t_a, v_a, self.batch_size)
+            _disk.write(conn, new_series.items(), sids, t, v, self.batch_size)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
         for labels, sid in new_series.items():
             self._index.add(sid, labels)
+            self._remember(labels, sid)
         self._next_id += len(new_series)
         self.stats.series_created += len(new_series)
-        self.stats.appended += len(sids)
-        last, buffers, head_from = self._head.last, self._head.buffers, self._head_from
-        for sid, t, v in zip(sids, ts, vs, strict=True):
-            last[sid] = (t, v)
-            if t >= head_from:
+        self.stats.appended += int(sids.shape[0])
+        # Within one series the accepted times ascend, so the last write per id is its newest.
+        self._last_t[sids] = t
+        self._last_v[sids] = v
+        buffers, head_from = self._head.buffers, self._head_from
+        for sid, tt, vv in zip(sids.tolist(), t.tolist(), v.tolist(), strict=True):
+            if tt >= head_from:
                 buf = buffers.get(sid)
                 if buf is None:
                     buf = buffers[sid] = SampleBuffer()
-                buf.t.append(t)
-                buf.v.append(v)
+                buf.t.append(tt)
+                buf.v.append(vv)
 
     def _maintain(self, conn: sqlite3.Connection, *, old_samples: bool) -> None:
         """Compact the WAL when due (or when samples older than the head came in); cut the head."""
@@ -252,7 +322,7 @@ class SQLiteStore:
         with self._lock:
             conn = self._db()
             self.compact()
-            gone = [sid for sid, (last_t, _) in self._head.last.items() if last_t < t]
+            gone = [sid for sid in self._index.ids() if self._last_t[sid] < t]
             try:
                 deleted = _disk.delete_before(conn, t, gone)
             except sqlite3.Error as exc:
@@ -261,7 +331,9 @@ class SQLiteStore:
             for sid in gone:
                 self._head.forget(sid)
                 self._index.remove(sid)
+                self._last_t[sid] = -np.inf
             self._by_object.clear()
+            self._keep.clear()
             return deleted
 
     def apply_retention(self) -> int:

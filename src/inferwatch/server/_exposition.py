@@ -1,0 +1,231 @@
+"""Parsing a scrape: Prometheus text exposition to samples, with a per-target series cache.
+
+Like Prometheus's scrape cache, each line's series text (``name{labels}``) is
+parsed into a label set once, with the target's labels applied; later scrapes
+of the same line only split off and convert the value. OpenMetrics bodies go
+through prometheus-client's parser (slower, uncached).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import repeat
+
+from inferwatch._exceptions import InputError
+from inferwatch.model import METRIC_NAME_LABEL, Labels
+
+__all__ = ["ExpositionParser", "ParsedScrape"]
+
+_NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL_RE = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,?)\s*')
+_UNESCAPE_RE = re.compile(r"\\(.)")
+_UNESCAPES = {"n": "\n", "\\": "\\", '"': '"'}
+
+
+def _unescape(value: str) -> str:
+    if "\\" not in value:
+        return value
+    return _UNESCAPE_RE.sub(lambda m: _UNESCAPES.get(m.group(1), "\\" + m.group(1)), value)
+
+
+def _parse_series(key: str, lineno: int) -> tuple[str, list[tuple[str, str]]]:
+    """Split ``name{a="1",b="2"}`` into the name and the label pairs."""
+    m = _NAME_RE.match(key)
+    if not m:
+        raise InputError(f"line {lineno}: invalid metric name in {key[:80]!r}")
+    name, pos = m.group(0), m.end()
+    labels: list[tuple[str, str]] = []
+    rest = key[pos:].strip()
+    if not rest:
+        return name, labels
+    if not (rest.startswith("{") and rest.endswith("}")):
+        raise InputError(f"line {lineno}: expected {{labels}} after {name!r}, got {rest[:80]!r}")
+    body, pos = rest[1:-1], 0
+    while pos < len(body):
+        lm = _LABEL_RE.match(body, pos)
+        if not lm or lm.end() == pos or (not lm.group(3) and lm.end() != len(body)):
+            raise InputError(f"line {lineno}: invalid labels in {key[:80]!r} at offset {pos}")
+        labels.append((lm.group(1), _unescape(lm.group(2))))
+        pos = lm.end()
+    return name, labels
+
+
+@dataclass
+class ParsedScrape:
+    """One scrape as columns; ``tracked`` are the series subject to staleness (no explicit time)."""
+
+    labels: list[Labels] = field(default_factory=list)
+    t: list[float] = field(default_factory=list)
+    v: list[float] = field(default_factory=list)
+    tracked: dict[str, Labels] = field(default_factory=dict)
+    series_added: int = 0
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+class ExpositionParser:
+    r"""Parses one target's scrapes, keeping the series cache between them.
+
+    The common case (a well-formed body) is matched line by line with one
+    regular expression and converted with C-level ``map`` calls; any line the
+    expression does not take sends the whole body through the line-by-line
+    parser, which names the bad line.
+
+    >>> p = ExpositionParser({"job": "api", "instance": "h:1"})
+    >>> [str(ls) for ls in p.parse('# TYPE x_total counter\nx_total{code="200"} 3\n', 10.0).labels]
+    ['x_total{code="200",instance="h:1",job="api"}']
+    """
+
+    def __init__(
+        self, target_labels: Mapping[str, str], *, honor_labels: bool = False, honor_timestamps: bool = True
+    ) -> None:
+        self.target_labels = dict(target_labels)
+        self.honor_labels = honor_labels
+        self.honor_timestamps = honor_timestamps
+        self._cache: dict[str, Labels] = {}
+
+    def parse(self, text: str, now: float, content_type: str = "") -> ParsedScrape:
+        """Parse a body scraped at ``now``; ``InputError`` naming the line when it is malformed."""
+        if content_type.startswith("application/openmetrics-text"):
+            return self._parse_openmetrics(text, now)
+        fast = self._parse_fast(text, now)
+        return fast if fast is not None else self._parse_lines(text, now)
+
+    def _parse_fast(self, text: str, now: float) -> ParsedScrape | None:
+        """Cached series, values split off with C-level calls; ``None`` sends the body to the slow path."""
+        lines = [line for line in text.splitlines() if line and line[0] != "#" and not line.isspace()]
+        if not lines:
+            self._cache = {}
+            return ParsedScrape()
+        split_keys, _, values = zip(*map(str.rpartition, lines, repeat(" ")), strict=True)
+        keys = list(split_keys)
+        labels = list(map(self._cache.get, keys))
+        try:
+            v = list(map(float, values))
+        except ValueError:
+            return None
+        out = ParsedScrape(labels=labels, t=[now] * len(lines), v=v)  # type: ignore[arg-type]
+        explicit: set[int] = set()
+        if None in labels:
+            seen: dict[str, Labels] = {}
+            try:
+                for k in [i for i, ls in enumerate(labels) if ls is None]:
+                    key, ls, t, val, stamped = self._parse_line(lines[k].strip(), 0, now, seen)
+                    keys[k], labels[k], out.t[k], v[k] = key, ls, t, val
+                    if stamped:
+                        explicit.add(k)
+            except InputError:
+                return None
+            out.series_added = len(seen)
+        new_cache = dict(zip(keys, labels, strict=True))
+        if explicit:
+            out.tracked = {keys[k]: labels[k] for k in range(len(keys)) if k not in explicit}  # type: ignore[misc]
+        else:
+            out.tracked = new_cache
+        self._cache = new_cache
+        return out
+
+    def _parse_line(
+        self, line: str, lineno: int, now: float, seen: dict[str, Labels]
+    ) -> tuple[str, Labels, float, float, bool]:
+        """One sample line: (series key, labels, time, value, whether the time was explicit)."""
+        brace = line.rfind("}")
+        if brace >= 0:
+            key, rest = line[: brace + 1], line[brace + 1 :].split()
+        else:
+            rest = line.split()
+            key = rest.pop(0)
+        labels = seen.get(key) or self._cache.get(key)
+        if labels is None:
+            labels = seen[key] = self._labels(key, lineno)
+        try:
+            if len(rest) not in (1, 2):
+                raise ValueError
+            v = float(rest[0])
+            stamp = int(rest[1]) if len(rest) == 2 else None
+        except ValueError:
+            raise InputError(
+                f"line {lineno}: expected 'series value [timestamp_ms]', got {line[:80]!r}"
+            ) from None
+        if stamp is not None and self.honor_timestamps:
+            return key, labels, stamp / 1000.0, v, True
+        return key, labels, now, v, False
+
+    def _parse_lines(self, text: str, now: float) -> ParsedScrape:
+        """Line by line; errors name the line."""
+        out = ParsedScrape()
+        new: dict[str, Labels] = {}
+        cache: dict[str, Labels] = {}
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line or line[0] == "#":
+                continue
+            key, labels, t, v, stamped = self._parse_line(line, lineno, now, new)
+            cache[key] = labels
+            out.labels.append(labels)
+            out.t.append(t)
+            out.v.append(v)
+            if not stamped:
+                out.tracked[key] = labels
+        out.series_added = len(new)
+        self._cache = cache
+        return out
+
+    def _labels(self, key: str, lineno: int) -> Labels:
+        name, pairs = _parse_series(key, lineno)
+        exposed: dict[str, str] = {}
+        for k, v in pairs:
+            if k in exposed:
+                raise InputError(f"line {lineno}: label {k!r} given twice in {key[:80]!r}")
+            if not k.startswith("__"):
+                exposed[k] = v
+        return self._with_target_labels(name, exposed)
+
+    def _with_target_labels(self, name: str, exposed: dict[str, str]) -> Labels:
+        """Apply the target's labels as Prometheus does (``exported_`` on conflict unless honoring)."""
+        merged = dict(exposed)
+        for k, v in self.target_labels.items():
+            if self.honor_labels:
+                merged.setdefault(k, v)
+                continue
+            if exposed.get(k):
+                new = "exported_" + k
+                while new in exposed:
+                    new = "exported_" + new
+                merged[new] = merged.pop(k)
+            merged[k] = v
+        merged[METRIC_NAME_LABEL] = name
+        return Labels(merged)
+
+    def _parse_openmetrics(self, text: str, now: float) -> ParsedScrape:
+        from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+        out = ParsedScrape()
+        new_cache: dict[str, Labels] = {}
+        try:
+            for family in text_string_to_metric_families(text):  # type: ignore[no-untyped-call]
+                for s in family.samples:
+                    labels = self._with_target_labels(
+                        s.name, {k: v for k, v in s.labels.items() if not k.startswith("__")}
+                    )
+                    key = str(labels)
+                    if key not in self._cache and key not in new_cache:
+                        out.series_added += 1
+                    new_cache[key] = labels
+                    explicit = s.timestamp is not None and self.honor_timestamps
+                    t = float(s.timestamp) if explicit else now
+                    if not explicit:
+                        out.tracked[key] = labels
+                    out.labels.append(labels)
+                    out.t.append(t)
+                    out.v.append(float(s.value))
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"invalid OpenMetrics exposition: {exc}") from None
+        self._cache = new_cache
+        if not all(math.isfinite(t) for t in out.t):
+            raise InputError("invalid OpenMetrics exposition: non-finite timestamp")
+        return out
