@@ -1,0 +1,193 @@
+"""The scrape loop: fetch each target on its interval, parse, append, mark staleness.
+
+Prometheus's semantics: samples are stamped with the scrape's start time
+(unless the exposition gives one and ``honor_timestamps`` holds); every
+scrape adds ``up``, ``scrape_duration_seconds``, ``scrape_samples_scraped``,
+``scrape_samples_post_metric_relabeling`` and ``scrape_series_added``; a
+series present in the previous scrape and absent now gets a staleness marker
+at the scrape time, and a failed scrape (HTTP error, timeout, parse error)
+marks every series of the target stale. Series with explicit timestamps are
+exempt from staleness, as in Prometheus.
+
+Tests drive it with :meth:`ScrapeLoop.tick` / :meth:`ScrapeLoop.scrape_once`
+on a simulated clock; :meth:`ScrapeLoop.start` runs one thread per target.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from inferwatch._exceptions import InferwatchError
+from inferwatch.config import ScrapeTarget
+from inferwatch.model import STALE_NAN, Clock, Labels
+from inferwatch.server._exposition import ExpositionParser, ParsedScrape
+from inferwatch.store import Store, append_columns
+
+__all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
+
+log = logging.getLogger(__name__)
+
+ACCEPT = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+REPORT_METRICS = (
+    "up", "scrape_duration_seconds", "scrape_samples_scraped",
+    "scrape_samples_post_metric_relabeling", "scrape_series_added",
+)
+
+
+@dataclass
+class TargetHealth:
+    """What the API shows about a target (Prometheus's ``/api/v1/targets`` fields)."""
+
+    job: str
+    instance: str
+    url: str
+    labels: dict[str, str]
+    interval: float
+    timeout: float
+    health: str = "unknown"
+    last_scrape: float | None = None
+    last_duration: float = 0.0
+    last_error: str = ""
+    samples: int = 0
+
+
+class _Target:
+    """One target's state between scrapes: parser cache, tracked series, schedule."""
+
+    def __init__(self, cfg: ScrapeTarget) -> None:
+        self.cfg = cfg
+        self.labels = {**cfg.labels, "job": cfg.job, "instance": cfg.instance}
+        self.parser = ExpositionParser(
+            self.labels, honor_labels=cfg.honor_labels, honor_timestamps=cfg.honor_timestamps
+        )
+        self.report = [Labels({**self.labels, "__name__": name}) for name in REPORT_METRICS]
+        self.tracked: dict[str, Labels] = {}
+        self.next_due: float | None = None
+        self.health = TargetHealth(
+            cfg.job, cfg.instance, cfg.url, dict(sorted(self.labels.items())),
+            cfg.effective_interval, cfg.effective_timeout,
+        )
+
+
+class ScrapeLoop:
+    """Scrapes targets into a store on the injected clock."""
+
+    def __init__(
+        self, targets: Sequence[ScrapeTarget], store: Store, *, clock: Clock,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self._targets = [_Target(t) for t in targets]
+        self._client = httpx.Client(transport=transport, follow_redirects=True, headers={"Accept": ACCEPT})
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def targets(self) -> list[TargetHealth]:
+        """Health of every target, in config order."""
+        return [t.health for t in self._targets]
+
+    def scrape_once(self, now: float | None = None) -> None:
+        """Scrape every target now (sequentially)."""
+        for t in self._targets:
+            self._scrape(t, self.clock.now() if now is None else now)
+
+    def tick(self, now: float) -> int:
+        """Scrape the targets due at ``now``; return how many were scraped."""
+        done = 0
+        for t in self._targets:
+            if t.next_due is None or now >= t.next_due:
+                self._scrape(t, now)
+                done += 1
+        return done
+
+    def _scrape(self, target: _Target, now: float) -> None:
+        """One scrape of one target; never raises (a background loop calls it)."""
+        try:
+            self._scrape_unsafe(target, now)
+        except Exception:  # a background loop logs and goes on
+            log.exception("scrape of %s failed unexpectedly", target.cfg.url)
+        interval = target.cfg.effective_interval
+        due = (target.next_due if target.next_due is not None else now) + interval
+        target.next_due = due if due > now else now + interval
+
+    def _scrape_unsafe(self, target: _Target, now: float) -> None:
+        start = self.clock.monotonic()
+        parsed, error = ParsedScrape(), ""
+        try:
+            resp = self._client.get(target.cfg.url, timeout=target.cfg.effective_timeout)
+            if resp.status_code != 200:
+                raise InferwatchError(f"server returned HTTP status {resp.status_code} {resp.reason_phrase}")
+            parsed = target.parser.parse(resp.text, now, resp.headers.get("content-type", ""))
+        except httpx.TimeoutException:
+            error = f"context deadline exceeded (timeout {target.cfg.effective_timeout}s)"
+        except (httpx.HTTPError, InferwatchError) as exc:
+            error = str(exc) or type(exc).__name__
+        if error:
+            parsed = ParsedScrape()
+        duration = self.clock.monotonic() - start
+        labels, t, v = parsed.labels, parsed.t, parsed.v
+        stale = self._stale(target.tracked, parsed)
+        labels = [*labels, *stale, *target.report]
+        t = [*t, *([now] * len(stale)), *([now] * len(target.report))]
+        n = float(len(parsed))
+        report = [0.0 if error else 1.0, duration, n, n, float(parsed.series_added)]
+        v = [*v, *([STALE_NAN] * len(stale)), *report]
+        try:
+            append_columns(self.store, labels, t, v)
+        except InferwatchError as exc:
+            error = f"store refused the scrape: {exc}"
+            log.warning("target %s: %s", target.cfg.url, error)
+        target.tracked = parsed.tracked
+        h = target.health
+        h.health, h.last_error = ("down", error) if error else ("up", "")
+        h.last_scrape, h.last_duration, h.samples = now, duration, len(parsed)
+
+    @staticmethod
+    def _stale(prev: dict[str, Labels], parsed: ParsedScrape) -> list[Labels]:
+        """Series tracked in the previous scrape and absent from this one."""
+        gone = prev.keys() - parsed.tracked.keys()
+        if not gone:
+            return []
+        present = set(parsed.labels)
+        return [prev[k] for k in gone if prev[k] not in present]
+
+    def mark_all_stale(self, now: float) -> None:
+        """End-of-run staleness: every tracked series and the report series go stale (target removed)."""
+        for target in self._targets:
+            labels = [*target.tracked.values(), *target.report]
+            try:
+                append_columns(self.store, labels, [now] * len(labels), [STALE_NAN] * len(labels))
+            except InferwatchError:
+                log.exception("cannot mark the series of %s stale", target.cfg.url)
+            target.tracked = {}
+
+    # -- threads ----------------------------------------------------------------
+    def start(self) -> None:
+        """Run one thread per target until :meth:`stop`."""
+        for target in self._targets:
+            name = f"scrape-{target.cfg.job}"
+            th = threading.Thread(target=self._run, args=(target,), name=name, daemon=True)
+            th.start()
+            self._threads.append(th)
+
+    def _run(self, target: _Target) -> None:
+        while not self._stop.is_set():
+            now = self.clock.now()
+            if target.next_due is None or now >= target.next_due:
+                self._scrape(target, now)
+            assert target.next_due is not None
+            self.clock.wait(self._stop, max(target.next_due - self.clock.now(), 0.0))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the threads (joined with ``timeout``) and close the HTTP client."""
+        self._stop.set()
+        for th in self._threads:
+            th.join(timeout)
+        self._threads.clear()
+        self._client.close()
