@@ -96,8 +96,9 @@ def test_aggregator_exports_rates_and_p_values() -> None:
     from prometheus_client import CollectorRegistry
 
     agg = ConversionAggregator(controls={"exp": "control"})
-    outcomes = [("exp", "control", i < 100) for i in range(1000)] + [("exp", "new", i < 150) for i in range(1000)]
-    agg.consume("outcome", outcomes + [("exp", 3, True), "junk"], now=0.0)
+    outcomes = [("exp", "control", i < 100) for i in range(1000)]
+    outcomes += [("exp", "new", i < 150) for i in range(1000)]
+    agg.consume("outcome", [*outcomes, ("exp", 3, True), "junk"], now=0.0)
     assert agg.invalid == 2
 
     class C:
@@ -122,4 +123,5 @@ def test_aggregator_through_monitor() -> None:
         for i in range(200):
             mon.observe_outcome("banner", "A" if i % 2 else "B", i % 4 == 0)
         assert mon.flush(5.0)
-        assert mon.get_sample_value("inferwatch_conversion_rate", {"experiment": "banner", "variant": "B"}) == 0.5
+        labels = {"experiment": "banner", "variant": "B"}
+        assert mon.get_sample_value("inferwatch_conversion_rate", labels) == 0.5

@@ -47,7 +47,8 @@ def test_json_has_the_issue_shape_sorted_by_drift(files: tuple[Path, Path],
     assert psis[:2] == sorted(psis[:2], reverse=True)
 
 
-def test_table_and_errors(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_table_and_errors(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str],
+                          tmp_path: Path) -> None:
     ref, cur = files
     assert main(["drift", "-r", str(ref), "--current", str(cur), "--bins", "5"]) == 0
     out = capsys.readouterr().out

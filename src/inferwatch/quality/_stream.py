@@ -137,6 +137,11 @@ class DriftAggregator:
                 scores[f.name] = self._fitted.score_counts(f, c.bins[i], missing=int(c.missing[i]))
         return WindowDrift(start, c.rows, c.anomalous, scores)
 
+    @property
+    def window_bytes(self) -> int:
+        """Bytes of the open window's counters (fixed by the bins, not by traffic)."""
+        return sum(b.nbytes for b in self._counts.bins) + self._counts.missing.nbytes
+
     # --- exposition -------------------------------------------------------------------------
     def collect(self, now: float) -> Iterable[Metric]:
         """PSI, its critical value, the anomalous ratio and window size of the last closed window."""
