@@ -135,7 +135,7 @@ class Pipeline:
     def _normalise(self, a: Alert, now: float) -> Alert:
         # Like Alertmanager: an alert without an end resolves unless resent within resolve_timeout.
         if a.ends_at is None:
-            return Alert(a.labels, a.annotations, a.starts_at or now, now + self.config.resolve_timeout,
+            return Alert(a.labels, a.annotations, a.starts_at, now + self.config.resolve_timeout,
                          a.value, a.generator_url)
         return a
 

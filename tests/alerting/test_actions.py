@@ -1,0 +1,110 @@
+"""Actions: once per firing episode, idempotent, outcome recorded; Kubernetes and degrade fakes."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from alerting.conftest import alert
+from alerting.fakes import FakeKube, FakeService, Handler, Request
+from inferwatch.alerting import Pipeline, RecordingNotifier, StateDB
+from inferwatch.config import parse_config
+
+Fake = Callable[[Handler], FakeService]
+
+
+def pipeline(yaml: str, db: StateDB | None = None) -> tuple[Pipeline, RecordingNotifier]:
+    cfg = parse_config(yaml).alerting
+    rec = RecordingNotifier("phone")
+    recs = {r.name: rec for r in cfg.effective_receivers()}
+    return Pipeline(cfg, db=db, notifiers=recs, rng=random.Random(0)), rec
+
+
+def test_scale_out_once_per_episode_bounded_by_max(fake: Fake, tmp_path: Path) -> None:
+    kube = FakeKube("kt", {"prod/ranker": 2})
+    svc = fake(kube)
+    yaml = ("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, default_actions: false, "
+            f"actions: [{{name: scale_out, type: kubernetes_scale, matchers: ['tier=\"P0\"'], namespace: prod, "
+            f"max_replicas: 3, api_server: '{svc.url}', token: kt}}]}}")
+    db = f"{tmp_path}/a.db"
+    p, rec = pipeline(yaml, StateDB(db))
+    down = alert("ServiceUnavailable", tier="P0", severity="critical")
+    for t in range(0, 600, 60):  # many flushes, one episode
+        p.send([down], now=t)
+        p.tick(t)
+    assert kube.replicas["prod/ranker"] == 3
+    (r,) = [x for x in p.act.records() if x.action == "scale_out"]
+    assert r.outcome == "scaled deployment prod/ranker from 2 to 3 replicas" and r.ok
+    assert "action scale_out (fire): scaled deployment prod/ranker" in rec.sent[0].notes[0]
+    p.db.close()
+    p2, _ = pipeline(yaml, StateDB(db))  # restart: same episode, no second scale
+    p2.send([down], now=700)
+    assert len([q for q in svc.requests if q.method == "PATCH"]) == 1
+    # a new episode scales again, but never past max_replicas
+    p2.send([alert("ServiceUnavailable", start=800, tier="P0", severity="critical")], now=800)
+    assert kube.replicas["prod/ranker"] == 3
+    assert p2.act.records()[-1].outcome == "deployment prod/ranker already at 3 replicas (max 3)"
+
+
+def test_scale_out_with_kubeconfig_credentials(fake: Fake, tmp_path: Path) -> None:
+    kube = FakeKube("from-kubeconfig", {"default/ranker": 1})
+    svc = fake(kube)
+    kc = tmp_path / "config"
+    kc.write_text(f"""apiVersion: v1
+kind: Config
+current-context: dev
+contexts: [{{name: dev, context: {{cluster: c1, user: u1}}}}]
+clusters: [{{name: c1, cluster: {{server: '{svc.url}'}}}}]
+users: [{{name: u1, user: {{token: from-kubeconfig}}}}]
+""")
+    p, _ = pipeline("alerting: {route: {receiver: phone, group_wait: 0s}, default_actions: false, actions: "
+                    f"[{{name: s, type: kubernetes_scale, matchers: ['tier=\"P0\"'], kubeconfig: '{kc}'}}]}}")
+    p.send([alert(tier="P0", severity="critical")], now=0)
+    assert kube.replicas["default/ranker"] == 2
+
+
+def test_no_kubernetes_credentials_is_recorded_not_raised(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent")
+    monkeypatch.setenv("HOME", "/nonexistent")
+    p, rec = pipeline("alerting: {route: {receiver: phone, group_wait: 0s}}")
+    p.send([alert("ServiceUnavailable", tier="P0", severity="critical")], now=0)
+    outcomes = [r.outcome for r in p.act.records()]
+    assert outcomes[0].startswith("skipped: no Kubernetes credentials (would scale deployment default/ranker")
+    assert len(rec.sent) == 1
+
+
+def test_degrade_on_fire_and_restore_on_resolve(fake: Fake) -> None:
+    seen: list[Request] = []
+
+    def admin(r: Request) -> tuple[int, dict[str, str], bytes]:
+        seen.append(r)
+        return (200, {}, b"{}") if r.path == "/admin/degrade" else (404, {}, b"")
+
+    svc = fake(admin)
+    p, _ = pipeline("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, actions: "
+                    f"[{{name: degrade, type: degrade, matchers: ['alertname=\"SevereLatency\"'], "
+                    f"url: '{svc.url}/admin/degrade'}}]}}")
+    p.send([alert("SevereLatency")], now=0)
+    p.send([alert("SevereLatency")], now=30)
+    p.send([alert("SevereLatency", end=90)], now=90)
+    p.tick(120)
+    assert [r.json() for r in seen] == [{"enabled": True}, {"enabled": False}]
+    assert [r.phase for r in p.act.records()] == ["fire", "resolve"]
+
+
+def test_rollback_not_enabled_is_a_recommendation_in_the_notification() -> None:
+    p, rec = pipeline("alerting: {route: {receiver: phone, group_wait: 0s}}")
+    p.send([alert("FeatureDriftSevere", tier="P2", rollback="recommended", model="ranker-v7")], now=0)
+    assert any("rollback of ranker-v7 to the previous version recommended" in x
+               for n in rec.sent for x in n.notes) or \
+        p.act.records()[0].outcome.startswith("rollback of ranker-v7")
+
+
+def test_failed_action_is_recorded_and_notification_still_sent(fake: Fake) -> None:
+    svc = fake(lambda r: (500, {}, b"boom"))
+    p, rec = pipeline("alerting: {route: {receiver: phone, group_wait: 0s}, actions: "
+                      f"[{{name: hook, type: http, matchers: ['tier=\"P1\"'], url: '{svc.url}/x'}}]}}")
+    p.send([alert()], now=0)
+    r = [x for x in p.act.records() if x.action == "hook"][0]
+    assert not r.ok and r.outcome.startswith("failed:") and len(rec.sent) == 1
