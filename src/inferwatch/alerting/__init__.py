@@ -9,7 +9,7 @@ from inferwatch.alerting._classify import classify_status
 from inferwatch.alerting._digest import next_delivery
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
-from inferwatch.alerting._pipeline import Pipeline
+from inferwatch.alerting._pipeline import ALERTING_STATE_FILE, Pipeline, pipeline_from_config
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route, RouteOptions
 from inferwatch.alerting._silence import Silence, Silences
@@ -18,6 +18,7 @@ from inferwatch.alerting._template import parse_rfc3339, rfc3339, webhook_payloa
 from inferwatch.alerting._terminal import RecordingNotifier, TerminalNotifier
 
 __all__ = [
+    "ALERTING_STATE_FILE",
     "Action",
     "ActionRecord",
     "ActionStage",
@@ -39,6 +40,7 @@ __all__ = [
     "classify_status",
     "next_delivery",
     "parse_rfc3339",
+    "pipeline_from_config",
     "rfc3339",
     "webhook_payload",
 ]

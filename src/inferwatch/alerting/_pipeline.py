@@ -10,7 +10,8 @@ import json
 import random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
 from inferwatch.alerting._build import build_action, build_notifier
@@ -32,12 +33,13 @@ from inferwatch.alerting._stages import (
     StageChain,
 )
 from inferwatch.alerting._state import StateDB
+from inferwatch.config import Config
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._receivers import DigestReceiverSpec
 from inferwatch.model import Clock, Labels, SystemClock
 from inferwatch.rules import Alert
 
-__all__ = ["Pipeline"]
+__all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
 
 RESOLVED_RETENTION_S = 3600.0  # resolved alerts are forgotten after this
 NFLOG_RETENTION_S = 5 * 86400.0  # Alertmanager keeps its notification log 120 h
@@ -223,3 +225,14 @@ class Pipeline:
         """Close the HTTP client and the state file."""
         self._http.close()
         self.db.close()
+
+
+ALERTING_STATE_FILE = "alerting.sqlite"
+
+
+def pipeline_from_config(
+    config: Config, data_dir: str | Path | None, clock: Clock, **kwargs: Any
+) -> Pipeline:
+    """The server's pipeline: state in ``data_dir/alerting.sqlite`` (memory when ``None``)."""
+    db = StateDB(Path(data_dir) / ALERTING_STATE_FILE if data_dir is not None else ":memory:")
+    return Pipeline(config.alerting, db=db, clock=clock, external_url=config.server.external_url, **kwargs)

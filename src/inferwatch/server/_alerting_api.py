@@ -1,0 +1,183 @@
+"""The alerting HTTP API: silences (Alertmanager API v2 shapes), the Alertmanager webhook,
+notification and action records. Writes need ``Authorization: Bearer <token>``.
+
+    GET    /api/v2/silences                 list (open)
+    POST   /api/v2/silences                 create or update -> {"silenceID": ...}
+    DELETE /api/v2/silence/{id}             expire now
+    POST   /api/v1/alertmanager             a real Alertmanager's webhook (version 4)
+    GET    /api/v1/notifications            recent deliveries and failures
+    GET    /api/v1/actions                  action outcomes
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from inferwatch._exceptions import InputError
+from inferwatch.alerting import Pipeline, Silence, parse_rfc3339, rfc3339
+from inferwatch.config import Secret
+from inferwatch.model import Labels, Matcher, MatchOp
+from inferwatch.rules import Alert
+
+__all__ = ["WEBHOOK_FIRING_HOLD_S", "alerting_routes"]
+
+log = logging.getLogger(__name__)
+
+# A firing alert from Alertmanager stays firing this long without news (Alertmanager
+# re-posts at repeat_interval, 4 h by default, and posts the resolution).
+WEBHOOK_FIRING_HOLD_S = 24 * 3600.0
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def _error(status: int, msg: str) -> JSONResponse:
+    return JSONResponse({"error": msg}, status_code=status)
+
+
+def _authorised(request: Request, token: Secret) -> bool:
+    got = request.headers.get("authorization", "")
+    want = f"Bearer {token.reveal()}"
+    return hmac.compare_digest(got.encode(), want.encode())
+
+
+def _write(token: Secret, fn: Endpoint) -> Endpoint:
+    async def guarded(request: Request) -> Response:
+        if not _authorised(request, token):
+            return _error(401, "writes need 'Authorization: Bearer <token>' (see the server's first start)")
+        try:
+            return await fn(request)
+        except InputError as exc:
+            return _error(400, str(exc))
+    return guarded
+
+
+async def _json_body(request: Request) -> Any:
+    try:
+        return json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"request body is not JSON: {exc}") from None
+
+
+def silence_json(s: Silence, now: float) -> dict[str, Any]:
+    """A silence in Alertmanager's API v2 shape."""
+    return {
+        "id": s.id, "status": {"state": s.state(now)}, "updatedAt": rfc3339(s.updated_at),
+        "matchers": [{"name": m.name, "value": m.value, "isRegex": m.op in (MatchOp.RE, MatchOp.NRE),
+                      "isEqual": m.op in (MatchOp.EQ, MatchOp.RE)} for m in s.matchers],
+        "startsAt": rfc3339(s.starts_at), "endsAt": rfc3339(s.ends_at),
+        "createdBy": s.created_by, "comment": s.comment,
+    }
+
+
+def _time(body: dict[str, Any], key: str, default: float | None) -> float:
+    raw = body.get(key)
+    if raw is None:
+        if default is None:
+            raise InputError(f"silence {key}: required")
+        return default
+    try:
+        t = parse_rfc3339(str(raw))
+    except ValueError:
+        raise InputError(f"silence {key}: not an RFC 3339 time: {raw!r}") from None
+    if t is None:
+        raise InputError(f"silence {key}: the zero time is not allowed")
+    return t
+
+
+def _matcher(m: Any) -> Matcher:
+    if not isinstance(m, dict) or not isinstance(m.get("name"), str) or not isinstance(m.get("value"), str):
+        raise InputError(f"silence matchers: each needs string 'name' and 'value', got {m!r}")
+    regex, equal = bool(m.get("isRegex", False)), bool(m.get("isEqual", True))
+    op = {(False, True): MatchOp.EQ, (False, False): MatchOp.NE,
+          (True, True): MatchOp.RE, (True, False): MatchOp.NRE}[(regex, equal)]
+    try:
+        return Matcher(m["name"], op, m["value"])
+    except ValueError as exc:
+        raise InputError(f"silence matchers: {exc}") from None
+
+
+def parse_silence(body: Any, now: float) -> Silence:
+    """A silence from an API v2 body (``InputError`` naming the field)."""
+    if not isinstance(body, dict):
+        raise InputError("silence: expected a JSON object")
+    if not isinstance(body.get("matchers"), list):
+        raise InputError("silence matchers: expected a list")
+    matchers = [_matcher(m) for m in body["matchers"]]
+    return Silence.new(matchers, _time(body, "startsAt", now), _time(body, "endsAt", None),
+                       str(body.get("createdBy", "")), str(body.get("comment", "")),
+                       str(body.get("id") or ""))
+
+
+def parse_webhook(body: Any, now: float) -> list[Alert]:
+    """Alerts from Alertmanager's webhook JSON (version 4)."""
+    if not isinstance(body, dict) or not isinstance(body.get("alerts"), list):
+        raise InputError("webhook: expected Alertmanager's JSON with an 'alerts' list")
+    if str(body.get("version", "4")) != "4":
+        raise InputError(f"webhook: version {body.get('version')!r} is not supported (expected \"4\")")
+    out = []
+    for i, a in enumerate(body["alerts"]):
+        try:
+            labels = Labels({str(k): str(v) for k, v in a["labels"].items()})
+            starts = parse_rfc3339(str(a.get("startsAt", ""))) or now
+            ends = parse_rfc3339(str(a.get("endsAt", "")))
+            if a.get("status") == "resolved":
+                ends = ends if ends is not None else now
+            else:
+                ends = now + WEBHOOK_FIRING_HOLD_S
+            ann = {str(k): str(v) for k, v in (a.get("annotations") or {}).items()}
+            out.append(Alert(labels, ann, starts, ends, float("nan"), str(a.get("generatorURL", ""))))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise InputError(f"webhook: alerts[{i}] is malformed ({exc!r})") from None
+    return out
+
+
+def alerting_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
+    """The routes to mount in the server's app."""
+    clock = pipeline.clock
+
+    async def list_silences(request: Request) -> Response:
+        now = clock.now()
+        return JSONResponse([silence_json(s, now) for s in pipeline.silences.list()])
+
+    async def post_silence(request: Request) -> Response:
+        now = clock.now()
+        s = parse_silence(await _json_body(request), now)
+        stored = await run_in_threadpool(pipeline.silences.add, s, now)
+        return JSONResponse({"silenceID": stored.id})
+
+    async def delete_silence(request: Request) -> Response:
+        sid = request.path_params["id"]
+        if pipeline.silences.get(sid) is None:
+            return _error(404, f"no silence with id {sid!r}")
+        await run_in_threadpool(pipeline.silences.expire, sid, clock.now())
+        return JSONResponse({"silenceID": sid, "status": "expired"})
+
+    async def webhook(request: Request) -> Response:
+        now = clock.now()
+        alerts = parse_webhook(await _json_body(request), now)
+        await run_in_threadpool(pipeline.send, alerts, now)
+        return JSONResponse({"status": "success", "alerts": len(alerts)})
+
+    async def notifications(request: Request) -> Response:
+        return JSONResponse([r.to_json() for r in pipeline.records.recent()])
+
+    async def actions(request: Request) -> Response:
+        return JSONResponse([r.to_json() for r in pipeline.act.records()])
+
+    return [
+        Route("/api/v2/silences", list_silences, methods=["GET"]),
+        Route("/api/v2/silences", _write(token, post_silence), methods=["POST"]),
+        Route("/api/v2/silence/{id}", _write(token, delete_silence), methods=["DELETE"]),
+        Route("/api/v1/alertmanager", _write(token, webhook), methods=["POST"]),
+        Route("/api/v1/notifications", notifications, methods=["GET"]),
+        Route("/api/v1/actions", actions, methods=["GET"]),
+    ]
