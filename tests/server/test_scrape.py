@@ -23,7 +23,8 @@ def _points(store: MemoryStore, sel: str) -> dict[str, list[tuple[float, str]]]:
     out = {}
     for s in store.select(parse_selector(sel), 0, 1e12):
         marks = stale_mask(s.v)
-        out[str(s.labels)] = [(t, "stale" if m else repr(v)) for t, v, m in zip(s.t.tolist(), s.v.tolist(), marks.tolist(), strict=True)]
+        rows = zip(s.t.tolist(), s.v.tolist(), marks.tolist(), strict=True)
+        out[str(s.labels)] = [(t, "stale" if m else repr(v)) for t, v, m in rows]
     return out
 
 
@@ -32,11 +33,10 @@ def test_samples_get_job_instance_and_scrape_time(target: FakeTarget) -> None:
     loop, store, _ = _loop(target)
     loop.scrape_once(1000.0)
     inst = target.url.split("/")[2]
-    assert _points(store, "req_total") == {f'req_total{{code="200",instance="{inst}",job="svc"}}': [(1000.0, "7.0")]}
-    assert _points(store, "up") == {f'up{{instance="{inst}",job="svc"}}': [(1000.0, "1.0")]}
-    assert _points(store, "scrape_samples_scraped")[f'scrape_samples_scraped{{instance="{inst}",job="svc"}}'] == [
-        (1000.0, "1.0")
-    ]
+    tail = f'instance="{inst}",job="svc"}}'
+    assert _points(store, "req_total") == {f'req_total{{code="200",{tail}': [(1000.0, "7.0")]}
+    assert _points(store, "up") == {f"up{{{tail}": [(1000.0, "1.0")]}
+    assert _points(store, "scrape_samples_scraped")[f"scrape_samples_scraped{{{tail}"] == [(1000.0, "1.0")]
     (h,) = loop.targets()
     assert (h.health, h.last_scrape, h.samples) == ("up", 1000.0, 1)
 
@@ -87,7 +87,7 @@ def test_unreachable_target_is_down(target: FakeTarget) -> None:
 
 def test_timeout_fails_the_scrape(target: FakeTarget) -> None:
     target.delay = threading.Event()
-    loop, store, _ = _loop(target, timeout=0.2, interval=1.0)
+    loop, _store, _ = _loop(target, timeout=0.2, interval=1.0)
     loop.scrape_once(1000.0)
     assert "deadline" in loop.targets()[0].last_error
     target.delay.set()
@@ -143,7 +143,7 @@ def test_tick_follows_per_target_intervals(target: FakeTarget) -> None:
 
 def test_threads_scrape_and_stop(target: FakeTarget) -> None:
     # Real threads on a simulated clock: clock.wait advances time, so the loop runs without sleeping.
-    loop, store, clock = _loop(target, interval=15.0)
+    loop, store, _clock = _loop(target, interval=15.0)
     target.body = "a 1\n"
     loop.start()
     for _ in range(500):  # bounded wait for a few scrapes to land

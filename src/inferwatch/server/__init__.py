@@ -1,6 +1,24 @@
 """The embedded server: scrape loop, store, rule evaluation, HTTP API (``inferwatch serve``)."""
 
+from inferwatch.server._api import create_app
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
+from inferwatch.server._runtime import Server
 from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
+from inferwatch.server._serve import parse_listen, serve
+from inferwatch.server._wiring import ALERT_STATE_FILE, LoggingSink, ServerComponents, build_components
 
-__all__ = ["REPORT_METRICS", "ExpositionParser", "ParsedScrape", "ScrapeLoop", "TargetHealth"]
+__all__ = [
+    "ALERT_STATE_FILE",
+    "REPORT_METRICS",
+    "ExpositionParser",
+    "LoggingSink",
+    "ParsedScrape",
+    "ScrapeLoop",
+    "Server",
+    "ServerComponents",
+    "TargetHealth",
+    "build_components",
+    "create_app",
+    "parse_listen",
+    "serve",
+]

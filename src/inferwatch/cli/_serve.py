@@ -1,0 +1,34 @@
+"""``inferwatch serve``: the embedded server (scrape, store, evaluate, HTTP API)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from inferwatch.cli._common import add_config_arg
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``serve``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve", help="run the embedded server",
+        description="Scrape the configured targets into the SQLite store, evaluate the rules every "
+        "server.evaluation_interval and serve the HTTP API (default 127.0.0.1:9464).",
+    )
+    add_config_arg(p)
+    p.add_argument("--listen", metavar="HOST:PORT", help="override server.listen (port 0 picks a free port)")
+    p.set_defaults(func=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import os
+
+    from inferwatch.config import env as config_env
+    from inferwatch.config import load_config
+    from inferwatch.server import serve
+
+    cfg = load_config(args.config or os.environ.get(config_env.ENV_CONFIG))
+    serve(cfg, listen=args.listen)
+    return 0

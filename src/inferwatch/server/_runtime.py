@@ -1,0 +1,86 @@
+"""The running server: scrape threads, the evaluation loop, retention, reload."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from inferwatch.config import Config
+from inferwatch.model import Clock
+from inferwatch.server._wiring import ServerComponents
+from inferwatch.store import SQLiteStore
+
+__all__ = ["Server"]
+
+log = logging.getLogger(__name__)
+RETENTION_EVERY_S = 3600.0
+
+
+class Server:
+    """Holds the current :class:`ServerComponents` and runs them.
+
+    ``tick(now)`` does one evaluation round (tests and replay drive it on a
+    simulated clock); ``start()`` runs the scrape threads and an evaluation
+    thread every ``server.evaluation_interval``.
+    """
+
+    def __init__(self, components: ServerComponents, *, clock: Clock) -> None:
+        self.components = components
+        self.clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_retention = clock.now()
+        self._swap = threading.Lock()
+        self.ready = threading.Event()
+
+    @property
+    def config(self) -> Config:
+        """The config of the current generation."""
+        return self.components.config
+
+    def tick(self, now: float) -> None:
+        """One evaluation round (and retention when due); never raises."""
+        comps = self.components
+        try:
+            comps.evaluator.evaluate(now)
+        except Exception:
+            log.exception("evaluation at %s failed", now)
+        if now - self._last_retention >= RETENTION_EVERY_S and isinstance(comps.store, SQLiteStore):
+            self._last_retention = now
+            try:
+                comps.store.apply_retention()
+            except Exception:
+                log.exception("retention failed")
+
+    def start(self) -> None:
+        """Start scraping and evaluating in background threads."""
+        self.components.scrape.start()
+        self._thread = threading.Thread(target=self._run, name="evaluate", daemon=True)
+        self._thread.start()
+        self.ready.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            interval = self.config.server.evaluation_interval
+            now = self.clock.now()
+            self.tick(now)
+            self.clock.wait(self._stop, interval - (self.clock.now() - now))
+
+    def reload(self, build: Callable[[], ServerComponents]) -> None:
+        """Build a complete new generation, then swap it in and retire the old one."""
+        new = build()  # raises before anything is swapped if the config is bad
+        with self._swap:
+            old, self.components = self.components, new
+        old.scrape.mark_all_stale(self.clock.now())
+        old.scrape.stop()
+        if self._thread is not None:
+            new.scrape.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the threads and close the components."""
+        self._stop.set()
+        self.ready.clear()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.components.close()

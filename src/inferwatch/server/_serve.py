@@ -1,0 +1,44 @@
+"""Running the whole server in this process: components, threads, uvicorn."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from inferwatch._exceptions import ConfigError
+from inferwatch.config import Config
+from inferwatch.model import Clock, SystemClock
+from inferwatch.server._api import create_app
+from inferwatch.server._runtime import Server
+from inferwatch.server._wiring import build_components
+
+__all__ = ["parse_listen", "serve"]
+
+log = logging.getLogger(__name__)
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``host:port`` -> (host, port); ``ConfigError`` when malformed."""
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"server.listen: expected host:port such as 127.0.0.1:9464, got {listen!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def serve(config: Config, *, listen: str | None = None, clock: Clock | None = None) -> None:
+    """Run until interrupted: scrape, evaluate, serve the API (blocks)."""
+    import uvicorn
+
+    host, port = parse_listen(listen or config.server.listen)
+    clock = clock or SystemClock()
+    server = Server(build_components(config, clock=clock), clock=clock)
+    app = create_app(server)
+    uv = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    server.start()
+    try:
+        print(f"inferwatch serve: listening on http://{host}:{port} "
+              f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
+              f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
+        uv.run()
+    finally:
+        server.stop()

@@ -1,0 +1,93 @@
+"""All the server's wiring in one place: a ``Config`` in, ready components out.
+
+The lead, the alerting pipeline and the dynamic baselines plug in here (the
+``sink`` and ``band_factory`` arguments). A reload builds a complete new
+``ServerComponents`` first and only then swaps it in (STYLE.md #8).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from inferwatch._exceptions import StoreError
+from inferwatch.config import Config
+from inferwatch.config import env as config_env
+from inferwatch.model import Clock
+from inferwatch.rules import (
+    Alert,
+    AlertSink,
+    AlertStateStore,
+    BandProviderFactory,
+    Evaluator,
+    Rule,
+    load_rules,
+)
+from inferwatch.server._scrape import ScrapeLoop
+from inferwatch.store import Store, open_store
+
+__all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "build_components", "data_dir_of"]
+
+log = logging.getLogger(__name__)
+ALERT_STATE_FILE = "alerts.sqlite"
+
+
+class LoggingSink:
+    """The default alert sink: one log line per alert (until a pipeline is plugged in)."""
+
+    def send(self, alerts: Sequence[Alert], now: float) -> None:
+        """Log each alert with its state."""
+        for a in alerts:
+            state = "resolved" if a.resolved(now) else "firing"
+            log.warning("alert %s %s %s value=%s", a.name, state, a.labels, a.value)
+
+
+@dataclass
+class ServerComponents:
+    """One generation of the server: store, scrape loop, rules, evaluator."""
+
+    config: Config
+    data_dir: Path
+    store: Store
+    scrape: ScrapeLoop
+    rules: list[Rule]
+    evaluator: Evaluator
+    state: AlertStateStore | None
+
+    def close(self) -> None:
+        """Stop the scrape threads and close the files."""
+        self.scrape.stop()
+        if self.state is not None:
+            self.state.close()
+        self.store.close()
+
+
+def data_dir_of(config: Config) -> Path:
+    """``$INFERWATCH_DATA_DIR``, else ``server.data_dir``."""
+    return Path(os.environ.get(config_env.ENV_DATA_DIR) or config.server.data_dir)
+
+
+def build_components(
+    config: Config, *, clock: Clock, store: Store | None = None, sink: AlertSink | None = None,
+    band_factory: BandProviderFactory | None = None, transport: httpx.BaseTransport | None = None,
+) -> ServerComponents:
+    """Build every component of the server from ``config`` (nothing started yet)."""
+    data_dir = data_dir_of(config)
+    if config.storage.type == "sqlite":
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the data directory {data_dir}: {exc}") from exc
+    rules = load_rules(config)
+    store = store if store is not None else open_store(config.storage, data_dir, clock=clock)
+    state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
+    evaluator = Evaluator(
+        rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory
+    )
+    scrape = ScrapeLoop(config.scrape.targets, store, clock=clock, transport=transport)
+    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state)
