@@ -40,11 +40,12 @@ def _run(args: argparse.Namespace) -> int:
     ):
         if not ok:
             raise InputError(f"{name}: out of range: {value}")
-    from inferwatch.demo import DemoOptions, run_demo
+    from inferwatch.demo import DemoOptions, quality_components, run_demo
 
+    components, _ = quality_components(seed=args.seed)
     try:
         run_demo(DemoOptions(duration_s=args.duration, speed=args.speed, port=args.port,
-                             rate=args.rate, seed=args.seed))
+                             rate=args.rate, seed=args.seed), components)
     except OSError as exc:
         raise InputError(f"cannot start the demo service on port {args.port}: {exc}") from exc
     return 0

@@ -8,6 +8,7 @@ generator, and a scripted story (normal -> latency -> outage -> drift) on compre
 from inferwatch.demo._live import LiveStats, Snapshot, bucket_quantile
 from inferwatch.demo._loadgen import LoadGenerator
 from inferwatch.demo._model import FEATURES, FeatureGenerator, LogisticModel, Prediction, train_model
+from inferwatch.demo._quality import DriftView, quality_components
 from inferwatch.demo._runner import (
     DemoClock,
     DemoComponents,
@@ -32,6 +33,7 @@ __all__ = [
     "DemoPart",
     "DemoReport",
     "DemoService",
+    "DriftView",
     "Faults",
     "FeatureGenerator",
     "LiveStats",
@@ -44,6 +46,7 @@ __all__ = [
     "Snapshot",
     "Story",
     "bucket_quantile",
+    "quality_components",
     "run_demo",
     "train_model",
 ]
