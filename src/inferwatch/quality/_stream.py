@@ -1,10 +1,11 @@
 """Streaming drift: per-window bin counts per feature, PSI each window, anomalous-sample ratio.
 
 :class:`DriftAggregator` implements the SDK's ``Aggregator`` protocol for the
-``prediction`` kind. Memory per numeric feature is its cut points and one
-int64 count per bin (``(2·bins + 1) · 8`` bytes, 168 B at 10 bins) plus a
-missing counter; per categorical feature one count per reference category plus
-the unseen bucket. Nothing grows with traffic.
+``prediction`` kind. Memory per numeric feature: the open window's
+``bins + 1`` int64 (counts and a missing counter, 88 B at 10 bins), plus the
+profile's cuts and reference counts (240 B in all at 10 bins); per categorical
+feature one count per reference category plus the unseen bucket. Nothing grows
+with traffic.
 
 At the end of each tumbling window (``quality.window``, 1 h by default, on the
 time the SDK passes in) the counts are scored against the profile and the
