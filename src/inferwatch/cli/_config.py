@@ -40,5 +40,5 @@ def _show(args: argparse.Namespace) -> int:
     from inferwatch.config import load_config
 
     cfg = load_config(args.config)
-    print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="")
+    print(yaml.safe_dump(cfg.model_dump(mode="json", by_alias=True), sort_keys=False), end="")
     return 0
