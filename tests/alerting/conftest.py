@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from alerting.fakes import FakeService, Handler
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
-from alerting.fakes import FakeService, Handler
 
 
 @pytest.fixture

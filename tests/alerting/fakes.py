@@ -196,4 +196,5 @@ class FakeKube:
             return _json(405, {"kind": "Status", "code": 405})
         return _json(200, {"kind": "Scale", "apiVersion": "autoscaling/v1",
                            "metadata": {"name": parts[6], "namespace": parts[4]},
-                           "spec": {"replicas": self.replicas[key]}, "status": {"replicas": self.replicas[key]}})
+                           "spec": {"replicas": self.replicas[key]},
+                           "status": {"replicas": self.replicas[key]}})

@@ -24,9 +24,10 @@ def pipeline(yaml: str, db: StateDB | None = None) -> tuple[Pipeline, RecordingN
 def test_scale_out_once_per_episode_bounded_by_max(fake: Fake, tmp_path: Path) -> None:
     kube = FakeKube("kt", {"prod/ranker": 2})
     svc = fake(kube)
-    yaml = ("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, default_actions: false, "
-            f"actions: [{{name: scale_out, type: kubernetes_scale, matchers: ['tier=\"P0\"'], namespace: prod, "
-            f"max_replicas: 3, api_server: '{svc.url}', token: kt}}]}}")
+    yaml = ("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, "
+            "default_actions: false, actions: [{name: scale_out, type: kubernetes_scale, "
+            f"matchers: ['tier=\"P0\"'], namespace: prod, max_replicas: 3, api_server: '{svc.url}', "
+            "token: kt}]}")
     db = f"{tmp_path}/a.db"
     p, rec = pipeline(yaml, StateDB(db))
     down = alert("ServiceUnavailable", tier="P0", severity="critical")
@@ -95,10 +96,10 @@ def test_degrade_on_fire_and_restore_on_resolve(fake: Fake) -> None:
 
 def test_rollback_not_enabled_is_a_recommendation_in_the_notification() -> None:
     p, rec = pipeline("alerting: {route: {receiver: phone, group_wait: 0s}}")
-    p.send([alert("FeatureDriftSevere", tier="P2", rollback="recommended", model="ranker-v7")], now=0)
-    assert any("rollback of ranker-v7 to the previous version recommended" in x
-               for n in rec.sent for x in n.notes) or \
-        p.act.records()[0].outcome.startswith("rollback of ranker-v7")
+    # rule: rollback runs only when enabled; otherwise the notification recommends it
+    p.send([alert("FeatureDriftRollback", dimension="quality", model="ranker-v7")], now=0)
+    (n,) = rec.sent
+    assert any("rollback of ranker-v7 to the previous version recommended" in x for x in n.notes)
 
 
 def test_failed_action_is_recorded_and_notification_still_sent(fake: Fake) -> None:
@@ -106,5 +107,5 @@ def test_failed_action_is_recorded_and_notification_still_sent(fake: Fake) -> No
     p, rec = pipeline("alerting: {route: {receiver: phone, group_wait: 0s}, actions: "
                       f"[{{name: hook, type: http, matchers: ['tier=\"P1\"'], url: '{svc.url}/x'}}]}}")
     p.send([alert()], now=0)
-    r = [x for x in p.act.records() if x.action == "hook"][0]
+    r = next(x for x in p.act.records() if x.action == "hook")
     assert not r.ok and r.outcome.startswith("failed:") and len(rec.sent) == 1

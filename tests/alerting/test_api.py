@@ -42,7 +42,7 @@ SILENCE = {"matchers": [{"name": "service", "value": "ranker", "isRegex": False,
 
 
 def test_silence_create_list_expire(api) -> None:  # type: ignore[no-untyped-def]
-    c, p, _ = api
+    c, _, _ = api
     r = c.post("/api/v2/silences", json=SILENCE, headers=AUTH)
     assert r.status_code == 200
     sid = r.json()["silenceID"]

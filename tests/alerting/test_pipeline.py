@@ -65,7 +65,8 @@ def test_critical_inhibits_warning_of_same_alertname() -> None:
     # rule: default inhibition severity=critical mutes severity=warning with equal alertname
     p, recs = make("alerting: {route: {receiver: terminal, group_wait: 0s, group_by: ['...']}}")
     p.send([alert("DiskFull", severity="critical", tier="P0", dimension="infrastructure"),
-            alert("DiskFull", severity="warning", tier="P2", dimension="infrastructure", instance="x")], now=0)
+            alert("DiskFull", severity="warning", tier="P2", dimension="infrastructure", instance="x")],
+           now=0)
     sent = [a.labels["severity"] for n in recs["terminal"].sent for a in n.alerts]
     assert sent == ["critical"]
 
@@ -117,7 +118,7 @@ def test_restart_never_resends_and_sends_what_is_owed(tmp_path: pytest.TempPathF
     # rule: the notification log and alerts live in SQLite across restarts
     path = f"{tmp_path}/alerting.db"
     cfg = "alerting: {route: {receiver: terminal, group_wait: 30s, group_interval: 5m}}"
-    p, recs = make(cfg, StateDB(path))
+    p, _ = make(cfg, StateDB(path))
     p.send([alert(instance="a")], now=0)
     p.tick(30)
     p.send([alert(instance="a"), alert(instance="b")], now=40)  # b is owed at 330

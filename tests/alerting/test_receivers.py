@@ -88,7 +88,8 @@ def test_wecom_gives_up_naming_the_receiver_in_the_pipeline(fake: Fake) -> None:
 
 def test_pagerduty_trigger_then_resolve_with_stable_dedup_key(fake: Fake) -> None:
     svc = fake(pagerduty_handler("RK"))
-    n = build_notifier(PagerDutyReceiverSpec(name="phone", routing_key="RK", url=svc.url), HttpClient(), "", None)
+    spec = PagerDutyReceiverSpec(name="phone", routing_key="RK", url=svc.url)
+    n = build_notifier(spec, HttpClient(), "", None)
     n.notify(note(alert(tier="P0", severity="critical")))
     n.notify(note(alert(tier="P0", severity="critical", end=5.0)))
     first, second = (r.json() for r in svc.requests)
@@ -118,7 +119,8 @@ def test_twilio_places_a_call_per_number_with_basic_auth(fake: Fake) -> None:
 
 def test_slack_ok_and_invalid_payload_is_final(fake: Fake) -> None:
     svc = fake(slack_handler("/services/T/B/X"))
-    n = build_notifier(SlackReceiverSpec(name="s", webhook_url=f"{svc.url}/services/T/B/X"), HttpClient(), "", None)
+    spec = SlackReceiverSpec(name="s", webhook_url=f"{svc.url}/services/T/B/X")
+    n = build_notifier(spec, HttpClient(), "", None)
     n.notify(note(alert()))
     assert "HighLatency" in svc.requests[0].json()["text"]
     svc.replies.append((400, {}, b"invalid_payload"))
@@ -146,7 +148,7 @@ def smtp() -> Iterator[tuple[int, list[bytes]]]:
     done = threading.Event()
 
     class H:
-        async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
+        async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]
             got.append(envelope.content)
             done.set()
             return "250 OK"

@@ -11,6 +11,7 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
 from inferwatch.alerting._pipeline import ALERTING_STATE_FILE, Pipeline, pipeline_from_config
 from inferwatch.alerting._records import NotificationRecord
+from inferwatch.alerting._replay import ReplayPipeline
 from inferwatch.alerting._route import Route, RouteOptions
 from inferwatch.alerting._silence import Silence, Silences
 from inferwatch.alerting._state import StateDB
@@ -30,6 +31,7 @@ __all__ = [
     "Pipeline",
     "RecordingAction",
     "RecordingNotifier",
+    "ReplayPipeline",
     "Route",
     "RouteOptions",
     "Silence",

@@ -111,8 +111,11 @@ class ActionStage:
         except Exception as exc:  # an action bug must not stop notifications
             log.exception("action %s failed", action.name)
             outcome, ok = f"failed: {exc.__class__.__name__}", False
-        if outcome is None:
-            outcome = "nothing to restore"
+        if outcome is None:  # nothing to undo: leave no record
+            with self._db.transaction() as c:
+                c.execute("DELETE FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?",
+                          (*key, phase))
+            return None
         with self._db.transaction() as c:
             c.execute("UPDATE actions SET outcome=?, ok=? WHERE action=? AND fingerprint=? AND episode=? "
                       "AND phase=?", (outcome, int(ok), *key, phase))

@@ -132,7 +132,7 @@ DEFAULT_RECEIVERS: tuple[ReceiverSpec, ...] = (
 DEFAULT_ACTIONS: tuple[ActionSpec, ...] = (
     KubernetesScaleSpec(name="scale_out", matchers=('tier="P0"',)),
     DegradeActionSpec(name="degrade", matchers=('alertname="SevereLatency"',)),
-    RollbackActionSpec(name="rollback", matchers=('rollback="recommended"',)),
+    RollbackActionSpec(name="rollback", matchers=('alertname="FeatureDriftRollback"',)),
 )
 
 
