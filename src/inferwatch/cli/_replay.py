@@ -29,14 +29,18 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from inferwatch.alerting import ReplayPipeline
     from inferwatch.config import load_config
     from inferwatch.rules import load_rules
     from inferwatch.rules._replay import run_replay
     from inferwatch.rules._testfile import load_test_file
 
-    rules = load_rules(load_config(args.config))
+    config = load_config(args.config)
+    rules = load_rules(config)
     test = load_test_file(args.testfile)
-    result = run_replay(test, rules)
+    pipeline = ReplayPipeline(config.alerting, test.extensions.get("inferwatch", test.extensions))
+    result = run_replay(test, rules, sink=pipeline, on_evaluated=pipeline.evaluated)
+    result.extra.update(pipeline.extra())
     if args.json:
         print_json(result.to_json())
     else:
@@ -45,5 +49,6 @@ def _run(args: argparse.Namespace) -> int:
         n = sum(len(g.alert_tests) for g in test.groups)
         status = "SUCCESS" if result.ok else "FAILED"
         print(f"{args.testfile}: {status}: {n - len(result.failures)}/{n} alert tests passed, "
-              f"{len(result.timeline)} state changes")
+              f"{len(result.timeline)} state changes, {len(pipeline.notifications)} notifications, "
+              f"{len(pipeline.actions)} actions")
     return 0 if result.ok else 1
