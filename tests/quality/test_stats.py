@@ -192,3 +192,13 @@ def test_ks_wasserstein_symmetric_bounded(x: list[float], y: list[float]) -> Non
     assert r1.statistic == pytest.approx(r2.statistic) and 0.0 <= r1.statistic <= 1.0
     assert 0.0 <= r1.p_value <= 1.0
     assert wasserstein(x, y) == pytest.approx(wasserstein(y, x), rel=1e-9, abs=1e-6)
+
+
+def test_psi_epsilon_per_sample_pair() -> None:
+    # rule: a (reference, current) epsilon pair floors each sample with its own value
+    e = np.array([0.5, 0.5, 1e-6])
+    a = np.array([0.5, 0.25, 0.25])
+    want = float(np.sum((a - e) * np.log(a / e)))
+    assert psi_from_counts([50, 50, 0], [2, 1, 1], epsilon=(1e-6, 1e-3)) == pytest.approx(want)
+    with pytest.raises(InputError, match="epsilon"):
+        psi_from_counts([1, 1], [1, 1], epsilon=(0.0, 0.1))

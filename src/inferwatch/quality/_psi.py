@@ -54,22 +54,30 @@ def _fractions(counts: npt.ArrayLike, what: str) -> FloatArray:
 
 
 def psi_from_counts(
-    reference_counts: npt.ArrayLike, current_counts: npt.ArrayLike, *, epsilon: float = DEFAULT_EPSILON
+    reference_counts: npt.ArrayLike,
+    current_counts: npt.ArrayLike,
+    *,
+    epsilon: float | tuple[float, float] = DEFAULT_EPSILON,
 ) -> float:
     """PSI of two count vectors over the same bins (converted to fractions first).
+
+    ``epsilon`` may be a pair (reference, current) to reproduce tools that
+    floor each sample differently (Evidently uses ``min nonzero / 1e6`` when the
+    smallest non-empty fraction is at most 1e-4).
 
     >>> round(psi_from_counts([50, 50], [50, 50]), 6), round(psi_from_counts([50, 50], [90, 10]), 4)
     (0.0, 0.8789)
     """
-    if not 0 < epsilon < 1:
+    eps_ref, eps_cur = epsilon if isinstance(epsilon, tuple) else (epsilon, epsilon)
+    if not (0 < eps_ref < 1 and 0 < eps_cur < 1):
         raise InputError(f"epsilon must be in (0, 1), got {epsilon}")
     e = _fractions(reference_counts, "reference")
     a = _fractions(current_counts, "current")
     if e.shape != a.shape:
         raise InputError(f"bin counts differ in length: {e.size} reference vs {a.size} current")
     used = (e > 0) | (a > 0)
-    e = np.where(e[used] > 0, e[used], epsilon)
-    a = np.where(a[used] > 0, a[used], epsilon)
+    e = np.where(e[used] > 0, e[used], eps_ref)
+    a = np.where(a[used] > 0, a[used], eps_cur)
     return float(np.sum((a - e) * np.log(a / e)))
 
 
