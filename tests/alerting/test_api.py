@@ -87,6 +87,47 @@ def test_webhook_runs_receivers(api) -> None:  # type: ignore[no-untyped-def]
     assert bad.status_code == 400 and "JSON" in bad.json()["error"]
 
 
+@pytest.fixture
+def served() -> Iterator[Callable[[Pipeline], str]]:
+    """Serve the alerting routes of a pipeline on loopback with uvicorn; yields a starter."""
+    running: list[tuple[uvicorn.Server, threading.Thread]] = []
+
+    def start(p: Pipeline) -> str:
+        port = _free_port()
+        server = uvicorn.Server(uvicorn.Config(Starlette(routes=alerting_routes(p, Secret(TOKEN))),
+                                               host="127.0.0.1", port=port, log_level="warning"))
+        t = threading.Thread(target=server.run, daemon=True)
+        t.start()
+        running.append((server, t))
+        url = f"http://127.0.0.1:{port}"
+        assert _until(lambda: _ok(url + "/api/v2/silences"), 20)
+        return url
+
+    yield start
+    for server, t in running:
+        server.should_exit = True
+        t.join(10)
+
+
+def test_silence_cli_add_list_expire(served, capsys) -> None:  # type: ignore[no-untyped-def]
+    from inferwatch.cli import main
+
+    cfg = parse_config("").alerting
+    p = Pipeline(cfg, clock=SystemClock(), notifiers={}, actions=[])
+    url = served(p)
+    assert main(["silence", "--url", url, "--token", TOKEN, "add", 'service="ranker"', "-d", "1h",
+                 "-m", "deploy", "-a", "ops"]) == 0
+    sid = capsys.readouterr().out.strip()
+    assert p.silences.get(sid) is not None
+    assert main(["silence", "--url", url, "list"]) == 0
+    assert sid in capsys.readouterr().out
+    assert main(["silence", "--url", url, "--token", TOKEN, "expire", sid]) == 0
+    assert p.silences.get(sid).state(SystemClock().now()) == "expired"  # type: ignore[union-attr]
+    # no token: one readable line, exit 2, no traceback
+    assert main(["silence", "--url", url, "add", "a=b", "-m", "x"]) == 2
+    assert "server answered 401" in capsys.readouterr().err
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -104,7 +145,7 @@ def _until(cond: Callable[[], bool], deadline_s: float) -> bool:
 
 @pytest.mark.tools
 def test_real_alertmanager_delivers_to_our_webhook(  # type: ignore[no-untyped-def]
-    require_tool, tmp_path: Path, fake: Callable[[Handler], FakeService]
+    require_tool, tmp_path: Path, fake: Callable[[Handler], FakeService], served
 ) -> None:
     am_bin = require_tool("prometheus-alertmanager", "alertmanager")
     pd = fake(pagerduty_handler("RK"))
@@ -119,16 +160,12 @@ alerting:
              token: kt}}]
 """).alerting
     p = Pipeline(cfg, clock=SystemClock(), rng=random.Random(0))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=alerting_routes(p, Secret(TOKEN))),
-                                           host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
+    url = served(p)
     am_port = _free_port()
     (tmp_path / "am.yml").write_text(json.dumps({
         "route": {"receiver": "iw", "group_wait": "1s", "group_interval": "1s", "repeat_interval": "1h"},
         "receivers": [{"name": "iw", "webhook_configs": [{
-            "url": f"http://127.0.0.1:{port}/api/v1/alertmanager",
+            "url": f"{url}/api/v1/alertmanager",
             "http_config": {"authorization": {"credentials": TOKEN}}}]}]}))
     am_log = (tmp_path / "am.log").open("wb")
     am = subprocess.Popen([am_bin, f"--config.file={tmp_path / 'am.yml'}", f"--storage.path={tmp_path}",
@@ -148,8 +185,6 @@ alerting:
         am.terminate()
         am.wait(10)
         am_log.close()
-        server.should_exit = True
-        t.join(10)
 
 
 def _ok(url: str) -> bool:
