@@ -27,6 +27,7 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("serve", "inferwatch.cli._serve"),
     ("exporter", "inferwatch.cli._exporter"),
     ("diagnose", "inferwatch.cli._diagnose"),
+    ("silence", "inferwatch.cli._silence"),
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
