@@ -9,6 +9,7 @@ through prometheus-client's parser (slower, uncached).
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -110,7 +111,7 @@ class ExpositionParser:
             return None
         out = ParsedScrape(labels=labels, t=[now] * len(lines), v=v)  # type: ignore[arg-type]
         explicit: set[int] = set()
-        if None in labels:
+        if any(map(operator.is_, labels, repeat(None))):  # not "None in": that calls Labels.__eq__
             seen: dict[str, Labels] = {}
             try:
                 for k in [i for i, ls in enumerate(labels) if ls is None]:

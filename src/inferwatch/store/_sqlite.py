@@ -140,7 +140,7 @@ class SQLiteStore:
             conn = self._db()
             new_series: dict[Labels, int] = {}
             sids = self._series_ids(labels, new_series)
-            if np.unique(sids).shape[0] == sids.shape[0]:
+            if not sids.shape[0] or int(np.bincount(sids).max()) <= 1:
                 keep = self._classify_unique(sids, t_a, v_a)
             else:
                 keep = self._classify_sequential(sids, t_a, v_a)
