@@ -40,9 +40,10 @@ def _run(args: argparse.Namespace) -> int:
     ):
         if not ok:
             raise InputError(f"{name}: out of range: {value}")
-    from inferwatch.demo import DemoOptions, quality_components, run_demo
+    from inferwatch.demo import AlertView, DemoOptions, quality_components, run_demo
 
     components, _ = quality_components(seed=args.seed)
+    components.parts.append(AlertView())
     try:
         run_demo(DemoOptions(duration_s=args.duration, speed=args.speed, port=args.port,
                              rate=args.rate, seed=args.seed), components)

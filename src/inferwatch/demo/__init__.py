@@ -5,6 +5,7 @@ generator, and a scripted story (normal -> latency -> outage -> drift) on compre
 ``DemoComponents`` is where the embedded server, alerts and drift views plug in.
 """
 
+from inferwatch.demo._alerts import AlertView
 from inferwatch.demo._live import LiveStats, Snapshot, bucket_quantile
 from inferwatch.demo._loadgen import LoadGenerator
 from inferwatch.demo._model import FEATURES, FeatureGenerator, LogisticModel, Prediction, train_model
@@ -26,6 +27,7 @@ from inferwatch.demo._story import DEFAULT_STORY, Phase, Story
 __all__ = [
     "DEFAULT_STORY",
     "FEATURES",
+    "AlertView",
     "DemoClock",
     "DemoComponents",
     "DemoContext",

@@ -26,6 +26,7 @@ class DriftView:
 
     def __init__(self, drift: DriftAggregator, top: int = 3) -> None:
         self.drift, self.top = drift, top
+        self._shown: float | None = None  # start of the last window printed (plain mode)
 
     def start(self, ctx: DemoContext) -> None:
         """Nothing to start: the aggregator runs on the SDK's thread."""
@@ -33,6 +34,10 @@ class DriftView:
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:
         """One line: ``drift: clicks_7d PSI 2.10 rollback, ...``."""
         last = self.drift.last
+        if not ctx.tty:  # plain lines: only when a window closes
+            if last is None or last.start == self._shown:
+                return []
+            self._shown = last.start
         if last is None:
             return ["drift: first window still open"]
         worst = sorted(last.features.values(), key=lambda f: -f.psi)[: self.top]
@@ -45,7 +50,7 @@ class DriftView:
         """Nothing to stop."""
 
 
-def quality_components(window_s: float = 120.0, seed: int | None = None) -> tuple[DemoComponents, DriftView]:
+def quality_components(window_s: float = 300.0, seed: int | None = None) -> tuple[DemoComponents, DriftView]:
     """Components with drift and confidence aggregators (windows of ``window_s`` story seconds)."""
     reference = FeatureGenerator(np.random.default_rng(seed)).sample(5000)
     profile = build_profile({name: reference[:, i] for i, name in enumerate(FEATURES)})

@@ -12,6 +12,7 @@ itself knows none of them.
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import threading
 import time
@@ -83,6 +84,8 @@ class DemoContext:
     service_url: str
     metrics_url: str
     story_start: float = 0.0
+    tty: bool = False
+    """Whether the view redraws a table (parts then show state) or prints lines (show changes)."""
 
     def story_time(self) -> float:
         """Story seconds since the start."""
@@ -140,7 +143,9 @@ def run_demo(
     comps = components or DemoComponents()
     out = out if out is not None else sys.stdout
     speed = opts.effective_speed()
-    clock = DemoClock(speed)
+    # Compressed time starts on a whole hour, so windows that tile the hour (drift, rate
+    # windows) start with the story instead of a first partial window of a few rows.
+    clock = DemoClock(speed, start=math.floor(time.time() / 3600.0) * 3600.0)
     seeds = np.random.SeedSequence(opts.seed).spawn(3)
     features = FeatureGenerator(np.random.default_rng(seeds[0]))
     model = train_model(FeatureGenerator(np.random.default_rng(seeds[1])))
@@ -148,7 +153,8 @@ def run_demo(
     service = DemoService(model, monitor, np.random.default_rng(seeds[2]))
     server = ServerThread(service.app, port=opts.port).start()
     ctx = DemoContext(clock, opts.story, service, monitor, features, server.url, server.url + "/metrics")
-    display = Display(out, tty=out.isatty() if tty is None else tty,
+    ctx.tty = out.isatty() if tty is None else tty
+    display = Display(out, tty=ctx.tty,
                       header=f"inferwatch demo: {server.url}/predict  (x{speed:g} compressed time, "
                              f"metrics at {ctx.metrics_url})")
     report = DemoReport(speed, server.url)

@@ -1,0 +1,89 @@
+"""The demo's embedded server: scrapes the demo service on compressed time, evaluates the
+default rule pack and shows the alerts the evaluator sends (firing, then resolved).
+
+The alerts are the real evaluator's; this part only displays them. The
+notification pipeline (routing, receivers, the degrade action) plugs in by
+passing it as ``forward``: every batch the evaluator sends is handed on to it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+
+from inferwatch.config import parse_config
+from inferwatch.demo._runner import DemoContext
+from inferwatch.demo._terminal import format_clock
+from inferwatch.rules import Alert, AlertSink
+from inferwatch.server import Server, build_components
+
+__all__ = ["AlertView"]
+
+CONFIG = """
+storage: {{type: memory}}
+server: {{evaluation_interval: {interval}ms}}
+scrape:
+  targets:
+    - {{job: demo, url: "{url}", interval: {interval}ms, timeout: {timeout}ms}}
+"""
+
+
+class AlertView:
+    """A DemoPart running the embedded server against the demo service and listing its alerts."""
+
+    def __init__(self, interval_s: float = 15.0, forward: AlertSink | None = None, keep: int = 6) -> None:
+        self.interval_s, self.forward, self.keep = interval_s, forward, keep
+        self._lock = threading.Lock()
+        self._firing: dict[str, Alert] = {}
+        self._log: list[str] = []
+        self._shown = 0  # transitions already printed (plain mode)
+        self.events: list[tuple[float, str, str]] = []
+        """(story time, alertname, "firing" | "resolved") for each transition, in order."""
+        self._server: Server | None = None
+        self._start = 0.0
+
+    def send(self, alerts: Sequence[Alert], now: float) -> None:
+        """AlertSink: remember transitions (evaluator thread), then forward."""
+        with self._lock:
+            for a in alerts:
+                key, resolved = a.fingerprint, a.resolved(now)
+                if resolved and key in self._firing:
+                    del self._firing[key]
+                    self._note(now, a, "resolved")
+                elif not resolved and key not in self._firing:
+                    self._firing[key] = a
+                    self._note(now, a, "firing")
+        if self.forward is not None:
+            self.forward.send(alerts, now)
+
+    def _note(self, now: float, a: Alert, state: str) -> None:
+        t = now - self._start
+        self.events.append((t, a.name, state))
+        tier = a.labels.get("tier", "")
+        self._log.append(f"[{format_clock(t)}] {state.upper():8} {tier} {a.name}: "
+                         f"{a.annotations.get('summary', '')} (value {a.value:.3g})")
+
+    def start(self, ctx: DemoContext) -> None:
+        """Build the server from a small config (memory store, default rules) and start it."""
+        ms = round(self.interval_s * 1000)
+        config = parse_config(CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2))
+        self._start = ctx.clock.now()
+        components = build_components(config, clock=ctx.clock, sink=self)
+        self._server = Server(components, clock=ctx.clock)
+        self._server.start()
+
+    def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:
+        """A table: the firing alerts and the last transitions; plain lines: new transitions only."""
+        self._start = ctx.story_start
+        with self._lock:
+            firing = sorted(f"{a.labels.get('tier', '')} {a.name}" for a in self._firing.values())
+            log, new = self._log[-self.keep:], self._log[self._shown:]
+            self._shown = len(self._log)
+        if not ctx.tty:
+            return new
+        return [f"alerts firing: {', '.join(firing) if firing else 'none'}", *log]
+
+    def stop(self, ctx: DemoContext) -> None:
+        """Stop the server."""
+        if self._server is not None:
+            self._server.stop()
