@@ -57,11 +57,16 @@ class SeasonalProfile:
         return float(np.median(values[keep])) if keep.any() else math.nan
 
     def learn(self, t: float, value: float) -> None:
-        """Add one point to its slot."""
+        """Add one point to its slot, thinned so that each slot's ring spans ``cycles`` cycles."""
         if math.isnan(self._first_t):
             self._first_t = t
         _, index = self._index(t)
-        self._times[index].push(t)
+        times = self._times[index]
+        # a fast series (15 s samples) would fill a slot's ring within one cycle
+        spacing = self._slot / max(1, times.capacity // self._cycles)
+        if len(times) and t - times.last() < spacing:
+            return
+        times.push(t)
         self._values[index].push(value)
 
     def to_state(self) -> dict[str, Any]:

@@ -8,7 +8,8 @@ at every evaluation, in one group (rules of a group see the earlier results):
   ``offset``; days without data simply drop out);
 * ``…:expected``   ``daily_ref`` + the median of recent ``value - daily_ref``
   (the robust level, re-learning a level shift);
-* ``…:scale``      1.4826 · median |value − expected| over ``scale_window``;
+* ``…:scale``      1.4826 · median |value − expected| over ``scale_window``, ending
+  ``level_window`` ago (so that an ongoing anomaly does not widen its own band);
 * ``…:tail``       the ``tail_quantile`` of |value − expected| over the same window;
 * ``…:upper`` / ``…:lower``  expected ± max(band · scale, tail_factor · tail);
 
@@ -63,6 +64,7 @@ def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
     p = f"baseline:{name}"
     v = f"{p}:value"
     sw = _d(scale_window)
+    lag = _d(level_window)  # an ongoing anomaly must not widen its own band
     records = [
         (f"{p}:value", expr),
         (f"{p}:daily_ref", _daily_ref(v, s.slot, s.days)),
@@ -70,8 +72,9 @@ def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
         (f"{p}:expected",
          f"{p}:daily_ref + quantile_over_time(0.5, {p}:deseasonalised[{_d(level_window)}])"),
         (f"{p}:abs_residual", f"abs({v} - {p}:expected)"),
-        (f"{p}:scale", f"1.4826 * quantile_over_time(0.5, {p}:abs_residual[{sw}])"),
-        (f"{p}:tail", f"quantile_over_time({s.tail_quantile:g}, {p}:abs_residual[{sw}])"),
+        (f"{p}:scale", f"1.4826 * quantile_over_time(0.5, {p}:abs_residual[{sw}] offset {lag})"),
+        (f"{p}:tail",
+         f"quantile_over_time({s.tail_quantile:g}, {p}:abs_residual[{sw}] offset {lag})"),
         (f"{p}:half_width",
          f"({s.band:g} * {p}:scale > {s.tail_factor:g} * {p}:tail)"
          f" or {s.tail_factor:g} * {p}:tail"),

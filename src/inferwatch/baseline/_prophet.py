@@ -41,8 +41,11 @@ def _fit_forecast(times: np.ndarray, values: np.ndarray, until: float,
         from prophet import Prophet
     except ImportError as exc:
         raise ToolMissingError(INSTALL_HINT) from exc
-    for name in ("cmdstanpy", "prophet"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    for name in ("cmdstanpy", "prophet"):  # both log every fit at INFO through own handlers
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.WARNING)
+        for handler in logger.handlers:
+            handler.setLevel(logging.WARNING)
     span = float(times[-1] - times[0])
     model = Prophet(daily_seasonality=span >= 2 * 86400, weekly_seasonality=span >= 14 * 86400,
                     yearly_seasonality=False, uncertainty_samples=0)

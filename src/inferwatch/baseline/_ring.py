@@ -49,6 +49,10 @@ class Ring:
         """The kept values (storage order, not push order: fine for order-free statistics)."""
         return self._buf[: self._count] if self._count < self._buf.shape[0] else self._buf
 
+    def last(self) -> float:
+        """The value pushed last (NaN when empty)."""
+        return float(self._buf[self._head - 1]) if self._count else math.nan
+
     def median(self) -> float:
         """Median of the kept values (NaN when empty)."""
         return float(np.median(self.values())) if self._count else math.nan

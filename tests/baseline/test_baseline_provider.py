@@ -1,0 +1,74 @@
+"""The band provider that rules with ``threshold: dynamic`` get injected."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from inferwatch.baseline import BaselineConfig, SeriesBands, band_provider_factory
+from inferwatch.config._rules import DynamicThreshold
+from inferwatch.rules import BandProvider
+
+STEP = 300.0
+
+
+def _feed(bands: SeriesBands, key: str, values: np.ndarray, start: int = 0) -> list:
+    return [bands.band(key, (start + i) * STEP, float(v)) for i, v in enumerate(values)]
+
+
+def test_factory_builds_a_provider_the_evaluator_accepts() -> None:
+    # rule: the factory has the rules package's BandProviderFactory shape
+    provider: BandProvider = band_provider_factory(BaselineConfig())("latency_high", DynamicThreshold())
+    assert isinstance(provider, SeriesBands)
+
+
+def test_short_history_gives_no_band_then_a_band() -> None:
+    # rule: None until the rule's min_history, then a (low, high) band around the series
+    bands = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0))
+    out = _feed(bands, "k", np.full(100, 5.0) + np.random.default_rng(0).normal(0, 0.1, 100))
+    assert out[0] is None and out[11] is None  # under an hour of history
+    low, high = out[-1]
+    assert low < 5.0 < high
+
+
+def test_series_keys_are_independent_and_the_rule_band_width_applies() -> None:
+    # rule: one baseline per key; the rule's `band` sets the width in robust sigmas
+    rng = np.random.default_rng(1)
+    narrow = SeriesBands(BaselineConfig(), DynamicThreshold(band=2.0, min_history=0))
+    wide = SeriesBands(BaselineConfig(), DynamicThreshold(band=20.0, min_history=0))
+    for b in (narrow, wide):
+        _feed(b, "a", rng.normal(0, 1, 100))
+        _feed(b, "b", rng.normal(1000, 1, 100))
+    assert len(narrow) == 2
+    a_low, a_high = narrow.band("a", 100 * STEP, 0.0)
+    b_low, _ = narrow.band("b", 100 * STEP, 1000.0)
+    assert a_high < 100 < b_low
+    w_low, w_high = wide.band("a", 100 * STEP, 0.0)
+    assert w_high - w_low > a_high - a_low
+
+
+def test_state_round_trip_gives_identical_bands() -> None:
+    # rule: export_state / restore_state (through JSON) survives a restart exactly
+    rng = np.random.default_rng(2)
+    values = rng.normal(10, 1, 400)
+    a = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
+    _feed(a, "k", values[:300])
+    b = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
+    b.restore_state(json.loads(json.dumps(a.export_state())))
+    assert _feed(a, "k", values[300:], 300) == _feed(b, "k", values[300:], 300)
+
+
+def test_unreadable_state_starts_fresh_without_raising() -> None:
+    bands = SeriesBands(BaselineConfig(), DynamicThreshold())
+    bands.restore_state({"series": {"k": {"method": "seasonal"}}})
+    bands.restore_state("garbage")
+    assert len(bands) == 0
+
+
+def test_series_beyond_the_cap_get_no_band_and_are_counted() -> None:
+    # rule: memory is bounded by max_series; extra keys fall back to the static threshold
+    bands = SeriesBands(BaselineConfig(), DynamicThreshold(), max_series=2)
+    for key in "abc":
+        bands.band(key, 0.0, 1.0)
+    assert len(bands) == 2 and bands.dropped == 1

@@ -1,0 +1,166 @@
+"""The seasonal baseline: detection, re-learning, fallback, bounded state, persistence."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inferwatch.baseline import (
+    SeasonalBaseline,
+    SeasonalConfig,
+    alert_windows,
+    score_series,
+)
+from inferwatch.baseline._ring import Ring, robust_sigma
+
+STEP = 300.0
+
+
+def _alerts(t: np.ndarray, v: np.ndarray, cfg: SeasonalConfig | None = None) -> list[tuple[int, int]]:
+    s = score_series(t, v, SeasonalBaseline(cfg))
+    return [(w.start, w.end) for w in alert_windows(s.anomalous, v, s.expected, debounce=3,
+                                                    merge_gap=12)]
+
+
+def test_injected_spike_on_a_seasonal_series_is_the_only_alert(daily: Callable[..., tuple]) -> None:
+    # rule: a 30-minute excursion of 8 noise-sigmas on day 5 is found, the clean days are quiet
+    t, v = daily(6, seed=1)
+    at = int(5.3 * 86400 / STEP)
+    v[at : at + 6] += 8.0
+    alerts = _alerts(t, v)
+    assert len(alerts) == 1
+    start, end = alerts[0]
+    assert at <= start <= at + 3 and end <= at + 12  # over within the hour
+
+
+def test_seasonality_is_learned_so_the_daily_swing_never_alerts(daily: Callable[..., tuple]) -> None:
+    # rule: a swing of ±10 with noise 0.5 is expected behaviour once the daily profile exists
+    t, v = daily(4, seed=2)
+    b = SeasonalBaseline()
+    s = score_series(t, v, b)
+    assert not s.anomalous.any()
+    assert b.model in ("daily", "flat")
+    day3 = slice(int(3 * 86400 / STEP), None)
+    assert np.nanmax(np.abs(s.expected[day3] - v[day3])) < 5.0  # tracks the swing, not the mean
+
+
+def test_level_shift_is_relearned_not_alerted_forever(daily: Callable[..., tuple]) -> None:
+    # rule: after a permanent jump the band moves to the new level within a few hours
+    t, v = daily(6, seed=3)
+    at = int(4 * 86400 / STEP)
+    v[at:] += 30.0
+    s = score_series(t, v, SeasonalBaseline())
+    assert s.anomalous[at : at + 3].all()  # the jump itself is anomalous
+    later = slice(at + int(4 * 3600 / STEP), None)  # from 4 hours after the jump on
+    assert s.anomalous[later].mean() < 0.01
+
+
+def test_short_history_has_no_band_so_the_static_fallback_applies() -> None:
+    # rule: before min_history (1 day by default) predict() is None
+    b = SeasonalBaseline()
+    for i in range(200):  # 200 * 5 min < 1 day
+        assert b.predict(i * STEP) is None
+        b.learn(i * STEP, 1.0)
+    for i in range(200, 300):
+        b.learn(i * STEP, 1.0)
+    assert b.predict(300 * STEP) is not None
+
+
+def test_state_is_bounded_whatever_the_history_length() -> None:
+    # rule: O(1) per point: the state stops growing once the rings are full
+    cfg = SeasonalConfig(days=2, weeks=1, slot_capacity=4, scale_points=64, min_points=16)
+    b = SeasonalBaseline(cfg)
+    sizes = []
+    rng = np.random.default_rng(4)
+    for day in range(16):  # the weekly rings fill during the second week
+        for i in range(288):
+            t = (day * 288 + i) * STEP
+            b.predict(t)
+            b.learn(t, float(rng.normal()))
+        sizes.append(b.state_size())
+    bound = 2 * (48 + 336) * 4 + 3 * (cfg.level_points + cfg.scale_points)  # rings' capacities
+    assert sizes[-1] == sizes[-2] <= bound
+    assert len(json.dumps(b.to_state())) < 400_000
+
+
+def test_restored_state_continues_exactly(daily: Callable[..., tuple]) -> None:
+    # rule: persistence round trip through JSON gives identical bands afterwards
+    t, v = daily(3, seed=5)
+    half = t.size // 2
+    straight = SeasonalBaseline()
+    split = SeasonalBaseline()
+    for ti, vi in zip(t[:half], v[:half], strict=True):
+        for b in (straight, split):
+            b.predict(ti)
+            b.learn(ti, vi)
+    restored = SeasonalBaseline.from_state(json.loads(json.dumps(split.to_state())))
+    for ti, vi in zip(t[half:], v[half:], strict=True):
+        assert straight.predict(ti) == restored.predict(ti)
+        straight.learn(ti, vi)
+        restored.learn(ti, vi)
+    assert straight.to_state() == restored.to_state()
+
+
+def test_malformed_state_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="seasonal baseline state"):
+        SeasonalBaseline.from_state({"config": {}})
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_values_are_skipped_not_raised(value: float) -> None:
+    # rule: the hot path never raises; odd values are not learned
+    b = SeasonalBaseline()
+    b.learn(0.0, 1.0)
+    b.learn(STEP, value)
+    assert b.to_state()["points"] == 1
+
+
+def test_flat_series_gets_a_nonzero_band() -> None:
+    # rule: a constant series has MAD 0; the relative floor keeps the band from collapsing
+    b = SeasonalBaseline(SeasonalConfig(min_history=0, min_points=16, scale_points=64))
+    for i in range(100):
+        b.learn(i * STEP, 45.0)
+    band = b.predict(100 * STEP)
+    assert band is not None and band.lower < 45.0 < band.upper and band.upper - band.lower < 1.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(offset=st.floats(-1e4, 1e4), seed=st.integers(0, 2**16))
+def test_band_moves_with_the_series(offset: float, seed: int) -> None:
+    # property: adding a constant to every value shifts expected and band by that constant
+    cfg = SeasonalConfig(min_history=0, min_points=16, scale_points=64, relative_floor=0.0)
+    rng = np.random.default_rng(seed)
+    v = rng.normal(0, 1, 80)
+    a, b = SeasonalBaseline(cfg), SeasonalBaseline(cfg)
+    for i, x in enumerate(v):
+        a.learn(i * STEP, float(x))
+        b.learn(i * STEP, float(x) + offset)
+    pa, pb = a.predict(80 * STEP), b.predict(80 * STEP)
+    assert pa is not None and pb is not None
+    assert pb.expected == pytest.approx(pa.expected + offset, abs=1e-6)
+    assert pb.upper - pb.lower == pytest.approx(pa.upper - pa.lower, rel=1e-6, abs=1e-6)
+    assert pb.lower <= pb.expected <= pb.upper
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=50), st.integers(1, 20))
+def test_ring_keeps_exactly_the_last_values(xs: list[float], cap: int) -> None:
+    # property: a ring holds the last `capacity` pushes, restorable from its state
+    r = Ring(cap)
+    for x in xs:
+        r.push(x)
+    assert sorted(r.values().tolist()) == sorted(xs[-cap:])
+    assert r.last() == xs[-1]
+    assert sorted(Ring.from_state(r.to_state()).values().tolist()) == sorted(xs[-cap:])
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=3, max_size=60), st.floats(0.1, 100))
+def test_robust_sigma_is_scale_equivariant(xs: list[float], k: float) -> None:
+    # property: sigma(k x) = k sigma(x) and it is never negative
+    x = np.asarray(xs)
+    assert robust_sigma(x) >= 0
+    assert robust_sigma(k * x) == pytest.approx(k * robust_sigma(x), rel=1e-6, abs=1e-9)
