@@ -151,6 +151,7 @@ def main() -> int:
     print(f"data: {args.features} numeric features x {args.rows} rows, reference and current", flush=True)
 
     all4 = best_of(lambda: DriftDetector().fit(ref).score(cur))
+    all4_jobs2 = best_of(lambda: DriftDetector().fit(ref).score(cur, jobs=2), repeat=2)
     psi_only = best_of(lambda: DriftDetector(statistics=frozenset({"psi"})).fit(ref).score(cur))
     rate, row_rate, per_feature = ingest_rate(ref, args.features)
 
@@ -172,6 +173,7 @@ def main() -> int:
     print("|---|---:|---:|")
     preset = float(evid["preset_s"]) if evid else None  # type: ignore[arg-type]
     for label, secs in (("inferwatch, PSI+KS+JS+Wasserstein (in process)", all4),
+                        ("inferwatch, all four, scoring on 2 threads (`--jobs 2`)", all4_jobs2),
                         ("inferwatch, PSI alone (in process)", psi_only),
                         ("`inferwatch drift --format json` end to end (Parquet)", cli)):
         ratio = f"{preset / secs:.1f}x" if preset else "n/a"

@@ -63,12 +63,10 @@ class DriftDetector:
         """Fit on raw columns (all statistics) or on a stored profile (binned statistics only)."""
         if isinstance(reference, Profile):
             return FittedDrift(self, reference, {})
-        profile = build_profile(reference, bins=self.bins, confidence=confidence)
         sorted_ref: dict[str, FloatArray] = {}
-        if self.statistics & {"ks", "wasserstein"}:
-            for f in profile.features:
-                if isinstance(f, NumericProfile):
-                    sorted_ref[f.name] = np.sort(drop_nan(reference[f.name])[0])
+        profile = build_profile(reference, bins=self.bins, confidence=confidence, keep_sorted=sorted_ref)
+        if not self.statistics & {"ks", "wasserstein"}:
+            sorted_ref.clear()
         return FittedDrift(self, profile, sorted_ref)
 
 

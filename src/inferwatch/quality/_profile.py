@@ -16,7 +16,14 @@ import numpy as np
 import numpy.typing as npt
 
 from inferwatch._exceptions import InputError
-from inferwatch.quality._binning import FloatArray, IntArray, bin_counts, drop_nan, quantile_cuts
+from inferwatch.quality._binning import (
+    FloatArray,
+    IntArray,
+    bin_counts,
+    bin_counts_sorted,
+    drop_nan,
+    quantile_cuts,
+)
 from inferwatch.quality._psi import UNSEEN, category_counts
 
 __all__ = [
@@ -137,13 +144,21 @@ def as_categorical(col: Column) -> Column:
     return out
 
 
-def profile_numeric(name: str, values: npt.ArrayLike, bins: int) -> NumericProfile:
-    """Profile a numeric column: cuts at its quantiles, counts, NaNs counted as missing."""
+def profile_numeric(name: str, values: npt.ArrayLike, bins: int,
+                    keep_sorted: dict[str, FloatArray] | None = None) -> NumericProfile:
+    """Profile a numeric column: cuts at its quantiles, counts, NaNs counted as missing.
+
+    The column is sorted once (quantiles and counts are then cheap); pass
+    ``keep_sorted`` to get the sorted values back under ``name``.
+    """
     x, missing = drop_nan(values, what=f"feature {name!r}")
     if x.size == 0:
         raise InputError(f"feature {name!r}: no non-missing values in the reference")
-    cuts = quantile_cuts(x, bins)
-    return NumericProfile(name, cuts, bin_counts(x, cuts), missing, float(x.min()), float(x.max()))
+    xs = np.sort(x)
+    if keep_sorted is not None:
+        keep_sorted[name] = xs
+    cuts = quantile_cuts(xs, bins)
+    return NumericProfile(name, cuts, bin_counts_sorted(xs, cuts), missing, float(xs[0]), float(xs[-1]))
 
 
 def profile_categorical(name: str, values: npt.ArrayLike) -> CategoricalProfile:
@@ -163,11 +178,14 @@ def build_profile(
     bins: int = 10,
     confidence: str | None = None,
     exclude: Sequence[str] = (),
+    keep_sorted: dict[str, FloatArray] | None = None,
 ) -> Profile:
     """Profile every column of ``table`` (numeric by dtype, else categorical).
 
     ``confidence`` names the column holding the model's confidence (profiled
-    apart, not as a feature); ``exclude`` lists columns to leave out (ids, labels).
+    apart, not as a feature); ``exclude`` lists columns to leave out (ids, labels);
+    ``keep_sorted`` receives each numeric feature's sorted values (KS and
+    Wasserstein reuse them).
     """
     if confidence is not None and confidence not in table:
         raise InputError(f"confidence column {confidence!r} not in the reference")
@@ -181,7 +199,7 @@ def build_profile(
         if col.dtype == np.object_:
             features.append(profile_categorical(name, col))
         else:
-            features.append(profile_numeric(name, col, bins))
+            features.append(profile_numeric(name, col, bins, keep_sorted))
     if not features:
         raise InputError("the reference has no feature columns")
     rows = len(next(iter(table.values())))
