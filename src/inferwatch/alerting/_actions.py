@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inferwatch._exceptions import ActionError, InferwatchError
-from inferwatch.alerting._notification import Notification
+from inferwatch.alerting._notification import Notification, fingerprint
 from inferwatch.alerting._state import StateDB
 from inferwatch.model import Matcher, matches_all
 from inferwatch.rules import Alert
@@ -95,7 +95,7 @@ class ActionStage:
         return []
 
     def _run(self, action: Action, alert: Alert, resolved: bool, now: float) -> str | None:
-        key = (action.name, alert.fingerprint, alert.starts_at)
+        key = (action.name, fingerprint(alert), alert.starts_at)
         phase = "resolve" if resolved else "fire"
         if self._has(*key, phase):
             return None
@@ -134,7 +134,7 @@ class ActionStage:
         # Written before running: a crash mid-action never runs it a second time.
         with self._db.transaction() as c:
             cur = c.execute("INSERT OR IGNORE INTO actions VALUES (?,?,?,?,?,?,?,?,?)",
-                            (action.name, alert.fingerprint, alert.starts_at, alert.name,
+                            (action.name, fingerprint(alert), alert.starts_at, alert.name,
                              json.dumps(alert.labels.to_dict()), phase, "running", 0, now))
             return cur.rowcount == 1
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._notification import AlertGroup, Notification, fingerprint
 from inferwatch.alerting._state import StateDB
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
@@ -73,16 +73,16 @@ class DigestStage:
         """Remember every alert of the notification; nothing goes further now."""
         with self._db.transaction() as c:
             for a in n.alerts:
-                e = self._entries.get(a.fingerprint)
+                e = self._entries.get(fingerprint(a))
                 first = a.starts_at if e is None else min(e.first_seen, a.starts_at)
                 value = a.value if not math.isnan(a.value) or e is None else e.value
                 e = _Entry(a.labels, dict(a.annotations), first, now, value, not a.resolved(now))
-                self._entries[a.fingerprint] = e
+                self._entries[fingerprint(a)] = e
                 body = json.dumps({"labels": e.labels.to_dict(), "annotations": e.annotations,
                                    "value": "NaN" if math.isnan(e.value) else e.value,
                                    "active": e.active})
                 c.execute("INSERT OR REPLACE INTO digest VALUES (?,?,?,?,?)",
-                          (self.name, a.fingerprint, body, e.first_seen, e.last_seen))
+                          (self.name, fingerprint(a), body, e.first_seen, e.last_seen))
         return None
 
     def tick(self, now: float) -> list[Notification]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from inferwatch.alerting._notification import AlertGroup
+from inferwatch.alerting._notification import AlertGroup, fingerprint
 from inferwatch.alerting._route import Route
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
@@ -62,7 +62,7 @@ class Dispatcher:
         if group is None:
             group = AggregationGroup(route, key, labels, now + opts.group_wait)
             self.groups[key] = group
-        group.alerts[alert.fingerprint] = alert
+        group.alerts[fingerprint(alert)] = alert
         # An alert older than group_wait needs no waiting for more of its kind.
         if not group.has_flushed and alert.starts_at + opts.group_wait <= now:
             group.next_flush = min(group.next_flush, now)
@@ -80,8 +80,8 @@ class Dispatcher:
         snap = group.snapshot(now)
         self._flush(group.route, snap, now)
         for alert in snap.resolved():
-            if group.alerts.get(alert.fingerprint) == alert:
-                del group.alerts[alert.fingerprint]
+            if group.alerts.get(fingerprint(alert)) == alert:
+                del group.alerts[fingerprint(alert)]
         if not group.alerts:
             del self.groups[group.key]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -9,7 +10,7 @@ from typing import Protocol
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
 
-__all__ = ["AlertGroup", "Notification", "Notifier", "Stage"]
+__all__ = ["AlertGroup", "Notification", "Notifier", "Stage", "fingerprint"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +91,13 @@ class Notifier(Protocol):
     def notify(self, n: Notification) -> None:
         """Deliver one notification."""
         ...
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _labels_fingerprint(labels: Labels) -> str:
+    return labels.fingerprint()
+
+
+def fingerprint(alert: Alert) -> str:
+    """``alert.fingerprint``, memoised by label set (hashing is the storm's hot spot)."""
+    return _labels_fingerprint(alert.labels)

@@ -20,7 +20,7 @@ from inferwatch.alerting._dispatch import Dispatcher
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._inhibit import Inhibitor, InhibitRule
 from inferwatch.alerting._nflog import NotificationLog
-from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
+from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage, fingerprint
 from inferwatch.alerting._records import NotificationRecord, RecordLog
 from inferwatch.alerting._route import Route
 from inferwatch.alerting._silence import Silences
@@ -129,7 +129,7 @@ class Pipeline:
         with self._lock:
             fresh = [self._normalise(a, now) for a in alerts]
             for a in fresh:
-                self.alerts[a.fingerprint] = a
+                self.alerts[fingerprint(a)] = a
             self._persist(fresh, now)
             self.dispatcher.put(fresh, now)
             self._tick(now)
@@ -204,7 +204,7 @@ class Pipeline:
         return out
 
     def _persist(self, alerts: Iterable[Alert], now: float) -> None:
-        rows = [(a.fingerprint, json.dumps({
+        rows = [(fingerprint(a), json.dumps({
             "labels": a.labels.to_dict(), "annotations": dict(a.annotations), "starts_at": a.starts_at,
             "ends_at": a.ends_at, "value": str(a.value), "generator_url": a.generator_url}), now)
             for a in alerts]

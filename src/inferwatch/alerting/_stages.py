@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._inhibit import Muter
 from inferwatch.alerting._nflog import NotificationLog, NotifyEntry
-from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
+from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage, fingerprint
 
 __all__ = ["DedupStage", "DeliverStage", "MuteStage", "RateLimitStage", "RecordStage", "StageChain"]
 
@@ -45,8 +45,8 @@ class MuteStage(_NoTick):
 
 def needs_update(entry: NotifyEntry | None, g: AlertGroup, send_resolved: bool, now: float) -> bool:
     """Alertmanager's dedup rule: new firing alerts, newly resolved ones, or the repeat is due."""
-    firing = {a.fingerprint for a in g.firing()}
-    resolved = {a.fingerprint for a in g.resolved()}
+    firing = {fingerprint(a) for a in g.firing()}
+    resolved = {fingerprint(a) for a in g.resolved()}
     if entry is None:
         return bool(firing)
     if not firing <= entry.firing:
@@ -201,8 +201,8 @@ class RecordStage(_NoTick):
     def process(self, n: Notification, now: float) -> Notification | None:
         """Record each group as sent."""
         for g in n.groups:
-            firing = frozenset(a.fingerprint for a in g.firing())
-            resolved = frozenset(a.fingerprint for a in g.resolved())
+            firing = frozenset(fingerprint(a) for a in g.firing())
+            resolved = frozenset(fingerprint(a) for a in g.resolved())
             self.nflog.log(n.receiver, g.key, firing, resolved, now)
         self._on_sent(n, now)
         return n

@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._notification import AlertGroup, Notification, fingerprint
 from inferwatch.rules import Alert
 
 __all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_title", "notification_text",
@@ -106,7 +106,7 @@ def alert_json(a: Alert, now: float) -> dict[str, Any]:
         "startsAt": rfc3339(a.starts_at),
         "endsAt": rfc3339(a.ends_at) if resolved else ZERO_TIME,
         "generatorURL": a.generator_url,
-        "fingerprint": a.fingerprint,
+        "fingerprint": fingerprint(a),
     }
 
 
