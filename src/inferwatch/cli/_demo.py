@@ -40,10 +40,11 @@ def _run(args: argparse.Namespace) -> int:
     ):
         if not ok:
             raise InputError(f"{name}: out of range: {value}")
-    from inferwatch.demo import AlertView, DemoOptions, quality_components, run_demo
+    from inferwatch.demo import AlertView, DemoOptions, PipelineView, quality_components, run_demo
 
     components, _ = quality_components(seed=args.seed)
-    components.parts.append(AlertView())
+    pipeline = PipelineView()  # started before the server part, which forwards its alerts to it
+    components.parts += [pipeline, AlertView(forward=pipeline)]
     try:
         run_demo(DemoOptions(duration_s=args.duration, speed=args.speed, port=args.port,
                              rate=args.rate, seed=args.seed), components)

@@ -9,6 +9,7 @@ from inferwatch.demo._alerts import AlertView
 from inferwatch.demo._live import LiveStats, Snapshot, bucket_quantile
 from inferwatch.demo._loadgen import LoadGenerator
 from inferwatch.demo._model import FEATURES, FeatureGenerator, LogisticModel, Prediction, train_model
+from inferwatch.demo._pipeline import PipelineView
 from inferwatch.demo._quality import DriftView, quality_components
 from inferwatch.demo._runner import (
     DemoClock,
@@ -43,6 +44,7 @@ __all__ = [
     "LogisticModel",
     "Phase",
     "PhaseStats",
+    "PipelineView",
     "Prediction",
     "ServerThread",
     "Snapshot",
