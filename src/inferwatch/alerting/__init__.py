@@ -13,6 +13,7 @@ from inferwatch.alerting._pipeline import ALERTING_STATE_FILE, Pipeline, pipelin
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._replay import ReplayPipeline
 from inferwatch.alerting._route import Route, RouteOptions
+from inferwatch.alerting._runner import PipelineRunner
 from inferwatch.alerting._silence import Silence, Silences
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._template import parse_rfc3339, rfc3339, webhook_payload
@@ -29,6 +30,7 @@ __all__ = [
     "NotificationRecord",
     "Notifier",
     "Pipeline",
+    "PipelineRunner",
     "RecordingAction",
     "RecordingNotifier",
     "ReplayPipeline",

@@ -14,7 +14,10 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
+import secrets
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -24,11 +27,11 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
 from inferwatch.alerting import Pipeline, Silence, parse_rfc3339, rfc3339
-from inferwatch.config import Secret
+from inferwatch.config import Config, Secret, env
 from inferwatch.model import Labels, Matcher, MatchOp
 from inferwatch.rules import Alert
 
-__all__ = ["WEBHOOK_FIRING_HOLD_S", "alerting_routes"]
+__all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "resolve_api_token"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,29 @@ log = logging.getLogger(__name__)
 WEBHOOK_FIRING_HOLD_S = 24 * 3600.0
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+API_TOKEN_FILE = "api_token"
+
+
+def resolve_api_token(config: Config, data_dir: Path, announce: Callable[[str], None]) -> Secret:
+    """``$INFERWATCH_API_TOKEN``, else ``server.api_token``, else the one generated at first start.
+
+    A generated token is kept in ``data_dir/api_token`` (mode 0600) and announced once.
+    """
+    from_env = os.environ.get(env.ENV_API_TOKEN)
+    if from_env:
+        return Secret(from_env)
+    if config.server.api_token is not None:
+        return config.server.api_token
+    path = data_dir / API_TOKEN_FILE
+    if path.is_file():
+        return Secret(path.read_text().strip())
+    token = secrets.token_urlsafe(24)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    announce(f"generated an API token for writes (shown once, kept in {path}): {token}")
+    return Secret(token)
 
 
 def _error(status: int, msg: str) -> JSONResponse:

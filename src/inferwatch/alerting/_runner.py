@@ -1,0 +1,45 @@
+"""Runs a pipeline's ``tick`` in a background thread, waking when the next thing is due."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from inferwatch.alerting._pipeline import Pipeline
+
+__all__ = ["PipelineRunner"]
+
+log = logging.getLogger("inferwatch.alerting")
+MAX_IDLE_S = 1.0  # also picks up alerts sent between wakeups
+
+
+class PipelineRunner:
+    """The server's notification loop: ``start()``, ``stop()``; never raises out of the loop."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread = threading.Thread(target=self._run, name="notify", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        clock = self.pipeline.clock
+        while not self._stop.is_set():
+            now = clock.now()
+            try:
+                self.pipeline.tick(now)
+            except Exception:
+                log.exception("notification tick at %s failed", now)
+            nxt = self.pipeline.next_wakeup()
+            delay = MAX_IDLE_S if nxt is None else min(MAX_IDLE_S, max(nxt - clock.now(), 0.01))
+            clock.wait(self._stop, delay)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop and join the thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
