@@ -10,7 +10,7 @@ from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
 from inferwatch.server._api import create_app
 from inferwatch.server._runtime import Server
-from inferwatch.server._wiring import build_components
+from inferwatch.server._wiring import build_components, data_dir_of
 
 __all__ = ["parse_listen", "serve"]
 
@@ -31,8 +31,16 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
 
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
-    server = Server(build_components(config, clock=clock), clock=clock)
-    app = create_app(server)
+    from inferwatch.alerting import PipelineRunner, pipeline_from_config
+    from inferwatch.server._alerting_api import alerting_routes, resolve_api_token
+
+    data_dir = data_dir_of(config)
+    pipeline = pipeline_from_config(config, data_dir if config.storage.type == "sqlite" else None, clock)
+    token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
+    server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
+    app = create_app(server, extra_routes=alerting_routes(pipeline, token))
+    notify = PipelineRunner(pipeline)
+    notify.start()
     uv = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
     server.start()
     try:
@@ -41,4 +49,5 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
         uv.run()
     finally:
+        notify.stop()
         server.stop()
