@@ -9,6 +9,7 @@ passing it as ``forward``: every batch the evaluator sends is handed on to it.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from inferwatch.config import parse_config
@@ -76,7 +77,8 @@ class AlertView:
         """A table: the firing alerts and the last transitions; plain lines: new transitions only."""
         self._start = ctx.story_start
         with self._lock:
-            firing = sorted(f"{a.labels.get('tier', '')} {a.name}" for a in self._firing.values())
+            counts = Counter(f"{a.labels.get('tier', '')} {a.name}" for a in self._firing.values())
+            firing = [name if n == 1 else f"{name} x{n}" for name, n in sorted(counts.items())]
             log, new = self._log[-self.keep:], self._log[self._shown:]
             self._shown = len(self._log)
         if not ctx.tty:
