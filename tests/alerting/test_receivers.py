@@ -177,3 +177,42 @@ def test_missing_credentials_fall_back_to_terminal_and_say_so_once() -> None:
     n.notify(note(alert()))
     n.notify(note(alert()))
     assert len(warned) == 1 and "no credentials" in warned[0] and out.getvalue().count("HighLatency") >= 2
+
+
+def test_wecom_storm_is_merged_within_20_a_minute(fake: Fake) -> None:
+    # rule: at most 20 messages a minute per robot; the excess waits and goes out merged, none dropped
+    svc = fake(wecom_handler(KEY))
+    cfg = parse_config("alerting: {route: {receiver: wecom, group_wait: 0s, group_by: ['...']}, receivers: "
+                       f"[{{name: wecom, type: wecom, key: {KEY}, url: '{svc.url}'}}]}}").alerting
+    p = Pipeline(cfg, actions=[], rng=random.Random(0))
+    p.send([alert(instance=f"i{i}") for i in range(50)], now=0)
+    assert len(svc.requests) == 20
+    p.tick(30)
+    assert len(svc.requests) == 20
+    p.tick(61)
+    assert len(svc.requests) == 21
+    merged = svc.requests[-1].json()["markdown"]["content"]
+    # 30 groups in one message: cut at 4096 bytes with the pointer, the first held group first
+    assert "instance=i20" in merged and len(merged.encode()) <= 4096
+    sent = [a for r in p.records.recent() if r.status == "sent" for g in r.groups for a in g["alerts"]]
+    assert len(sent) == 50
+
+
+def test_runner_delivers_on_real_time() -> None:
+    from inferwatch.alerting import PipelineRunner
+    from inferwatch.model import SystemClock
+
+    cfg = parse_config("alerting: {route: {receiver: terminal, group_wait: 0s}}").alerting
+    from inferwatch.alerting import RecordingNotifier
+
+    rec = RecordingNotifier("terminal")
+    p = Pipeline(cfg, clock=SystemClock(), notifiers={"terminal": rec}, actions=[])
+    runner = PipelineRunner(p)
+    runner.start()
+    try:
+        now = SystemClock().now()
+        p.dispatcher.put([alert(start=now)], now)  # no send(): the flush must come from the runner
+        assert rec.delivered.wait(5)
+    finally:
+        runner.stop()
+    assert len(rec.sent) == 1
