@@ -185,3 +185,16 @@ def _n(i: int):  # type: ignore[no-untyped-def]
 
     a = alert(instance=str(i))
     return Notification("wecom", (AlertGroup(f"g{i}", Labels({"i": str(i)}), (a,), 0.0),))
+
+
+def test_digest_entries_survive_a_restart(tmp_path: pytest.TempPathFactory) -> None:
+    # rule: what the digest owes is in SQLite; a restart before 09:00 still delivers it
+    path = f"{tmp_path}/alerting.db"
+    p, _ = make("", StateDB(path))
+    p.send([alert("Drift", tier="P2", severity="warning", dimension="quality", end=100)], now=0)
+    p.tick(30)
+    p.db.close()
+    p2, recs = make("", StateDB(path))
+    p2.tick(9 * 3600)
+    (n,) = recs["terminal"].sent
+    assert n.kind == "digest" and "Drift" in "\n".join(n.notes)
