@@ -65,7 +65,8 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
     if summary:
         out.append(f"> {summary}" if markdown else summary)
     for a in g.alerts:
-        own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or str(a.labels)
+        own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
+            "instance", a.name)
         status = "resolved" if a.resolved(g.now) else "firing"
         when = f"since {_when(a.starts_at)}" if status == "firing" else f"ended {_when(a.ends_at or 0)}"
         bullet = "- " if markdown else "  "
