@@ -29,8 +29,8 @@ __all__ = [
     "SlackReceiverSpec",
     "TerminalReceiverSpec",
     "TwilioReceiverSpec",
-    "WebhookReceiverSpec",
     "WeComReceiverSpec",
+    "WebhookReceiverSpec",
 ]
 
 
