@@ -1,5 +1,6 @@
 """The embedded server inside the demo: it scrapes the service on compressed time and the
-default rules fire on the outage (the P0 rule: 503s for 1 min) and resolve after it."""
+default rules fire on the outage (the P0 rule: 503s for 1 min) and resolve after it; the P0
+path pages the loopback PagerDuty fake and scales the Kubernetes fake's Deployment."""
 
 from __future__ import annotations
 
@@ -34,7 +35,24 @@ def test_outage_fires_the_p0_alert_and_recovery_resolves_it() -> None:
     assert fired and 60.0 < fired[0] < 240.0, view.events  # during the outage, after its `for: 1m`
     assert resolved and resolved[0] > 240.0, view.events   # once the 503s stop
     assert "FIRING   P0 ServiceUnavailable" in out.getvalue()
-    # the pipeline routed it: the P0 scale-out action ran (skipped: no cluster here) and was shown
+    # the pipeline routed it: the P0 scale-out action ran once for the episode, against the fake API
     actions = [r for r in pipeline.records if isinstance(r, ActionRecord)]
-    assert any(r.action == "scale_out" and r.alertname == "ServiceUnavailable" for r in actions), actions
-    assert "ACTION   scale_out (fire) for ServiceUnavailable" in out.getvalue()
+    scale = [r for r in actions if r.action == "scale_out" and r.alertname == "ServiceUnavailable"]
+    assert len(scale) == 1 and scale[0].ok, actions
+    fakes = pipeline.fakes
+    assert fakes is not None
+    # the fake Kubernetes API server's Deployment went up by the default step of one
+    assert fakes.kubernetes.replicas["default/demo"] == 2, fakes.kubernetes.changes
+    assert [(c.before, c.after) for c in fakes.kubernetes.changes] == [(1, 2)]
+    # the phone path: PagerDuty got a P0 trigger as critical (the urgency that phones the on-call)
+    triggers = [e for e in fakes.pagerduty.events if e.event_action == "trigger"]
+    assert triggers and triggers[0].severity == "critical", fakes.pagerduty.events
+    assert triggers[0].alertname == "ServiceUnavailable" and triggers[0].status == 202
+    assert fakes.pagerduty.incidents[triggers[0].dedup_key] in ("triggered", "resolved")
+    text = out.getvalue()
+    assert "PHONE    pagerduty trigger ServiceUnavailable (dedup_key " in text, text
+    assert "ACTION   scale_out for ServiceUnavailable: deployment default/demo replicas 1 -> 2 (max 10)" \
+        in text
+    # the credentials the demo handed its receiver and action are never shown
+    assert fakes.pagerduty.routing_key not in text and fakes.kubernetes.token not in text
+    assert fakes.pagerduty.routing_key not in pipeline.receiver_output.getvalue()

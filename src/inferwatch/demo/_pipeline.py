@@ -1,6 +1,10 @@
 """The demo's notification pipeline: the alerts the embedded server sends are routed, grouped
 and acted on by ``inferwatch.alerting``; its degrade action calls the demo service's
 ``POST /admin/degrade``. This part shows each notification and action as it happens.
+
+The P0 path goes over real HTTP to loopback fakes (``_fakes``): the ``phone`` receiver pages
+a fake PagerDuty Events API and the ``scale_out`` action patches a fake Kubernetes API
+server's Deployment ``default/demo``; the lines shown for them are what the fakes received.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from inferwatch.alerting import ActionRecord, NotificationRecord, Pipeline, pipeline_from_config
 from inferwatch.config import parse_config
+from inferwatch.demo._fakes import DemoFakes
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._terminal import format_clock
 from inferwatch.rules import Alert
@@ -23,12 +28,26 @@ alerting:
     - {{name: degrade, type: degrade, url: "{url}/admin/degrade", matchers: ['alertname="SevereLatency"']}}
 """
 
+FAKES_CONFIG = """
+  receivers:
+    - {{name: phone, type: pagerduty, url: "{pd_url}", routing_key: "{pd_key}"}}
+"""
+
+SCALE_ACTION = """
+    - {{name: scale_out, type: kubernetes_scale, matchers: ['tier="P0"'], namespace: default,
+       deployment: "{{service}}", max_replicas: {max}, api_server: "{kube_url}", token: "{token}"}}
+"""
+MAX_REPLICAS = 10
+
 
 class PipelineView:
     """A DemoPart and an AlertSink: feeds alerts to the pipeline, ticks it, lists what it did."""
 
-    def __init__(self) -> None:
+    def __init__(self, fakes: bool = True) -> None:
         self.pipeline: Pipeline | None = None
+        self.use_fakes = fakes
+        self.fakes: DemoFakes | None = None
+        """The PagerDuty and Kubernetes fakes (started by ``start`` when ``fakes``)."""
         self.records: list[NotificationRecord | ActionRecord] = []
         self.receiver_output = io.StringIO()
         """What the receivers wrote (terminal and no-credentials fallbacks), kept out of the view."""
@@ -36,6 +55,7 @@ class PipelineView:
         self._lines: list[str] = []
         self._shown = 0
         self._start = 0.0
+        self._pages_shown = self._scales_shown = 0
 
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """AlertSink: hand the evaluator's alerts to the pipeline."""
@@ -44,17 +64,42 @@ class PipelineView:
 
     def _record(self, rec: NotificationRecord | ActionRecord) -> None:
         t = format_clock(rec.t - self._start)
-        if isinstance(rec, ActionRecord):
-            line = f"[{t}] ACTION   {rec.action} ({rec.phase}) for {rec.alertname}: {rec.outcome}"
-        else:
-            line = f"[{t}] NOTIFY   {rec.receiver}: {rec.kind} {rec.status} {rec.error}".rstrip()
         with self._lock:
             self.records.append(rec)
-            self._lines.append(line)
+            lines = self._fake_lines(rec)
+            if lines is None and isinstance(rec, ActionRecord):
+                lines = [f"ACTION   {rec.action} ({rec.phase}) for {rec.alertname}: {rec.outcome}"]
+            elif lines is None and isinstance(rec, NotificationRecord):
+                lines = [f"NOTIFY   {rec.receiver}: {rec.kind} {rec.status} {rec.error}".rstrip()]
+            self._lines += [f"[{t}] {line}" for line in lines or ()]
+
+    def _fake_lines(self, rec: NotificationRecord | ActionRecord) -> list[str] | None:
+        """What the fakes received for this record (``None``: not theirs, show the record)."""
+        if self.fakes is None:
+            return None
+        if isinstance(rec, ActionRecord) and rec.action == "scale_out" and rec.ok:
+            changes = self.fakes.kubernetes.changes[self._scales_shown:]
+            self._scales_shown += len(changes)
+            return [f"ACTION   scale_out for {rec.alertname}: deployment {c.deployment} replicas "
+                    f"{c.before} -> {c.after} (max {MAX_REPLICAS}) -> fake Kubernetes API 200"
+                    for c in changes] or None
+        if isinstance(rec, NotificationRecord) and rec.receiver == "phone" and rec.status == "sent":
+            events = self.fakes.pagerduty.events[self._pages_shown:]
+            self._pages_shown += len(events)
+            return [f"PHONE    pagerduty {e.event_action} {e.alertname} (dedup_key {e.dedup_key[:12]}…"
+                    f"{', ' + e.severity if e.severity else ''}) -> fake PagerDuty {e.status}"
+                    for e in events] or None
+        return None
 
     def start(self, ctx: DemoContext) -> None:
-        """Build the pipeline (state in memory) with the degrade action aimed at the service."""
-        config = parse_config(CONFIG.format(url=ctx.service_url))
+        """Build the pipeline (state in memory): degrade aimed at the service, P0 at the fakes."""
+        text = CONFIG.format(url=ctx.service_url)
+        if self.use_fakes:
+            self.fakes = DemoFakes()
+            pd, kube = self.fakes.pagerduty, self.fakes.kubernetes
+            text += SCALE_ACTION.format(max=MAX_REPLICAS, kube_url=kube.url, token=kube.token)
+            text += FAKES_CONFIG.format(pd_url=pd.url, pd_key=pd.routing_key)
+        config = parse_config(text)
         self._start = ctx.clock.now()
         self.pipeline = pipeline_from_config(config, None, ctx.clock, stream=self.receiver_output)
         self.pipeline.subscribe(self._record)
@@ -70,6 +115,8 @@ class PipelineView:
         return last if ctx.tty else new
 
     def stop(self, ctx: DemoContext) -> None:
-        """Close the pipeline's state."""
+        """Close the pipeline's state, stop the fakes."""
         if self.pipeline is not None:
             self.pipeline.close()
+        if self.fakes is not None:
+            self.fakes.stop()
