@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inferwatch.model import METRIC_NAME_LABEL, Labels, Matcher
-from inferwatch.rules._functions import bucket_quantile, extrapolated_rate, go_div, over_time
+from inferwatch.rules._functions import bucket_quantile, extrapolated_rate, go_div, go_mean, over_time
 from inferwatch.rules._promql import Aggregate, Binary, Call, Expr, Number, Selector
 from inferwatch.store import Store
 
@@ -252,7 +252,7 @@ def _reduce(op: str, vs: Sequence[float]) -> float:
     if op == "count":
         return float(len(vs))
     if op == "avg":
-        return _go_mean(vs)
+        return go_mean(vs)
     out = vs[0]
     for x in vs[1:]:
         if op == "sum":
@@ -260,20 +260,6 @@ def _reduce(op: str, vs: Sequence[float]) -> float:
         elif (op == "max" and (out < x or math.isnan(out))) or (op == "min" and (out > x or math.isnan(out))):
             out = x
     return out
-
-
-def _go_mean(vs: Sequence[float]) -> float:
-    # engine.go's incremental mean, so that results agree to the last bit.
-    mean, count = vs[0], 1
-    for x in vs[1:]:
-        count += 1
-        if math.isinf(mean):
-            if math.isinf(x) and (mean > 0) == (x > 0):
-                continue
-            if not math.isinf(x) and not math.isnan(x):
-                continue
-        mean += x / count - mean / count
-    return mean
 
 
 def _histogram_quantile(q: float, vec: Vector, memo: LabelMemo) -> Vector:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["bucket_quantile", "extrapolated_rate", "go_div", "over_time"]
+__all__ = ["bucket_quantile", "extrapolated_rate", "go_div", "go_mean", "over_time"]
 
 
 def go_div(a: float, b: float) -> float:
@@ -74,16 +74,7 @@ def over_time(func: str, v: np.ndarray) -> float | None:
         return None
     vals = v.tolist()
     if func == "avg_over_time":
-        mean, count = 0.0, 0
-        for x in vals:
-            count += 1
-            if math.isinf(mean):
-                if math.isinf(x) and (mean > 0) == (x > 0):
-                    continue
-                if not math.isinf(x) and not math.isnan(x):
-                    continue
-            mean += x / count - mean / count
-        return mean
+        return go_mean(vals)
     out = vals[0]
     for x in vals[1:]:
         bigger = func == "max_over_time" and (x > out or math.isnan(out))
@@ -132,3 +123,17 @@ def bucket_quantile(q: float, buckets: Sequence[tuple[float, float]]) -> float:
         count -= merged[idx - 1][1]
         rank -= merged[idx - 1][1]
     return start + (end - start) * go_div(rank, count)
+
+
+def go_mean(vs: Sequence[float]) -> float:
+    """Prometheus's incremental mean (engine.go), so results agree to the last bit."""
+    mean, count = vs[0], 1
+    for x in vs[1:]:
+        count += 1
+        if math.isinf(mean):
+            if math.isinf(x) and (mean > 0) == (x > 0):
+                continue
+            if not math.isinf(x) and not math.isnan(x):
+                continue
+        mean += x / count - mean / count
+    return mean
