@@ -17,7 +17,8 @@ def add_parser(sub: Any) -> None:
         description="Start an instrumented demo model service (logistic regression behind "
         "Starlette) and a load generator on loopback, and play the story normal -> latency "
         "degradation -> outage (503s) -> drift on compressed time, showing live QPS, P99 and "
-        "error ratio. Exits after --duration seconds.",
+        "error ratio, with the alerts, notifications and actions; the outage's P0 page and "
+        "scale-out go to loopback fakes of PagerDuty and the Kubernetes API. Exits after --duration seconds.",
     )
     p.add_argument("--duration", type=float, default=90.0, metavar="SECONDS",
                    help="real seconds to run (default: 90)")
