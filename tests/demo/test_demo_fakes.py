@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from inferwatch.demo._fakes import DemoFakes
+from inferwatch.demo import DemoFakes
 
 
 @pytest.fixture(scope="module")

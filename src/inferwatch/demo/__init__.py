@@ -6,6 +6,7 @@ generator, and a scripted story (normal -> latency -> outage -> drift) on compre
 """
 
 from inferwatch.demo._alerts import AlertView
+from inferwatch.demo._fakes import DemoFakes, FakeKubernetes, FakePagerDuty, PageEvent, ScaleChange
 from inferwatch.demo._live import LiveStats, Snapshot, bucket_quantile
 from inferwatch.demo._loadgen import LoadGenerator
 from inferwatch.demo._model import FEATURES, FeatureGenerator, LogisticModel, Prediction, train_model
@@ -32,20 +33,25 @@ __all__ = [
     "DemoClock",
     "DemoComponents",
     "DemoContext",
+    "DemoFakes",
     "DemoOptions",
     "DemoPart",
     "DemoReport",
     "DemoService",
     "DriftView",
+    "FakeKubernetes",
+    "FakePagerDuty",
     "Faults",
     "FeatureGenerator",
     "LiveStats",
     "LoadGenerator",
     "LogisticModel",
+    "PageEvent",
     "Phase",
     "PhaseStats",
     "PipelineView",
     "Prediction",
+    "ScaleChange",
     "ServerThread",
     "Snapshot",
     "Story",
