@@ -65,7 +65,9 @@ def test_promtool_runs_the_rules_and_the_spike_fires(tmp_path: Path,
                                                      require_tool: Callable[..., str]) -> None:
     # rule: promtool as the oracle: the exported alert is pending, fires, resolves on schedule
     promtool = require_tool("promtool")
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(promql_rules("lat", "latency", interval=300.0)))
+    cfg = BaselineConfig(merge_gap=12)  # keep_firing_for 1h at 5m, so it resolves by 28h30m
+    rules = promql_rules("lat", "latency", config=cfg, interval=300.0)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
     (tmp_path / "test.yaml").write_text(_PROMTOOL_TEST)
     out = subprocess.run([promtool, "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)

@@ -69,4 +69,6 @@ class BaselineConfig(FrozenModel):
         "both", description="which side of the band is anomalous"
     )
     debounce: int = Field(3, ge=1, description="consecutive anomalous samples before an alert")
-    merge_gap: int = Field(12, ge=0, description="normal samples an alert bridges before it ends")
+    merge_gap: int = Field(
+        144, ge=0, description="normal samples an alert bridges before it ends (re-arm)"
+    )
