@@ -128,3 +128,14 @@ def test_targets_lists_configured_targets() -> None:
     server.stop()
     assert t["labels"] == {"instance": "127.0.0.1:1", "job": "x"} and t["health"] == "unknown"
     assert t["scrapeInterval"] == 60.0
+
+
+def test_server_serves_its_own_metrics(client: tuple[TestClient, Server]) -> None:
+    # A scrape of the server itself must succeed (up == 1), as with Prometheus.
+    from prometheus_client.parser import text_string_to_metric_families
+
+    c, _ = client
+    r = c.get("/metrics")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    names = {f.name for f in text_string_to_metric_families(r.text)}
+    assert "python_info" in names

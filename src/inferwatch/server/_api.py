@@ -176,6 +176,14 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = ()) -> Sta
             return Response("inferwatch is Ready.\n", media_type="text/plain")
         return Response("inferwatch is not ready.\n", status_code=503, media_type="text/plain")
 
+    def metrics(req: Request) -> Response:
+        # The server's own process metrics (prometheus-client's default
+        # collectors), so a scrape of the server itself reports up == 1.
+        from prometheus_client import REGISTRY, generate_latest
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
     async def not_found(req: Request, exc: Exception) -> Response:
         return _bad(f"no such endpoint: {req.url.path}", 404)
 
@@ -185,7 +193,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = ()) -> Sta
         ("/api/v1/rules", rules), ("/api/v1/alerts", alerts),
     ]
     routes: list[BaseRoute] = [
-        Route("/-/healthy", healthy), Route("/-/ready", ready),
+        Route("/-/healthy", healthy), Route("/-/ready", ready), Route("/metrics", metrics),
         *(Route(path, _handler(fn), methods=["GET", "POST"]) for path, fn in api),
         *extra_routes,
     ]
