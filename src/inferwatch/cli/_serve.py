@@ -23,12 +23,9 @@ def add_parser(sub: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import os
-
-    from inferwatch.config import env as config_env
     from inferwatch.config import load_config
     from inferwatch.server import serve
 
-    cfg = load_config(args.config or os.environ.get(config_env.ENV_CONFIG))
+    cfg = load_config(args.config)  # None: $INFERWATCH_CONFIG, else the defaults
     serve(cfg, listen=args.listen)
     return 0
