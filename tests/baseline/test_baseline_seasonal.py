@@ -164,3 +164,62 @@ def test_robust_sigma_is_scale_equivariant(xs: list[float], k: float) -> None:
     x = np.asarray(xs)
     assert robust_sigma(x) >= 0
     assert robust_sigma(k * x) == pytest.approx(k * robust_sigma(x), rel=1e-6, abs=1e-9)
+
+
+WINDOWED = SeasonalConfig(windows=(6, 24), level_points=144)
+
+
+def test_sustained_small_shift_is_caught_by_window_means_only(daily: Callable[..., tuple]) -> None:
+    # rule: a 2-hour shift of 3 noise-sigmas stays inside the point band but moves the
+    # 6- and 24-sample residual means out of theirs; the clean days stay quiet either way
+    t, v = daily(6, seed=3)
+    at = int(5.3 * 86400 / STEP)
+    v[at : at + 24] += 1.5  # noise sigma is 0.5
+    assert _alerts(t, v) == []
+    alerts = _alerts(t, v, WINDOWED)
+    assert len(alerts) == 1
+    assert at <= alerts[0][0] <= at + 12
+
+
+def test_window_band_folds_into_the_returned_band(daily: Callable[..., tuple]) -> None:
+    # rule: the band never widens with windows on, and after residuals that ran hot the
+    # upper bound comes down (a value that would keep the window mean high is flagged)
+    t, v = daily(4, seed=6)
+    plain = SeasonalBaseline(WINDOWED.model_copy(update={"windows": ()}))
+    windowed = SeasonalBaseline(WINDOWED)
+    narrowed = 0
+    for ti, vi in zip(t, v, strict=True):
+        a, b = plain.predict(ti), windowed.predict(ti)
+        if a is not None and b is not None:
+            assert b.expected == a.expected
+            assert a.lower <= b.lower and b.upper <= a.upper
+            narrowed += b.upper < a.upper
+        plain.learn(ti, vi)
+        windowed.learn(ti, vi)
+    assert narrowed > 0
+
+
+def test_windowed_state_round_trips_and_old_states_still_load(daily: Callable[..., tuple]) -> None:
+    t, v = daily(3, seed=7)
+    half = t.size // 2
+    straight, split = SeasonalBaseline(WINDOWED), SeasonalBaseline(WINDOWED)
+    for ti, vi in zip(t[:half], v[:half], strict=True):
+        for b in (straight, split):
+            b.predict(ti)
+            b.learn(ti, vi)
+    restored = SeasonalBaseline.from_state(json.loads(json.dumps(split.to_state())))
+    for ti, vi in zip(t[half:], v[half:], strict=True):
+        assert straight.predict(ti) == restored.predict(ti)
+        straight.learn(ti, vi)
+        restored.learn(ti, vi)
+    assert straight.to_state() == restored.to_state()
+    old = straight.to_state()  # a state saved before window means existed
+    for cand in old["candidates"].values():
+        del cand["recent"], cand["windows"]
+    assert SeasonalBaseline.from_state(old).predict(t[-1] + STEP) is not None
+
+
+@pytest.mark.parametrize("windows", [(1,), (6, 2000)])
+def test_window_lengths_out_of_range_are_refused(windows: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match=r"windows must each be 2\.\.1024 samples"):
+        SeasonalConfig(windows=windows)

@@ -11,11 +11,20 @@ smallest robust scale (1.4826·MAD), so a series without seasonality uses the
 flat model and a short series (weekly never learned) falls back gracefully.
 Medians make every part resistant to the spikes it should find; the short
 median level re-learns a level shift within ``level_points / 2`` samples.
+
+With ``windows`` set, each candidate also tracks the mean of its last N
+residuals for each N, with a robust band of its own (``window_band`` deviations
+or ``window_tail_factor`` times the tail quantile of past window means). A
+sustained shift too small for the point band still moves the window mean out
+of its band. The returned band folds that test in: a value is outside it
+exactly when the point or any window mean would leave its band, so callers
+that only compare a value with a band need nothing new.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -31,10 +40,36 @@ DAY, WEEK = 86400.0, 7 * 86400.0
 _CANDIDATES = ("flat", "daily", "weekly")
 
 
+class _Window:
+    """The means of the last ``n`` residuals and their robust band half-width."""
+
+    __slots__ = ("half", "means", "n")
+
+    def __init__(self, n: int, cfg: SeasonalConfig) -> None:
+        self.n = n
+        self.means = Ring(cfg.scale_points)
+        self.half = math.nan
+
+    def refresh(self, cfg: SeasonalConfig) -> None:
+        if len(self.means) < cfg.window_min_points:
+            return
+        means = self.means.values()
+        tail = float(np.quantile(np.abs(means - np.median(means)), cfg.tail_quantile))
+        self.half = max(cfg.window_band * robust_sigma(means), cfg.window_tail_factor * tail)
+
+    def to_state(self) -> dict[str, Any]:
+        return {"n": self.n, "means": self.means.to_state(),
+                "half": None if math.isnan(self.half) else self.half}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.means = Ring.from_state(state["means"])
+        self.half = math.nan if state["half"] is None else float(state["half"])
+
+
 class _Candidate:
     """One model's recent deseasonalised values and residuals."""
 
-    __slots__ = ("level", "resid", "sigma", "since_refresh", "tail")
+    __slots__ = ("level", "recent", "resid", "sigma", "since_refresh", "tail", "windows")
 
     def __init__(self, cfg: SeasonalConfig) -> None:
         self.level = Ring(cfg.level_points)
@@ -42,13 +77,40 @@ class _Candidate:
         self.sigma = math.nan
         self.tail = math.nan
         self.since_refresh = 0
+        self.windows = [_Window(n, cfg) for n in cfg.windows]
+        self.recent: deque[float] = deque(maxlen=max(cfg.windows, default=1))
 
     def refresh(self, cfg: SeasonalConfig) -> None:
         resid = self.resid.values()
         self.sigma = robust_sigma(resid)
         dev = np.abs(resid - np.median(resid))
         self.tail = float(np.quantile(dev, cfg.tail_quantile)) if cfg.tail_factor else 0.0
+        for w in self.windows:
+            w.refresh(cfg)
         self.since_refresh = 0
+
+    def push_residual(self, resid: float) -> None:
+        """Feed the window means with one raw residual (push order kept)."""
+        self.recent.append(resid)
+        for w in self.windows:
+            if len(self.recent) >= w.n:
+                w.means.push(sum(list(self.recent)[-w.n :]) / w.n)
+
+    def window_bounds(self, lower: float, upper: float, expected: float) -> tuple[float, float]:
+        """Narrow ``(lower, upper)`` to the values that keep every window mean in its band.
+
+        The mean of the last ``n`` residuals including this one, ``(S + r) / n``,
+        leaves ``±half`` exactly when ``r`` leaves ``[-n·half - S, n·half - S]``,
+        where ``S`` sums the previous ``n - 1`` residuals.
+        """
+        recent = list(self.recent)
+        for w in self.windows:
+            if math.isnan(w.half) or len(recent) < w.n - 1:
+                continue
+            prior = sum(recent[len(recent) - (w.n - 1) :]) if w.n > 1 else 0.0
+            lower = max(lower, expected - w.n * w.half - prior)
+            upper = min(upper, expected + w.n * w.half - prior)
+        return lower, upper
 
     def half_width(self, cfg: SeasonalConfig, expected: float) -> float:
         return max(cfg.band * self.sigma, cfg.tail_factor * self.tail,
@@ -58,7 +120,8 @@ class _Candidate:
         return {"level": self.level.to_state(), "resid": self.resid.to_state(),
                 "sigma": None if math.isnan(self.sigma) else self.sigma,
                 "tail": None if math.isnan(self.tail) else self.tail,
-                "since_refresh": self.since_refresh}
+                "since_refresh": self.since_refresh,
+                "recent": list(self.recent), "windows": [w.to_state() for w in self.windows]}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.level = Ring.from_state(state["level"])
@@ -66,6 +129,12 @@ class _Candidate:
         self.sigma = math.nan if state["sigma"] is None else float(state["sigma"])
         self.tail = math.nan if state["tail"] is None else float(state["tail"])
         self.since_refresh = int(state["since_refresh"])
+        # states saved before window means existed have neither key
+        self.recent.extend(float(r) for r in state.get("recent", []))
+        saved = {int(w["n"]): w for w in state.get("windows", [])}
+        for w in self.windows:
+            if w.n in saved:
+                w.restore(saved[w.n])
 
 
 class SeasonalBaseline:
@@ -115,8 +184,10 @@ class SeasonalBaseline:
         if best is None:
             return None
         _, expected, self.model = best
-        half = self._candidates[self.model].half_width(cfg, expected)
-        return Band(expected, expected - half, expected + half)
+        cand = self._candidates[self.model]
+        half = cand.half_width(cfg, expected)
+        lower, upper = cand.window_bounds(expected - half, expected + half, expected)
+        return Band(expected, lower, upper)
 
     def learn(self, t: float, value: float) -> None:
         """Add ``(t, value)``; NaN, infinities and times before the last one are skipped."""
@@ -139,6 +210,8 @@ class SeasonalBaseline:
         expected = self._expected(name, t)
         if expected is not None:
             resid = value - expected
+            if cand.windows:
+                cand.push_residual(resid)
             if self.config.clip_residuals and not math.isnan(cand.sigma):
                 # anomalies must not widen the band that should catch the next one
                 half = cand.half_width(self.config, expected)
@@ -152,7 +225,9 @@ class SeasonalBaseline:
     def state_size(self) -> int:
         """Floats held in memory: bounded by the config, independent of history length."""
         rings = sum(len(r) for p in self._profiles.values() for r in (*p._times, *p._values))
-        return rings + sum(len(c.level) + len(c.resid) for c in self._candidates.values())
+        return rings + sum(len(c.level) + len(c.resid) + len(c.recent)
+                           + sum(len(w.means) for w in c.windows)
+                           for c in self._candidates.values())
 
     def to_state(self) -> dict[str, Any]:
         """JSON-ready state; ``SeasonalBaseline.from_state`` continues exactly where this left."""

@@ -38,6 +38,19 @@ class SeasonalConfig(FrozenModel):
     relative_floor: float = Field(
         0.001, ge=0, description="smallest band half-width as a fraction of |expected|"
     )
+    windows: tuple[int, ...] = Field(
+        (), description="also alert when the mean residual of the last N samples leaves its own "
+        "band, for each N here (sustained shifts too small for the point band); () is off"
+    )
+    window_band: float = Field(
+        4.0, gt=0, description="window band half-width in robust deviations of the window means"
+    )
+    window_tail_factor: float = Field(
+        1.3, ge=0, description="window band at least this times the tail quantile of window means"
+    )
+    window_min_points: int = Field(
+        288, ge=4, description="window means needed before a window band exists"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SeasonalConfig:
@@ -45,6 +58,10 @@ class SeasonalConfig(FrozenModel):
             raise ValueError(f"slot {self.slot:g}s must divide one day")
         if self.min_points > self.scale_points:
             raise ValueError("min_points cannot exceed scale_points")
+        if any(not 2 <= w <= 1024 for w in self.windows):
+            raise ValueError(f"windows must each be 2..1024 samples, got {list(self.windows)}")
+        if self.windows and self.window_min_points > self.scale_points:
+            raise ValueError("window_min_points cannot exceed scale_points")
         return self
 
 
