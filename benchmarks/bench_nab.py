@@ -15,6 +15,8 @@ Methods, all with the same alert rule (``debounce`` and ``merge_gap`` from
              per file can DETECT, and the false alerts that costs.
 (b) 3sigma   rolling mean ± 3 standard deviations of the previous day (288 samples).
 (c) seasonal inferwatch's default baseline (``SeasonalBaseline`` with defaults).
+(c+) windows the same with window-mean bands on (``windows: [6, 24]``, ``level_points: 144``):
+             the sensitive opt-in, chosen on the ``tune`` half like the defaults.
 (d) prophet  ``ProphetBaseline`` when installed, refit every 2 days (``--prophet-refit``) on
              the trailing week: about 0.5 s a fit, so daily refits would take ~10 minutes.
 
@@ -135,6 +137,15 @@ def seasonal(times: FloatArray, values: FloatArray) -> list[float]:
     return _starts(times, scored.anomalous, values, scored.expected)
 
 
+WINDOWED = CFG.seasonal.model_copy(update={"windows": (6, 24), "level_points": 144})
+
+
+def seasonal_windows(times: FloatArray, values: FloatArray) -> list[float]:
+    """(c+): the default baseline with window-mean bands switched on."""
+    scored = score_series(times, values, SeasonalBaseline(WINDOWED), CFG.direction)
+    return _starts(times, scored.anomalous, values, scored.expected)
+
+
 def prophet(times: FloatArray, values: FloatArray) -> list[float]:
     """(d): Prophet behind the same interface."""
     from inferwatch.baseline import ProphetBaseline
@@ -168,7 +179,7 @@ def main(argv: list[str]) -> int:
         print(f"NAB data not found at {NAB}", file=sys.stderr)
         return 2
     methods: dict[str, Callable[[FloatArray, FloatArray], list[float]]] = {
-        "3sigma": rolling_3sigma, "seasonal": seasonal}
+        "3sigma": rolling_3sigma, "seasonal": seasonal, "seasonal+win": seasonal_windows}
     if prophet_available() and not args.no_prophet:
         methods["prophet"] = prophet
     names = ["static", "static-max", *methods]
