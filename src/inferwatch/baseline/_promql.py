@@ -15,6 +15,13 @@ at every evaluation, in one group (rules of a group see the earlier results):
 
 and one alert that fires when the value leaves the band on the watched side
 for ``debounce`` evaluations (``for``), kept firing over ``merge_gap``.
+
+With ``seasonal.windows`` set, each window ``N`` adds ``…:window_mean_N`` (the
+mean of the last N residuals ``value - expected``), ``…:abs_window_mean_N`` and
+``…:window_half_N`` (``max(window_band · 1.4826 · median, window_tail_factor ·
+tail quantile)`` of |window mean| over ``scale_window``, lagged like the scale,
+present once ``window_min_points`` window means exist), and the alert also
+fires when a window mean leaves ``±window_half_N`` on the watched side.
 """
 
 from __future__ import annotations
@@ -81,27 +88,58 @@ def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
         (f"{p}:upper", f"{p}:expected + {p}:half_width"),
         (f"{p}:lower", f"{p}:expected - {p}:half_width"),
     ]
+    records += _window_records(p, cfg, interval, sw, lag)
     rules: list[dict[str, Any]] = [{"record": r, "expr": e} for r, e in records]
     rules.append({
         "alert": f"{name}_outside_baseline",
-        "expr": _alert_expr(v, p, side, fallback),
+        "expr": _alert_expr(v, p, side, fallback, s.windows),
         "for": _d(cfg.debounce * interval),
         "keep_firing_for": _d(cfg.merge_gap * interval),
         "labels": {"baseline": name},
         "annotations": {
             "summary": f"{name} left its seasonal baseline ({side})",
-            "description": "value {{ $value }} outside the learned band",
+            "description": ("value {{ $value }} outside the learned band" if not s.windows else
+                            "value or window mean residual {{ $value }} outside its learned band"),
         },
     })
     return {"groups": [{"name": f"baseline_{name}", "interval": _d(interval), "rules": rules}]}
 
 
-def _alert_expr(v: str, p: str, side: Direction, fallback: float | None) -> str:
+def _window_records(p: str, cfg: BaselineConfig, interval: float, sw: str,
+                    lag: str) -> list[tuple[str, str]]:
+    """Window-mean rules: the mean of the last N residuals and its own band, per window."""
+    s = cfg.seasonal
+    if not s.windows:
+        return []
+    out = [(f"{p}:residual", f"{p}:value - {p}:expected")]
+    for n in s.windows:
+        # half an interval short of N intervals: exactly N samples whether the range
+        # is closed at its start (Prometheus 2) or open (Prometheus 3)
+        rng = _d(n * interval - interval / 2)
+        absm = f"{p}:abs_window_mean_{n}"
+        half = (f"({s.window_band:g} * 1.4826 * quantile_over_time(0.5, {absm}[{sw}] offset {lag})"
+                f" > {s.window_tail_factor:g} * quantile_over_time({s.tail_quantile:g},"
+                f" {absm}[{sw}] offset {lag}))"
+                f" or {s.window_tail_factor:g} * quantile_over_time({s.tail_quantile:g},"
+                f" {absm}[{sw}] offset {lag})")
+        out += [
+            (f"{p}:window_mean_{n}", f"avg_over_time({p}:residual[{rng}])"),
+            (absm, f"abs({p}:window_mean_{n})"),
+            (f"{p}:window_half_{n}",
+             f"({half}) and count_over_time({absm}[{sw}] offset {lag}) >= {s.window_min_points}"),
+        ]
+    return out
+
+
+def _alert_expr(v: str, p: str, side: Direction, fallback: float | None,
+                windows: tuple[int, ...] = ()) -> str:
     conds = []
     if side in ("above", "both"):
         conds.append(f"{v} > {p}:upper")
+        conds += [f"{p}:window_mean_{n} > {p}:window_half_{n}" for n in windows]
     if side in ("below", "both"):
         conds.append(f"{v} < {p}:lower")
+        conds += [f"{p}:window_mean_{n} < -{p}:window_half_{n}" for n in windows]
     expr = " or ".join(f"({c})" for c in conds)
     if fallback is not None:
         op = "<" if side == "below" else ">"
