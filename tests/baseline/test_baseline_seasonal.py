@@ -158,6 +158,16 @@ def test_ring_keeps_exactly_the_last_values(xs: list[float], cap: int) -> None:
     assert sorted(Ring.from_state(r.to_state()).values().tolist()) == sorted(xs[-cap:])
 
 
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=80), st.integers(1, 20))
+def test_ordered_ring_median_is_numpys_exactly(xs: list[float], cap: int) -> None:
+    # property: the sorted copy gives numpy's median bit for bit, after wrap-around and restore
+    r = Ring(cap, ordered=True)
+    for i, x in enumerate(xs):
+        r.push(x)
+        assert r.median() == float(np.median(xs[max(0, i + 1 - cap) : i + 1]))
+    assert Ring.from_state(r.to_state(), ordered=True).median() == r.median()
+
+
 @given(st.lists(st.floats(-1e3, 1e3), min_size=3, max_size=60), st.floats(0.1, 100))
 def test_robust_sigma_is_scale_equivariant(xs: list[float], k: float) -> None:
     # property: sigma(k x) = k sigma(x) and it is never negative

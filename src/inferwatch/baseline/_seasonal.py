@@ -72,7 +72,7 @@ class _Candidate:
     __slots__ = ("level", "recent", "resid", "sigma", "since_refresh", "tail", "windows")
 
     def __init__(self, cfg: SeasonalConfig) -> None:
-        self.level = Ring(cfg.level_points)
+        self.level = Ring(cfg.level_points, ordered=True)
         self.resid = Ring(cfg.scale_points)
         self.sigma = math.nan
         self.tail = math.nan
@@ -124,7 +124,7 @@ class _Candidate:
                 "recent": list(self.recent), "windows": [w.to_state() for w in self.windows]}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.level = Ring.from_state(state["level"])
+        self.level = Ring.from_state(state["level"], ordered=True)
         self.resid = Ring.from_state(state["resid"])
         self.sigma = math.nan if state["sigma"] is None else float(state["sigma"])
         self.tail = math.nan if state["tail"] is None else float(state["tail"])
