@@ -88,7 +88,7 @@ tests:
       - series: 'latency{{job="api"}}'
         values: '{samples}'
     promql_expr_test:
-      - {{expr: 'ALERTS{{alertname="lat_outside_baseline", alertstate="firing"}}', eval_time: 71h55m,
+      - {{expr: 'ALERTS{{alertname="lat_outside_baseline", alertstate="firing"}}', eval_time: 95h55m,
          exp_samples: []}}
       - {{expr: 'ALERTS{{alertname="lat_outside_baseline", alertstate="firing"}}', eval_time: {at},
          exp_samples: {exp}}}
@@ -99,17 +99,17 @@ tests:
 def test_promtool_window_means_catch_a_sustained_small_shift(
         tmp_path: Path, require_tool: Callable[..., str], windows: tuple[int, ...]) -> None:
     # rule: with windows, the exported alert also fires when a window's mean residual leaves
-    # its band: after 3 quiet days, a 2-sigma shift held for 3 h (inside the 6-sigma point
+    # its band: after 4 quiet days, a 2-sigma shift held for 3 h (inside the 6-sigma point
     # band; the 12 h level does not absorb it) fires only then
     promtool = require_tool("promtool")
     rng = np.random.default_rng(7)
-    noise = rng.normal(0.0, 0.5, 960)
-    values = [10.0 + x + (1.0 if 864 <= i < 900 else 0.0) for i, x in enumerate(noise)]
-    assert max(values[864:900]) < 10.0 + 6 * 0.5  # the point band alone cannot see it
+    noise = rng.normal(0.0, 0.5, 1248)
+    values = [10.0 + x + (1.0 if 1152 <= i < 1188 else 0.0) for i, x in enumerate(noise)]
+    assert max(values[1152:1188]) < 10.0 + 6 * 0.5  # the point band alone cannot see it
     cfg = BaselineConfig(seasonal={"windows": windows})
     rules = promql_rules("lat", "latency", config=cfg, interval=300.0, level_window=12 * 3600.0)
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
-    (tmp_path / "test.yaml").write_text(_shift_test(values, "74h", firing=bool(windows)))
+    (tmp_path / "test.yaml").write_text(_shift_test(values, "98h", firing=bool(windows)))
     out = subprocess.run([promtool, "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr

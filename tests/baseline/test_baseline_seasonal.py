@@ -61,14 +61,14 @@ def test_level_shift_is_relearned_not_alerted_forever(daily: Callable[..., tuple
 
 
 def test_short_history_has_no_band_so_the_static_fallback_applies() -> None:
-    # rule: before min_history (1 day by default) predict() is None
+    # rule: before min_history (2 days by default) predict() is None, from then on a band
     b = SeasonalBaseline()
-    for i in range(200):  # 200 * 5 min < 1 day
+    for i in range(575):  # 575 * 5 min < 2 days
         assert b.predict(i * STEP) is None
         b.learn(i * STEP, 1.0)
-    for i in range(200, 300):
+    for i in range(575, 600):
         b.learn(i * STEP, 1.0)
-    assert b.predict(300 * STEP) is not None
+    assert b.predict(600 * STEP) is not None
 
 
 def test_state_is_bounded_whatever_the_history_length() -> None:

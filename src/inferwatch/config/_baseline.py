@@ -33,7 +33,7 @@ class SeasonalConfig(FrozenModel):
         1.2, ge=0, description="band half-width at least this times the tail quantile (0: off)"
     )
     clip_residuals: bool = Field(False, description="learn residuals clipped to the band")
-    min_history: Duration = Field(86400.0, ge=0, description="history needed before a band exists")
+    min_history: Duration = Field(172800.0, ge=0, description="history needed before a band exists")
     min_points: int = Field(48, ge=4, description="samples needed before a band exists")
     relative_floor: float = Field(
         0.001, ge=0, description="smallest band half-width as a fraction of |expected|"
@@ -49,7 +49,7 @@ class SeasonalConfig(FrozenModel):
         1.3, ge=0, description="window band at least this times the tail quantile of window means"
     )
     window_min_points: int = Field(
-        288, ge=4, description="window means needed before a window band exists"
+        576, ge=4, description="window means needed before a window band exists"
     )
 
     @model_validator(mode="after")

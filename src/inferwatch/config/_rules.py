@@ -174,7 +174,7 @@ class DynamicThreshold(FrozenModel):
 
     band: float = Field(6.0, gt=0, description="band half-width, in the provider's scale units")
     direction: Literal["above", "below", "both"] = "above"
-    min_history: Duration = Field(86400.0, ge=0, description="history needed before a band exists")
+    min_history: Duration = Field(172800.0, ge=0, description="history needed before a band exists")
     fallback: float | None = Field(None, description="fixed threshold used while no band exists")
 
 
