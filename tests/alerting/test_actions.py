@@ -6,8 +6,11 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from alerting.conftest import alert
 from alerting.fakes import FakeKube, FakeService, Handler, Request
+from inferwatch import ConfigError
 from inferwatch.alerting import Pipeline, RecordingNotifier, StateDB
 from inferwatch.config import parse_config
 
@@ -109,3 +112,52 @@ def test_failed_action_is_recorded_and_notification_still_sent(fake: Fake) -> No
     p.send([alert()], now=0)
     r = next(x for x in p.act.records() if x.action == "hook")
     assert not r.ok and r.outcome.startswith("failed:") and len(rec.sent) == 1
+
+
+def test_rollback_runs_once_per_model_however_many_features_drift() -> None:
+    # rule: once_per (service, model) within the cooldown: five drifted features of one model
+    # make one recommendation; the other episodes are recorded as deduplicated, without a note
+    p, rec = pipeline("alerting: {route: {receiver: phone, group_wait: 0s, group_by: [alertname]}}")
+    drifts = [alert("FeatureDriftRollback", dimension="quality", model="ranker-v7", feature=f"f{i}")
+              for i in range(5)]
+    p.send([*drifts, alert("FeatureDriftRollback", dimension="quality", model="ranker-v8", feature="f0")],
+           now=0)
+    notes = [x for n in rec.sent for x in n.notes if "rollback" in x]
+    assert len([x for x in notes if "ranker-v7" in x]) == 1
+    assert len([x for x in notes if "ranker-v8" in x]) == 1
+    outcomes = [r.outcome for r in p.act.records() if r.action == "rollback"]
+    assert len(outcomes) == 6
+    dedup = [o for o in outcomes if o.startswith("deduplicated:")]
+    assert len(dedup) == 4
+    assert all("model='ranker-v7'" in o and "once per 1h" in o for o in dedup)
+
+
+def test_scale_out_storm_across_instances_is_one_step_per_cooldown(fake: Fake, tmp_path: Path) -> None:
+    # rule: a P0 storm on three instances of one service scales once; the cooldown is kept in
+    # SQLite (a restart inside it does not scale again); after it, a new episode scales again
+    kube = FakeKube("kt", {"prod/ranker": 2})
+    svc = fake(kube)
+    yaml = ("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, "
+            "default_actions: false, actions: [{name: scale_out, type: kubernetes_scale, "
+            f"matchers: ['tier=\"P0\"'], namespace: prod, max_replicas: 9, api_server: '{svc.url}', "
+            "token: kt, cooldown: 10m}]}")
+    db = f"{tmp_path}/a.db"
+    p, _ = pipeline(yaml, StateDB(db))
+    storm = [alert("ServiceUnavailable", tier="P0", severity="critical", instance=f"10.0.0.{i}:9000")
+             for i in range(3)]
+    p.send(storm, now=0)
+    assert kube.replicas["prod/ranker"] == 3
+    p.db.close()
+    p2, _ = pipeline(yaml, StateDB(db))
+    late = {"tier": "P0", "severity": "critical"}
+    p2.send([alert("ServiceUnavailable", start=300, instance="10.0.0.9:9000", **late)], now=300)
+    assert kube.replicas["prod/ranker"] == 3  # inside the 10 minutes
+    p2.send([alert("ServiceUnavailable", start=700, instance="10.0.0.1:9000", **late)], now=700)
+    assert kube.replicas["prod/ranker"] == 4
+    patches = [q for q in svc.requests if q.method == "PATCH"]
+    assert len(patches) == 2
+
+
+def test_once_per_names_labels() -> None:
+    with pytest.raises(ConfigError, match="once_per"):
+        parse_config("alerting: {actions: [{name: r, type: rollback, once_per: ['not-a-label']}]}")

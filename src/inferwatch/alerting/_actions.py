@@ -3,6 +3,11 @@
 An episode is an alert's fingerprint plus its ``starts_at``: flushes, repeats,
 ``continue`` routes and restarts never run an action twice for one episode.
 When the episode resolves, actions that can restore (degrade) do so once.
+
+An action with ``once_per`` labels and a ``cooldown`` also runs once per target:
+when another alert with the same values of those labels already ran it within
+the cooldown (five drifted features of one model, a P0 storm across instances
+of one service), the episode is recorded as deduplicated and nothing runs.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol
 
 from inferwatch._exceptions import ActionError, InferwatchError
 from inferwatch.alerting._notification import Notification, fingerprint
 from inferwatch.alerting._state import StateDB
-from inferwatch.model import Matcher, matches_all
+from inferwatch.model import Matcher, format_duration, matches_all
 from inferwatch.rules import Alert
 
 __all__ = ["Action", "ActionRecord", "ActionStage", "RecordingAction", "fill_placeholders"]
@@ -73,10 +79,13 @@ class ActionStage:
     """A notify stage: runs the matching actions for the alerts of a notification, adds outcome notes."""
 
     def __init__(self, actions: Sequence[Action], db: StateDB,
-                 on_record: Callable[[ActionRecord], None] | None = None) -> None:
+                 on_record: Callable[[ActionRecord], None] | None = None,
+                 once_per: Mapping[str, tuple[tuple[str, ...], float]] | None = None) -> None:
+        """``once_per`` maps an action name to its target labels and cooldown (seconds)."""
         self.actions = tuple(actions)
         self._db = db
         self._on_record = on_record
+        self._once_per = {k: v for k, v in (once_per or {}).items() if v[0] and v[1] > 0}
 
     def process(self, n: Notification, now: float) -> Notification | None:
         """Run what is owed for every alert; pass the notification on with the outcomes."""
@@ -100,8 +109,12 @@ class ActionStage:
         if self._has(*key, phase):
             return None
         if resolved and not self._has(*key, "fire", ok_only=True):
-            return None
+            return None  # never ran (or failed, or was deduplicated): nothing to undo
+        earlier = None if resolved else self._covered(action.name, alert, now)
         if not self._claim(action, alert, phase, now):
+            return None
+        if earlier is not None:  # recorded, not run, and no note: the first run said it
+            self._finish(action, alert, key, phase, now, earlier, True)
             return None
         try:
             outcome = action.resolve(alert) if resolved else action.fire(alert)
@@ -116,6 +129,11 @@ class ActionStage:
                 c.execute("DELETE FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?",
                           (*key, phase))
             return None
+        self._finish(action, alert, key, phase, now, outcome, ok)
+        return f"action {action.name} ({phase}): {outcome}"
+
+    def _finish(self, action: Action, alert: Alert, key: tuple[str, str, float], phase: str,
+                now: float, outcome: str, ok: bool) -> None:
         with self._db.transaction() as c:
             c.execute("UPDATE actions SET outcome=?, ok=? WHERE action=? AND fingerprint=? AND episode=? "
                       "AND phase=?", (outcome, int(ok), *key, phase))
@@ -123,12 +141,31 @@ class ActionStage:
         if self._on_record is not None:
             self._on_record(ActionRecord(now, action.name, alert.name, alert.labels.to_dict(), phase,
                                          outcome, ok))
-        return f"action {action.name} ({phase}): {outcome}"
+
+    def _covered(self, name: str, alert: Alert, now: float) -> str | None:
+        """The dedup outcome when a run for the same target is within the cooldown, else None."""
+        if name not in self._once_per:
+            return None
+        labels, cooldown = self._once_per[name]
+        target = {k: alert.labels.get(k) or "" for k in labels}
+        rows = self._db.query(
+            "SELECT t, alertname, labels FROM actions WHERE action=? AND phase='fire' AND ok=1 "
+            "AND t >= ? AND outcome NOT LIKE 'deduplicated:%' ORDER BY t DESC",
+            (name, now - cooldown))
+        for t, alertname, raw in rows:
+            seen = json.loads(str(raw))
+            if all((seen.get(k) or "") == v for k, v in target.items()):
+                what = ", ".join(f"{k}={v!r}" for k, v in target.items())
+                at = datetime.fromtimestamp(float(str(t)), UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+                return (f"deduplicated: already ran for {what} at {at} ({alertname}); "
+                        f"once per {format_duration(cooldown)}")
+        return None
 
     def _has(self, action: str, fp: str, episode: float, phase: str, ok_only: bool = False) -> bool:
-        sql = "SELECT ok FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?"
+        sql = "SELECT ok, outcome FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?"
         rows = self._db.query(sql, (action, fp, episode, phase))
-        return bool(rows) and (not ok_only or bool(rows[0][0]))
+        ran = bool(rows) and bool(rows[0][0]) and not str(rows[0][1]).startswith("deduplicated:")
+        return bool(rows) and (not ok_only or ran)
 
     def _claim(self, action: Action, alert: Alert, phase: str, now: float) -> bool:
         # Written before running: a crash mid-action never runs it a second time.

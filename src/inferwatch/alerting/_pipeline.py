@@ -78,7 +78,8 @@ class Pipeline:
         self.mute = MuteStage([inhibitor, self.silences])
         built = actions if actions is not None else [build_action(a, self._http)
                                                      for a in config.effective_actions()]
-        self.act = ActionStage(built, self.db, self._emit)
+        self.act = ActionStage(built, self.db, self._emit, once_per={
+            a.name: (a.once_per, a.cooldown) for a in config.effective_actions()})
         self.notifiers: dict[str, Notifier] = {}
         self.chains: dict[str, StageChain] = {}
         self._delivery: dict[str, StageChain] = {}

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from inferwatch.config._types import Duration, FrozenModel, Secret
-from inferwatch.model import parse_matchers
+from inferwatch.model import is_valid_label_name, parse_matchers
 
 __all__ = [
     "ActionSpec",
@@ -154,17 +154,32 @@ class _Action(FrozenModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     matchers: tuple[str, ...] = Field((), description="alerts that trigger the action")
     timeout: Duration = Field(10.0, gt=0)
+    once_per: tuple[str, ...] = Field(
+        (), description="labels naming the action's target: alerts sharing them run it once "
+        "per cooldown (the others are recorded as deduplicated)"
+    )
+    cooldown: Duration = Field(0.0, ge=0, description="with once_per: how long one run covers")
 
     @field_validator("matchers")
     @classmethod
     def _matchers(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         return check_matchers(v)
 
+    @field_validator("once_per")
+    @classmethod
+    def _labels(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [name for name in v if not is_valid_label_name(name)]
+        if bad:
+            raise ValueError(f"once_per: {', '.join(map(repr, bad))} not a label name")
+        return v
+
 
 class KubernetesScaleSpec(_Action):
     """Scale out a Deployment through the API server's ``scale`` subresource."""
 
     type: Literal["kubernetes_scale"] = "kubernetes_scale"
+    once_per: tuple[str, ...] = ("service",)  # an alert storm across instances: one step
+    cooldown: Duration = Field(300.0, ge=0, description="with once_per: how long one run covers")
     namespace: str = "default"
     deployment: str = Field("{service}", description="name; {label} placeholders are filled")
     step: int = Field(1, ge=1, description="replicas added per firing episode")
@@ -207,6 +222,8 @@ class RollbackActionSpec(_Action):
     """Roll back the model; runs only when ``enabled``, else recommends it in the notification."""
 
     type: Literal["rollback"] = "rollback"
+    once_per: tuple[str, ...] = ("service", "model")  # many drifted features: one rollback
+    cooldown: Duration = Field(3600.0, ge=0, description="with once_per: how long one run covers")
     enabled: bool = False
     url: str = ""
     argv: tuple[str, ...] = ()
