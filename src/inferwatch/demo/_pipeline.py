@@ -67,7 +67,9 @@ class PipelineView:
         with self._lock:
             self.records.append(rec)
             lines = self._fake_lines(rec)
-            if lines is None and isinstance(rec, ActionRecord):
+            if isinstance(rec, ActionRecord) and rec.outcome.startswith("deduplicated:"):
+                lines = []  # the run it repeats was shown; the API still lists it
+            elif lines is None and isinstance(rec, ActionRecord):
                 lines = [f"ACTION   {rec.action} ({rec.phase}) for {rec.alertname}: {rec.outcome}"]
             elif lines is None and isinstance(rec, NotificationRecord):
                 lines = [f"NOTIFY   {rec.receiver}: {rec.kind} {rec.status} {rec.error}".rstrip()]
