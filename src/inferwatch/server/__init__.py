@@ -4,12 +4,14 @@ from inferwatch.server._api import create_app
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server._runtime import Server
 from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
+from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
 from inferwatch.server._wiring import ALERT_STATE_FILE, LoggingSink, ServerComponents, build_components
 
 __all__ = [
     "ALERT_STATE_FILE",
     "REPORT_METRICS",
+    "DeliveryCounts",
     "ExpositionParser",
     "LoggingSink",
     "ParsedScrape",

@@ -20,6 +20,7 @@ from inferwatch._exceptions import InferwatchError, StoreError
 from inferwatch.model import parse_duration
 from inferwatch.rules import EvalError, PromQLError, QueryEngine, format_go_float, parse_promql
 from inferwatch.server._runtime import Server
+from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
 from inferwatch.store import parse_selector
 
 __all__ = ["MAX_RANGE_POINTS", "create_app"]
@@ -100,7 +101,8 @@ def _handler(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
     return run
 
 
-def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
+               deliveries: DeliveryCounts | None = None) -> Starlette:
     """The Starlette app of ``server``; ``extra_routes`` are mounted alongside (alerting API)."""
 
     def query(req: Request) -> Any:
@@ -176,13 +178,15 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = ()) -> Sta
             return Response("inferwatch is Ready.\n", media_type="text/plain")
         return Response("inferwatch is not ready.\n", status_code=503, media_type="text/plain")
 
+    registry = self_registry(server, deliveries)
+
     def metrics(req: Request) -> Response:
-        # The server's own process metrics (prometheus-client's default
-        # collectors), so a scrape of the server itself reports up == 1.
-        from prometheus_client import REGISTRY, generate_latest
+        # The server's own metrics (evaluation, targets, alerts, storage, deliveries,
+        # process): a scrape of the server itself reports up == 1 and what it does.
+        from prometheus_client import generate_latest
         from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     async def not_found(req: Request, exc: Exception) -> Response:
         return _bad(f"no such endpoint: {req.url.path}", 404)

@@ -5,16 +5,28 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from inferwatch.config import Config
 from inferwatch.model import Clock
 from inferwatch.server._wiring import ServerComponents
 from inferwatch.store import SQLiteStore
 
-__all__ = ["Server"]
+__all__ = ["EvalStats", "Server"]
 
 log = logging.getLogger(__name__)
 RETENTION_EVERY_S = 3600.0
+
+
+@dataclass
+class EvalStats:
+    """What the evaluation loop did, for the server's own ``/metrics``."""
+
+    evaluations: int = 0
+    failures: int = 0
+    duration_sum: float = 0.0
+    last_duration: float = 0.0
+    last_t: float | None = None
 
 
 class Server:
@@ -33,6 +45,7 @@ class Server:
         self._last_retention = clock.now()
         self._swap = threading.Lock()
         self.ready = threading.Event()
+        self.stats = EvalStats()
 
     @property
     def config(self) -> Config:
@@ -42,10 +55,16 @@ class Server:
     def tick(self, now: float) -> None:
         """One evaluation round (and retention when due); never raises."""
         comps = self.components
+        start = self.clock.monotonic()
         try:
             comps.evaluator.evaluate(now)
         except Exception:
+            self.stats.failures += 1
             log.exception("evaluation at %s failed", now)
+        took = self.clock.monotonic() - start
+        st = self.stats
+        st.evaluations, st.duration_sum, st.last_duration, st.last_t = (
+            st.evaluations + 1, st.duration_sum + took, took, now)
         if now - self._last_retention >= RETENTION_EVERY_S and isinstance(comps.store, SQLiteStore):
             self._last_retention = now
             try:

@@ -10,6 +10,7 @@ from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
 from inferwatch.server._api import create_app
 from inferwatch.server._runtime import Server
+from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._wiring import build_components, data_dir_of
 
 __all__ = ["parse_listen", "serve"]
@@ -38,7 +39,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     pipeline = pipeline_from_config(config, data_dir if config.storage.type == "sqlite" else None, clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
-    app = create_app(server, extra_routes=alerting_routes(pipeline, token))
+    deliveries = DeliveryCounts()
+    pipeline.subscribe(deliveries)
+    app = create_app(server, extra_routes=alerting_routes(pipeline, token), deliveries=deliveries)
     notify = PipelineRunner(pipeline)
     notify.start()
     uv = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
