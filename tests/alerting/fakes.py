@@ -116,6 +116,9 @@ def pagerduty_handler(routing_key: str) -> Handler:
                                "errors": ["Invalid routing key"]})
         if b.get("event_action") not in ("trigger", "acknowledge", "resolve") or not b.get("dedup_key"):
             return _bad("event_action")
+        if len(b["dedup_key"]) > 255:  # the documented maximum
+            return _json(400, {"status": "invalid event", "message": "Event object is invalid",
+                               "errors": ["'dedup_key' is too long"]})
         if b["event_action"] == "trigger":
             p = b.get("payload", {})
             if not p.get("summary") or not p.get("source") or p.get("severity") not in (
