@@ -10,17 +10,32 @@ from inferwatch.model import METRIC_NAME_LABEL, Labels, is_valid_label_name, is_
 __all__ = ["check_labels", "check_time"]
 
 
+# Names already found valid: a new series mostly repeats known metric and label names, so
+# a set lookup replaces a regex match. Bounded, so hostile input cannot grow it forever.
+_VALID_NAMES: set[str] = set()
+_VALID_METRICS: set[str] = set()
+_MAX_CACHED = 65536
+
+
 def check_labels(labels: Labels) -> None:
     """Raise ``InputError`` unless ``labels`` has a valid metric name and label names."""
     if not isinstance(labels, Labels):
         raise InputError(f"a sample's labels must be inferwatch.model.Labels, got {type(labels).__name__}")
-    if not is_valid_metric_name(labels.name):
-        raise InputError(f"invalid metric name {labels.name!r} in series {labels}")
+    metric = labels.name
+    if metric not in _VALID_METRICS:
+        if not is_valid_metric_name(metric):
+            raise InputError(f"invalid metric name {metric!r} in series {labels}")
+        if len(_VALID_METRICS) < _MAX_CACHED:
+            _VALID_METRICS.add(metric)
     for name in labels:
-        if name != METRIC_NAME_LABEL and not is_valid_label_name(name):
+        if name in _VALID_NAMES or name == METRIC_NAME_LABEL:
+            continue
+        if not is_valid_label_name(name):
             raise InputError(f"invalid label name {name!r} in series {labels}")
-        if name.startswith("__") and name != METRIC_NAME_LABEL:
+        if name.startswith("__"):
             raise InputError(f"label name {name!r} is reserved (starts with __) in series {labels}")
+        if len(_VALID_NAMES) < _MAX_CACHED:
+            _VALID_NAMES.add(name)
 
 
 def check_time(t: float, labels: Labels) -> float:
