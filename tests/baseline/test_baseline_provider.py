@@ -72,3 +72,32 @@ def test_series_beyond_the_cap_get_no_band_and_are_counted() -> None:
     for key in "abc":
         bands.band(key, 0.0, 1.0)
     assert len(bands) == 2 and bands.dropped == 1
+
+
+def test_a_rule_can_turn_window_means_on_for_itself() -> None:
+    # rule: `dynamic: {windows: [6, 24], level_points: 144}` on one rule catches a sustained
+    # 2-sigma shift (3 h) that the same rule without windows never flags
+    rng = np.random.default_rng(5)
+    values = 10.0 + rng.normal(0.0, 0.5, 4 * 288 + 36)
+    values[4 * 288:] += 1.0
+    plain = SeriesBands(BaselineConfig(), DynamicThreshold())
+    sustained = SeriesBands(BaselineConfig(), DynamicThreshold(windows=(6, 24), level_points=144))
+
+    def outside(bands: SeriesBands) -> int:
+        out = _feed(bands, "k", values)
+        return sum(b is not None and not b[0] <= v <= b[1]
+                   for b, v in zip(out[4 * 288:], values[4 * 288:], strict=True))
+
+    assert outside(plain) == 0
+    assert outside(sustained) >= 6
+
+
+def test_rule_window_lengths_are_checked_at_config_time() -> None:
+    import pytest
+
+    from inferwatch import ConfigError
+    from inferwatch.config import parse_config
+
+    with pytest.raises(ConfigError, match="windows"):
+        parse_config("rules: {rules: [{name: X, dimension: service, tier: P1, signal: up, "
+                     "threshold: dynamic, dynamic: {windows: [1]}}]}")

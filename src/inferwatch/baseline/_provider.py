@@ -49,8 +49,14 @@ class SeriesBands:
         if cfg.method == "prophet":
             return ProphetBaseline(cfg.prophet.model_copy(
                 update={"band": dyn.band, "min_history": dyn.min_history}))
-        return SeasonalBaseline(cfg.seasonal.model_copy(
-            update={"band": dyn.band, "min_history": dyn.min_history}))
+        update: dict[str, Any] = {"band": dyn.band, "min_history": dyn.min_history}
+        if dyn.windows is not None:
+            update["windows"] = dyn.windows
+            # the config checks this pair only when windows are on globally
+            update["window_min_points"] = min(cfg.seasonal.window_min_points, cfg.seasonal.scale_points)
+        if dyn.level_points is not None:
+            update["level_points"] = dyn.level_points
+        return SeasonalBaseline(cfg.seasonal.model_copy(update=update))
 
     def band(self, key: str, t: float, value: float) -> tuple[float, float] | None:
         """The ``(low, high)`` band for ``key`` at ``t`` before learning ``value``; never raises."""

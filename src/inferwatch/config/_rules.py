@@ -176,6 +176,20 @@ class DynamicThreshold(FrozenModel):
     direction: Literal["above", "below", "both"] = "above"
     min_history: Duration = Field(172800.0, ge=0, description="history needed before a band exists")
     fallback: float | None = Field(None, description="fixed threshold used while no band exists")
+    windows: tuple[int, ...] | None = Field(
+        None, description="also alert when the mean residual of the last N samples leaves its "
+        "band, per N (sustained shifts); None: baseline.seasonal.windows"
+    )
+    level_points: int | None = Field(
+        None, ge=3, le=1024, description="samples in the median level; None: baseline.seasonal's"
+    )
+
+    @field_validator("windows")
+    @classmethod
+    def _windows(cls, v: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if v is not None and any(not 2 <= w <= 1024 for w in v):
+            raise ValueError(f"windows must each be 2..1024 samples, got {list(v)}")
+        return v
 
 
 class RuleSpec(FrozenModel):
