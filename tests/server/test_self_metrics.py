@@ -100,3 +100,20 @@ def test_promtool_accepts_the_self_metrics(tmp_path: Path, require_tool: Callabl
     out = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
                          timeout=60, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_every_self_metric_is_in_the_catalog(tmp_path: Path) -> None:
+    # rule: DESIGN.md: every metric inferwatch emits is listed in one place, with its help text
+    from inferwatch.model import CATALOG
+
+    clock = SimulatedClock(0.0)
+    server = _server(tmp_path, clock)
+    with TestClient(create_app(server, deliveries=DeliveryCounts())) as c:
+        fams = list(text_string_to_metric_families(c.get("/metrics").text))
+    server.stop()
+    ours = [f for f in fams if f.name.startswith("inferwatch_")]
+    assert len(ours) >= 12
+    for f in ours:
+        spec = CATALOG.get(f.name) or CATALOG.get(f.name + "_total")
+        assert spec is not None, f.name
+        assert f.documentation == spec.help

@@ -280,6 +280,44 @@ GPU_XID_ERRORS_TOTAL = MetricSpec(
 # --- server: scrape health ---------------------------------------------------
 UP = MetricSpec("up", _G, "1 if the last scrape of the target succeeded, 0 if not.", ("job", "instance"))
 
+# --- server: its own /metrics (Prometheus's and Alertmanager's self-metrics, renamed) ---
+BUILD_INFO = MetricSpec(
+    "inferwatch_build_info", _G, "inferwatch version and the Python it runs on (always 1).",
+    ("version", "python"),
+)
+RULE_EVALUATIONS_TOTAL = MetricSpec(
+    "inferwatch_rule_evaluations_total", _C, "Rule evaluation rounds.",
+)
+RULE_EVALUATION_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_rule_evaluation_failures_total", _C, "Rule evaluation rounds that raised.",
+)
+RULE_EVALUATION_SECONDS_TOTAL = MetricSpec(
+    "inferwatch_rule_evaluation_duration_seconds_total", _C,
+    "Seconds spent evaluating rules, over all rounds.", (), "seconds",
+)
+RULE_GROUP_LAST_DURATION = MetricSpec(
+    "inferwatch_rule_group_last_duration_seconds", _G, "Duration of the last evaluation round.",
+    (), "seconds",
+)
+RULE_GROUP_LAST_EVALUATION = MetricSpec(
+    "inferwatch_rule_group_last_evaluation_timestamp_seconds", _G,
+    "Time of the last evaluation round (0 before the first).", (), "seconds",
+)
+RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
+ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
+TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))
+STORAGE_BYTES = MetricSpec(
+    "inferwatch_storage_bytes", _G, "Bytes on disk of the SQLite store (with its WAL).", (), "bytes",
+)
+NOTIFICATIONS_TOTAL = MetricSpec(
+    "inferwatch_notifications_total", _C, "Notifications by receiver and status (sent, failed).",
+    ("receiver", "status"),
+)
+ACTIONS_TOTAL = MetricSpec(
+    "inferwatch_actions_total", _C, "Action runs by action and result (ok, failed, deduplicated).",
+    ("action", "result"),
+)
+
 
 def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
     out: dict[str, MetricSpec] = {}
@@ -308,5 +346,7 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     DCGM_PCIE_MAX_LINK_WIDTH, DCGM_PCIE_REPLAY, DCGM_ENERGY, DCGM_SM_CLOCK, DCGM_MEM_CLOCK,
     DCGM_CLOCKS_EVENT_REASONS, GPU_CLOCK_EVENT_ACTIVE, DCGM_GPU_TEMP, DCGM_POWER_USAGE,
     DCGM_POWER_LIMIT, DCGM_XID_ERRORS, GPU_XID_ERRORS_TOTAL,
-    UP,
+    UP, BUILD_INFO, RULE_EVALUATIONS_TOTAL, RULE_EVALUATION_FAILURES_TOTAL, RULE_EVALUATION_SECONDS_TOTAL,
+    RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
+    STORAGE_BYTES, NOTIFICATIONS_TOTAL, ACTIONS_TOTAL,
 )

@@ -20,6 +20,8 @@ from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector,
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from inferwatch.model import MetricKind
+from inferwatch.model import metrics as catalog
 from inferwatch.rules import AlertState
 from inferwatch.store import SQLiteStore
 
@@ -67,27 +69,25 @@ class _ServerCollector(Collector):
 
         server = self._server
         comps = server.components
-        info = GaugeMetricFamily("inferwatch_build_info", "inferwatch version and Python it runs on",
-                                 labels=["version", "python"])
+        info = _family(catalog.BUILD_INFO)
         info.add_metric([__version__, platform.python_version()], 1.0)
         yield info
         yield from self._evaluation(server)
-        rules = GaugeMetricFamily("inferwatch_rule_group_rules", "Rules loaded")
+        rules = _family(catalog.RULE_GROUP_RULES)
         rules.add_metric([], float(len(comps.rules)))
         yield rules
         states = Counter(str(a.state) for a in comps.evaluator.active())
-        alerts = GaugeMetricFamily("inferwatch_alerts", "Active alerts by state", labels=["state"])
+        alerts = _family(catalog.ALERTS)
         for state in (AlertState.PENDING, AlertState.FIRING):
             alerts.add_metric([str(state)], float(states.get(str(state), 0)))
         yield alerts
         health = Counter(t.health for t in comps.scrape.targets())
-        targets = GaugeMetricFamily("inferwatch_targets", "Scrape targets by health", labels=["health"])
+        targets = _family(catalog.TARGETS)
         for h in _HEALTH:
             targets.add_metric([h], float(health.get(h, 0)))
         yield targets
         if isinstance(comps.store, SQLiteStore):
-            size = GaugeMetricFamily("inferwatch_storage_bytes",
-                                     "Bytes on disk of the SQLite store (with its WAL)")
+            size = _family(catalog.STORAGE_BYTES)
             size.add_metric([], float(_disk_bytes(comps.store)))
             yield size
         if self._deliveries is not None:
@@ -96,36 +96,35 @@ class _ServerCollector(Collector):
     @staticmethod
     def _evaluation(server: Server) -> Iterator[Metric]:
         st = server.stats
-        total = CounterMetricFamily("inferwatch_rule_evaluations", "Rule evaluation rounds")
+        total = _family(catalog.RULE_EVALUATIONS_TOTAL)
         total.add_metric([], float(st.evaluations))
-        failed = CounterMetricFamily("inferwatch_rule_evaluation_failures",
-                                     "Rule evaluation rounds that raised")
+        failed = _family(catalog.RULE_EVALUATION_FAILURES_TOTAL)
         failed.add_metric([], float(st.failures))
-        secs = CounterMetricFamily("inferwatch_rule_evaluation_duration_seconds",
-                                   "Seconds spent evaluating rules, over all rounds")
+        secs = _family(catalog.RULE_EVALUATION_SECONDS_TOTAL)
         secs.add_metric([], st.duration_sum)
-        last = GaugeMetricFamily("inferwatch_rule_group_last_duration_seconds",
-                                 "Duration of the last evaluation round")
+        last = _family(catalog.RULE_GROUP_LAST_DURATION)
         last.add_metric([], st.last_duration)
-        at = GaugeMetricFamily("inferwatch_rule_group_last_evaluation_timestamp_seconds",
-                               "Time of the last evaluation round (0 before the first)")
+        at = _family(catalog.RULE_GROUP_LAST_EVALUATION)
         at.add_metric([], st.last_t or 0.0)
         yield from (total, failed, secs, last, at)
 
     @staticmethod
     def _delivery(deliveries: DeliveryCounts) -> Iterator[Metric]:
         notes, acts = deliveries.snapshot()
-        sent = CounterMetricFamily("inferwatch_notifications",
-                                   "Notifications by receiver and status (sent, failed)",
-                                   labels=["receiver", "status"])
+        sent = _family(catalog.NOTIFICATIONS_TOTAL)
         for (receiver, status), n in sorted(notes.items()):
             sent.add_metric([receiver, status], float(n))
-        ran = CounterMetricFamily("inferwatch_actions",
-                                  "Action runs by action and result (ok, failed, deduplicated)",
-                                  labels=["action", "result"])
+        ran = _family(catalog.ACTIONS_TOTAL)
         for (action, result), n in sorted(acts.items()):
             ran.add_metric([action, result], float(n))
         yield from (sent, ran)
+
+
+def _family(spec: catalog.MetricSpec) -> GaugeMetricFamily | CounterMetricFamily:
+    """The metric family of a catalog entry (every metric emitted is listed there)."""
+    if spec.kind is MetricKind.COUNTER:
+        return CounterMetricFamily(spec.family, spec.help, labels=spec.labels)
+    return GaugeMetricFamily(spec.family, spec.help, labels=spec.labels)
 
 
 def _disk_bytes(store: SQLiteStore) -> int:
