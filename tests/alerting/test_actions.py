@@ -161,3 +161,14 @@ def test_scale_out_storm_across_instances_is_one_step_per_cooldown(fake: Fake, t
 def test_once_per_names_labels() -> None:
     with pytest.raises(ConfigError, match="once_per"):
         parse_config("alerting: {actions: [{name: r, type: rollback, once_per: ['not-a-label']}]}")
+
+
+@pytest.mark.parametrize("action", [
+    "{name: d, type: degrade, url: 'http://x/admin', once_per: [service]}",
+    "{name: h, type: http, url: 'http://x/on', resolve_url: 'http://x/off', once_per: [service]}",
+    "{name: c, type: command, argv: [/bin/true], resolve_argv: [/bin/true], once_per: [service]}",
+])
+def test_once_per_is_refused_for_actions_that_undo_themselves(action: str) -> None:
+    # rule: the first of several alerts to resolve would undo the shared run for all of them
+    with pytest.raises(ConfigError, match="once_per: not supported"):
+        parse_config(f"alerting: {{actions: [{action}]}}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.model import is_valid_label_name, parse_matchers
@@ -174,6 +174,14 @@ class _Action(FrozenModel):
         return v
 
 
+def _no_once_per_when_restoring(spec: _Action, restores: bool) -> None:
+    # One run covers several alerts, but each alert's resolve would restore it while the
+    # others still fire: refused rather than wrong.
+    if spec.once_per and restores:
+        raise ValueError(f"once_per: not supported for a {spec.__class__.__name__.removesuffix('Spec')} "
+                         "that undoes itself on resolve (the first resolve would undo it for all)")
+
+
 class KubernetesScaleSpec(_Action):
     """Scale out a Deployment through the API server's ``scale`` subresource."""
 
@@ -201,6 +209,11 @@ class HttpActionSpec(_Action):
     resolve_body: dict[str, object] = Field(default_factory=dict)
     bearer_token: Secret | None = None
 
+    @model_validator(mode="after")
+    def _restore(self) -> HttpActionSpec:
+        _no_once_per_when_restoring(self, bool(self.resolve_url))
+        return self
+
 
 class CommandActionSpec(_Action):
     """Run a command (argv, no shell) when the alert fires; alert labels in the environment."""
@@ -209,6 +222,11 @@ class CommandActionSpec(_Action):
     argv: tuple[str, ...] = Field(min_length=1)
     resolve_argv: tuple[str, ...] = ()
 
+    @model_validator(mode="after")
+    def _restore(self) -> CommandActionSpec:
+        _no_once_per_when_restoring(self, bool(self.resolve_argv))
+        return self
+
 
 class DegradeActionSpec(_Action):
     """Turn on the service's degraded mode (admin endpoint) and restore it on resolve."""
@@ -216,6 +234,11 @@ class DegradeActionSpec(_Action):
     type: Literal["degrade"] = "degrade"
     url: str = Field("", description="admin endpoint, e.g. http://{instance}/admin/degrade")
     bearer_token: Secret | None = None
+
+    @model_validator(mode="after")
+    def _restore(self) -> DegradeActionSpec:
+        _no_once_per_when_restoring(self, True)
+        return self
 
 
 class RollbackActionSpec(_Action):
