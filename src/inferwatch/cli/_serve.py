@@ -15,7 +15,9 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve", help="run the embedded server",
         description="Scrape the configured targets into the SQLite store, evaluate the rules every "
-        "server.evaluation_interval and serve the HTTP API (default 127.0.0.1:9464).",
+        "server.evaluation_interval and serve the HTTP API (default 127.0.0.1:9464). SIGHUP or "
+        "POST /-/reload (with the API token) re-reads the config: targets, rules and baselines "
+        "change without a restart; storage, listen address and alerting need one.",
     )
     add_config_arg(p)
     p.add_argument("--listen", metavar="HOST:PORT", help="override server.listen (port 0 picks a free port)")
@@ -27,5 +29,5 @@ def _serve(args: argparse.Namespace) -> int:
     from inferwatch.server import serve
 
     cfg = load_config(args.config)  # None: $INFERWATCH_CONFIG, else the defaults
-    serve(cfg, listen=args.listen)
+    serve(cfg, listen=args.listen, reload=lambda: load_config(args.config))
     return 0

@@ -309,6 +309,13 @@ TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("he
 STORAGE_BYTES = MetricSpec(
     "inferwatch_storage_bytes", _G, "Bytes on disk of the SQLite store (with its WAL).", (), "bytes",
 )
+CONFIG_LAST_RELOAD_SUCCESSFUL = MetricSpec(
+    "inferwatch_config_last_reload_successful", _G, "1 if the last config load or reload succeeded.",
+)
+CONFIG_LAST_RELOAD_SUCCESS = MetricSpec(
+    "inferwatch_config_last_reload_success_timestamp_seconds", _G,
+    "Time of the last successful config load or reload.", (), "seconds",
+)
 NOTIFICATIONS_TOTAL = MetricSpec(
     "inferwatch_notifications_total", _C, "Notifications by receiver and status (sent, failed).",
     ("receiver", "status"),
@@ -348,5 +355,6 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     DCGM_POWER_LIMIT, DCGM_XID_ERRORS, GPU_XID_ERRORS_TOTAL,
     UP, BUILD_INFO, RULE_EVALUATIONS_TOTAL, RULE_EVALUATION_FAILURES_TOTAL, RULE_EVALUATION_SECONDS_TOTAL,
     RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
-    STORAGE_BYTES, NOTIFICATIONS_TOTAL, ACTIONS_TOTAL,
+    STORAGE_BYTES, NOTIFICATIONS_TOTAL, ACTIONS_TOTAL, CONFIG_LAST_RELOAD_SUCCESSFUL,
+    CONFIG_LAST_RELOAD_SUCCESS,
 )

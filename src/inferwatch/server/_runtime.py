@@ -27,6 +27,8 @@ class EvalStats:
     duration_sum: float = 0.0
     last_duration: float = 0.0
     last_t: float | None = None
+    last_reload_ok: bool = True
+    last_reload_success_t: float | None = None
 
 
 class Server:
@@ -45,7 +47,7 @@ class Server:
         self._last_retention = clock.now()
         self._swap = threading.Lock()
         self.ready = threading.Event()
-        self.stats = EvalStats()
+        self.stats = EvalStats(last_reload_success_t=clock.now())  # the first load counts
 
     @property
     def config(self) -> Config:
@@ -54,23 +56,24 @@ class Server:
 
     def tick(self, now: float) -> None:
         """One evaluation round (and retention when due); never raises."""
-        comps = self.components
-        start = self.clock.monotonic()
-        try:
-            comps.evaluator.evaluate(now)
-        except Exception:
-            self.stats.failures += 1
-            log.exception("evaluation at %s failed", now)
-        took = self.clock.monotonic() - start
-        st = self.stats
-        st.evaluations, st.duration_sum, st.last_duration, st.last_t = (
-            st.evaluations + 1, st.duration_sum + took, took, now)
-        if now - self._last_retention >= RETENTION_EVERY_S and isinstance(comps.store, SQLiteStore):
-            self._last_retention = now
+        with self._swap:  # a reload waits for the round, so no state is written twice
+            comps = self.components
+            start = self.clock.monotonic()
             try:
-                comps.store.apply_retention()
+                comps.evaluator.evaluate(now)
             except Exception:
-                log.exception("retention failed")
+                self.stats.failures += 1
+                log.exception("evaluation at %s failed", now)
+            took = self.clock.monotonic() - start
+            st = self.stats
+            st.evaluations, st.duration_sum, st.last_duration, st.last_t = (
+                st.evaluations + 1, st.duration_sum + took, took, now)
+            if now - self._last_retention >= RETENTION_EVERY_S and isinstance(comps.store, SQLiteStore):
+                self._last_retention = now
+                try:
+                    comps.store.apply_retention()
+                except Exception:
+                    log.exception("retention failed")
 
     def start(self) -> None:
         """Start scraping and evaluating in background threads."""
@@ -87,12 +90,24 @@ class Server:
             self.clock.wait(self._stop, interval - (self.clock.now() - now))
 
     def reload(self, build: Callable[[], ServerComponents]) -> None:
-        """Build a complete new generation, then swap it in and retire the old one."""
-        new = build()  # raises before anything is swapped if the config is bad
+        """Build a complete new generation, then swap it in and retire the old one.
+
+        ``build`` runs between evaluation rounds, so the new evaluator restores the
+        alert state the old one saved last. Unchanged targets carry on (no stale
+        markers, warm parser cache); removed targets' series are marked stale.
+        When ``build`` raises, the old generation keeps running.
+        """
         with self._swap:
+            try:
+                new = build()  # raises before anything is swapped if the config is bad
+            except Exception:
+                self.stats.last_reload_ok = False
+                raise
             old, self.components = self.components, new
-        old.scrape.mark_all_stale(self.clock.now())
+            self.stats.last_reload_ok, self.stats.last_reload_success_t = True, self.clock.now()
         old.scrape.stop()
+        new.scrape.adopt(old.scrape, self.clock.now())
+        old.retire(keep_store=old.store is new.store)
         if self._thread is not None:
             new.scrape.start()
 

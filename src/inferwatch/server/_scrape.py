@@ -157,6 +157,25 @@ class ScrapeLoop:
         present = set(parsed.labels)
         return [prev[k] for k in gone if prev[k] not in present]
 
+    def adopt(self, old: ScrapeLoop, now: float) -> int:
+        """Take over ``old``'s state for targets whose config is unchanged (a reload).
+
+        Their parser cache, tracked series and schedule carry on, so a reload
+        neither marks their series stale nor costs a cold first scrape. The
+        series of targets that are gone are marked stale. ``old`` must be
+        stopped. Returns how many targets were kept.
+        """
+        previous = {t.cfg.model_dump_json(): t for t in old._targets}
+        kept = 0
+        for i, t in enumerate(self._targets):
+            prev = previous.pop(t.cfg.model_dump_json(), None)
+            if prev is not None:
+                self._targets[i] = prev
+                kept += 1
+        old._targets = list(previous.values())
+        old.mark_all_stale(now)
+        return kept
+
     def mark_all_stale(self, now: float) -> None:
         """End-of-run staleness: every tracked series and the report series go stale (target removed)."""
         for target in self._targets:

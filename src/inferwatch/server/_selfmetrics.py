@@ -106,7 +106,11 @@ class _ServerCollector(Collector):
         last.add_metric([], st.last_duration)
         at = _family(catalog.RULE_GROUP_LAST_EVALUATION)
         at.add_metric([], st.last_t or 0.0)
-        yield from (total, failed, secs, last, at)
+        ok = _family(catalog.CONFIG_LAST_RELOAD_SUCCESSFUL)
+        ok.add_metric([], 1.0 if st.last_reload_ok else 0.0)
+        when = _family(catalog.CONFIG_LAST_RELOAD_SUCCESS)
+        when.add_metric([], st.last_reload_success_t or 0.0)
+        yield from (total, failed, secs, last, at, ok, when)
 
     @staticmethod
     def _delivery(deliveries: DeliveryCounts) -> Iterator[Metric]:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
+from collections.abc import Callable
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
 from inferwatch.server._api import create_app
+from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
-from inferwatch.server._wiring import build_components, data_dir_of
+from inferwatch.server._wiring import ServerComponents, build_components, data_dir_of
 
 __all__ = ["parse_listen", "serve"]
 
@@ -26,8 +29,15 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def serve(config: Config, *, listen: str | None = None, clock: Clock | None = None) -> None:
-    """Run until interrupted: scrape, evaluate, serve the API (blocks)."""
+def serve(config: Config, *, listen: str | None = None, clock: Clock | None = None,
+          reload: Callable[[], Config] | None = None) -> None:
+    """Run until interrupted: scrape, evaluate, serve the API (blocks).
+
+    ``reload`` re-reads the config; with it, ``SIGHUP`` and ``POST /-/reload``
+    swap in the new targets, rules and baselines without a restart.
+    """
+    import signal
+
     import uvicorn
 
     host, port = parse_listen(listen or config.server.listen)
@@ -41,7 +51,16 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
     deliveries = DeliveryCounts()
     pipeline.subscribe(deliveries)
-    app = create_app(server, extra_routes=alerting_routes(pipeline, token), deliveries=deliveries)
+    routes = alerting_routes(pipeline, token)
+    if reload is not None:
+        def build(cfg: Config, current: ServerComponents) -> ServerComponents:
+            return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
+
+        reloader = Reloader(server, reload, build)
+        routes.append(reload_route(reloader, token))
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
+            signal.signal(signal.SIGHUP, reloader.on_signal)
+    app = create_app(server, extra_routes=routes, deliveries=deliveries)
     notify = PipelineRunner(pipeline)
     notify.start()
     uv = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))

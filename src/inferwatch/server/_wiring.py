@@ -61,10 +61,15 @@ class ServerComponents:
 
     def close(self) -> None:
         """Stop the scrape threads and close the files."""
+        self.retire(keep_store=False)
+
+    def retire(self, *, keep_store: bool) -> None:
+        """Stop and close what this generation owns (the store too unless the next one shares it)."""
         self.scrape.stop()
         if self.state is not None:
             self.state.close()
-        self.store.close()
+        if not keep_store:
+            self.store.close()
 
 
 def data_dir_of(config: Config) -> Path:
