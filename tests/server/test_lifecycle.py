@@ -167,3 +167,24 @@ def test_sighup_reloads_a_running_serve(tmp_path: Path) -> None:
             proc.kill()
             _, err = proc.communicate()
     assert "Traceback" not in err, err
+
+
+def test_alert_state_carries_over_a_reload(tmp_path: Path) -> None:
+    # rule: a pending alert keeps its activeAt through a reload (its `for` timer does not restart)
+    cfg_path = tmp_path / "inferwatch.yml"
+    _write(cfg_path, tmp_path / "data", "{job: gone, url: 'http://127.0.0.1:1/metrics'}")
+    clock = SimulatedClock(1000.0)
+    server = Server(build_components(load_config(cfg_path), clock=clock), clock=clock)
+    reloader = Reloader(server, lambda: load_config(cfg_path),
+                        lambda cfg, cur: build_components(cfg, clock=clock, store=cur.store))
+    server.components.scrape.scrape_once(1000.0)
+    server.tick(1000.0)
+    before = [(a.alertname, a.active_since) for a in server.components.evaluator.active()]
+    assert ("TargetDown", 1000.0) in before
+    _write(cfg_path, tmp_path / "data", "{job: gone, url: 'http://127.0.0.1:1/metrics'}", EXTRA)
+    clock.set(1010.0)
+    reloader.reload()
+    server.tick(1015.0)
+    after = [(a.alertname, a.active_since) for a in server.components.evaluator.active()]
+    server.stop()
+    assert ("TargetDown", 1000.0) in after
