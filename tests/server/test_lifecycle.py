@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import select
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -117,12 +118,6 @@ def test_a_removed_target_goes_stale(setup: tuple[TestClient, Server, Path, Fake
     assert a.t.tolist() == [1000.0, 1010.0] and stale_mask(a.v).tolist() == [False, True]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _until(fn, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
     # polls a real process's HTTP API; bounded, and each check is a real request
     deadline = time.monotonic() + timeout
@@ -138,16 +133,21 @@ def _until(fn, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
 
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
 def test_sighup_reloads_a_running_serve(tmp_path: Path) -> None:
-    port = _free_port()
+    # rule: `--listen 127.0.0.1:0` announces the port it got; SIGHUP reloads, never stops
     cfg = tmp_path / "inferwatch.yml"
-    base = (f"server: {{data_dir: '{tmp_path / 'data'}', listen: '127.0.0.1:{port}', "
-            f"api_token: {TOKEN}}}\n")
+    base = f"server: {{data_dir: '{tmp_path / 'data'}', api_token: {TOKEN}}}\n"
     cfg.write_text(base)
     env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
-    proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
     try:
+        ready, _, _ = select.select([proc.stderr], [], [], 60)  # bounded wait for the first line
+        first = proc.stderr.readline() if ready else ""  # "" also when the process died
+        m = re.search(r"listening on (http://127\.0\.0\.1:(\d+)) ", first)
+        assert m and int(m.group(2)) != 0, first
+        url = m.group(1)
         assert _until(lambda: httpx.get(f"{url}/-/ready", timeout=2).status_code == 200)
 
         def names() -> list[str]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
@@ -63,13 +65,37 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     app = create_app(server, extra_routes=routes, deliveries=deliveries)
     notify = PipelineRunner(pipeline)
     notify.start()
-    uv = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
-    server.start()
-    try:
-        print(f"inferwatch serve: listening on http://{host}:{port} "
+    def started(bound_port: int) -> None:
+        # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
+        server.start()
+        print(f"inferwatch serve: listening on http://{host}:{bound_port} "
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
+
+    uv = _uvicorn_server()(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"),
+                           on_started=started, port=port)
+    try:
         uv.run()
     finally:
         notify.stop()
         server.stop()
+
+
+def _uvicorn_server() -> Any:
+    import uvicorn
+
+    class Started(uvicorn.Server):
+        """uvicorn's server, calling back once its socket listens (with the port it got)."""
+
+        def __init__(self, config: uvicorn.Config, *, on_started: Callable[[int], None], port: int) -> None:
+            super().__init__(config)
+            self._on_started, self._port = on_started, port
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                bound = [s.getsockname()[1] for srv in self.servers for s in (srv.sockets or ())]
+                self._on_started(int(bound[0]) if bound else self._port)
+
+    return Started
+
