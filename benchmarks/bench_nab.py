@@ -22,8 +22,9 @@ Methods, all with the same alert rule (``debounce`` and ``merge_gap`` from
 
 A labelled window is detected when an alert starts inside it; an alert starting
 outside every window is false. A second total applies NAB's own convention (alerts
-starting in the first 15 % of a file are not scored), with (a) and (a') re-chosen under it. The defaults were chosen on the ``tune`` half
-(even positions in sorted file order); ``holdout`` is the other half.
+starting in the first 15 % of a file are not scored), with (a) and (a') re-chosen under
+it. The defaults were chosen on the ``tune`` half (even positions in sorted file order);
+``holdout`` is the other half.
 """
 
 from __future__ import annotations
