@@ -10,6 +10,7 @@ is persisted when a state store is given.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -81,9 +82,13 @@ class Evaluator:
     def __init__(
         self, rules: Sequence[Rule], store: Store, *, clock: Clock, sink: AlertSink | None = None,
         state: AlertStateStore | None = None, band_factory: BandProviderFactory | None = None,
-        resend_delay: float = 60.0,
+        resend_delay: float = 60.0, band_save_every: float = 300.0,
     ) -> None:
+        """``band_save_every``: seconds between saves of the baselines' state (alert state is
+        saved every round; baselines are large and losing minutes of their learning is harmless)."""
         self.rules = list(rules)
+        self.band_save_every = band_save_every
+        self._bands_saved_at = -math.inf
         self.store = store
         self.clock = clock
         self.sink = sink
@@ -140,17 +145,27 @@ class Evaluator:
                     new[fp] = a
                     to_send.append(a.to_alert())
             self._alerts[rule.name] = new
-        self._persist()
+        self._persist(ts)
         return to_send
 
-    def _persist(self) -> None:
+    def save_state(self) -> None:
+        """Save alert and baseline state now (before a reload or shutdown)."""
+        with self._lock:
+            self._persist(self.clock.now(), force=True)
+
+    def _persist(self, ts: float, force: bool = False) -> None:
         if self.state is None:
             return
-        bands = {name: b.export_state() for name, b in self._bands.items()}
+        bands: dict[str, Any] = {}
+        if force or ts - self._bands_saved_at >= self.band_save_every:
+            bands = {name: b.export_state() for name, b in self._bands.items()}
         try:
-            self.state.save(self._alerts, bands)
+            self.state.save(self._alerts, bands)  # rules missing from `bands` keep their stored state
         except StoreError:
             log.exception("saving alert state failed; it is kept in memory")
+            return
+        if bands or not self._bands:
+            self._bands_saved_at = ts
 
     def _results(
         self, rule: Rule, engine: QueryEngine, ts: float

@@ -99,6 +99,7 @@ class Server:
         """
         with self._swap:
             try:
+                self.components.evaluator.save_state()  # the new evaluator restores exactly this
                 new = build()  # raises before anything is swapped if the config is bad
             except Exception:
                 self.stats.last_reload_ok = False

@@ -67,6 +67,10 @@ class ServerComponents:
         """Stop and close what this generation owns (the store too unless the next one shares it)."""
         self.scrape.stop()
         if self.state is not None:
+            try:
+                self.evaluator.save_state()  # baselines are saved every few minutes: save the rest
+            except Exception:
+                log.exception("saving the alert state at shutdown failed")
             self.state.close()
         if not keep_store:
             self.store.close()
