@@ -144,6 +144,11 @@ rules:
     assert ev.active() == []  # 50 < fallback 100
     ev.evaluate(3 * M)  # the band (0, 10) exists now and 50 is above it
     assert [a.alertname for a in ev.active()] == ["Odd"]
+    # band state is saved every band_save_every (300 s): a crash now restores the first save
+    Evaluator(load_rules(cfg), store, clock=SimulatedClock(0), state=AlertStateStore(db),
+              band_factory=factory)
+    assert bands[-1].seen == {"Odd{}": 1}
+    ev.save_state()  # what a shutdown or reload does
     ev.state.close()  # type: ignore[union-attr]
     Evaluator(load_rules(cfg), store, clock=SimulatedClock(0), state=AlertStateStore(db),
               band_factory=factory)
