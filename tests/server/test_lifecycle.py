@@ -188,3 +188,15 @@ def test_alert_state_carries_over_a_reload(tmp_path: Path) -> None:
     after = [(a.alertname, a.active_since) for a in server.components.evaluator.active()]
     server.stop()
     assert ("TargetDown", 1000.0) in after
+
+
+def test_an_unexpected_failure_is_a_400_not_a_500(
+        setup: tuple[TestClient, Server, Path, FakeTarget], monkeypatch: pytest.MonkeyPatch) -> None:
+    c, server, _, _ = setup
+
+    def broken(build: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(server, "reload", broken)
+    r = c.post("/-/reload", headers=_auth())
+    assert r.status_code == 400 and "RuntimeError: disk on fire" in r.json()["error"]

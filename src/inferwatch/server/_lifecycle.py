@@ -66,7 +66,15 @@ class Reloader:
                 self.reload()
             except InferwatchError as exc:
                 log.error("config reload failed, the running config stays: %s", exc)
+            except Exception:
+                log.exception("config reload failed unexpectedly, the running config stays")
         threading.Thread(target=run, name="reload", daemon=True).start()
+
+
+def _failed(why: str) -> JSONResponse:
+    return JSONResponse({"status": "error", "errorType": "bad_data",
+                         "error": f"config reload failed, the running config stays: {why}"},
+                        status_code=400)
 
 
 def reload_route(reloader: Reloader, token: Secret) -> Route:
@@ -75,9 +83,10 @@ def reload_route(reloader: Reloader, token: Secret) -> Route:
         try:
             text = await run_in_threadpool(reloader.reload)
         except InferwatchError as exc:
-            return JSONResponse({"status": "error", "errorType": "bad_data",
-                                 "error": f"config reload failed, the running config stays: {exc}"},
-                                status_code=400)
+            return _failed(str(exc))
+        except Exception as exc:  # a bug: logged, answered like a bad config, never a 500
+            log.exception("config reload failed unexpectedly")
+            return _failed(f"{exc.__class__.__name__}: {exc} (see the server log)")
         return JSONResponse({"status": "success", "data": text})
 
     return Route("/-/reload", _write(token, post), methods=["POST"])
