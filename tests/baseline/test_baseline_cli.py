@@ -72,3 +72,33 @@ def test_promql_verb_prints_a_rule_file(capsys: pytest.CaptureFixture[str]) -> N
     rules = yaml.safe_load(capsys.readouterr().out)
     alert = rules["groups"][0]["rules"][-1]
     assert alert["alert"] == "api_p99_outside_baseline" and "0.5" in alert["expr"]
+
+
+def test_score_windows_flag_catches_a_sustained_shift(
+        tmp_path: Path, daily: Callable[..., tuple], capsys: pytest.CaptureFixture[str]) -> None:
+    # rule: --windows/--level-points override the config: a 2-sigma shift held for 3 hours is
+    # one alert with them and none without
+    t, v = daily(5, seed=3)  # noise sigma 0.5
+    at = 4 * 288
+    v[at : at + 36] += 1.0
+    csv = tmp_path / "s.csv"
+    _write_csv(csv, t, v)
+    assert main(["baseline", "score", "--csv", str(csv), "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)["alerts"]
+    assert main(["baseline", "score", "--csv", str(csv), "--json", "--windows", "6,24",
+                 "--level-points", "144"]) == 0
+    windowed = json.loads(capsys.readouterr().out)["alerts"]
+    assert plain == [] and len(windowed) >= 1
+
+
+@pytest.mark.parametrize(("flags", "msg"), [
+    (["--windows", "1"], "--windows: Value error, windows must each be 2..1024 samples"),
+    (["--level-points", "2"], "--level-points: Input should be greater than or equal to 3"),
+])
+def test_score_bad_overrides_are_named(tmp_path: Path, daily: Callable[..., tuple], flags: list[str],
+                                       msg: str, capsys: pytest.CaptureFixture[str]) -> None:
+    t, v = daily(1, seed=1)
+    csv = tmp_path / "s.csv"
+    _write_csv(csv, t, v)
+    assert main(["baseline", "score", "--csv", str(csv), *flags]) == 2
+    assert msg in capsys.readouterr().err

@@ -30,6 +30,11 @@ def add_parser(sub: Any) -> None:
                        help="value column (default: value)")
     score.add_argument("--method", choices=("seasonal", "prophet"),
                        help="override baseline.method from the config")
+    score.add_argument("--windows", type=_windows, metavar="N[,N...]",
+                       help="also flag sustained shifts: window means of the last N samples "
+                       "(overrides baseline.seasonal.windows; e.g. 6,24 with --level-points 144)")
+    score.add_argument("--level-points", type=int, metavar="N",
+                       help="samples in the median level (overrides baseline.seasonal.level_points)")
     score.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_config_arg(score)
     score.set_defaults(func=_score)
@@ -46,10 +51,21 @@ def add_parser(sub: Any) -> None:
     promql.set_defaults(func=_promql)
 
 
+def _windows(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sample counts such as 6,24, got {text!r}") from None
+
+
 def _score(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from inferwatch import ConfigError
     from inferwatch.baseline import (
         ProphetBaseline,
         SeasonalBaseline,
+        SeasonalConfig,
         alert_windows,
         read_csv_series,
         score_series,
@@ -57,6 +73,16 @@ def _score(args: argparse.Namespace) -> int:
     from inferwatch.config import load_config
 
     cfg = load_config(args.config).baseline
+    overrides = {k: v for k, v in (("windows", args.windows), ("level_points", args.level_points))
+                 if v is not None}
+    if overrides:
+        try:
+            cfg = cfg.model_copy(update={"seasonal": SeasonalConfig.model_validate(
+                {**cfg.seasonal.model_dump(), **overrides})})
+        except ValidationError as exc:
+            raise ConfigError("; ".join(
+                f"--{'-'.join(str(x) for x in e['loc']).replace('_', '-') or 'windows'}: {e['msg']}"
+                for e in exc.errors())) from None
     series = read_csv_series(args.csv, args.timestamp_col, args.value_col)
     method = args.method or cfg.method
     baseline = ProphetBaseline(cfg.prophet) if method == "prophet" else SeasonalBaseline(cfg.seasonal)
