@@ -158,6 +158,24 @@ def test_ring_keeps_exactly_the_last_values(xs: list[float], cap: int) -> None:
     assert sorted(Ring.from_state(r.to_state()).values().tolist()) == sorted(xs[-cap:])
 
 
+def test_ring_state_is_compact_and_the_older_form_still_loads() -> None:
+    # rule: the state keeps only the kept values (no unused capacity), restores them exactly,
+    # and states saved in the older buf/head/count form (before 2026-12-03) still load
+    r = Ring(1000)
+    for x in (0.1, 0.2, 0.30000000000000004):
+        r.push(x)
+    state = r.to_state()
+    assert len(json.dumps(state)) < 100  # three values, not a thousand
+    back = Ring.from_state(state)
+    assert back.values().tolist() == [0.1, 0.2, 0.30000000000000004] and back.capacity == 1000
+    legacy = Ring.from_state({"buf": [4.0, 2.0, 3.0], "head": 1, "count": 3})
+    assert sorted(legacy.values().tolist()) == [2.0, 3.0, 4.0] and legacy.last() == 4.0
+    with pytest.raises(ValueError):
+        Ring.from_state({"cap": 2, "f8": "not base64!"})
+    with pytest.raises(ValueError):
+        Ring.from_state({"cap": 1, "f8": Ring.from_state(state).to_state()["f8"]})  # 3 > capacity
+
+
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=80), st.integers(1, 20))
 def test_ordered_ring_median_is_numpys_exactly(xs: list[float], cap: int) -> None:
     # property: the sorted copy gives numpy's median bit for bit, after wrap-around and restore
