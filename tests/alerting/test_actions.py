@@ -24,13 +24,17 @@ def pipeline(yaml: str, db: StateDB | None = None) -> tuple[Pipeline, RecordingN
     return Pipeline(cfg, db=db, notifiers=recs, rng=random.Random(0)), rec
 
 
+def _scale_out(url: str, extra: str) -> str:
+    """Only a scale-out action on P0 (namespace prod, token kt) against the fake API at ``url``."""
+    return ("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, "
+            "default_actions: false, actions: [{name: scale_out, type: kubernetes_scale, "
+            f"matchers: ['tier=\"P0\"'], namespace: prod, api_server: '{url}', token: kt, {extra}}}]}}")
+
+
 def test_scale_out_once_per_episode_bounded_by_max(fake: Fake, tmp_path: Path) -> None:
     kube = FakeKube("kt", {"prod/ranker": 2})
     svc = fake(kube)
-    yaml = ("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, "
-            "default_actions: false, actions: [{name: scale_out, type: kubernetes_scale, "
-            f"matchers: ['tier=\"P0\"'], namespace: prod, max_replicas: 3, api_server: '{svc.url}', "
-            "token: kt}]}")
+    yaml = _scale_out(svc.url, "max_replicas: 3")
     db = f"{tmp_path}/a.db"
     p, rec = pipeline(yaml, StateDB(db))
     down = alert("ServiceUnavailable", tier="P0", severity="critical")
@@ -137,10 +141,7 @@ def test_scale_out_storm_across_instances_is_one_step_per_cooldown(fake: Fake, t
     # SQLite (a restart inside it does not scale again); after it, a new episode scales again
     kube = FakeKube("kt", {"prod/ranker": 2})
     svc = fake(kube)
-    yaml = ("alerting: {route: {receiver: phone, group_wait: 0s, group_interval: 1m}, "
-            "default_actions: false, actions: [{name: scale_out, type: kubernetes_scale, "
-            f"matchers: ['tier=\"P0\"'], namespace: prod, max_replicas: 9, api_server: '{svc.url}', "
-            "token: kt, cooldown: 10m}]}")
+    yaml = _scale_out(svc.url, "max_replicas: 9, cooldown: 10m")
     db = f"{tmp_path}/a.db"
     p, _ = pipeline(yaml, StateDB(db))
     storm = [alert("ServiceUnavailable", tier="P0", severity="critical", instance=f"10.0.0.{i}:9000")

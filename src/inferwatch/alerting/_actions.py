@@ -28,6 +28,7 @@ from inferwatch.rules import Alert
 __all__ = ["Action", "ActionRecord", "ActionStage", "RecordingAction", "fill_placeholders"]
 
 log = logging.getLogger("inferwatch.alerting")
+DEDUPLICATED = "deduplicated:"  # the outcome prefix of an episode a run for the same target covered
 
 
 class Action(Protocol):
@@ -56,6 +57,11 @@ class ActionRecord:
     phase: str
     outcome: str
     ok: bool
+
+    @property
+    def deduplicated(self) -> bool:
+        """Recorded, not run: another alert's run for the same target covered it."""
+        return self.outcome.startswith(DEDUPLICATED)
 
     def to_json(self) -> dict[str, object]:
         """The API / replay shape."""
@@ -150,21 +156,21 @@ class ActionStage:
         target = {k: alert.labels.get(k) or "" for k in labels}
         rows = self._db.query(
             "SELECT t, alertname, labels FROM actions WHERE action=? AND phase='fire' AND ok=1 "
-            "AND t >= ? AND outcome NOT LIKE 'deduplicated:%' ORDER BY t DESC",
-            (name, now - cooldown))
+            "AND t >= ? AND outcome NOT LIKE ? ORDER BY t DESC",
+            (name, now - cooldown, DEDUPLICATED + "%"))
         for t, alertname, raw in rows:
             seen = json.loads(str(raw))
             if all((seen.get(k) or "") == v for k, v in target.items()):
                 what = ", ".join(f"{k}={v!r}" for k, v in target.items())
                 at = datetime.fromtimestamp(float(str(t)), UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-                return (f"deduplicated: already ran for {what} at {at} ({alertname}); "
+                return (f"{DEDUPLICATED} already ran for {what} at {at} ({alertname}); "
                         f"once per {format_duration(cooldown)}")
         return None
 
     def _has(self, action: str, fp: str, episode: float, phase: str, ok_only: bool = False) -> bool:
         sql = "SELECT ok, outcome FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?"
         rows = self._db.query(sql, (action, fp, episode, phase))
-        ran = bool(rows) and bool(rows[0][0]) and not str(rows[0][1]).startswith("deduplicated:")
+        ran = bool(rows) and bool(rows[0][0]) and not str(rows[0][1]).startswith(DEDUPLICATED)
         return bool(rows) and (not ok_only or ran)
 
     def _claim(self, action: Action, alert: Alert, phase: str, now: float) -> bool:

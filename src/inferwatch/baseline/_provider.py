@@ -52,8 +52,6 @@ class SeriesBands:
         update: dict[str, Any] = {"band": dyn.band, "min_history": dyn.min_history}
         if dyn.windows is not None:
             update["windows"] = dyn.windows
-            # the config checks this pair only when windows are on globally
-            update["window_min_points"] = min(cfg.seasonal.window_min_points, cfg.seasonal.scale_points)
         if dyn.level_points is not None:
             update["level_points"] = dyn.level_points
         return SeasonalBaseline(cfg.seasonal.model_copy(update=update))

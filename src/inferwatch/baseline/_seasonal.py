@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,9 @@ class _Window:
         self.half = math.nan
 
     def refresh(self, cfg: SeasonalConfig) -> None:
-        if len(self.means) < cfg.window_min_points:
+        # the config checks window_min_points <= scale_points only when windows are on
+        # globally; a rule turning them on for itself gets the ring's capacity at most
+        if len(self.means) < min(cfg.window_min_points, cfg.scale_points):
             return
         means = self.means.values()
         tail = float(np.quantile(np.abs(means - np.median(means)), cfg.tail_quantile))
@@ -94,7 +97,7 @@ class _Candidate:
         self.recent.append(resid)
         for w in self.windows:
             if len(self.recent) >= w.n:
-                w.means.push(sum(list(self.recent)[-w.n :]) / w.n)
+                w.means.push(sum(islice(reversed(self.recent), w.n)) / w.n)
 
     def window_bounds(self, lower: float, upper: float, expected: float) -> tuple[float, float]:
         """Narrow ``(lower, upper)`` to the values that keep every window mean in its band.
@@ -103,11 +106,10 @@ class _Candidate:
         leaves ``±half`` exactly when ``r`` leaves ``[-n·half - S, n·half - S]``,
         where ``S`` sums the previous ``n - 1`` residuals.
         """
-        recent = list(self.recent)
         for w in self.windows:
-            if math.isnan(w.half) or len(recent) < w.n - 1:
+            if math.isnan(w.half) or len(self.recent) < w.n - 1:
                 continue
-            prior = sum(recent[len(recent) - (w.n - 1) :]) if w.n > 1 else 0.0
+            prior = sum(islice(reversed(self.recent), w.n - 1))
             lower = max(lower, expected - w.n * w.half - prior)
             upper = min(upper, expected + w.n * w.half - prior)
         return lower, upper

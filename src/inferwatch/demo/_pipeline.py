@@ -67,7 +67,7 @@ class PipelineView:
         with self._lock:
             self.records.append(rec)
             lines = self._fake_lines(rec)
-            if isinstance(rec, ActionRecord) and rec.outcome.startswith("deduplicated:"):
+            if isinstance(rec, ActionRecord) and rec.deduplicated:
                 lines = []  # the run it repeats was shown; the API still lists it
             elif lines is None and isinstance(rec, ActionRecord):
                 lines = [f"ACTION   {rec.action} ({rec.phase}) for {rec.alertname}: {rec.outcome}"]

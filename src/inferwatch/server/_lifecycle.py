@@ -32,8 +32,11 @@ class Reloader:
     """Reloads ``server`` from ``load()``; one reload at a time."""
 
     def __init__(self, server: Server, load: Callable[[], Config],
-                 build: Callable[[Config, ServerComponents], ServerComponents]) -> None:
+                 build: Callable[[Config, ServerComponents], ServerComponents],
+                 announce: Callable[[str], None] | None = None) -> None:
+        """``announce`` gets one line per SIGHUP reload (``serve`` prints it to stderr)."""
         self._server, self._load, self._build = server, load, build
+        self._announce = announce or (lambda line: None)
         self._lock = threading.Lock()
 
     def reload(self) -> str:
@@ -60,14 +63,15 @@ class Reloader:
             return "; ".join(notes)
 
     def on_signal(self, *_: object) -> None:
-        """A ``SIGHUP`` handler: reload in a thread (never inside the signal frame), log the outcome."""
+        """A ``SIGHUP`` handler: reload in a thread (never inside the signal frame), announce the outcome."""
         def run() -> None:
             try:
-                self.reload()
+                self._announce(self.reload())
             except InferwatchError as exc:
-                log.error("config reload failed, the running config stays: %s", exc)
-            except Exception:
-                log.exception("config reload failed unexpectedly, the running config stays")
+                self._announce(f"config reload failed, the running config stays: {exc}")
+            except Exception as exc:
+                log.exception("config reload failed unexpectedly")
+                self._announce(f"config reload failed, the running config stays: {exc.__class__.__name__}")
         threading.Thread(target=run, name="reload", daemon=True).start()
 
 

@@ -20,7 +20,7 @@ RETENTION_EVERY_S = 3600.0
 
 @dataclass
 class EvalStats:
-    """What the evaluation loop did, for the server's own ``/metrics``."""
+    """What the evaluation loop and the config reloads did, for the server's own ``/metrics``."""
 
     evaluations: int = 0
     failures: int = 0

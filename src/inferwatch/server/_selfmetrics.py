@@ -47,8 +47,7 @@ class DeliveryCounts:
 
         with self._lock:
             if isinstance(rec, ActionRecord):
-                result = ("deduplicated" if rec.outcome.startswith("deduplicated:")
-                          else "ok" if rec.ok else "failed")
+                result = "deduplicated" if rec.deduplicated else "ok" if rec.ok else "failed"
                 self.actions[(rec.action, result)] += 1
             else:
                 self.notifications[(rec.receiver, rec.status)] += 1

@@ -60,17 +60,19 @@ class ServerComponents:
     state: AlertStateStore | None
 
     def close(self) -> None:
-        """Stop the scrape threads and close the files."""
-        self.retire(keep_store=False)
-
-    def retire(self, *, keep_store: bool) -> None:
-        """Stop and close what this generation owns (the store too unless the next one shares it)."""
+        """Save the state, stop the scrape threads and close the files (shutdown)."""
         self.scrape.stop()
         if self.state is not None:
             try:
                 self.evaluator.save_state()  # baselines are saved every few minutes: save the rest
             except Exception:
                 log.exception("saving the alert state at shutdown failed")
+        self.retire(keep_store=False)
+
+    def retire(self, *, keep_store: bool) -> None:
+        """Stop and close what this generation owns (the store too unless the next one shares it)."""
+        self.scrape.stop()
+        if self.state is not None:
             self.state.close()
         if not keep_store:
             self.store.close()
