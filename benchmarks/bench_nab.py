@@ -42,10 +42,12 @@ import numpy as np
 import numpy.typing as npt
 
 from inferwatch.baseline import (
+    Baseline,
     SeasonalBaseline,
     alert_windows,
     prophet_available,
     read_csv_series,
+    recurrence_gate,
     score_series,
 )
 from inferwatch.config import BaselineConfig
@@ -55,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NAB = ROOT.parent / "shared" / "data" / "nab"
 CFG = BaselineConfig()
 PROPHET_REFIT = 2 * 86400.0
+RECURRENCE: int | None = None  # --recurrence N overrides baseline.recurrence (0: off)
 # merge gaps the hindsight static thresholds may also choose from, per file: the default
 # before the NAB re-tune (12) besides the current one, so a change of the default alert
 # rule cannot weaken the yardstick (a longer gap can make a static alert start early).
@@ -92,9 +95,11 @@ def tally(starts: list[float], windows: list[tuple[float, float]], since: float 
 
 
 def _starts(times: FloatArray, flags: npt.NDArray[np.bool_], values: FloatArray,
-            expected: FloatArray | None = None, merge_gap: int | None = None) -> list[float]:
+            expected: FloatArray | None = None, merge_gap: int | None = None,
+            released: npt.NDArray[np.bool_] | None = None) -> list[float]:
     gap = CFG.merge_gap if merge_gap is None else merge_gap
-    ws = alert_windows(flags, values, expected, debounce=CFG.debounce, merge_gap=gap)
+    ws = alert_windows(flags, values, expected, debounce=CFG.debounce, merge_gap=gap,
+                       released=released)
     return [float(times[w.start]) for w in ws]
 
 
@@ -137,10 +142,15 @@ def rolling_3sigma(times: FloatArray, values: FloatArray, window: int = 288) -> 
     return _starts(times, flags, values, mean)
 
 
+def _dynamic(times: FloatArray, values: FloatArray, baseline: Baseline) -> list[float]:
+    """Alert starts of a baseline under the default alert rule, recurrence hold included."""
+    scored = score_series(times, values, baseline, CFG.direction, recurrence_gate(CFG, RECURRENCE))
+    return _starts(times, scored.anomalous, values, scored.expected, released=scored.released)
+
+
 def seasonal(times: FloatArray, values: FloatArray) -> list[float]:
     """(c): inferwatch's default baseline."""
-    scored = score_series(times, values, SeasonalBaseline(CFG.seasonal), CFG.direction)
-    return _starts(times, scored.anomalous, values, scored.expected)
+    return _dynamic(times, values, SeasonalBaseline(CFG.seasonal))
 
 
 WINDOWED = CFG.seasonal.model_copy(update={"windows": (6, 24), "level_points": 144})
@@ -148,8 +158,7 @@ WINDOWED = CFG.seasonal.model_copy(update={"windows": (6, 24), "level_points": 1
 
 def seasonal_windows(times: FloatArray, values: FloatArray) -> list[float]:
     """(c+): the default baseline with window-mean bands switched on."""
-    scored = score_series(times, values, SeasonalBaseline(WINDOWED), CFG.direction)
-    return _starts(times, scored.anomalous, values, scored.expected)
+    return _dynamic(times, values, SeasonalBaseline(WINDOWED))
 
 
 def prophet(times: FloatArray, values: FloatArray) -> list[float]:
@@ -157,8 +166,7 @@ def prophet(times: FloatArray, values: FloatArray) -> list[float]:
     from inferwatch.baseline import ProphetBaseline
 
     cfg = CFG.prophet.model_copy(update={"refit_every": PROPHET_REFIT})
-    scored = score_series(times, values, ProphetBaseline(cfg), CFG.direction)
-    return _starts(times, scored.anomalous, values, scored.expected)
+    return _dynamic(times, values, ProphetBaseline(cfg))
 
 
 def load(split: str, files: str) -> list[tuple[str, list[tuple[float, float]]]]:
@@ -178,9 +186,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--files", default="", help="only files whose path contains this")
     ap.add_argument("--no-prophet", action="store_true", help="skip (d) even when installed")
     ap.add_argument("--prophet-refit", default="2d", help="time between Prophet refits (2d)")
+    ap.add_argument("--recurrence", type=int, metavar="N",
+                    help=f"recurrence hold for (c), (c+), (d) (default {CFG.recurrence}; 0: off)")
     args = ap.parse_args(argv)
-    global PROPHET_REFIT
+    global PROPHET_REFIT, RECURRENCE
     PROPHET_REFIT = parse_duration(args.prophet_refit)
+    RECURRENCE = args.recurrence
     if not NAB.is_dir():
         print(f"NAB data not found at {NAB}", file=sys.stderr)
         return 2

@@ -102,3 +102,34 @@ def test_score_bad_overrides_are_named(tmp_path: Path, daily: Callable[..., tupl
     _write_csv(csv, t, v)
     assert main(["baseline", "score", "--csv", str(csv), *flags]) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_score_recurrence_flag_holds_repeated_bursts(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # rule: by default the third and later bursts to the same height are held (baseline.recurrence
+    # 2); --recurrence 0 alerts on every one
+    rng = np.random.default_rng(5)
+    n = int(16 * 86400 / 300)
+    t = np.arange(n) * 300.0
+    v = 30.0 + rng.normal(0.0, 1.0, n)
+    for k in range(5):
+        start = int((2.5 + 2.6 * k) * 288)
+        v[start : start + 6] = 100.0
+    csv = tmp_path / "cpu.csv"
+    _write_csv(csv, t, v)
+    assert main(["baseline", "score", "--csv", str(csv), "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)["alerts"]
+    assert main(["baseline", "score", "--csv", str(csv), "--json", "--recurrence", "0"]) == 0
+    every = json.loads(capsys.readouterr().out)["alerts"]
+    assert len(every) == 5 and held == every[:2]
+
+
+def test_score_bad_recurrence_is_named(tmp_path: Path, daily: Callable[..., tuple],
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    t, v = daily(1, seed=1)
+    csv = tmp_path / "s.csv"
+    _write_csv(csv, t, v)
+    with pytest.raises(SystemExit) as exc:
+        main(["baseline", "score", "--csv", str(csv), "--recurrence", "-1"])
+    assert exc.value.code == 2
+    assert "--recurrence: expected a count 0..16, got '-1'" in capsys.readouterr().err

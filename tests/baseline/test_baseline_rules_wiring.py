@@ -75,3 +75,72 @@ def test_baseline_state_is_saved_every_few_minutes_and_on_demand(tmp_path: Path)
     ev.save_state()
     assert stored() != snapshots[20]  # forced
     state.close()
+
+
+def _burst_rule(**dynamic: object) -> Rule:
+    return Rule.from_spec(RuleSpec.model_validate({
+        "name": "cpu_unusual", "dimension": "infrastructure", "tier": "P1",
+        "signal": {"type": "metric", "metric": "cpu_percent"}, "for": "10m",
+        "threshold": "dynamic", "dynamic": {"direction": "above", "min_history": "1d", **dynamic},
+    }))
+
+
+def _burst_values(peaks: list[float]) -> list[float]:
+    # flat 30 % with noise; a 30-minute burst to each peak every 2.6 days after the first 2.5
+    rng = np.random.default_rng(5)
+    n = int((2 + 2.6 * len(peaks) + 1) * 86400 / STEP)
+    values = 30.0 + rng.normal(0.0, 1.0, n)
+    for k, peak in enumerate(peaks):
+        start = int((2.5 + 2.6 * k) * 86400 / STEP)
+        values[start : start + 6] = peak
+    return [float(v) for v in values]
+
+
+def _fired_and_held(ev: Evaluator, store: MemoryStore, values: list[float], since: int = 0,
+                    ) -> tuple[list[int], list[int]]:
+    labels = Labels({"__name__": "cpu_percent", "instance": "gpu-1"})
+    fired, held = [], []
+    for i in range(since, len(values)):
+        t = i * STEP
+        store.append([Sample(labels, t, values[i])])
+        before = {a.fingerprint for inst in ev.instances().values() for a in inst.values()
+                  if a.state.value == "firing"}
+        ev.evaluate(t)
+        for inst in ev.instances().values():
+            for a in inst.values():
+                if a.state.value == "firing" and a.fingerprint not in before:
+                    fired.append(i)
+                if a.state.value == "pending" and t - a.active_at >= 600.0:
+                    held.append(i)  # past its `for` and still pending: held
+    return fired, held
+
+
+def test_recurring_bursts_stay_pending_and_a_higher_one_fires(tmp_path: Path) -> None:
+    # rule: in the evaluator, the third and later bursts to the same height are held (pending
+    # past `for`, never firing); a higher burst fires; the remembered bursts survive a restart
+    values = _burst_values([100.0] * 4 + [140.0])
+    bursts = [int((2.5 + 2.6 * k) * 86400 / STEP) for k in range(5)]
+    state = AlertStateStore(tmp_path / "alerts.sqlite")
+    store = MemoryStore()
+    ev = Evaluator([_burst_rule()], store, clock=SimulatedClock(0.0), state=state,
+                   band_factory=band_provider_factory(BaselineConfig()), band_save_every=1e9)
+    cut = bursts[3] - 10  # restart before the fourth burst
+    fired, held = _fired_and_held(ev, store, values[:cut])
+    ev.save_state()
+    ev2 = Evaluator([_burst_rule()], store, clock=SimulatedClock(cut * STEP), state=state,
+                    band_factory=band_provider_factory(BaselineConfig()))
+    fired2, held2 = _fired_and_held(ev2, store, values, since=cut)
+    state.close()
+    assert [b for b in bursts if any(b <= i < b + 6 for i in fired + fired2)] == [
+        bursts[0], bursts[1], bursts[4]]
+    assert any(bursts[2] <= i < bursts[2] + 6 for i in held)
+    assert any(bursts[3] <= i < bursts[3] + 6 for i in held2)  # remembered across the restart
+
+
+def test_recurrence_zero_on_the_rule_turns_the_hold_off() -> None:
+    # rule: `dynamic: {recurrence: 0}` overrides baseline.recurrence: every burst fires
+    values = _burst_values([100.0] * 3)
+    ev = Evaluator([_burst_rule(recurrence=0)], MemoryStore(), clock=SimulatedClock(0.0),
+                   band_factory=band_provider_factory(BaselineConfig()))
+    fired, held = _fired_and_held(ev, ev.store, values)
+    assert len(fired) == 3 and not held

@@ -114,6 +114,9 @@ class FakeBand:
         self.seen[key] = self.seen.get(key, 0) + 1
         return (0.0, 10.0) if self.seen[key] > 3 else None
 
+    def held(self, key: str) -> bool:
+        return False
+
     def export_state(self) -> Any:
         return self.seen
 

@@ -12,6 +12,7 @@ from inferwatch.baseline._detect import AlertWindow, ScoredSeries, alert_windows
 from inferwatch.baseline._promql import promql_rules
 from inferwatch.baseline._prophet import ProphetBaseline, prophet_available
 from inferwatch.baseline._provider import SeriesBands, band_provider_factory
+from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
 from inferwatch.config._baseline import BaselineConfig, ProphetConfig, SeasonalConfig
 
@@ -24,6 +25,7 @@ __all__ = [
     "Direction",
     "ProphetBaseline",
     "ProphetConfig",
+    "RecurrenceGate",
     "ScoredSeries",
     "SeasonalBaseline",
     "SeasonalConfig",
@@ -35,6 +37,7 @@ __all__ = [
     "promql_rules",
     "prophet_available",
     "read_csv_series",
+    "recurrence_gate",
     "runs",
     "score_series",
 ]

@@ -1,9 +1,11 @@
-"""From a scored series to alert windows: debounce, merge, peak.
+"""From a scored series to alert windows: debounce, merge, recurrence, peak.
 
 An alert window is one contiguous run of anomalous samples that lasted at
 least ``debounce`` samples (Prometheus's ``for``); once firing it bridges up to
 ``merge_gap`` normal samples (Prometheus's ``keep_firing_for``), so a flapping
-episode is one alert, not many.
+episode is one alert, not many. With a :class:`RecurrenceGate`, a window that
+only repeats the series' earlier excursions is held: it starts at its first
+released sample, or not at all.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from inferwatch.baseline._band import Baseline, Direction
+from inferwatch.baseline._recurrence import RecurrenceGate
 
 __all__ = ["AlertWindow", "ScoredSeries", "alert_windows", "runs", "score_series"]
 
@@ -33,17 +36,25 @@ class AlertWindow:
 
 @dataclass(frozen=True, slots=True)
 class ScoredSeries:
-    """Per-sample expected value, band and anomaly flag (NaN band while history is short)."""
+    """Per-sample expected value, band and anomaly flag (NaN band while history is short).
+
+    ``released``: anomalous and not held by the recurrence gate (``anomalous`` without one).
+    """
 
     expected: FloatArray
     lower: FloatArray
     upper: FloatArray
     anomalous: BoolArray
+    released: BoolArray
 
 
 def score_series(times: Sequence[float] | FloatArray, values: Sequence[float] | FloatArray,
-                 baseline: Baseline, direction: Direction = "both") -> ScoredSeries:
-    """Score each point against the history before it, then learn it (streaming, causal)."""
+                 baseline: Baseline, direction: Direction = "both",
+                 gate: RecurrenceGate | None = None) -> ScoredSeries:
+    """Score each point against the history before it, then learn it (streaming, causal).
+
+    ``gate`` (fed in order, after scoring) marks which anomalous points are ``released``.
+    """
     n = len(values)
     expected, lower, upper = (np.full(n, np.nan) for _ in range(3))
     for i, (t, v) in enumerate(zip(times, values, strict=True)):
@@ -55,7 +66,11 @@ def score_series(times: Sequence[float] | FloatArray, values: Sequence[float] | 
     with np.errstate(invalid="ignore"):
         above, below = vals > upper, vals < lower
     anomalous = above if direction == "above" else below if direction == "below" else above | below
-    return ScoredSeries(expected, lower, upper, anomalous)
+    released = anomalous.copy()
+    if gate is not None:
+        for i, (t, v) in enumerate(zip(times, vals, strict=True)):
+            released[i] = gate.step(float(t), float(v), float(expected[i]), bool(anomalous[i]))
+    return ScoredSeries(expected, lower, upper, anomalous, released)
 
 
 def runs(flags: BoolArray) -> list[tuple[int, int]]:
@@ -66,11 +81,14 @@ def runs(flags: BoolArray) -> list[tuple[int, int]]:
 
 
 def alert_windows(flags: BoolArray, values: FloatArray, expected: FloatArray | None = None, *,
-                  debounce: int = 1, merge_gap: int = 0) -> list[AlertWindow]:
+                  debounce: int = 1, merge_gap: int = 0,
+                  released: BoolArray | None = None) -> list[AlertWindow]:
     """Turn per-sample flags into alerts (see the module docstring for the rule).
 
     ``peak`` is the value farthest from ``expected`` (from the alert's median
-    when no expectation is given).
+    when no expectation is given). With ``released`` (a recurrence gate's
+    marks), each window starts at its first released sample; a window with
+    none is no alert.
 
     >>> f = np.array([1, 1, 0, 1, 0, 0, 0, 1, 1, 1], dtype=bool)
     >>> [(w.start, w.end) for w in alert_windows(f, np.arange(10.0), debounce=2, merge_gap=1)]
@@ -82,6 +100,13 @@ def alert_windows(flags: BoolArray, values: FloatArray, expected: FloatArray | N
             merged[-1] = (merged[-1][0], end)
         elif end - start + 1 >= debounce:
             merged.append((start, end))
+    if released is not None:
+        held = merged
+        merged = []
+        for s, e in held:
+            marks = np.flatnonzero(released[s : e + 1] & flags[s : e + 1])
+            if marks.size:
+                merged.append((s + int(marks[0]), e))
     return [AlertWindow(s, e, _peak(values, expected, flags, s, e)) for s, e in merged]
 
 

@@ -13,8 +13,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from inferwatch.baseline._band import Baseline
+from inferwatch.baseline._band import Baseline, is_anomalous
 from inferwatch.baseline._prophet import ProphetBaseline
+from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._rules import DynamicThreshold
@@ -29,7 +30,10 @@ class SeriesBands:
 
     Satisfies ``inferwatch.rules.BandProvider`` structurally. At most
     ``max_series`` keys are tracked; points of further keys get no band (the
-    rule's static fallback applies) and are counted in ``dropped``.
+    rule's static fallback applies) and are counted in ``dropped``. Each series
+    also has a recurrence gate (``baseline.recurrence``, or the rule's own): an
+    excursion that only repeats the series' earlier ones is ``held`` and its
+    alert stays pending.
 
     >>> bands = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
     >>> bands.band("latency{job=\\"api\\"}", 0.0, 1.0) is None  # no history yet
@@ -43,6 +47,7 @@ class SeriesBands:
         self.max_series = max_series
         self.dropped = 0
         self._series: dict[str, Baseline] = {}
+        self._gates: dict[str, RecurrenceGate] = {}
 
     def _new(self) -> Baseline:
         cfg, dyn = self.config, self.dynamic
@@ -67,14 +72,33 @@ class SeriesBands:
         try:
             predicted = baseline.predict(t)
             baseline.learn(t, value)
+            if predicted is not None:
+                gate = self._gate(key)
+                if gate is not None:
+                    outside = is_anomalous(predicted, value, self.dynamic.direction)
+                    gate.step(t, value, predicted.expected, outside)
         except Exception:  # the evaluator's hot path: log and fall back, never raise
             log.exception("baseline for %s failed; the static fallback applies", key)
             return None
         return None if predicted is None else (predicted.lower, predicted.upper)
 
+    def _gate(self, key: str) -> RecurrenceGate | None:
+        gate = self._gates.get(key)
+        if gate is None:
+            gate = recurrence_gate(self.config, self.dynamic.recurrence)
+            if gate is not None:
+                self._gates[key] = gate
+        return gate
+
+    def held(self, key: str) -> bool:
+        """Whether ``key``'s excursion in progress repeats its earlier ones (its alert waits)."""
+        gate = self._gates.get(key)
+        return gate is not None and gate.held
+
     def export_state(self) -> dict[str, Any]:
         """Every series' state, JSON-ready (persisted by the rules' state store)."""
-        return {"version": 1, "series": {k: b.to_state() for k, b in self._series.items()}}
+        return {"version": 1, "series": {k: b.to_state() for k, b in self._series.items()},
+                "gates": {k: g.to_state() for k, g in self._gates.items()}}
 
     def restore_state(self, state: Any) -> None:
         """Restore :meth:`export_state`'s output; a malformed series is logged and starts fresh."""
@@ -84,6 +108,20 @@ class SeriesBands:
                 self._series[key] = _from_state(s)
             except (ValueError, TypeError, KeyError, AttributeError):
                 log.warning("discarding unreadable baseline state of %s", key)
+        gates = state.get("gates", {}) if isinstance(state, dict) else {}  # older states: none
+        for key, g in gates.items():
+            wanted = recurrence_gate(self.config, self.dynamic.recurrence)
+            if key not in self._series or wanted is None:
+                continue
+            try:
+                gate = RecurrenceGate.from_state(g)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                log.warning("discarding unreadable recurrence state of %s", key)
+                continue
+            # the remembered excursions carry over; the settings are the config's now
+            gate.count, gate.horizon, gate.gap, gate.debounce = (
+                wanted.count, wanted.horizon, wanted.gap, wanted.debounce)
+            self._gates[key] = gate
 
     def __len__(self) -> int:
         return len(self._series)

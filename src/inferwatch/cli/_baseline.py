@@ -21,7 +21,8 @@ def add_parser(sub: Any) -> None:
         "score", help="score a CSV series and print its alert windows",
         description="Score each point against the history before it (streaming, as the server "
         "does) and print the alert windows: runs of anomalous points lasting at least the "
-        "debounce, bridging up to merge_gap normal points.",
+        "debounce, bridging up to merge_gap normal points; a run that only repeats the "
+        "series' earlier excursions is held (baseline.recurrence).",
     )
     score.add_argument("--csv", required=True, metavar="FILE", help="CSV with a header row")
     score.add_argument("--timestamp-col", default="timestamp", metavar="NAME",
@@ -35,6 +36,9 @@ def add_parser(sub: Any) -> None:
                        "(overrides baseline.seasonal.windows; e.g. 6,24 with --level-points 144)")
     score.add_argument("--level-points", type=int, metavar="N",
                        help="samples in the median level (overrides baseline.seasonal.level_points)")
+    score.add_argument("--recurrence", type=_count, metavar="N",
+                       help="hold alerts within the N-th most extreme of the earlier excursions "
+                       "(overrides baseline.recurrence; 0 turns the hold off)")
     score.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_config_arg(score)
     score.set_defaults(func=_score)
@@ -58,6 +62,12 @@ def _windows(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected sample counts such as 6,24, got {text!r}") from None
 
 
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) > 16:
+        raise argparse.ArgumentTypeError(f"expected a count 0..16, got {text!r}")
+    return int(text)
+
+
 def _score(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -68,6 +78,7 @@ def _score(args: argparse.Namespace) -> int:
         SeasonalConfig,
         alert_windows,
         read_csv_series,
+        recurrence_gate,
         score_series,
     )
     from inferwatch.config import load_config
@@ -86,9 +97,10 @@ def _score(args: argparse.Namespace) -> int:
     series = read_csv_series(args.csv, args.timestamp_col, args.value_col)
     method = args.method or cfg.method
     baseline = ProphetBaseline(cfg.prophet) if method == "prophet" else SeasonalBaseline(cfg.seasonal)
-    scored = score_series(series.times, series.values, baseline, cfg.direction)
+    gate = recurrence_gate(cfg, args.recurrence)
+    scored = score_series(series.times, series.values, baseline, cfg.direction, gate)
     windows = alert_windows(scored.anomalous, series.values, scored.expected,
-                            debounce=cfg.debounce, merge_gap=cfg.merge_gap)
+                            debounce=cfg.debounce, merge_gap=cfg.merge_gap, released=scored.released)
     rows = [(series.stamps[w.start], series.stamps[w.end], w.peak) for w in windows]
     if args.json:
         print_json({"points": len(series.stamps),

@@ -89,3 +89,10 @@ class BaselineConfig(FrozenModel):
     merge_gap: int = Field(
         144, ge=0, description="normal samples an alert bridges before it ends (re-arm)"
     )
+    recurrence: int = Field(
+        2, ge=0, le=16, description="hold an alert while it stays within the N-th most extreme "
+        "of the series' earlier excursions on that side (recurring bursts); 0 is off"
+    )
+    recurrence_horizon: Duration = Field(
+        28 * 86400.0, gt=0, description="how long an excursion is remembered by the recurrence hold"
+    )

@@ -183,6 +183,10 @@ class DynamicThreshold(FrozenModel):
     level_points: int | None = Field(
         None, ge=3, le=1024, description="samples in the median level; None: baseline.seasonal's"
     )
+    recurrence: int | None = Field(
+        None, ge=0, le=16, description="hold alerts that repeat the series' earlier excursions "
+        "(see baseline.recurrence; 0 is off); None: baseline.recurrence"
+    )
 
     @field_validator("windows")
     @classmethod

@@ -44,6 +44,10 @@ class BandProvider(Protocol):
         """The ``(low, high)`` band for ``key`` at ``t`` before learning ``value`` (``None``: no band yet)."""
         ...
 
+    def held(self, key: str) -> bool:
+        """Whether ``key``'s current excursion is held (it repeats earlier ones): it stays pending."""
+        ...
+
     def export_state(self) -> Any:
         """JSON-serialisable state, persisted with the alert state."""
         ...
@@ -134,11 +138,12 @@ class Evaluator:
         to_send: list[Alert] = []
         for rule in self.rules:
             try:
-                results = self._results(rule, engine, ts)
+                results, held = self._results(rule, engine, ts)
             except (EvalError, StoreError) as exc:
                 log.warning("rule %s: evaluation at %s failed: %s", rule.name, ts, exc)
                 continue
-            new = step_alerts(self._alerts[rule.name], results, ts, rule.for_, rule.keep_firing_for)
+            new = step_alerts(self._alerts[rule.name], results, ts, rule.for_, rule.keep_firing_for,
+                              held)
             for fp, a in new.items():
                 if a.needs_sending(ts, self.resend_delay):
                     a = replace(a, last_sent_at=ts)
@@ -169,16 +174,20 @@ class Evaluator:
 
     def _results(
         self, rule: Rule, engine: QueryEngine, ts: float
-    ) -> list[tuple[Labels, Mapping[str, str], float]]:
+    ) -> tuple[list[tuple[Labels, Mapping[str, str], float]], set[str]]:
+        """The alerting vector, and the fingerprints of its alerts held by their band provider."""
         band = self._bands.get(rule.name)
+        held_series: set[Labels] = set()
         if rule.threshold is None and band is not None:
             vec = _vector(engine.instant(rule.signal, ts), rule)
             vec = [(lab, v) for lab, v in vec if self._outside(rule, band, lab, ts, v)]
+            held_series = {lab for lab, _ in vec if band.held(_band_key(rule, lab))}
         elif rule.expr is None:
-            return []
+            return [], set()
         else:
             vec = _vector(engine.instant(rule.expr, ts), rule)
         out: list[tuple[Labels, Mapping[str, str], float]] = []
+        held: set[str] = set()
         seen: set[Labels] = set()
         for labels, value in vec:
             alert_labels = _alert_labels(rule, labels, value)
@@ -187,11 +196,13 @@ class Evaluator:
             seen.add(alert_labels)
             notes = {k: expand_template(t, labels, value) for k, t in rule.annotations.items()}
             out.append((alert_labels, notes, value))
-        return out
+            if labels in held_series:
+                held.add(alert_labels.fingerprint())
+        return out, held
 
     def _outside(self, rule: Rule, band: BandProvider, labels: Labels, ts: float, value: float) -> bool:
         assert rule.dynamic is not None
-        bounds = band.band(f"{rule.name}{labels.without_name()}", ts, value)
+        bounds = band.band(_band_key(rule, labels), ts, value)
         if bounds is None:
             fb = rule.dynamic.fallback
             return fb is not None and _CMP[rule.comparison](value, fb)
@@ -221,6 +232,10 @@ def _vector(result: object, rule: Rule) -> list[tuple[Labels, float]]:
     if not isinstance(result, list):
         raise EvalError(f"rule {rule.name}: the expression gives a scalar, not a vector")
     return result
+
+
+def _band_key(rule: Rule, labels: Labels) -> str:
+    return f"{rule.name}{labels.without_name()}"
 
 
 def _alert_labels(rule: Rule, labels: Labels, value: float) -> Labels:

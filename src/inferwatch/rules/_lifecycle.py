@@ -4,7 +4,9 @@ Per evaluation at ``ts``, for the result vector:
 
 * a new label set becomes *pending* with ``active_at = ts``; a known,
   non-inactive one only updates its value and annotations;
-* a pending instance fires once ``ts - active_at >= for``;
+* a pending instance fires once ``ts - active_at >= for``, unless its band
+  provider holds it (a recurring excursion, inferwatch's addition): then it
+  stays pending;
 * an instance missing from the result: a firing one with ``keep_firing_for``
   keeps firing until ``ts - keep_firing_since >= keep_firing_for``; otherwise
   it becomes inactive with ``resolved_at = ts``; a pending one is dropped; a
@@ -15,7 +17,7 @@ Per evaluation at ``ts``, for the result vector:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
 
 from inferwatch.model import Labels
@@ -71,9 +73,12 @@ class AlertInstance:
 
 def step_alerts(
     active: Mapping[str, AlertInstance], results: list[tuple[Labels, Mapping[str, str], float]],
-    ts: float, hold: float, keep_firing_for: float,
+    ts: float, hold: float, keep_firing_for: float, held: Set[str] = frozenset(),
 ) -> dict[str, AlertInstance]:
-    """The instances after one evaluation at ``ts`` (a new dict; inputs are not changed)."""
+    """The instances after one evaluation at ``ts`` (a new dict; inputs are not changed).
+
+    ``held``: fingerprints in the result that must not fire yet (they stay pending).
+    """
     out = dict(active)
     seen: set[str] = set()
     for labels, notes, value in results:
@@ -101,7 +106,7 @@ def step_alerts(
                 continue
         elif a.keep_firing_since:
             a = replace(a, keep_firing_since=0.0)
-        if a.state is AlertState.PENDING and ts - a.active_at >= hold:
+        if a.state is AlertState.PENDING and ts - a.active_at >= hold and fp not in held:
             a = replace(a, state=AlertState.FIRING, fired_at=ts)
         out[fp] = a
     return out

@@ -58,8 +58,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
 
-        reloader = Reloader(server, reload, build,
-                            announce=lambda line: print(f"inferwatch serve: {line}", file=sys.stderr, flush=True))
+        reloader = Reloader(server, reload, build, announce=lambda line: print(
+            f"inferwatch serve: {line}", file=sys.stderr, flush=True))
         routes.append(reload_route(reloader, token))
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
             signal.signal(signal.SIGHUP, reloader.on_signal)
