@@ -94,5 +94,5 @@ class BaselineConfig(FrozenModel):
         "of the series' earlier excursions on that side (recurring bursts); 0 is off"
     )
     recurrence_horizon: Duration = Field(
-        28 * 86400.0, gt=0, description="how long an excursion is remembered by the recurrence hold"
+        14 * 86400.0, gt=0, description="how long an excursion is remembered by the recurrence hold"
     )
