@@ -110,8 +110,10 @@ def _fired_and_held(ev: Evaluator, store: MemoryStore, values: list[float], sinc
             for a in inst.values():
                 if a.state.value == "firing" and a.fingerprint not in before:
                     fired.append(i)
-                if a.state.value == "pending" and t - a.active_at >= 600.0:
-                    held.append(i)  # past its `for` and still pending: held
+        for shown in ev.active():
+            if shown.held:
+                assert shown.state.value == "pending" and t - shown.active_since >= 600.0
+                held.append(i)
     return fired, held
 
 

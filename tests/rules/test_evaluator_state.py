@@ -189,3 +189,24 @@ def test_a_failing_sink_does_not_stop_evaluation(caplog: pytest.LogCaptureFixtur
     _run(ev, range(0, 6))
     assert ev.active()[0].state is AlertState.FIRING
     assert "alert sink failed" in caplog.text
+
+
+def test_a_held_pending_alert_waits_past_for_and_fires_when_released(tmp_path: Path) -> None:
+    # rule: step_alerts keeps a held instance pending past `for` (marked held), fires it the
+    # first round it is not held (fired_at then, active_at kept), and the mark is persisted
+    from inferwatch.model import Labels
+    from inferwatch.rules._lifecycle import step_alerts
+
+    labels = Labels({"alertname": "CpuUnusual", "instance": "gpu-1"})
+    fp = labels.fingerprint()
+    result = [(labels, {}, 100.0)]
+    a = step_alerts({}, result, 0.0, 300.0, 0.0, {fp})
+    a = step_alerts(a, result, 300.0, 300.0, 0.0, {fp})
+    assert a[fp].state is AlertState.PENDING and a[fp].held
+    state = AlertStateStore(tmp_path / "alerts.sqlite")
+    state.save({"CpuUnusual": a}, {})
+    assert state.load()[0]["CpuUnusual"][fp].held
+    state.close()
+    a = step_alerts(a, result, 600.0, 300.0, 0.0)
+    assert a[fp].state is AlertState.FIRING and not a[fp].held
+    assert (a[fp].active_at, a[fp].fired_at) == (0.0, 600.0)

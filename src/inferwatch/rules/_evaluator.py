@@ -70,6 +70,7 @@ class ActiveAlert:
     active_since: float
     value: float
     annotations: Mapping[str, str]
+    held: bool = False  # pending past its `for`: a recurring excursion (dynamic rules)
 
 
 class Evaluator:
@@ -221,7 +222,7 @@ class Evaluator:
             snapshot = {name: list(inst.values()) for name, inst in self._alerts.items()}
         out = [
             ActiveAlert(a.labels.get("alertname", name), a.labels, a.state, a.active_at, a.value,
-                        dict(a.annotations))
+                        dict(a.annotations), a.held)
             for name, inst in snapshot.items() for a in inst
             if a.state in (AlertState.PENDING, AlertState.FIRING)
         ]

@@ -44,6 +44,7 @@ class AlertInstance:
     resolved_at: float = 0.0
     keep_firing_since: float = 0.0
     last_sent_at: float = float("-inf")
+    held: bool = False  # pending past `for` because its band provider holds it
 
     @property
     def fingerprint(self) -> str:
@@ -106,7 +107,10 @@ def step_alerts(
                 continue
         elif a.keep_firing_since:
             a = replace(a, keep_firing_since=0.0)
-        if a.state is AlertState.PENDING and ts - a.active_at >= hold and fp not in held:
-            a = replace(a, state=AlertState.FIRING, fired_at=ts)
+        if a.state is AlertState.PENDING and ts - a.active_at >= hold:
+            if fp in held:
+                a = a if a.held else replace(a, held=True)
+            else:
+                a = replace(a, state=AlertState.FIRING, fired_at=ts, held=False)
         out[fp] = a
     return out

@@ -35,7 +35,7 @@ def _dump(a: AlertInstance) -> str:
         "labels": a.labels.to_dict(), "annotations": dict(a.annotations), "state": a.state.value,
         "value": a.value, "active_at": a.active_at, "fired_at": a.fired_at,
         "resolved_at": a.resolved_at, "keep_firing_since": a.keep_firing_since,
-        "last_sent_at": a.last_sent_at,
+        "last_sent_at": a.last_sent_at, "held": a.held,
     })
 
 
@@ -45,7 +45,7 @@ def _load(text: str) -> AlertInstance:
         labels=Labels(d["labels"]), annotations=d["annotations"], state=AlertState(d["state"]),
         value=float(d["value"]), active_at=d["active_at"], fired_at=d["fired_at"],
         resolved_at=d["resolved_at"], keep_firing_since=d["keep_firing_since"],
-        last_sent_at=float(d["last_sent_at"]),
+        last_sent_at=float(d["last_sent_at"]), held=bool(d.get("held", False)),
     )
 
 

@@ -212,8 +212,11 @@ def _param(req: Request, name: str) -> str:
 
 
 def _alert_json(a: Any) -> dict[str, Any]:
-    return {"labels": a.labels.to_dict(), "annotations": dict(a.annotations), "state": str(a.state),
-            "activeAt": a.active_since, "value": format_go_float(a.value)}
+    out = {"labels": a.labels.to_dict(), "annotations": dict(a.annotations), "state": str(a.state),
+           "activeAt": a.active_since, "value": format_go_float(a.value)}
+    if a.held:  # inferwatch's addition to Prometheus's shape, only when it applies
+        out["held"] = True
+    return out
 
 
 def _rule_json(r: Any, alerts: list[dict[str, Any]]) -> dict[str, Any]:
