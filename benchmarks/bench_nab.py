@@ -7,7 +7,7 @@ Methods, all with the same alert rule (``debounce`` and ``merge_gap`` from
 ``BaselineConfig``'s defaults; (a) and (a') may also choose the merge gap). (c), (c+)
 and (d) also have the recurrence hold of ``threshold: dynamic`` rules (``baseline.recurrence``,
 2: an excursion within the 2nd most extreme of the series' earlier ones on that side in the
-last 4 weeks does not alert; ``--recurrence 0`` turns it off); static rules have no such hold.
+last 2 weeks does not alert; ``--recurrence 0`` turns it off); static rules have no such hold.
 
 (a) static   the best single static threshold per file, chosen with hindsight:
              every value quantile (0.5 % steps), above and below; the one with
@@ -109,20 +109,19 @@ def _starts(times: FloatArray, flags: npt.NDArray[np.bool_], values: FloatArray,
     return [float(times[w.start]) for w in ws]
 
 
-def static_candidates(times: FloatArray, values: FloatArray, windows: list[tuple[float, float]],
-                      since: float = -np.inf) -> list[Tally]:
-    """Every hindsight static threshold's tally on one file (see the module docstring).
+def static_candidates(times: FloatArray, values: FloatArray) -> list[list[float]]:
+    """Every hindsight static threshold's alert starts on one file (see the module docstring).
 
     Every value quantile (0.5 % steps), above and below, with each merge gap; plus
-    "no alert" (a threshold beyond every value).
+    "no alert" (a threshold beyond every value). Scored by :func:`tally`, once per convention.
     """
     finite = values[np.isfinite(values)]
-    out = [Tally(0, len(windows), 0)]
+    out: list[list[float]] = [[]]
     candidates = np.unique(np.quantile(finite, np.linspace(0, 1, 201)))
     for gap, thr in itertools.product(sorted({*STATIC_GAPS, CFG.merge_gap}), candidates):
         for flags in (values > thr, values < thr):
             if flags.any():
-                out.append(tally(_starts(times, flags, values, merge_gap=gap), windows, since))
+                out.append(_starts(times, flags, values, merge_gap=gap))
     return out
 
 
@@ -224,12 +223,13 @@ def main(argv: list[str]) -> int:
         since = float(s.times[int(PROBATION * len(s.times))]) if len(s.times) else -np.inf
         row: dict[str, Tally] = {}
         t0 = time.perf_counter()
-        cands = static_candidates(s.times, s.values, windows)
+        starts = static_candidates(s.times, s.values)
+        cands = [tally(st, windows) for st in starts]
         row["static"], row["static-max"] = static_pick(cands, COST_A), static_pick(cands, COST_MAX)
         for c in CURVE_COSTS:
             curve[c].add(static_pick(cands, c))
-        seconds["static"] += time.perf_counter() - t0  # every criterion in one pass
-        p_cands = static_candidates(s.times, s.values, windows, since)
+        p_cands = [tally(st, windows, since) for st in starts]
+        seconds["static"] += time.perf_counter() - t0  # every criterion and convention in one pass
         probation["static"].add(static_pick(p_cands, COST_A))
         probation["static-max"].add(static_pick(p_cands, COST_MAX))
         for m, fn in methods.items():

@@ -126,6 +126,18 @@ def test_state_round_trip_continues_identically() -> None:
     assert a.to_state() == b.to_state()
 
 
+def test_a_restored_excursion_keeps_its_side() -> None:
+    # rule: the side of an excursion is that of its largest deviation so far, also across a
+    # restart: a smaller deviation on the other side afterwards does not switch it
+    g = _gate(gap=5)
+    for t, peak in ((0.0, 100.0), (100.0, 100.0), (200.0, 10.0), (300.0, 10.0)):
+        _feed(g, _burst(t, peak, gap_after=6))
+    assert _feed(g, [(400.0, 90.0, True), (401.0, 5.0, True)]) == [False, False]  # side: above
+    restored = RecurrenceGate.from_state(g.to_state())
+    for gate in (g, restored):  # below by 10 only: the side stays above, 90 < 100, held
+        assert gate.step(402.0, 20.0, 30.0, True) is False
+
+
 @pytest.mark.parametrize("state", [{}, {"count": 2}, {"count": "x", "horizon": 1, "gap": 1,
                                                        "debounce": 1, "kept": 4}])
 def test_malformed_state_is_a_value_error(state: dict[str, object]) -> None:

@@ -109,8 +109,8 @@ class SeriesBands:
             except (ValueError, TypeError, KeyError, AttributeError):
                 log.warning("discarding unreadable baseline state of %s", key)
         gates = state.get("gates", {}) if isinstance(state, dict) else {}  # older states: none
+        wanted = recurrence_gate(self.config, self.dynamic.recurrence)
         for key, g in gates.items():
-            wanted = recurrence_gate(self.config, self.dynamic.recurrence)
             if key not in self._series or wanted is None:
                 continue
             try:

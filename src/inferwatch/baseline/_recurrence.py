@@ -11,12 +11,13 @@ the series' earlier *excursions* and holds a new one while it stays within them.
   row (so it was an alert). It leaves its peak on each side it went: the highest value
   above the expected one, the lowest below it.
 * A new excursion is *held* while its values stay within the ``count``-th most extreme
-  peak, on the same side, of the excursions that ended in the last ``horizon`` seconds.
-  From its first point beyond that it is *released*, for the rest of the excursion.
+  peak, on its side, of the excursions that ended in the last ``horizon`` seconds (its
+  side: that of its largest deviation from the expected value so far). From its first
+  point beyond that it is *released*, for the rest of the excursion.
   With fewer than ``count`` such excursions it is released at once, so the first
   excursions of a series always alert; ``count`` 0 turns the gate off.
 
-So the third burst to 100 % within four weeks is held, while a burst that goes higher
+So the third burst to 100 % within the horizon is held, while a burst that goes higher
 than those before, or a drop where the series only ever went up, alerts as before.
 State is bounded: at most ``kept`` excursions are remembered.
 """
@@ -134,7 +135,7 @@ class RecurrenceGate:
             "current": None if cur is None else {
                 "high": None if math.isinf(cur.high) else cur.high,
                 "low": None if math.isinf(cur.low) else cur.low,
-                "run": cur.run, "normal": cur.normal,
+                "far": list(cur.far), "run": cur.run, "normal": cur.normal,
                 "confirmed": cur.confirmed, "released": cur.released},
         }
 
@@ -151,6 +152,7 @@ class RecurrenceGate:
                 cur = g._current = _Excursion()
                 cur.high = -math.inf if c["high"] is None else float(c["high"])
                 cur.low = math.inf if c["low"] is None else float(c["low"])
+                cur.far = (float(c["far"][0]), bool(c["far"][1]))
                 cur.run, cur.normal = int(c["run"]), int(c["normal"])
                 cur.confirmed, cur.released = bool(c["confirmed"]), bool(c["released"])
         except (KeyError, TypeError, IndexError) as exc:
