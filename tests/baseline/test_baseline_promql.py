@@ -24,7 +24,9 @@ def test_rules_pass_promtool_check(tmp_path: Path, require_tool: Callable[..., s
     out = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "SUCCESS: 11 rules found" in out.stdout
+    # 10 records of the band, 8 more of the long-memory range, the alert
+    assert len(rules["groups"][0]["rules"]) == 19
+    assert "SUCCESS: 19 rules found" in out.stdout
 
 
 def test_alert_follows_the_debounce_and_merge_gap() -> None:
@@ -112,4 +114,26 @@ def test_promtool_window_means_catch_a_sustained_small_shift(
     (tmp_path / "test.yaml").write_text(_shift_test(values, "98h", firing=bool(windows)))
     out = subprocess.run([promtool, "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("range_on", [False, True])
+def test_promtool_long_memory_range_catches_a_drift_the_band_learns(
+        tmp_path: Path, require_tool: Callable[..., str], range_on: bool) -> None:
+    # rule: after 8 quiet days, a ramp of 1 per hour (a noise sigma every half hour) is followed
+    # by the level, so the point band stays quiet; it passes the 8-day high by 10 % of the
+    # range within hours, and only the range form fires
+    promtool = require_tool("promtool")
+    rng = np.random.default_rng(8)
+    quiet = 8 * 288
+    noise = rng.normal(0.0, 0.5, quiet + 96)
+    values = [10.0 + x + max(0, i - quiet) / 12.0 for i, x in enumerate(noise)]
+    seasonal = {} if range_on else {"range_horizon": 0}
+    cfg = BaselineConfig(seasonal=seasonal)
+    rules = promql_rules("lat", "latency", config=cfg, interval=300.0)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
+    test = _shift_test(values, "199h", firing=range_on).replace("95h55m", "191h55m")
+    (tmp_path / "test.yaml").write_text(test)
+    out = subprocess.run([promtool, "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

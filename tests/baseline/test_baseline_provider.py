@@ -92,6 +92,23 @@ def test_a_rule_can_turn_window_means_on_for_itself() -> None:
     assert outside(sustained) >= 6
 
 
+def test_a_rule_can_turn_the_long_memory_range_off() -> None:
+    # rule: `dynamic: {long_range: false}`: a series ramping past its 8-day high (a drift the
+    # level follows) is flagged with the range and not without it
+    rng = np.random.default_rng(6)
+    quiet = 8 * 288
+    values = 10.0 + rng.normal(0.0, 0.5, quiet + 72)
+    values[quiet:] += np.arange(72) / 12.0  # +1 an hour
+
+    def outside(dynamic: DynamicThreshold) -> int:
+        out = _feed(SeriesBands(BaselineConfig(), dynamic), "k", values)
+        return sum(b is not None and not b[0] <= v <= b[1]
+                   for b, v in zip(out[quiet:], values[quiet:], strict=True))
+
+    assert outside(DynamicThreshold()) >= 12
+    assert outside(DynamicThreshold(long_range=False)) == 0
+
+
 def test_rule_window_lengths_are_checked_at_config_time() -> None:
     import pytest
 

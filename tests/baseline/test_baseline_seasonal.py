@@ -73,7 +73,8 @@ def test_short_history_has_no_band_so_the_static_fallback_applies() -> None:
 
 def test_state_is_bounded_whatever_the_history_length() -> None:
     # rule: O(1) per point: the state stops growing once the rings are full
-    cfg = SeasonalConfig(days=2, weeks=1, slot_capacity=4, scale_points=64, min_points=16)
+    cfg = SeasonalConfig(days=2, weeks=1, slot_capacity=4, scale_points=64, min_points=16,
+                         range_horizon=3 * 86400.0)
     b = SeasonalBaseline(cfg)
     sizes = []
     rng = np.random.default_rng(4)
@@ -83,15 +84,19 @@ def test_state_is_bounded_whatever_the_history_length() -> None:
             b.predict(t)
             b.learn(t, float(rng.normal()))
         sizes.append(b.state_size())
-    bound = 2 * (48 + 336) * 4 + 3 * (cfg.level_points + cfg.scale_points)  # rings' capacities
+    bound = (2 * (48 + 336) * 4 + 3 * (cfg.level_points + cfg.scale_points)  # rings' capacities
+             + 3 * 72)  # the long-memory range: 3 days of hourly (slot, low, high)
     assert sizes[-1] == sizes[-2] <= bound
     assert len(json.dumps(b.to_state())) < 400_000
 
 
 @pytest.mark.parametrize("windowed", [False, True])
 def test_restored_state_continues_exactly(daily: Callable[..., tuple], windowed: bool) -> None:
-    # rule: persistence round trip through JSON gives identical bands afterwards (window means too)
-    cfg = SeasonalConfig(windows=(6, 24), level_points=144) if windowed else SeasonalConfig()
+    # rule: persistence round trip through JSON gives identical bands afterwards (window means
+    # too, and the long-memory range, here in force from day 1 of the 3)
+    ranged = SeasonalConfig(range_horizon=2 * 86400.0, range_exclude=6 * 3600.0,
+                            range_min_history=86400.0)
+    cfg = ranged.model_copy(update={"windows": (6, 24), "level_points": 144} if windowed else {})
     t, v = daily(3, seed=7 if windowed else 5)
     half = t.size // 2
     straight = SeasonalBaseline(cfg)

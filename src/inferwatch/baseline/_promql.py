@@ -11,7 +11,12 @@ at every evaluation, in one group (rules of a group see the earlier results):
 * ``…:scale``      1.4826 · median |value − expected| over ``scale_window``, ending
   ``level_window`` ago (so that an ongoing anomaly does not widen its own band);
 * ``…:tail``       the ``tail_quantile`` of |value − expected| over the same window;
-* ``…:upper`` / ``…:lower``  expected ± max(band · scale, tail_factor · tail);
+* ``…:upper`` / ``…:lower``  expected ± max(band · scale, tail_factor · tail), narrowed
+  by the long-memory range when ``range_horizon`` is set: ``…:slot_high`` / ``…:slot_low``
+  (``max_over_time`` / ``min_over_time`` over one ``range_slot``), read back once a slot
+  by a subquery over ``range_horizon`` with ``offset range_exclude`` (``…:range_high`` /
+  ``…:range_low``, present once ``range_min_history`` is covered), widened by
+  ``range_margin`` of the range (``…:range_pad``);
 
 and one alert that fires when the value leaves the band on the watched side
 for ``debounce`` evaluations (``for``), kept firing over ``merge_gap``.
@@ -26,6 +31,7 @@ fires when a window mean leaves ``±window_half_N`` on the watched side.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from inferwatch.baseline._band import Direction
@@ -85,9 +91,8 @@ def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
         (f"{p}:half_width",
          f"({s.band:g} * {p}:scale > {s.tail_factor:g} * {p}:tail)"
          f" or {s.tail_factor:g} * {p}:tail"),
-        (f"{p}:upper", f"{p}:expected + {p}:half_width"),
-        (f"{p}:lower", f"{p}:expected - {p}:half_width"),
     ]
+    records += _bound_records(p, v, cfg)
     records += _window_records(p, cfg, interval, sw, lag)
     rules: list[dict[str, Any]] = [{"record": r, "expr": e} for r, e in records]
     rules.append({
@@ -103,6 +108,39 @@ def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
         },
     })
     return {"groups": [{"name": f"baseline_{name}", "interval": _d(interval), "rules": rules}]}
+
+
+def _bound_records(p: str, v: str, cfg: BaselineConfig) -> list[tuple[str, str]]:
+    """``…:upper`` / ``…:lower``: the band, narrowed by the long-memory range when it is on.
+
+    The range is kept as each slot's (hour's) high and low, recorded every evaluation
+    and read back once a slot by a subquery over the horizon, the recent part left out.
+    """
+    s = cfg.seasonal
+    if not s.range_horizon:
+        return [(f"{p}:upper", f"{p}:expected + {p}:half_width"),
+                (f"{p}:lower", f"{p}:expected - {p}:half_width")]
+    span = f"[{_d(s.range_horizon - s.range_exclude)}:{_d(s.range_slot)}] offset {_d(s.range_exclude)}"
+    min_slots = max(1, math.ceil((s.range_min_history - s.range_exclude) / s.range_slot))
+    enough = f"count_over_time({p}:slot_high{span}) >= {min_slots}"
+    floor = s.relative_floor
+    return [
+        (f"{p}:band_upper", f"{p}:expected + {p}:half_width"),
+        (f"{p}:band_lower", f"{p}:expected - {p}:half_width"),
+        (f"{p}:slot_high", f"max_over_time({v}[{_d(s.range_slot)}])"),
+        (f"{p}:slot_low", f"min_over_time({v}[{_d(s.range_slot)}])"),
+        (f"{p}:range_high", f"max_over_time({p}:slot_high{span}) and {enough}"),
+        (f"{p}:range_low", f"min_over_time({p}:slot_low{span}) and {enough}"),
+        (f"{p}:range_abs", f"(abs({p}:range_high) > abs({p}:range_low)) or abs({p}:range_low)"),
+        (f"{p}:range_pad",
+         f"({s.range_margin:g} * ({p}:range_high - {p}:range_low) > {floor:g} * {p}:range_abs)"
+         f" or {floor:g} * {p}:range_abs"),
+        # min / max of the band and the range where both exist, the band alone otherwise
+        (f"{p}:upper", f"({p}:band_upper <= {p}:range_high + {p}:range_pad)"
+                       f" or ({p}:range_high + {p}:range_pad and {p}:band_upper) or {p}:band_upper"),
+        (f"{p}:lower", f"({p}:band_lower >= {p}:range_low - {p}:range_pad)"
+                       f" or ({p}:range_low - {p}:range_pad and {p}:band_lower) or {p}:band_lower"),
+    ]
 
 
 def _window_records(p: str, cfg: BaselineConfig, interval: float, sw: str,

@@ -59,6 +59,8 @@ class SeriesBands:
             update["windows"] = dyn.windows
         if dyn.level_points is not None:
             update["level_points"] = dyn.level_points
+        if dyn.long_range is False:
+            update["range_horizon"] = 0.0
         return SeasonalBaseline(cfg.seasonal.model_copy(update=update))
 
     def band(self, key: str, t: float, value: float) -> tuple[float, float] | None:

@@ -19,6 +19,11 @@ sustained shift too small for the point band still moves the window mean out
 of its band. The returned band folds that test in: a value is outside it
 exactly when the point or any window mean would leave its band, so callers
 that only compare a value with a band need nothing new.
+
+The long-memory range (``range_horizon``, 4 weeks) narrows the band the same
+way: a value beyond the lowest or highest of the past weeks (the last
+``range_exclude`` left out) by ``range_margin`` of that range is anomalous,
+so a slow drift that the level and scale learn away still alerts.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import numpy as np
 
 from inferwatch.baseline._band import Band
 from inferwatch.baseline._profile import SeasonalProfile
+from inferwatch.baseline._range import LongRange
 from inferwatch.baseline._ring import Ring, robust_sigma
 from inferwatch.config._baseline import SeasonalConfig
 
@@ -139,6 +145,13 @@ class _Candidate:
                 w.restore(saved[w.n])
 
 
+def _long_range(cfg: SeasonalConfig) -> LongRange | None:
+    if not cfg.range_horizon:
+        return None
+    return LongRange(slot=cfg.range_slot, horizon=cfg.range_horizon, exclude=cfg.range_exclude,
+                     min_history=cfg.range_min_history)
+
+
 class SeasonalBaseline:
     """Robust seasonal baseline for one series; O(1) amortised per point, bounded state.
 
@@ -155,6 +168,7 @@ class SeasonalBaseline:
             "weekly": SeasonalProfile(WEEK, cfg.slot, cfg.weeks, cfg.slot_capacity, min_cycles=2),
         }
         self._candidates = {name: _Candidate(cfg) for name in _CANDIDATES}
+        self._range = _long_range(cfg)
         self._first_t = math.nan
         self._last_t = -math.inf
         self._points = 0
@@ -189,6 +203,10 @@ class SeasonalBaseline:
         cand = self._candidates[self.model]
         half = cand.half_width(cfg, expected)
         lower, upper = cand.window_bounds(expected - half, expected + half, expected)
+        if self._range is not None and (r := self._range.bounds(t)) is not None:
+            low, high = r
+            pad = max(cfg.range_margin * (high - low), cfg.relative_floor * max(abs(low), abs(high)))
+            lower, upper = max(lower, low - pad), min(upper, high + pad)
         return Band(expected, lower, upper)
 
     def learn(self, t: float, value: float) -> None:
@@ -199,6 +217,8 @@ class SeasonalBaseline:
             self._learn_candidate(name, t, value)
         for profile in self._profiles.values():
             profile.learn(t, value)
+        if self._range is not None:
+            self._range.learn(t, value)
         if math.isnan(self._first_t):
             self._first_t = t
         self._last_t = t
@@ -227,6 +247,7 @@ class SeasonalBaseline:
     def state_size(self) -> int:
         """Floats held in memory: bounded by the config, independent of history length."""
         rings = sum(len(r) for p in self._profiles.values() for r in (*p._times, *p._values))
+        rings += self._range.size() if self._range is not None else 0
         return rings + sum(len(c.level) + len(c.resid) + len(c.recent)
                            + sum(len(w.means) for w in c.windows)
                            for c in self._candidates.values())
@@ -242,6 +263,7 @@ class SeasonalBaseline:
             "model": self.model,
             "profiles": {k: p.to_state() for k, p in self._profiles.items()},
             "candidates": {k: c.to_state() for k, c in self._candidates.items()},
+            "range": None if self._range is None else self._range.to_state(),
         }
 
     @classmethod
@@ -256,6 +278,9 @@ class SeasonalBaseline:
             b._profiles = {k: SeasonalProfile.from_state(state["profiles"][k]) for k in b._profiles}
             for name, cand in b._candidates.items():
                 cand.restore(state["candidates"][name])
+            # states saved before the range existed have no key: it starts learning now
+            if b._range is not None and state.get("range") is not None:
+                b._range = LongRange.from_state(state["range"])
         except (KeyError, TypeError, IndexError) as exc:
             raise ValueError(f"not a seasonal baseline state: {exc!r}") from exc
         return b

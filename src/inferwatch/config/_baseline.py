@@ -52,6 +52,21 @@ class SeasonalConfig(FrozenModel):
         576, ge=4, description="window means needed before a window band exists"
     )
 
+    range_horizon: Duration = Field(
+        28 * 86400.0, ge=0, description="also alert on a new low or high beyond every value of "
+        "this long a past (the long-memory range; slow drifts the band learns away); 0 is off"
+    )
+    range_exclude: Duration = Field(
+        43200.0, ge=0, description="recent time the long-memory range leaves out"
+    )
+    range_margin: float = Field(
+        0.1, ge=0, description="how far beyond the range, as a fraction of it, is anomalous"
+    )
+    range_min_history: Duration = Field(
+        7 * 86400.0, ge=0, description="history needed before the long-memory range applies"
+    )
+    range_slot: Duration = Field(3600.0, gt=0, description="the range keeps one low/high per slot")
+
     @model_validator(mode="after")
     def _check(self) -> SeasonalConfig:
         if self.slot > 86400.0 or 86400.0 % self.slot:
@@ -62,6 +77,10 @@ class SeasonalConfig(FrozenModel):
             raise ValueError(f"windows must each be 2..1024 samples, got {list(self.windows)}")
         if self.windows and self.window_min_points > self.scale_points:
             raise ValueError("window_min_points cannot exceed scale_points")
+        if self.range_horizon and self.range_horizon <= self.range_exclude:
+            raise ValueError("range_horizon must exceed range_exclude (or be 0: off)")
+        if self.range_horizon / self.range_slot > 8784:
+            raise ValueError("range_horizon spans more than 8784 range slots; widen range_slot")
         return self
 
 

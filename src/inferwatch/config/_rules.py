@@ -183,6 +183,11 @@ class DynamicThreshold(FrozenModel):
     level_points: int | None = Field(
         None, ge=3, le=1024, description="samples in the median level; None: baseline.seasonal's"
     )
+    long_range: bool | None = Field(
+        None, description="also alert on a new low or high beyond the series' past weeks "
+        "(false for series expected to outgrow their past); None: on when "
+        "baseline.seasonal.range_horizon is set"
+    )
     recurrence: int | None = Field(
         None, ge=0, le=16, description="hold alerts that repeat the series' earlier excursions "
         "(see baseline.recurrence; 0 is off); None: baseline.recurrence"
