@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
+import pytest
 
 from inferwatch.baseline import BaselineConfig, SeriesBands, band_provider_factory
 from inferwatch.config._rules import DynamicThreshold
@@ -57,6 +59,34 @@ def test_state_round_trip_gives_identical_bands() -> None:
     b = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
     b.restore_state(json.loads(json.dumps(a.export_state())))
     assert _feed(a, "k", values[300:], 300) == _feed(b, "k", values[300:], 300)
+
+
+def test_changed_thresholds_apply_to_restored_series() -> None:
+    # rule: a restart with a new band width judges the learned series by it at once: the
+    # restored bands are exactly those of a provider that had the new width all along
+    rng = np.random.default_rng(3)
+    values = rng.normal(10, 1, 400)
+    old = SeriesBands(BaselineConfig(), DynamicThreshold(band=6.0, min_history=0))
+    _feed(old, "k", values[:300])
+    wider = SeriesBands(BaselineConfig(), DynamicThreshold(band=20.0, min_history=0))
+    wider.restore_state(json.loads(json.dumps(old.export_state())))
+    always = SeriesBands(BaselineConfig(), DynamicThreshold(band=20.0, min_history=0))
+    _feed(always, "k", values[:300])
+    assert _feed(wider, "k", values[300:], 300) == _feed(always, "k", values[300:], 300)
+
+
+def test_a_changed_state_shape_is_learned_afresh(caplog: pytest.LogCaptureFixture) -> None:
+    # rule: turning window means on changes what is kept: the saved series is not forced
+    # into the new shape; it relearns (no band until min_history again) and the log says so
+    rng = np.random.default_rng(4)
+    old = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0))
+    _feed(old, "k", rng.normal(10, 1, 300))
+    new = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0, windows=(6, 24)))
+    with caplog.at_level(logging.INFO, logger="inferwatch.baseline"):
+        new.restore_state(json.loads(json.dumps(old.export_state())))
+    assert len(new) == 0
+    assert "1 series learn afresh" in caplog.text
+    assert new.band("k", 300 * STEP, 10.0) is None
 
 
 def test_unreadable_state_starts_fresh_without_raising() -> None:

@@ -17,7 +17,7 @@ from inferwatch.baseline._band import Baseline, is_anomalous
 from inferwatch.baseline._prophet import ProphetBaseline
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
-from inferwatch.config._baseline import BaselineConfig
+from inferwatch.config._baseline import BaselineConfig, SeasonalConfig
 from inferwatch.config._rules import DynamicThreshold
 
 __all__ = ["SeriesBands", "band_provider_factory"]
@@ -54,6 +54,11 @@ class SeriesBands:
         if cfg.method == "prophet":
             return ProphetBaseline(cfg.prophet.model_copy(
                 update={"band": dyn.band, "min_history": dyn.min_history}))
+        return SeasonalBaseline(self._seasonal())
+
+    def _seasonal(self) -> SeasonalConfig:
+        """The seasonal settings of this rule: the config's, with the rule's own on top."""
+        cfg, dyn = self.config, self.dynamic
         update: dict[str, Any] = {"band": dyn.band, "min_history": dyn.min_history}
         if dyn.windows is not None:
             update["windows"] = dyn.windows
@@ -61,7 +66,7 @@ class SeriesBands:
             update["level_points"] = dyn.level_points
         if dyn.long_range is False:
             update["range_horizon"] = 0.0
-        return SeasonalBaseline(cfg.seasonal.model_copy(update=update))
+        return cfg.seasonal.model_copy(update=update)
 
     def band(self, key: str, t: float, value: float) -> tuple[float, float] | None:
         """The ``(low, high)`` band for ``key`` at ``t`` before learning ``value``; never raises."""
@@ -105,11 +110,26 @@ class SeriesBands:
     def restore_state(self, state: Any) -> None:
         """Restore :meth:`export_state`'s output; a malformed series is logged and starts fresh."""
         series = state.get("series", {}) if isinstance(state, dict) else {}
+        seasonal = self._seasonal() if self.config.method == "seasonal" else None
+        relearn = 0
         for key, s in list(series.items())[: self.max_series]:
             try:
-                self._series[key] = _from_state(s)
+                baseline = _from_state(s)
             except (ValueError, TypeError, KeyError, AttributeError):
                 log.warning("discarding unreadable baseline state of %s", key)
+                continue
+            if seasonal is not None:
+                # the settings are the config's now: thresholds apply to what was learned;
+                # a changed shape (rings, slots, windows) or method is learned afresh
+                if not isinstance(baseline, SeasonalBaseline) or not baseline.adopt(seasonal):
+                    relearn += 1
+                    continue
+            elif not isinstance(baseline, ProphetBaseline):
+                relearn += 1
+                continue
+            self._series[key] = baseline
+        if relearn:
+            log.info("baseline settings changed: %d series learn afresh", relearn)
         gates = state.get("gates", {}) if isinstance(state, dict) else {}  # older states: none
         wanted = recurrence_gate(self.config, self.dynamic.recurrence)
         for key, g in gates.items():

@@ -45,6 +45,10 @@ __all__ = ["SeasonalBaseline"]
 
 DAY, WEEK = 86400.0, 7 * 86400.0
 _CANDIDATES = ("flat", "daily", "weekly")
+# settings that shape the kept state (ring sizes, slots, windows); the others are read
+# at every predict or refresh and can change under a learned baseline
+_STRUCTURE = ("slot", "days", "weeks", "slot_capacity", "level_points", "scale_points", "windows",
+              "range_horizon", "range_exclude", "range_slot", "range_min_history")
 
 
 class _Window:
@@ -243,6 +247,18 @@ class SeasonalBaseline:
             if math.isnan(cand.sigma) or cand.since_refresh >= self.config.refresh_points:
                 cand.refresh(self.config)
         cand.level.push(value - ref)
+
+    def adopt(self, config: SeasonalConfig) -> bool:
+        """Take ``config``'s thresholds (band, tail, floors, warm-up) and keep what was learned.
+
+        False, changing nothing, when ``config`` differs in a setting that shapes the
+        state (ring sizes, slots, windows, the range's span): then the series must be
+        learned afresh under the new settings.
+        """
+        if any(getattr(config, k) != getattr(self.config, k) for k in _STRUCTURE):
+            return False
+        self.config = config
+        return True
 
     def state_size(self) -> int:
         """Floats held in memory: bounded by the config, independent of history length."""
