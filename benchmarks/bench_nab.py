@@ -18,7 +18,8 @@ last 2 weeks does not alert; ``--recurrence 0`` turns it off); static rules have
              ties to fewer false alerts: the upper bound on what one static rule
              per file can DETECT, and the false alerts that costs.
 (b) 3sigma   rolling mean ± 3 standard deviations of the previous day (288 samples).
-(c) seasonal inferwatch's default baseline (``SeasonalBaseline`` with defaults).
+(c) seasonal inferwatch's default baseline (``SeasonalBaseline`` with defaults, the
+             long-memory range included; ``seasonal.range_horizon: 0`` is the earlier default).
 (c+) windows the same with window-mean bands on (``windows: [6, 24]``, ``level_points: 144``):
              the sensitive opt-in, chosen on the ``tune`` half like the defaults.
 (d) prophet  ``ProphetBaseline`` when installed, refit every 2 days (``--prophet-refit``) on
