@@ -125,3 +125,24 @@ def test_range_state_round_trips_and_old_states_load(daily: Callable[..., tuple]
 def test_a_horizon_within_its_exclusion_is_refused(horizon: float, exclude: float) -> None:
     with pytest.raises(ValueError, match="range_horizon must exceed range_exclude"):
         SeasonalConfig(range_horizon=horizon, range_exclude=exclude)
+
+
+def test_adopting_a_shorter_range_warm_up_keeps_what_was_learned(
+        daily: Callable[..., tuple]) -> None:
+    # rule: range_min_history is a threshold: a learned baseline adopts a new one in place and
+    # then bands exactly like one that had it from the start; a new span is refused instead
+    short = SeasonalConfig(range_min_history=86400.0, range_horizon=2 * 86400.0,
+                           range_exclude=6 * HOUR)
+    long = short.model_copy(update={"range_min_history": 7 * 86400.0})
+    t, v = daily(4, seed=15)
+    cut = int((3 * 86400 + 5 * HOUR) / STEP)  # just before day 3's peak (6 h), where the
+    peak = t[cut : cut + 24]                   # range's high + margin is under the band's top
+    learned, always = SeasonalBaseline(long), SeasonalBaseline(short)
+    for ti, vi in zip(t[:cut], v[:cut], strict=True):
+        for b in (learned, always):
+            b.predict(ti)
+            b.learn(ti, vi)
+    assert any(learned.predict(ti) != always.predict(ti) for ti in peak)  # range in one only
+    assert not learned.adopt(short.model_copy(update={"range_horizon": 3 * 86400.0}))
+    assert learned.adopt(short)
+    assert all(learned.predict(ti) == always.predict(ti) for ti in peak)

@@ -8,7 +8,7 @@ horizon (4 weeks) and leaves out the last hours (12), so that a value well
 beyond every value of the past weeks, a new low or high by a margin of that
 range, is anomalous whatever the short memory has learned.
 
-Memory is one (start, low, high) per slot of the horizon, bounded by the
+Memory is one (slot number, low, high) per slot of the horizon, bounded by the
 config; the low and high over the kept slots are recomputed once per slot, so a
 point costs O(1) amortised.
 """
@@ -33,7 +33,7 @@ class LongRange:
     """
 
     __slots__ = ("_cache", "_cache_key", "_cur", "_cur_high", "_cur_low", "_exclude", "_first_t",
-                 "_highs", "_horizon", "_lows", "_min_history", "_slot", "_slots")
+                 "_highs", "_horizon", "_lows", "_slot", "_slots", "min_history")
 
     def __init__(self, *, slot: float, horizon: float, exclude: float, min_history: float) -> None:
         if slot <= 0 or horizon <= exclude:
@@ -41,7 +41,7 @@ class LongRange:
         self._slot = slot
         self._horizon = max(1, round(horizon / slot))  # in slots
         self._exclude = max(0, round(exclude / slot))
-        self._min_history = min_history
+        self.min_history = min_history  # a threshold: may change under a learned range
         self._slots = Ring(self._horizon)  # absolute slot numbers, one per finished slot
         self._lows = Ring(self._horizon)
         self._highs = Ring(self._horizon)
@@ -71,7 +71,7 @@ class LongRange:
 
         ``None`` before ``min_history`` of data or when no slot lies in that span.
         """
-        if math.isnan(self._first_t) or t - self._first_t < self._min_history:
+        if math.isnan(self._first_t) or t - self._first_t < self.min_history:
             return None
         key = math.floor(t / self._slot)
         if key != self._cache_key:
@@ -101,7 +101,7 @@ class LongRange:
         """JSON-ready state; ``LongRange.from_state`` continues exactly where this left."""
         return {
             "slot": self._slot, "horizon": self._horizon, "exclude": self._exclude,
-            "min_history": self._min_history,
+            "min_history": self.min_history,
             "slots": self._slots.to_state(), "lows": self._lows.to_state(),
             "highs": self._highs.to_state(), "cur": self._cur,
             "cur_low": None if math.isnan(self._cur_low) else self._cur_low,

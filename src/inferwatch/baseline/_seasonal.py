@@ -48,7 +48,7 @@ _CANDIDATES = ("flat", "daily", "weekly")
 # settings that shape the kept state (ring sizes, slots, windows); the others are read
 # at every predict or refresh and can change under a learned baseline
 _STRUCTURE = ("slot", "days", "weeks", "slot_capacity", "level_points", "scale_points", "windows",
-              "range_horizon", "range_exclude", "range_slot", "range_min_history")
+              "range_horizon", "range_exclude", "range_slot")
 
 
 class _Window:
@@ -258,6 +258,8 @@ class SeasonalBaseline:
         if any(getattr(config, k) != getattr(self.config, k) for k in _STRUCTURE):
             return False
         self.config = config
+        if self._range is not None:
+            self._range.min_history = config.range_min_history
         return True
 
     def state_size(self) -> int:
