@@ -92,6 +92,12 @@ class NotifyPolicy(FrozenModel):
     max_backoff: Duration = Field(60.0, gt=0)
     jitter: float = Field(0.2, ge=0, le=1, description="fraction of the backoff randomised")
     timeout: Duration = Field(10.0, gt=0, description="per HTTP request")
+    attempt_timeout: Duration = Field(
+        30.0, gt=0, description="per delivery attempt; a hung attempt is abandoned and retried")
+    failing_after: int = Field(
+        3, ge=1, description="failed attempts in a row before NotificationsFailing fires for a receiver")
+    fallback_receiver: str = Field(
+        "terminal", description="gets NotificationsFailing when the route would send it to the failing one")
 
 
 def _default_route() -> RouteSpec:
@@ -165,6 +171,9 @@ class AlertingConfig(FrozenModel):
         missing = sorted(self.route.receivers() - known)
         if missing:
             raise ValueError(f"route names unknown receivers {missing} (known: {sorted(known)})")
+        if self.notify.fallback_receiver not in known:
+            raise ValueError(f"notify.fallback_receiver names unknown receiver "
+                             f"{self.notify.fallback_receiver!r} (known: {sorted(known)})")
         for r in self.effective_receivers():
             if isinstance(r, DigestReceiverSpec) and (r.deliver_to not in known or r.deliver_to == r.name):
                 raise ValueError(f"digest {r.name!r} delivers to unknown receiver {r.deliver_to!r}")
