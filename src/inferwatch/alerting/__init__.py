@@ -6,6 +6,7 @@ server (or replay) calls ``tick(now)``; every stage shares one signature.
 
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage, RecordingAction
 from inferwatch.alerting._classify import classify_status
+from inferwatch.alerting._delivery import InlineExecutor, QueueStats, ThreadExecutor
 from inferwatch.alerting._digest import next_delivery
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
@@ -26,11 +27,13 @@ __all__ = [
     "ActionStage",
     "AlertGroup",
     "HttpClient",
+    "InlineExecutor",
     "Notification",
     "NotificationRecord",
     "Notifier",
     "Pipeline",
     "PipelineRunner",
+    "QueueStats",
     "RecordingAction",
     "RecordingNotifier",
     "ReplayPipeline",
@@ -41,6 +44,7 @@ __all__ = [
     "Stage",
     "StateDB",
     "TerminalNotifier",
+    "ThreadExecutor",
     "classify_status",
     "next_delivery",
     "parse_rfc3339",

@@ -324,6 +324,14 @@ ACTIONS_TOTAL = MetricSpec(
     "inferwatch_actions_total", _C, "Action runs by action and result (ok, failed, deduplicated).",
     ("action", "result"),
 )
+NOTIFICATION_QUEUE_LENGTH = MetricSpec(
+    "inferwatch_notification_queue_length", _G,
+    "Notifications owed to a receiver (waiting, retrying, rate-limited or in flight).", ("receiver",),
+)
+NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
+    "inferwatch_notification_queue_oldest_age_seconds", _G,
+    "Age of the oldest notification owed to a receiver (0 when none).", ("receiver",), "seconds",
+)
 
 
 def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
@@ -357,4 +365,5 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
     STORAGE_BYTES, NOTIFICATIONS_TOTAL, ACTIONS_TOTAL, CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS,
+    NOTIFICATION_QUEUE_LENGTH, NOTIFICATION_QUEUE_OLDEST_AGE,
 )

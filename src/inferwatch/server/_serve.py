@@ -51,7 +51,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     pipeline = pipeline_from_config(config, data_dir if config.storage.type == "sqlite" else None, clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
-    deliveries = DeliveryCounts()
+    deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
     if reload is not None:
