@@ -61,7 +61,7 @@ def _from_json(text: str) -> Notification:
         AlertGroup(g["key"], Labels(g["labels"]), tuple(alert_from_json(a) for a in g["alerts"]),
                    float(g["now"]), float("inf") if g["repeat_interval"] is None else g["repeat_interval"])
         for g in b["groups"])
-    return Notification(b["receiver"], groups, tuple(b["notes"]), b["kind"], b["id"])
+    return _with_id(Notification(b["receiver"], groups, tuple(b["notes"]), b["kind"]), b["id"])
 
 
 class Outbox:

@@ -120,7 +120,7 @@ def webhook_payload(receiver: str, g: AlertGroup, external_url: str, max_alerts:
     common_ann = dict(g.alerts[0].annotations) if g.alerts else {}
     for a in g.alerts[1:]:
         common_ann = {k: v for k, v in common_ann.items() if a.annotations.get(k) == v}
-    return {
+    body: dict[str, Any] = {
         "version": "4",
         "groupKey": g.key,
         "truncatedAlerts": truncated,
@@ -132,3 +132,6 @@ def webhook_payload(receiver: str, g: AlertGroup, external_url: str, max_alerts:
         "externalURL": external_url,
         "alerts": [alert_json(a, g.now) for a in alerts],
     }
+    if g.idempotency_key:  # the same on every attempt and after a restart: receivers can deduplicate
+        body["notificationID"] = g.idempotency_key
+    return body
