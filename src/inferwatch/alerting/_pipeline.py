@@ -53,6 +53,7 @@ __all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
 
 log = logging.getLogger("inferwatch.alerting")
 RESOLVED_RETENTION_S = 3600.0  # resolved alerts are forgotten after this
+GC_EVERY_S = 60.0  # the sweep is O(alerts): not on every tick of a storm
 NFLOG_RETENTION_S = 5 * 86400.0  # Alertmanager keeps its notification log 120 h
 
 
@@ -86,6 +87,7 @@ class Pipeline:
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
+        self._last_gc = float("-inf")
         self.nflog = NotificationLog(self.db)
         self.silences = Silences(self.db)
         self.records = RecordLog(self.db)
@@ -237,6 +239,9 @@ class Pipeline:
     # -- persistence ----------------------------------------------------------
 
     def _gc(self, now: float) -> None:
+        if now - self._last_gc < GC_EVERY_S:
+            return
+        self._last_gc = now
         old = [fp for fp, a in self.alerts.items()
                if a.ends_at is not None and a.ends_at < now - RESOLVED_RETENTION_S]
         if old:
