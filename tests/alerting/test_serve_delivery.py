@@ -169,3 +169,69 @@ def test_a_storm_of_10000_warnings_is_accepted_in_seconds_and_notified_as_100_gr
     assert accepted_s < 20, f"100 POSTs took {accepted_s:.1f}s"
     assert len(webhook.accepted) == 100
     assert len({b["groupKey"] for b in webhook.accepted}) == 100
+
+
+class Hanging:
+    """A webhook endpoint that accepts each request and answers only when released (or after 30 s)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.got: list[tuple[float, dict[str, object]]] = []
+        self.cond = threading.Condition()
+        self.service = FakeService(self._handle).start()
+        self.url = f"{self.service.url}/hook"
+
+    def _handle(self, req: Request) -> Reply:
+        with self.cond:
+            self.got.append((time.monotonic(), req.json()))
+            self.cond.notify_all()
+        self.release.wait(30)
+        return 200, {}, b""
+
+    def wait(self, n: int) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.got) >= n, BOUND_S)
+
+
+def _evaluations(url: str) -> float:
+    text = httpx.get(f"{url}/metrics", timeout=BOUND_S).text
+    (line,) = [x for x in text.splitlines() if x.startswith("inferwatch_rule_evaluations_total ")]
+    return float(line.split()[1])
+
+
+def test_a_hanging_receiver_stops_neither_evaluation_nor_the_other_receiver(
+        tmp_path: Path, webhook: Webhook) -> None:
+    # rule: the hanging receiver's attempt times out (attempt_timeout 2s) and is retried after
+    # the backoff (1s) with the same idempotency key; meanwhile rounds run every second and
+    # the healthy receiver is notified at once
+    webhook.up = True
+    stuck = Hanging()
+    cfg = tmp_path / "inferwatch.yml"
+    cfg.write_text(f"""
+server: {{data_dir: '{tmp_path / "data"}', api_token: {TOKEN}, evaluation_interval: 1s}}
+alerting:
+  default_actions: false
+  route: {{receiver: hook, group_wait: 0s, group_interval: 1h, routes: [
+    {{receiver: stuck, continue: true}}, {{receiver: hook}}]}}
+  receivers: [{{name: hook, type: webhook, url: '{webhook.url}'}},
+              {{name: stuck, type: webhook, url: '{stuck.url}', max_attempts: 5}}]
+  notify: {{initial_backoff: 1s, jitter: 0, attempt_timeout: 2s}}
+""")
+    proc, url = _start(cfg)
+    try:
+        t0 = time.monotonic()
+        assert _post(url, [_alert("Slow", "svc", "i1")]).status_code == 200
+        assert time.monotonic() - t0 < 5  # the webhook API does not wait for any receiver
+        assert webhook.wait(lambda: len(webhook.accepted) == 1)
+        first = _evaluations(url)
+        assert stuck.wait(2)  # the first attempt timed out and was retried
+        second = _evaluations(url)
+        (t1, b1), (t2, b2) = stuck.got[:2]
+    finally:
+        stuck.release.set()
+        err = _stop(proc)
+        stuck.service.stop()
+    assert "Traceback" not in err, err
+    assert t2 - t1 >= 3.0 - 0.5  # timeout 2 s + backoff 1 s (less the fake's and the clock's slack)
+    assert b1["notificationID"] == b2["notificationID"]
+    assert second - first >= 2  # rounds went on, about one a second, while 'stuck' hung
