@@ -35,6 +35,7 @@ from inferwatch.alerting._dispatch import Dispatcher
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._inhibit import Inhibitor, InhibitRule
+from inferwatch.alerting._ledger import ActionLedger
 from inferwatch.alerting._nflog import NotificationLog
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
 from inferwatch.alerting._outbox import Outbox
@@ -99,7 +100,7 @@ class Pipeline:
         self.mute = MuteStage([self.inhibitor, self.silences])
         built = actions if actions is not None else [build_action(a, self._http)
                                                      for a in config.effective_actions()]
-        self.act = ActionStage(built, self.db, self._emit, once_per={
+        self.act = ActionStage(built, ActionLedger(self.db), self._emit, once_per={
             a.name: (a.once_per, a.cooldown) for a in config.effective_actions()})
         self.notifiers: dict[str, Notifier] = {}
         self.queues: dict[str, ReceiverQueue] = {}
