@@ -5,6 +5,7 @@ server (or replay) calls ``tick(now)``; every stage shares one signature.
 """
 
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage, RecordingAction
+from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._classify import classify_status
 from inferwatch.alerting._delivery import InlineExecutor, QueueStats, ThreadExecutor
 from inferwatch.alerting._digest import next_delivery
@@ -32,6 +33,7 @@ __all__ = [
     "NotificationRecord",
     "Notifier",
     "Pipeline",
+    "PipelineBuilder",
     "PipelineRunner",
     "QueueStats",
     "RecordingAction",
@@ -42,7 +44,9 @@ __all__ = [
     "Silence",
     "Silences",
     "Stage",
+    "Stages",
     "StateDB",
+    "Stores",
     "TerminalNotifier",
     "ThreadExecutor",
     "classify_status",

@@ -18,35 +18,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
-from inferwatch.alerting._alertstore import AlertStore
-from inferwatch.alerting._build import build_action, build_notifier
+from inferwatch.alerting._actions import Action, ActionRecord
+from inferwatch.alerting._builder import PipelineBuilder, Stores
 from inferwatch.alerting._delivery import (
     Executor,
     InlineExecutor,
     QueueStats,
-    RateWindow,
-    ReceiverQueue,
-    RetryPolicy,
     ThreadExecutor,
 )
-from inferwatch.alerting._digest import DigestStage
 from inferwatch.alerting._dispatch import Dispatcher
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._http import HttpClient
-from inferwatch.alerting._inhibit import Inhibitor, InhibitRule
-from inferwatch.alerting._ledger import ActionLedger
-from inferwatch.alerting._nflog import NotificationLog
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
-from inferwatch.alerting._outbox import Outbox
-from inferwatch.alerting._records import NotificationRecord, RecordLog
+from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
-from inferwatch.alerting._silence import Silences
-from inferwatch.alerting._stages import DedupStage, EnqueueStage, MuteStage, StageChain, needs_update
+from inferwatch.alerting._stages import needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.config import Config
 from inferwatch.config._alerting import AlertingConfig
-from inferwatch.config._receivers import DigestReceiverSpec, ReceiverSpec
 from inferwatch.model import Clock, SystemClock
 from inferwatch.rules import Alert
 
@@ -83,70 +72,27 @@ class Pipeline:
         self.db = db or StateDB(":memory:")
         self.external_url = external_url
         self._http = http or HttpClient(timeout=config.notify.timeout)
-        self._rng = rng or random.Random()
-        self._executor = executor or InlineExecutor()
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
         self._last_gc = float("-inf")
-        self.nflog = NotificationLog(self.db)
-        self.silences = Silences(self.db)
-        self.records = RecordLog(self.db)
-        self.outbox = Outbox(self.db)
+        stores = Stores.open(self.db)
+        self.nflog, self.silences, self.records, self.outbox = (
+            stores.nflog, stores.silences, stores.records, stores.outbox)
+        self._alert_store = stores.alerts
         self.health = ReceiverHealth(config.notify.failing_after)
-        self._alert_store = AlertStore(self.db)
         self.alerts: dict[str, Alert] = self._alert_store.load()
-        self.inhibitor = Inhibitor([InhibitRule.build(r) for r in config.inhibit_rules], self.alerts.values())
-        self.mute = MuteStage([self.inhibitor, self.silences])
-        built = actions if actions is not None else [build_action(a, self._http)
-                                                     for a in config.effective_actions()]
-        self.act = ActionStage(built, ActionLedger(self.db), self._emit, once_per={
-            a.name: (a.once_per, a.cooldown) for a in config.effective_actions()})
-        self.notifiers: dict[str, Notifier] = {}
-        self.queues: dict[str, ReceiverQueue] = {}
-        self.chains: dict[str, StageChain] = {}
-        self.digests: dict[str, DigestStage] = {}
-        self._build_chains(notifiers or {}, stream, warn)
+        builder = PipelineBuilder(config, http=self._http, rng=rng or random.Random(),
+                                  executor=executor or InlineExecutor(), external_url=external_url,
+                                  stream=stream, warn=warn, notifiers=notifiers, actions=actions)
+        stages = builder.build(stores, self.alerts.values(), _Hooks(self), self._emit, self._wake,
+                               self.clock.now())
+        self.inhibitor, self.mute, self.act = stages.inhibitor, stages.mute, stages.act
+        self.notifiers, self.queues, self.chains, self.digests = (
+            stages.notifiers, stages.queues, stages.chains, stages.digests)
         self.root = Route.build(config.route)
         self.dispatcher = Dispatcher(self.root, self._flush)
         self.dispatcher.put(self.alerts.values(), self.clock.now())
-
-    def _build_chains(self, overrides: Mapping[str, Notifier], stream: TextIO | None,
-                      warn: Callable[[str], None] | None) -> None:
-        specs = self.config.effective_receivers()
-        enqueue: dict[str, EnqueueStage] = {}
-        for spec in specs:
-            if isinstance(spec, DigestReceiverSpec):
-                continue
-            notifier = overrides.get(spec.name) or build_notifier(spec, self._http, self.external_url,
-                                                                  stream, warn)
-            self.notifiers[spec.name] = notifier
-            self.queues[spec.name] = self._queue(spec, notifier, rate_limited=spec.name not in overrides)
-            enqueue[spec.name] = EnqueueStage(self.outbox, self.queues[spec.name])
-            self.chains[spec.name] = StageChain([self.mute, self.act,
-                                                 DedupStage(self.nflog, spec.send_resolved),
-                                                 enqueue[spec.name]])
-        for spec in specs:
-            if isinstance(spec, DigestReceiverSpec):
-                target = StageChain([enqueue[spec.deliver_to]])
-                digest = DigestStage(spec.name, spec.at, spec.timezone, self.db,
-                                     self._digest_sender(spec.deliver_to, target), self.clock.now())
-                self.digests[spec.name] = digest
-                self.chains[spec.name] = StageChain([self.mute, self.act, digest])
-
-    def _queue(self, spec: ReceiverSpec, notifier: Notifier, *, rate_limited: bool) -> ReceiverQueue:
-        p = self.config.notify
-        policy = RetryPolicy(spec.max_attempts, p.initial_backoff, p.max_backoff, p.jitter, p.attempt_timeout)
-        rate = (RateWindow(spec.rate_limit.count, spec.rate_limit.per)
-                if spec.rate_limit is not None and rate_limited else None)
-        return ReceiverQueue(spec.name, notifier, self.outbox, policy, _Hooks(self), self._executor,
-                             self._rng, rate, self._wake)
-
-    @staticmethod
-    def _digest_sender(receiver: str, chain: StageChain) -> Callable[[Notification, float], None]:
-        def send(n: Notification, now: float) -> None:
-            chain.process(Notification(receiver, n.groups, n.notes, n.kind), now)
-        return send
 
     # -- the AlertSink side -------------------------------------------------
 

@@ -16,7 +16,7 @@ from inferwatch.server._api import create_app
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
-from inferwatch.server._wiring import ServerComponents, build_components, data_dir_of
+from inferwatch.server._wiring import ServerComponents, build_components, build_pipeline, data_dir_of
 
 __all__ = ["parse_listen", "serve"]
 
@@ -44,11 +44,11 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
 
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
-    from inferwatch.alerting import PipelineRunner, pipeline_from_config
+    from inferwatch.alerting import PipelineRunner
     from inferwatch.server._alerting_api import alerting_routes, resolve_api_token
 
     data_dir = data_dir_of(config)
-    pipeline = pipeline_from_config(config, data_dir if config.storage.type == "sqlite" else None, clock)
+    pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
