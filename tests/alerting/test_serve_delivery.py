@@ -99,6 +99,17 @@ def _stop(proc: subprocess.Popen[str]) -> str:
     return err
 
 
+def _sent(url: str, n: int) -> bool:
+    """Wait (bounded) until the server has recorded ``n`` sent notifications (its own answer)."""
+    end = time.monotonic() + BOUND_S
+    with httpx.Client(timeout=BOUND_S) as c:
+        while time.monotonic() < end:
+            records = c.get(f"{url}/api/v1/notifications").json()
+            if sum(r["status"] == "sent" for r in records) >= n:
+                return True
+    return False
+
+
 def _post(url: str, alerts: list[dict[str, object]], client: httpx.Client | None = None) -> httpx.Response:
     c = client or httpx.Client(timeout=BOUND_S)
     try:
@@ -134,6 +145,7 @@ def test_kill_9_with_notifications_pending_delivers_each_exactly_once_after_rest
     proc, url = _start(cfg)
     try:
         assert webhook.wait(lambda: len(webhook.accepted) >= 3)
+        assert _sent(url, 3)  # recorded: the notification log is written
     finally:
         err = _stop(proc)
     assert "Traceback" not in err, err
@@ -235,3 +247,35 @@ alerting:
     assert t2 - t1 >= 3.0 - 0.5  # timeout 2 s + backoff 1 s (less the fake's and the clock's slack)
     assert b1["notificationID"] == b2["notificationID"]
     assert second - first >= 2  # rounds went on, about one a second, while 'stuck' hung
+
+
+def test_kill_9_with_a_send_in_flight_sends_it_at_most_once_more_with_the_same_key(
+        tmp_path: Path) -> None:
+    # rule: at least once: a send in flight at the crash is repeated after the restart, once,
+    # with the idempotency key of the lost attempt, so the receiver can drop the repeat
+    stuck = Hanging()
+    try:
+        cfg = _config(tmp_path, stuck.url)
+        proc, url = _start(cfg)
+        try:
+            assert _post(url, [_alert("InFlight", "svc", "i1")]).status_code == 200
+            assert stuck.wait(1)  # the request is at the receiver, unanswered
+        finally:
+            proc.kill()  # kill -9
+            proc.communicate(timeout=BOUND_S)
+        stuck.release.set()  # from now on it answers at once
+        proc, url = _start(cfg)
+        try:
+            assert stuck.wait(2)
+            assert _sent(url, 1)
+        finally:
+            err = _stop(proc)
+    finally:
+        stuck.service.stop()
+    assert "Traceback" not in err, err
+    assert len(stuck.got) == 2
+    (_, b1), (_, b2) = stuck.got
+    assert b1["notificationID"] == b2["notificationID"] and b1["groupKey"] == b2["groupKey"]
+    with sqlite3.connect(tmp_path / "data" / "alerting.sqlite") as db:
+        (owed,) = db.execute("SELECT count(*) FROM outbox").fetchone()
+    assert owed == 0

@@ -163,11 +163,12 @@ class ReceiverQueue:
 
     def tick(self, now: float) -> None:
         """Judge finished and overdue attempts, then start what is due."""
-        self._collect(now)
+        self.collect(now)
         self._start(now)
-        self._collect(now)  # an inline attempt is already done
+        self.collect(now)  # an inline attempt is already done
 
-    def _collect(self, now: float) -> None:
+    def collect(self, now: float) -> None:
+        """Judge finished and overdue attempts only (a shutdown's last step: nothing new starts)."""
         for a in list(self._in_flight):
             if a.done.is_set():
                 self._in_flight.remove(a)

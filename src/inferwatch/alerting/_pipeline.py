@@ -132,6 +132,12 @@ class Pipeline:
             q.tick(now)
         self._gc(now)
 
+    def settle(self, now: float) -> None:
+        """Record the sends that have finished, start nothing (before a shutdown)."""
+        with self._lock:
+            for q in self.queues.values():
+                q.collect(now)
+
     def next_wakeup(self) -> float | None:
         """The earliest time ``tick`` has something to do."""
         with self._lock:

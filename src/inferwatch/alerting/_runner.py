@@ -48,3 +48,7 @@ class PipelineRunner:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        try:  # what answered already is logged now, so a restart does not send it again
+            self.pipeline.settle(self.pipeline.clock.now())
+        except Exception:
+            log.exception("recording finished sends at shutdown failed")
