@@ -163,3 +163,21 @@ alerting:
     assert [a.name for n in recs["wecom"].sent for a in n.alerts] == ["HighLatency"]
     p.tick(400)  # the next flush of its group (group_interval 5m) tells the resolution
     assert [n.groups[0].status for n in recs["terminal"].sent] == ["firing", "resolved"]
+
+
+def test_a_retry_after_hint_postpones_the_retry() -> None:
+    # rule: a 429/503 with Retry-After (NotifyError.retry_after, seconds) waits that long,
+    # not just the backoff (1 s here)
+    cfg = parse_config("alerting: {route: {receiver: terminal, group_wait: 0s}, "
+                       "notify: {initial_backoff: 1s, jitter: 0}}").alerting
+    recs = {r.name: RecordingNotifier(r.name) for r in cfg.effective_receivers()}
+    err = NotifyError("HTTP 429", retryable=True)
+    err.retry_after = 30.0  # type: ignore[attr-defined]  # set by the receivers' classifier
+    recs["terminal"].fail_next(err)
+    p = Pipeline(cfg, clock=SimulatedClock(0), notifiers=recs, actions=[], rng=random.Random(0))
+    p.send([alert()], now=0)
+    for t in (1, 2, 29):
+        p.tick(t)
+    assert recs["terminal"].sent == []
+    p.tick(30)
+    assert len(recs["terminal"].sent) == 1

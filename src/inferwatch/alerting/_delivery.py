@@ -217,6 +217,8 @@ class ReceiverQueue:
         self._hooks.attempted(self.name, error, now)
 
     def _start(self, now: float) -> None:
+        if not self._capacity():  # a storm with every attempt slot taken: O(1), not O(owed)
+            return
         busy = {e.seq for a in self._in_flight for e in a.entries}
         busy_keys = {e.key for a in self._in_flight for e in a.entries}
         due = [e for e in self._outbox.entries(self.name)
@@ -226,8 +228,6 @@ class ReceiverQueue:
             self._outbox.remove(e.seq for e in stale)
             self._held.difference_update(e.seq for e in stale)
             due = [e for e in due if e not in stale]
-        if not self._capacity():
-            return
         for batch in self._batches(due, now):
             self._launch(batch, now)
             if not self._capacity():

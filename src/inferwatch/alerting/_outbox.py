@@ -71,6 +71,7 @@ class Outbox:
         self._db = db
         self._entries: dict[int, OutboxEntry] = {}
         self._by_receiver: dict[str, dict[int, OutboxEntry]] = {}
+        self._by_key: dict[tuple[str, str], dict[int, OutboxEntry]] = {}
         rows = db.query("SELECT seq, receiver, key, body, attempts, due, created, error FROM outbox "
                         "ORDER BY seq")
         newest: dict[tuple[str, str], int] = {}
@@ -86,8 +87,8 @@ class Outbox:
     def put(self, n: Notification, now: float, busy: Collection[int] = ()) -> OutboxEntry:
         """Owe ``n`` (with an id); replaces a waiting row of the same groups unless it is ``busy``."""
         key = _key(n)
-        old = next((e for e in self._by_receiver.get(n.receiver, {}).values()
-                    if e.receiver == n.receiver and e.key == key and e.seq not in busy), None)
+        old = next((e for e in self._by_key.get((n.receiver, key), {}).values() if e.seq not in busy),
+                   None)
         if old is not None:
             same = _content(old.n) == _content(n)
             old.n = _with_id(n, old.n.id if same else uuid.uuid4().hex)
@@ -107,6 +108,7 @@ class Outbox:
     def _add(self, e: OutboxEntry) -> None:
         self._entries[e.seq] = e
         self._by_receiver.setdefault(e.receiver, {})[e.seq] = e
+        self._by_key.setdefault((e.receiver, e.key), {})[e.seq] = e
 
     def update(self, entries: Iterable[OutboxEntry]) -> None:
         """Write back attempts, due time and last error."""
@@ -127,6 +129,10 @@ class Outbox:
         for s in seqs:
             e = self._entries.pop(s)
             del self._by_receiver[e.receiver][s]
+            same = self._by_key[(e.receiver, e.key)]
+            del same[s]
+            if not same:
+                del self._by_key[(e.receiver, e.key)]
 
     def entries(self, receiver: str) -> list[OutboxEntry]:
         """What ``receiver`` is owed, oldest first."""
