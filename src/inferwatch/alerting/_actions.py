@@ -22,6 +22,7 @@ from typing import Protocol
 from inferwatch._exceptions import ActionError, InferwatchError
 from inferwatch.alerting._notification import Notification, fingerprint
 from inferwatch.alerting._state import StateDB
+from inferwatch.config._redact import redact_url
 from inferwatch.model import Matcher, format_duration, matches_all
 from inferwatch.rules import Alert
 
@@ -75,7 +76,8 @@ def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
 
     def sub(m: re.Match[str]) -> str:
         if m.group(1) not in labels:
-            raise ActionError(f"placeholder {{{m.group(1)}}} in {template!r}: the alert has no such label")
+            shown = redact_url(template) if "://" in template else template  # may hold user:pass@
+            raise ActionError(f"placeholder {{{m.group(1)}}} in {shown!r}: the alert has no such label")
         return labels[m.group(1)]
 
     return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, template)

@@ -1,20 +1,22 @@
 """PagerDuty Events API v2: ``trigger`` while a group fires, ``resolve`` when it ends.
 
-The ``dedup_key`` is a hash of the group key, so every flush of a group
-updates one incident. P0 is sent as ``critical``: the urgency that phones
-the on-call engineer.
+The ``dedup_key`` is a hash of the group key, so every flush of a group (and a
+resend after a crash) updates one incident; optional payload fields
+(``component``, ``group``, ``class``) are left out when empty. P0 is sent as
+``critical``: the urgency that phones the on-call engineer.
 """
 
 from __future__ import annotations
 
 import hashlib
 
+from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._template import group_lines, group_title, rfc3339
 from inferwatch.config._receivers import PagerDutyReceiverSpec
 
-__all__ = ["PagerDutyNotifier", "pagerduty_severity"]
+__all__ = ["PagerDutyNotifier", "dedup_key", "pagerduty_severity"]
 
 _SEVERITY = {"P0": "critical", "P1": "error", "P2": "warning"}
 _SUMMARY_MAX = 1024
@@ -27,13 +29,18 @@ def pagerduty_severity(tier: str, severity: str = "") -> str:
     return {"critical": "critical", "major": "error", "warning": "warning"}.get(severity, "info")
 
 
+def dedup_key(group_key: str) -> str:
+    """The incident's key: the same for every event of one alert group (64 hex, under the 255 limit)."""
+    return hashlib.sha256(group_key.encode()).hexdigest()
+
+
 class PagerDutyNotifier:
     """One event per alert group."""
 
     def __init__(self, spec: PagerDutyReceiverSpec, http: HttpClient, external_url: str = "") -> None:
-        if spec.routing_key is None:
-            raise ValueError("a PagerDuty receiver needs its routing_key")
         self.name = f"pagerduty[{spec.name}]"
+        if spec.routing_key is None:
+            raise MissingCredentialError(self.name, "routing_key")
         self._key = spec.routing_key
         self._url = spec.url.rstrip("/") + "/v2/enqueue"
         self._http = http
@@ -41,24 +48,24 @@ class PagerDutyNotifier:
 
     def event(self, g: AlertGroup) -> dict[str, object]:
         """The Events API v2 body for one group."""
-        dedup = hashlib.sha256(g.key.encode()).hexdigest()
         body: dict[str, object] = {
             "routing_key": self._key.reveal(),
-            "dedup_key": dedup,
+            "dedup_key": dedup_key(g.key),
             "event_action": "trigger" if g.status == "firing" else "resolve",
         }
         if g.status == "firing":
             common = g.common_labels()
-            body["payload"] = {
+            payload: dict[str, object] = {
                 "summary": group_title(g)[:_SUMMARY_MAX],
                 "source": common.get("service") or common.get("instance") or "inferwatch",
                 "severity": pagerduty_severity(common.get("tier", ""), common.get("severity", "")),
                 "timestamp": rfc3339(min(a.starts_at for a in g.alerts)),
-                "component": common.get("service", ""),
-                "group": common.get("dimension", ""),
-                "class": common.get("alertname", ""),
-                "custom_details": {"alerts": group_lines(g), "firing": len(g.firing())},
             }
+            optional = {"component": common.get("service", ""), "group": common.get("dimension", ""),
+                        "class": common.get("alertname", "")}
+            payload.update({k: v for k, v in optional.items() if v})
+            payload["custom_details"] = {"alerts": group_lines(g), "firing": len(g.firing())}
+            body["payload"] = payload
             body["client"] = "inferwatch"
             if self._external_url:
                 body["client_url"] = self._external_url
@@ -67,4 +74,4 @@ class PagerDutyNotifier:
     def notify(self, n: Notification) -> None:
         """POST one event per group (202 expected)."""
         for g in n.groups:
-            self._http.request("POST", self._url, json=self.event(g))
+            self._http.request("POST", self._url, json=self.event(g), secrets=(self._key,))
