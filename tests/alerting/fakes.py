@@ -54,9 +54,11 @@ class FakeService:
                               {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(n))
                 fake.requests.append(req)
                 status, headers, body = fake.replies.pop(0) if fake.replies else fake.handler(req)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
+                self.send_response_only(status)
+                # A real service always sends Date; a reply may set its own, or "" to leave it out.
+                for k, v in {"Date": self.date_time_string(), **headers}.items():
+                    if v:
+                        self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -68,7 +70,8 @@ class FakeService:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        server = self.server
+        self.thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.02), daemon=True)
         self.thread.start()
         return self
 
