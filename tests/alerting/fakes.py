@@ -248,16 +248,17 @@ def slack_handler(path: str) -> FakeSlack:
 def webhook_handler() -> Handler:
     """Any receiver of Alertmanager's webhook: checks version 4 and required keys.
 
-    ``idempotencyKey`` is an optional extra; when sent it must equal the ``Idempotency-Key`` header.
+    ``notificationID`` is inferwatch's optional extra; when sent it must equal the
+    ``Idempotency-Key`` header.
     """
     def h(r: Request) -> Reply:
         b = r.json()
         keys = {"version", "groupKey", "truncatedAlerts", "status", "receiver", "groupLabels",
                 "commonLabels", "commonAnnotations", "externalURL", "alerts"}
-        if b.get("version") != "4" or set(b) - {"idempotencyKey"} != keys:
+        if b.get("version") != "4" or set(b) - {"notificationID"} != keys:
             return _bad("not version 4")
-        if "idempotencyKey" in b and r.headers.get("idempotency-key") != b["idempotencyKey"]:
-            return _bad("Idempotency-Key header and idempotencyKey differ")
+        if "notificationID" in b and r.headers.get("idempotency-key") != b["notificationID"]:
+            return _bad("Idempotency-Key header and notificationID differ")
         return 200, {}, b""
     return h
 

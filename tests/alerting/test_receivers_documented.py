@@ -219,18 +219,17 @@ def test_webhook_fingerprint_and_idempotency_key(fake: Fake) -> None:
     n = build_notifier(WebhookReceiverSpec(name="h", url=svc.url), HttpClient(), "", None)
     a = alert(instance="a")
     n.notify(note(a))
-    body = svc.requests[0].json()
-    assert body["alerts"][0]["fingerprint"] == alertmanager_fingerprint(a.labels.to_dict())
-    assert "idempotencyKey" not in body
+    first = svc.requests[0]
+    assert first.json()["alerts"][0]["fingerprint"] == alertmanager_fingerprint(a.labels.to_dict())
+    assert "idempotency-key" not in first.headers  # no key before the delivery core sets one
 
     @dataclasses.dataclass(frozen=True)
-    class Keyed(Notification):  # the delivery core's notification, carrying its stable id
-        idempotency_key: str = "n-42"
+    class Keyed(AlertGroup):  # a group as the delivery core queues it, carrying its stable key
+        idempotency_key: str = "n-42-0"
 
-    base = note(a)
-    n.notify(Keyed(base.receiver, base.groups))
-    again = svc.requests[1]
-    assert again.json()["idempotencyKey"] == "n-42" == again.headers["idempotency-key"]
+    g = note(a).groups[0]
+    n.notify(Notification("ops", (Keyed(g.key, g.labels, g.alerts, g.now),)))
+    assert svc.requests[1].headers["idempotency-key"] == "n-42-0"  # the fake checks any body copy
 
 
 def test_webhook_refuses_nothing_it_should_accept_and_echo_is_an_error(fake: Fake) -> None:

@@ -89,9 +89,13 @@ def notification_text(n: Notification, *, markdown: bool = False, external_url: 
     return "\n".join(parts)
 
 
-def notification_id(n: Notification) -> str | None:
-    """The delivery core's stable id of a notification (its idempotency key), when it has one."""
-    value = getattr(n, "idempotency_key", None) or getattr(n, "notification_id", None)
+def notification_id(n: Notification | AlertGroup) -> str | None:
+    """The delivery core's stable id (idempotency key) of a notification or of one of its groups.
+
+    ``Notification.id`` and ``AlertGroup.idempotency_key`` where the delivery core sets them;
+    ``None`` before it does (read with ``getattr``: older notifications have neither).
+    """
+    value = getattr(n, "id", None) or getattr(n, "idempotency_key", None)
     return str(value) if value else None
 
 

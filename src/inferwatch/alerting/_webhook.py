@@ -1,9 +1,8 @@
 """Generic webhook: Alertmanager's webhook JSON (``version: "4"``), one POST per group.
 
-When the delivery core gives the notification a stable id, it is sent as the
-``Idempotency-Key`` header and the ``idempotencyKey`` field (suffixed with the
-group's index when a notification carries several groups), so a receiver can
-drop the repeat of a send that a crash interrupted.
+When the delivery core gives a group its stable idempotency key, it is sent as
+the ``Idempotency-Key`` header (and, by ``webhook_payload``, in the body), so a
+receiver can drop the repeat of a send that a crash interrupted.
 """
 
 from __future__ import annotations
@@ -35,11 +34,8 @@ class WebhookNotifier:
         headers = {}
         if self._spec.bearer_token is not None:
             headers["Authorization"] = f"Bearer {self._spec.bearer_token.reveal()}"
-        nid = notification_id(n)
-        for i, g in enumerate(n.groups):
+        for g in n.groups:
             body = webhook_payload(n.receiver, g, self._external_url, self._spec.max_alerts)
-            if nid:
-                key = nid if len(n.groups) == 1 else f"{nid}-{i}"
-                body["idempotencyKey"] = key
-                headers = {**headers, IDEMPOTENCY_HEADER: key}
-            self._http.request("POST", self._spec.url, json=body, headers=headers)
+            key = notification_id(g)
+            sent = {**headers, IDEMPOTENCY_HEADER: key} if key else headers
+            self._http.request("POST", self._spec.url, json=body, headers=sent)
