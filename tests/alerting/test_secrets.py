@@ -117,6 +117,7 @@ alerting:
     p = Pipeline(cfg, db=StateDB(data / "alerting.sqlite"), clock=SimulatedClock(0), actions=[],
                  rng=random.Random(0), notifiers={"terminal": RecordingNotifier("terminal")})
     p.send([alert()], now=0)
+    p.tick(1)  # sending may be left to the tick
     failed = {r.receiver: r.error for r in p.records.recent() if r.status == "failed"}
     assert sorted(failed) == sorted(names) and all("HTTP 400: bad request" in e for e in failed.values())
     assert "<secret>" in failed["hook"] and "<secret>" in failed["pd"]  # the echo is kept, redacted
@@ -148,6 +149,7 @@ alerting:
     p = Pipeline(cfg, db=StateDB(data / "alerting.sqlite"), clock=SimulatedClock(0),
                  notifiers={"terminal": rec}, rng=random.Random(0))
     p.send([alert()], now=0)
+    p.tick(1)  # sending may be left to the tick
     outcomes = {r.action: r.outcome for r in p.act.records()}
     assert outcomes["scale"] == f"POST http://{host_ok}/scale -> 200"
     failed = f"failed: POST http://{host_bad}/admin/degrade: HTTP 500: bad request"
@@ -190,3 +192,28 @@ def test_secret_never_stringifies() -> None:
     assert all("hunter2" not in x for x in shown) and set(shown[:6]) == {"<secret>"}
     assert "hunter2" not in parse_config("alerting: {receivers: [{name: w, type: wecom, key: hunter2}]}"
                                          ).model_dump_json()
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("https://user:pw@example.com:8443/hook?tok=abc#frag", "https://example.com:8443/hook"),
+    ("http://[::1]:9000/a?b=c", "http://[::1]:9000/a"),
+    ("http://h:notaport/x", "<url>"),          # unparsable: nothing of it is shown
+    ("no scheme user:pw@h", "<url>"),
+])
+def test_redact_url(url: str, shown: str) -> None:
+    from inferwatch.config._redact import redact_url
+
+    assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize("echoed", [
+    "k=a/b+c d&x",          # raw
+    "k=a%2Fb%2Bc%20d&x",    # URL-quoted (path style)
+    "k=a%2Fb%2Bc+d&x",      # URL-quoted (form style)
+    '{"k": "a/b+c d"}',     # inside JSON
+])
+def test_redact_text_catches_encoded_echoes(echoed: str) -> None:
+    from inferwatch.config._redact import redact_text
+
+    out = redact_text(echoed, ["a/b+c d"])
+    assert "<secret>" in out and "b+c" not in out and "%2B" not in out
