@@ -108,6 +108,7 @@ def _spec(box: Mailbox, cert: Path, **over: Any) -> EmailReceiverSpec:
     return EmailReceiverSpec.model_validate({**base, **over})
 
 
+@pytest.mark.tools
 def test_starttls_is_on_by_default_and_login_happens_encrypted(smtp_server, cert) -> None:  # type: ignore[no-untyped-def]
     box = smtp_server("starttls")
     build_notifier(_spec(box, cert), HttpClient(), "", None).notify(_note())
@@ -118,6 +119,7 @@ def test_starttls_is_on_by_default_and_login_happens_encrypted(smtp_server, cert
     assert msg["Message-ID"].startswith("<") and msg["Message-ID"].endswith("@alerts.example.com>")
 
 
+@pytest.mark.tools
 def test_implicit_tls(smtp_server, cert) -> None:  # type: ignore[no-untyped-def]
     box = smtp_server("implicit")
     build_notifier(_spec(box, cert, implicit_tls=True), HttpClient(), "", None).notify(_note())
@@ -131,6 +133,7 @@ def test_port_465_means_implicit_tls() -> None:
     assert not off.uses_implicit_tls
 
 
+@pytest.mark.tools
 def test_a_server_without_starttls_gets_no_credentials(smtp_server, cert) -> None:  # type: ignore[no-untyped-def]
     box = smtp_server("plain")
     with pytest.raises(NotifyError, match="does not offer STARTTLS") as e:
@@ -138,6 +141,7 @@ def test_a_server_without_starttls_gets_no_credentials(smtp_server, cert) -> Non
     assert not e.value.retryable and box.logins == [] and box.got == []
 
 
+@pytest.mark.tools
 def test_an_untrusted_certificate_is_refused(smtp_server, cert) -> None:  # type: ignore[no-untyped-def]
     box = smtp_server("starttls")
     with pytest.raises(NotifyError, match="certificate not trusted"):
@@ -153,6 +157,7 @@ def test_login_in_clear_is_refused_at_load_unless_allowed() -> None:
     assert parse_config(cfg % "starttls: false, allow_insecure_auth: true")
 
 
+@pytest.mark.tools
 def test_message_id_is_stable_for_a_resend_and_differs_between_notifications(cert: Path) -> None:
     box = Mailbox(25)
     n = build_notifier(_spec(box, cert), HttpClient(), "", None)
