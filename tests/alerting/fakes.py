@@ -153,6 +153,8 @@ def pagerduty_handler(routing_key: str = PD_KEY) -> Handler:
     def h(r: Request) -> Reply:
         if r.method != "POST" or r.path != "/v2/enqueue":
             return 404, {}, b""
+        if len(r.body) > 512 * 1024:  # "Events API payloads are limited to 512 KB"
+            return _pd_invalid("payload too large")
         b = r.json()
         if len(str(b.get("routing_key", ""))) != 32 or b.get("routing_key") != routing_key:
             return _pd_invalid("Invalid routing key")

@@ -163,6 +163,18 @@ def test_pagerduty_dedup_key_is_stable_per_group_and_differs_between_groups(fake
     assert a == b != c
 
 
+def test_pagerduty_event_stays_under_512_kb(fake: Fake) -> None:
+    svc = fake(pagerduty_handler())
+    n = build_notifier(PagerDutyReceiverSpec(name="p", routing_key=PD_KEY, url=svc.url), HttpClient(), "",
+                       None)
+    storm = [alert(instance=f"host-{i:05d}.{'x' * 60}.example.com:9000") for i in range(8000)]
+    n.notify(note(*storm))  # about 1 MB of alert lines: the fake refuses over 512 KB
+    (req,) = svc.requests
+    lines = req.json()["payload"]["custom_details"]["alerts"]
+    assert 400 * 1024 < len(req.body) <= 512 * 1024
+    assert lines[-1] == f"… and {8001 - (len(lines) - 1)} more"  # 8,000 alerts and the summary line
+
+
 @pytest.mark.parametrize("key", ["short", "x" * 33])
 def test_pagerduty_routing_key_of_32_checked_at_load_without_echoing_it(key: str) -> None:
     with pytest.raises(ConfigError) as e:

@@ -9,6 +9,7 @@ resend after a crash) updates one incident; optional payload fields
 from __future__ import annotations
 
 import hashlib
+import json
 
 from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
@@ -16,10 +17,12 @@ from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._template import group_lines, group_title, rfc3339
 from inferwatch.config._receivers import PagerDutyReceiverSpec
 
-__all__ = ["PagerDutyNotifier", "dedup_key", "pagerduty_severity"]
+__all__ = ["PAGERDUTY_MAX_BYTES", "PagerDutyNotifier", "dedup_key", "fit_lines", "pagerduty_severity"]
 
 _SEVERITY = {"P0": "critical", "P1": "error", "P2": "warning"}
 _SUMMARY_MAX = 1024
+PAGERDUTY_MAX_BYTES = 512 * 1024
+"""Events API payloads are limited to 512 KB (PagerDuty's Events API v2 overview)."""
 
 
 def pagerduty_severity(tier: str, severity: str = "") -> str:
@@ -27,6 +30,24 @@ def pagerduty_severity(tier: str, severity: str = "") -> str:
     if tier in _SEVERITY:
         return _SEVERITY[tier]
     return {"critical": "critical", "major": "error", "warning": "warning"}.get(severity, "info")
+
+
+def fit_lines(lines: list[str], room: int) -> list[str]:
+    """The first lines whose JSON takes at most ``room`` bytes, then "… and N more" when cut.
+
+    >>> fit_lines(["a" * 10] * 5, 40)
+    ['aaaaaaaaaa', '… and 4 more']
+    """
+    costs = [len(json.dumps(line).encode()) + 2 for line in lines]  # quoted, escaped, ", "
+    if sum(costs) <= room:
+        return lines
+    room -= len(json.dumps(f"… and {len(lines)} more").encode()) + 2
+    used = 0
+    for i, cost in enumerate(costs):
+        if used + cost > room:
+            return [*lines[:i], f"… and {len(lines) - i} more"]
+        used += cost
+    return lines  # pragma: no cover - the sum did not fit, so some line does not
 
 
 def dedup_key(group_key: str) -> str:
@@ -64,11 +85,14 @@ class PagerDutyNotifier:
             optional = {"component": common.get("service", ""), "group": common.get("dimension", ""),
                         "class": common.get("alertname", "")}
             payload.update({k: v for k, v in optional.items() if v})
-            payload["custom_details"] = {"alerts": group_lines(g), "firing": len(g.firing())}
             body["payload"] = payload
             body["client"] = "inferwatch"
             if self._external_url:
                 body["client_url"] = self._external_url
+            details: dict[str, object] = {"alerts": [], "firing": len(g.firing())}
+            payload["custom_details"] = details
+            room = PAGERDUTY_MAX_BYTES - len(json.dumps(body).encode()) - 64
+            details["alerts"] = fit_lines(group_lines(g), room)
         return body
 
     def notify(self, n: Notification) -> None:
