@@ -105,9 +105,11 @@ class FakeWeCom:
 
     LIMITS: ClassVar[dict[str, int]] = {"text": 2048, "markdown": 4096}
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, clock: Callable[[], float] | None = None) -> None:
         self.key = key
         self.pings: list[set[str]] = []
+        self.clock = clock  # with a clock: at most 20 messages a minute, else errcode 45009
+        self._sent: list[float] = []
 
     def __call__(self, r: Request) -> Reply:
         if r.method != "POST" or r.path != "/cgi-bin/webhook/send":
@@ -116,6 +118,12 @@ class FakeWeCom:
             return _json(200, {"errcode": 93000, "errmsg": "invalid webhook url"})
         if not r.headers.get("content-type", "").startswith("application/json"):
             return _json(200, {"errcode": 40008, "errmsg": "invalid message type"})
+        if self.clock is not None:
+            now = self.clock()
+            self._sent = [t for t in self._sent if t > now - 60]
+            if len(self._sent) >= 20:
+                return _json(200, {"errcode": 45009, "errmsg": "api freq out of limit"})
+            self._sent.append(now)
         body = r.json()
         kind = body.get("msgtype")
         inner = body.get(kind) if kind in self.LIMITS else None
@@ -136,9 +144,9 @@ class FakeWeCom:
         return _json(200, {"errcode": 0, "errmsg": "ok"})
 
 
-def wecom_handler(key: str) -> FakeWeCom:
+def wecom_handler(key: str, clock: Callable[[], float] | None = None) -> FakeWeCom:
     """WeCom group robot (see ``FakeWeCom``)."""
-    return FakeWeCom(key)
+    return FakeWeCom(key, clock)
 
 
 PD_KEY = "0123456789abcdef0123456789abcdef"  # 32 characters, as PagerDuty's integration keys

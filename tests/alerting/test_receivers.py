@@ -191,16 +191,19 @@ def test_only_a_missing_credential_falls_back_other_errors_surface() -> None:
 
 def test_wecom_storm_is_merged_within_20_a_minute(fake: Fake) -> None:
     # rule: at most 20 messages a minute per robot; the excess waits and goes out merged, none dropped
-    svc = fake(wecom_handler(KEY))
+    now = [0.0]
+    svc = fake(wecom_handler(KEY, clock=lambda: now[0]))  # refuses a 21st message within a minute
     cfg = parse_config("alerting: {route: {receiver: wecom, group_wait: 0s, group_by: ['...']}, receivers: "
                        f"[{{name: wecom, type: wecom, key: {KEY}, url: '{svc.url}'}}]}}").alerting
     p = Pipeline(cfg, actions=[], rng=random.Random(0))
     p.send([alert(instance=f"i{i}") for i in range(50)], now=0)
     assert len(svc.requests) == 20
+    now[0] = 30
     p.tick(30)
     assert len(svc.requests) == 20
+    now[0] = 61
     p.tick(61)
-    assert len(svc.requests) == 21
+    assert len(svc.requests) == 21 and not any(r.status == "failed" for r in p.records.recent())
     merged = svc.requests[-1].json()["markdown"]["content"]
     # 30 groups in one message: cut at 4096 bytes with the pointer, the first held group first
     assert merged.count("[FIRING:1]") >= 10 and len(merged.encode()) <= 4096
