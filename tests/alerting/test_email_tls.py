@@ -149,6 +149,15 @@ def test_an_untrusted_certificate_is_refused(smtp_server, cert) -> None:  # type
     assert box.logins == [] and box.got == []
 
 
+@pytest.mark.tools
+def test_a_missing_ca_file_is_a_clear_final_error(smtp_server, cert, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    box = smtp_server("starttls")
+    with pytest.raises(NotifyError, match=r"ca_file .*nope.pem: cannot load \(FileNotFoundError\)") as e:
+        spec = _spec(box, cert, ca_file=str(tmp_path / "nope.pem"))
+        build_notifier(spec, HttpClient(), "", None).notify(_note())
+    assert not e.value.retryable and box.got == []
+
+
 def test_login_in_clear_is_refused_at_load_unless_allowed() -> None:
     cfg = "alerting: {receivers: [{name: m, type: email, smarthost: 'h:25', username: u, password: p, %s}]}"
     with pytest.raises(ConfigError, match="allow_insecure_auth") as e:

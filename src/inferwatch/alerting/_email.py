@@ -56,7 +56,11 @@ class EmailNotifier:
         return f"<{hashlib.sha256(seed.encode()).hexdigest()[:32]}.inferwatch@{domain}>"
 
     def _context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=self._spec.ca_file or None)
+        try:
+            return ssl.create_default_context(cafile=self._spec.ca_file or None)
+        except (OSError, ssl.SSLError) as exc:  # a config problem: retrying will not help
+            raise NotifyError(f"ca_file {self._spec.ca_file}: cannot load ({exc.__class__.__name__})",
+                              retryable=False) from None
 
     def _connect(self) -> smtplib.SMTP:
         s = self._spec
