@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from alerting.conftest import alert
 from alerting.fakes import (
@@ -250,3 +252,22 @@ def test_webhook_refuses_nothing_it_should_accept_and_echo_is_an_error(fake: Fak
     with pytest.raises(NotifyError) as e:
         n.notify(note(alert()))
     assert not e.value.retryable and e.value.retry_after is None and str(e.value).startswith("HTTP 400")
+
+
+@given(st.text(max_size=200))
+def test_slack_escape_round_trips_and_leaves_no_control_character(text: str) -> None:
+    from inferwatch.alerting._slack import slack_escape
+
+    escaped = slack_escape(text)
+    assert "<" not in escaped and ">" not in escaped
+    assert escaped.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == text
+
+
+@given(st.lists(st.text(min_size=1, max_size=80), max_size=60))
+def test_spoken_twiml_is_valid_xml_within_the_limit(titles: list[str]) -> None:
+    from xml.etree import ElementTree
+
+    from inferwatch.alerting._twilio import spoken_twiml
+
+    twiml = spoken_twiml(titles, limit=1000)
+    assert len(twiml) <= 1000 and ElementTree.fromstring(twiml).tag == "Response"

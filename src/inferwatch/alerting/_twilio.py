@@ -6,7 +6,8 @@ the titles that do not fit are replaced by "And N more."
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape
+import re
+from xml.sax.saxutils import escape as _xml_escape
 
 from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
@@ -19,6 +20,15 @@ __all__ = ["TWIML_MAX_CHARS", "TwilioNotifier", "spoken_twiml"]
 TWIML_MAX_CHARS = 4000
 _HEAD, _TAIL = '<Response><Say loop="2">', "</Say></Response>"
 _INTRO = "Inferwatch alert."
+
+
+# Characters XML 1.0 does not allow (a label can carry them): Twilio would refuse the TwiML.
+_NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def escape(text: str) -> str:
+    """``text`` as XML character data: escaped, characters XML cannot carry replaced by spaces."""
+    return _xml_escape(_NOT_XML.sub(" ", text))
 
 
 def _more(n: int) -> str:
