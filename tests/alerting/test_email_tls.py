@@ -158,6 +158,13 @@ def test_a_missing_ca_file_is_a_clear_final_error(smtp_server, cert, tmp_path) -
     assert not e.value.retryable and box.got == []
 
 
+def test_a_line_break_in_a_label_cannot_inject_a_header(tmp_path: Path) -> None:
+    n = build_notifier(_spec(Mailbox(25), tmp_path / "unused.pem"), HttpClient(), "", None)
+    labels = Labels({"alertname": "HighLatency", "service": "a\r\nBcc: attacker@example.com"})
+    msg = n.message(Notification("mail", (AlertGroup("g", labels, (alert(),), 1.0),)))  # type: ignore[attr-defined]
+    assert msg["Bcc"] is None and "Bcc: attacker@example.com" in msg["Subject"]
+
+
 def test_login_in_clear_is_refused_at_load_unless_allowed() -> None:
     cfg = "alerting: {receivers: [{name: m, type: email, smarthost: 'h:25', username: u, password: p, %s}]}"
     with pytest.raises(ConfigError, match="allow_insecure_auth") as e:
@@ -166,10 +173,8 @@ def test_login_in_clear_is_refused_at_load_unless_allowed() -> None:
     assert parse_config(cfg % "starttls: false, allow_insecure_auth: true")
 
 
-@pytest.mark.tools
-def test_message_id_is_stable_for_a_resend_and_differs_between_notifications(cert: Path) -> None:
-    box = Mailbox(25)
-    n = build_notifier(_spec(box, cert), HttpClient(), "", None)
+def test_message_id_is_stable_for_a_resend_and_differs_between_notifications(tmp_path: Path) -> None:
+    n = build_notifier(_spec(Mailbox(25), tmp_path / "unused.pem"), HttpClient(), "", None)
     notes = (_note(), _note(), _note(key="g2"), _note(now=1.0))
     ids = [n.message(x)["Message-ID"] for x in notes]  # type: ignore[attr-defined]
     assert ids[0] == ids[1] and len(set(ids)) == 3

@@ -41,7 +41,8 @@ class EmailNotifier:
         when = max((g.now for g in n.groups), default=None)
         when = self._clock.now() if when is None else when
         msg = EmailMessage()
-        msg["Subject"] = "; ".join(group_title(g) for g in n.groups)[:200] or f"inferwatch {n.kind}"
+        subject = "; ".join(group_title(g) for g in n.groups)[:200] or f"inferwatch {n.kind}"
+        msg["Subject"] = " ".join(subject.split())  # a label's line break must not end the header
         msg["From"] = self._spec.from_
         msg["To"] = ", ".join(self._spec.to)
         msg["Date"] = format_datetime(datetime.fromtimestamp(when, UTC))
