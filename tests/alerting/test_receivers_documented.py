@@ -128,6 +128,13 @@ def test_twilio_one_huge_title_is_cut_not_refused(fake: Fake) -> None:
     assert 3900 < len(twiml) <= 4000 and "&lt;&amp;&gt;" in twiml
 
 
+def test_twilio_numbers_are_checked_at_load() -> None:
+    with pytest.raises(ConfigError, match=r"receivers\[0\]\.twilio\.to: .*'555-0002'"):
+        parse_config("alerting: {receivers: [{name: c, type: twilio, from: '+15550001', to: ['555-0002']}]}")
+    assert parse_config("alerting: {receivers: [{name: c, type: twilio, from: '+15550001', "
+                        "to: ['+15550002', 'sip:oncall@example.com']}]}")
+
+
 # -- Slack ----------------------------------------------------------------------------------------
 
 def test_slack_escapes_so_a_label_cannot_ping_a_channel(fake: Fake) -> None:

@@ -118,6 +118,16 @@ class TwilioReceiverSpec(_Receiver):
 
     model_config = FrozenModel.model_config | {"populate_by_name": True}
 
+    @field_validator("from_", "to")
+    @classmethod
+    def _e164(cls, v: str | tuple[str, ...]) -> str | tuple[str, ...]:
+        # Twilio takes E.164 numbers (+15551234567), or a client:/sip: address to call
+        bad = [x for x in ((v,) if isinstance(v, str) else v)
+               if x and not re.fullmatch(r"\+[1-9][0-9]{1,14}|(client|sip):\S+", x)]
+        if bad:
+            raise ValueError(f"not an E.164 number (+15551234567): {', '.join(map(repr, bad))}")
+        return v
+
 
 class SlackReceiverSpec(_Receiver):
     """A Slack incoming webhook (the URL is the secret)."""
