@@ -67,7 +67,7 @@ class WeComReceiverSpec(_Receiver):
     key: Secret | None = Field(None, description="the robot's webhook key")
     url: str = "https://qyapi.weixin.qq.com"
     mentioned_list: tuple[str, ...] = Field(
-        (), description="user ids to @mention ('@all': everyone); markdown keeps this")
+        (), description="user ids to @mention ('@all': everyone, sends text messages)")
     mentioned_mobile_list: tuple[str, ...] = Field(
         (), description="phone numbers to @mention ('@all': everyone); sends text messages")
     rate_limit: RateLimitSpec | None = Field(default_factory=RateLimitSpec)
