@@ -22,7 +22,6 @@ from typing import Protocol
 from inferwatch._exceptions import ActionError, InferwatchError
 from inferwatch.alerting._notification import Notification, fingerprint
 from inferwatch.alerting._state import StateDB
-from inferwatch.config._redact import redact_url
 from inferwatch.model import Matcher, format_duration, matches_all
 from inferwatch.rules import Alert
 
@@ -73,6 +72,8 @@ class ActionRecord:
 def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
     """Replace ``{label}`` with the alert's label value (``ActionError`` names a missing one)."""
     import re
+
+    from inferwatch.config._redact import redact_url
 
     def sub(m: re.Match[str]) -> str:
         if m.group(1) not in labels:
