@@ -72,9 +72,12 @@ def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
     """Replace ``{label}`` with the alert's label value (``ActionError`` names a missing one)."""
     import re
 
+    from inferwatch.config._redact import redact_url
+
     def sub(m: re.Match[str]) -> str:
         if m.group(1) not in labels:
-            raise ActionError(f"placeholder {{{m.group(1)}}} in {template!r}: the alert has no such label")
+            shown = redact_url(template) if "://" in template else template  # may hold user:pass@
+            raise ActionError(f"placeholder {{{m.group(1)}}} in {shown!r}: the alert has no such label")
         return labels[m.group(1)]
 
     return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, template)

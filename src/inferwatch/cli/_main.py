@@ -55,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from inferwatch.config._redact import install_log_redaction
+
+    install_log_redaction()  # httpx logs request URLs (a WeCom key, a Slack webhook path)
     try:
         code = args.func(args)
     except InferwatchError as exc:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config._env import ENV_CONFIG
+from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
 
 __all__ = ["load_config", "parse_config"]
@@ -60,7 +61,9 @@ def _describe(exc: ValidationError, source: str) -> str:
         if err["type"] == "extra_forbidden":
             lines.append(f"{source}: {field}: unknown field")
             continue
-        got = "" if err["type"] == "missing" else f" (got {_short(err.get('input'))})"
+        secret = bool(set(map(str, err["loc"])) & secret_field_names())  # never echo a key
+        shown = _short(mask_secret_fields(err.get("input")))
+        got = "" if err["type"] == "missing" or secret else f" (got {shown})"
         lines.append(f"{source}: {field}: {msg}{got}")
     return "\n".join(lines)
 
