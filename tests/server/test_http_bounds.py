@@ -72,7 +72,8 @@ def test_big_or_deep_bodies_are_refused_before_the_handler(body: bytes, status: 
 def test_repeated_log_lines_are_counted_not_written() -> None:
     now = [0.0]
     f = RepeatFilter(window=10.0, monotonic=lambda: now[0])
-    rec = logging.LogRecord("asyncio", logging.ERROR, "", 0, "socket.accept() out of system resource", (), None)
+    rec = logging.LogRecord("asyncio", logging.ERROR, "", 0, "socket.accept() out of system resource",
+                            (), None)
     passed = [f.filter(rec) for _ in range(1000)]
     assert passed.count(True) == 1
     now[0] = 11.0

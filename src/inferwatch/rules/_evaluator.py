@@ -154,6 +154,16 @@ class Evaluator:
         self._persist(ts)
         return to_send
 
+    def shift_clock(self, step: float) -> None:
+        """The wall clock stepped by ``step`` seconds: move pending timers with it.
+
+        A pending alert's ``for`` then counts time that really passed, so a
+        forward step neither fires it early nor a backward one delays it.
+        """
+        with self._lock:
+            for name, instances in self._alerts.items():
+                self._alerts[name] = {fp: _shifted(a, step) for fp, a in instances.items()}
+
     def save_state(self) -> None:
         """Save alert and baseline state now (before a reload or shutdown)."""
         with self._lock:
@@ -227,6 +237,14 @@ class Evaluator:
             if a.state in (AlertState.PENDING, AlertState.FIRING)
         ]
         return sorted(out, key=lambda x: (x.alertname, x.labels))
+
+
+def _shifted(a: AlertInstance, step: float) -> AlertInstance:
+    if a.state is AlertState.PENDING:
+        a = replace(a, active_at=a.active_at + step)
+    if a.keep_firing_since:
+        a = replace(a, keep_firing_since=a.keep_firing_since + step)
+    return a
 
 
 def _vector(result: object, rule: Rule) -> list[tuple[Labels, float]]:
