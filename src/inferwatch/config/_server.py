@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._types import Duration, FrozenModel, Secret
@@ -21,6 +21,14 @@ class ServerConfig(FrozenModel):
     external_url: str = Field("", description="URL of the dashboard, linked from notifications")
     query: QueryLimits = Field(default_factory=QueryLimits, description="bounds on API queries")
     http: HttpLimits = Field(default_factory=HttpLimits, description="bounds on HTTP clients")
+
+    @field_validator("listen")
+    @classmethod
+    def _host_port(cls, listen: str) -> str:
+        _, sep, port = listen.rpartition(":")
+        if not sep or not port.isdigit() or int(port) > 65535:
+            raise ValueError("expected host:port with a port 0..65535, such as 127.0.0.1:9464")
+        return listen
 
 
 class StorageConfig(FrozenModel):
