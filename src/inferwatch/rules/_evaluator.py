@@ -103,6 +103,7 @@ class Evaluator:
         self._bands: dict[str, BandProvider] = {}
         self._memo = LabelMemo()
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
+        self._save_failing = False
         if band_factory is not None:
             for r in self.rules:
                 if r.dynamic is not None:
@@ -177,9 +178,14 @@ class Evaluator:
             bands = {name: b.export_state() for name, b in self._bands.items()}
         try:
             self.state.save(self._alerts, bands)  # rules missing from `bands` keep their stored state
-        except StoreError:
-            log.exception("saving alert state failed; it is kept in memory")
+        except StoreError as exc:
+            if not self._save_failing:  # once per episode (a full disk fails every round)
+                log.error("saving alert state failed; it is kept in memory until saving works again: %s", exc)
+            self._save_failing = True
             return
+        if self._save_failing:
+            log.warning("saving alert state works again")
+            self._save_failing = False
         if bands or not self._bands:
             self._bands_saved_at = ts
 

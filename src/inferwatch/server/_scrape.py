@@ -96,6 +96,7 @@ class ScrapeLoop:
         self._client = httpx.Client(transport=transport, follow_redirects=True, headers={"Accept": ACCEPT})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._store_failing = False
 
     def targets(self) -> list[TargetHealth]:
         """Health of every target, in config order."""
@@ -155,8 +156,15 @@ class ScrapeLoop:
             append_columns(self.store, labels, t, v)
         except InferwatchError as exc:
             error = f"store refused the scrape: {exc}"
-            log.warning("target %s: %s", target.cfg.url, error)
-        target.tracked = parsed.tracked
+            if not self._store_failing:  # once per episode: a full disk refuses every scrape
+                log.error("target %s: %s (said once until the store accepts samples again)",
+                          target.cfg.url, error)
+            self._store_failing = True
+        else:
+            if self._store_failing:
+                log.warning("the store accepts scraped samples again")
+            self._store_failing = False
+            target.tracked = parsed.tracked  # only what was stored can go stale later
         h = target.health
         h.health, h.last_error = ("down", error) if error else ("up", note)
         h.last_scrape, h.last_duration, h.samples = now, duration, len(parsed)
