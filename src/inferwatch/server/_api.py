@@ -21,6 +21,7 @@ from inferwatch._exceptions import InferwatchError, StoreError
 from inferwatch.model import parse_duration
 from inferwatch.rules import format_go_float
 from inferwatch.server._guard import Guard
+from inferwatch.server._openapi import OPENAPI_PATH, openapi_document
 from inferwatch.server._query_exec import (
     BoundedStore,
     QueryContext,
@@ -203,6 +204,9 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
 
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
+    async def openapi(_: Request) -> Response:
+        return JSONResponse(openapi_document())
+
     async def not_found(req: Request, exc: Exception) -> Response:
         return _bad(f"no such endpoint: {req.url.path}", 404)
 
@@ -213,6 +217,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
     api = [("/api/v1/targets", targets), ("/api/v1/rules", rules), ("/api/v1/alerts", alerts)]
     routes: list[BaseRoute] = [
         Route("/-/healthy", healthy), Route("/-/ready", ready), Route("/metrics", metrics),
+        Route(OPENAPI_PATH, openapi),
         *(Route(path, _handler(fn, executor), methods=["GET", "POST"]) for path, fn in pooled),
         *(Route(path, _handler(fn), methods=["GET", "POST"]) for path, fn in api),
         *extra_routes,

@@ -6,6 +6,8 @@
   neither stored nor forwarded.
 * A JSON body nested deeper than ``max_json_depth`` is refused with 400 and
   the reason, so no handler's parser or walker can hit ``RecursionError``.
+* A request whose ``Host`` is not this server's is refused with 421 when
+  ``app.state.allowed_hosts`` is set (``serve`` on loopback; see ``_hosts``).
 * An exception a handler did not expect is answered 500 with a JSON body
   that holds no traceback, and written to the log as one line (exception
   type, message and where it was raised).
@@ -23,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from inferwatch.config import HttpLimits
+from inferwatch.server._hosts import host_allowed
 
 __all__ = ["BODY_LIMITS", "Guard", "json_depth"]
 
@@ -80,6 +83,12 @@ class Guard:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        app = scope.get("app")
+        allowed = getattr(app.state, "allowed_hosts", None) if app is not None else None
+        host = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"host"), "")
+        if not host_allowed(host, allowed):
+            await _answer(send, 421, "bad_data", f"Host {host[:100]!r} is not this server's (DNS rebinding?)")
             return
         limit = _limit_for(scope["path"], self.limits.max_body_bytes)
         problem, body = await self._read(scope, receive, limit)

@@ -13,6 +13,7 @@ from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
 from inferwatch.server._api import create_app
+from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._runtime import Server
@@ -64,6 +65,10 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
             signal.signal(signal.SIGHUP, reloader.on_signal)
     app = create_app(server, extra_routes=routes, deliveries=deliveries)
+    app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
+    warning = exposure_warning(host)
+    if warning:
+        print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     notify = PipelineRunner(pipeline)
     notify.start()
     def started(bound_port: int) -> None:
