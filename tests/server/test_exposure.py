@@ -56,7 +56,7 @@ def test_a_real_server_checks_host_and_webhook_labels_and_publishes_openapi(tmp_
 @pytest.mark.slow
 def test_the_openapi_fuzzer_finds_no_500_and_no_traceback() -> None:
     # the bounded CI run; longer runs and their figures are in benchmarks/RESULTS.md
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fuzz_api.py"), "--cases", "300",
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_fuzz.py"), "--cases", "300",
                           "--seed", "21"], capture_output=True, text=True, timeout=600, check=False)
     summary = json.loads(out.stdout)
     assert out.returncode == 0, summary

@@ -1,6 +1,6 @@
 """An OpenAPI-driven fuzzer for ``inferwatch serve``: bounded, seeded, loopback only.
 
-    python benchmarks/fuzz_api.py [--cases 2000] [--seed 1] [--url URL --token T]
+    python benchmarks/bench_fuzz.py [--cases 2000] [--seed 1] [--url URL]
 
 Without ``--url`` it starts ``inferwatch serve`` on 127.0.0.1 (an ephemeral
 port, a temporary data directory) and stops it at the end. It reads
