@@ -9,6 +9,7 @@ from inferwatch.config import _env as env
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
+from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._root import Config
@@ -26,7 +27,9 @@ __all__ = [
     "Config",
     "Duration",
     "FrozenModel",
+    "HttpLimits",
     "QualityConfig",
+    "QueryLimits",
     "RulesConfig",
     "ScrapeConfig",
     "ScrapeTarget",

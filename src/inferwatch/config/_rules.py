@@ -18,6 +18,7 @@ Prometheus, labels and annotations. ``signal`` is either a bare name
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -175,7 +176,8 @@ class DynamicThreshold(FrozenModel):
     band: float = Field(6.0, gt=0, description="band half-width, in the provider's scale units")
     direction: Literal["above", "below", "both"] = "above"
     min_history: Duration = Field(172800.0, ge=0, description="history needed before a band exists")
-    fallback: float | None = Field(None, description="fixed threshold used while no band exists")
+    fallback: float | None = Field(
+        None, allow_inf_nan=False, description="fixed threshold used while no band exists")
     windows: tuple[int, ...] | None = Field(
         None, description="also alert when the mean residual of the last N samples leaves its "
         "band, per N (sustained shifts); None: baseline.seasonal.windows"
@@ -223,6 +225,13 @@ class RuleSpec(FrozenModel):
     def _name(cls, v: str) -> str:
         if not is_valid_metric_name(v):
             raise ValueError(f"rule name {v!r} must be a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+        return v
+
+    @field_validator("threshold")
+    @classmethod
+    def _finite(cls, v: float | str) -> float | str:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("threshold must be a finite number (or 'dynamic')")
         return v
 
     @field_validator("labels", "annotations")

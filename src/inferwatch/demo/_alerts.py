@@ -69,8 +69,9 @@ class AlertView:
         ms = round(self.interval_s * 1000)
         config = parse_config(CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2))
         self._start = ctx.clock.now()
-        components = build_components(config, clock=ctx.clock, sink=self)
-        self._server = Server(components, clock=ctx.clock)
+        clock = ctx.clock.compressed()  # one speed for scheduling and waiting
+        components = build_components(config, clock=clock, sink=self)
+        self._server = Server(components, clock=clock)
         self._server.start()
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:

@@ -52,6 +52,13 @@ class DemoClock(ScaledClock):
         """Real monotonic seconds (durations are not compressed)."""
         return time.monotonic()
 
+    def compressed(self) -> ScaledClock:
+        """The same compressed time, monotonic reading compressed too: the server's loops schedule
+        with ``monotonic`` and wait with ``wait``, so both must run at one speed."""
+        clock = ScaledClock(self.speed, start=self._sim0)
+        clock._real0 = self._real0
+        return clock
+
 
 @dataclass(frozen=True)
 class DemoOptions:

@@ -5,7 +5,7 @@ The bottom of the package table: depends on nothing else in inferwatch.
 
 from inferwatch.model import _catalog as metrics
 from inferwatch.model._catalog import CATALOG, MetricSpec
-from inferwatch.model._clock import Clock, ScaledClock, SimulatedClock, SystemClock
+from inferwatch.model._clock import Clock, ClockStepDetector, ScaledClock, SimulatedClock, SystemClock
 from inferwatch.model._durations import format_duration, parse_duration
 from inferwatch.model._fingerprint import alertmanager_fingerprint
 from inferwatch.model._labels import (
@@ -24,6 +24,7 @@ __all__ = [
     "METRIC_NAME_LABEL",
     "STALE_NAN",
     "Clock",
+    "ClockStepDetector",
     "Dimension",
     "Labels",
     "MatchOp",

@@ -29,6 +29,7 @@ __all__ = [
     "parse_promql",
 ]
 
+MAX_DEPTH = 128  # deeper expressions are refused (evaluating them would exhaust Python's stack)
 AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "count"})
 RANGE_FUNCTIONS = frozenset({"rate", "increase", "avg_over_time", "min_over_time", "max_over_time"})
 _MATCHING = ("on", "ignoring", "group_left", "group_right")
@@ -151,6 +152,7 @@ class _Parser:
             self.toks.append((kind, m.group(kind), m.start(kind)))
             pos = m.end()
         self.i = 0
+        self.depth = 0
 
     def error(self, msg: str, pos: int | None = None) -> PromQLError:
         if pos is None:
@@ -169,6 +171,15 @@ class _Parser:
         return v
 
     def expr(self, min_prec: int = 1) -> Expr:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise self.error(f"expression nested more than {MAX_DEPTH} levels deep")
+            return self._expr(min_prec)
+        finally:
+            self.depth -= 1
+
+    def _expr(self, min_prec: int) -> Expr:
         lhs = self.unary()
         while True:
             k, op = self.peek()
@@ -304,8 +315,26 @@ def parse_promql(text: str) -> Expr:
     e = p.expr()
     if p.peek()[0] != "eof":
         raise p.error(f"unexpected {p.peek()[1]!r}")
+    depth = _depth(e)
+    if depth > MAX_DEPTH:
+        raise PromQLError(f"expression nested {depth} levels deep (at most {MAX_DEPTH}) in {text[:80]!r}...")
     _check_types(p, e)
     return e
+
+
+def _depth(e: Expr) -> int:
+    """The height of the syntax tree, without recursion (a chain of 5,000 ``+`` is 5,000 deep)."""
+    deepest, stack = 0, [(e, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(node, Binary):
+            stack += [(node.lhs, d + 1), (node.rhs, d + 1)]
+        elif isinstance(node, Aggregate):
+            stack.append((node.expr, d + 1))
+        elif isinstance(node, Call):
+            stack += [(a, d + 1) for a in node.args]
+    return deepest
 
 
 def _check_types(p: _Parser, e: Expr) -> None:

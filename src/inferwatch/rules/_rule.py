@@ -87,8 +87,13 @@ def load_rules(config: Config) -> list[Rule]:
     from inferwatch.rules._pack import default_rule_specs
 
     specs: dict[str, RuleSpec] = {}
+    pack = default_rule_specs()
+    unknown = sorted(set(config.rules.disable) - {s.name for s in pack})
+    if unknown:
+        raise ConfigError(f"rules.disable: no default-pack rule named {', '.join(map(repr, unknown))} "
+                          f"(the pack has {', '.join(s.name for s in pack)})")
     if config.rules.default_pack:
-        specs = {s.name: s for s in default_rule_specs() if s.name not in config.rules.disable}
+        specs = {s.name: s for s in pack if s.name not in config.rules.disable}
     for s in config.rules.rules:
         specs[s.name] = s
     return [Rule.from_spec(s) for s in specs.values()]

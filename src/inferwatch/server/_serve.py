@@ -13,6 +13,8 @@ from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
 from inferwatch.server._api import create_app
+from inferwatch.server._hosts import allowed_hosts, exposure_warning
+from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
@@ -40,7 +42,6 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     """
     import signal
 
-    import uvicorn
 
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
@@ -64,6 +65,10 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
             signal.signal(signal.SIGHUP, reloader.on_signal)
     app = create_app(server, extra_routes=routes, deliveries=deliveries)
+    app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
+    warning = exposure_warning(host)
+    if warning:
+        print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     notify = PipelineRunner(pipeline)
     notify.start()
     def started(bound_port: int) -> None:
@@ -73,8 +78,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
 
-    uv = _uvicorn_server()(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"),
-                           on_started=started, port=port)
+    uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http),
+                           on_started=started, port=port, on_stopping=app.state.executor.close)
     try:
         uv.run()
     finally:
@@ -88,9 +93,14 @@ def _uvicorn_server() -> Any:
     class Started(uvicorn.Server):
         """uvicorn's server, calling back once its socket listens (with the port it got)."""
 
-        def __init__(self, config: uvicorn.Config, *, on_started: Callable[[int], None], port: int) -> None:
+        def __init__(self, config: uvicorn.Config, *, on_started: Callable[[int], None], port: int,
+                     on_stopping: Callable[[], None]) -> None:
             super().__init__(config)
-            self._on_started, self._port = on_started, port
+            self._on_started, self._port, self._on_stopping = on_started, port, on_stopping
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            self._on_stopping()  # running queries are cancelled, so a SIGTERM does not wait for them
+            await super().shutdown(sockets=sockets)
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
