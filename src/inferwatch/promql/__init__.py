@@ -16,14 +16,14 @@ from inferwatch.promql._engine import DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._kernels import bucket_quantile, extrapolated_rate
 from inferwatch.promql._lexer import PromQLError
 from inferwatch.promql._parser import parse_promql, parse_typed
-from inferwatch.promql._query import MAX_RANGE_POINTS, Engine, InstantResult, RangeResult
+from inferwatch.promql._query import MAX_RANGE_POINTS, Engine, InstantResult, QueryTimeout, RangeResult
 from inferwatch.promql._signatures import AGGREGATIONS, FUNCTIONS
 from inferwatch.promql._values import EvalError, Matrix, Vector
 
 __all__ = [
     "AGGREGATIONS", "DEFAULT_MAX_SAMPLES", "FUNCTIONS", "MAX_RANGE_POINTS", "Aggregate", "AtMod", "Binary",
     "Call", "Engine", "EvalError", "Evaluator", "Expr", "InstantResult", "LoadCache", "Matching", "Matrix",
-    "Number", "Paren", "PromQLError", "RangeResult", "Selector", "String", "Subquery", "Unary", "ValueType",
+    "Number", "Paren", "PromQLError", "QueryTimeout", "RangeResult", "Selector", "String", "Subquery", "Unary", "ValueType",
     "Vector", "bucket_quantile", "extrapolated_rate", "format_number", "parse_promql", "parse_typed",
     "value_type",
 ]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inferwatch.model import Labels
@@ -19,9 +20,13 @@ from inferwatch.promql._parser import parse_typed
 from inferwatch.promql._values import EvalError, Matrix, Value, check_unique
 from inferwatch.store import Store
 
-__all__ = ["Engine", "InstantResult", "RangeResult"]
+__all__ = ["Engine", "InstantResult", "QueryTimeout", "RangeResult"]
 
 MAX_RANGE_POINTS = 11_000
+
+
+class QueryTimeout(EvalError):
+    """The query ran past its deadline."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Engine:
     max_samples: int = DEFAULT_MAX_SAMPLES
     default_step: float = 60.0
     cache: LoadCache = field(default_factory=dict)
+    cancelled: Callable[[], bool] | None = None  # polled every step: True stops with QueryTimeout
 
     def _evaluator(self, start: float, end: float) -> Evaluator:
         return Evaluator(self.store, round(start * 1000), round(end * 1000), round(self.lookback * 1000),
@@ -78,6 +84,8 @@ class Engine:
         s_ms, e_ms, step_ms = round(start * 1000), round(end * 1000), round(step * 1000)
         out: dict[Labels, list[tuple[float, float]]] = {}
         for ts in range(s_ms, e_ms + 1, step_ms):
+            if self.cancelled is not None and self.cancelled():
+                raise QueryTimeout("query timed out in query execution")
             value = ev.eval(expr, ts)
             if isinstance(value, float):
                 out.setdefault(Labels(), []).append((ts / 1000, value))

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 from inferwatch._exceptions import InferwatchError, StoreError
 from inferwatch.model import parse_duration
 from inferwatch.rules import EvalError, PromQLError, QueryEngine, format_go_float, parse_promql
+from inferwatch.server._prom_routes import prometheus_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
 from inferwatch.store import parse_selector
@@ -197,6 +198,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
         ("/api/v1/rules", rules), ("/api/v1/alerts", alerts),
     ]
     routes: list[BaseRoute] = [
+        *prometheus_routes(server, deliveries),  # Prometheus 2.42's API: listed first, so it wins
         Route("/-/healthy", healthy), Route("/-/ready", ready), Route("/metrics", metrics),
         *(Route(path, _handler(fn), methods=["GET", "POST"]) for path, fn in api),
         *extra_routes,

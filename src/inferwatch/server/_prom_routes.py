@@ -1,0 +1,16 @@
+"""Every Prometheus-compatible route of the server, in one list for ``create_app``."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute
+
+from inferwatch.server._prom_api import prom_query_routes
+from inferwatch.server._runtime import Server
+from inferwatch.server._selfmetrics import DeliveryCounts
+
+__all__ = ["prometheus_routes"]
+
+
+def prometheus_routes(server: Server, deliveries: DeliveryCounts | None = None) -> list[BaseRoute]:
+    """Query, metadata, status and federation endpoints as Prometheus 2.42 serves them."""
+    return [*prom_query_routes(server)]

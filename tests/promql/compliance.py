@@ -1,0 +1,305 @@
+"""The differential PromQL compliance harness: inferwatch against a real Prometheus 2.42.
+
+The same synthetic samples (the PromLabs demo service's metric names, three
+instances scraped every 5 s for 75 minutes) are backfilled into Prometheus
+(``promtool tsdb create-blocks-from openmetrics``, then ``prometheus`` on that
+directory) and written into inferwatch's SQLite store (then ``inferwatch
+serve``). Every query of the PromQL Compliance Tester's set, with its
+template variants expanded as the tester expands them, goes to both HTTP APIs
+as a ``query_range`` over the last 10 minutes at a 10 s step, and the answers
+are compared with the tester's rules (``comparer.go``: matrices sorted,
+values equal within a fraction of 1e-5, NaN equal to NaN; ``should_fail``
+queries must fail on both).
+
+Run it by hand: ``python -m tests.promql.compliance [--verbose]``; it prints
+``P / N passed``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import yaml
+
+from inferwatch.model import Labels, Sample
+from inferwatch.store import SQLiteStore
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERIES = ROOT.parent / "shared" / "data" / "promql" / "promql-test-queries.yml"
+QUERIES_FALLBACK = Path("/work/shared/data/promql/promql-test-queries.yml")
+BASE = 1_700_000_000  # a fixed start, so the data and the answers are the same on every run
+SCRAPE = 5
+DURATION = 75 * 60
+END = BASE + DURATION - 2 * 60
+START = END - 10 * 60
+STEP = 10
+INSTANCES = [f"demo.promlabs.com:{p}" for p in (10000, 10001, 10002)]
+
+# The tester's template arguments (testcases/expand.go).
+VARIANTS: dict[str, list[str]] = {
+    "range": ["1s", "15s", "1m", "5m", "15m", "1h"],
+    "offset": ["1m", "5m", "10m"],
+    "simpleAggrOp": ["sum", "avg", "max", "min", "count", "stddev", "stdvar"],
+    "simpleTimeAggrOp": ["sum", "avg", "max", "min", "count", "stddev", "stdvar", "absent", "last"],
+    "topBottomOp": ["topk", "bottomk"],
+    "quantile": ["-0.5", "0.1", "0.5", "0.75", "0.95", "0.90", "0.99", "1", "1.5"],
+    "arithBinOp": ["+", "-", "*", "/", "%", "^"],
+    "compBinOp": ["==", "!=", "<", ">", "<=", ">="],
+    "binOp": ["+", "-", "*", "/", "%", "^", "==", "!=", "<", ">", "<=", ">="],
+    "simpleMathFunc": ["abs", "ceil", "floor", "exp", "sqrt", "ln", "log2", "log10", "round"],
+    "extrapolatedRateFunc": ["delta", "rate", "increase"],
+    "clampFunc": ["clamp_min", "clamp_max"],
+    "instantRateFunc": ["idelta", "irate"],
+    "dateFunc": ["day_of_month", "day_of_week", "days_in_month", "hour", "minute", "month", "year"],
+    "smoothingFactor": ["0.1", "0.5", "0.8"],
+    "trendFactor": ["0.1", "0.5", "0.8"],
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One expanded query."""
+
+    query: str
+    should_fail: bool = False
+
+
+def expand_cases(path: Path | None = None) -> list[Case]:
+    """The tester's query set with every template variant expanded (in the tester's order)."""
+    src = path or (QUERIES if QUERIES.is_file() else QUERIES_FALLBACK)
+    doc = yaml.safe_load(src.read_text())
+    out: list[Case] = []
+    for tc in doc["test_cases"]:
+        args = tc.get("variant_args") or []
+        for combo in itertools.product(*(VARIANTS[a] for a in args)):
+            q = tc["query"]
+            for name, val in zip(args, combo, strict=True):
+                q = q.replace("{{." + name + "}}", val)
+            out.append(Case(q, bool(tc.get("should_fail", False))))
+    return out
+
+
+def demo_series() -> Iterator[tuple[Labels, np.ndarray]]:
+    """The demo service's series: labels and one value per scrape (``DURATION / SCRAPE`` of them)."""
+    n = DURATION // SCRAPE
+    rng = np.random.default_rng(20230201)
+    ticks = np.arange(n, dtype=np.float64)
+    buckets = ["0.0001", "0.00015", "0.0002", "0.0003", "0.0005", "0.001", "0.005", "0.01", "0.05", "+Inf"]
+    for i, inst in enumerate(INSTANCES):
+        base = {"job": "demo", "instance": inst}
+        yield Labels({"__name__": "demo_num_cpus", **base}), np.full(n, 4.0 + 2 * i)
+        for j, typ in enumerate(("buffers", "cached", "free", "used")):
+            wave = 1e8 * (1 + 0.3 * np.sin(ticks / (40 + 7 * j) + i))
+            yield Labels({"__name__": "demo_memory_usage_bytes", **base, "type": typ}), np.round(
+                wave + rng.normal(0, 1e6, n))
+        for j, mode in enumerate(("idle", "system", "user")):
+            incr = np.abs(rng.normal(0.5 + j, 0.2, n)) * SCRAPE / 5
+            cum = np.cumsum(incr)
+            if i == 1 and mode == "user":  # a counter reset (a process restart) halfway
+                cum[n // 2:] -= cum[n // 2 - 1] - 0.3
+            yield Labels({"__name__": "demo_cpu_usage_seconds_total", **base, "mode": mode}), cum
+        disk = 5e10 + 1e6 * ticks * (1 + i) + rng.normal(0, 2e5, n)
+        yield Labels({"__name__": "demo_disk_usage_bytes", **base}), np.round(disk)
+        yield Labels({"__name__": "demo_disk_total_bytes", **base}), np.full(n, 1e11)
+        last = BASE + SCRAPE * (ticks // (12 + 6 * i)) * (12 + 6 * i)
+        yield Labels({"__name__": "demo_batch_last_success_timestamp_seconds", **base}), last
+        yield from _histogram(base, buckets, n, rng)
+    yield Labels({"__name__": "demo_intermittent_metric", "job": "demo", "instance": INSTANCES[0]}), np.where(
+        (ticks // 90) % 2 == 0, 1.0, np.nan) + 0.0
+
+
+def _histogram(base: dict[str, str], buckets: list[str], n: int,
+               rng: np.random.Generator) -> Iterator[tuple[Labels, np.ndarray]]:
+    for method, path, status in itertools.product(("GET", "POST"), ("/api/foo", "/api/bar"), ("200", "500")):
+        lab = {**base, "method": method, "path": path, "status": status}
+        scale = 0.0003 if status == "200" else 0.002
+        obs = rng.poisson(3 if status == "200" else 1, size=(n,))
+        durations = [rng.exponential(scale, size=k) for k in obs.tolist()]
+        counts = np.zeros((n, len(buckets)))
+        for k, d in enumerate(durations):
+            for b, le in enumerate(buckets):
+                counts[k, b] = float(np.sum(d <= float(le)))
+        cum = np.cumsum(counts, axis=0)
+        for b, le in enumerate(buckets):
+            yield Labels({"__name__": "demo_api_request_duration_seconds_bucket", **lab, "le": le}), cum[:, b]
+        yield Labels({"__name__": "demo_api_request_duration_seconds_count", **lab}), cum[:, -1]
+        sums = np.cumsum([float(d.sum()) for d in durations])
+        yield Labels({"__name__": "demo_api_request_duration_seconds_sum", **lab}), sums
+
+
+def _times(n: int) -> np.ndarray:
+    return BASE + SCRAPE * np.arange(n)
+
+
+def write_openmetrics(path: Path) -> None:
+    """The samples as an OpenMetrics file for ``promtool tsdb create-blocks-from openmetrics``."""
+    with path.open("w") as f:
+        for labels, values in demo_series():
+            inner = ",".join(f'{k}="{v}"' for k, v in labels.items_tuple if k != "__name__")
+            head = f"{labels.name}{{{inner}}}"
+            for t, v in zip(_times(len(values)).tolist(), values.tolist(), strict=True):
+                if not math.isnan(v):
+                    f.write(f"{head} {v!r} {t}\n")
+        f.write("# EOF\n")
+
+
+def write_inferwatch(db: Path) -> None:
+    """The same samples in inferwatch's SQLite store."""
+    store = SQLiteStore(db, retention=1e11)
+    try:
+        for labels, values in demo_series():
+            ts = _times(len(values)).tolist()
+            store.append([Sample(labels, float(t), float(v)) for t, v in zip(ts, values.tolist(), strict=True)
+                          if not math.isnan(v)])
+    finally:
+        store.close()
+
+
+def free_port() -> int:
+    """A free loopback port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Poll ``url`` until it answers 200 (bounded); fail when the process exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} not ready after {timeout} s")
+
+
+@contextmanager
+def running_pair(workdir: Path) -> Iterator[tuple[str, str]]:
+    """Start Prometheus and inferwatch on the same data; yield their base URLs; stop both."""
+    prom_bin, promtool = shutil.which("prometheus"), shutil.which("promtool")
+    if not prom_bin or not promtool:
+        raise FileNotFoundError("prometheus and promtool are needed")
+    om, tsdb, iw = workdir / "data.om", workdir / "prom", workdir / "iw"
+    iw.mkdir()
+    write_openmetrics(om)
+    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(tsdb)],
+                   check=True, capture_output=True, timeout=300)
+    write_inferwatch(iw / "tsdb.sqlite")
+    (workdir / "prometheus.yml").write_text("global: {scrape_interval: 5s}\n")
+    pp, ip = free_port(), free_port()
+    (workdir / "inferwatch.yml").write_text(
+        f"server: {{listen: '127.0.0.1:{ip}', data_dir: '{iw}'}}\nstorage: {{retention: 36500d}}\n")
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        procs.append(subprocess.Popen(
+            [prom_bin, f"--config.file={workdir / 'prometheus.yml'}", f"--storage.tsdb.path={tsdb}",
+             f"--web.listen-address=127.0.0.1:{pp}", "--storage.tsdb.retention.time=100y"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(
+            [str(Path(sys.executable).parent / "inferwatch"), "serve", "--config", str(workdir / "inferwatch.yml")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "INFERWATCH_DATA_DIR": str(iw)}))
+        wait_ready(f"http://127.0.0.1:{pp}/-/ready", procs[0])
+        wait_ready(f"http://127.0.0.1:{ip}/-/ready", procs[1])
+        yield f"http://127.0.0.1:{pp}", f"http://127.0.0.1:{ip}"
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+
+
+def query_range(client: httpx.Client, base: str, query: str) -> tuple[Any, str]:
+    """``(matrix, "")`` or ``(None, error)`` for a query_range POST."""
+    r = client.post(f"{base}/api/v1/query_range",
+                    data={"query": query, "start": str(START), "end": str(END), "step": str(STEP)})
+    body = r.json()
+    if body.get("status") != "success":
+        return None, f"{r.status_code} {body.get('errorType')}: {body.get('error')}"
+    return body["data"], ""
+
+
+def _close(a: str, b: str) -> bool:
+    x, y = float(a), float(b)
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    if x == y:
+        return True
+    return abs(x - y) <= 1e-5 * min(abs(x), abs(y))
+
+
+def compare(ref: Any, got: Any) -> str:
+    """The tester's comparison of two query_range answers: ``""`` when equal, else what differs."""
+    if ref["resultType"] != got["resultType"]:
+        return f"result type {got['resultType']} != {ref['resultType']}"
+
+    def index(data: Any) -> dict[tuple[tuple[str, str], ...], list[list[Any]]]:
+        return {tuple(sorted(s["metric"].items())): s["values"] for s in data["result"]}
+
+    r, g = index(ref), index(got)
+    if r.keys() != g.keys():
+        missing, extra = sorted(r.keys() - g.keys()), sorted(g.keys() - r.keys())
+        return f"series differ: missing {missing[:2]} extra {extra[:2]} ({len(missing)}/{len(extra)})"
+    for key, rv in r.items():
+        gv = g[key]
+        if [float(p[0]) for p in rv] != [float(p[0]) for p in gv]:
+            return f"timestamps differ for {dict(key)}: {len(rv)} vs {len(gv)} points"
+        for p, q in zip(rv, gv, strict=True):
+            if not _close(p[1], q[1]):
+                return f"value differs for {dict(key)} at {p[0]}: {q[1]} != {p[1]}"
+    return ""
+
+
+def run_case(client: httpx.Client, prom: str, iw: str, case: Case) -> str:
+    """``""`` when inferwatch answers ``case`` as Prometheus does, else the reason."""
+    ref, ref_err = query_range(client, prom, case.query)
+    got, got_err = query_range(client, iw, case.query)
+    if case.should_fail:
+        return "" if got_err else "unexpected success"
+    if ref_err:
+        return f"reference failed: {ref_err}"
+    if got_err:
+        return f"unexpected failure: {got_err}"
+    return compare(ref, got)
+
+
+def run(verbose: bool = False, workdir: Path | None = None) -> tuple[int, int, list[tuple[Case, str]]]:
+    """Run the whole set; return ``(passed, total, failures)`` and print ``P / N passed``."""
+    cases = expand_cases()
+    with tempfile.TemporaryDirectory() as tmp, running_pair(workdir or Path(tmp)) as (prom, iw):
+        with httpx.Client(timeout=60.0) as client, ThreadPoolExecutor(2) as pool:
+            reasons = list(pool.map(lambda c: run_case(client, prom, iw, c), cases))
+    failures = [(c, why) for c, why in zip(cases, reasons, strict=True) if why]
+    if verbose:
+        for c, why in failures:
+            print(f"FAIL {c.query}\n     {why}")
+    passed = len(cases) - len(failures)
+    print(f"{passed} / {len(cases)} passed")
+    return passed, len(cases), failures
+
+
+if __name__ == "__main__":
+    run(verbose="--verbose" in sys.argv or "-v" in sys.argv)
