@@ -273,17 +273,17 @@ def compare(ref: Any, got: Any) -> str:
     return ""
 
 
-def run_case(client: httpx.Client, prom: str, iw: str, case: Case) -> str:
-    """``""`` when inferwatch answers ``case`` as Prometheus does, else the reason."""
+def run_case(client: httpx.Client, prom: str, iw: str, case: Case) -> tuple[str, bool]:
+    """``("", has_data)`` when inferwatch answers ``case`` as Prometheus does, else the reason."""
     ref, ref_err = query_range(client, prom, case.query)
     got, got_err = query_range(client, iw, case.query)
     if case.should_fail:
-        return "" if got_err else "unexpected success"
+        return ("" if got_err else "unexpected success"), False
     if ref_err:
-        return f"reference failed: {ref_err}"
+        return f"reference failed: {ref_err}", False
     if got_err:
-        return f"unexpected failure: {got_err}"
-    return compare(ref, got)
+        return f"unexpected failure: {got_err}", bool(ref["result"])
+    return compare(ref, got), bool(ref["result"])
 
 
 def run(verbose: bool = False, workdir: Path | None = None) -> tuple[int, int, list[tuple[Case, str]]]:
@@ -291,13 +291,14 @@ def run(verbose: bool = False, workdir: Path | None = None) -> tuple[int, int, l
     cases = expand_cases()
     with tempfile.TemporaryDirectory() as tmp, running_pair(workdir or Path(tmp)) as (prom, iw):
         with httpx.Client(timeout=60.0) as client, ThreadPoolExecutor(2) as pool:
-            reasons = list(pool.map(lambda c: run_case(client, prom, iw, c), cases))
-    failures = [(c, why) for c, why in zip(cases, reasons, strict=True) if why]
+            answers = list(pool.map(lambda c: run_case(client, prom, iw, c), cases))
+    failures = [(c, why) for c, (why, _) in zip(cases, answers, strict=True) if why]
     if verbose:
         for c, why in failures:
             print(f"FAIL {c.query}\n     {why}")
     passed = len(cases) - len(failures)
-    print(f"{passed} / {len(cases)} passed")
+    with_data = sum(1 for _, has in answers if has)
+    print(f"{passed} / {len(cases)} passed ({with_data} of the queries answer non-empty data)")
     return passed, len(cases), failures
 
 

@@ -20,7 +20,7 @@ def format_value_label(v: float) -> str:
         return "NaN"
     if math.isinf(v):
         return "+Inf" if v > 0 else "-Inf"
-    return format(Decimal(repr(v)), "f")
+    return format(Decimal(repr(v)).normalize(), "f")
 
 
 def _group_key(e: Aggregate) -> Callable[[Labels], Labels]:

@@ -44,7 +44,7 @@ _UNIT = r"(?:ms|[smhdwy])"
 _TOKEN = re.compile(
     rf"""
     (?P<ws>[ \t\r\n]+|\#[^\n]*)
-   |(?P<dur>\d+{_UNIT}(?:\d+{_UNIT})*(?![A-Za-z0-9_:.]))
+   |(?P<dur>\d+{_UNIT}(?:\d+{_UNIT})*(?![A-Za-z0-9_.]))
    |(?P<num>0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
    |(?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)
    |(?P<ident>[a-zA-Z_:][a-zA-Z0-9_:]*)
@@ -59,7 +59,12 @@ def tokenize(text: str) -> list[Token]:
     out: list[Token] = []
     pos = 0
     n = len(text)
+    brackets = 0
     while pos < n:
+        if brackets and text[pos] == ":":  # inside [a:b] a colon separates, it starts no name
+            out.append(Token("op", ":", pos))
+            pos += 1
+            continue
         m = _TOKEN.match(text, pos)
         if m is None:
             raise _bad_char(text, pos)
@@ -68,6 +73,8 @@ def tokenize(text: str) -> list[Token]:
             if kind in ("num", "dur") and m.end() < n and (text[m.end()].isalnum() or text[m.end()] == "_"):
                 raise PromQLError(f'bad number or duration syntax: "{text[pos:m.end() + 1]}"', text, pos)
             out.append(Token(kind, m.group(), pos))
+            if kind == "op" and m.group() in "[]":
+                brackets += 1 if m.group() == "[" else -1
         pos = m.end()
     out.append(Token("eof", "", n))
     return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 from starlette.routing import BaseRoute
 
 from inferwatch.server._prom_api import prom_query_routes
+from inferwatch.server._prom_meta import prom_meta_routes
+from inferwatch.server._prom_status import prom_status_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 
@@ -13,4 +15,4 @@ __all__ = ["prometheus_routes"]
 
 def prometheus_routes(server: Server, deliveries: DeliveryCounts | None = None) -> list[BaseRoute]:
     """Query, metadata, status and federation endpoints as Prometheus 2.42 serves them."""
-    return [*prom_query_routes(server)]
+    return [*prom_query_routes(server), *prom_meta_routes(server), *prom_status_routes(server)]
