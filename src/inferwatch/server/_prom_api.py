@@ -23,6 +23,7 @@ from inferwatch._exceptions import StoreError
 from inferwatch.model import Labels
 from inferwatch.promql import (
     MAX_RANGE_POINTS, Engine, EvalError, Matrix, PromQLError, QueryTimeout, ValueType, parse_promql,
+    parse_typed,
 )
 from inferwatch.server._prom_params import ApiError, Params, format_api_float, format_api_time, read_params
 from inferwatch.server._runtime import Server
@@ -124,8 +125,11 @@ def prom_query_routes(server: Server) -> list[BaseRoute]:
         if (e - s) / step > MAX_RANGE_POINTS:
             raise ApiError("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the "
                            "query resolution (?step=XX)")
-        parse_promql(text)
-        res = _engine(server, params).range(text, s, e, step)
+        expr, typ = parse_typed(text)
+        if typ not in (ValueType.SCALAR, ValueType.VECTOR):
+            doc = "range vector" if typ is ValueType.MATRIX else "string"
+            raise ApiError(f'invalid expression type "{doc}" for range query, must be Scalar or instant Vector')
+        res = _engine(server, params).range(expr, s, e, step)
         return {"resultType": "matrix", "result": [
             {"metric": _metric(ls), "values": [[format_api_time(t), format_api_float(v)] for t, v in pts]}
             for ls, pts in res.series]}

@@ -77,7 +77,7 @@ def prom_meta_routes(server: Server) -> list[BaseRoute]:
         limit = int(params.get("limit") or -1)
         present = set(store().label_values(METRIC_NAME_LABEL))
         out: dict[str, list[dict[str, str]]] = {}
-        for spec in CATALOG:
+        for spec in CATALOG.values():
             family = spec.name
             if wanted and family != wanted:
                 continue
