@@ -216,8 +216,10 @@ def running_pair(workdir: Path) -> Iterator[tuple[str, str]]:
              f"--web.listen-address=127.0.0.1:{pp}", "--storage.tsdb.retention.time=100y"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         procs.append(subprocess.Popen(
-            [str(Path(sys.executable).parent / "inferwatch"), "serve", "--config", str(workdir / "inferwatch.yml")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "INFERWATCH_DATA_DIR": str(iw)}))
+            [str(Path(sys.executable).parent / "inferwatch"), "serve", "--config",
+             str(workdir / "inferwatch.yml")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "INFERWATCH_DATA_DIR": str(iw)}))
         wait_ready(f"http://127.0.0.1:{pp}/-/ready", procs[0])
         wait_ready(f"http://127.0.0.1:{ip}/-/ready", procs[1])
         yield f"http://127.0.0.1:{pp}", f"http://127.0.0.1:{ip}"
@@ -289,9 +291,9 @@ def run_case(client: httpx.Client, prom: str, iw: str, case: Case) -> tuple[str,
 def run(verbose: bool = False, workdir: Path | None = None) -> tuple[int, int, list[tuple[Case, str]]]:
     """Run the whole set; return ``(passed, total, failures)`` and print ``P / N passed``."""
     cases = expand_cases()
-    with tempfile.TemporaryDirectory() as tmp, running_pair(workdir or Path(tmp)) as (prom, iw):
-        with httpx.Client(timeout=60.0) as client, ThreadPoolExecutor(2) as pool:
-            answers = list(pool.map(lambda c: run_case(client, prom, iw, c), cases))
+    with (tempfile.TemporaryDirectory() as tmp, running_pair(workdir or Path(tmp)) as (prom, iw),
+          httpx.Client(timeout=60.0) as client, ThreadPoolExecutor(2) as pool):
+        answers = list(pool.map(lambda c: run_case(client, prom, iw, c), cases))
     failures = [(c, why) for c, (why, _) in zip(cases, answers, strict=True) if why]
     if verbose:
         for c, why in failures:

@@ -11,6 +11,7 @@ import pytest
 
 from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.config import parse_config
+from inferwatch.promql import Binary
 from inferwatch.rules import (
     PromQLError,
     default_rule_pack,
@@ -20,7 +21,6 @@ from inferwatch.rules import (
     parse_promql,
     to_prometheus_rule_yaml,
 )
-from inferwatch.promql import Binary
 from inferwatch.rules._notation import expand_values
 from inferwatch.rules._testfile import parse_test_file
 
@@ -50,7 +50,8 @@ def test_precedence_is_prometheus() -> None:
 
 @pytest.mark.parametrize(("text", "msg"), [
     # Prometheus 2.42's messages and positions (line:col)
-    ("rate(x)", '1:1: parse error: expected type range vector in call to function "rate", got instant vector'),
+    ("rate(x)", '1:1: parse error: expected type range vector in call to function "rate", got instant '
+                'vector'),
     ("label_replace(x)", '1:1: parse error: expected 5 argument(s) in call to "label_replace", got 1'),
     ("sum(x", "1:6: parse error: unexpected end of input"),
     ('x{a=~"("}', "invalid regex"),

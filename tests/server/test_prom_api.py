@@ -78,7 +78,8 @@ def test_get_and_post_answer_the_same(client: TestClient, method: str) -> None:
     # Prometheus's wording and position for a parse error
     ("/api/v1/query", {"query": "sum(x"}, 400, 'invalid parameter "query": 1:6: parse error: unexpected end'),
     ("/api/v1/query", {"query": "1 > 2"}, 400, "comparisons between scalars must use BOOL modifier"),
-    ("/api/v1/query", {"query": "x", "time": "yesterday"}, 400, 'cannot parse "yesterday" to a valid timestamp'),
+    ("/api/v1/query", {"query": "x", "time": "yesterday"}, 400,
+     'cannot parse "yesterday" to a valid timestamp'),
     ("/api/v1/query_range", {"query": "x", "start": "10", "end": "5", "step": "1"}, 400,
      "end timestamp must not be before start time"),
     ("/api/v1/query_range", {"query": "x", "start": "0", "end": "100000", "step": "1"}, 400,
@@ -90,8 +91,8 @@ def test_get_and_post_answer_the_same(client: TestClient, method: str) -> None:
     ("/api/v1/series", {}, 400, "no match[] parameter provided"),
     ("/api/v1/label/1bad/values", {}, 400, 'invalid label name: "1bad"'),
 ])
-def test_bad_requests_get_prometheus_errors(client: TestClient, path: str, params: dict[str, str], status: int,
-                                            error: str) -> None:
+def test_bad_requests_get_prometheus_errors(client: TestClient, path: str, params: dict[str, str],
+                                            status: int, error: str) -> None:
     r = client.get(path, params=params)
     assert r.status_code == status, r.text
     body = r.json()
@@ -116,7 +117,8 @@ def test_status_endpoints_have_prometheus_shapes(client: TestClient) -> None:
     assert tsdb["headStats"]["numSeries"] == 2
     assert tsdb["seriesCountByMetricName"] == [{"name": REQS, "value": 2}]
     assert "scrape_configs" in client.get("/api/v1/status/config").json()["data"]["yaml"]
-    assert client.get("/api/v1/format_query", params={"query": "sum(x)by(a)"}).json()["data"] == "sum by (a) (x)"
+    formatted = client.get("/api/v1/format_query", params={"query": "sum(x)by(a)"}).json()["data"]
+    assert formatted == "sum by (a) (x)"
     group = client.get("/api/v1/rules").json()["data"]["groups"][0]
     assert group["lastEvaluation"] == "0001-01-01T00:00:00Z" and group["rules"][0]["health"] == "ok"
 

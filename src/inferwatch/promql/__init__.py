@@ -9,8 +9,21 @@
 """
 
 from inferwatch.promql._ast import (
-    Aggregate, AtMod, Binary, Call, Expr, Matching, Number, Paren, Selector, String, Subquery, Unary,
-    ValueType, format_number, value_type,
+    Aggregate,
+    AtMod,
+    Binary,
+    Call,
+    Expr,
+    Matching,
+    Number,
+    Paren,
+    Selector,
+    String,
+    Subquery,
+    Unary,
+    ValueType,
+    format_number,
+    value_type,
 )
 from inferwatch.promql._engine import DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._kernels import bucket_quantile, extrapolated_rate
@@ -23,7 +36,8 @@ from inferwatch.promql._values import EvalError, Matrix, Vector
 __all__ = [
     "AGGREGATIONS", "DEFAULT_MAX_SAMPLES", "FUNCTIONS", "MAX_RANGE_POINTS", "Aggregate", "AtMod", "Binary",
     "Call", "Engine", "EvalError", "Evaluator", "Expr", "InstantResult", "LoadCache", "Matching", "Matrix",
-    "Number", "Paren", "PromQLError", "QueryTimeout", "RangeResult", "Selector", "String", "Subquery", "Unary", "ValueType",
+    "Number", "Paren", "PromQLError", "QueryTimeout", "RangeResult", "Selector", "String", "Subquery",
+    "Unary", "ValueType",
     "Vector", "bucket_quantile", "extrapolated_rate", "format_number", "parse_promql", "parse_typed",
     "value_type",
 ]

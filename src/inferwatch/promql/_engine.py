@@ -15,7 +15,18 @@ import numpy as np
 
 from inferwatch.model import Labels, Matcher, MatchOp
 from inferwatch.promql._aggregate import aggregate
-from inferwatch.promql._ast import Aggregate, Binary, Call, Expr, Number, Paren, Selector, String, Subquery, Unary
+from inferwatch.promql._ast import (
+    Aggregate,
+    Binary,
+    Call,
+    Expr,
+    Number,
+    Paren,
+    Selector,
+    String,
+    Subquery,
+    Unary,
+)
 from inferwatch.promql._binops import apply_binary
 from inferwatch.promql._data import Loaded, Span, load, needed_spans, resolve_at
 from inferwatch.promql._functions import VECTOR_FUNCTIONS

@@ -32,12 +32,8 @@ def _math(fn: Callable[[np.ndarray], np.ndarray]) -> VectorFn:
     return run
 
 
-def _go_round(x: np.ndarray) -> np.ndarray:
-    return np.floor(x + 0.5)
-
-
 def _sgn(x: np.ndarray) -> np.ndarray:
-    return np.sign(x)
+    return np.asarray(np.sign(x))
 
 
 _NP: dict[str, Callable[[np.ndarray], np.ndarray]] = {

@@ -111,7 +111,7 @@ def holt_winters(v: np.ndarray, sf: float, tf: float) -> float:
             b = tf * (s1 - s0) + (1 - tf) * b
         y = (1 - sf) * (s1 + b)
         s0, s1 = s1, x + y
-    return s1
+    return float(s1)
 
 
 def extrapolated_rate(

@@ -10,10 +10,24 @@ from __future__ import annotations
 
 import math
 
-from inferwatch.model import Matcher, MatchOp, parse_duration
+from inferwatch.model import Matcher, MatchOp, is_valid_label_name, parse_duration
 from inferwatch.promql._ast import (
-    COMPARISONS, PRECEDENCE, SET_OPS, Aggregate, AtMod, Binary, Call, Expr, Matching, Number, Paren,
-    Selector, String, Subquery, Unary, ValueType,
+    COMPARISONS,
+    PRECEDENCE,
+    SET_OPS,
+    Aggregate,
+    AtMod,
+    Binary,
+    Call,
+    Expr,
+    Matching,
+    Number,
+    Paren,
+    Selector,
+    String,
+    Subquery,
+    Unary,
+    ValueType,
 )
 from inferwatch.promql._lexer import PromQLError, Token, tokenize, unquote
 from inferwatch.promql._signatures import AGGREGATIONS, DOCUMENTED, FUNCTIONS
@@ -97,11 +111,12 @@ class _Parser:
             bool_ = True
         if not self.is_word("on", "ignoring", "group_left", "group_right"):
             return bool_, Matching(card="many-to-many") if op in SET_OPS else None
-        on, labels = False, ()
+        on, labels = False, tuple[str, ...]()
         if self.is_word("on", "ignoring"):
             on = self.next().text.lower() == "on"
             labels = self.label_list("grouping")
-        card, include = ("many-to-many" if op in SET_OPS else "one-to-one"), ()
+        card = "many-to-many" if op in SET_OPS else "one-to-one"
+        include: tuple[str, ...] = ()
         if self.is_word("group_left", "group_right"):
             g = self.next()
             if op in SET_OPS:
@@ -168,7 +183,8 @@ class _Parser:
                 step = self.duration("subquery")
             self.expect("]", "subquery selector")
             if t is not V:
-                raise self.error(f"subquery is only allowed on instant vector, got {_doc(t)} instead", open_tok)
+                raise self.error(f"subquery is only allowed on instant vector, got {_doc(t)} instead",
+                                 open_tok)
             return Subquery(e, rng, step), M
         self.expect("]", "matrix selector")
         if not isinstance(e, Selector) or e.range is not None:
@@ -250,7 +266,8 @@ class _Parser:
         if low in ("inf", "nan"):
             self.next()
             return Number(math.inf if low == "inf" else math.nan), S
-        if low in AGGREGATIONS and (self.peek(1).text == "(" or self.peek(1).text.lower() in ("by", "without")):
+        after = self.peek(1).text.lower()
+        if low in AGGREGATIONS and after in ("(", "by", "without"):
             self.next()
             return self.aggregate(low), V
         if self.peek(1).kind == "op" and self.peek(1).text == "(":
@@ -334,7 +351,8 @@ class _Parser:
                                  f"{_doc(pt)}", open_tok)
         inner, it = args[-1]
         if it is not V:
-            raise self.error(f"expected type instant vector in aggregation expression, got {_doc(it)}", open_tok)
+            raise self.error(f"expected type instant vector in aggregation expression, got {_doc(it)}",
+                             open_tok)
         if op == "count_values" and isinstance(param, String):
             _check_label_name(self, param.value, open_tok)
         return Aggregate(op, inner, grouping, without, param)
@@ -366,13 +384,14 @@ class _Parser:
         for i, (_, t) in enumerate(args):
             want = sig.args[min(i, n - 1)]
             if t is not want:
-                raise self.error(f'expected type {_doc(want)} in call to function "{tok.text}", got {_doc(t)}',
+                raise self.error(f'expected type {_doc(want)} in call to function "{tok.text}", '
+                                 f"got {_doc(t)}",
                                  tok)
         return Call(tok.text, tuple(a for a, _ in args)), sig.returns
 
 
 def _check_label_name(p: _Parser, name: str, tok: Token) -> None:
-    if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name):
+    if not is_valid_label_name(name):
         raise p.error(f'invalid label name "{name}"', tok)
 
 

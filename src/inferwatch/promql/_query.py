@@ -78,7 +78,8 @@ class Engine:
         expr, typ = parse_typed(query) if isinstance(query, str) else (query, _type_of(query))
         if typ not in (ValueType.SCALAR, ValueType.VECTOR):
             doc = {"matrix": "range vector", "string": "string"}[typ.value]
-            raise EvalError(f'invalid expression type "{doc}" for range query, must be Scalar or instant Vector')
+            raise EvalError(f'invalid expression type "{doc}" for range query, must be Scalar or '
+                            "instant Vector")
         ev = self._evaluator(start, end)
         ev.prepare(expr)
         s_ms, e_ms, step_ms = round(start * 1000), round(end * 1000), round(step * 1000)

@@ -6,13 +6,19 @@ vector; all but ``last_over_time`` drop the metric name.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
 import numpy as np
 
 from inferwatch.promql._kernels import (
-    extrapolated_rate, go_mean, holt_winters, linear_regression, quantile, variance,
+    extrapolated_rate,
+    go_mean,
+    holt_winters,
+    linear_regression,
+    quantile,
+    variance,
 )
 from inferwatch.promql._values import EvalError, Matrix, Vector, drop_name
 
@@ -69,13 +75,13 @@ def _minmax(bigger: bool) -> Points:
 
 def _changes(_: np.ndarray, v: np.ndarray, __: Matrix) -> float:
     vals = v.tolist()
-    return float(sum(1 for a, b in zip(vals, vals[1:], strict=False)
+    return float(sum(1 for a, b in itertools.pairwise(vals)
                      if not (a == b or (math.isnan(a) and math.isnan(b)))))
 
 
 def _resets(_: np.ndarray, v: np.ndarray, __: Matrix) -> float:
     vals = v.tolist()
-    return float(sum(1 for a, b in zip(vals, vals[1:], strict=False) if b < a))
+    return float(sum(1 for a, b in itertools.pairwise(vals) if b < a))
 
 
 def _deriv(t: np.ndarray, v: np.ndarray, _: Matrix) -> float | None:

@@ -22,13 +22,14 @@ class Signature:
 
 _MATH = ("abs ceil floor exp sqrt ln log2 log10 sgn deg rad acos acosh asin asinh atan atanh "
          "cos cosh sin sinh tan tanh sort sort_desc absent timestamp histogram_count histogram_sum")
-_OVER_TIME = ("avg count sum min max last present stddev stdvar absent").split()
+_OVER_TIME = ["avg", "count", "sum", "min", "max", "last", "present", "stddev", "stdvar", "absent"]
 _DATES = "day_of_month day_of_week day_of_year days_in_month hour minute month year"
 
 FUNCTIONS: dict[str, Signature] = {
     **{f: Signature((V,), V) for f in _MATH.split()},
     **{f"{f}_over_time": Signature((M,), V) for f in _OVER_TIME},
-    **{f: Signature((M,), V) for f in "rate irate increase delta idelta deriv changes resets".split()},
+    **{f: Signature((M,), V) for f in ("rate", "irate", "increase", "delta", "idelta", "deriv", "changes",
+                                       "resets")},
     **{f: Signature((V,), V, variadic=1) for f in _DATES.split()},
     "quantile_over_time": Signature((S, M), V),
     "clamp": Signature((V, S, S), V),

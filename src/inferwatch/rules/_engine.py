@@ -55,6 +55,6 @@ class QueryEngine:
     def instant(self, expr: Expr, t: float) -> Vector | float:
         """The value of ``expr`` at time ``t`` (Unix seconds): a vector or a scalar."""
         res = Engine(self.store, lookback=self.lookback, cache=self._cache).instant(expr, t)
-        if isinstance(res.value, Matrix) or isinstance(res.value, str):
+        if isinstance(res.value, Matrix | str):
             raise EvalError(f"expression gives a {res.type.value}, not a vector or scalar")
         return res.value

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from inferwatch.promql import (
-    AGGREGATIONS, Aggregate, Binary, Call, Expr, Number, PromQLError, Selector, parse_promql,
+    AGGREGATIONS,
+    Aggregate,
+    Binary,
+    Call,
+    Expr,
+    Number,
+    PromQLError,
+    Selector,
+    parse_promql,
 )
 
 __all__ = ["AGGREGATIONS", "Aggregate", "Binary", "Call", "Expr", "Number", "PromQLError", "Selector",

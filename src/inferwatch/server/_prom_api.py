@@ -22,7 +22,14 @@ from starlette.routing import BaseRoute, Route
 from inferwatch._exceptions import StoreError
 from inferwatch.model import Labels
 from inferwatch.promql import (
-    MAX_RANGE_POINTS, Engine, EvalError, Matrix, PromQLError, QueryTimeout, ValueType, parse_promql,
+    MAX_RANGE_POINTS,
+    Engine,
+    EvalError,
+    Matrix,
+    PromQLError,
+    QueryTimeout,
+    ValueType,
+    parse_promql,
     parse_typed,
 )
 from inferwatch.server._prom_params import ApiError, Params, format_api_float, format_api_time, read_params
@@ -128,7 +135,8 @@ def prom_query_routes(server: Server) -> list[BaseRoute]:
         expr, typ = parse_typed(text)
         if typ not in (ValueType.SCALAR, ValueType.VECTOR):
             doc = "range vector" if typ is ValueType.MATRIX else "string"
-            raise ApiError(f'invalid expression type "{doc}" for range query, must be Scalar or instant Vector')
+            raise ApiError(f'invalid expression type "{doc}" for range query, must be Scalar or '
+                           "instant Vector")
         res = _engine(server, params).range(expr, s, e, step)
         return {"resultType": "matrix", "result": [
             {"metric": _metric(ls), "values": [[format_api_time(t), format_api_float(v)] for t, v in pts]}

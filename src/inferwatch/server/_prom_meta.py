@@ -35,7 +35,8 @@ def parse_match(raw: str) -> tuple[Matcher, ...]:
     except PromQLError as exc:
         raise ApiError(f'invalid parameter "match[]": {exc}') from None
     if not isinstance(e, Selector) or e.range is not None or e.offset or e.at is not None:
-        raise ApiError(f'invalid parameter "match[]": 1:1: parse error: expected a series selector, got {raw!r}')
+        raise ApiError(f'invalid parameter "match[]": 1:1: parse error: expected a series selector, '
+                       f"got {raw!r}")
     return e.matchers
 
 

@@ -66,7 +66,8 @@ class Params:
             try:
                 return parse_duration(raw)
             except ValueError:
-                raise ApiError(f'invalid parameter "{name}": cannot parse "{raw}" to a valid duration') from None
+                msg = f'invalid parameter "{name}": cannot parse "{raw}" to a valid duration'
+                raise ApiError(msg) from None
         if not math.isfinite(d) or abs(d) > 9.2e9:
             raise ApiError(f'invalid parameter "{name}": cannot parse "{raw}" to a valid duration. It '
                            "overflows int64")

@@ -55,7 +55,8 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
             jobs.setdefault(h.job, []).append(h.url.split("://", 1)[-1].split("/", 1)[0])
         doc = {"global": {"scrape_interval": "15s", "evaluation_interval":
                           format_duration(comps.config.server.evaluation_interval)},
-               "scrape_configs": [{"job_name": j, "static_configs": [{"targets": ts}]} for j, ts in jobs.items()]}
+               "scrape_configs": [{"job_name": j, "static_configs": [{"targets": ts}]}
+                                  for j, ts in jobs.items()]}
         return {"yaml": yaml.safe_dump(doc, sort_keys=False)}
 
     def flags(_: Params) -> Any:
@@ -70,7 +71,8 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
 
     def runtimeinfo(_: Params) -> Any:
         stats = server.stats
-        return {"startTime": rfc3339(started), "CWD": os.getcwd(), "reloadConfigSuccess": stats.last_reload_ok,
+        return {"startTime": rfc3339(started), "CWD": os.getcwd(),
+                "reloadConfigSuccess": stats.last_reload_ok,
                 "lastConfigTime": rfc3339(stats.last_reload_success_t), "corruptionCount": 0,
                 "goroutineCount": threading.active_count(), "GOMAXPROCS": os.cpu_count() or 1,
                 "GOGC": "", "GODEBUG": "",
@@ -121,7 +123,8 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
         kind = params.get("type")
         active = alerts_of()
         last = server.stats.last_t
-        rules_json = [] if kind == "record" else [_rule(r, active.get(r.name, []), last, server.stats.last_duration)
+        took = server.stats.last_duration
+        rules_json = [] if kind == "record" else [_rule(r, active.get(r.name, []), last, took)
                                                   for r in comps.rules]
         return {"groups": [{"name": "inferwatch", "file": "inferwatch.yml", "rules": rules_json,
                             "interval": comps.config.server.evaluation_interval, "limit": 0,
