@@ -50,7 +50,7 @@ def test_precedence_is_prometheus() -> None:
 
 @pytest.mark.parametrize(("text", "msg"), [
     # Prometheus 2.42's messages and positions (line:col)
-    ("rate(x)", '1:1: parse error: expected type range vector in call to function "rate", got instant '
+    ("rate(x)", '1:6: parse error: expected type range vector in call to function "rate", got instant '
                 'vector'),
     ("label_replace(x)", '1:1: parse error: expected 5 argument(s) in call to "label_replace", got 1'),
     ("sum(x", "1:6: parse error: unexpected end of input"),

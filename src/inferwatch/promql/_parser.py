@@ -46,6 +46,7 @@ class _Parser:
         self.toks = tokenize(text)
         self.i = 0
         self.depth = 0
+        self.arg_toks: list[Token] = []
 
     # -- token helpers ---------------------------------------------------------------
     def peek(self, ahead: int = 0) -> Token:
@@ -336,6 +337,7 @@ class _Parser:
             grouping = self.label_list("grouping")
         open_tok = self.expect("(", "aggregation")
         args = self.args("aggregation")
+        toks = self.arg_toks
         if self.is_word("by", "without"):
             without = self.next().text.lower() == "without"
             grouping = self.label_list("grouping")
@@ -348,22 +350,25 @@ class _Parser:
             param, pt = args[0]
             if pt is not AGGREGATIONS[op]:
                 raise self.error(f"expected type {_doc(AGGREGATIONS[op])} in aggregation parameter, got "
-                                 f"{_doc(pt)}", open_tok)
+                                 f"{_doc(pt)}", toks[0])
         inner, it = args[-1]
         if it is not V:
             raise self.error(f"expected type instant vector in aggregation expression, got {_doc(it)}",
-                             open_tok)
+                             toks[-1])
         if op == "count_values" and isinstance(param, String):
             _check_label_name(self, param.value, open_tok)
         return Aggregate(op, inner, grouping, without, param)
 
     def args(self, context: str) -> list[Typed]:
         out: list[Typed] = []
+        toks: list[Token] = []
         while not self.is_op(")"):
+            toks.append(self.peek())
             out.append(self.expr())
             if not self.is_op(")"):
                 self.expect(",", context)
         self.next()
+        self.arg_toks = toks  # where each argument starts: type errors point there
         return out
 
     def call(self, tok: Token) -> Typed:
@@ -385,8 +390,7 @@ class _Parser:
             want = sig.args[min(i, n - 1)]
             if t is not want:
                 raise self.error(f'expected type {_doc(want)} in call to function "{tok.text}", '
-                                 f"got {_doc(t)}",
-                                 tok)
+                                 f"got {_doc(t)}", self.arg_toks[i])
         return Call(tok.text, tuple(a for a, _ in args)), sig.returns
 
 

@@ -54,7 +54,7 @@ def api_handler(fn: Handler, *, threaded: bool = False) -> Callable[[Request], A
         except ApiError as exc:
             return _error(str(exc), exc.error_type, exc.status)
         except PromQLError as exc:
-            return _error(f'invalid parameter "query": {exc}', "bad_data", 400)
+            return _error(str(exc), "bad_data", 400)  # Prometheus 2.42 gives the parse error as is
         except QueryTimeout as exc:
             return _error(str(exc), "timeout", 503)
         except EvalError as exc:
