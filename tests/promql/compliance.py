@@ -79,14 +79,16 @@ EXTRA_QUERIES = [
     "demo_memory_usage_bytes @ start() offset 1m", "sum_over_time(demo_num_cpus[10m:1m] @ 1700003500)",
     "holt_winters(demo_disk_usage_bytes[10m], 0.5, 0.5)", "present_over_time(demo_intermittent_metric[1m])",
     "absent_over_time(demo_intermittent_metric[1m])", "last_over_time(demo_memory_usage_bytes[1m])",
-    "quantile_over_time(0.9, demo_memory_usage_bytes[5m])", "day_of_year(demo_batch_last_success_timestamp_seconds)",
+    "quantile_over_time(0.9, demo_memory_usage_bytes[5m])",
+    "day_of_year(demo_batch_last_success_timestamp_seconds)",
     "demo_num_cpus * on(instance) group_right demo_memory_usage_bytes",
     "demo_memory_usage_bytes and on(instance) demo_num_cpus > 5", "demo_num_cpus or demo_disk_total_bytes",
     "demo_memory_usage_bytes unless ignoring(type) demo_num_cpus",
     "demo_memory_usage_bytes > on(instance) group_left demo_num_cpus * 1e7",
     'count by (le) (demo_api_request_duration_seconds_bucket{le=~"0.0.*"})',
     "group by (instance) (demo_memory_usage_bytes)", "topk(2, rate(demo_cpu_usage_seconds_total[1m]))",
-    "quantile by (instance) (0.3, demo_memory_usage_bytes)", "stddev without (type) (demo_memory_usage_bytes)",
+    "quantile by (instance) (0.3, demo_memory_usage_bytes)",
+    "stddev without (type) (demo_memory_usage_bytes)",
     'label_join(demo_num_cpus, "x", ":", "job", "instance")', "sort_desc(demo_memory_usage_bytes)",
     "sgn(deriv(demo_disk_usage_bytes[5m]))", "demo_num_cpus atan2 demo_num_cpus",
     "round(demo_memory_usage_bytes, 1000)", "deg(vector(pi())) + rad(vector(180))",
@@ -103,7 +105,8 @@ EXTRA_QUERIES = [
 # Extra queries Prometheus refuses: inferwatch must refuse them too.
 EXTRA_FAILING = [
     "atan2(demo_num_cpus, 3)", "deg(pi())", "vector(1) + on() group_left demo_num_cpus",
-    "demo_num_cpus + ignoring(instance) demo_num_cpus", 'label_replace(demo_num_cpus, "instance", "", "", "")',
+    "demo_num_cpus + ignoring(instance) demo_num_cpus",
+    'label_replace(demo_num_cpus, "instance", "", "", "")',
     "holt_winters(demo_disk_usage_bytes[10m], 1, 0.5)", "x[5m] offset 1m [1m]", "sum(x) by (a) by (b)",
 ]
 
@@ -363,7 +366,8 @@ def run(verbose: bool = False, workdir: Path | None = None) -> Report:
     extra = [f for f in failures if f not in main]
     with_data = sum(1 for _, has in answers[:len(cases)] if has)
     print(f"extra queries: {len(extras) - len(extra)} / {len(extras)} passed")
-    print(f"{len(cases) - len(main)} / {len(cases)} passed ({with_data} of the queries answer non-empty data)")
+    print(f"{len(cases) - len(main)} / {len(cases)} passed "
+          f"({with_data} of the queries answer non-empty data)")
     return Report(len(cases) - len(main), len(cases), main, len(extras) - len(extra), len(extras), extra)
 
 

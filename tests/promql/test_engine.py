@@ -41,7 +41,8 @@ def q(expr: str, t: float = 50 * M) -> dict[str, float]:
     ('count_values("v", http_requests)', {'{v="100"}': 1, '{v="200"}': 1, '{v="300"}': 1, '{v="400"}': 1}),
     # many-to-one matching with group_left copies the "one" side's labels
     ('http_requests{job="api"} / on(instance) group_left(group) http_requests{job="app"}', {
-        '{group="canary",instance="0",job="api"}': 100 / 300, '{group="canary",instance="1",job="api"}': 0.5}),
+        '{group="canary",instance="0",job="api"}': 100 / 300,
+        '{group="canary",instance="1",job="api"}': 0.5}),
     # set operators
     ('http_requests{group="canary"} and on(instance) http_requests{instance="0"}', {
         'http_requests{group="canary",instance="0",job="app"}': 300}),
@@ -50,7 +51,8 @@ def q(expr: str, t: float = 50 * M) -> dict[str, float]:
     # offset and @ pick earlier samples; a negative offset looks forward
     ('http_requests{job="api", instance="0"} offset 10m', {
         'http_requests{group="production",instance="0",job="api"}': 80}),
-    ('http_requests{job="api", instance="0"} @ 600', {'http_requests{group="production",instance="0",job="api"}': 20}),
+    ('http_requests{job="api", instance="0"} @ 600', {
+        'http_requests{group="production",instance="0",job="api"}': 20}),
     ('http_requests{job="api", instance="0"} offset -5m @ 600', {
         'http_requests{group="production",instance="0",job="api"}': 30}),
     # a subquery steps on multiples of its step: 40m, 45m, 50m (window closed on both sides)
@@ -85,7 +87,8 @@ def test_scalars_and_strings() -> None:
 @pytest.mark.parametrize(("expr", "msg"), [
     ("http_requests + ignoring(job, instance) http_requests", "found duplicate series for the match group"),
     ('http_requests / on(group) http_requests{job="api"}', "found duplicate series"),
-    ('label_replace(http_requests, "instance", "", "", "")', "vector cannot contain metrics with the same labelset"),
+    ('label_replace(http_requests, "instance", "", "", "")',
+     "vector cannot contain metrics with the same labelset"),
     ("holt_winters(vector_matching_a[50m], 1.5, 0.5)", "invalid smoothing factor"),
 ])
 def test_execution_errors(expr: str, msg: str) -> None:

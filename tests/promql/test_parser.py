@@ -6,19 +6,27 @@ import math
 import re
 
 import pytest
-
 from tests.promql import compliance
 
 from inferwatch.promql import (
-    Aggregate, Binary, Number, PromQLError, Selector, String, Subquery, Unary, ValueType, parse_promql,
+    Aggregate,
+    Binary,
+    Number,
+    PromQLError,
+    Selector,
+    String,
+    Subquery,
+    Unary,
+    ValueType,
+    parse_promql,
     parse_typed,
 )
 
 
 @pytest.mark.parametrize(("text", "value"), [
     # number literals: decimal, exponent, hex, Inf/NaN in any case, signs folded into the literal
-    ("42", 42.0), (".123", 0.123), ("1.23e-3", 0.00123), ("0x3d", 61.0), ("+Inf", math.inf), ("-inf", -math.inf),
-    ("-1", -1.0),
+    ("42", 42.0), (".123", 0.123), ("1.23e-3", 0.00123), ("0x3d", 61.0), ("+Inf", math.inf),
+    ("-inf", -math.inf), ("-1", -1.0),
 ])
 def test_number_literals(text: str, value: float) -> None:
     e = parse_promql(text)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from inferwatch._exceptions import InputError
+
 __all__ = ["PromQLError", "Token", "tokenize", "unquote"]
 
 
-class PromQLError(ValueError):
+class PromQLError(InputError, ValueError):
     """A malformed expression; the message carries Prometheus's position prefix."""
 
     def __init__(self, message: str, text: str = "", pos: int = 0) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inferwatch._exceptions import InferwatchError
 from inferwatch.model import METRIC_NAME_LABEL, Labels
 
 __all__ = ["EvalError", "Matrix", "Value", "Vector", "check_unique", "drop_name"]
@@ -13,7 +14,7 @@ __all__ = ["EvalError", "Matrix", "Value", "Vector", "check_unique", "drop_name"
 Vector = list[tuple[Labels, float]]
 
 
-class EvalError(Exception):
+class EvalError(InferwatchError):
     """An expression could not be evaluated (Prometheus's execution error, e.g. many-to-many matching)."""
 
 
