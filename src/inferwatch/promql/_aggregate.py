@@ -9,7 +9,7 @@ from decimal import Decimal
 from inferwatch.model import METRIC_NAME_LABEL, Labels
 from inferwatch.promql._ast import Aggregate
 from inferwatch.promql._kernels import go_mean, quantile, variance
-from inferwatch.promql._values import EvalError, Vector
+from inferwatch.promql._values import EvalError, Vector, keep_labels, without_labels
 
 __all__ = ["aggregate", "format_value_label"]
 
@@ -27,8 +27,8 @@ def _group_key(e: Aggregate) -> Callable[[Labels], Labels]:
     names = frozenset(e.grouping)
     if e.without:
         drop = names | {METRIC_NAME_LABEL}
-        return lambda ls: Labels((k, v) for k, v in ls.items_tuple if k not in drop)
-    return lambda ls: Labels((k, v) for k, v in ls.items_tuple if k in names)
+        return lambda ls: without_labels(ls, drop)
+    return lambda ls: keep_labels(ls, names)
 
 
 def _minmax(vs: Sequence[float], bigger: bool) -> float:
@@ -56,13 +56,9 @@ def aggregate(e: Aggregate, vec: Vector, param: float | str | None) -> Vector:
     key = _group_key(e)
     if e.op == "count_values":
         return _count_values(e, vec, str(param))
-    cache: dict[Labels, Labels] = {}
     groups: dict[Labels, list[tuple[Labels, float]]] = {}
     for ls, v in vec:
-        k = cache.get(ls)
-        if k is None:
-            k = cache[ls] = key(ls)
-        groups.setdefault(k, []).append((ls, v))
+        groups.setdefault(key(ls), []).append((ls, v))
     if e.op in ("topk", "bottomk"):
         assert isinstance(param, float)
         return _top(e.op == "topk", groups, param)

@@ -37,15 +37,15 @@ class Loaded:
 
     def at(self, ref: int, lookback: int) -> tuple[int, float] | None:
         """The latest sample in ``[ref - lookback, ref]`` unless it is a staleness marker."""
-        i = int(np.searchsorted(self.t, ref, side="right")) - 1
+        i = int(self.t.searchsorted(ref, side="right")) - 1
         if i < 0 or self.t[i] < ref - lookback or self.stale[i]:
             return None
         return int(self.t[i]), float(self.v[i])
 
     def window(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """Live samples with ``lo <= t <= hi``."""
-        a = int(np.searchsorted(self.live_t, lo, side="left"))
-        b = int(np.searchsorted(self.live_t, hi, side="right"))
+        a = int(self.live_t.searchsorted(lo, side="left"))
+        b = int(self.live_t.searchsorted(hi, side="right"))
         return self.live_t[a:b], self.live_v[a:b]
 
 
@@ -104,9 +104,14 @@ def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded
     out: list[Loaded] = []
     for s in store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001):
         t = np.rint(s.t * 1000.0).astype(np.int64)
-        keep = (t >= span[0]) & (t <= span[1])
-        t, v = t[keep], s.v[keep]
+        v = s.v
+        if len(t) and (t[0] < span[0] or t[-1] > span[1]):
+            keep = (t >= span[0]) & (t <= span[1])
+            t, v = t[keep], v[keep]
         stale = v.view(np.uint64) == _STALE_BITS
-        live = ~stale
-        out.append(Loaded(s.labels, t, v, stale, t[live], v[live]))
+        if stale.any():
+            live = ~stale
+            out.append(Loaded(s.labels, t, v, stale, t[live], v[live]))
+        else:
+            out.append(Loaded(s.labels, t, v, stale, t, v))
     return out

@@ -12,7 +12,7 @@ import numpy as np
 
 from inferwatch.model import METRIC_NAME_LABEL, Labels, is_valid_label_name
 from inferwatch.promql._kernels import bucket_quantile
-from inferwatch.promql._values import EvalError, Value, Vector, check_unique, drop_name
+from inferwatch.promql._values import EvalError, Value, Vector, check_unique, drop_name, without_labels
 
 __all__ = ["VECTOR_FUNCTIONS", "VectorFn", "go_expand"]
 
@@ -189,6 +189,9 @@ def _label_join(args: list[Value], _: int) -> Value:
     return check_unique(out)
 
 
+_LE_AND_NAME = frozenset({"le", METRIC_NAME_LABEL})
+
+
 def _histogram_quantile(args: list[Value], _: int) -> Value:
     q, vec = args
     assert isinstance(q, float) and isinstance(vec, list)
@@ -198,7 +201,7 @@ def _histogram_quantile(args: list[Value], _: int) -> Value:
             ub = float(ls["le"])
         except (KeyError, ValueError):
             continue
-        key = ls.without("le", METRIC_NAME_LABEL)
+        key = without_labels(ls, _LE_AND_NAME)
         groups.setdefault(key, []).append((ub, v))
     return [(k, bucket_quantile(q, b)) for k, b in groups.items()]
 

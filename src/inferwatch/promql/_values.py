@@ -9,7 +9,8 @@ import numpy as np
 from inferwatch._exceptions import InferwatchError
 from inferwatch.model import METRIC_NAME_LABEL, Labels
 
-__all__ = ["EvalError", "Matrix", "Value", "Vector", "check_unique", "drop_name"]
+__all__ = ["EvalError", "Matrix", "Value", "Vector", "check_unique", "drop_name", "keep_labels",
+           "without_labels"]
 
 Vector = list[tuple[Labels, float]]
 
@@ -44,6 +45,30 @@ def drop_name(labels: Labels) -> Labels:
             _NAME_CACHE.clear()
         hit = _NAME_CACHE[labels] = labels.without(METRIC_NAME_LABEL)
     return hit
+
+
+_MEMO: dict[tuple[Labels, bool, frozenset[str]], Labels] = {}
+
+
+def _memo(labels: Labels, drop: bool, names: frozenset[str]) -> Labels:
+    key = (labels, drop, names)
+    hit = _MEMO.get(key)
+    if hit is None:
+        if len(_MEMO) > 500_000:
+            _MEMO.clear()
+        items = labels.items_tuple
+        hit = _MEMO[key] = Labels((k, v) for k, v in items if (k in names) != drop)
+    return hit
+
+
+def without_labels(labels: Labels, names: frozenset[str]) -> Labels:
+    """``labels`` without ``names`` (memoised: the same series come back every step and round)."""
+    return _memo(labels, True, names)
+
+
+def keep_labels(labels: Labels, names: frozenset[str]) -> Labels:
+    """Only the ``names`` of ``labels`` (memoised)."""
+    return _memo(labels, False, names)
 
 
 def check_unique(vec: Vector) -> Vector:
