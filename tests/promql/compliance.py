@@ -18,6 +18,7 @@ Run it by hand: ``python -m tests.promql.compliance [--verbose]``; it prints
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import shutil
@@ -339,6 +340,78 @@ def run_case(client: httpx.Client, prom: str, iw: str, case: Case) -> tuple[str,
     return compare(ref, got), bool(ref["result"])
 
 
+# The other endpoints, asked of both servers: "exact" answers must be equal, "shape" answers must have
+# the same keys and JSON types (values such as start times and paths differ by nature).
+API_CHECKS: list[tuple[str, str, dict[str, str]]] = [
+    ("exact", "/api/v1/series", {"match[]": "demo_num_cpus", "start": str(START), "end": str(END)}),
+    ("exact", "/api/v1/series", {"match[]": '{__name__=~"demo_memory.*", type="free"}'}),
+    ("exact", "/api/v1/labels", {}),
+    ("exact", "/api/v1/labels", {"match[]": "demo_cpu_usage_seconds_total"}),
+    ("exact", "/api/v1/label/instance/values", {}),
+    ("exact", "/api/v1/label/__name__/values", {}),
+    ("exact", "/api/v1/query", {"query": "sort(demo_num_cpus)", "time": str(END)}),
+    ("exact", "/api/v1/query", {"query": "demo_num_cpus[20s]", "time": str(END)}),
+    ("exact", "/api/v1/query", {"query": "time() / 2", "time": str(END) + ".5"}),
+    ("exact", "/api/v1/query", {"query": '"a string"', "time": str(END)}),
+    ("exact", "/api/v1/query", {"query": "sum(", "time": str(END)}),
+    ("exact", "/api/v1/query", {"query": "1 > 2"}),
+    ("exact", "/api/v1/query", {"query": "rate(demo_num_cpus)"}),
+    ("exact", "/api/v1/query", {"query": 'x{a="b}'}),
+    ("exact", "/api/v1/query", {"query": "foo(x)"}),
+    ("exact", "/api/v1/query", {"query": "sum(x) by (a) by (b)"}),
+    ("exact", "/api/v1/query", {"query": "demo_num_cpus + ignoring(instance) demo_num_cpus",
+                                "time": str(END)}),
+    ("exact", "/api/v1/query_range", {"query": "x", "start": "10", "end": "5", "step": "1"}),
+    ("exact", "/api/v1/query_range", {"query": "x", "start": "0", "end": "100000", "step": "1"}),
+    ("exact", "/api/v1/format_query", {"query": "sum(rate(x[5m]))by(job)/on(job)group_left y offset 1m"}),
+    ("exact", "/api/v1/metadata", {}),
+    ("shape", "/api/v1/status/buildinfo", {}),
+    ("shape", "/api/v1/status/runtimeinfo", {}),
+    ("shape", "/api/v1/status/tsdb", {}),
+    ("shape", "/api/v1/targets", {}),
+]
+
+
+def shape(x: Any) -> Any:
+    """The JSON shape of ``x``: dict keys and the types of leaves (first list element only)."""
+    if isinstance(x, dict):
+        return {k: shape(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [shape(x[0])] if x else []
+    return "number" if isinstance(x, int | float) and not isinstance(x, bool) else type(x).__name__
+
+
+def _drop_empty_lists(a: Any, b: Any) -> tuple[Any, Any]:
+    """Shapes with the keys whose list is empty on either side removed (nothing to compare there)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = set(a) | set(b)
+        out_a, out_b = {}, {}
+        for k in keys:
+            if a.get(k) == [] or b.get(k) == []:
+                continue
+            out_a[k], out_b[k] = _drop_empty_lists(a.get(k), b.get(k))
+        return out_a, out_b
+    return a, b
+
+
+def check_api(client: httpx.Client, prom: str, iw: str) -> list[str]:
+    """The :data:`API_CHECKS` whose answers differ, with what differs."""
+    out: list[str] = []
+    for kind, path, params in API_CHECKS:
+        answers = []
+        for base in (prom, iw):
+            r = client.post(f"{base}{path}", data=params) if path.endswith("query") else client.get(
+                f"{base}{path}", params=params)
+            answers.append((r.status_code, r.json()))
+        (rs, ref), (gs, got) = answers
+        if kind == "shape":
+            ref, got = shape(ref), shape(got)
+            ref, got = _drop_empty_lists(ref, got)
+        if rs != gs or ref != got:
+            out.append(f"{path} {params}: {gs} {json.dumps(got)[:300]} != {rs} {json.dumps(ref)[:300]}")
+    return out
+
+
 @dataclass(frozen=True)
 class Report:
     """What a run found: the tester's set and inferwatch's extra queries."""
@@ -349,6 +422,7 @@ class Report:
     extra_passed: int
     extra_total: int
     extra_failures: list[tuple[Case, str]]
+    api_failures: list[str]
 
 
 def run(verbose: bool = False, workdir: Path | None = None) -> Report:
@@ -358,6 +432,7 @@ def run(verbose: bool = False, workdir: Path | None = None) -> Report:
     with (tempfile.TemporaryDirectory() as tmp, running_pair(workdir or Path(tmp)) as (prom, iw),
           httpx.Client(timeout=60.0) as client, ThreadPoolExecutor(2) as pool):
         answers = list(pool.map(lambda c: run_case(client, prom, iw, c), cases + extras))
+        api = check_api(client, prom, iw)
     failures = [(c, why) for c, (why, _) in zip(cases + extras, answers, strict=True) if why]
     if verbose:
         for c, why in failures:
@@ -365,10 +440,13 @@ def run(verbose: bool = False, workdir: Path | None = None) -> Report:
     main = [f for f in failures if f[0] in set(cases)]
     extra = [f for f in failures if f not in main]
     with_data = sum(1 for _, has in answers[:len(cases)] if has)
+    for line in api:
+        print(f"API  {line}")
+    print(f"other endpoints: {len(API_CHECKS) - len(api)} / {len(API_CHECKS)} answer as Prometheus does")
     print(f"extra queries: {len(extras) - len(extra)} / {len(extras)} passed")
     print(f"{len(cases) - len(main)} / {len(cases)} passed "
           f"({with_data} of the queries answer non-empty data)")
-    return Report(len(cases) - len(main), len(cases), main, len(extras) - len(extra), len(extras), extra)
+    return Report(len(cases) - len(main), len(cases), main, len(extras) - len(extra), len(extras), extra, api)
 
 
 if __name__ == "__main__":

@@ -50,3 +50,4 @@ def test_compliance_against_prometheus(tmp_path: Path, require_tool: Callable[..
     assert f"{report.passed} / {report.total} passed" in out
     failures = report.failures + report.extra_failures
     assert failures == [], "\n".join(f"{c.query}: {why}" for c, why in failures)
+    assert report.api_failures == []

@@ -84,7 +84,9 @@ def test_tree_shapes() -> None:
 @pytest.mark.parametrize(("text", "msg"), [
     # messages and positions as Prometheus 2.42 gives them
     ("", "1:1: parse error: no expression found in input"),
-    ("sum(x", "1:6: parse error: unexpected end of input"),
+    ("sum(x", "1:6: parse error: unclosed left parenthesis"),
+    ("sum(x) by (a) by (b)", "1:15: parse error: unexpected <by>"),
+    ("x)", "1:2: parse error: unexpected right parenthesis ')'"),
     ("1 > 2", "1:3: parse error: comparisons between scalars must use BOOL modifier"),
     ("rate(x[5m], 1)", '1:1: parse error: expected 1 argument(s) in call to "rate", got 2'),
     ("rate(x)", 'expected type range vector in call to function "rate", got instant vector'),
@@ -105,7 +107,7 @@ def test_tree_shapes() -> None:
     ('x{a="b}', "unterminated quoted string"),
     ("x[5mm]", "bad number or duration syntax"),
     ("-x[5m]", "unary expression only allowed on expressions of type scalar or instant vector"),
-    ("1\n+ sum(", "2:7: parse error: unexpected end of input"),
+    ("1\n+ sum(", "2:7: parse error: unclosed left parenthesis"),
 ])
 def test_errors_carry_prometheus_message_and_position(text: str, msg: str) -> None:
     with pytest.raises(PromQLError, match=re.escape(msg)):

@@ -53,7 +53,7 @@ def test_precedence_is_prometheus() -> None:
     ("rate(x)", '1:6: parse error: expected type range vector in call to function "rate", got instant '
                 'vector'),
     ("label_replace(x)", '1:1: parse error: expected 5 argument(s) in call to "label_replace", got 1'),
-    ("sum(x", "1:6: parse error: unexpected end of input"),
+    ("sum(x", "1:6: parse error: unclosed left parenthesis"),
     ('x{a=~"("}', "invalid regex"),
     ("nope(x)", 'unknown function with name "nope"'),
 ])

@@ -76,7 +76,7 @@ def test_get_and_post_answer_the_same(client: TestClient, method: str) -> None:
 
 @pytest.mark.parametrize(("path", "params", "status", "error"), [
     # Prometheus's wording and position for a parse error
-    ("/api/v1/query", {"query": "sum(x"}, 400, "1:6: parse error: unexpected end of input"),
+    ("/api/v1/query", {"query": "sum(x"}, 400, 'invalid parameter "query": 1:6: parse error: unclosed left'),
     ("/api/v1/query", {"query": "1 > 2"}, 400, "comparisons between scalars must use BOOL modifier"),
     ("/api/v1/query", {"query": "x", "time": "yesterday"}, 400,
      'cannot parse "yesterday" to a valid timestamp'),

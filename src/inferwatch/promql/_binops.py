@@ -6,6 +6,7 @@ drops the metric name, filters keep it; ``bool`` turns a filter into 0/1.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 
@@ -115,6 +116,11 @@ def _result_labels(ls: Labels, rs: Labels, b: Binary, m: Matching) -> Labels:
     return Labels(items)
 
 
+def go_labels(ls: Labels) -> str:
+    """Labels as Go's ``labels.Labels.String()`` prints them (name inside the braces)."""
+    return "{" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in ls.items_tuple) + "}"
+
+
 def _vector_op(b: Binary, lhs: Vector, rhs: Vector, m: Matching) -> Vector:
     if not lhs or not rhs:
         return []
@@ -129,8 +135,8 @@ def _vector_op(b: Binary, lhs: Vector, rhs: Vector, m: Matching) -> Vector:
             side = "left" if swapped else "right"
             group = "{" + ", ".join(f'{k}="{v}"' for k, v in key) + "}"
             raise EvalError(f"found duplicate series for the match group {group} on the {side} hand-side of "
-                            f"the operation: [{right[key][0]}, {rs}];many-to-many matching not allowed: "
-                            "matching labels must be unique on one side")
+                            f"the operation: [{go_labels(rs)}, {go_labels(right[key][0])}];many-to-many "
+                            "matching not allowed: matching labels must be unique on one side")
         right[key] = (rs, rv)
     matched: dict[tuple[tuple[str, str], ...], set[Labels]] = {}
     out: Vector = []

@@ -36,12 +36,19 @@ class Token:
         """How Prometheus names the token in an ``unexpected …`` message."""
         if self.kind == "eof":
             return "end of input"
+        low = self.text.lower()
+        if self.kind == "ident" and low in _KEYWORDS:
+            return f"<{low}>"
+        if self.kind == "ident" and low in _WORD_OPS:
+            return f"<op:{low}>"
         names = {"num": "number", "dur": "duration", "str": "string", "ident": "identifier"}
         if self.kind in names:
             return f"{names[self.kind]} {self.text!r}".replace("'", '"')
         return f'"{self.text}"'
 
 
+_KEYWORDS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool"})
+_WORD_OPS = frozenset({"and", "or", "unless", "atan2"})
 _UNIT = r"(?:ms|[smhdwy])"
 _TOKEN = re.compile(
     rf"""
@@ -61,7 +68,7 @@ def tokenize(text: str) -> list[Token]:
     out: list[Token] = []
     pos = 0
     n = len(text)
-    brackets = 0
+    brackets = parens = 0
     while pos < n:
         if brackets and text[pos] == ":":  # inside [a:b] a colon separates, it starts no name
             out.append(Token("op", ":", pos))
@@ -77,7 +84,15 @@ def tokenize(text: str) -> list[Token]:
             out.append(Token(kind, m.group(), pos))
             if kind == "op" and m.group() in "[]":
                 brackets += 1 if m.group() == "[" else -1
+            if kind == "op" and m.group() in "()":
+                parens += 1 if m.group() == "(" else -1
+                if parens < 0:
+                    raise PromQLError("unexpected right parenthesis ')'", text, pos)
         pos = m.end()
+    if parens > 0:
+        raise PromQLError("unclosed left parenthesis", text, n)
+    if brackets > 0:
+        raise PromQLError("unclosed left bracket", text, n)
     out.append(Token("eof", "", n))
     return out
 

@@ -97,7 +97,11 @@ def prom_query_routes(server: Server) -> list[BaseRoute]:
     def query(params: Params) -> Any:
         text = _query_text(params)
         t = params.time("time", server.clock.now())
-        res = _engine(server, params).instant(text, t)
+        try:
+            expr = parse_promql(text)
+        except PromQLError as exc:  # 2.42 names the parameter for instant queries, not for ranges
+            raise ApiError(f'invalid parameter "query": {exc}') from None
+        res = _engine(server, params).instant(expr, t)
         ts = format_api_time(res.time)
         if res.type is ValueType.SCALAR:
             assert isinstance(res.value, float)
