@@ -30,6 +30,7 @@ from inferwatch.server._query_exec import (
     instant_query,
     range_query,
 )
+from inferwatch.server._prom_routes import prometheus_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
 from inferwatch.store import parse_selector
@@ -216,6 +217,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
     ]
     api = [("/api/v1/targets", targets), ("/api/v1/rules", rules), ("/api/v1/alerts", alerts)]
     routes: list[BaseRoute] = [
+        *prometheus_routes(server, deliveries, executor),  # Prometheus 2.42's API: listed first, so it wins
         Route("/-/healthy", healthy), Route("/-/ready", ready), Route("/metrics", metrics),
         Route(OPENAPI_PATH, openapi),
         *(Route(path, _handler(fn, executor), methods=["GET", "POST"]) for path, fn in pooled),
