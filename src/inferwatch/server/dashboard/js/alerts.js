@@ -2,7 +2,7 @@
 
 import { get, serverNow } from "./api.js";
 import { promqlDetails } from "./chart.js";
-import { fmtAgo, fmtTime, h, labelText } from "./dom.js";
+import { fmtAgo, fmtTime, h, labelText, fill } from "./dom.js";
 
 export const TIERS = {
   P0: { name: "P0 critical", response: "scale-out action + phone escalation" },
@@ -80,7 +80,7 @@ function digest(d) {
 
 export async function render(main, ctx) {
   const body = h("div", {});
-  main.replaceChildren(body);
+  fill(main, body);
   async function load() {
     const [alerts, events, digests, now] = await Promise.all([get("api/v1/dashboard/alerts"),
       get("api/v1/dashboard/timeline", { since: "24h" }), get("api/v1/dashboard/digests"), serverNow()]);
@@ -88,7 +88,7 @@ export async function render(main, ctx) {
     const groups = tiers.map((t) => [t, alerts.filter((a) => (a.labels.tier || "") === t)]);
     const other = alerts.filter((a) => !tiers.includes(a.labels.tier || ""));
     if (other.length) groups.push(["", other]);
-    body.replaceChildren(
+    fill(body, 
       h("h2", {}, `Alerts (${alerts.filter((a) => a.state === "firing").length} firing, ${alerts.filter((a) => a.state === "pending").length} pending)`),
       groups.map(([t, list]) => h("section", { class: "tier-group", "data-tier": t },
         h("h3", {}, tierBadge(t), ` ${list.length}`),

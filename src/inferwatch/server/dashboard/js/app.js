@@ -1,7 +1,7 @@
 // The router: one page at a time under #/<page>?params, a timer per page, theme, the alert count.
 
 import { get, serverNow } from "./api.js";
-import { fmtTime, h, message } from "./dom.js";
+import { fmtTime, h, message, fill } from "./dom.js";
 
 const PAGES = {
   overview: () => import("./overview.js"),
@@ -34,7 +34,7 @@ async function route() {
   document.body.dataset.page = name;
   delete document.body.dataset.rendered;
   if (!load) { message(main, `no such page: ${name}`); return; }
-  main.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+  fill(main, h("p", { class: "muted" }, "Loading…"));
   try {
     const mod = await load();
     if (ctx !== current) return;

@@ -1,7 +1,7 @@
 // A panel: title, one or more PromQL range queries drawn with uPlot, threshold lines, PromQL on demand.
 
 import { range } from "./api.js";
-import { fmtValue, h, labelText } from "./dom.js";
+import { fmtValue, h, labelText, fill } from "./dom.js";
 
 const PALETTE = ["#2f6fdf", "#e8590c", "#2b8a3e", "#ae3ec9", "#0c8599", "#c92a2a", "#5c940d", "#862e9c",
   "#d9480f", "#1864ab"];
@@ -96,7 +96,7 @@ export function panel({ title, queries, unit, thresholds = [], note }) {
       el.dataset.points = String(points);
       el.dataset.series = String(shown.length);
       if (plot) { plot.destroy(); plot = null; }
-      plotEl.replaceChildren();
+      fill(plotEl);
       if (!points) {
         el.dataset.state = "empty";
         status.textContent = note || "no data in this range";

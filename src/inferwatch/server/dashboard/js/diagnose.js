@@ -1,7 +1,7 @@
 // Diagnose: run the GPU playbook on the stored series and show the ranked causes.
 
 import { get } from "./api.js";
-import { h } from "./dom.js";
+import { h, fill } from "./dom.js";
 
 function cause(f, i) {
   return h("li", { class: "cause", "data-cause": f.cause },
@@ -21,18 +21,18 @@ export async function render(main) {
   const out = h("div", { id: "diagnosis" });
   async function run(ev) {
     ev.preventDefault();
-    out.replaceChildren(h("p", { class: "muted" }, "running…"));
+    fill(out, h("p", { class: "muted" }, "running…"));
     try {
       const d = await get("api/v1/dashboard/diagnose/gpu", { service: service.value, since: since.value });
-      out.replaceChildren(
+      fill(out, 
         h("p", { class: `verdict st-${d.status}`, id: "diag-summary" }, h("b", {}, d.status.replaceAll("_", " ")), ": ", d.summary),
         d.causes.length ? h("ol", { class: "causes" }, d.causes.map(cause)) : null,
         d.missing.length ? h("div", {}, h("h3", {}, "missing evidence"), h("ul", {}, d.missing.map((m) => h("li", {}, m)))) : null);
     } catch (err) {
-      out.replaceChildren(h("p", { class: "msg error" }, err.message));
+      fill(out, h("p", { class: "msg error" }, err.message));
     }
   }
-  main.replaceChildren(h("h2", {}, "Diagnose: GPU utilisation fell while QPS is unchanged"),
+  fill(main, h("h2", {}, "Diagnose: GPU utilisation fell while QPS is unchanged"),
     h("p", { class: "muted" }, "Compares the first and last third of the window: GPU utilisation against QPS, server CPU, " +
       "PCIe throughput and link, GPU memory and GC, throttle reasons; ranks the causes (what `inferwatch diagnose gpu` does, on this server's store)."),
     h("form", { class: "row panel", onsubmit: run }, h("label", {}, "service ", service), h("label", {}, "window ", since),

@@ -8,7 +8,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (k === "class") el.className = v;
     else el.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -54,5 +54,12 @@ export function hashParams() {
 }
 
 export function message(el, text, kind = "error") {
-  el.replaceChildren(h("p", { class: `msg ${kind}`, role: kind === "error" ? "alert" : "status" }, text));
+  fill(el, h("p", { class: `msg ${kind}`, role: kind === "error" ? "alert" : "status" }, text));
+}
+
+// replaceChildren that takes what h() takes: nested arrays, and null/false for "nothing".
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+  return el;
 }

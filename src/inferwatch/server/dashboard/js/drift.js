@@ -3,7 +3,7 @@
 
 import { get, instant, rangeOf, RANGES, rateWindow, serverNow } from "./api.js";
 import { panel } from "./chart.js";
-import { fmtTime, h, hashParams } from "./dom.js";
+import { fmtTime, h, hashParams, fill } from "./dom.js";
 
 // DESIGN.md: PSI > 0.1 warns (P2 digest), > 0.25 asks for review, > 0.5 recommends rollback.
 export function verdict(psi) {
@@ -53,7 +53,7 @@ export async function render(main) {
       { value: 0.5, label: "rollback", color: "#c92a2a" }],
     queries: [{ expr: "inferwatch_feature_psi", legend: "{{model}} {{feature}}" }] });
   const windows = reports.map((r) => `${r.service}/${r.model}: window from ${fmtTime(r.start)}, ${r.rows} rows`);
-  main.replaceChildren(h("h2", {}, "Drift"), h("div", { class: "toolbar" }, h("label", {}, "range ", rangeSel)),
+  fill(main, h("h2", {}, "Drift"), h("div", { class: "toolbar" }, h("label", {}, "range ", rangeSel)),
     windows.length ? h("p", { class: "muted small" }, windows.join("; ")) : null, table, hist.el);
   const r = rangeOf(rangeName, now);
   await hist.load(r, { w: rateWindow(r) });

@@ -2,7 +2,7 @@
 
 import { instant, rangeOf, RANGES, serverNow } from "./api.js";
 import { panel } from "./chart.js";
-import { fmtTime, h, hashParams, labelText } from "./dom.js";
+import { fmtTime, h, hashParams, labelText, fill } from "./dom.js";
 
 // The column an error message points at, if it names one ("1:14: parse error", "position 13", "column 14").
 export function errorColumn(msg) {
@@ -47,24 +47,24 @@ export async function render(main) {
   async function run(ev) {
     if (ev) ev.preventDefault();
     const q = box.value.trim();
-    if (!q) { out.replaceChildren(h("p", { class: "muted" }, "type a PromQL expression")); return; }
+    if (!q) { fill(out, h("p", { class: "muted" }, "type a PromQL expression")); return; }
     history.replaceState(null, "", `#/explore?q=${encodeURIComponent(q)}&range=${rangeSel.value}&view=${view.value}`);
     const now = await serverNow();
     try {
       if (view.value === "table") {
-        out.replaceChildren(tableView(await instant(q, now)));
+        fill(out, tableView(await instant(q, now)));
       } else {
         await instant(q, now);  // a bad query fails here with the parser's message
         const p = panel({ title: q, queries: [{ expr: q }], unit: "" });
-        out.replaceChildren(p.el);
+        fill(out, p.el);
         await p.load(rangeOf(rangeSel.value, now), {});
       }
     } catch (err) {
-      out.replaceChildren(errorView(q, err.message));
+      fill(out, errorView(q, err.message));
     }
   }
   box.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey || !e.shiftKey)) run(e); });
-  main.replaceChildren(h("h2", {}, "Explore"),
+  fill(main, h("h2", {}, "Explore"),
     h("form", { class: "panel", onsubmit: run }, box, h("div", { class: "row" }, h("label", {}, "range ", rangeSel),
       h("label", {}, "view ", view), h("button", { type: "submit", id: "run" }, "Run"),
       h("span", { class: "muted small" }, "Enter runs, Shift+Enter adds a line"))), out);

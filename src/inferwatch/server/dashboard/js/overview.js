@@ -2,7 +2,7 @@
 
 import { get, instant, rangeOf, rateWindow, RANGES, serverNow } from "./api.js";
 import { panel } from "./chart.js";
-import { fmtValue, h, hashParams } from "./dom.js";
+import { fmtValue, h, hashParams, fill } from "./dom.js";
 
 const TIER_COLOURS = { P0: "#d6336c", P1: "#f08c00", P2: "#c9a400", review: "#f08c00", rollback: "#c92a2a" };
 const SVC = 'service="$service"';
@@ -73,10 +73,10 @@ async function abTests(el) {
   const [p, diff] = await Promise.all([instant("inferwatch_abtest_p_value"), instant("inferwatch_abtest_difference")]);
   const d = new Map(diff.result.map((s) => [s.metric.experiment, Number(s.value[1])]));
   if (!p.result.length) {
-    el.replaceChildren(h("p", { class: "muted small" }, "no running A/B tests"));
+    fill(el, h("p", { class: "muted small" }, "no running A/B tests"));
     return;
   }
-  el.replaceChildren(h("table", { class: "table" },
+  fill(el, h("table", { class: "table" },
     h("thead", {}, h("tr", {}, ["experiment", "difference", "p-value", "verdict"].map((c) => h("th", {}, c)))),
     h("tbody", {}, p.result.map((s) => {
       const pv = Number(s.value[1]);
@@ -111,7 +111,7 @@ export async function render(main, ctx) {
   }
   const ab = h("div", { id: "abtests" });
   body.lastChild.append(h("section", { class: "panel" }, h("h3", {}, "A/B tests"), ab));
-  main.replaceChildren(h("div", { class: "toolbar" }, h("label", {}, "service ", picker), h("label", {}, "range ", ranges),
+  fill(main, h("div", { class: "toolbar" }, h("label", {}, "service ", picker), h("label", {}, "range ", ranges),
     refresh), body);
 
   async function load() {

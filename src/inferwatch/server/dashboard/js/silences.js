@@ -1,7 +1,7 @@
 // Silences: the token (kept for this browser session), the list with expire, and the create form.
 
 import { get, getToken, serverNow, setToken, write } from "./api.js";
-import { fmtTime, h, hashParams, message } from "./dom.js";
+import { fmtTime, h, hashParams, message, fill } from "./dom.js";
 
 const SKIP = ["severity", "dimension"];  // labels that a silence usually should not pin
 const DURATIONS = { "30m": 1800, "1h": 3600, "2h": 7200, "4h": 14400, "12h": 43200, "1d": 86400, "7d": 604800 };
@@ -30,11 +30,11 @@ function tokenBox(onChange) {
   const box = h("div", { class: "token" });
   function draw() {
     if (getToken()) {
-      box.replaceChildren(h("span", { class: "ok" }, "token set for this browser session "),
+      fill(box, h("span", { class: "ok" }, "token set for this browser session "),
         h("button", { type: "button", id: "forget-token", onclick: () => { setToken(""); draw(); onChange(); } }, "forget"));
     } else {
       input.value = "";
-      box.replaceChildren(h("label", {}, "writes need the server's API token ", input),
+      fill(box, h("label", {}, "writes need the server's API token ", input),
         h("button", { type: "button", id: "save-token", onclick: () => { setToken(input.value.trim()); draw(); onChange(); } }, "use"),
         h("span", { class: "muted small" }, " (printed at the server's first start; kept only in this tab)"));
     }
@@ -104,9 +104,9 @@ export async function render(main, ctx) {
   const out = h("div", { id: "list-message", "aria-live": "polite" });
   async function reload() {
     const [list, now] = await Promise.all([get("api/v2/silences"), serverNow()]);
-    listEl.replaceChildren(table(list, now, reload, out));
+    fill(listEl, table(list, now, reload, out));
   }
-  main.replaceChildren(h("h2", {}, "Silences"), tokenBox(() => {}), form(prefill, reload), h("h3", {}, "All silences"), out, listEl);
+  fill(main, h("h2", {}, "Silences"), tokenBox(() => {}), form(prefill, reload), h("h3", {}, "All silences"), out, listEl);
   await reload();
   ctx.every(15000, reload);
 }
