@@ -35,7 +35,7 @@ ARTIFACTS = Path(os.environ.get("INFERWATCH_TEST_ARTIFACTS", ROOT / "build" / "t
 STORY = Story.of([
     Phase("normal", 0.0),
     Phase("latency", 60.0, Faults(latency_ms=1200.0)),
-    Phase("outage", 420.0, Faults(unavailable_ratio=0.7), drift=1.0),
+    Phase("outage", 420.0, Faults(unavailable_ratio=0.9), drift=1.0),
 ], end_s=4 * 3600.0)
 SPEED = 40.0
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

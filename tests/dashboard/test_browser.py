@@ -57,13 +57,14 @@ def test_every_page_loads_without_errors_and_the_overview_has_data(page: Watched
 
 def test_the_p0_alert_is_red_with_its_label(page: Watched, demo: DemoServer) -> None:
     open_page(page, demo, "alerts")
-    card = page.page.locator("article.alert[data-alertname='ServiceUnavailable']").first
+    card = page.page.locator("article.alert[data-alertname='ServiceUnavailable'][data-state='firing']").first
     badge = card.locator(".badge.tier")
     assert badge.inner_text() == "P0 critical"
     rgb = badge.evaluate("e => getComputedStyle(e).backgroundColor")
     r, g, b = (int(x) for x in rgb[rgb.index("(") + 1:-1].split(",")[:3])
     assert r > 180 and g < 90 and b < 140, rgb  # red
     assert card.get_attribute("data-state") == "firing"
+    card.locator("details.promql summary").click()
     assert "sum by" in card.locator("details.promql").inner_text()
     page.shot("alerts")
 
@@ -76,13 +77,14 @@ def _silenced(demo: DemoServer, alertname: str) -> list[str]:
 def test_silence_from_an_alert_mutes_it_and_expiring_unmutes_it(page: Watched, demo: DemoServer) -> None:
     p = page.page
     open_page(page, demo, "alerts")
-    p.locator("article.alert[data-alertname='ServiceUnavailable'] a.button").first.click()
+    p.locator("article.alert[data-alertname='ServiceUnavailable'][data-state='firing'] a.button").first.click()
     p.wait_for_selector("body[data-ready='silences']", timeout=TIMEOUT_MS)
     matchers = p.input_value("#matchers")
     assert 'alertname="ServiceUnavailable"' in matchers and 'tier="P0"' in matchers
     # A wrong token is refused with a message, and nothing is created.
     p.fill("#token", "not-the-token")
     p.click("#save-token")
+    p.fill("#author", "oncall@example.com")
     p.fill("#comment", "browser test")
     p.click("#create")
     p.wait_for_selector("#form-message .msg.error", timeout=TIMEOUT_MS)
@@ -98,12 +100,12 @@ def test_silence_from_an_alert_mutes_it_and_expiring_unmutes_it(page: Watched, d
     good = p.input_value("#matchers")
     p.fill("#matchers", 'alertname=~"("')
     p.click("#create")
-    p.wait_for_function("document.querySelector('#form-message').innerText.includes('silence matchers')",
-                        timeout=TIMEOUT_MS)
+    p.wait_for_selector("#form-message .msg.error:has-text('silence matchers')", timeout=TIMEOUT_MS)
     # Create it for real: the alert is muted, as the API shows.
     p.fill("#matchers", good)
     p.click("#create")
-    p.wait_for_selector("#form-message .msg.ok", timeout=TIMEOUT_MS)
+    p.wait_for_selector("#form-message .msg", timeout=TIMEOUT_MS)
+    assert "created silence" in p.inner_text("#form-message"), good
     sid = p.inner_text("#form-message").rsplit(" ", 1)[-1]
     assert _silenced(demo, "ServiceUnavailable") == [sid]
     row = p.locator(f"#silences tr[data-id='{sid}']")

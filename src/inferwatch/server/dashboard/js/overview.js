@@ -119,6 +119,7 @@ export async function render(main, ctx) {
     const r = rangeOf(rangeName, await serverNow());
     const vars = { service, w: rateWindow(r) };
     await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {})]);
+    document.body.dataset.renderedAt = String(performance.now());  // since navigation start
     document.body.dataset.rendered = String(performance.now() - t0);
   }
   await load();

@@ -53,6 +53,7 @@ function form(prefill, reload) {
   const out = h("div", { id: "form-message", "aria-live": "polite" });
   async function submit(ev) {
     ev.preventDefault();
+    fill(out);
     if (!getToken()) { message(out, "enter the API token first (above)"); return; }
     localStorage.setItem("inferwatch.author", author.value);
     const now = await serverNow();
