@@ -40,7 +40,8 @@ def fill(store: MemoryStore) -> int:
     svc = {"service": "bench", "model": "m", "version": "v1"}
     series: list[tuple[Labels, float, float]] = []  # labels, base, slope per second
     for i in range(N):
-        series.append((Labels.of("inferwatch_requests_total", code=str(200 + i), route="/p", **svc), 0, 1 + i / 10))
+        code = str(200 + i)
+        series.append((Labels.of("inferwatch_requests_total", code=code, route="/p", **svc), 0, 1 + i / 10))
         gpu = {"gpu": str(i), "UUID": f"GPU-{i}", "Hostname": f"h{i // 8}"}
         series += [(Labels.of("DCGM_FI_DEV_GPU_UTIL", **gpu), 40 + i, 0),
                    (Labels.of("DCGM_FI_DEV_FB_USED", **gpu), 1000 + 100 * i, 0),
@@ -63,29 +64,43 @@ def fill(store: MemoryStore) -> int:
     return len(series)
 
 
-def measure(url: str, chromium: str, rounds: int) -> dict[str, Any]:
+def _load(browser: Any, url: str, answers: dict[str, bytes], record: bool) -> dict[str, float]:
+    """One page load; ``record``: from the server (answers saved), else the saved answers replayed."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    sizes: list[int] = []
+
+    def seen(r: Any) -> None:
+        if "/api/" not in r.url:
+            sizes.append(len(r.body()))
+        elif record:
+            answers[r.url] = r.body()
+
+    page.on("response", seen)
+    if not record:
+        page.route("**/api/**", lambda route: route.fulfill(
+            status=200, content_type="application/json", body=answers[route.request.url]))
+    page.goto(url + "#/overview?refresh=0")
+    page.wait_for_selector("body[data-rendered]", timeout=120_000)
+    out = {"weight": float(sum(sizes)), "render": float(page.evaluate("document.body.dataset.rendered")),
+           "total": float(page.evaluate("document.body.dataset.renderedAt")),
+           "series": float(page.evaluate("[...document.querySelectorAll('section.panel[data-series]')]"
+                                         ".reduce((n, e) => Math.max(n, Number(e.dataset.series)), 0)"))}
+    ctx.close()
+    return out
+
+
+def measure(url: str, chromium: str, rounds: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The first load from the server; then ``rounds`` loads with its answers replayed (median)."""
     from playwright.sync_api import sync_playwright
 
-    weights, renders, totals, series = [], [], [], []
+    answers: dict[str, bytes] = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=FLAGS)
-        for _ in range(rounds):
-            ctx = browser.new_context(viewport={"width": 1400, "height": 900})
-            page = ctx.new_page()
-            sizes: list[int] = []
-            page.on("response", lambda r: sizes.append(len(r.body())) if "/api/" not in r.url else None)
-            page.goto(url + "#/overview?refresh=0")
-            page.wait_for_selector("body[data-rendered]", timeout=60_000)
-            renders.append(float(page.evaluate("document.body.dataset.rendered")))
-            totals.append(float(page.evaluate("document.body.dataset.renderedAt")))
-            series.append(int(page.evaluate(
-                "[...document.querySelectorAll('section.panel[data-series]')]"
-                ".reduce((n, e) => Math.max(n, Number(e.dataset.series)), 0)")))
-            weights.append(sum(sizes))
-            ctx.close()
+        live = _load(browser, url, answers, record=True)
+        replays = [_load(browser, url, answers, record=False) for _ in range(rounds)]
         browser.close()
-    return {"weight": statistics.median(weights), "render_ms": statistics.median(renders),
-            "since_navigation_ms": statistics.median(totals), "max_series": max(series)}
+    return live, {k: statistics.median(r[k] for r in replays) for k in replays[0]}
 
 
 def main() -> int:
@@ -100,16 +115,19 @@ def main() -> int:
                     clock=clock)
     http = ServerThread(create_app(server, extra_routes=dashboard_routes(server, None))).start()
     try:
-        got = measure(http.url + "/", args.chromium, args.rounds)
+        live, replay = measure(http.url + "/", args.chromium, args.rounds)
     finally:
         http.stop()
         server.stop()
-    print(f"store: {n} series, 241 samples each (1 h every 15 s)")
-    print(f"page weight before data: {got['weight'] / 1024:.1f} KiB (budget 300 KB)")
-    print(f"overview render, median of {args.rounds}: {got['render_ms']:.0f} ms from the first query to the "
-          f"last panel drawn, {got['since_navigation_ms']:.0f} ms from navigation start "
-          f"(most series in one panel: {got['max_series']}; budget 1 s)")
-    return 0 if got["weight"] < 300_000 and got["since_navigation_ms"] < 1000 else 1
+    print(f"store: {n} series, 241 samples each (1 h every 15 s); "
+          f"most series in one panel: {live['series']:.0f}")
+    print(f"page weight before data: {live['weight'] / 1024:.1f} KiB (budget 300 KB)")
+    print(f"overview from the server: {live['total']:.0f} ms from navigation start to the last panel drawn "
+          f"({live['render']:.0f} ms of it waiting for and drawing the queries)")
+    print(f"overview with the same answers replayed (the page's own cost), median of {args.rounds}: "
+          f"{replay['total']:.0f} ms from navigation start, {replay['render']:.0f} ms from the first query "
+          f"(budget 1 s)")
+    return 0 if live["weight"] < 300_000 and live["total"] < 1000 else 1
 
 
 if __name__ == "__main__":

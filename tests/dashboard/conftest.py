@@ -85,15 +85,16 @@ def demo() -> Iterator[DemoServer]:
     dashboard = DashboardPart(alerts, pipeline, view.drift)
     components.parts += [pipeline, alerts, dashboard]
     stop = threading.Event()
-    opts = DemoOptions(duration_s=600.0, speed=SPEED, rate=40.0, threads=8, refresh_s=0.25, seed=7, story=STORY)
+    opts = DemoOptions(duration_s=600.0, speed=SPEED, rate=40.0, threads=8, refresh_s=0.25, seed=7,
+                       story=STORY)
     thread = threading.Thread(target=run_demo, args=(opts, components),
                               kwargs={"out": io.StringIO(), "tty": False, "stop": stop}, daemon=True)
     thread.start()
     server = DemoServer(dashboard)
     try:
         wait_until("the P0 alert to fire", lambda: bool(server.p0_alerts()), timeout=90)
-        wait_until("a drift window with PSI", lambda: bool(server.api("api/v1/query?query=inferwatch_feature_psi")
-                                                            ["result"]), timeout=60)
+        psi = "api/v1/query?query=inferwatch_feature_psi"
+        wait_until("a drift window with PSI", lambda: bool(server.api(psi)["result"]), timeout=60)
         yield server
     finally:
         stop.set()

@@ -6,13 +6,13 @@ import json
 from typing import Any
 
 import pytest
-
-from tests.dashboard.conftest import DemoServer, Watched, wait_until
+from tests.dashboard.conftest import DemoServer, Watched
 
 pytestmark = [pytest.mark.tools, pytest.mark.slow]
 TIMEOUT_MS = 20_000
-PAGES = ["overview", "alerts", "silences", "explore?q=sum%20by%20(code)%20(rate(inferwatch_requests_total%5B1m%5D))",
-         "drift", "diagnose"]
+P0_CARD = "article.alert[data-alertname='ServiceUnavailable'][data-state='firing']"
+PAGES = ["overview", "alerts", "silences",
+         "explore?q=sum%20by%20(code)%20(rate(inferwatch_requests_total%5B1m%5D))", "drift", "diagnose"]
 # Panels the demo fills (it has no GPU, host or business metrics: those panels say so).
 DEMO_PANELS = ["QPS by status code", "Latency P50 / P99", "Error and 503 ratios", "In-flight requests",
                "Feature drift (PSI)", "Prediction confidence (P10 / P50 / P90, mean)"]
@@ -43,21 +43,23 @@ def test_every_page_loads_without_errors_and_the_overview_has_data(page: Watched
     # PromQL on demand: the latency panel's query is there, with the service filled in.
     latency = page.page.locator("section.panel[data-title='Latency P50 / P99'] details.promql")
     latency.locator("summary").click()
-    assert 'histogram_quantile(0.99, sum by (le) (rate(inferwatch_request_duration_seconds_bucket{service="demo"}' \
-        in latency.inner_text()
+    p99 = ('histogram_quantile(0.99, sum by (le) '
+           '(rate(inferwatch_request_duration_seconds_bucket{service="demo"}')
+    assert p99 in latency.inner_text()
     # The GPU panels say why they are empty instead of drawing nothing.
     gpu = page.page.locator("section.panel[data-title='GPU utilisation']")
     assert gpu.get_attribute("data-state") == "empty"
     assert "inferwatch exporter" in gpu.inner_text()
     page.page.click("#theme")
     page.page.wait_for_selector("html[data-theme='dark'] body[data-rendered]", timeout=TIMEOUT_MS)
+    assert page.page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(20, 22, 26)"
     page.shot("overview-dark")
     assert page.take() == []
 
 
 def test_the_p0_alert_is_red_with_its_label(page: Watched, demo: DemoServer) -> None:
     open_page(page, demo, "alerts")
-    card = page.page.locator("article.alert[data-alertname='ServiceUnavailable'][data-state='firing']").first
+    card = page.page.locator(P0_CARD).first
     badge = card.locator(".badge.tier")
     assert badge.inner_text() == "P0 critical"
     rgb = badge.evaluate("e => getComputedStyle(e).backgroundColor")
@@ -66,7 +68,11 @@ def test_the_p0_alert_is_red_with_its_label(page: Watched, demo: DemoServer) -> 
     assert card.get_attribute("data-state") == "firing"
     card.locator("details.promql summary").click()
     assert "sum by" in card.locator("details.promql").inner_text()
-    page.shot("alerts")
+    page.page.click("#theme")
+    page.page.wait_for_selector("html[data-theme='dark'] body[data-ready='alerts']", timeout=TIMEOUT_MS)
+    assert page.page.locator("article.alert .badge.tier-P0").count() >= 1
+    page.shot("alerts-dark")
+    assert page.take() == []
 
 
 def _silenced(demo: DemoServer, alertname: str) -> list[str]:
@@ -77,7 +83,7 @@ def _silenced(demo: DemoServer, alertname: str) -> list[str]:
 def test_silence_from_an_alert_mutes_it_and_expiring_unmutes_it(page: Watched, demo: DemoServer) -> None:
     p = page.page
     open_page(page, demo, "alerts")
-    p.locator("article.alert[data-alertname='ServiceUnavailable'][data-state='firing'] a.button").first.click()
+    p.locator(f"{P0_CARD} a.button").first.click()
     p.wait_for_selector("body[data-ready='silences']", timeout=TIMEOUT_MS)
     matchers = p.input_value("#matchers")
     assert 'alertname="ServiceUnavailable"' in matchers and 'tier="P0"' in matchers

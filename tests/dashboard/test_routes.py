@@ -64,8 +64,8 @@ def test_every_file_the_page_names_is_served(app: Any) -> None:
     html = c.get("/").text
     names = re.findall(r'(?:src|href)="(dashboard/[^"]+)"', html)
     for js in (STATIC_DIR / "js").glob("*.js"):
-        names += [f"dashboard/js/{m}" for m in re.findall(r'from "\./([\w.]+)"|import\("\./([\w.]+)"\)', js.read_text())
-                  for m in m if m]
+        found = re.findall(r'from "\./([\w.]+)"|import\("\./([\w.]+)"\)', js.read_text())
+        names += [f"dashboard/js/{name}" for pair in found for name in pair if name]
     assert len(set(names)) >= 10
     for name in set(names):
         assert c.get("/" + name).status_code == 200, name
@@ -95,7 +95,8 @@ def test_timeline_lists_the_firing_alert_and_rejects_a_bad_window(app: Any) -> N
     events = _data(c, "/api/v1/dashboard/timeline", since="1h")
     assert (events[0]["kind"], events[0]["alertname"]) == ("firing", "Down")
     # group_wait 0s: the terminal receiver was told at once, recorded as a notification with its own kind
-    assert [(e["kind"], e["type"], e["receiver"]) for e in events[1:]] == [("notification", "alerts", "terminal")]
+    told = [(e["kind"], e["type"], e["receiver"]) for e in events[1:]]
+    assert told == [("notification", "alerts", "terminal")]
     for bad in ("soon", "30d", "0s"):
         res = c.get("/api/v1/dashboard/timeline", params={"since": bad})
         assert res.status_code == 400 and "since" in res.json()["error"]

@@ -19,8 +19,8 @@ def add_parser(sub: Any) -> None:
         "degradation -> outage (503s) -> drift on compressed time, showing live QPS, P99 and "
         "error ratio, with the alerts, notifications and actions; the outage's P0 page and "
         "scale-out go to loopback fakes of PagerDuty and the Kubernetes API. The web dashboard (the "
-        "four dimensions, alerts by tier, silences, drift, explore) is served on loopback; its URL is printed "
-        "first. Exits after --duration seconds.",
+        "four dimensions, alerts by tier, silences, drift, explore) is served on loopback; its URL is "
+        "printed first. Exits after --duration seconds.",
     )
     p.add_argument("--duration", type=float, default=90.0, metavar="SECONDS",
                    help="real seconds to run (default: 90)")
@@ -46,7 +46,14 @@ def _run(args: argparse.Namespace) -> int:
     ):
         if not ok:
             raise InputError(f"{name}: out of range: {value}")
-    from inferwatch.demo import AlertView, DashboardPart, DemoOptions, PipelineView, quality_components, run_demo
+    from inferwatch.demo import (
+        AlertView,
+        DashboardPart,
+        DemoOptions,
+        PipelineView,
+        quality_components,
+        run_demo,
+    )
 
     components, drift = quality_components(seed=args.seed)
     pipeline = PipelineView()  # started before the server part, which forwards its alerts to it

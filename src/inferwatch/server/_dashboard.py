@@ -130,7 +130,8 @@ def diagnose_view(server: Server, req: Request) -> dict[str, Any]:
 
     diagnosis = diagnose_gpu(server.components.store, now=server.clock.now(), since=_since(req, "30m"),
                              service=req.query_params.get("service") or None)
-    return _finite(diagnosis.to_json())
+    out: dict[str, Any] = _finite(diagnosis.to_json())
+    return out
 
 
 def _finite(value: Any) -> Any:

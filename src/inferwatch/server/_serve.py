@@ -65,8 +65,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
             signal.signal(signal.SIGHUP, reloader.on_signal)
     from inferwatch.server._dashboard import dashboard_routes
 
-    routes += dashboard_routes(server, pipeline)
-    app = create_app(server, extra_routes=routes, deliveries=deliveries)
+    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline)],
+                     deliveries=deliveries)
     notify = PipelineRunner(pipeline)
     notify.start()
     def started(bound_port: int) -> None:

@@ -33,6 +33,7 @@ async function route() {
   for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.dataset.page === name);
   document.body.dataset.page = name;
   delete document.body.dataset.rendered;
+  delete document.body.dataset.ready;
   if (!load) { message(main, `no such page: ${name}`); return; }
   fill(main, h("p", { class: "muted" }, "Loading…"));
   try {

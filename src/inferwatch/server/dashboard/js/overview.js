@@ -89,8 +89,8 @@ async function abTests(el) {
 
 export async function render(main, ctx) {
   const params = hashParams();
-  const [services, rules] = await Promise.all([get("api/v1/label/service/values"),
-    get("api/v1/rules").then((d) => d.groups.flatMap((g) => g.rules))]);
+  const [services, rules, firstNow] = await Promise.all([get("api/v1/label/service/values"),
+    get("api/v1/rules").then((d) => d.groups.flatMap((g) => g.rules)), serverNow()]);
   const service = params.get("service") || services[0] || "";
   const rangeName = params.get("range") || "1h";
   const picker = h("select", { id: "service", "aria-label": "service" },
@@ -114,9 +114,11 @@ export async function render(main, ctx) {
   fill(main, h("div", { class: "toolbar" }, h("label", {}, "service ", picker), h("label", {}, "range ", ranges),
     refresh), body);
 
+  let now = firstNow;
   async function load() {
     const t0 = performance.now();
-    const r = rangeOf(rangeName, await serverNow());
+    const r = rangeOf(rangeName, now ?? await serverNow());
+    now = null;
     const vars = { service, w: rateWindow(r) };
     await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {})]);
     document.body.dataset.renderedAt = String(performance.now());  // since navigation start
