@@ -147,11 +147,11 @@ class Watched:
         out, self.problems = self.problems, []
         return out
 
-    def shot(self, name: str) -> Path:
-        """Save a full-page screenshot as a test artifact."""
+    def shot(self, name: str, *, full: bool = True) -> Path:
+        """Save a screenshot (the whole page, or what the window shows) as a test artifact."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=True)
+        self.page.screenshot(path=str(path), full_page=full)
         return path
 
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from tests.dashboard.conftest import DemoServer, Watched
+from dashboard.conftest import DemoServer, Watched
 
 pytestmark = [pytest.mark.tools, pytest.mark.slow]
 TIMEOUT_MS = 20_000
@@ -31,7 +31,12 @@ def test_every_page_loads_without_errors_and_the_overview_has_data(page: Watched
         if name == "diagnose":
             page.page.click("#run-diagnose")
             page.page.wait_for_selector("#diag-summary", timeout=TIMEOUT_MS)
+            # the demo has no GPU: the playbook says so and names what to scrape
+            assert page.page.get_attribute("#diag-summary", "data-status") == "not_enough_data"
+            assert "DCGM_FI_DEV_GPU_UTIL" in page.page.inner_text("#diagnosis")
         page.shot(name.split("?")[0])
+        if name == "overview":
+            page.shot("overview-window", full=False)
         assert page.take() == [], name
     open_page(page, demo, "overview")
     page.page.wait_for_selector("body[data-rendered]", timeout=TIMEOUT_MS)
@@ -71,7 +76,7 @@ def test_the_p0_alert_is_red_with_its_label(page: Watched, demo: DemoServer) -> 
     page.page.click("#theme")
     page.page.wait_for_selector("html[data-theme='dark'] body[data-ready='alerts']", timeout=TIMEOUT_MS)
     assert page.page.locator("article.alert .badge.tier-P0").count() >= 1
-    page.shot("alerts-dark")
+    page.shot("alerts-dark", full=False)
     assert page.take() == []
 
 

@@ -116,3 +116,19 @@ def test_without_a_pipeline_the_views_are_empty() -> None:
         assert _data(c, "/api/v1/dashboard/digests") == []
         assert _data(c, "/api/v1/dashboard/drift") == []
     server.stop()
+
+
+def test_diagnose_ranks_the_recorded_cause_first() -> None:
+    from diagnose import scenario as sc
+
+    end = 1_800_000.0
+    store, _ = sc.record(sc.cpu_fallback, end=end)
+    clock = SimulatedClock(end)
+    server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
+                    clock=clock)
+    with TestClient(Starlette(routes=dashboard_routes(server, None))) as c:
+        d = _data(c, "/api/v1/dashboard/diagnose/gpu", service="ranker", since="30m")
+    server.stop()
+    assert d["status"] == "diagnosed" and "90% → 30%" in d["summary"]
+    top = d["causes"][0]
+    assert top["cause"] == "cpu_fallback" and top["evidence"] and top["next_steps"]

@@ -39,6 +39,19 @@ function why(a) {
   return out;
 }
 
+const fmtNumber = (v) => (Number.isFinite(Number(v)) ? String(+Number(v).toPrecision(4)) : v);
+const KEEP = 4;  // records shown per alert: the latest; the timeline below has them all
+
+function latest(list) {
+  const shown = list.slice(-KEEP);
+  return list.length > KEEP ? [...shown, { more: list.length - KEEP }] : shown;
+}
+
+function recordList(list, line) {
+  return list.length ? h("ul", { class: "records" }, latest(list).map((e) =>
+    h("li", {}, e.more ? h("span", { class: "muted" }, `and ${e.more} earlier (see the timeline)`) : line(e)))) : null;
+}
+
 function card(a, events, now) {
   const ann = a.annotations;
   const actions = events.filter((e) => e.kind === "action" && sameAlert(a, e));
@@ -48,17 +61,17 @@ function card(a, events, now) {
   return h("article", { class: `alert tier-${a.labels.tier || "other"}`, "data-alertname": a.labels.alertname,
     "data-state": a.state, "data-muted": a.silencedBy.length || a.inhibited ? "true" : "false" },
   h("header", {}, tierBadge(a.labels.tier), h("strong", {}, a.labels.alertname), h("span", { class: `state ${a.state}` }, a.state),
-    h("span", { class: "muted" }, `value ${a.value}`), h("span", { class: "muted", title: fmtTime(a.activeAt) }, `since ${fmtAgo(a.activeAt, now)}`),
+    h("span", { class: "muted", title: a.value }, `value ${fmtNumber(a.value)}`), h("span", { class: "muted", title: fmtTime(a.activeAt) }, `since ${fmtAgo(a.activeAt, now)}`),
     h("a", { class: "button small", href: silence }, "Silence…")),
   h("p", { class: "labels" }, labelText(a.labels, SKIP)),
   ann.summary ? h("p", {}, ann.summary) : null,
   ann.description ? h("p", { class: "muted" }, ann.description) : null,
   next ? h("p", {}, h("b", {}, "next step: "), next) : null,
   why(a),
-  actions.length ? h("ul", { class: "records" }, actions.map((e) => h("li", {}, `${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
-    h("span", { class: e.ok ? "ok" : "bad" }, e.outcome)))) : null,
-  notes.length ? h("ul", { class: "records" }, notes.map((e) => h("li", {}, `${fmtTime(e.t)} ${e.type} notification to ${e.receiver}: `,
-    h("span", { class: e.status === "sent" ? "ok" : "bad" }, e.status), e.error ? ` (${e.error})` : ""))) : null,
+  recordList(actions, (e) => [`${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
+    h("span", { class: e.ok ? "ok" : "bad" }, e.outcome)]),
+  recordList(notes, (e) => [`${fmtTime(e.t)} ${e.type} notification to ${e.receiver}: `,
+    h("span", { class: e.status === "sent" ? "ok" : "bad" }, e.status), e.error ? ` (${e.error})` : ""]),
   a.query ? promqlDetails([{ expr: a.query }]) : null);
 }
 

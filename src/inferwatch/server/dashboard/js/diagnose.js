@@ -25,7 +25,7 @@ export async function render(main) {
     try {
       const d = await get("api/v1/dashboard/diagnose/gpu", { service: service.value, since: since.value });
       fill(out, 
-        h("p", { class: `verdict st-${d.status}`, id: "diag-summary" }, h("b", {}, d.status.replaceAll("_", " ")), ": ", d.summary),
+        h("p", { class: `verdict st-${d.status}`, id: "diag-summary", "data-status": d.status }, d.summary),
         d.causes.length ? h("ol", { class: "causes" }, d.causes.map(cause)) : null,
         d.missing.length ? h("div", {}, h("h3", {}, "missing evidence"), h("ul", {}, d.missing.map((m) => h("li", {}, m)))) : null);
     } catch (err) {

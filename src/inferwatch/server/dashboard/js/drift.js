@@ -27,7 +27,7 @@ function histogram(f) {
 
 export async function render(main) {
   const params = hashParams();
-  const rangeName = params.get("range") || "6h";
+  const rangeName = params.get("range") || "1h";
   const now = await serverNow();
   const [psi, reports] = await Promise.all([instant("inferwatch_feature_psi", now), get("api/v1/dashboard/drift")]);
   const detail = new Map();
