@@ -1,9 +1,9 @@
 """The demo's HTTP API and web dashboard: the embedded server's Prometheus-shaped API, the
 alerting API (silences, notifications, actions) and the dashboard at ``/``, on loopback.
 
-The socket is bound when the part is made, so ``inferwatch demo`` can print the
-dashboard's URL before the story starts; requests wait in the kernel's backlog
-until ``start`` serves them.
+The server starts when the part is made, so ``inferwatch demo`` can print the
+dashboard's URL before the story starts and uvicorn's start-up is done before
+the story's clock runs; until ``start`` mounts the APIs it answers 503.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from typing import Any
+
+from starlette.responses import PlainTextResponse
 
 from inferwatch.config import Secret
 from inferwatch.demo._alerts import AlertView
@@ -37,7 +39,7 @@ class DashboardPart:
         self.alerts, self.pipeline, self.drift = alerts, pipeline, drift
         self.token = Secret(token or secrets.token_urlsafe(18))
         self._app = _Placeholder()
-        self._http = ServerThread(self._app, host=host, port=port)
+        self._http = ServerThread(self._app, host=host, port=port).start()
 
     @property
     def url(self) -> str:
@@ -60,7 +62,6 @@ class DashboardPart:
         routes = [*alerting_routes(pipeline, self.token),
                   *dashboard_routes(server, pipeline, drift=self.drift_reports)]
         self._app.app = create_app(server, extra_routes=routes)
-        self._http.start()
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:
         """Nothing to show: the dashboard is the view."""
@@ -72,10 +73,14 @@ class DashboardPart:
 
 
 class _Placeholder:
-    """An ASGI app that hands every request to ``app`` (set by ``start``, before serving begins)."""
+    """An ASGI app that hands every request to ``app`` once ``start`` has set it (503 before)."""
 
     def __init__(self) -> None:
         self.app: Any = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.app is None:
+            if scope["type"] == "http":
+                await PlainTextResponse("the demo is starting\n", status_code=503)(scope, receive, send)
+            return
         await self.app(scope, receive, send)

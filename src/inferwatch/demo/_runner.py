@@ -167,8 +167,8 @@ def run_demo(
         for part in comps.parts:
             part.start(ctx)
             started.append(part)
+        load.start()  # starting its threads can take a while on a busy machine: the story starts after
         ctx.story_start = clock.now()
-        load.start()
         _loop(opts, ctx, display, report, started, stop or threading.Event())
     finally:
         load.stop()
