@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+
 from dashboard.conftest import DemoServer, Watched
 
 pytestmark = [pytest.mark.tools, pytest.mark.slow]
