@@ -25,8 +25,7 @@ from typing import Any
 from inferwatch.config import parse_config
 from inferwatch.demo import ServerThread
 from inferwatch.model import Labels, Sample, SimulatedClock
-from inferwatch.server import Server, build_components, create_app
-from inferwatch.server._dashboard import dashboard_routes
+from inferwatch.server import Server, build_components, create_app, dashboard_routes
 from inferwatch.store import MemoryStore
 
 END = 1_800_000_000.0

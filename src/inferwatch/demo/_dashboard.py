@@ -21,9 +21,8 @@ from inferwatch.demo._quality import MODEL, SERVICE
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._serve import ServerThread
 from inferwatch.quality import DriftAggregator
-from inferwatch.server import create_app
-from inferwatch.server._alerting_api import alerting_routes
-from inferwatch.server._dashboard import dashboard_routes
+from inferwatch.server import create_app, dashboard_routes
+from inferwatch.server._alerting_api import alerting_routes  # as `serve` mounts it (not yet public)
 
 __all__ = ["DashboardPart"]
 

@@ -21,7 +21,7 @@ import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -29,10 +29,12 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from inferwatch.alerting import Pipeline
 from inferwatch.model import parse_duration
 from inferwatch.rules import format_go_float
 from inferwatch.server._runtime import Server
+
+if TYPE_CHECKING:  # the server's package imports this module: keep alerting out of that import
+    from inferwatch.alerting import Pipeline
 
 __all__ = ["STATIC_DIR", "DriftReports", "dashboard_routes"]
 
