@@ -15,7 +15,8 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve", help="run the embedded server",
         description="Scrape the configured targets into the SQLite store, evaluate the rules every "
-        "server.evaluation_interval and serve the HTTP API (default 127.0.0.1:9464). SIGHUP or "
+        "server.evaluation_interval and serve the HTTP API and the web dashboard at / (default "
+        "127.0.0.1:9464). SIGHUP or "
         "POST /-/reload (with the API token) re-reads the config: targets, rules and baselines "
         "change without a restart; storage, listen address and alerting need one.",
     )

@@ -43,6 +43,11 @@ class AlertView:
         self._server: Server | None = None
         self._start = 0.0
 
+    @property
+    def server(self) -> Server | None:
+        """The embedded server (``None`` until ``start``)."""
+        return self._server
+
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """AlertSink: remember transitions (evaluator thread), then forward."""
         with self._lock:

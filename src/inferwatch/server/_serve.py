@@ -64,7 +64,10 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         routes.append(reload_route(reloader, token))
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
             signal.signal(signal.SIGHUP, reloader.on_signal)
-    app = create_app(server, extra_routes=routes, deliveries=deliveries)
+    from inferwatch.server._dashboard import dashboard_routes
+
+    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline)],
+                     deliveries=deliveries)
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
     warning = exposure_warning(host)
     if warning:
@@ -74,7 +77,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
-        print(f"inferwatch serve: listening on http://{host}:{bound_port} "
+        print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
 
