@@ -9,6 +9,7 @@ from inferwatch.config import _env as env
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
+from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._root import Config
@@ -25,6 +26,7 @@ __all__ = [
     "CollectConfig",
     "Config",
     "Duration",
+    "EdgeConfig",
     "FrozenModel",
     "QualityConfig",
     "RulesConfig",

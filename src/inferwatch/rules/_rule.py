@@ -84,11 +84,12 @@ class Rule:
 
 def load_rules(config: Config) -> list[Rule]:
     """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
-    from inferwatch.rules._pack import default_rule_specs
+    from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 
     specs: dict[str, RuleSpec] = {}
     if config.rules.default_pack:
-        specs = {s.name: s for s in default_rule_specs() if s.name not in config.rules.disable}
+        pack = (*default_rule_specs(), *(edge_rule_specs() if config.edge.devices else ()))
+        specs = {s.name: s for s in pack if s.name not in config.rules.disable}
     for s in config.rules.rules:
         specs[s.name] = s
     return [Rule.from_spec(s) for s in specs.values()]

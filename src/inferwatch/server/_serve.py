@@ -54,6 +54,12 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     deliveries = DeliveryCounts()
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
+    from inferwatch.server._ingest import EdgeIngest, ingest_routes
+
+    edge = EdgeIngest(config.edge, server.components.store, clock,
+                      data_dir if config.storage.type == "sqlite" else None)
+    routes += ingest_routes(edge)
+    edge.start(config.server.evaluation_interval)
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
@@ -80,6 +86,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     finally:
         notify.stop()
         server.stop()
+        edge.close()
 
 
 def _uvicorn_server() -> Any:
