@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import queue
 import re
 import select
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,6 +44,39 @@ def line(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
     assert proc.stderr is not None
     ready, _, _ = select.select([proc.stderr], [], [], timeout)
     return proc.stderr.readline() if ready else ""
+
+
+class Lines:
+    """A process's stderr lines, read on a thread (``select`` misses lines already buffered)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        self._q: queue.Queue[str] = queue.Queue()
+        self._stream = proc.stderr
+        self.seen: list[str] = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for text in self._stream:
+                self._q.put(text)
+        finally:
+            self._stream.close()
+            self._q.put("")
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Wait for the stream to end (after the process exited) and close it."""
+        self._thread.join(timeout)
+
+    def next(self, timeout: float = 60.0) -> str:
+        """The next line ("" when the stream ended or nothing came within ``timeout``)."""
+        try:
+            got = self._q.get(timeout=timeout)
+        except queue.Empty:
+            return ""
+        self.seen.append(got)
+        return got
 
 
 def clean_env() -> dict[str, str]:

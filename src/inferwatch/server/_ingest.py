@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -197,10 +197,13 @@ def ingest_routes(ingest: EdgeIngest) -> list[Route]:
         if declared.isdigit() and int(declared) > ingest.config.max_body_bytes:
             return _error(413, f"body: {declared} bytes, over the limit of {ingest.config.max_body_bytes}")
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > ingest.config.max_body_bytes:
-                return _error(413, f"body: over the limit of {ingest.config.max_body_bytes} bytes")
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > ingest.config.max_body_bytes:
+                    return _error(413, f"body: over the limit of {ingest.config.max_body_bytes} bytes")
+        except ClientDisconnect:  # the device went away mid-body (killed, network): it will resend
+            return _error(400, "body: the client disconnected before sending it all")
         try:
             result = await run_in_threadpool(ingest.ingest, request.headers.get("authorization", ""),
                                              bytes(body))
