@@ -38,7 +38,7 @@ def _sent(values: list[tuple[float, float]], labels: Labels = G, **kw: float) ->
 def test_gauge(values: list[tuple[float, float]], want: list[tuple[float, float]]) -> None:
     got = _sent(values)
     assert len(got) == len(want)
-    assert all(g[0] == w[0] and (g[1] == w[1] or math.isnan(g[1]) and math.isnan(w[1]))
+    assert all(g[0] == w[0] and (g[1] == w[1] or (math.isnan(g[1]) and math.isnan(w[1])))
                for g, w in zip(got, want, strict=True))
 
 

@@ -39,7 +39,7 @@ def app() -> Iterator[str]:
     lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             with lock:
                 n[0] += 1
                 k = n[0]
