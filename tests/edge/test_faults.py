@@ -84,7 +84,8 @@ def test_six_hour_outage_loses_nothing_and_delivers_in_order(tmp_path: Path) -> 
         waiting = agent.spool.backlog()
         link.down = False
         agent.uploader.drain()
-        assert (agent.spool.backlog(), agent.spool.dropped()["age"], agent.uploader.sent_samples) == (0, 0, waiting)
+        done = (agent.spool.backlog(), agent.spool.dropped()["age"], agent.uploader.sent_samples)
+        assert done == (0, 0, waiting)
         agent.close()
     assert _stored(tmp_path) == _split(_expected(360, 60))
 
@@ -108,7 +109,8 @@ def test_outage_beyond_24_hours_drops_exactly_the_older_samples(tmp_path: Path) 
         agent.close()
     assert _stored(tmp_path) == _split([s for s in sent if s.t >= end - 86400])
     own = read_store(tmp_path / "data", "inferwatch_edge_spool_dropped_total")
-    assert max(v for pts in own.values() for _, v in pts) == len(older) + dropped_own  # reported to the server
+    reported = max(v for pts in own.values() for _, v in pts)
+    assert reported == len(older) + dropped_own  # the agent told the server
 
 
 def test_server_restart_mid_batch_stores_it_once(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import pytest
 from .helpers import TOKEN, Lines, clean_env, read_store, serve
 
 pytestmark = pytest.mark.slow
+AGENT = [sys.executable, "-m", "inferwatch", "edge", "--events", "--config"]
 KILLS = int(os.environ.get("EDGE_KILL9_COUNT", "20"))
 T0_MS = int(time.time()) * 1000  # now-ish: inside the spool's 24 h and the store's retention
 
@@ -65,8 +66,8 @@ def _spooled(spool: Path) -> set[float]:
     db = sqlite3.connect(spool)
     try:
         ids = [i for i, labels in db.execute("SELECT id, labels FROM series") if '"app_seq"' in labels]
-        return {v for (v,) in db.execute(f"SELECT v FROM samples WHERE series IN ({','.join(map(str, ids))})")} \
-            if ids else set()
+        rows = db.execute(f"SELECT v FROM samples WHERE series IN ({','.join(map(str, ids))})") if ids else []
+        return {v for (v,) in rows}
     finally:
         db.close()
 
@@ -84,7 +85,7 @@ def test_kill_9_mid_upload_loses_and_duplicates_nothing(tmp_path: Path, app: str
         env = {**clean_env(), "INFERWATCH_EDGE_TOKEN": TOKEN}
         waiting: set[float] = set()
         for _ in range(KILLS + 1):
-            proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "edge", "--config", str(cfg), "--events"],
+            proc = subprocess.Popen(AGENT + [str(cfg)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
             lines = Lines(proc)
             try:
@@ -97,7 +98,7 @@ def test_kill_9_mid_upload_loses_and_duplicates_nothing(tmp_path: Path, app: str
                 lines.close()
             waiting |= _spooled(tmp_path / "spool.sqlite")
         # a last run drains the spool: wait until the server has everything the spool held
-        proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "edge", "--config", str(cfg), "--events"],
+        proc = subprocess.Popen(AGENT + [str(cfg)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         lines = Lines(proc)
         try:

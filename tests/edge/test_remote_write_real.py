@@ -54,7 +54,8 @@ def _wave(name: str, t: float) -> float:
 def _ship(tmp: Path, url: str) -> list[Sample]:
     """One simulated hour of two series at 15 s through a real agent; returns what the deadband sent."""
     clock = SimulatedClock(T0)
-    cfg = AgentConfig("cam-7", spool=SpoolConfig(tmp / "spool.sqlite"), upload=UploadConfig("remote_write", url))
+    upload = UploadConfig("remote_write", url)
+    cfg = AgentConfig("cam-7", spool=SpoolConfig(tmp / "spool.sqlite"), upload=upload)
     agent = Agent(cfg, clock=clock, sources=[ScriptedSource(_wave, names=("cam_temp_a", "cam_temp_b"))])
     for _ in range(240):
         agent.collect_once()
@@ -87,7 +88,8 @@ def test_remote_write_into_prometheus(tmp_path: Path, require_tool: Callable[...
         r = httpx.get(f"http://127.0.0.1:{port}/api/v1/query",
                       params={"query": '{__name__=~"cam_temp_.*",device="cam-7"}[2h]', "time": T0 + 3600},
                       timeout=10).json()
-    got = {s["metric"]["__name__"]: [(float(t), float(v)) for t, v in s["values"]] for s in r["data"]["result"]}
+    result = r["data"]["result"]
+    got = {s["metric"]["__name__"]: [(float(t), float(v)) for t, v in s["values"]] for s in result}
     _check(want, got)
 
 
@@ -104,6 +106,7 @@ def test_remote_write_into_victoriametrics(tmp_path: Path, require_tool: Callabl
     import json
 
     rows = [json.loads(line) for line in r.text.splitlines() if line]
-    got = {row["metric"]["__name__"]: [(ms / 1000, float(v)) for ms, v in zip(row["timestamps"], row["values"],
-                                                                              strict=True)] for row in rows}
+    got = {row["metric"]["__name__"]: [(ms / 1000, float(v))
+                                       for ms, v in zip(row["timestamps"], row["values"], strict=True)]
+           for row in rows}
     _check(want, got)
