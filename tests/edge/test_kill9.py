@@ -85,7 +85,7 @@ def test_kill_9_mid_upload_loses_and_duplicates_nothing(tmp_path: Path, app: str
         env = {**clean_env(), "INFERWATCH_EDGE_TOKEN": TOKEN}
         waiting: set[float] = set()
         for _ in range(KILLS + 1):
-            proc = subprocess.Popen(AGENT + [str(cfg)],
+            proc = subprocess.Popen([*AGENT, str(cfg)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
             lines = Lines(proc)
             try:
@@ -98,7 +98,7 @@ def test_kill_9_mid_upload_loses_and_duplicates_nothing(tmp_path: Path, app: str
                 lines.close()
             waiting |= _spooled(tmp_path / "spool.sqlite")
         # a last run drains the spool: wait until the server has everything the spool held
-        proc = subprocess.Popen(AGENT + [str(cfg)],
+        proc = subprocess.Popen([*AGENT, str(cfg)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         lines = Lines(proc)
         try:
