@@ -56,7 +56,8 @@ def _row(name: str, r: SimulationResult) -> str:
 
 def reduction(nab: Path) -> None:
     settings = DeadbandSettings()
-    head = f"   {'series':<48} {'points':>8} {'sent':>7} {'naive B':>10} {'sent B':>9} {'fewer':>8} {'max err':>8}"
+    head = (f"   {'series':<48} {'points':>8} {'sent':>7} {'naive B':>10} {'sent B':>9} {'fewer':>8} "
+            f"{'max err':>8}")
     for mode, title in (("a", "(a) one NAB point per 15 s collection"),
                         ("b", "(b) NAB values held, collected every 15 s"),
                         ("c", "(c) the files' own 5-minute timestamps")):
@@ -73,8 +74,9 @@ def reduction(nab: Path) -> None:
             dev = simulate_device(series, settings)
             print(_row(f"{folder} (one device, {len(files)} series)", dev))
             naive, sent, worst = naive + dev.bytes_naive, sent + dev.bytes_sent, max(worst, dev.max_rel_error)
-        print(f"   TOTAL {naive} -> {sent} bytes: {1 - sent / naive:.1%} fewer; max relative error {worst:.4f} "
-              f"(deadband {settings.band}); target >= 90 % fewer: {'OK' if 1 - sent / naive >= 0.9 else 'MISSED'}")
+        fewer = 1 - sent / naive
+        print(f"   TOTAL {naive} -> {sent} bytes: {fewer:.1%} fewer; max relative error {worst:.4f} "
+              f"(deadband {settings.band}); target >= 90 % fewer: {'OK' if fewer >= 0.9 else 'MISSED'}")
 
 
 class _Endpoints:
@@ -88,13 +90,13 @@ class _Endpoints:
         me = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 me.scrapes += 1
                 me.values = [v * (1 + me.rng.gauss(0, 0.03)) for v in me.values]
                 body = "".join(f'app_gauge{{i="{i}"}} {v:.4f}\n' for i, v in enumerate(me.values)).encode()
                 self._answer(body)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 me.received += len(self.rfile.read(n))
                 me.batches += 1
@@ -149,7 +151,7 @@ def footprint(rounds: int, series: int = 1000) -> None:
         th = threading.Thread(target=watch)
         th.start()
         th.join(rounds * 5 + 60)
-        cpu, rss = _proc_stats(proc.pid)
+        cpu, _rss = _proc_stats(proc.pid)
         n = ep.scrapes - first
         proc.terminate()
         proc.wait(20)

@@ -41,7 +41,8 @@ def test_offline_after_two_heartbeats_and_dropping_when_the_spool_drops(tmp_path
     now = clock.now()
     ingest.watch(now)
     # cam-2: silent since minute 4 = 16 min > 2 x its 2 min heartbeat; cam-1 dropped after minute 10
-    assert _firing(comps, now) == [("EdgeBufferDropping", "cam-1", "P2"), ("EdgeDeviceOffline", "cam-2", "P1")]
+    want = [("EdgeBufferDropping", "cam-1", "P2"), ("EdgeDeviceOffline", "cam-2", "P1")]
+    assert _firing(comps, now) == want
     comps.close()
     ingest.close()
 
