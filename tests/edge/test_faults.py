@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from inferwatch.edge import Agent, Deadband, DeadbandSettings, IngestTarget, SpoolConfig
+from inferwatch.edge._http import HttpClient, TransportError
 from inferwatch.model import Labels, Sample, SimulatedClock
 
 from .helpers import TOKEN, ScriptedSource, agent_config, read_store, serve
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.slow
 T0 = math.floor(time.time() / 3600) * 3600 - 3 * 86400  # three days ago, on the hour
 
 
-class Link(httpx.HTTPTransport):
+class Link(HttpClient):
     """The real network, which the test can cut (connect errors) or make lose the next answer."""
 
     def __init__(self) -> None:
@@ -29,16 +30,16 @@ class Link(httpx.HTTPTransport):
         self.lose_next_answer = False
         self.refused = 0
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def request(self, method: str, url: str, body: bytes | None,
+                headers: dict[str, str]) -> tuple[int, bytes]:
         if self.down:
             self.refused += 1
-            raise httpx.ConnectError("network down (test)", request=request)
-        resp = super().handle_request(request)
+            raise TransportError("ConnectionRefusedError: network down (test)")
+        answer = super().request(method, url, body, headers)
         if self.lose_next_answer:
             self.lose_next_answer = False
-            resp.read()
-            raise httpx.ReadError("connection lost before the answer (test)", request=request)
-        return resp
+            raise TransportError("ConnectionResetError: the answer was lost (test)")
+        return answer
 
 
 def _value(name: str, t: float) -> float:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from inferwatch._exceptions import InputError
 from inferwatch.collect import Collector
+from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._textparse import parse_text
 from inferwatch.model import CATALOG, MetricKind, Sample
 
@@ -64,25 +65,23 @@ class ScrapeSource:
     url: str
     interval: float
     timeout: float = 5.0
-    transport: Any = None
+    transport: Transport | None = None
     name: str = ""
     kinds: dict[str, MetricKind] = field(default_factory=dict)
-    _client: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.name = self.name or f"scrape {self.url}"
+        self.transport = self.transport or HttpClient(self.timeout)
 
     def read(self, now: float) -> list[Sample]:
         """Scrape once; a failed scrape is logged and yields nothing."""
-        import httpx
-
-        if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout, transport=self.transport)
+        assert self.transport is not None
         try:
-            resp = self._client.get(self.url)
-            resp.raise_for_status()
-            samples, kinds = parse_text(resp.text, now=now)
-        except (httpx.HTTPError, InputError) as exc:
+            status, body = self.transport.request("GET", self.url, None, {"Accept": "text/plain"})
+            if status != 200:
+                raise InputError(f"HTTP {status}")
+            samples, kinds = parse_text(body.decode(errors="replace"), now=now)
+        except (TransportError, InputError) as exc:
             log.warning("%s: %s", self.name, exc)
             return []
         self.kinds.update(kinds)

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-import httpx
-
+from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.edge._spool import Spool, SpoolBatch
 from inferwatch.edge._uploader import Outcome
@@ -35,12 +33,12 @@ def classify(status: int) -> Outcome:
     return Outcome.REJECT
 
 
-def _post(client: httpx.Client, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[Outcome, str]:
+def _post(http: Transport, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[Outcome, str]:
     try:
-        resp = client.post(url, content=body, headers=dict(headers))
-    except httpx.HTTPError as exc:
-        return Outcome.RETRY, f"{type(exc).__name__}: {exc}"
-    return classify(resp.status_code), f"HTTP {resp.status_code}: {resp.text[:200]}"
+        status, answer = http.request("POST", url, body, dict(headers))
+    except TransportError as exc:
+        return Outcome.RETRY, str(exc)
+    return classify(status), f"HTTP {status}: {answer[:200].decode(errors='replace')}"
 
 
 @dataclass
@@ -52,14 +50,11 @@ class IngestTarget:
     token: str = field(repr=False)
     heartbeat_s: float = 300.0
     timeout: float = 10.0
-    transport: httpx.BaseTransport | None = None
+    transport: Transport | None = None
     name: str = "ingest"
-    _client: httpx.Client | None = field(default=None, init=False, repr=False)
 
-    def _http(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout, transport=self.transport)
-        return self._client
+    def __post_init__(self) -> None:
+        self.transport = self.transport or HttpClient(self.timeout)
 
     def send(self, batch: SpoolBatch, spool: Spool) -> tuple[Outcome, str]:
         """Encode ``batch`` with the spool's stats and POST it."""
@@ -67,12 +62,14 @@ class IngestTarget:
         body = encode_batch(Batch(self.device, batch.batch_id, batch.samples, self.heartbeat_s, stats))
         headers = {"Authorization": f"Bearer {self.token}", "Content-Encoding": "gzip",
                    "Content-Type": "application/json", "User-Agent": _USER_AGENT}
-        return _post(self._http(), self.url.rstrip("/") + INGEST_PATH, body, headers)
+        assert self.transport is not None
+        return _post(self.transport, self.url.rstrip("/") + INGEST_PATH, body, headers)
 
     def close(self) -> None:
-        """Close the connection pool."""
-        if self._client is not None:
-            self._client.close()
+        """Close the connections."""
+        close = getattr(self.transport, "close", None)
+        if close is not None:
+            close()
 
 
 @dataclass
@@ -86,22 +83,24 @@ class RemoteWriteTarget:
     device: str
     token: str | None = field(default=None, repr=False)
     timeout: float = 10.0
-    transport: httpx.BaseTransport | None = None
+    transport: Transport | None = None
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     name: str = "remote_write"
-    _client: httpx.Client | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.transport = self.transport or HttpClient(self.timeout)
 
     def send(self, batch: SpoolBatch, spool: Spool) -> tuple[Outcome, str]:
         """Encode ``batch`` as a ``WriteRequest`` and POST it."""
-        if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout, transport=self.transport)
-        headers: dict[str, Any] = {**REMOTE_WRITE_HEADERS, "User-Agent": _USER_AGENT, **self.extra_headers}
+        assert self.transport is not None
+        headers: dict[str, str] = {**REMOTE_WRITE_HEADERS, "User-Agent": _USER_AGENT, **self.extra_headers}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         body = encode_write_request(batch.samples, extra=Labels({"device": self.device}))
-        return _post(self._client, self.url, body, headers)
+        return _post(self.transport, self.url, body, headers)
 
     def close(self) -> None:
-        """Close the connection pool."""
-        if self._client is not None:
-            self._client.close()
+        """Close the connections."""
+        close = getattr(self.transport, "close", None)
+        if close is not None:
+            close()
