@@ -26,6 +26,7 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("rules", "inferwatch.cli._rules"),
     ("serve", "inferwatch.cli._serve"),
     ("exporter", "inferwatch.cli._exporter"),
+    ("edge", "inferwatch.cli._edge"),
     ("diagnose", "inferwatch.cli._diagnose"),
     ("silence", "inferwatch.cli._silence"),
 )

@@ -84,15 +84,17 @@ class Rule:
 
 def load_rules(config: Config) -> list[Rule]:
     """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
-    from inferwatch.rules._pack import default_rule_specs
+    from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 
     specs: dict[str, RuleSpec] = {}
     pack = default_rule_specs()
-    unknown = sorted(set(config.rules.disable) - {s.name for s in pack})
+    edge = edge_rule_specs()
+    unknown = sorted(set(config.rules.disable) - {s.name for s in (*pack, *edge)})
     if unknown:
         raise ConfigError(f"rules.disable: no default-pack rule named {', '.join(map(repr, unknown))} "
-                          f"(the pack has {', '.join(s.name for s in pack)})")
+                          f"(the pack has {', '.join(s.name for s in (*pack, *edge))})")
     if config.rules.default_pack:
+        pack = (*pack, *(edge if config.edge.devices else ()))
         specs = {s.name: s for s in pack if s.name not in config.rules.disable}
     for s in config.rules.rules:
         specs[s.name] = s

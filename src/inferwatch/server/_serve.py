@@ -55,6 +55,12 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
+    from inferwatch.server._ingest import EdgeIngest, ingest_routes
+
+    edge = EdgeIngest(config.edge, server.components.store, clock,
+                      data_dir if config.storage.type == "sqlite" else None)
+    routes += ingest_routes(edge)
+    edge.start(config.server.evaluation_interval)
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
@@ -88,6 +94,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     finally:
         notify.stop()
         server.stop()
+        edge.close()
 
 
 def _uvicorn_server() -> Any:
