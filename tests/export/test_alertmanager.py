@@ -13,7 +13,8 @@ from inferwatch.alerting import Route
 from inferwatch.config import Config, load_config
 from inferwatch.export import export
 from inferwatch.model import matches_all, parse_matchers
-from tests.export.conftest import RICH, config_from, export_to, run
+
+from ._helpers import RICH, config_from, export_to, run
 
 ACTIONS = "inferwatch-actions"
 
@@ -54,7 +55,8 @@ def test_receivers_alertmanager_can_deliver_are_native_the_rest_go_to_inferwatch
         "smtp.example.org:587", "ops@example.org", "p", True)
     assert receivers["chat"]["slack_configs"][0]["api_url"] == "https://hooks.example.org/T/B/x"
     hook = receivers["hook"]["webhook_configs"][0]
-    assert (hook["url"], hook["http_config"]["authorization"]["credentials"]) == ("http://127.0.0.1:2/hook", "t")
+    assert hook["url"] == "http://127.0.0.1:2/hook"
+    assert hook["http_config"]["authorization"]["credentials"] == "t"
     # WeCom robot, Twilio, terminal, digest and the actions: inferwatch's webhook with the API token.
     for name in ("wecom", "calls", "terminal", "digest", ACTIONS):
         (only,) = receivers[name]["webhook_configs"]
@@ -80,9 +82,11 @@ def test_timers_group_by_and_inhibit_rules_are_carried(tmp_path: Path) -> None:
                           "target_matchers": ['tier=~"P1|P2"', 'dimension="service"'], "equal": ["service"]}
 
 
-def test_the_server_behind_alertmanager_neither_scrapes_nor_evaluates_nor_delivers_twice(tmp_path: Path) -> None:
+def test_the_server_behind_alertmanager_neither_scrapes_nor_evaluates_nor_delivers_twice(
+        tmp_path: Path) -> None:
     path = tmp_path / "behind.yaml"
-    path.write_text(yaml.safe_dump(_files(config_from(tmp_path, RICH))["inferwatch-behind-alertmanager.yaml"]))
+    behind_doc = _files(config_from(tmp_path, RICH))["inferwatch-behind-alertmanager.yaml"]
+    path.write_text(yaml.safe_dump(behind_doc))
     behind = load_config(path)
     assert behind.scrape.targets == () and behind.rules.default_pack is False and behind.rules.rules == ()
     kinds = {r.name: r.type for r in behind.alerting.effective_receivers()}

@@ -28,7 +28,7 @@ _COLORS = ("green", "yellow", "orange", "red")
 def _variable(name: str, label: str, query: str) -> dict[str, Any]:
     return {
         "name": name, "label": label, "type": "query", "datasource": _DS,
-        "definition": query, "query": {"query": query, "refId": f"{name}-variable", "qryType": 1},
+        "query": {"query": query, "refId": f"{name}-variable", "qryType": 1},
         "refresh": 2, "includeAll": True, "multi": True, "allValue": ".*", "sort": 1,
         "current": {"selected": True, "text": ["All"], "value": ["$__all"]}, "options": [],
         "hide": 0, "regex": "", "skipUrlSync": False,
@@ -86,7 +86,7 @@ def dashboard_json(spec: DashboardSpec, refresh: float = 30.0) -> dict[str, Any]
                    "includeVars": True, "keepTime": True, "icon": "external link", "targetBlank": False,
                    "tooltip": "", "url": ""}],
         "annotations": {"list": [{
-            "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True,
+            "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True,
             "hide": True, "iconColor": "rgba(0, 211, 255, 1)", "name": "Annotations & Alerts",
             "type": "dashboard"}]},
         "templating": _templating(),

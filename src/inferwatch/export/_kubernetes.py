@@ -87,18 +87,20 @@ def _service(opts: ExportOptions) -> dict[str, Any]:
 def _operator(config: Config, opts: ExportOptions) -> list[dict[str, Any]]:
     groups = [g for doc in rule_file_documents(config).values() for g in doc["groups"]]
     service_interval = format_duration(DEFAULT_INTERVAL_S[Dimension.SERVICE])
+    infra_interval = format_duration(DEFAULT_INTERVAL_S[Dimension.INFRASTRUCTURE])
     return [
         {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
          "metadata": _meta(f"{NAME}-rules", opts), "spec": {"groups": groups}},
         {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": _meta(NAME, opts),
          "spec": {"selector": {"matchLabels": dict(_LABELS)},
                   "endpoints": [{"port": "http", "path": "/metrics",
-                                 "interval": format_duration(DEFAULT_INTERVAL_S[Dimension.INFRASTRUCTURE])}]}},
+                                 "interval": infra_interval}]}},
         {"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
          "metadata": _meta(f"{NAME}-model-servers", opts),
          "spec": {"selector": {"matchLabels": {MONITORED_LABEL: "true"}},
                   "namespaceSelector": {"any": True},
-                  "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": service_interval}]}},
+                  "podMetricsEndpoints": [
+                      {"port": "metrics", "path": "/metrics", "interval": service_interval}]}},
     ]
 
 
