@@ -71,5 +71,7 @@ RICH: dict[str, Any] = {
             {"matchers": ['tier="P2"'], "receiver": "digest", "repeat_interval": "24h"},
             {"matchers": ['team="platform"'], "receiver": "hook"},
         ]},
+        "external_labels": {"cluster": "eu-1"},
+        "alertmanagers": [{"url": "http://10.0.0.9:9093"}, {"url": "https://am.example.org/team"}],
     },
 }

@@ -40,7 +40,8 @@ def test_targets_become_jobs_with_their_dimension_interval_and_the_config_job_la
 
 def test_alertmanager_and_rule_files_are_wired(tmp_path: Path) -> None:
     doc = _prometheus_yml(config_from(tmp_path, RICH))
-    assert doc["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == ["127.0.0.1:9093"]
+    assert _prometheus_yml(Config())["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
+        "127.0.0.1:9093"]
     assert doc["rule_files"] == ["rules/*.rules.yml"]
     assert doc["global"]["evaluation_interval"] == "30s"
 
@@ -90,3 +91,12 @@ def test_promtool_test_rules_passes_on_the_replay_files_against_the_exported_rul
     proc = run([promtool, "test", "rules", path.name], cwd=out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
+
+
+def test_configured_alertmanagers_and_external_labels_are_prometheus_s_too(tmp_path: Path) -> None:
+    doc = _prometheus_yml(config_from(tmp_path, RICH))
+    assert doc["global"]["external_labels"] == {"cluster": "eu-1"}
+    assert doc["alerting"]["alertmanagers"] == [
+        {"scheme": "http", "path_prefix": "/", "static_configs": [{"targets": ["10.0.0.9:9093"]}]},
+        {"scheme": "https", "path_prefix": "/team", "static_configs": [{"targets": ["am.example.org"]}]},
+    ]

@@ -87,15 +87,30 @@ def _scrape_configs(config: Config, opts: ExportOptions) -> list[dict[str, Any]]
     return jobs
 
 
+def _alertmanagers(config: Config, opts: ExportOptions) -> list[dict[str, Any]]:
+    """The config's ``alerting.alertmanagers`` (grouped by scheme and path), else ``opts.alertmanager``."""
+    if not config.alerting.alertmanagers:
+        return [{"static_configs": [{"targets": [opts.alertmanager]}]}]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for am in config.alerting.alertmanagers:
+        u = urlsplit(am.url)
+        groups.setdefault((u.scheme, u.path or "/"), []).append(u.netloc)
+    return [{"scheme": scheme, "path_prefix": path, "static_configs": [{"targets": targets}]}
+            for (scheme, path), targets in groups.items()]
+
+
 def prometheus_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
     """``prometheus.yml`` as a dict."""
+    glob: dict[str, Any] = {
+        "scrape_interval": _d(DEFAULT_INTERVAL_S[Dimension.SERVICE]),
+        "evaluation_interval": _d(config.server.evaluation_interval),
+    }
+    if config.alerting.external_labels:
+        glob["external_labels"] = dict(config.alerting.external_labels)
     return {
-        "global": {
-            "scrape_interval": _d(DEFAULT_INTERVAL_S[Dimension.SERVICE]),
-            "evaluation_interval": _d(config.server.evaluation_interval),
-        },
+        "global": glob,
         "rule_files": [f"{RULES_DIR}/*.rules.yml"],
-        "alerting": {"alertmanagers": [{"static_configs": [{"targets": [opts.alertmanager]}]}]},
+        "alerting": {"alertmanagers": _alertmanagers(config, opts)},
         "scrape_configs": _scrape_configs(config, opts),
     }
 

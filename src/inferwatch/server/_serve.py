@@ -12,6 +12,7 @@ from typing import Any
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
+from inferwatch.server._alertmanager_push import alert_sink
 from inferwatch.server._api import create_app
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._runtime import Server
@@ -50,13 +51,14 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     data_dir = data_dir_of(config)
     pipeline = pipeline_from_config(config, data_dir if config.storage.type == "sqlite" else None, clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
-    server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
+    sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
+    server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
     deliveries = DeliveryCounts()
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
+            return build_components(cfg, clock=clock, store=current.store, sink=sink)
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))
@@ -66,6 +68,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     app = create_app(server, extra_routes=routes, deliveries=deliveries)
     notify = PipelineRunner(pipeline)
     notify.start()
+    if push is not None:
+        push.start()
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
@@ -80,6 +84,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     finally:
         notify.stop()
         server.stop()
+        if push is not None:
+            push.stop()
 
 
 def _uvicorn_server() -> Any:
