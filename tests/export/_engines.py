@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -59,12 +60,13 @@ class Engine:
 
 
 @contextmanager
-def _process(argv: Sequence[str], url: str, log: Path, ready_timeout: float) -> Iterator[Engine]:
+def _process(argv: Sequence[str], url: str, log: Path, ready_timeout: float,
+             ready_path: str = "/-/ready") -> Iterator[Engine]:
     with log.open("wb") as out:
         proc = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT)
     engine = Engine(url, log, proc)
     try:
-        poll(lambda: (proc.poll() is None and httpx.get(url + "/-/ready", timeout=2).status_code == 200)
+        poll(lambda: (proc.poll() is None and httpx.get(url + ready_path, timeout=2).status_code == 200)
              or _died(proc, log), timeout=ready_timeout, what=f"{argv[0]} ready")
         yield engine
     finally:
@@ -83,9 +85,10 @@ def _died(proc: subprocess.Popen[bytes], log: Path) -> bool:
 
 
 @contextmanager
-def alertmanager(binary: str, config: Path, workdir: Path, ready_timeout: float = 30) -> Iterator[Engine]:
+def alertmanager(binary: str, config: Path, workdir: Path, ready_timeout: float = 30,
+                 port: int | None = None) -> Iterator[Engine]:
     """``prometheus-alertmanager`` with ``config``, no clustering, data under ``workdir``."""
-    port = free_port()
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [binary, f"--config.file={config}", f"--storage.path={workdir / 'am-data'}",
             f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address=",
@@ -102,4 +105,13 @@ def prometheus(binary: str, config: Path, workdir: Path, ready_timeout: float = 
     argv = [binary, f"--config.file={config}", f"--storage.tsdb.path={workdir / 'prom-data'}",
             f"--web.listen-address=127.0.0.1:{port}", "--rules.alert.resend-delay=1s"]
     with _process(argv, url, workdir / "prometheus.log", ready_timeout) as engine:
+        yield engine
+
+
+@contextmanager
+def inferwatch(argv: Sequence[str], url: str, log: Path, ready_timeout: float = 60,
+               ready_path: str = "/-/ready") -> Iterator[Engine]:
+    """``python -m inferwatch ARGV``, ready once ``url + ready_path`` answers 200."""
+    with _process([sys.executable, "-m", "inferwatch", *argv], url, log, ready_timeout,
+                  ready_path) as engine:
         yield engine

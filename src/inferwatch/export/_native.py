@@ -40,6 +40,10 @@ def native_receiver(spec: ReceiverSpec) -> dict[str, Any]:
             "url": spec.url.rstrip("/") + "/v2/enqueue", "severity": _PD_SEVERITY,
             "description": '{{ .CommonLabels.alertname }} ({{ .CommonLabels.tier }}): '
                            '{{ .CommonAnnotations.summary }}',
+            # The fields inferwatch's own PagerDuty notifier fills, from the same labels.
+            "source": '{{ if .CommonLabels.service }}{{ .CommonLabels.service }}{{ else }}inferwatch{{ end }}',
+            "component": "{{ .CommonLabels.service }}", "group": "{{ .CommonLabels.dimension }}",
+            "class": "{{ .CommonLabels.alertname }}",
         }]}
     if isinstance(spec, EmailReceiverSpec):
         email: dict[str, Any] = {"send_resolved": spec.send_resolved, "to": ", ".join(spec.to),
