@@ -41,7 +41,8 @@ def native_receiver(spec: ReceiverSpec) -> dict[str, Any]:
             "description": '{{ .CommonLabels.alertname }} ({{ .CommonLabels.tier }}): '
                            '{{ .CommonAnnotations.summary }}',
             # The fields inferwatch's own PagerDuty notifier fills, from the same labels.
-            "source": '{{ if .CommonLabels.service }}{{ .CommonLabels.service }}{{ else }}inferwatch{{ end }}',
+            "source": "{{ if .CommonLabels.service }}{{ .CommonLabels.service }}"
+                      "{{ else }}inferwatch{{ end }}",
             "component": "{{ .CommonLabels.service }}", "group": "{{ .CommonLabels.dimension }}",
             "class": "{{ .CommonLabels.alertname }}",
         }]}
