@@ -18,7 +18,7 @@ from inferwatch.model import Labels
 from inferwatch.rules import Alert
 from inferwatch.server._alertmanager_push import AlertmanagerPush, FanoutSink, alert_sink, alerts_payload
 
-from ._engines import alertmanager, poll
+from ._engines import alertmanager, free_port, inferwatch, poll
 
 LABELS = Labels({"alertname": "ServiceUnavailable", "tier": "P0", "service": "ranker", "cluster": "own"})
 
@@ -118,3 +118,35 @@ def test_a_real_alertmanager_gets_the_alert_notifies_and_resolves_it(
             assert parse_rfc3339(resolved[0]["alerts"][0]["endsAt"]) == pytest.approx(ended, abs=0.01)
         finally:
             push.stop()
+
+
+@pytest.mark.tools
+@pytest.mark.slow
+def test_inferwatch_serve_pushes_its_alerts_to_the_configured_alertmanager(
+        tmp_path: Path, require_tool: Callable[..., str]) -> None:
+    binary = require_tool("prometheus-alertmanager", "alertmanager")
+    am_config = tmp_path / "alertmanager.yml"
+    am_config.write_text(yaml.safe_dump({"route": {"receiver": "null"}, "receivers": [{"name": "null"}]}))
+    port = free_port()
+    config = tmp_path / "inferwatch.yaml"
+    with alertmanager(binary, am_config, tmp_path) as am:
+        config.write_text(yaml.safe_dump({
+            "server": {"listen": f"127.0.0.1:{port}", "data_dir": str(tmp_path / "data"),
+                       "evaluation_interval": "1s", "api_token": "t"},
+            "scrape": {"targets": [{"job": "self", "url": f"http://127.0.0.1:{port}/metrics",
+                                    "interval": "1s", "timeout": "1s"}]},
+            "rules": {"default_pack": False, "rules": [
+                {"name": "SelfScraped", "dimension": "service", "tier": "P2",
+                 "signal": {"type": "expr", "expr": 'up{job="self"}'}, "comparison": "==", "threshold": 1}]},
+            "alerting": {"external_labels": {"cluster": "eu-1"}, "alertmanagers": [{"url": am.url}]},
+        }))
+        server = inferwatch(["serve", "--config", str(config)], f"http://127.0.0.1:{port}",
+                            tmp_path / "serve.log")
+        with server:
+            (alert,) = poll(lambda: am.get("/api/v2/alerts"), timeout=20, what="the pushed alert")
+    assert alert["labels"] == {"alertname": "SelfScraped", "cluster": "eu-1", "dimension": "service",
+                               "instance": f"127.0.0.1:{port}", "job": "self", "severity": "warning",
+                               "tier": "P2"}
+    # Firing: valid for four resends of a minute (the evaluation interval is shorter).
+    ends, starts = parse_rfc3339(alert["endsAt"]), parse_rfc3339(alert["startsAt"])
+    assert ends is not None and starts is not None and 230 < ends - starts <= 245
