@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 import pytest
+import yaml
 
 from inferwatch.cli import main
 
@@ -25,6 +26,10 @@ def test_export_all_writes_every_target_into_its_directory(
 def test_options_reach_the_files(tmp_path: Path) -> None:
     assert main(["export", "alertmanager", "-o", str(tmp_path), "--inferwatch-url", "http://iw:9464/"]) == 0
     assert "url: http://iw:9464/api/v1/alertmanager" in (tmp_path / "alertmanager.yml").read_text()
+    assert main(["export", "prometheus", "-o", str(tmp_path), "--remote-write", "http://vm:8428/api/v1/write",
+                 "--remote-write", "http://mimir/api/v1/push"]) == 0
+    doc = yaml.safe_load((tmp_path / "prometheus.yml").read_text())
+    assert doc["remote_write"] == [{"url": "http://vm:8428/api/v1/write"}, {"url": "http://mimir/api/v1/push"}]
 
 
 def test_a_bad_config_is_one_line_naming_file_and_field(

@@ -66,7 +66,8 @@ def test_a_dynamic_rule_is_exported_as_its_baseline_with_the_rule_name(tmp_path:
 def test_promtool_checks_config_and_rules(doc: dict, tmp_path: Path,  # type: ignore[type-arg]
                                           require_tool: Callable[..., str]) -> None:
     promtool = require_tool("promtool")
-    out = export_to(tmp_path, "prometheus", config_from(tmp_path, doc))
+    out = export_to(tmp_path, "prometheus", config_from(tmp_path, doc),
+                    ExportOptions(remote_write=("http://127.0.0.1:8428/api/v1/write",)))
     proc = run([promtool, "check", "config", "prometheus.yml"], cwd=out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rule_files = sorted(str(p) for p in (out / "rules").glob("*.rules.yml"))

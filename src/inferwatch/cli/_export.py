@@ -49,6 +49,9 @@ def add_parser(sub: Any) -> None:
                    help="Prometheus that Grafana queries (default %(default)s)")
     p.add_argument("--jaeger", default="127.0.0.1:4317", metavar="HOST:PORT",
                    help="Jaeger's OTLP gRPC endpoint for the collector (default %(default)s)")
+    p.add_argument("--remote-write", action="append", default=[], metavar="URL",
+                   help="a remote_write URL for prometheus.yml (Thanos receive, Mimir, VictoriaMetrics); "
+                   "repeatable")
     p.add_argument("--namespace", default="monitoring", help="Kubernetes namespace (default %(default)s)")
     p.add_argument("--image", default="inferwatch:0.1.0", help="container image (default %(default)s)")
     p.set_defaults(func=_run)
@@ -61,7 +64,8 @@ def _run(args: argparse.Namespace) -> int:
 
     opts = ExportOptions(inferwatch_url=args.inferwatch_url, alertmanager=args.alertmanager,
                          prometheus_url=args.prometheus_url, jaeger_otlp=args.jaeger,
-                         namespace=args.namespace, image=args.image)
+                         namespace=args.namespace, image=args.image,
+                         remote_write=tuple(args.remote_write))
     try:
         files = export(args.target, load_config(args.config), opts)
     except ValueError as exc:

@@ -24,6 +24,7 @@ class ExportOptions:
     jaeger_otlp: str = "127.0.0.1:4317"
     namespace: str = "monitoring"
     image: str = "inferwatch:0.1.0"
+    remote_write: tuple[str, ...] = ()
 
     def server_url(self, config: Config) -> str:
         """The inferwatch server's base URL, without a trailing slash."""

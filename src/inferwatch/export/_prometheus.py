@@ -107,12 +107,15 @@ def prometheus_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
     }
     if config.alerting.external_labels:
         glob["external_labels"] = dict(config.alerting.external_labels)
-    return {
+    out: dict[str, Any] = {
         "global": glob,
         "rule_files": [f"{RULES_DIR}/*.rules.yml"],
         "alerting": {"alertmanagers": _alertmanagers(config, opts)},
         "scrape_configs": _scrape_configs(config, opts),
     }
+    if opts.remote_write:  # long-term storage behind Prometheus: Thanos receive, Mimir, VictoriaMetrics
+        out["remote_write"] = [{"url": url} for url in opts.remote_write]
+    return out
 
 
 def baseline_rule_groups(rule: Rule, baseline: BaselineConfig, interval: float) -> dict[str, Any]:
