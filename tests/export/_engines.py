@@ -103,7 +103,7 @@ def prometheus(binary: str, config: Path, workdir: Path, ready_timeout: float = 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [binary, f"--config.file={config}", f"--storage.tsdb.path={workdir / 'prom-data'}",
-            f"--web.listen-address=127.0.0.1:{port}", "--rules.alert.resend-delay=1s"]
+            f"--web.listen-address=127.0.0.1:{port}"]  # resend delay: the default 1m, as inferwatch
     with _process(argv, url, workdir / "prometheus.log", ready_timeout) as engine:
         yield engine
 

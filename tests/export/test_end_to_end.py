@@ -207,7 +207,9 @@ def _records(server: Any) -> set[Record]:
 
 def test_the_outage_story_notifies_and_acts_the_same_on_both_paths(story: Story) -> None:
     # Latency: P1 SevereLatency -> WeCom group message and the degrade action; then it recovers,
-    # which resolves the message and undoes the degrade.
+    # which resolves the message and undoes the degrade. (Recovered before the outage: a P1 that
+    # resolves while the P0 of its service fires is inhibited at that flush, on both paths, and
+    # its resolution goes out with the next resend of the resolved alert, a minute later.)
     story.service.set_faults(Faults(latency_ms=1500.0))
     story.until("SevereLatency on WeCom and degraded",
                 lambda f: any("SevereLatency" in t for t in _wecom_texts(f)) and True in _degrade_calls(f))
