@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,24 @@ def export_to(tmp_path: Path, target: str, config: Config | None = None,
     out = tmp_path / "out"
     write_files(export(target, config or Config(), opts), out)
     return out
+
+
+# Values Grafana substitutes for the dashboards' variables before a query reaches Prometheus.
+_VARS = {"$__rate_interval": "1m", "$job": ".*", "$instance": ".*"}
+
+
+def interpolate(expr: str) -> str:
+    """A dashboard query as Grafana sends it (variables replaced)."""
+    return re.sub(r"\$__rate_interval|\$job|\$instance", lambda m: _VARS[m.group(0)], expr)
+
+
+def dashboard_targets() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(file, panel, target) of every query of the exported dashboards."""
+    for f in export("grafana", Config()):
+        if f.path.endswith(".json"):
+            for p in json.loads(f.text)["panels"]:
+                for t in p["targets"]:
+                    yield f.path, p, t
 
 
 def run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

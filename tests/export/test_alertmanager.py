@@ -123,3 +123,9 @@ def test_amtool_routes_pick_the_receivers_inferwatch_picks(doc: dict[str, Any], 
         got = proc.stdout.strip().split(",")
         assert [r for r in got if r != ACTIONS] == _inferwatch_receivers(config, labels), labels
         assert (ACTIONS in got) == _action_matches(config, labels), labels
+
+
+def test_a_receiver_named_like_the_actions_receiver_is_refused(tmp_path: Path) -> None:
+    config = config_from(tmp_path, {"alerting": {"receivers": [{"name": ACTIONS, "type": "terminal"}]}})
+    with pytest.raises(ValueError, match="inferwatch-actions"):
+        export("alertmanager", config)

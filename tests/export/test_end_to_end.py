@@ -37,6 +37,7 @@ from inferwatch.demo._service import DemoService, Faults
 from inferwatch.sdk import Monitor
 
 from ._engines import alertmanager, free_port, inferwatch, poll, prometheus
+from ._helpers import dashboard_targets, interpolate
 
 pytestmark = [pytest.mark.tools, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -108,6 +109,7 @@ class Story:
     b: Fakes
     embedded: Any
     behind: Any
+    prometheus: Any
 
     def until(self, what: str, check: Callable[[Fakes], bool]) -> None:
         try:
@@ -168,12 +170,12 @@ def story(tmp_path: Path, require_tool: Callable[..., str]) -> Iterator[Story]:
             f"http://127.0.0.1:{port_b}", tmp_path / "b.log"))
         stack.enter_context(alertmanager(am_bin, out / "alertmanager" / "alertmanager.yml", tmp_path,
                                          port=am_port))
-        stack.enter_context(prometheus(prom_bin, out / "prometheus" / "prometheus.yml", tmp_path))
+        prom = stack.enter_context(prometheus(prom_bin, out / "prometheus" / "prometheus.yml", tmp_path))
         load = LoadGenerator(demo.url + "/predict", FeatureGenerator(np.random.default_rng(8)), rate=40,
                              threads=12, timeout_s=5)
         load.start()
         stack.callback(load.stop)
-        yield Story(service, a, b, embedded, behind)
+        yield Story(service, a, b, embedded, behind, prom)
 
 
 def _wecom_texts(f: Fakes) -> list[str]:
@@ -240,3 +242,14 @@ def test_the_outage_story_notifies_and_acts_the_same_on_both_paths(story: Story)
                       ("wecom", slow, "P1", "firing"), ("wecom", slow, "P1", "resolved")}
     assert {r for r in _records(story.behind) if r[0] in ("phone", "wecom")} == wanted
     assert all("P1" in t for t in _wecom_texts(story.a) + _wecom_texts(story.b))
+    # Prometheus scraped both loopback targets with the exported jobs, and every dashboard query
+    # runs on it (the service dashboard's with data from the demo service).
+    up = {r["metric"]["job"]: r["value"][1] for r in story.prometheus.get("/api/v1/query", query="up")
+          ["data"]["result"]}
+    assert up == {"demo": "1", "exporter": "1", "inferwatch": "1"}
+    for path, panel, target in dashboard_targets():
+        answer = story.prometheus.get("/api/v1/query", query=interpolate(target["expr"]))
+        assert answer["status"] == "success", (path, panel["title"])
+        with_data = ("Requests per second", "P99 latency")
+        if path.endswith("inferwatch-service.json") and panel["title"] in with_data:
+            assert answer["data"]["result"], (path, panel["title"])

@@ -17,10 +17,8 @@ from grafana_foundation_sdk.models import units as gf_units
 from inferwatch.config import Config
 from inferwatch.export import export
 
-from ._helpers import export_to, run
+from ._helpers import dashboard_targets, export_to, interpolate, run
 
-# Values Grafana substitutes before a query reaches the data source.
-_VARS = {"$__rate_interval": "1m", "$job": ".*", "$instance": ".*"}
 UNITS = {v for k, v in vars(gf_units).items() if not k.startswith("_") and isinstance(v, str)}
 
 
@@ -29,14 +27,7 @@ def _dashboards() -> dict[str, dict[str, Any]]:
 
 
 def _targets() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    for path, d in _dashboards().items():
-        for p in d["panels"]:
-            for t in p["targets"]:
-                yield path, p, t
-
-
-def _interpolate(expr: str) -> str:
-    return re.sub(r"\$__rate_interval|\$job|\$instance", lambda m: _VARS[m.group(0)], expr)
+    return dashboard_targets()
 
 
 def test_the_dashboards_cover_the_four_dimensions_alerts_drift_and_gpu() -> None:
@@ -75,7 +66,7 @@ def test_every_rate_uses_rate_interval_and_every_selector_the_job_and_instance()
 def test_every_query_parses_with_a_full_promql_parser() -> None:
     promql_parser = pytest.importorskip("promql_parser")
     for _, _, t in _targets():
-        promql_parser.parse(_interpolate(t["expr"]))  # raises on a syntax error
+        promql_parser.parse(interpolate(t["expr"]))  # raises on a syntax error
 
 
 def _missing(ours: Any, theirs: Any, where: str = "") -> list[str]:
@@ -110,7 +101,7 @@ def test_provisioning_points_the_provider_at_the_dashboards_and_the_datasource_a
 def test_promtool_parses_every_dashboard_query(tmp_path: Path, require_tool: Callable[..., str]) -> None:
     # Prometheus 2.42's own parser, through a rule file made of the interpolated queries.
     promtool = require_tool("promtool")
-    rules = [{"record": f"dashboard:query{i}", "expr": _interpolate(t["expr"])}
+    rules = [{"record": f"dashboard:query{i}", "expr": interpolate(t["expr"])}
              for i, (_, _, t) in enumerate(_targets())]
     (tmp_path / "q.yml").write_text(yaml.safe_dump({"groups": [{"name": "q", "rules": rules}]}))
     proc = run([promtool, "check", "rules", str(tmp_path / "q.yml")])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferwatch.alerting import Route
 from inferwatch.config import Config
 from inferwatch.config._alerting import RouteSpec
 from inferwatch.export._behind import behind_alertmanager_config
@@ -34,9 +35,6 @@ ACTIONS_RECEIVER = "inferwatch-actions"
 # exported config reads it from a file of that name beside alertmanager.yml.
 TOKEN_FILE = "api_token"
 WEBHOOK_PATH = "/api/v1/alertmanager"
-# inferwatch's defaults are Alertmanager's; written out so that the file says them.
-_ROOT_TIMERS = {"group_wait": 30.0, "group_interval": 300.0, "repeat_interval": 4 * 3600.0}
-_ROOT_GROUP_BY = ("alertname", "service")
 
 
 def _to_inferwatch(config: Config, opts: ExportOptions) -> dict[str, Any]:
@@ -48,6 +46,8 @@ def _to_inferwatch(config: Config, opts: ExportOptions) -> dict[str, Any]:
 
 
 def _receivers(config: Config, opts: ExportOptions) -> list[dict[str, Any]]:
+    if any(r.name == ACTIONS_RECEIVER for r in config.alerting.effective_receivers()):
+        raise ValueError(f"receiver name {ACTIONS_RECEIVER!r} is the export's own: rename that receiver")
     out = []
     for spec in config.alerting.effective_receivers():
         body = native_receiver(spec) if is_native(spec) else _to_inferwatch(config, opts)
@@ -77,11 +77,13 @@ def _route(spec: RouteSpec) -> dict[str, Any]:
 
 
 def _root_route(config: Config) -> dict[str, Any]:
-    spec = config.alerting.route
-    root = _route(spec)
-    root.setdefault("group_by", list(_ROOT_GROUP_BY))
-    for key, default in _ROOT_TIMERS.items():
-        root.setdefault(key, format_duration(default))
+    root = _route(config.alerting.route)
+    # The root's options as inferwatch's router resolves them (its defaults are Alertmanager's),
+    # written out so that the file says them.
+    opts = Route.build(config.alerting.route).options
+    root["group_by"] = list(opts.group_by)
+    for key in ("group_wait", "group_interval", "repeat_interval"):
+        root[key] = format_duration(getattr(opts, key))
     action_routes = [
         {"receiver": ACTIONS_RECEIVER, "matchers": list(a.matchers), "group_wait": "0s", "continue": True}
         for a in config.alerting.effective_actions()
