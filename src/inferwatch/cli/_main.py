@@ -24,6 +24,7 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("demo", "inferwatch.cli._demo"),
     ("replay", "inferwatch.cli._replay"),
     ("rules", "inferwatch.cli._rules"),
+    ("export", "inferwatch.cli._export"),
     ("serve", "inferwatch.cli._serve"),
     ("exporter", "inferwatch.cli._exporter"),
     ("edge", "inferwatch.cli._edge"),

@@ -7,6 +7,7 @@
 
 from inferwatch.config import _env as env
 from inferwatch.config._alerting import AlertingConfig
+from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._limits import HttpLimits, QueryLimits
@@ -23,6 +24,7 @@ from inferwatch.config._types import Duration, FrozenModel, Secret
 __all__ = [
     "DEFAULT_BUCKETS",
     "AlertingConfig",
+    "AlertmanagerSpec",
     "BaselineConfig",
     "CollectConfig",
     "Config",

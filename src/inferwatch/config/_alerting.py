@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
+from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._receivers import (
     ActionSpec,
     DegradeActionSpec,
@@ -152,6 +153,17 @@ class AlertingConfig(FrozenModel):
     default_actions: bool = Field(True, description="keep the default scale_out/degrade/rollback")
     notify: NotifyPolicy = Field(default_factory=NotifyPolicy)
     resolve_timeout: Duration = Field(300.0, gt=0, description="an alert not resent ends after this")
+    alertmanagers: tuple[AlertmanagerSpec, ...] = Field((), description="also push alerts to these")
+    external_labels: dict[str, str] = Field(
+        default_factory=dict, description="added to pushed alerts (and Prometheus's external_labels)")
+
+    @field_validator("external_labels")
+    @classmethod
+    def _external_labels(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [k for k in v if not is_valid_label_name(k) or k.startswith("__")]
+        if bad:
+            raise ValueError(f"invalid label names {bad}")
+        return v
 
     @field_validator("route")
     @classmethod

@@ -12,6 +12,7 @@ from typing import Any
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
+from inferwatch.server._alertmanager_push import alert_sink
 from inferwatch.server._api import create_app
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
@@ -51,7 +52,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     data_dir = data_dir_of(config)
     pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
-    server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
+    sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
+    server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
@@ -63,7 +65,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     edge.start(config.server.evaluation_interval)
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
+            return build_components(cfg, clock=clock, store=current.store, sink=sink)
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))
@@ -80,6 +82,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     notify = PipelineRunner(pipeline)
     notify.start()
+    if push is not None:
+        push.start()
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
@@ -95,6 +99,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         notify.stop()
         server.stop()
         edge.close()
+        if push is not None:
+            push.stop()
 
 
 def _uvicorn_server() -> Any:
