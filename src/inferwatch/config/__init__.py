@@ -10,8 +10,8 @@ from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
-from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._root import Config

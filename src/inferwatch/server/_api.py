@@ -22,6 +22,7 @@ from inferwatch.model import parse_duration
 from inferwatch.rules import format_go_float
 from inferwatch.server._guard import Guard
 from inferwatch.server._openapi import OPENAPI_PATH, openapi_document
+from inferwatch.server._prom_routes import prometheus_routes
 from inferwatch.server._query_exec import (
     BoundedStore,
     QueryContext,
@@ -30,7 +31,6 @@ from inferwatch.server._query_exec import (
     instant_query,
     range_query,
 )
-from inferwatch.server._prom_routes import prometheus_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
 from inferwatch.store import parse_selector

@@ -54,7 +54,9 @@ def api_handler(fn: Handler, *, threaded: bool = False) -> Callable[[Request], A
     return _endpoint(call)
 
 
-def query_handler(fn: QueryHandler, executor: QueryExecutor | None) -> Callable[[Request], Awaitable[Response]]:
+def query_handler(
+    fn: QueryHandler, executor: QueryExecutor | None
+) -> Callable[[Request], Awaitable[Response]]:
     """Wrap a query ``fn(params, ctx)``: on ``executor``'s bounded pool (its timeout, sample limit and
     cancellation) when given, else on a worker thread with only the request's timeout."""
 
