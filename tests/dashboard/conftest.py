@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,10 +53,19 @@ def get_json(url: str) -> Any:
 def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
     """Poll ``check`` until true; fail naming ``what`` after ``timeout`` seconds."""
     end = time.monotonic() + timeout
-    while not check():
+    while not _ready(check):
         if time.monotonic() > end:
             pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
         threading.Event().wait(0.2)
+
+
+def _ready(check: Callable[[], bool]) -> bool:
+    try:
+        return check()
+    except urllib.error.HTTPError as exc:
+        if exc.code == 503:  # the demo's server answers 503 until its parts have started: not yet
+            return False
+        raise
 
 
 class DemoServer:

@@ -145,7 +145,7 @@ def test_explore_shows_errors_with_their_position(page: Watched, demo: DemoServe
     p.click("#run")
     p.wait_for_selector("#explore-error", timeout=TIMEOUT_MS)
     text = p.inner_text("#explore-error")
-    assert "offset 39" in text and "column 40" in text
+    assert "1:40: parse error" in text and "column 40" in text  # Prometheus's line:col, caret placed
     p.select_option("#view", "table")
     p.fill("#query", "sum by (code) (inferwatch_requests_total)")
     p.click("#run")

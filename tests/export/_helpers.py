@@ -31,6 +31,7 @@ def export_to(tmp_path: Path, target: str, config: Config | None = None,
 
 
 # Values Grafana substitutes for the dashboards' variables before a query reaches Prometheus.
+PD_KEY = "0123456789abcdef0123456789abcdef"  # PagerDuty integration keys are 32 characters
 _VARS = {"$__rate_interval": "1m", "$job": ".*", "$instance": ".*"}
 
 
@@ -72,7 +73,7 @@ RICH: dict[str, Any] = {
     ]},
     "alerting": {
         "receivers": [
-            {"name": "phone", "type": "pagerduty", "routing_key": "pd-key", "url": "http://127.0.0.1:1"},
+            {"name": "phone", "type": "pagerduty", "routing_key": PD_KEY, "url": "http://127.0.0.1:1"},
             {"name": "wecom", "type": "wecom", "key": "robot-key"},
             {"name": "mail", "type": "email", "smarthost": "smtp.example.org:587", "to": ["ops@example.org"],
              "username": "u", "password": "p", "starttls": True},

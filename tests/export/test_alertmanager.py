@@ -14,7 +14,7 @@ from inferwatch.config import Config, load_config
 from inferwatch.export import export
 from inferwatch.model import matches_all, parse_matchers
 
-from ._helpers import RICH, config_from, export_to, run
+from ._helpers import PD_KEY, RICH, config_from, export_to, run
 
 ACTIONS = "inferwatch-actions"
 
@@ -49,7 +49,7 @@ def _action_matches(config: Config, labels: dict[str, str]) -> bool:
 def test_receivers_alertmanager_can_deliver_are_native_the_rest_go_to_inferwatch(tmp_path: Path) -> None:
     receivers = {r["name"]: r for r in _files(config_from(tmp_path, RICH))["alertmanager.yml"]["receivers"]}
     pd = receivers["phone"]["pagerduty_configs"][0]
-    assert (pd["routing_key"], pd["url"]) == ("pd-key", "http://127.0.0.1:1/v2/enqueue")
+    assert (pd["routing_key"], pd["url"]) == (PD_KEY, "http://127.0.0.1:1/v2/enqueue")
     mail = receivers["mail"]["email_configs"][0]
     assert (mail["smarthost"], mail["to"], mail["auth_password"], mail["require_tls"]) == (
         "smtp.example.org:587", "ops@example.org", "p", True)
