@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from alerting.conftest import alert
-from inferwatch._exceptions import NotifyError
+from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import (
     Notification,
     Pipeline,
@@ -181,3 +184,17 @@ def test_a_retry_after_hint_postpones_the_retry() -> None:
     assert recs["terminal"].sent == []
     p.tick(30)
     assert len(recs["terminal"].sent) == 1
+
+
+@pytest.mark.parametrize(("yaml", "says"), [
+    # rule: the fallback for NotificationsFailing must be a known receiver
+    ("alerting: {notify: {fallback_receiver: nope}}",
+     "notify.fallback_receiver names unknown receiver 'nope'"),
+    # rule: an attempt needs time to happen
+    ("alerting: {notify: {attempt_timeout: 0s}}", "alerting.notify.attempt_timeout"),
+    # rule: NotificationsFailing needs at least one failure
+    ("alerting: {notify: {failing_after: 0}}", "alerting.notify.failing_after"),
+])
+def test_delivery_settings_are_checked_at_load(yaml: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        parse_config(yaml)

@@ -20,9 +20,6 @@ from inferwatch._exceptions import StoreError
 from inferwatch.config import Config
 from inferwatch.config import env as config_env
 from inferwatch.model import Clock
-
-if TYPE_CHECKING:
-    from inferwatch.alerting import Pipeline
 from inferwatch.rules import (
     Alert,
     AlertSink,
@@ -35,8 +32,11 @@ from inferwatch.rules import (
 from inferwatch.server._scrape import ScrapeLoop
 from inferwatch.store import Store, open_store
 
-__all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "build_components", "build_pipeline",
-           "data_dir_of"]
+if TYPE_CHECKING:
+    from inferwatch.alerting import Pipeline
+
+__all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "build_components", "data_dir_of"]
+__all__ += ["build_pipeline"]  # the alerting pipeline of serve (issue 20)
 
 log = logging.getLogger(__name__)
 ALERT_STATE_FILE = "alerts.sqlite"
