@@ -47,3 +47,13 @@ def test_a_good_config_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     cfg.write_text(_rule("rate(foo[5m])"))
     assert main(["config", "check", str(cfg)]) == 0
     assert "ok (13 rules)" in capsys.readouterr().out
+
+
+def test_rules_check_refuses_look_ahead_as_prometheus_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # rule: RE2 syntax; Prometheus answers "invalid regular expression ... invalid or unsupported Perl syntax"
+    cfg = tmp_path / "inferwatch.yml"
+    cfg.write_text(_rule('foo{job=~"(?!x).*"}'))
+    assert main(["rules", "check", "--config", str(cfg)]) != 0
+    err = capsys.readouterr().err
+    assert "invalid regex in matcher job=~'(?!x).*'" in err and "Traceback" not in err, err

@@ -144,3 +144,28 @@ def test_a_backtracking_regex_cannot_stall_a_real_server(tmp_path: Path, target:
         assert q.status_code == 200 and len(q.json()["data"]["result"]) == 1, q.text
         assert c.get("/-/healthy").status_code == 200
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
+
+
+@pytest.mark.slow
+def test_a_heavy_range_query_times_out_while_health_keeps_answering(
+        tmp_path: Path, target: FakeTarget) -> None:
+    # rule: 11,000 steps over 2,000 series would run for minutes; the 1 s timeout answers 503 and
+    # /-/healthy answers meanwhile (before: the event loop was blocked for the whole query)
+    target.body = "".join(f'heavy{{k="{k}"}} {k}\n' for k in range(2000))
+    cfg = (f"server: {{data_dir: '{tmp_path}/data', query: {{timeout: 1s}}}}\n"
+           f"scrape: {{targets: [{{job: svc, url: '{target.url}', interval: 1s}}]}}\n")
+    with serve(cfg, tmp_path) as s, httpx.Client(base_url=s.url, timeout=30) as c:
+        wait_scraped(c)
+        now = float(c.get("/api/v1/targets").json()["data"]["activeTargets"][0]["lastScrape"])
+        answer: list[httpx.Response] = []
+        params = {"query": "sum(rate(heavy[5m])) + count(heavy)", "start": str(now - 10_999),
+                  "end": str(now), "step": "1"}
+        th = threading.Thread(target=lambda: answer.append(c.get("/api/v1/query_range", params=params)))
+        th.start()
+        healthy = 0
+        while th.is_alive():
+            healthy += c.get("/-/healthy", timeout=5).status_code == 200
+        th.join()
+        assert answer[0].status_code == 503 and answer[0].json()["errorType"] == "timeout", answer[0].text
+        assert healthy >= 1
+    assert not any("Traceback" in line for line in s.lines), "".join(s.lines)

@@ -98,4 +98,9 @@ def uvicorn_config(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
         h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_graceful_shutdown=5,
     )
     install_repeat_filter("uvicorn", "uvicorn.error", "uvicorn.access")  # uvicorn's own handlers too
+    soft = raise_fd_limit()
+    if soft < limits.max_connections + 64:
+        log.warning("open-files limit %d is below server.http.max_connections %d plus the server's "
+                    "own files; lower max_connections or raise the limit (ulimit -n)",
+                    soft, limits.max_connections)
     return cfg

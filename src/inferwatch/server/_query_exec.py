@@ -30,6 +30,7 @@ from inferwatch.store import Series, Store
 
 __all__ = [
     "BoundedStore",
+    "QueryBadInput",
     "QueryCanceled",
     "QueryContext",
     "QueryError",
