@@ -99,7 +99,7 @@ class Selector:
         name = self.name
         rest = [str(m) for m in self.matchers if not (m.name == "__name__" and m.value == name
                                                        and m.op is MatchOp.EQ)]
-        body = f"{name}{{{', '.join(rest)}}}" if rest or not name else name
+        body = f"{name}{{{','.join(rest)}}}" if rest or not name else name
         if self.range is not None:
             body += f"[{format_duration(self.range)}]"
         return body + _mods(self.offset, self.at)
