@@ -146,7 +146,7 @@ class Aggregate:
         if not self.grouping and not self.without:
             mod = ""
         inner = f"{self.param}, {self.expr}" if self.param is not None else str(self.expr)
-        return f"{self.op}{mod} ({inner})"
+        return f"{self.op}{mod} ({inner})" if mod else f"{self.op}({inner})"
 
 
 @dataclass(frozen=True, slots=True)

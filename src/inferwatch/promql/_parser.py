@@ -87,6 +87,7 @@ class _Parser:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise self.error(f"expression nested more than {MAX_DEPTH} levels deep")
+        start = self.peek()
         lhs = self.unary()
         while True:
             tok = self.peek()
@@ -99,7 +100,7 @@ class _Parser:
             bool_, matching = self.modifiers(op, tok)
             prec = PRECEDENCE[op]
             rhs = self.expr(prec if op == "^" else prec + 1)
-            lhs = self.binary(op, lhs, rhs, bool_, matching, tok)
+            lhs = self.binary(op, lhs, rhs, bool_, matching, tok, start)
         self.depth -= 1
         return lhs
 
@@ -131,18 +132,19 @@ class _Parser:
         return bool_, Matching(tuple(labels), on, card, tuple(include))
 
     def binary(self, op: str, lhs: Typed, rhs: Typed, bool_: bool, matching: Matching | None,
-               tok: Token) -> Typed:
+               tok: Token, start: Token) -> Typed:
+        """Build ``lhs op rhs``; type errors point at the expression's start, operator errors at ``op``."""
         (le, lt), (re_, rt) = lhs, rhs
         for t in (lt, rt):
             if t not in (S, V):
-                raise self.error("binary expression must contain only scalar and instant vector types", tok)
+                raise self.error("binary expression must contain only scalar and instant vector types", start)
         if op in SET_OPS and (lt is S or rt is S):
-            raise self.error(f'set operator "{op}" not allowed in binary scalar expression', tok)
+            raise self.error(f'set operator "{op}" not allowed in binary scalar expression', start)
         if op in COMPARISONS and not bool_ and lt is S and rt is S:
             raise self.error("comparisons between scalars must use BOOL modifier", tok)
         if (lt is S or rt is S) and matching is not None and (
                 matching.labels or matching.on or matching.card in ("many-to-one", "one-to-many")):
-            raise self.error("vector matching only allowed between instant vectors", tok)
+            raise self.error("vector matching only allowed between instant vectors", start)
         real = (matching or Matching()) if lt is V and rt is V else None
         out = S if lt is S and rt is S else V
         return Binary(op, le, re_, bool_, real), out
