@@ -29,7 +29,8 @@ from inferwatch.promql._ast import (
     Unary,
     ValueType,
 )
-from inferwatch.promql._lexer import PromQLError, Token, tokenize, unquote
+from inferwatch.promql._cursor import TokenCursor
+from inferwatch.promql._lexer import Token, unquote
 from inferwatch.promql._signatures import AGGREGATIONS, DOCUMENTED, FUNCTIONS
 
 __all__ = ["MAX_DEPTH", "parse_promql"]
@@ -40,47 +41,11 @@ _WORD_OPS = frozenset({"and", "or", "unless", "atan2"})
 Typed = tuple[Expr, ValueType]
 
 
-class _Parser:
+class _Parser(TokenCursor):
     def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks = tokenize(text)
-        self.i = 0
+        super().__init__(text)
         self.depth = 0
         self.arg_toks: list[Token] = []
-
-    # -- token helpers ---------------------------------------------------------------
-    def peek(self, ahead: int = 0) -> Token:
-        return self.toks[min(self.i + ahead, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.peek()
-        self.i = min(self.i + 1, len(self.toks) - 1)
-        return t
-
-    def error(self, msg: str, tok: Token | None = None) -> PromQLError:
-        return PromQLError(msg, self.text, (tok or self.peek()).pos)
-
-    def unexpected(self, context: str = "", expected: str = "") -> PromQLError:
-        tok = self.peek()
-        msg = f"unexpected {tok.describe()}"
-        if context:
-            msg += f" in {context}"
-        if expected:
-            msg += f", expected {expected}"
-        return self.error(msg, tok)
-
-    def expect(self, text: str, context: str) -> Token:
-        if self.peek().text != text or self.peek().kind not in ("op", "ident"):
-            raise self.unexpected(context, f'"{text}"')
-        return self.next()
-
-    def is_op(self, text: str) -> bool:
-        t = self.peek()
-        return t.kind == "op" and t.text == text
-
-    def is_word(self, *words: str) -> bool:
-        t = self.peek()
-        return t.kind == "ident" and t.text.lower() in words
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, min_prec: int = 1) -> Typed:
