@@ -364,6 +364,7 @@ API_CHECKS: list[tuple[str, str, dict[str, str]]] = [
     ("exact", "/api/v1/query_range", {"query": "x", "start": "10", "end": "5", "step": "1"}),
     ("exact", "/api/v1/query_range", {"query": "x", "start": "0", "end": "100000", "step": "1"}),
     ("exact", "/api/v1/format_query", {"query": "sum(rate(x[5m]))by(job)/on(job)group_left y offset 1m"}),
+    ("exact", "/api/v1/format_query", {"query": 'x{a="1",b=~"2"}[5m:] @ 100 - -1 ^ 2 > bool 3'}),
     ("exact", "/api/v1/metadata", {}),
     ("shape", "/api/v1/status/buildinfo", {}),
     ("shape", "/api/v1/status/runtimeinfo", {}),

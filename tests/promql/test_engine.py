@@ -111,3 +111,17 @@ def test_sample_limit() -> None:
     engine = Engine(load(SERIES, 5 * M), max_samples=5)
     with pytest.raises(EvalError, match="too many samples"):
         engine.instant("http_requests[50m]", 50 * M)
+
+
+def test_range_query_staleness_lookback_and_at_modifiers() -> None:
+    # a staleness marker ends the series at once; without one it stays visible for 5 minutes
+    store = load({'g{a="stale"}': "1 2 stale", 'g{a="gone"}': "1 2"}, M)
+    res = Engine(store).range("g", 0, 10 * M, M)
+    got = {str(ls): [t for t, _ in pts] for ls, pts in res.series}
+    assert got['g{a="stale"}'] == [0, 60]
+    assert got['g{a="gone"}'] == [0, 60, 120, 180, 240, 300, 360]
+    # @ start() / @ end() pin every step to the range's ends
+    res = Engine(load(SERIES, 5 * M)).range("vector_matching_b @ end() - vector_matching_b @ start()",
+                                            10 * M, 20 * M, 5 * M)
+    ((_, pts),) = res.series
+    assert [v for _, v in pts] == [8.0, 8.0, 8.0]

@@ -99,7 +99,7 @@ class Selector:
         name = self.name
         rest = [str(m) for m in self.matchers if not (m.name == "__name__" and m.value == name
                                                        and m.op is MatchOp.EQ)]
-        body = f"{name}{{{', '.join(rest)}}}" if rest or not name else name
+        body = f"{name}{{{','.join(rest)}}}" if rest or not name else name
         if self.range is not None:
             body += f"[{format_duration(self.range)}]"
         return body + _mods(self.offset, self.at)
@@ -146,7 +146,7 @@ class Aggregate:
         if not self.grouping and not self.without:
             mod = ""
         inner = f"{self.param}, {self.expr}" if self.param is not None else str(self.expr)
-        return f"{self.op}{mod} ({inner})"
+        return f"{self.op}{mod} ({inner})" if mod else f"{self.op}({inner})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,14 +104,18 @@ class Evaluator:
                 out.append((s.labels, hit[1]))
         return out
 
-    def _sample_times(self, sel: Selector, ts: int) -> Vector:
+    def latest(self, sel: Selector, ts: int) -> list[tuple[Labels, int, float]]:
+        """Each selected series' latest live sample at ``ts``: ``(labels, t_ms, value)``."""
         ref = self._ref(sel, ts)
-        out: Vector = []
+        out: list[tuple[Labels, int, float]] = []
         for s in self._data.get(sel.matchers, []):
             hit = s.at(ref, self.lookback)
             if hit is not None:
-                out.append((drop_name(s.labels), hit[0] / 1000))
+                out.append((s.labels, hit[0], hit[1]))
         return out
+
+    def _sample_times(self, sel: Selector, ts: int) -> Vector:
+        return [(drop_name(ls), t / 1000) for ls, t, _ in self.latest(sel, ts)]
 
     def _matrix(self, sel: Selector, ts: int) -> Matrix:
         assert sel.range is not None

@@ -29,7 +29,8 @@ from inferwatch.promql._ast import (
     Unary,
     ValueType,
 )
-from inferwatch.promql._lexer import PromQLError, Token, tokenize, unquote
+from inferwatch.promql._cursor import TokenCursor
+from inferwatch.promql._lexer import Token, unquote
 from inferwatch.promql._signatures import AGGREGATIONS, DOCUMENTED, FUNCTIONS
 
 __all__ = ["MAX_DEPTH", "parse_promql"]
@@ -40,53 +41,18 @@ _WORD_OPS = frozenset({"and", "or", "unless", "atan2"})
 Typed = tuple[Expr, ValueType]
 
 
-class _Parser:
+class _Parser(TokenCursor):
     def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks = tokenize(text)
-        self.i = 0
+        super().__init__(text)
         self.depth = 0
         self.arg_toks: list[Token] = []
-
-    # -- token helpers ---------------------------------------------------------------
-    def peek(self, ahead: int = 0) -> Token:
-        return self.toks[min(self.i + ahead, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.peek()
-        self.i = min(self.i + 1, len(self.toks) - 1)
-        return t
-
-    def error(self, msg: str, tok: Token | None = None) -> PromQLError:
-        return PromQLError(msg, self.text, (tok or self.peek()).pos)
-
-    def unexpected(self, context: str = "", expected: str = "") -> PromQLError:
-        tok = self.peek()
-        msg = f"unexpected {tok.describe()}"
-        if context:
-            msg += f" in {context}"
-        if expected:
-            msg += f", expected {expected}"
-        return self.error(msg, tok)
-
-    def expect(self, text: str, context: str) -> Token:
-        if self.peek().text != text or self.peek().kind not in ("op", "ident"):
-            raise self.unexpected(context, f'"{text}"')
-        return self.next()
-
-    def is_op(self, text: str) -> bool:
-        t = self.peek()
-        return t.kind == "op" and t.text == text
-
-    def is_word(self, *words: str) -> bool:
-        t = self.peek()
-        return t.kind == "ident" and t.text.lower() in words
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, min_prec: int = 1) -> Typed:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise self.error(f"expression nested more than {MAX_DEPTH} levels deep")
+        start = self.peek()
         lhs = self.unary()
         while True:
             tok = self.peek()
@@ -99,7 +65,7 @@ class _Parser:
             bool_, matching = self.modifiers(op, tok)
             prec = PRECEDENCE[op]
             rhs = self.expr(prec if op == "^" else prec + 1)
-            lhs = self.binary(op, lhs, rhs, bool_, matching, tok)
+            lhs = self.binary(op, lhs, rhs, bool_, matching, tok, start)
         self.depth -= 1
         return lhs
 
@@ -131,18 +97,19 @@ class _Parser:
         return bool_, Matching(tuple(labels), on, card, tuple(include))
 
     def binary(self, op: str, lhs: Typed, rhs: Typed, bool_: bool, matching: Matching | None,
-               tok: Token) -> Typed:
+               tok: Token, start: Token) -> Typed:
+        """Build ``lhs op rhs``; type errors point at the expression's start, operator errors at ``op``."""
         (le, lt), (re_, rt) = lhs, rhs
         for t in (lt, rt):
             if t not in (S, V):
-                raise self.error("binary expression must contain only scalar and instant vector types", tok)
+                raise self.error("binary expression must contain only scalar and instant vector types", start)
         if op in SET_OPS and (lt is S or rt is S):
-            raise self.error(f'set operator "{op}" not allowed in binary scalar expression', tok)
+            raise self.error(f'set operator "{op}" not allowed in binary scalar expression', start)
         if op in COMPARISONS and not bool_ and lt is S and rt is S:
             raise self.error("comparisons between scalars must use BOOL modifier", tok)
         if (lt is S or rt is S) and matching is not None and (
                 matching.labels or matching.on or matching.card in ("many-to-one", "one-to-many")):
-            raise self.error("vector matching only allowed between instant vectors", tok)
+            raise self.error("vector matching only allowed between instant vectors", start)
         real = (matching or Matching()) if lt is V and rt is V else None
         out = S if lt is S and rt is S else V
         return Binary(op, le, re_, bool_, real), out

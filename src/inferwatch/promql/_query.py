@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from inferwatch.model import Labels
-from inferwatch.promql._ast import Expr, ValueType
+from inferwatch.model import Labels, Matcher
+from inferwatch.promql._ast import Expr, Selector, ValueType
 from inferwatch.promql._engine import DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._parser import parse_typed
 from inferwatch.promql._values import EvalError, Matrix, Value, check_unique
@@ -72,6 +72,13 @@ class Engine:
         if isinstance(value, Matrix):
             value = Matrix(sorted(value.series, key=lambda s: s[0]), value.lo, value.hi, value.range_s, ts)
         return InstantResult(typ, value, ts / 1000)
+
+    def latest(self, matchers: tuple[Matcher, ...], t: float) -> list[tuple[Labels, float, float]]:
+        """The latest sample at ``t`` of each series matching ``matchers``: ``(labels, t_s, value)``."""
+        sel = Selector(matchers)
+        ev = self._evaluator(t, t)
+        ev.prepare(sel)
+        return [(ls, ts / 1000, v) for ls, ts, v in ev.latest(sel, round(t * 1000))]
 
     def range(self, query: str | Expr, start: float, end: float, step: float) -> RangeResult:
         """Evaluate at ``start, start + step, … <= end``."""

@@ -1,4 +1,4 @@
-"""The runtime rule: a config ``RuleSpec`` compiled to its PromQL-subset expression."""
+"""The runtime rule: a config ``RuleSpec`` compiled to its PromQL expression."""
 
 from __future__ import annotations
 

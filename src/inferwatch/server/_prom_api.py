@@ -25,6 +25,7 @@ from inferwatch.promql import (
     MAX_RANGE_POINTS,
     Engine,
     EvalError,
+    Expr,
     Matrix,
     PromQLError,
     QueryTimeout,
@@ -125,17 +126,21 @@ def _query_text(params: Params) -> str:
     return q
 
 
+def _parse_named(text: str) -> Expr:
+    """Parse; errors name the parameter, as 2.42 does for instant queries (not for ranges)."""
+    try:
+        return parse_promql(text)
+    except PromQLError as exc:
+        raise ApiError(f'invalid parameter "query": {exc}') from None
+
+
 def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> list[BaseRoute]:
     """The query endpoints of ``server``."""
 
     def query(params: Params, ctx: QueryContext | None) -> Any:
         text = _query_text(params)
         t = params.time("time", server.clock.now())
-        try:
-            expr = parse_promql(text)
-        except PromQLError as exc:  # 2.42 names the parameter for instant queries, not for ranges
-            raise ApiError(f'invalid parameter "query": {exc}') from None
-        res = _engine(server, params, ctx).instant(expr, t)
+        res = _engine(server, params, ctx).instant(_parse_named(text), t)
         ts = format_api_time(res.time)
         if res.type is ValueType.SCALAR:
             assert isinstance(res.value, float)
@@ -181,7 +186,7 @@ def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> 
             for ls, pts in res.series]}
 
     def format_query(params: Params) -> Any:
-        return str(parse_promql(_query_text(params)))
+        return str(_parse_named(_query_text(params)))
 
     def query_exemplars(params: Params) -> Any:
         parse_promql(_query_text(params))

@@ -116,12 +116,10 @@ def prom_meta_routes(server: Server) -> list[BaseRoute]:
         lines: list[str] = []
         seen: set[Labels] = set()
         for ms in matches:
-            res = engine.instant(Selector(ms), now)
-            assert isinstance(res.value, list)
-            for ls, v in res.value:
+            for ls, t, v in engine.latest(ms, now):
                 if ls not in seen:
                     seen.add(ls)
-                    lines.append(_federate_line(ls, v, now))
+                    lines.append(_federate_line(ls, v, t))
         body = _with_types(sorted(lines))
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
@@ -134,10 +132,10 @@ def prom_meta_routes(server: Server) -> list[BaseRoute]:
     ]
 
 
-def _federate_line(ls: Labels, v: float, now: float) -> str:
+def _federate_line(ls: Labels, v: float, t: float) -> str:
     inner = ",".join(f'{k}="{_esc(val)}"' for k, val in ls.items_tuple if k != METRIC_NAME_LABEL)
     value = format_api_float(v) if math.isfinite(v) or math.isnan(v) else ("+Inf" if v > 0 else "-Inf")
-    return f"{ls.name}{{{inner}}} {value} {round(now * 1000)}"
+    return f"{ls.name}{{{inner}}} {value} {round(t * 1000)}"
 
 
 def _esc(v: str) -> str:
