@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -49,10 +50,20 @@ def get_json(url: str) -> Any:
         return json.loads(res.read())
 
 
+def _holds(check: Callable[[], bool]) -> bool:
+    try:
+        return check()
+    except urllib.error.HTTPError as exc:  # 503 while the demo mounts its API
+        exc.close()
+        if exc.code != 503:
+            raise
+        return False
+
+
 def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Poll ``check`` until true; fail naming ``what`` after ``timeout`` seconds."""
+    """Poll ``check`` until true (a 503 counts as not yet); fail naming ``what`` after ``timeout`` s."""
     end = time.monotonic() + timeout
-    while not check():
+    while not _holds(check):
         if time.monotonic() > end:
             pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
         threading.Event().wait(0.2)
