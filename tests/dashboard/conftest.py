@@ -50,22 +50,23 @@ def get_json(url: str) -> Any:
         return json.loads(res.read())
 
 
+def _holds(check: Callable[[], bool]) -> bool:
+    try:
+        return check()
+    except urllib.error.HTTPError as exc:  # 503 while the demo mounts its API
+        exc.close()
+        if exc.code != 503:
+            raise
+        return False
+
+
 def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Poll ``check`` until true; fail naming ``what`` after ``timeout`` seconds."""
+    """Poll ``check`` until true (a 503 counts as not yet); fail naming ``what`` after ``timeout`` s."""
     end = time.monotonic() + timeout
-    while not _ready(check):
+    while not _holds(check):
         if time.monotonic() > end:
             pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
         threading.Event().wait(0.2)
-
-
-def _ready(check: Callable[[], bool]) -> bool:
-    try:
-        return check()
-    except urllib.error.HTTPError as exc:
-        if exc.code == 503:  # the demo's server answers 503 until its parts have started: not yet
-            return False
-        raise
 
 
 class DemoServer:
