@@ -172,6 +172,10 @@ class QueryEngine:
             if not b.bool_:
                 raise EvalError("comparisons between scalars must use the bool modifier")
             return 1.0 if cmp(lhs, rhs) else 0.0
+        if b.op == "or":
+            if not isinstance(lhs, list) or not isinstance(rhs, list):
+                raise EvalError("set operator 'or' needs vectors on both sides")
+            return _vector_or(lhs, rhs, self.memo)
         if isinstance(lhs, list) and isinstance(rhs, list):
             return _vector_binop(b, lhs, rhs, self.memo)
         return _scalar_binop(b, lhs, rhs, self.memo)
@@ -219,6 +223,12 @@ def _vector_binop(b: Binary, lhs: Vector, rhs: Vector, memo: LabelMemo) -> Vecto
         seen.add(res[0])
         out.append(res)
     return out
+
+
+def _vector_or(lhs: Vector, rhs: Vector, memo: LabelMemo) -> Vector:
+    """``lhs or rhs``: all of lhs, plus rhs series whose labels (but the name) match none of lhs."""
+    sigs = {memo.without(labels, METRIC_NAME_LABEL) for labels, _ in lhs}
+    return lhs + [(labels, v) for labels, v in rhs if memo.without(labels, METRIC_NAME_LABEL) not in sigs]
 
 
 def _scalar_binop(b: Binary, lhs: Vector | float, rhs: Vector | float, memo: LabelMemo) -> Vector:

@@ -5,7 +5,8 @@ Supported: number literals, vector selectors with matchers, range selectors,
 aggregations ``sum avg min max count`` with ``by``/``without``, arithmetic
 ``+ - * /`` and the comparisons ``== != > < >= <=`` (as filters, or with
 ``bool``) between vectors (one-to-one on all labels but ``__name__``) and
-scalars. Anything else is refused at load time with the offending text.
+scalars, and the set operator ``or`` between vectors (the left side, plus the
+right side's series whose labels but ``__name__`` match none on the left). Anything else is refused at load time with the offending text.
 ``str(expr)`` prints valid PromQL that Prometheus parses to the same tree.
 """
 
@@ -33,8 +34,8 @@ AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "count"})
 RANGE_FUNCTIONS = frozenset({"rate", "increase", "avg_over_time", "min_over_time", "max_over_time"})
 _MATCHING = ("on", "ignoring", "group_left", "group_right")
 _COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
-# Prometheus's precedence: comparisons < additive < multiplicative.
-_PRECEDENCE = {**dict.fromkeys(_COMPARISONS, 1), "+": 2, "-": 2, "*": 3, "/": 3}
+# Prometheus's precedence: or < comparisons < additive < multiplicative.
+_PRECEDENCE = {"or": 0, **dict.fromkeys(_COMPARISONS, 1), "+": 2, "-": 2, "*": 3, "/": 3}
 
 
 class PromQLError(ValueError):
@@ -168,10 +169,12 @@ class _Parser:
         self.i += 1
         return v
 
-    def expr(self, min_prec: int = 1) -> Expr:
+    def expr(self, min_prec: int = 0) -> Expr:
         lhs = self.unary()
         while True:
             k, op = self.peek()
+            if (k, op) == ("ident", "or"):
+                k = "op"
             if k != "op" or op not in _PRECEDENCE or _PRECEDENCE[op] < min_prec:
                 return lhs
             self.i += 1
@@ -318,5 +321,7 @@ def _check_types(p: _Parser, e: Expr) -> None:
     elif isinstance(e, Aggregate):
         _check_types(p, e.expr)
     elif isinstance(e, Binary):
+        if e.op == "or" and (isinstance(e.lhs, Number) or isinstance(e.rhs, Number)):
+            raise p.error("set operator 'or' is not allowed between a scalar and a vector")
         _check_types(p, e.lhs)
         _check_types(p, e.rhs)
