@@ -6,7 +6,8 @@ aggregations ``sum avg min max count`` with ``by``/``without``, arithmetic
 ``+ - * /`` and the comparisons ``== != > < >= <=`` (as filters, or with
 ``bool``) between vectors (one-to-one on all labels but ``__name__``) and
 scalars, and the set operator ``or`` between vectors (the left side, plus the
-right side's series whose labels but ``__name__`` match none on the left). Anything else is refused at load time with the offending text.
+right side's series whose labels but ``__name__`` match none on the left).
+Anything else is refused at load time with the offending text.
 ``str(expr)`` prints valid PromQL that Prometheus parses to the same tree.
 """
 

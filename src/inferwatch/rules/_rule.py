@@ -90,7 +90,8 @@ def load_rules(config: Config) -> list[Rule]:
     if config.rules.default_pack:
         specs = {s.name: s for s in default_rule_specs() if s.name not in config.rules.disable}
     from inferwatch.rules._engine_packs import engine_rule_specs  # engine packs (rules.packs)
-    specs.update({s.name: s for s in engine_rule_specs(config.rules.packs) if s.name not in config.rules.disable})
+    packs = engine_rule_specs(config.rules.packs)
+    specs.update({s.name: s for s in packs if s.name not in config.rules.disable})
     for s in config.rules.rules:
         specs[s.name] = s
     return [Rule.from_spec(s) for s in specs.values()]
