@@ -62,8 +62,10 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
+    width = max([22, *(len(row["name"]) for row in rows)])
     for row in rows:
-        print(f"{row['name']:22} {row['tier']} {row['dimension']:14} for {row['for']:>5g}s  {row['expr']}")
+        print(f"{row['name']:{width}} {row['tier']} {row['dimension']:14} "
+              f"for {row['for']:>5g}s  {row['expr']}")
     return 0
 
 
