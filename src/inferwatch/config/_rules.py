@@ -250,7 +250,7 @@ class RulesConfig(FrozenModel):
     """Rule settings: the default pack, the engine packs and the user's rules."""
 
     default_pack: bool = Field(True, description="load the default rule pack")
-    disable: tuple[str, ...] = Field((), description="names of default-pack rules to leave out")
+    disable: tuple[str, ...] = Field((), description="names of default or engine pack rules to leave out")
     packs: tuple[EnginePack, ...] = Field(
         (), description="engine rule packs to load: vllm, triton, tgi (rules on the engine's own metrics)"
     )
