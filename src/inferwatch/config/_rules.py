@@ -27,6 +27,7 @@ from inferwatch.config._types import Duration, FrozenModel
 from inferwatch.model import Dimension, Tier, is_valid_label_name, is_valid_metric_name, parse_matchers
 
 __all__ = [
+    "ENGINE_PACKS",
     "AbTestPValueSignal",
     "AnomalousRatioSignal",
     "CpuUtilizationSignal",
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 Comparison = Literal[">", ">=", "<", "<=", "==", "!="]
+EnginePack = Literal["vllm", "triton", "tgi"]
+ENGINE_PACKS: tuple[str, ...] = ("vllm", "triton", "tgi")
 
 
 def _check_matchers(value: str) -> str:
@@ -253,11 +256,25 @@ class RuleSpec(FrozenModel):
 
 
 class RulesConfig(FrozenModel):
-    """Rule settings: the default pack and the user's rules."""
+    """Rule settings: the default pack, the engine packs and the user's rules."""
 
     default_pack: bool = Field(True, description="load the default rule pack")
-    disable: tuple[str, ...] = Field((), description="names of default-pack rules to leave out")
+    disable: tuple[str, ...] = Field((), description="names of default or engine pack rules to leave out")
+    packs: tuple[EnginePack, ...] = Field(
+        (), description="engine rule packs to load: vllm, triton, tgi (rules on the engine's own metrics)"
+    )
     rules: tuple[RuleSpec, ...] = Field((), description="your rules (a same-named one replaces the default)")
+
+    @field_validator("packs", mode="before")
+    @classmethod
+    def _packs(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = [v]
+        if isinstance(v, list | tuple):
+            unknown = [p for p in v if p not in ENGINE_PACKS]
+            if unknown:
+                raise ValueError(f"unknown rule pack {unknown[0]!r}: choose from {', '.join(ENGINE_PACKS)}")
+        return v
 
     @model_validator(mode="after")
     def _unique(self) -> RulesConfig:

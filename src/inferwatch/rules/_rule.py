@@ -84,18 +84,20 @@ class Rule:
 
 def load_rules(config: Config) -> list[Rule]:
     """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
+    from inferwatch.rules._engine_packs import engine_rule_specs  # engine packs (rules.packs)
     from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 
     specs: dict[str, RuleSpec] = {}
-    pack = default_rule_specs()
-    edge = edge_rule_specs()
-    unknown = sorted(set(config.rules.disable) - {s.name for s in (*pack, *edge)})
+    pack, edge, engines = default_rule_specs(), edge_rule_specs(), engine_rule_specs(config.rules.packs)
+    known = [s.name for s in (*pack, *edge, *engines)]
+    unknown = sorted(set(config.rules.disable) - set(known))
     if unknown:
         raise ConfigError(f"rules.disable: no default-pack rule named {', '.join(map(repr, unknown))} "
-                          f"(the pack has {', '.join(s.name for s in (*pack, *edge))})")
+                          f"(the pack has {', '.join(known)})")
     if config.rules.default_pack:
         pack = (*pack, *(edge if config.edge.devices else ()))
         specs = {s.name: s for s in pack if s.name not in config.rules.disable}
+    specs.update({s.name: s for s in engines if s.name not in config.rules.disable})
     for s in config.rules.rules:
         specs[s.name] = s
     return [Rule.from_spec(s) for s in specs.values()]
