@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -61,7 +62,7 @@ from inferwatch.config import BaselineConfig
 from inferwatch.model import parse_duration
 
 ROOT = Path(__file__).resolve().parents[1]
-NAB = ROOT.parent / "shared" / "data" / "nab"
+NAB = Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared" / "data") / "nab"
 CFG = BaselineConfig()
 PROPHET_REFIT = 2 * 86400.0
 RECURRENCE: int | None = None  # --recurrence N overrides baseline.recurrence (0: off)

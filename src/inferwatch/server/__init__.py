@@ -6,7 +6,13 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
-from inferwatch.server._wiring import ALERT_STATE_FILE, LoggingSink, ServerComponents, build_components
+from inferwatch.server._wiring import (
+    ALERT_STATE_FILE,
+    LoggingSink,
+    ServerComponents,
+    build_components,
+    data_dir_of,
+)
 
 __all__ = [
     "ALERT_STATE_FILE",
@@ -21,6 +27,7 @@ __all__ = [
     "TargetHealth",
     "build_components",
     "create_app",
+    "data_dir_of",
     "parse_listen",
     "serve",
 ]

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 
 from inferwatch._exceptions import StoreError
+from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config
 from inferwatch.config import env as config_env
 from inferwatch.model import Clock
@@ -95,6 +96,8 @@ def build_components(
         except OSError as exc:
             raise StoreError(f"cannot create the data directory {data_dir}: {exc}") from exc
     rules = load_rules(config)
+    if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
+        band_factory = band_provider_factory(config.baseline)
     store = store if store is not None else open_store(config.storage, data_dir, clock=clock)
     state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
     evaluator = Evaluator(
