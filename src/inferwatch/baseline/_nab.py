@@ -67,6 +67,7 @@ class NabTally:
     detected: int = 0
     fp_sum: float = 0.0  # sum of the (negative) false-positive sigmoids, before the fp weight
     fp: int = 0
+    alerts: int = 0  # detections scored (after the probationary period), in windows or not
 
     def add(self, other: NabTally) -> None:
         """Accumulate ``other`` (another file, or another folder)."""
@@ -75,6 +76,7 @@ class NabTally:
         self.detected += other.detected
         self.fp_sum += other.fp_sum
         self.fp += other.fp
+        self.alerts += other.alerts
 
     def raw(self, p: NabProfile) -> float:
         """The raw NAB score under profile ``p``."""
@@ -100,7 +102,7 @@ class NabFile:
 
     >>> f = NabFile(20, [(10, 13)])
     >>> t = f.score([11]); t.detected, round(t.tp_sum, 3)
-    (1, 0.859)
+    (1, 0.967)
     """
 
     def __init__(self, n: int, windows: Sequence[tuple[int, int]]) -> None:
@@ -141,7 +143,7 @@ class NabFile:
                                  else detections, dtype=np.intp))
         d = d[(d >= self.probation) & (d < self.n)]
         win = self.window_of[d]
-        out = NabTally(windows=sum(self.scored), fp=int((win < 0).sum()),
+        out = NabTally(windows=sum(self.scored), fp=int((win < 0).sum()), alerts=int(d.size),
                        fp_sum=float(self.fp_score[d[win < 0]].sum()))
         inside = d[win >= 0]
         for w in np.unique(self.window_of[inside]):
