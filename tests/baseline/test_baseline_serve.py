@@ -183,14 +183,21 @@ class Serve:
         self.lines: queue.Queue[str] = queue.Queue()
         self.err: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()  # the pipe never fills
-        m = None
-        while m is None:  # the server's lines until it announces its port
+        try:
+            self.url = self._announced()
+            replay.follow(self.url)
+        except BaseException:
+            self.stop()  # never leave a server behind
+            raise
+
+    def _announced(self) -> str:
+        """The server's lines until it announces its port; the API's URL."""
+        while True:
             line = self.lines.get(timeout=60)
-            assert line, "".join(self.err)  # "" : it exited
+            assert line, "".join(self.err)  # "": it exited
             self.err.append(line)
-            m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line)
-        self.url = m.group(1)
-        replay.follow(self.url)
+            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line):
+                return m.group(1)
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
