@@ -1,7 +1,17 @@
-"""Dynamic baselines on NAB: windows detected, missed and false alerts, per file and in total.
+"""Dynamic baselines on NAB: NAB's own score beside the public scoreboard (and the older tally).
 
-    python benchmarks/bench_nab.py [--split all|tune|holdout] [--files SUBSTR] [--no-prophet]
-                                   [--recurrence N]
+    python benchmarks/bench_nab.py [--files SUBSTR] [--no-prophet] [--recurrence N]
+    python benchmarks/bench_nab.py --cv          # the settings grid, cross-validated by folder
+    python benchmarks/bench_nab.py --hindsight [--split all|tune|holdout]   # the older table
+
+By default it prints NAB's score (``benchmarks/nab_table.py``: probationary period, scaled
+sigmoid, profiles standard and reward_low_FP_rate, normalised) per folder and in total for
+inferwatch's default, the opt-in variants, Prophet where installed and the detectors of
+NAB's public scoreboard (their own detections, ``anchors.json``), with alert counts.
+``--cv`` scores a grid of settings once and picks, for each folder, the setting best on
+the other three (standard profile), then scores the held-out folder with it.
+
+``--hindsight`` prints the earlier yardstick, described below.
 
 Methods, all with the same alert rule (``debounce`` and ``merge_gap`` from
 ``BaselineConfig``'s defaults; (a) and (a') may also choose the merge gap). (c), (c+)
@@ -39,6 +49,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -60,8 +71,10 @@ from inferwatch.baseline import (
 from inferwatch.config import BaselineConfig
 from inferwatch.model import parse_duration
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # nab_table beside this file
+
 ROOT = Path(__file__).resolve().parents[1]
-NAB = ROOT.parent / "shared" / "data" / "nab"
+NAB = Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared" / "data") / "nab"
 CFG = BaselineConfig()
 PROPHET_REFIT = 2 * 86400.0
 RECURRENCE: int | None = None  # --recurrence N overrides baseline.recurrence (0: off)
@@ -201,6 +214,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--prophet-refit", default="2d", help="time between Prophet refits (2d)")
     ap.add_argument("--recurrence", type=int, metavar="N",
                     help=f"recurrence hold for (c), (c+), (d) (default {CFG.recurrence}; 0: off)")
+    ap.add_argument("--hindsight", action="store_true",
+                    help="the older table: windows detected and false alerts against hindsight statics")
+    ap.add_argument("--cv", action="store_true", help="the settings grid, cross-validated by folder")
     args = ap.parse_args(argv)
     global PROPHET_REFIT, RECURRENCE
     PROPHET_REFIT = parse_duration(args.prophet_refit)
@@ -208,6 +224,8 @@ def main(argv: list[str]) -> int:
     if not NAB.is_dir():
         print(f"NAB data not found at {NAB}", file=sys.stderr)
         return 2
+    if not args.hindsight:
+        return nab_main(args)
     methods: dict[str, Callable[[FloatArray, FloatArray], list[float]]] = {
         "3sigma": rolling_3sigma, "seasonal": seasonal, "seasonal+win": seasonal_windows}
     if prophet_available() and not args.no_prophet:
@@ -254,6 +272,39 @@ def main(argv: list[str]) -> int:
     print(f"\n{label:<58}" + "".join(f"| {probation[m].cell():<15}" for m in names))
     print("(NAB's probationary period; (a) and (a') re-chosen under that scoring)")
     _verdicts(probation, methods)
+    return 0
+
+
+def nab_main(args: argparse.Namespace) -> int:
+    """NAB's score per folder and in total, both profiles, beside the scoreboard."""
+    from nab_table import Corpus, anchor_rows, cross_validate, grid_rows, print_table, run_method
+
+    corpus = Corpus.load(NAB, [n for n, _ in load("all", args.files)])
+    if args.cv:
+        grid = grid_rows(corpus, CFG, lambda u: SeasonalBaseline(CFG.seasonal.model_copy(update=u)))
+        cross_validate(corpus, grid)
+        return 0
+    methods: dict[str, dict[str, list[int]]] = {}
+    variants: dict[str, tuple[Callable[[], Baseline], int | None]] = {
+        "inferwatch default": (lambda: SeasonalBaseline(CFG.seasonal), RECURRENCE),
+        "inferwatch +windows (opt-in)": (lambda: SeasonalBaseline(WINDOWED), RECURRENCE),
+        "inferwatch +windows, no hold": (lambda: SeasonalBaseline(WINDOWED), 0),
+    }
+    if prophet_available() and not args.no_prophet:
+        from inferwatch.baseline import ProphetBaseline
+
+        pcfg = CFG.prophet.model_copy(update={"refit_every": PROPHET_REFIT})
+        variants["prophet"] = (lambda: ProphetBaseline(pcfg), RECURRENCE)
+    for name, (make, rec) in variants.items():
+        t0 = time.perf_counter()
+        methods[name] = run_method(corpus, make, CFG, rec)
+        print(f"  {name}: {time.perf_counter() - t0:.1f} s", flush=True)
+    published: dict[str, float] = {}
+    for key, entry in corpus.anchors.items():
+        label = f"NAB board: {entry['name']}"
+        methods[label] = anchor_rows(corpus, key)
+        published[label] = float(entry["reward_low_FP_on_these_files"])  # type: ignore[arg-type]
+    print_table(corpus, methods, published)
     return 0
 
 

@@ -12,7 +12,9 @@ import pytest
 from inferwatch.config._env import ENV_REQUIRE_TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# ../shared/data beside the project root; SHARED_DATA_DIR points elsewhere (a git worktree
+# whose parent has no shared/)
+SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared" / "data")
 
 
 @pytest.fixture(autouse=True)

@@ -117,6 +117,9 @@ class FakeBand:
     def held(self, key: str) -> bool:
         return False
 
+    def learned(self) -> dict[str, bool]:
+        return {k: n > 3 for k, n in self.seen.items()}
+
     def export_state(self) -> Any:
         return self.seen
 

@@ -9,6 +9,15 @@ True
 from inferwatch.baseline._band import Band, Baseline, Direction, is_anomalous
 from inferwatch.baseline._csv import CsvSeries, parse_timestamp, read_csv_series
 from inferwatch.baseline._detect import AlertWindow, ScoredSeries, alert_windows, runs, score_series
+from inferwatch.baseline._nab import (
+    PROFILES,
+    NabFile,
+    NabProfile,
+    NabTally,
+    probationary_length,
+    row_of,
+    scaled_sigmoid,
+)
 from inferwatch.baseline._promql import promql_rules
 from inferwatch.baseline._prophet import ProphetBaseline, prophet_available
 from inferwatch.baseline._provider import SeriesBands, band_provider_factory, rule_seasonal_config
@@ -17,12 +26,16 @@ from inferwatch.baseline._seasonal import SeasonalBaseline
 from inferwatch.config._baseline import BaselineConfig, ProphetConfig, SeasonalConfig
 
 __all__ = [
+    "PROFILES",
     "AlertWindow",
     "Band",
     "Baseline",
     "BaselineConfig",
     "CsvSeries",
     "Direction",
+    "NabFile",
+    "NabProfile",
+    "NabTally",
     "ProphetBaseline",
     "ProphetConfig",
     "RecurrenceGate",
@@ -34,11 +47,14 @@ __all__ = [
     "band_provider_factory",
     "is_anomalous",
     "parse_timestamp",
+    "probationary_length",
     "promql_rules",
     "prophet_available",
     "read_csv_series",
     "recurrence_gate",
     "rule_seasonal_config",
+    "row_of",
     "runs",
+    "scaled_sigmoid",
     "score_series",
 ]

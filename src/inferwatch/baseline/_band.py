@@ -55,6 +55,11 @@ class Baseline(Protocol):
         """Add the point ``(t, value)`` to the history."""
         ...
 
+    @property
+    def learned(self) -> bool:
+        """Whether enough history has been seen for a band (``predict`` may answer)."""
+        ...
+
     def to_state(self) -> dict[str, Any]:
         """JSON-ready state that the method's ``from_state`` restores exactly."""
         ...

@@ -71,6 +71,11 @@ class ProphetBaseline:
         self._sigma = math.nan
         self._next_fit = -math.inf
 
+    @property
+    def learned(self) -> bool:
+        """Whether a fit has been made (a band exists)."""
+        return bool(self._grid.size) and not math.isnan(self._sigma)
+
     def predict(self, t: float) -> Band | None:
         """The band at ``t`` from the last fit's forecast grid (``None`` before the first fit)."""
         if not self._grid.size or math.isnan(self._sigma):

@@ -93,6 +93,10 @@ class SeriesBands:
         gate = self._gates.get(key)
         return gate is not None and gate.held
 
+    def learned(self) -> dict[str, bool]:
+        """Each tracked series key and whether its band is learned yet (``False``: fallback)."""
+        return {k: b.learned for k, b in self._series.items()}
+
     def export_state(self) -> dict[str, Any]:
         """Every series' state, JSON-ready (persisted by the rules' state store)."""
         return {"version": 1, "series": {k: b.to_state() for k, b in self._series.items()},

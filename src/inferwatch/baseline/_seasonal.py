@@ -188,6 +188,14 @@ class SeasonalBaseline:
             return None
         return ref + cand.level.median()
 
+    @property
+    def learned(self) -> bool:
+        """Whether ``min_history`` and ``min_points`` have been seen and a scale is known."""
+        cfg = self.config
+        return (self._points >= cfg.min_points and self._last_t - self._first_t >= cfg.min_history
+                and any(len(c.resid) >= cfg.min_points and not math.isnan(c.sigma)
+                        for c in self._candidates.values()))
+
     def predict(self, t: float) -> Band | None:
         """The band at ``t``, or ``None`` before ``min_history`` and ``min_points``."""
         cfg = self.config

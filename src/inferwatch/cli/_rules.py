@@ -21,7 +21,11 @@ def add_parser(sub: Any) -> None:
     check = verbs.add_parser("check", help="validate the rules of a config")
     add_config_arg(check)
     check.set_defaults(func=_check)
-    ls = verbs.add_parser("list", help="list the rules and their PromQL")
+    ls = verbs.add_parser(
+        "list", help="list the rules and their PromQL",
+        description="List the rules with their PromQL. A dynamic rule (threshold: dynamic) also "
+        "lists each series it has seen and whether its band is learned yet (from the state "
+        "saved in the data directory; until learned, the rule's static fallback decides).")
     add_config_arg(ls)
     ls.add_argument("--pack", action="append", choices=("vllm", "triton", "tgi"), metavar="PACK",
                     help="list only this engine pack's rules (vllm, triton, tgi; repeatable), "
@@ -49,6 +53,9 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from inferwatch.config import load_config
+
+    cfg = load_config(args.config)
     if args.pack:
         from inferwatch.rules import Rule
         from inferwatch.rules._engine_packs import engine_rule_specs
@@ -56,17 +63,44 @@ def _list(args: argparse.Namespace) -> int:
         rules: list[Any] = [Rule.from_spec(s) for s in engine_rule_specs(args.pack)]
     else:
         rules = _rules(args)
+    bands = _saved_bands(cfg, rules)
     rows = [{"name": r.name, "tier": r.tier.value, "dimension": r.dimension.value,
              "for": r.for_, "keep_firing_for": r.keep_firing_for,
-             "expr": r.promql or f"{r.signal} (dynamic)"} for r in rules]
+             "expr": r.promql or f"{r.signal} (dynamic)", "dynamic": r.dynamic is not None,
+             **({"bands": [{"series": k, "learned": v} for k, v in sorted(bands[r.name].items())]}
+                if r.name in bands else {})} for r in rules]
     if args.json:
         print_json(rows)
         return 0
     width = max([22, *(len(row["name"]) for row in rows)])
     for row in rows:
-        print(f"{row['name']:{width}} {row['tier']} {row['dimension']:14} "
-              f"for {row['for']:>5g}s  {row['expr']}")
+        kind = "dynamic" if row["dynamic"] else "static"
+        print(f"{row['name']:{width}} {row['tier']} {row['dimension']:14} {kind:7} for {row['for']:>5g}s  "
+              f"{row['expr']}")
+        for b in row.get("bands", []):
+            print(f"{'':{width + 4}}band {b['series'] or '{}'}: {'learned' if b['learned'] else 'learning'}")
     return 0
+
+
+def _saved_bands(cfg: Any, rules: list[Any]) -> dict[str, dict[str, bool]]:
+    """Each dynamic rule's series and whether its band is learned, from the saved state."""
+    from inferwatch.baseline import band_provider_factory
+    from inferwatch.model import SystemClock
+    from inferwatch.rules import AlertStateStore, Evaluator
+    from inferwatch.server import ALERT_STATE_FILE, data_dir_of
+    from inferwatch.store import MemoryStore
+
+    dynamic = [r for r in rules if r.dynamic is not None]
+    path = data_dir_of(cfg) / ALERT_STATE_FILE
+    if not dynamic or cfg.storage.type != "sqlite" or not path.is_file():
+        return {r.name: {} for r in dynamic}
+    state = AlertStateStore(path)
+    try:  # the evaluator restores the bands exactly as `serve` does; nothing is written
+        ev = Evaluator(dynamic, MemoryStore(), clock=SystemClock(), state=state,
+                       band_factory=band_provider_factory(cfg.baseline))
+        return {r.name: ev.band_status(r.name) or {} for r in dynamic}
+    finally:
+        state.close()
 
 
 def _export(args: argparse.Namespace) -> int:

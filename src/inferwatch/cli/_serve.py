@@ -25,13 +25,37 @@ def add_parser(sub: Any) -> None:
     )
     add_config_arg(p)
     p.add_argument("--listen", metavar="HOST:PORT", help="override server.listen (port 0 picks a free port)")
+    p.add_argument("--speed", type=float, metavar="X",
+                   help="run on compressed time, X times faster than real time (replays, tests, "
+                   "demos: scrapes, evaluations and for-durations all follow that clock)")
+    p.add_argument("--start", metavar="TIME",
+                   help="with --speed: the clock's start (epoch seconds or ISO 8601; default now)")
     p.set_defaults(func=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from inferwatch._exceptions import InputError
     from inferwatch.config import load_config
+    from inferwatch.model import Clock, ScaledClock
     from inferwatch.server import serve
 
     cfg = load_config(args.config)  # None: $INFERWATCH_CONFIG, else the defaults
-    serve(cfg, listen=args.listen, reload=lambda: load_config(args.config))
+    clock: Clock | None = None
+    if args.speed is not None and not args.speed > 0:
+        raise InputError(f"--speed: must be positive, got {args.speed:g}")
+    if args.speed is not None or args.start is not None:
+        clock = ScaledClock(args.speed or 1.0, _start(args.start))
+    serve(cfg, listen=args.listen, clock=clock, reload=lambda: load_config(args.config))
     return 0
+
+
+def _start(text: str | None) -> float | None:
+    from inferwatch._exceptions import InputError
+    from inferwatch.baseline import parse_timestamp
+
+    if text is None:
+        return None
+    try:
+        return parse_timestamp(text)
+    except ValueError:
+        raise InputError(f"--start: not a time (epoch seconds or ISO 8601): {text!r}") from None

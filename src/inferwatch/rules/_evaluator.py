@@ -48,6 +48,10 @@ class BandProvider(Protocol):
         """Whether ``key``'s current excursion is held (it repeats earlier ones): it stays pending."""
         ...
 
+    def learned(self) -> Mapping[str, bool]:
+        """Each series key seen and whether its band is learned yet (the API shows it)."""
+        ...
+
     def export_state(self) -> Any:
         """JSON-serialisable state, persisted with the alert state."""
         ...
@@ -226,6 +230,18 @@ class Evaluator:
         low, high = bounds
         d = rule.dynamic.direction
         return (d in ("above", "both") and value > high) or (d in ("below", "both") and value < low)
+
+    def band_status(self, rule_name: str) -> dict[str, bool] | None:
+        """A dynamic rule's series (their labels, ``{job="x"}``) and whether each band is learned.
+
+        ``None`` for a rule without bands (static, or no band factory).
+        """
+        band = self._bands.get(rule_name)
+        if band is None:
+            return None
+        with self._lock:
+            learned = dict(band.learned())
+        return {k.removeprefix(rule_name): v for k, v in learned.items()}
 
     def instances(self) -> dict[str, dict[str, AlertInstance]]:
         """Every rule's alert instances by fingerprint (a copy)."""

@@ -7,7 +7,13 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
-from inferwatch.server._wiring import ALERT_STATE_FILE, LoggingSink, ServerComponents, build_components
+from inferwatch.server._wiring import (
+    ALERT_STATE_FILE,
+    LoggingSink,
+    ServerComponents,
+    build_components,
+    data_dir_of,
+)
 
 __all__ = [
     "ALERT_STATE_FILE",
@@ -23,6 +29,7 @@ __all__ = [
     "build_components",
     "create_app",
     "dashboard_routes",
+    "data_dir_of",
     "parse_listen",
     "serve",
 ]

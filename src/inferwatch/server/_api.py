@@ -182,7 +182,9 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
         for a in comps.evaluator.active():
             active.setdefault(a.alertname, []).append(_alert_json(a))
         return {"groups": [{"name": "inferwatch", "interval": comps.config.server.evaluation_interval,
-                            "rules": [_rule_json(r, active.get(r.name, [])) for r in comps.rules]}]}
+                            "rules": [_rule_json(r, active.get(r.name, []),
+                                                 comps.evaluator.band_status(r.name))
+                                      for r in comps.rules]}]}
 
     def alerts(_: Request) -> Any:
         return {"alerts": [_alert_json(a) for a in server.components.evaluator.active()]}
@@ -245,9 +247,16 @@ def _alert_json(a: Any) -> dict[str, Any]:
     return out
 
 
-def _rule_json(r: Any, alerts: list[dict[str, Any]]) -> dict[str, Any]:
+def _rule_json(r: Any, alerts: list[dict[str, Any]],
+               bands: dict[str, bool] | None = None) -> dict[str, Any]:
     state = "firing" if any(a["state"] == "firing" for a in alerts) else ("pending" if alerts else "inactive")
-    return {"name": r.name, "type": "alerting", "query": r.promql, "duration": r.for_,
-            "keepFiringFor": r.keep_firing_for, "labels": dict(r.alert_labels),
-            "annotations": dict(r.annotations),
-            "state": state, "alerts": alerts}
+    out = {"name": r.name, "type": "alerting", "query": r.promql, "duration": r.for_,
+           "keepFiringFor": r.keep_firing_for, "labels": dict(r.alert_labels),
+           "annotations": dict(r.annotations),
+           "state": state, "alerts": alerts}
+    # inferwatch's addition: a dynamic rule's series and whether each band is learned yet
+    # (until it is, the rule's static fallback decides)
+    out["dynamic"] = r.dynamic is not None
+    if r.dynamic is not None:
+        out["bands"] = [{"series": k, "learned": v} for k, v in sorted((bands or {}).items())]
+    return out

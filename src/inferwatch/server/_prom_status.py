@@ -124,8 +124,9 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
         active = alerts_of()
         last = server.stats.last_t
         took = server.stats.last_duration
-        rules_json = [] if kind == "record" else [_rule(r, active.get(r.name, []), last, took)
-                                                  for r in comps.rules]
+        rules_json = [] if kind == "record" else [
+            _rule(r, active.get(r.name, []), last, took, comps.evaluator.band_status(r.name))
+            for r in comps.rules]
         return {"groups": [{"name": "inferwatch", "file": "inferwatch.yml", "rules": rules_json,
                             "interval": comps.config.server.evaluation_interval, "limit": 0,
                             "evaluationTime": server.stats.last_duration, "lastEvaluation": rfc3339(last)}]}
@@ -148,9 +149,14 @@ def _alert(a: Any) -> dict[str, Any]:
     return out
 
 
-def _rule(r: Any, alerts: list[dict[str, Any]], last: float | None, took: float) -> dict[str, Any]:
+def _rule(r: Any, alerts: list[dict[str, Any]], last: float | None, took: float,
+          bands: dict[str, bool] | None = None) -> dict[str, Any]:
     state = "firing" if any(a["state"] == "firing" for a in alerts) else ("pending" if alerts else "inactive")
-    return {"state": state, "name": r.name, "query": r.promql, "duration": r.for_,
-            "keepFiringFor": r.keep_firing_for, "labels": dict(r.alert_labels),
-            "annotations": dict(r.annotations), "alerts": alerts, "health": "ok", "lastError": "",
-            "evaluationTime": took, "lastEvaluation": rfc3339(last), "type": "alerting"}
+    out = {"state": state, "name": r.name, "query": r.promql, "duration": r.for_,
+           "keepFiringFor": r.keep_firing_for, "labels": dict(r.alert_labels),
+           "annotations": dict(r.annotations), "alerts": alerts, "health": "ok", "lastError": "",
+           "evaluationTime": took, "lastEvaluation": rfc3339(last), "type": "alerting",
+           "dynamic": r.dynamic is not None}  # inferwatch's addition: a threshold: dynamic rule
+    if r.dynamic is not None:  # and whether each series' band is learned yet
+        out["bands"] = [{"series": k, "learned": v} for k, v in sorted((bands or {}).items())]
+    return out

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from inferwatch._exceptions import StoreError
+from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config
 from inferwatch.config import env as config_env
 from inferwatch.model import Clock
@@ -100,6 +101,8 @@ def build_components(
         except OSError as exc:
             raise StoreError(f"cannot create the data directory {data_dir}: {exc}") from exc
     rules = load_rules(config)
+    if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
+        band_factory = band_provider_factory(config.baseline)
     store = store if store is not None else open_store(config.storage, data_dir, clock=clock)
     state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
     evaluator = Evaluator(

@@ -1,0 +1,194 @@
+"""NAB's own scoring of inferwatch's baselines beside the public scoreboard (bench_nab's table).
+
+Each method's alert onsets (an alert's first sample, as the product notifies) are scored
+with NAB's rules (``inferwatch.baseline.NabFile``), per folder and in total, under the
+standard and reward_low_FP_rate profiles, with alert counts. The scoreboard's detectors
+are scored from their own detections (``anchors.json``, standard profile); their
+reward_low_FP_rate figure is the published one on these files (their detections at that
+profile's threshold are not in anchors.json).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from inferwatch.baseline import (
+    PROFILES,
+    Baseline,
+    NabFile,
+    NabTally,
+    alert_windows,
+    parse_timestamp,
+    read_csv_series,
+    recurrence_gate,
+    score_series,
+)
+from inferwatch.config import BaselineConfig
+
+FloatArray = npt.NDArray[np.float64]
+FOLDERS = ("realKnownCause", "realAWSCloudwatch", "artificialWithAnomaly", "artificialNoAnomaly")
+
+
+@dataclass
+class Corpus:
+    """The NAB files: series, scorers and the anchors' detections."""
+
+    names: list[str]
+    times: dict[str, FloatArray] = field(default_factory=dict)
+    values: dict[str, FloatArray] = field(default_factory=dict)
+    files: dict[str, NabFile] = field(default_factory=dict)
+    anchors: dict[str, dict[str, object]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, nab: Path, names: Sequence[str]) -> Corpus:
+        labels = json.loads((nab / "windows.json").read_text())
+        c = cls(list(names))
+        for n in names:
+            s = read_csv_series(nab / n)
+            c.times[n], c.values[n] = s.times, s.values
+            c.files[n] = NabFile.from_times(s.times, [(parse_timestamp(a), parse_timestamp(b))
+                                                      for a, b in labels[n]])
+        c.anchors = json.loads((nab / "anchors.json").read_text())["detectors"]
+        return c
+
+
+def onsets(times: FloatArray, values: FloatArray, baseline: Baseline, cfg: BaselineConfig,
+           recurrence: int | None = None) -> list[int]:
+    """Row indices where the default alert rule's alerts start (recurrence hold included)."""
+    scored = score_series(times, values, baseline, cfg.direction, recurrence_gate(cfg, recurrence))
+    ws = alert_windows(scored.anomalous, values, scored.expected, debounce=cfg.debounce,
+                       merge_gap=cfg.merge_gap, released=scored.released)
+    return [w.start for w in ws]
+
+
+Rows = dict[str, list[int]]  # file -> detection rows
+
+
+def folder_tallies(corpus: Corpus, rows: Mapping[str, Sequence[int]]) -> dict[str, NabTally]:
+    """Per folder and ``TOTAL``: the summed NAB tallies of one method's detections."""
+    out = {f: NabTally() for f in (*FOLDERS, "TOTAL")}
+    for n in corpus.names:
+        t = corpus.files[n].score(rows.get(n, []))
+        out[n.split("/")[0]].add(t)
+        out["TOTAL"].add(t)
+    return out
+
+
+def anchor_rows(corpus: Corpus, key: str) -> Rows:
+    """The scoreboard detector ``key``'s flagged rows (standard profile's threshold)."""
+    dets: dict[str, list[str]] = corpus.anchors[key]["detections_standard"]  # type: ignore[assignment]
+    out: Rows = {}
+    for n in corpus.names:
+        t = corpus.times[n]
+        out[n] = [int(np.flatnonzero(t == parse_timestamp(s))[0]) for s in dets.get(n, [])]
+    return out
+
+
+def cell(t: NabTally, profile_index: int) -> str:
+    """``score (alerts)``; a folder without windows shows its raw score (0: no false alert)."""
+    p = PROFILES[profile_index]
+    score = t.normalised(p) if t.windows else t.raw(p)
+    mark = "" if t.windows else "r"
+    return f"{score:6.1f}{mark:1} ({t.alerts:>4})"
+
+
+def print_table(corpus: Corpus, methods: Mapping[str, Rows],
+                published_low_fp: Mapping[str, float] | None = None) -> None:
+    """Both profiles' tables: one row per method, a column per folder and the total."""
+    tallies = {m: folder_tallies(corpus, rows) for m, rows in methods.items()}
+    cols = [f for f in (*FOLDERS, "TOTAL") if any(n.startswith(f) for n in corpus.names) or f == "TOTAL"]
+    for i, p in enumerate(PROFILES):
+        print(f"\nNAB score, {p.name} profile (tp {p.tp:g}, fn {p.fn:g}, fp {p.fp:g}); "
+              "normalised 0-100, (alerts scored: onsets after the "
+              "probationary period); 'r': raw score of a folder without windows")
+        print(f"{'method':<34}" + "".join(f"| {c[:21]:<22}" for c in cols))
+        for m, t in tallies.items():
+            row = f"{m:<34}" + "".join(f"| {cell(t[c], i):<22}" for c in cols)
+            if i == 1 and published_low_fp and m in published_low_fp:
+                row += f"  (published at its own threshold: {published_low_fp[m]:.2f})"
+            print(row)
+
+
+def run_method(corpus: Corpus, make: Callable[[], Baseline], cfg: BaselineConfig,
+               recurrence: int | None = None) -> Rows:
+    """Alert onsets of a fresh baseline per file."""
+    return {n: onsets(corpus.times[n], corpus.values[n], make(), cfg, recurrence) for n in corpus.names}
+
+
+def released_by(times: FloatArray, values: FloatArray, expected: FloatArray,
+                anomalous: npt.NDArray[np.bool_], cfg: BaselineConfig, count: int,
+                ) -> npt.NDArray[np.bool_]:
+    """The recurrence gate's marks for hold ``count`` (0: every anomalous point released)."""
+    gate = recurrence_gate(cfg, count)
+    if gate is None:
+        return anomalous.copy()
+    out = anomalous.copy()
+    for i in range(len(values)):
+        out[i] = gate.step(float(times[i]), float(values[i]), float(expected[i]), bool(anomalous[i]))
+    return out
+
+
+# The grid --cv searches: baseline settings (each scored once per file), and the alert
+# rule's settings applied to those scores (recurrence hold, merge gap); one set for all files.
+GRID_BASELINES: dict[str, dict[str, object]] = {
+    "default": {},
+    "win": {"windows": (6, 24), "level_points": 144},
+    "win band5": {"windows": (6, 24), "level_points": 144, "band": 5.0},
+    "win wband3.5": {"windows": (6, 24), "level_points": 144, "window_band": 3.5},
+    "win wtail1.1": {"windows": (6, 24), "level_points": 144, "window_tail_factor": 1.1},
+}
+GRID_RECURRENCE = (2, 0)
+GRID_MERGE = (36, 144)
+
+
+def grid_rows(corpus: Corpus, cfg: BaselineConfig, make: Callable[[Mapping[str, object]], Baseline],
+              ) -> dict[str, Rows]:
+    """Every grid setting's alert onsets: ``"<baseline> rec<N> gap<G>"`` -> rows per file."""
+    out: dict[str, Rows] = {}
+    for bname, update in GRID_BASELINES.items():
+        for n in corpus.names:
+            t, v = corpus.times[n], corpus.values[n]
+            scored = score_series(t, v, make(update), cfg.direction)
+            for rec in GRID_RECURRENCE:
+                released = released_by(t, v, scored.expected, scored.anomalous, cfg, rec)
+                for gap in GRID_MERGE:
+                    ws = alert_windows(scored.anomalous, v, scored.expected, debounce=cfg.debounce,
+                                       merge_gap=gap, released=released)
+                    out.setdefault(f"{bname} rec{rec} gap{gap}", {})[n] = [w.start for w in ws]
+        print(f"  scored {bname}", flush=True)
+    return out
+
+
+def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
+    """Leave one folder out: pick the best setting on the other three (standard profile)."""
+    tallies = {k: folder_tallies(corpus, rows) for k, rows in grid.items()}
+    std, low = PROFILES
+    print(f"\n{'setting':<28}" + "".join(f"| {f[:21]:<22}" for f in (*FOLDERS, "TOTAL"))
+          + "| TOTAL low_FP")
+    for k, t in tallies.items():
+        print(f"{k:<28}" + "".join(f"| {cell(t[f], 0):<22}" for f in (*FOLDERS, "TOTAL"))
+              + f"| {cell(t['TOTAL'], 1)}")
+    print("\nleave one folder out (chosen on the other three by their summed raw standard score):")
+    held: list[tuple[str, str, NabTally]] = []
+    for f in FOLDERS:
+        def train(k: str, f: str = f) -> float:
+            return sum(tallies[k][g].raw(std) for g in FOLDERS if g != f)
+        best = max(tallies, key=train)
+        t = tallies[best][f]
+        held.append((f, best, t))
+        score = f"{t.normalised(std):.1f} / {t.normalised(low):.1f}" if t.windows else \
+            f"raw {t.raw(std):.2f} / {t.raw(low):.2f}"
+        print(f"  held out {f:<22} chosen: {best:<24} held-out score (standard / low_FP): {score}"
+              f"  alerts {t.alerts}")
+    total = NabTally()
+    for _, _, t in held:
+        total.add(t)
+    worst = min((t.normalised(std), f) for f, _, t in held if t.windows)
+    print(f"  held-out folders pooled: {total.normalised(std):.1f} / {total.normalised(low):.1f}; "
+          f"worst held-out folder (standard): {worst[1]} {worst[0]:.1f}")
