@@ -66,7 +66,7 @@ def test_or_parses_with_the_lowest_precedence_and_prints_back() -> None:
 
 
 def test_or_with_a_scalar_is_refused() -> None:
-    with pytest.raises(PromQLError, match="set operator 'or'"):
+    with pytest.raises(PromQLError, match='set operator "or" not allowed in binary scalar expression'):
         parse_promql("a or 1")
 
 
