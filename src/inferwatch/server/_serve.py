@@ -14,6 +14,7 @@ from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
 from inferwatch.server._api import create_app
 from inferwatch.server._lifecycle import Reloader, reload_route
+from inferwatch.server._otlp import open_trace_store, trace_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._wiring import ServerComponents, build_components, data_dir_of
@@ -54,6 +55,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     deliveries = DeliveryCounts()
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
+    routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
