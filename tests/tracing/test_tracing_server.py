@@ -153,3 +153,51 @@ def test_store_is_bounded_by_age_and_count() -> None:
     store.add([span(4, 1051.0), span(5, 1052.0)])  # over max_spans: the oldest goes
     assert [t.trace_id[-1] for t in store.traces()] == ["5", "4", "3"]
     store.close()
+
+
+def _pipeline_traces(service: str, t0_ns: int, n: int, model_s: float) -> dict[str, object]:
+    """``n`` traces of ``service``: a root with feature_store (10 ms) and model (``model_s``) stages."""
+    spans = []
+    for i in range(n):
+        tid, root_id, start = f"{i + 1:08x}{t0_ns:024x}"[-32:], f"{i + 1:016x}", t0_ns + i * 1_000_000
+        jitter = (i % 10) / 1000
+        stages = (("feature_store", 0.010 + jitter), ("model", model_s + jitter))
+        end = start + int(sum(d for _, d in stages) * 1e9)
+        spans.append({"traceId": tid, "spanId": root_id, "name": "POST /predict", "kind": 2,
+                      "startTimeUnixNano": start, "endTimeUnixNano": end})
+        for j, (name, d) in enumerate(stages):
+            spans.append({"traceId": tid, "spanId": f"{j + 1:04x}{i + 1:012x}", "parentSpanId": root_id,
+                          "name": name, "kind": 1, "startTimeUnixNano": start,
+                          "endTimeUnixNano": start + int(d * 1e9)})
+    return {"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
+        "scopeSpans": [{"spans": spans}]}]}
+
+
+def test_diagnose_latency_names_the_stage_whose_p99_moved(
+        server_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from inferwatch.cli import main
+
+    now = time.time_ns()
+    with httpx.Client(base_url=server_url, timeout=10) as c:
+        for t0, model_s in ((now - 20 * 60 * 10**9, 0.050), (now - 2 * 60 * 10**9, 0.400)):
+            assert c.post("/v1/traces", json=_pipeline_traces("scorer", t0, 50, model_s)).status_code == 200
+        recent = {"service": "scorer", "start": (now / 1e9) - 300}
+        stages = c.get("/api/v1/traces/stages", params=recent).json()
+        assert set(stages["data"]) == {"feature_store", "model"}
+        assert stages["data"]["model"]["count"] == 50
+        assert 0.40 <= stages["data"]["model"]["p99_s"] <= 0.41
+    code = main(["diagnose", "latency", "--service", "scorer", "--url", server_url,
+                 "--window", "5m", "--baseline", "30m", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["slowed_stage"] == "model"
+    model, feature_store = out["stages"]
+    assert model["p99_increase_s"] == pytest.approx(0.35, abs=0.001)
+    assert abs(feature_store["p99_increase_s"]) < 0.001
+    assert len(model["example_traces"]) == 3
+    for tid in model["example_traces"]:  # the examples are real, slow traces
+        spans = httpx.get(f"{server_url}/api/v1/traces/{tid}", timeout=10).json()["data"]["spans"]
+        assert any(s["name"] == "model" and s["duration_s"] >= 0.40 for s in spans)
+    assert main(["diagnose", "latency", "--service", "scorer", "--url", server_url, "--window", "5m"]) == 0
+    assert "slowed stage: model  p99" in capsys.readouterr().out

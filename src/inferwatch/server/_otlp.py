@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from inferwatch.config import Config
 from inferwatch.model import Clock
+from inferwatch.tracing._breakdown import breakdown
 from inferwatch.tracing._otlp import OtlpError, decode_json, decode_protobuf
 from inferwatch.tracing._store import TraceStore
 
@@ -75,6 +76,18 @@ def trace_routes(store: TraceStore) -> list[Route]:
                              start_ns=int(start * 1e9), end_ns=int(end * 1e9), limit=max(1, min(limit, 1000)))
         return JSONResponse({"status": "success", "data": [t.to_json() for t in found]})
 
+    def stages(req: Request) -> Response:
+        q = req.query_params
+        try:
+            start, end = _number(q.get("start"), 0.0), _number(q.get("end"), 2**62 / 1e9)
+        except ValueError as exc:
+            return _error(str(exc), 400)
+        service = q.get("service")
+        if not service:
+            return _error("missing parameter 'service'", 400)
+        stats = breakdown(store.stage_durations(service, int(start * 1e9), int(end * 1e9)))
+        return JSONResponse({"status": "success", "data": {k: v.to_json() for k, v in stats.items()}})
+
     def one_trace(req: Request) -> Response:
         trace_id = str(req.path_params["trace_id"]).lower()
         if len(trace_id) != 32 or not all(c in "0123456789abcdef" for c in trace_id):
@@ -88,6 +101,7 @@ def trace_routes(store: TraceStore) -> list[Route]:
     return [
         Route("/v1/traces", receive, methods=["POST"]),
         Route("/api/v1/traces", list_traces, methods=["GET"]),
+        Route("/api/v1/traces/stages", stages, methods=["GET"]),  # before {trace_id}: matched in order
         Route("/api/v1/traces/{trace_id}", one_trace, methods=["GET"]),
     ]
 

@@ -122,6 +122,15 @@ class TraceStore:
         return [TraceSummary(tid, *roots[tid], t0, (t1 - t0) / 1e9, n, bool(err))
                 for tid, t0, t1, n, err in rows]
 
+    def stage_durations(self, service: str, start_ns: int, end_ns: int) -> list[tuple[str, float, str]]:
+        """``(stage, duration_s, trace_id)`` of the non-root spans of ``service`` started in the range."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT name, (end_ns - start_ns) / 1e9, trace_id FROM spans WHERE service = ? "
+                "AND parent_span_id != '' AND start_ns BETWEEN ? AND ?", (service, start_ns, end_ns),
+            ).fetchall()
+        return [(str(n), float(d), str(t)) for n, d, t in rows]
+
     def _root(self, trace_id: str) -> tuple[str, str]:
         row = self._db.execute("SELECT service, name FROM spans WHERE trace_id = ? ORDER BY "
                                "(parent_span_id != '') , start_ns LIMIT 1", (trace_id,)).fetchone()
