@@ -122,6 +122,12 @@ class Monitor:
                 self.attach(StageAggregates((self.service, self.model, self.version), self.config.buckets))
         return Stage(self, name)
 
+    def instrument_httpx(self, client: Any) -> Any:
+        """Make ``client`` (httpx, sync or async) send the current trace context on every call."""
+        from inferwatch.tracing._httpx import instrument_httpx
+
+        return instrument_httpx(client)
+
     def observe_prediction(
         self, features: Any, confidence: float | None = None, probabilities: Any = None,
     ) -> None:

@@ -10,6 +10,7 @@ not import OpenTelemetry; the names that need it load on first use.
 from typing import Any
 
 from inferwatch.tracing._http import ServerSpan
+from inferwatch.tracing._httpx import instrument_httpx
 from inferwatch.tracing._setup import INSTALL_HINT, CountingExporter, Tracing, setup
 from inferwatch.tracing._stage import MAX_STAGES, Stage, StageAggregates
 
@@ -23,6 +24,7 @@ __all__ = [
     "StageAggregates",
     "TailSamplingProcessor",
     "Tracing",
+    "instrument_httpx",
     "keeps_by_ratio",
     "setup",
 ]
