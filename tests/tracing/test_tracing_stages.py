@@ -118,6 +118,10 @@ def test_collector_down_never_raises_into_the_request_and_drops_are_counted() ->
                 assert client.get("/predict").status_code == 200
             tr.force_flush(timeout_s=10)
             assert tr.spans_failed == 9
+            failed = {"service": "ranker", "outcome": "export_failed"}
+            assert m.get_sample_value("inferwatch_trace_spans_total", failed) == 9
+            kept = {"service": "ranker", "outcome": "kept"}
+            assert m.get_sample_value("inferwatch_trace_spans_total", kept) == 9
             assert tr.exporter is not None and tr.exporter.exported == 0
     finally:
         tr.shutdown()

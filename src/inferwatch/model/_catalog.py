@@ -79,7 +79,8 @@ STAGE_ERRORS_TOTAL = MetricSpec(
 )
 TRACE_SPANS_TOTAL = MetricSpec(
     "inferwatch_trace_spans_total", _C,
-    "Spans seen by the tail sampler, by outcome: exported, sampled_out, or dropped (buffer full).",
+    "Spans by tracing outcome: kept by the tail sampler, sampled_out, dropped (buffer full), "
+    "or export_failed (collector unreachable; dropped, never raised).",
     ("service", "outcome"),
 )
 

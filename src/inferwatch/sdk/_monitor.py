@@ -98,6 +98,10 @@ class Monitor:
         self._owns_tracing = tracing is True
         self.tracing: Tracing | None = _tracing(service, tracing)
         """The tracing this monitor's middleware and stages use (None: metrics only)."""
+        if self.tracing is not None:
+            from inferwatch.tracing._metrics import TracingMetrics
+
+            self.attach(TracingMetrics(self.tracing))
 
     # --- hot path ---------------------------------------------------------------------------
     def record_request(self, route: str, status: int, duration_s: float) -> None:
