@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from starlette.applications import Starlette
@@ -170,3 +170,26 @@ def test_monitor_tracing_true_honours_otel_variables(receiver: Receiver) -> None
     assert out.returncode == 0, out.stderr
     assert receiver.wait_for(lambda spans: len(spans) == 2)
     assert {(s.service, s.name) for s in receiver.spans} == {("renamed", "request"), ("renamed", "model")}
+
+
+def test_wsgi_server_span_continues_traceparent(receiver: Receiver, tracing: Tracing) -> None:
+    from wsgiref.util import setup_testing_defaults
+
+    with Monitor(**SVC, tracing=tracing) as m:
+        def wsgi_app(environ: dict[str, object], start_response: Callable[..., object]) -> list[bytes]:
+            with m.stage("model"):
+                start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+            return [b"busy"]
+
+        environ: dict[str, object] = {"PATH_INFO": "/predict",
+                                      "HTTP_TRACEPARENT": f"00-{PARENT_TRACE}-{PARENT_SPAN}-01"}
+        setup_testing_defaults(environ)
+        body = m.wsgi(wsgi_app)(environ, lambda status, headers, exc_info=None: None)
+        assert b"".join(body) == b"busy"
+        body.close()  # type: ignore[attr-defined]  # PEP 3333: the server closes the iterable
+        assert tracing.force_flush()
+        assert receiver.wait_for(lambda spans: len(spans) == 2)
+    by_name = {s.name: s for s in receiver.spans}
+    server = by_name["GET /predict"]
+    assert (server.trace_id, server.parent_span_id, server.status_code) == (PARENT_TRACE, PARENT_SPAN, ERROR)
+    assert by_name["model"].parent_span_id == server.span_id
