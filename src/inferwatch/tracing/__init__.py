@@ -9,6 +9,7 @@ not import OpenTelemetry; the names that need it load on first use.
 
 from typing import Any
 
+from inferwatch.tracing._collector import collector_config, collector_yaml
 from inferwatch.tracing._http import ServerSpan
 from inferwatch.tracing._httpx import instrument_httpx
 from inferwatch.tracing._setup import INSTALL_HINT, CountingExporter, Tracing, setup
@@ -24,6 +25,8 @@ __all__ = [
     "StageAggregates",
     "TailSamplingProcessor",
     "Tracing",
+    "collector_config",
+    "collector_yaml",
     "instrument_httpx",
     "keeps_by_ratio",
     "setup",
