@@ -14,6 +14,7 @@ import math
 import zlib
 from pathlib import Path
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -22,7 +23,7 @@ from inferwatch.config import Config
 from inferwatch.model import Clock
 from inferwatch.tracing._breakdown import breakdown
 from inferwatch.tracing._otlp import OtlpError, decode_json, decode_protobuf
-from inferwatch.tracing._store import TraceStore
+from inferwatch.tracing._store import SpanRecord, TraceStore
 
 __all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
 
@@ -51,7 +52,8 @@ def trace_routes(store: TraceStore) -> list[Route]:
             return _error(f"unsupported content type {ctype!r}: send {PROTOBUF} or application/json", 415)
         try:
             body = await _body(req)
-            spans = decode_protobuf(body) if ctype == PROTOBUF else decode_json(_json(body))
+            # Decoding and the SQLite write run off the event loop: other requests keep flowing.
+            spans = await run_in_threadpool(_decode, body, ctype == PROTOBUF)
         except _TooLarge:
             return _error(f"body over {MAX_BODY_BYTES} bytes", 413)
         except OtlpError as exc:
@@ -59,7 +61,7 @@ def trace_routes(store: TraceStore) -> list[Route]:
         except ImportError:
             return _error("protobuf needs opentelemetry-proto (pip install 'inferwatch[tracing]'); "
                           "send application/json", 415)
-        store.add(spans)
+        await run_in_threadpool(store.add, spans)
         if ctype == PROTOBUF:
             return Response(b"", media_type=PROTOBUF)  # an empty ExportTraceServiceResponse
         return JSONResponse({})
@@ -104,6 +106,10 @@ def trace_routes(store: TraceStore) -> list[Route]:
         Route("/api/v1/traces/stages", stages, methods=["GET"]),  # before {trace_id}: matched in order
         Route("/api/v1/traces/{trace_id}", one_trace, methods=["GET"]),
     ]
+
+
+def _decode(body: bytes, protobuf: bool) -> list[SpanRecord]:
+    return decode_protobuf(body) if protobuf else decode_json(_json(body))
 
 
 async def _body(req: Request) -> bytes:

@@ -111,7 +111,8 @@ def setup(service_name: str, endpoint: str | None = None, sample_ratio: float = 
 
     ``endpoint`` is the collector's base URL (``http://host:4318``) or the full
     ``.../v1/traces`` URL; ``exporter`` replaces the OTLP exporter (tests, other
-    protocols). With ``install_global`` the provider becomes OpenTelemetry's
+    protocols). ``slow_threshold_s`` defaults to the default rule pack's P1 latency
+    threshold (``SevereLatency``, P99 > 1 s). With ``install_global`` the provider becomes OpenTelemetry's
     global one, unless the application already set its own: then that one is
     used as it is.
     """

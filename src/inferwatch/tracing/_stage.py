@@ -40,6 +40,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Stage:
     """Times one stage of a request; usable as ``with`` block or as decorator (sync and async).
 
+    One ``Stage`` times one block at a time: write ``with monitor.stage(name):``
+    at each use (the decorator makes a fresh one per call), not a shared object.
+
     >>> from inferwatch.sdk import Monitor
     >>> m = Monitor(service="ranker", model="ctr", version="v3")
     >>> with m.stage("feature_store"):
