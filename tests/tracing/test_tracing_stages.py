@@ -193,3 +193,27 @@ def test_wsgi_server_span_continues_traceparent(receiver: Receiver, tracing: Tra
     server = by_name["GET /predict"]
     assert (server.trace_id, server.parent_span_id, server.status_code) == (PARENT_TRACE, PARENT_SPAN, ERROR)
     assert by_name["model"].parent_span_id == server.span_id
+
+
+def test_stage_exemplars_point_only_to_traces_that_are_exported(receiver: Receiver) -> None:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    tr = setup("ranker", endpoint=receiver.url, sample_ratio=0.0, install_global=False)
+    try:
+        with Monitor(**SVC, tracing=tr) as m:
+            for fail in (False, True):  # ratio 0: the fast, successful trace is dropped; the failed one kept
+                with tr.tracer.start_as_current_span("request"):
+                    try:
+                        with m.stage("model"):
+                            if fail:
+                                raise RuntimeError("x")
+                    except RuntimeError:
+                        pass
+            assert tr.force_flush()
+            assert receiver.wait_for(lambda spans: len(spans) == 2)
+            families = text_string_to_metric_families(m.metrics_text(openmetrics=True))
+            hist = next(f for f in families if f.name == "inferwatch_stage_duration_seconds")
+            exemplars = {s.exemplar.labels["trace_id"] for s in hist.samples if s.exemplar is not None}
+    finally:
+        tr.shutdown()
+    assert exemplars == {receiver.spans[0].trace_id}  # the kept trace, never the dropped one

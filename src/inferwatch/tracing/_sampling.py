@@ -73,6 +73,11 @@ class TailSamplingProcessor(SpanProcessor):
         self._decided: OrderedDict[int, bool] = OrderedDict()
         self.counts = SamplingCounts()
 
+    def sure_to_keep(self, trace_id: int, span_duration_s: float, failed: bool) -> bool:
+        """Whether a trace with this span will be kept, known before its root ends (exemplars)."""
+        slow = span_duration_s >= self.slow_threshold_s  # the root lasts at least as long as its stage
+        return failed or slow or keeps_by_ratio(trace_id, self.sample_ratio)
+
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         """Nothing to do: spans are judged when they end."""
 

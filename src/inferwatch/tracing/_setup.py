@@ -53,6 +53,12 @@ class Tracing:
         """Spans the exporter could not deliver (collector down): dropped and counted, never raised."""
         return self.exporter.failed if self.exporter is not None else 0
 
+    def will_keep(self, trace_id: int, duration_s: float, failed: bool, span: Any) -> bool:
+        """Whether a span's trace is sure to be exported (so an exemplar may point to it)."""
+        if self.sampler is None:
+            return bool(span.get_span_context().trace_flags.sampled)  # the head sampler decided
+        return self.sampler.sure_to_keep(trace_id, duration_s, failed)
+
     def server_span(self, method: str, path: str, carrier: Mapping[str, str]) -> ServerSpan:
         """Start a request's SERVER span, the child of the ``traceparent`` in ``carrier`` if any."""
         from inferwatch.tracing._http import ServerSpan

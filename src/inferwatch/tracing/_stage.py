@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Exemplar
 
 from inferwatch.model import metrics as catalog
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_STAGES", "STAGE", "Stage", "StageAggregates"]
 
 STAGE = "stage"
-"""The observation kind stages enqueue: ``(name, duration_s, failed)``."""
+"""The observation kind stages enqueue: ``(name, duration_s, failed, trace_id or "")``."""
 
 MAX_STAGES = 100
 """Distinct stage names kept per monitor; more are counted as invalid (bounded cardinality)."""
@@ -74,9 +75,9 @@ class Stage:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         m = self._monitor
-        m.observe(STAGE, (self._name, m._mono() - self._t0, exc_type is not None))
-        span = self._span
+        duration, failed, span = m._mono() - self._t0, exc_type is not None, self._span
         if span is None:
+            m.observe(STAGE, (self._name, duration, failed, ""))
             return
         from opentelemetry import context
         from opentelemetry.trace import Status, StatusCode
@@ -86,6 +87,11 @@ class Stage:
             span.set_status(Status(StatusCode.ERROR, f"{exc_type.__name__ if exc_type else ''}: {exc}"))
         span.end()
         context.detach(self._token)
+        tracing = m.tracing
+        trace_id = span.get_span_context().trace_id
+        # An exemplar must point to a trace that will be exported: only those are kept as exemplars.
+        kept = tracing is not None and tracing.will_keep(trace_id, duration, failed, span)
+        m.observe(STAGE, (self._name, duration, failed, format(trace_id, "032x") if kept else ""))
 
     def __call__(self, fn: F) -> F:
         """Decorate ``fn`` (a function or coroutine function): each call is one stage."""
@@ -112,6 +118,8 @@ class _Histogram:
     sum: float = 0.0
     count: int = 0
     errors: int = 0
+    exemplars: dict[int, Exemplar] = field(default_factory=dict)
+    """The latest kept trace per bucket index (OpenMetrics exemplars)."""
 
 
 @dataclass
@@ -125,8 +133,8 @@ class StageAggregates:
     invalid: int = 0
 
     def consume(self, kind: str, payloads: Sequence[Any], now: float) -> None:
-        """Add ``(name, duration_s, failed)`` observations; invalid ones are counted and skipped."""
-        for name, duration, failed in payloads:
+        """Add ``(name, duration_s, failed, trace_id)`` observations; invalid ones are counted and skipped."""
+        for name, duration, failed, trace_id in payloads:
             if not isinstance(name, str) or not 0.0 <= duration < math.inf:
                 self.invalid += 1
                 continue
@@ -136,7 +144,10 @@ class StageAggregates:
                     self.invalid += 1
                     continue
                 h = self.stages[name] = _Histogram([0] * (len(self.bounds) + 1))
-            h.buckets[bisect_left(self.bounds, duration)] += 1
+            bucket = bisect_left(self.bounds, duration)
+            h.buckets[bucket] += 1
+            if trace_id:
+                h.exemplars[bucket] = Exemplar({"trace_id": trace_id}, duration, now)
             h.sum += duration
             h.count += 1
             h.errors += bool(failed)
@@ -148,10 +159,12 @@ class StageAggregates:
         errors = CounterMetricFamily(err_spec.family, err_spec.help, labels=err_spec.labels)
         uppers = [*(_le(b) for b in self.bounds), "+Inf"]
         for name, h in sorted(self.stages.items()):
-            cumulative, total = [], 0
-            for upper, n in zip(uppers, h.buckets, strict=True):
+            cumulative: list[Any] = []
+            total = 0
+            for i, (upper, n) in enumerate(zip(uppers, h.buckets, strict=True)):
                 total += n
-                cumulative.append((upper, total))
+                ex = h.exemplars.get(i)
+                cumulative.append((upper, total) if ex is None else (upper, total, ex))
             hist.add_metric([*self.service, name], cumulative, h.sum)
             errors.add_metric([*self.service, name], h.errors)
         return [hist, errors]
