@@ -24,13 +24,12 @@ class OtlpError(InputError):
 
 def decode_protobuf(body: bytes) -> list[SpanRecord]:
     """The spans of a protobuf ``ExportTraceServiceRequest``."""
-    from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     req = ExportTraceServiceRequest()
     try:
         req.ParseFromString(body)
-    except DecodeError as exc:
+    except Exception as exc:  # protobuf's DecodeError (and its C variant), translated at the boundary
         raise OtlpError(f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from None
     out = []
     for rs in req.resource_spans:
