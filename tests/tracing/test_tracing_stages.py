@@ -217,3 +217,20 @@ def test_stage_exemplars_point_only_to_traces_that_are_exported(receiver: Receiv
     finally:
         tr.shutdown()
     assert exemplars == {receiver.spans[0].trace_id}  # the kept trace, never the dropped one
+
+
+def test_stages_without_tracing_never_import_opentelemetry() -> None:
+    # Instrumented code runs unchanged without the extra: nothing below imports OpenTelemetry.
+    code = textwrap.dedent("""
+        import sys
+        import inferwatch.tracing
+        import inferwatch.server._otlp
+        from inferwatch.sdk import Monitor
+        with Monitor(service="svc") as m, m.stage("model"):
+            pass
+        loaded = sorted(name for name in sys.modules if name.startswith("opentelemetry"))
+        print(loaded)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
