@@ -234,3 +234,18 @@ def test_stages_without_tracing_never_import_opentelemetry() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("traceparent", [
+    "garbage",  # not the W3C format
+    f"00-{'0' * 32}-{PARENT_SPAN}-01",  # an all-zero trace id is invalid
+    f"ff-{PARENT_TRACE}-{PARENT_SPAN}-01",  # version ff is forbidden
+])
+def test_invalid_traceparent_starts_a_new_trace(
+        receiver: Receiver, tracing: Tracing, traceparent: str) -> None:
+    with Monitor(**SVC, tracing=tracing) as m, TestClient(m.asgi(_app(m))) as client:
+        assert client.get("/predict", headers={"traceparent": traceparent}).status_code == 200
+        assert tracing.force_flush()
+        assert receiver.wait_for(lambda spans: len(spans) == 3)
+    server = next(s for s in receiver.spans if s.name == "GET /predict")
+    assert server.parent_span_id == "" and server.trace_id not in (PARENT_TRACE, "0" * 32)
