@@ -5,6 +5,9 @@ Latency: from the call that hands a newly firing alert over (``Pipeline.send``
 for inferwatch, ``POST /api/v2/alerts`` for Alertmanager) until the fake has
 the request, minus group_wait. Storm: 10,000 alerts (10 alertnames x 1,000
 instances over 10 services), grouped by [alertname, service]: 100 groups.
+"With one receiver hanging": every alert also goes (``continue: true``) to a
+second webhook that accepts the request and never answers; the latency is the
+healthy receiver's. inferwatch runs attempts on threads, as ``serve`` does.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 
 import httpx
 
-from inferwatch.alerting import Pipeline
+from inferwatch.alerting import Pipeline, ThreadExecutor
 from inferwatch.config import parse_config
 from inferwatch.model import Labels, SystemClock
 from inferwatch.rules import Alert
@@ -36,11 +39,12 @@ GROUP_WAIT = 1.0
 
 
 class Sink:
-    """Loopback webhook receiver recording (arrival time, body)."""
+    """Loopback webhook receiver recording (arrival time, body); ``hang`` never answers (until closed)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hang: bool = False) -> None:
         self.got: list[tuple[float, dict]] = []  # type: ignore[type-arg]
         self.cond = threading.Condition()
+        self.release = threading.Event()
         sink = self
 
         class H(BaseHTTPRequestHandler):
@@ -49,6 +53,8 @@ class Sink:
                 with sink.cond:
                     sink.got.append((time.monotonic(), body))
                     sink.cond.notify_all()
+                if hang:
+                    sink.release.wait(60)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -87,15 +93,17 @@ def _alert(name: str, inst: int, service: str) -> Alert:
                  {"summary": "storm"}, time.time(), None, 1.0)
 
 
-def _inferwatch(sink: Sink, group_wait: float) -> tuple[Pipeline, threading.Event]:
+def _inferwatch(sink: Sink, group_wait: float, stuck: Sink | None = None) -> tuple[Pipeline, threading.Event]:
+    routes = "[]" if stuck is None else "[{receiver: stuck, continue: true}, {receiver: hook}]"
+    stuck_receiver = "" if stuck is None else f", {{name: stuck, type: webhook, url: '{stuck.url}'}}"
     cfg = parse_config(f"""
 alerting:
-  route: {{receiver: hook, group_wait: {group_wait}, group_interval: 5m, routes: []}}
-  receivers: [{{name: hook, type: webhook, url: '{sink.url}'}}]
+  route: {{receiver: hook, group_wait: {group_wait}, group_interval: 5m, routes: {routes}}}
+  receivers: [{{name: hook, type: webhook, url: '{sink.url}'}}{stuck_receiver}]
   default_actions: false
   inhibit_rules: []
 """).alerting
-    p = Pipeline(cfg, clock=SystemClock(), rng=random.Random(0))
+    p = Pipeline(cfg, clock=SystemClock(), rng=random.Random(0), executor=ThreadExecutor())
     stop, wake = threading.Event(), threading.Event()
 
     def loop() -> None:  # the server's loop: sleep until the pipeline's next wakeup
@@ -108,12 +116,14 @@ alerting:
 
     threading.Thread(target=loop, daemon=True).start()
     p.wake = wake  # type: ignore[attr-defined]
+    p.set_waker(wake.set)  # a finished send is recorded at once, as PipelineRunner does
     return p, stop
 
 
-def iw_latency() -> list[float]:
+def iw_latency(hanging: bool = False) -> list[float]:
     sink = Sink()
-    p, stop = _inferwatch(sink, GROUP_WAIT)
+    stuck = Sink(hang=True) if hanging else None
+    p, stop = _inferwatch(sink, GROUP_WAIT, stuck)
     out = []
     for i in range(N_LATENCY):
         t0 = time.monotonic()
@@ -122,6 +132,8 @@ def iw_latency() -> list[float]:
         assert sink.wait(lambda i=i: len(sink.got) > i, 10)
         out.append(sink.got[i][0] - t0 - GROUP_WAIT)
     stop.set()
+    if stuck is not None:
+        stuck.release.set()
     return out
 
 
@@ -225,12 +237,14 @@ def _ms(xs: list[float]) -> str:
 def main() -> int:
     am_bin = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
     iw_l = iw_latency()
+    iw_h = iw_latency(hanging=True)
     iw_s = iw_storm(trace=False)
     iw_s["peak_mib"] = iw_storm(trace=True)["peak_mib"]
     print(f"group_wait {GROUP_WAIT:g}s; latency = arrival at the webhook fake - hand-over - group_wait")
     print(f"{'':14}{'latency beyond group_wait':44}{'storm: notifications / alerts / s / memory'}")
     print(f"{'inferwatch':14}{_ms(iw_l):44}{iw_s['notifications']:4.0f} / {iw_s['alerts']:6.0f} / "
           f"{iw_s['seconds']:5.2f} s / peak traced {iw_s['peak_mib']:.1f} MiB")
+    print(f"{'  one hanging':14}{_ms(iw_h):44}(the healthy receiver, while another never answers)")
     if am_bin is None:
         print("alertmanager not installed: peer skipped")
     else:

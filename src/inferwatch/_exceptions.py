@@ -2,9 +2,11 @@
 
     InferwatchError
     ├── ConfigError            a config file, field or value is wrong (names file, field, value)
+    │   └── MissingCredentialError   a receiver has no key/token: it falls back to the terminal
     ├── InputError             a data file, HTTP body or CLI argument is wrong (names where)
     ├── StoreError             the time-series or state store failed
-    ├── NotifyError            a receiver failed; ``retryable`` says whether to try again
+    ├── NotifyError            a receiver failed; ``retryable`` says whether to try again,
+    │                          ``retry_after`` how long the service asked to wait (429/503)
     ├── ActionError            an action (scale out, degrade, rollback) failed
     └── ToolMissingError       an optional extra or external binary is not installed
 
@@ -19,6 +21,7 @@ __all__ = [
     "ConfigError",
     "InferwatchError",
     "InputError",
+    "MissingCredentialError",
     "NotifyError",
     "StoreError",
     "ToolMissingError",
@@ -33,6 +36,15 @@ class ConfigError(InferwatchError):
     """A configuration file, field or value is invalid."""
 
 
+class MissingCredentialError(ConfigError):
+    """A receiver's config lacks the credential it needs (``missing`` names the fields)."""
+
+    def __init__(self, receiver: str, missing: str) -> None:
+        super().__init__(f"{receiver}: no credentials: needs {missing}")
+        self.receiver = receiver
+        self.missing = missing
+
+
 class InputError(InferwatchError):
     """Input data (file, HTTP body, CLI argument) is invalid."""
 
@@ -44,12 +56,15 @@ class StoreError(InferwatchError):
 class NotifyError(InferwatchError):
     """A receiver failed to deliver a notification.
 
-    ``retryable`` tells the notify stage whether another attempt may succeed.
+    ``retryable`` tells the notify stage whether another attempt may succeed;
+    ``retry_after`` is the wait in seconds the service asked for (a ``Retry-After``
+    header on 429 or 503), ``None`` when it did not say.
     """
 
-    def __init__(self, message: str, *, retryable: bool) -> None:
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.retry_after = retry_after
 
 
 class ActionError(InferwatchError):

@@ -17,10 +17,10 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from alerting.fakes import FakeKube, FakeService, Handler, pagerduty_handler
+from alerting.fakes import PD_KEY, FakeKube, FakeService, Handler, pagerduty_handler
 from inferwatch.alerting import Pipeline, RecordingNotifier
 from inferwatch.config import Secret, parse_config
-from inferwatch.model import SimulatedClock, SystemClock
+from inferwatch.model import SimulatedClock, SystemClock, alertmanager_fingerprint
 from inferwatch.server._alerting_api import alerting_routes
 
 TOKEN = "api-token-123"
@@ -148,13 +148,13 @@ def test_real_alertmanager_delivers_to_our_webhook(  # type: ignore[no-untyped-d
     require_tool, tmp_path: Path, fake: Callable[[Handler], FakeService], served
 ) -> None:
     am_bin = require_tool("prometheus-alertmanager", "alertmanager")
-    pd = fake(pagerduty_handler("RK"))
+    pd = fake(pagerduty_handler())
     kube = FakeKube("kt", {"default/ranker": 1})
     k8s = fake(kube)
     cfg = parse_config(f"""
 alerting:
   route: {{receiver: phone, group_wait: 0s}}
-  receivers: [{{name: phone, type: pagerduty, routing_key: RK, url: '{pd.url}'}}]
+  receivers: [{{name: phone, type: pagerduty, routing_key: {PD_KEY}, url: '{pd.url}'}}]
   default_actions: false
   actions: [{{name: scale_out, type: kubernetes_scale, matchers: ['tier="P0"'], api_server: '{k8s.url}',
              token: kt}}]
@@ -177,6 +177,9 @@ alerting:
         alert = {"labels": {"alertname": "ServiceUnavailable", "tier": "P0", "severity": "critical",
                             "service": "ranker", "instance": "a:9000"}, "annotations": {"summary": "down"}}
         httpx.post(f"{am_url}/api/v2/alerts", json=[alert], timeout=5).raise_for_status()
+        # Alertmanager as the oracle of the fingerprint our webhook payload and API show
+        (shown,) = httpx.get(f"{am_url}/api/v2/alerts", timeout=5).json()
+        assert shown["fingerprint"] == alertmanager_fingerprint(alert["labels"])
         assert _until(lambda: len(pd.requests) >= 1, 30), "no PagerDuty event from the webhook path"
         ev = pd.requests[0].json()
         assert ev["event_action"] == "trigger" and ev["payload"]["severity"] == "critical"

@@ -8,9 +8,11 @@ import pytest
 
 from alerting.conftest import alert
 from inferwatch._exceptions import NotifyError
-from inferwatch.alerting import Pipeline, RecordingNotifier, Silence, StateDB
+from inferwatch.alerting import AlertGroup, Notification, Pipeline, RecordingNotifier, Silence, StateDB
+from inferwatch.alerting._delivery import InlineExecutor, RateWindow, ReceiverQueue, RetryPolicy
+from inferwatch.alerting._outbox import Outbox
 from inferwatch.config import parse_config
-from inferwatch.model import SimulatedClock
+from inferwatch.model import Labels, SimulatedClock
 
 
 def make(yaml: str = "", db: StateDB | None = None) -> tuple[Pipeline, dict[str, RecordingNotifier]]:
@@ -165,24 +167,42 @@ def test_digest_delivered_at_local_time_grouped_by_dimension() -> None:
     assert p.digests["digest"].pending() == 1  # the active one carries over
 
 
+class _Outcomes:
+    """Delivery outcomes a queue reports (the pipeline's side, for a queue tested alone)."""
+
+    def __init__(self) -> None:
+        self.sent: list[Notification] = []
+
+    def owed(self, n: Notification) -> bool:
+        return True
+
+    def delivered(self, n: Notification, now: float) -> None:
+        self.sent.append(n)
+
+    def gave_up(self, n: Notification, error: str, now: float) -> None:
+        raise AssertionError(error)
+
+    def attempted(self, receiver: str, error: str | None, now: float) -> None:
+        pass
+
+
 def test_rate_limit_merges_a_storm_instead_of_dropping() -> None:
     # rule: WeCom allows 20 messages a minute; the excess is merged into one message
-    cfg = parse_config("alerting: {route: {receiver: wecom, group_wait: 0s, group_by: ['...']}}").alerting
-    from inferwatch.alerting._stages import RateLimitStage
+    rec, outbox, outcomes = RecordingNotifier("wecom"), Outbox(StateDB(":memory:")), _Outcomes()
+    q = ReceiverQueue("wecom", rec, outbox, RetryPolicy(3, 1, 60, 0, 30), outcomes, InlineExecutor(),
+                      random.Random(1), RateWindow(20, 60))
+    for i in range(50):
+        outbox.put(_n(i), 0, q.busy())
+        q.tick(0)
+    assert len(rec.sent) == 20 and q.stats(0).length == 30
+    q.tick(30)
+    assert len(rec.sent) == 20
+    q.tick(61)
+    assert len(rec.sent) == 21 and len(rec.sent[-1].groups) == 30 and q.stats(61).length == 0
+    assert len(outcomes.sent) == 21
 
-    rl = RateLimitStage(20, 60)
-    passed = [rl.process(_n(i), 0) for i in range(50)]
-    assert sum(x is not None for x in passed) == 20 and rl.held() == 30
-    assert rl.tick(30) == []
-    (merged,) = rl.tick(61)
-    assert len(merged.groups) == 30
-    assert cfg.route.receiver == "wecom"
 
-
-def _n(i: int):  # type: ignore[no-untyped-def]
-    from inferwatch.alerting import AlertGroup, Notification
-    from inferwatch.model import Labels
-
+def _n(i: int) -> Notification:
     a = alert(instance=str(i))
     return Notification("wecom", (AlertGroup(f"g{i}", Labels({"i": str(i)}), (a,), 0.0),))
 

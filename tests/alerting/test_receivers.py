@@ -12,6 +12,7 @@ import pytest
 
 from alerting.conftest import alert
 from alerting.fakes import (
+    PD_KEY,
     FakeService,
     Handler,
     pagerduty_handler,
@@ -87,8 +88,8 @@ def test_wecom_gives_up_naming_the_receiver_in_the_pipeline(fake: Fake) -> None:
 
 
 def test_pagerduty_trigger_then_resolve_with_stable_dedup_key(fake: Fake) -> None:
-    svc = fake(pagerduty_handler("RK"))
-    spec = PagerDutyReceiverSpec(name="phone", routing_key="RK", url=svc.url)
+    svc = fake(pagerduty_handler())
+    spec = PagerDutyReceiverSpec(name="phone", routing_key=PD_KEY, url=svc.url)
     n = build_notifier(spec, HttpClient(), "", None)
     n.notify(note(alert(tier="P0", severity="critical")))
     n.notify(note(alert(tier="P0", severity="critical", end=5.0)))
@@ -166,7 +167,8 @@ def smtp() -> Iterator[tuple[int, list[bytes]]]:
 
 def test_email_over_smtp(smtp: tuple[int, list[bytes]]) -> None:
     port, got = smtp
-    spec = EmailReceiverSpec(name="mail", smarthost=f"127.0.0.1:{port}", to=("oncall@example.com",))
+    spec = EmailReceiverSpec(name="mail", smarthost=f"127.0.0.1:{port}", to=("oncall@example.com",),
+                             starttls=False)
     build_notifier(spec, HttpClient(), "", None).notify(note(alert()))
     assert b"Subject: [FIRING:1] [P1] HighLatency service=ranker" in got[0]
 
@@ -176,21 +178,32 @@ def test_missing_credentials_fall_back_to_terminal_and_say_so_once() -> None:
     n = build_notifier(WeComReceiverSpec(name="wecom"), HttpClient(), "", out, warned.append)
     n.notify(note(alert()))
     n.notify(note(alert()))
-    assert len(warned) == 1 and "no credentials" in warned[0] and out.getvalue().count("HighLatency") >= 2
+    assert len(warned) == 1 and out.getvalue().count("HighLatency") >= 2
+    assert warned[0].startswith("wecom[wecom]: no credentials: needs key;")
+
+
+def test_only_a_missing_credential_falls_back_other_errors_surface() -> None:
+    # rule: no catch-all rewrite of constructor errors; a spec that skipped validation is a bug
+    spec = EmailReceiverSpec.model_construct(name="m", smarthost="nohost:smtp", to=("a@example.com",))
+    with pytest.raises(ValueError, match="invalid literal"):
+        build_notifier(spec, HttpClient(), "", io.StringIO())
 
 
 def test_wecom_storm_is_merged_within_20_a_minute(fake: Fake) -> None:
     # rule: at most 20 messages a minute per robot; the excess waits and goes out merged, none dropped
-    svc = fake(wecom_handler(KEY))
+    now = [0.0]
+    svc = fake(wecom_handler(KEY, clock=lambda: now[0]))  # refuses a 21st message within a minute
     cfg = parse_config("alerting: {route: {receiver: wecom, group_wait: 0s, group_by: ['...']}, receivers: "
                        f"[{{name: wecom, type: wecom, key: {KEY}, url: '{svc.url}'}}]}}").alerting
     p = Pipeline(cfg, actions=[], rng=random.Random(0))
     p.send([alert(instance=f"i{i}") for i in range(50)], now=0)
     assert len(svc.requests) == 20
+    now[0] = 30
     p.tick(30)
     assert len(svc.requests) == 20
+    now[0] = 61
     p.tick(61)
-    assert len(svc.requests) == 21
+    assert len(svc.requests) == 21 and not any(r.status == "failed" for r in p.records.recent())
     merged = svc.requests[-1].json()["markdown"]["content"]
     # 30 groups in one message: cut at 4096 bytes with the pointer, the first held group first
     assert merged.count("[FIRING:1]") >= 10 and len(merged.encode()) <= 4096

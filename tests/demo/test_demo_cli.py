@@ -11,6 +11,7 @@ def test_demo_verb_runs_the_whole_story_and_exits(capsys: pytest.CaptureFixture[
     # 25 story minutes in 2.5 s (speed fitted to the duration): every phase shows up.
     assert main(["demo", "--duration", "2.5", "--rate", "30", "--seed", "3"]) == 0
     out = capsys.readouterr().out
+    assert out.startswith("inferwatch demo: dashboard at http://127.0.0.1:")  # the URL comes first
     for phase in ("normal", "latency", "outage", "drift"):
         assert f"phase {phase}" in out
     assert "x600 compressed time" in out or "at x600" in out

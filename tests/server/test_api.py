@@ -115,7 +115,7 @@ def test_rules_and_alerts_after_an_evaluation(client: tuple[TestClient, Server])
     assert target_down["state"] == "pending" and target_down["query"] == "up == 0"
     alerts = c.get("/api/v1/alerts").json()["data"]["alerts"]
     assert [(a["labels"]["alertname"], a["labels"]["job"], a["state"], a["activeAt"]) for a in alerts] == [
-        ("TargetDown", "b", "pending", 1000.0)
+        ("TargetDown", "b", "pending", "1970-01-01T00:16:40Z")
     ]
 
 
@@ -127,7 +127,8 @@ def test_targets_lists_configured_targets() -> None:
         (t,) = c.get("/api/v1/targets").json()["data"]["activeTargets"]
     server.stop()
     assert t["labels"] == {"instance": "127.0.0.1:1", "job": "x"} and t["health"] == "unknown"
-    assert t["scrapeInterval"] == 60.0
+    assert t["scrapeInterval"] == "1m" and t["scrapePool"] == "x"
+    assert t["lastScrape"] == "0001-01-01T00:00:00Z"
 
 
 def test_server_serves_its_own_metrics(client: tuple[TestClient, Server]) -> None:

@@ -194,3 +194,13 @@ def test_an_unexpected_failure_is_a_400_not_a_500(
     monkeypatch.setattr(server, "reload", broken)
     r = c.post("/-/reload", headers=_auth())
     assert r.status_code == 400 and "RuntimeError: disk on fire" in r.json()["error"]
+
+
+def test_query_and_http_bounds_need_a_restart(setup: tuple[TestClient, Server, Path, FakeTarget]) -> None:
+    # rule: the query pool and the connection bounds are built once; a reload says so
+    c, _, cfg_path, target = setup
+    cfg_path.write_text(f"server: {{data_dir: '{cfg_path.parent / 'data'}', query: {{timeout: 5s}}}}\n"
+                        f"scrape: {{targets: [{{job: svc, url: '{target.url}'}}]}}\n")
+    r = c.post("/-/reload", headers=_auth())
+    assert r.status_code == 200, r.text
+    assert "server.query and server.http changes take effect after a restart" in r.text

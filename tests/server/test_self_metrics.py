@@ -11,6 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
 import inferwatch
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import Pipeline, RecordingNotifier
 from inferwatch.config import parse_config
 from inferwatch.model import Labels, SimulatedClock
@@ -87,6 +88,31 @@ def test_deliveries_count_notifications_and_action_results(tmp_path: Path) -> No
     assert v[("inferwatch_notifications_total", (("receiver", "phone"), ("status", "sent")))] == len(rec.sent)
     assert v[("inferwatch_actions_total", (("action", "rollback"), ("result", "ok")))] == 1
     assert v[("inferwatch_actions_total", (("action", "rollback"), ("result", "deduplicated")))] == 1
+
+
+def test_queue_length_and_oldest_age_per_receiver(tmp_path: Path) -> None:
+    # rule: a receiver that fails keeps its notification owed (retrying); the gauges show how
+    # many are owed and how long the oldest has waited; a healthy receiver owes nothing
+    cfg = parse_config("alerting: {route: {receiver: phone, group_wait: 0s, routes: ["
+                       "{receiver: wecom, continue: true}, {receiver: phone}]}}")
+    recs = {r.name: RecordingNotifier(r.name) for r in cfg.alerting.effective_receivers()}
+    recs["wecom"].fail_next(*[NotifyError("HTTP 503", retryable=True)] * 3)
+    pclock = SimulatedClock(0.0)
+    pipeline = Pipeline(cfg.alerting, clock=pclock, notifiers=recs, actions=[])
+    pipeline.send([Alert(Labels({"alertname": "Down", "tier": "P1", "service": "s"}), {}, 0.0, None, 1.0)],
+                  now=0.0)
+    pipeline.tick(1.5)  # the retry (due at about 1 s) fails too
+    pclock.set(42.0)
+    counts = DeliveryCounts(queues=lambda: pipeline.queue_stats(pclock.now()))
+    clock = SimulatedClock(0.0)
+    server = _server(tmp_path, clock)
+    with TestClient(create_app(server, deliveries=counts)) as c:
+        v = _values(c.get("/metrics").text)
+    server.stop()
+    assert v[("inferwatch_notification_queue_length", (("receiver", "wecom"),))] == 1
+    assert v[("inferwatch_notification_queue_oldest_age_seconds", (("receiver", "wecom"),))] == 42
+    assert v[("inferwatch_notification_queue_length", (("receiver", "phone"),))] == 0
+    assert v[("inferwatch_notification_queue_oldest_age_seconds", (("receiver", "phone"),))] == 0
 
 
 def test_promtool_accepts_the_self_metrics(tmp_path: Path, require_tool: Callable[..., str]) -> None:

@@ -5,7 +5,9 @@ server (or replay) calls ``tick(now)``; every stage shares one signature.
 """
 
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage, RecordingAction
+from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._classify import classify_status
+from inferwatch.alerting._delivery import InlineExecutor, QueueStats, ThreadExecutor
 from inferwatch.alerting._digest import next_delivery
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
@@ -26,11 +28,14 @@ __all__ = [
     "ActionStage",
     "AlertGroup",
     "HttpClient",
+    "InlineExecutor",
     "Notification",
     "NotificationRecord",
     "Notifier",
     "Pipeline",
+    "PipelineBuilder",
     "PipelineRunner",
+    "QueueStats",
     "RecordingAction",
     "RecordingNotifier",
     "ReplayPipeline",
@@ -39,8 +44,11 @@ __all__ = [
     "Silence",
     "Silences",
     "Stage",
+    "Stages",
     "StateDB",
+    "Stores",
     "TerminalNotifier",
+    "ThreadExecutor",
     "classify_status",
     "next_delivery",
     "parse_rfc3339",

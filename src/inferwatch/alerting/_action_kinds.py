@@ -16,6 +16,7 @@ from inferwatch.config._receivers import (
     HttpActionSpec,
     RollbackActionSpec,
 )
+from inferwatch.config._redact import redact_url
 from inferwatch.model import Matcher, parse_matchers
 from inferwatch.rules import Alert
 
@@ -27,12 +28,13 @@ def _matchers(texts: tuple[str, ...]) -> tuple[Matcher, ...]:
 
 
 def _call(http: HttpClient, method: str, url: str, body: dict[str, Any], token: Any) -> str:
+    # The outcome goes into notes, the API and SQLite: the URL is shown without userinfo or query.
     headers = {"Authorization": f"Bearer {token.reveal()}"} if token is not None else {}
     try:
         resp = http.request(method, url, json=body, headers=headers)
     except NotifyError as exc:
-        raise ActionError(f"{method} {url}: {exc}") from None
-    return f"{method} {url} -> {resp.status_code}"
+        raise ActionError(f"{method} {redact_url(url)}: {exc}") from None
+    return f"{method} {redact_url(url)} -> {resp.status_code}"
 
 
 class HttpAction:
@@ -95,7 +97,7 @@ class DegradeAction:
             return f"skipped: no admin URL configured (would {word} {alert.labels.get('service', '')})"
         url = fill_placeholders(self._spec.url, alert.labels)
         _call(self._http, "POST", url, {"enabled": enabled}, self._spec.bearer_token)
-        return f"{'degraded' if enabled else 'restored'} via {url}"
+        return f"{'degraded' if enabled else 'restored'} via {redact_url(url)}"
 
     def fire(self, alert: Alert) -> str:
         """Turn degraded mode on."""

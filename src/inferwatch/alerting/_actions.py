@@ -12,7 +12,6 @@ of one service), the episode is recorded as deduplicated and nothing runs.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,8 +19,8 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from inferwatch._exceptions import ActionError, InferwatchError
+from inferwatch.alerting._ledger import ActionLedger
 from inferwatch.alerting._notification import Notification, fingerprint
-from inferwatch.alerting._state import StateDB
 from inferwatch.model import Matcher, format_duration, matches_all
 from inferwatch.rules import Alert
 
@@ -73,9 +72,12 @@ def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
     """Replace ``{label}`` with the alert's label value (``ActionError`` names a missing one)."""
     import re
 
+    from inferwatch.config._redact import redact_url
+
     def sub(m: re.Match[str]) -> str:
         if m.group(1) not in labels:
-            raise ActionError(f"placeholder {{{m.group(1)}}} in {template!r}: the alert has no such label")
+            shown = redact_url(template) if "://" in template else template  # may hold user:pass@
+            raise ActionError(f"placeholder {{{m.group(1)}}} in {shown!r}: the alert has no such label")
         return labels[m.group(1)]
 
     return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, template)
@@ -84,12 +86,12 @@ def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
 class ActionStage:
     """A notify stage: runs the matching actions for the alerts of a notification, adds outcome notes."""
 
-    def __init__(self, actions: Sequence[Action], db: StateDB,
+    def __init__(self, actions: Sequence[Action], ledger: ActionLedger,
                  on_record: Callable[[ActionRecord], None] | None = None,
                  once_per: Mapping[str, tuple[tuple[str, ...], float]] | None = None) -> None:
         """``once_per`` maps an action name to its target labels and cooldown (seconds)."""
         self.actions = tuple(actions)
-        self._db = db
+        self._ledger = ledger
         self._on_record = on_record
         self._once_per = {k: v for k, v in (once_per or {}).items() if v[0] and v[1] > 0}
 
@@ -131,18 +133,14 @@ class ActionStage:
             log.exception("action %s failed", action.name)
             outcome, ok = f"failed: {exc.__class__.__name__}", False
         if outcome is None:  # nothing to undo: leave no record
-            with self._db.transaction() as c:
-                c.execute("DELETE FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?",
-                          (*key, phase))
+            self._ledger.forget(key, phase)
             return None
         self._finish(action, alert, key, phase, now, outcome, ok)
         return f"action {action.name} ({phase}): {outcome}"
 
     def _finish(self, action: Action, alert: Alert, key: tuple[str, str, float], phase: str,
                 now: float, outcome: str, ok: bool) -> None:
-        with self._db.transaction() as c:
-            c.execute("UPDATE actions SET outcome=?, ok=? WHERE action=? AND fingerprint=? AND episode=? "
-                      "AND phase=?", (outcome, int(ok), *key, phase))
+        self._ledger.finish(key, phase, outcome, ok)
         log.info("action %s[%s] %s: %s", action.name, alert.name, phase, outcome)
         if self._on_record is not None:
             self._on_record(ActionRecord(now, action.name, alert.name, alert.labels.to_dict(), phase,
@@ -154,39 +152,30 @@ class ActionStage:
             return None
         labels, cooldown = self._once_per[name]
         target = {k: alert.labels.get(k) or "" for k in labels}
-        rows = self._db.query(
-            "SELECT t, alertname, labels FROM actions WHERE action=? AND phase='fire' AND ok=1 "
-            "AND t >= ? AND outcome NOT LIKE ? ORDER BY t DESC",
-            (name, now - cooldown, DEDUPLICATED + "%"))
-        for t, alertname, raw in rows:
-            seen = json.loads(str(raw))
-            if all((seen.get(k) or "") == v for k, v in target.items()):
+        for row in self._ledger.fired_since(name, now - cooldown, DEDUPLICATED):
+            if all((row.labels.get(k) or "") == v for k, v in target.items()):
                 what = ", ".join(f"{k}={v!r}" for k, v in target.items())
-                at = datetime.fromtimestamp(float(str(t)), UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-                return (f"{DEDUPLICATED} already ran for {what} at {at} ({alertname}); "
+                at = datetime.fromtimestamp(row.t, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+                return (f"{DEDUPLICATED} already ran for {what} at {at} ({row.alertname}); "
                         f"once per {format_duration(cooldown)}")
         return None
 
     def _has(self, action: str, fp: str, episode: float, phase: str, ok_only: bool = False) -> bool:
-        sql = "SELECT ok, outcome FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?"
-        rows = self._db.query(sql, (action, fp, episode, phase))
-        ran = bool(rows) and bool(rows[0][0]) and not str(rows[0][1]).startswith(DEDUPLICATED)
-        return bool(rows) and (not ok_only or ran)
+        got = self._ledger.get((action, fp, episode), phase)
+        if got is None:
+            return False
+        ok, outcome = got
+        return not ok_only or (ok and not outcome.startswith(DEDUPLICATED))
 
     def _claim(self, action: Action, alert: Alert, phase: str, now: float) -> bool:
         # Written before running: a crash mid-action never runs it a second time.
-        with self._db.transaction() as c:
-            cur = c.execute("INSERT OR IGNORE INTO actions VALUES (?,?,?,?,?,?,?,?,?)",
-                            (action.name, fingerprint(alert), alert.starts_at, alert.name,
-                             json.dumps(alert.labels.to_dict()), phase, "running", 0, now))
-            return cur.rowcount == 1
+        return self._ledger.claim((action.name, fingerprint(alert), alert.starts_at), phase, alert.name,
+                                  alert.labels.to_dict(), now)
 
     def records(self, limit: int = 1000) -> list[ActionRecord]:
         """Recorded runs, oldest first."""
-        rows = self._db.query("SELECT t, action, alertname, labels, phase, outcome, ok FROM actions "
-                              "ORDER BY t, rowid LIMIT ?", (limit,))
-        return [ActionRecord(float(str(t)), str(a), str(n), json.loads(str(lb)), str(p), str(o), bool(ok))
-                for t, a, n, lb, p, o, ok in rows]
+        return [ActionRecord(r.t, r.action, r.alertname, r.labels, r.phase, r.outcome, r.ok)
+                for r in self._ledger.rows(limit)]
 
 
 class RecordingAction:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
+from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._action_kinds import CommandAction, DegradeAction, HttpAction, RollbackAction
 from inferwatch.alerting._actions import Action, RecordingAction
 from inferwatch.alerting._email import EmailNotifier
@@ -45,9 +46,8 @@ def build_notifier(spec: ReceiverSpec, http: HttpClient, external_url: str, stre
     terminal = TerminalNotifier(spec.name, stream, external_url)
     try:
         return _build(spec, http, external_url, terminal)
-    except ValueError as exc:
-        reason = str(exc).replace("a ", "no credentials: ", 1) if "needs" in str(exc) else str(exc)
-        return FallbackNotifier(f"{spec.type}[{spec.name}]", reason, terminal, warn)
+    except MissingCredentialError as exc:  # any other error is a bug or a bad config: it surfaces
+        return FallbackNotifier(exc.receiver, f"no credentials: needs {exc.missing}", terminal, warn)
 
 
 def _build(spec: ReceiverSpec, http: HttpClient, url: str, terminal: TerminalNotifier) -> Notifier:

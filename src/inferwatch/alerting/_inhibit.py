@@ -6,10 +6,11 @@ an alert that matches both sides of a rule never inhibits itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from inferwatch.alerting._notification import fingerprint
 from inferwatch.config._alerting import InhibitRuleSpec
 from inferwatch.model import Matcher, matches_all, parse_matchers
 from inferwatch.rules import Alert
@@ -55,17 +56,53 @@ class InhibitRule:
 class Inhibitor:
     """Mutes targets of any rule while a matching source alert fires.
 
-    ``alerts`` returns the pipeline's current alerts (firing and resolved).
+    Sources are indexed per rule by the values of the rule's ``equal`` labels (as
+    Alertmanager's inhibitor caches its sources), so ``mutes`` looks only at the
+    sources that could inhibit a target: O(1) per alert in a storm, not O(alerts).
+    The pipeline keeps the index current with ``update`` and ``forget``.
+
+    >>> from inferwatch.model import Labels
+    >>> rule = InhibitRule.build(InhibitRuleSpec(source_matchers=('severity="critical"',),
+    ...     target_matchers=('severity="warning"',), equal=("alertname",)))
+    >>> inh = Inhibitor([rule])
+    >>> inh.update([Alert(Labels({"alertname": "Disk", "severity": "critical"}), starts_at=0.0)])
+    >>> inh.mutes({"alertname": "Disk", "severity": "warning"}, 1.0)
+    True
     """
 
-    def __init__(self, rules: Iterable[InhibitRule], alerts: Callable[[], Iterable[Alert]]) -> None:
+    def __init__(self, rules: Iterable[InhibitRule], alerts: Iterable[Alert] = ()) -> None:
         self.rules = tuple(rules)
-        self._alerts = alerts
+        self._sources: list[dict[tuple[str, ...], dict[str, Alert]]] = [{} for _ in self.rules]
+        self._where: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        self.update(alerts)
+
+    def update(self, alerts: Iterable[Alert]) -> None:
+        """Index (or re-index) alerts that are sources of some rule."""
+        for a in alerts:
+            fp = fingerprint(a)
+            if fp in self._where:
+                self.forget([fp])
+            for i, rule in enumerate(self.rules):
+                if matches_all(rule.source, a.labels):
+                    key = tuple(a.labels.get(n, "") for n in rule.equal)
+                    self._sources[i].setdefault(key, {})[fp] = a
+                    self._where.setdefault(fp, []).append((i, key))
+
+    def forget(self, fingerprints: Iterable[str]) -> None:
+        """Drop alerts from the index."""
+        for fp in fingerprints:
+            for i, key in self._where.pop(fp, ()):
+                bucket = self._sources[i].get(key, {})
+                bucket.pop(fp, None)
+                if not bucket:
+                    self._sources[i].pop(key, None)
 
     def mutes(self, labels: Mapping[str, str], now: float) -> bool:
         """Whether some firing source alert inhibits ``labels``."""
-        rules = [r for r in self.rules if matches_all(r.target, labels)]
-        if not rules:
-            return False
-        sources = [a for a in self._alerts() if not a.resolved(now)]
-        return any(r.inhibits(s, labels) for r in rules for s in sources)
+        for i, rule in enumerate(self.rules):
+            if not matches_all(rule.target, labels):
+                continue
+            bucket = self._sources[i].get(tuple(labels.get(n, "") for n in rule.equal))
+            if bucket and any(not s.resolved(now) and rule.inhibits(s, labels) for s in bucket.values()):
+                return True
+        return False

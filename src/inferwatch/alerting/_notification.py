@@ -22,6 +22,7 @@ class AlertGroup:
     alerts: tuple[Alert, ...]
     now: float
     repeat_interval: float = float("inf")
+    idempotency_key: str = ""  # stable across retries and restarts; set when queued for delivery
 
     def firing(self) -> tuple[Alert, ...]:
         """Alerts still firing at the flush."""
@@ -49,13 +50,16 @@ class Notification:
     """What a receiver is asked to deliver: usually one group, several when merged by a rate limit.
 
     ``notes`` are extra lines (a rollback recommendation, an action outcome); a ``digest``
-    notification's text is its notes.
+    notification's text is its notes. ``id`` is the idempotency key, the same on every
+    attempt and after a restart (each group's own is ``AlertGroup.idempotency_key``), so a
+    receiver that deduplicates can drop the repeat an at-least-once delivery may send.
     """
 
     receiver: str
     groups: tuple[AlertGroup, ...]
     notes: tuple[str, ...] = field(default=())
     kind: str = "alerts"
+    id: str = ""
 
     @property
     def alerts(self) -> tuple[Alert, ...]:

@@ -1,4 +1,5 @@
-"""Runs a pipeline's ``tick`` in a background thread, waking when the next thing is due."""
+"""Runs a pipeline's ``tick`` in a background thread, waking when the next thing is due
+or when a send finishes (so its outcome is recorded at once)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ class PipelineRunner:
     def __init__(self, pipeline: Pipeline) -> None:
         self.pipeline = pipeline
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Start the thread."""
+        self.pipeline.set_waker(self._wake.set)
         self._thread = threading.Thread(target=self._run, name="notify", daemon=True)
         self._thread.start()
 
@@ -36,10 +39,16 @@ class PipelineRunner:
                 log.exception("notification tick at %s failed", now)
             nxt = self.pipeline.next_wakeup()
             delay = MAX_IDLE_S if nxt is None else min(MAX_IDLE_S, max(nxt - clock.now(), 0.01))
-            clock.wait(self._stop, delay)
+            clock.wait(self._wake, delay)
+            self._wake.clear()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop and join the thread."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        try:  # what answered already is logged now, so a restart does not send it again
+            self.pipeline.settle(self.pipeline.clock.now())
+        except Exception:
+            log.exception("recording finished sends at shutdown failed")

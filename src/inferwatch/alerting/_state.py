@@ -1,4 +1,4 @@
-"""The pipeline's durable state: one SQLite file (silences, notification log, alerts, actions)."""
+"""The pipeline's durable state: one SQLite file (silences, notification log, alerts, actions, outbox)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notifications (
   id INTEGER PRIMARY KEY AUTOINCREMENT, t REAL NOT NULL, receiver TEXT NOT NULL,
   body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, receiver TEXT NOT NULL, key TEXT NOT NULL,
+  body TEXT NOT NULL, attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL,
+  error TEXT NOT NULL);
 """
 
 

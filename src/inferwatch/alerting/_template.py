@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import UTC, datetime
 from typing import Any
 
-from inferwatch.alerting._notification import AlertGroup, Notification, fingerprint
+from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
-__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_title", "notification_text",
+__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_title", "notification_id", "notification_text",
            "parse_rfc3339", "rfc3339", "truncate_utf8", "webhook_payload"]
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -87,6 +89,16 @@ def notification_text(n: Notification, *, markdown: bool = False, external_url: 
     return "\n".join(parts)
 
 
+def notification_id(n: Notification | AlertGroup) -> str | None:
+    """The delivery core's stable id (idempotency key) of a notification or of one of its groups.
+
+    ``Notification.id`` and ``AlertGroup.idempotency_key`` where the delivery core sets them;
+    ``None`` before it does (read with ``getattr``: older notifications have neither).
+    """
+    value = getattr(n, "id", None) or getattr(n, "idempotency_key", None)
+    return str(value) if value else None
+
+
 def truncate_utf8(text: str, limit: int, pointer: str) -> str:
     """Cut ``text`` to at most ``limit`` UTF-8 bytes, ending with ``pointer`` when cut."""
     raw = text.encode()
@@ -95,6 +107,11 @@ def truncate_utf8(text: str, limit: int, pointer: str) -> str:
     room = max(limit - len(pointer.encode()) - 1, 0)
     head = raw[:room].decode("utf-8", errors="ignore")
     return f"{head}\n{pointer}"[: limit]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _am_fingerprint(labels: Labels) -> str:
+    return alertmanager_fingerprint(labels.items())
 
 
 def alert_json(a: Alert, now: float) -> dict[str, Any]:
@@ -107,7 +124,7 @@ def alert_json(a: Alert, now: float) -> dict[str, Any]:
         "startsAt": rfc3339(a.starts_at),
         "endsAt": rfc3339(a.ends_at) if resolved else ZERO_TIME,
         "generatorURL": a.generator_url,
-        "fingerprint": fingerprint(a),
+        "fingerprint": _am_fingerprint(a.labels),  # as Alertmanager computes it
     }
 
 
@@ -120,7 +137,7 @@ def webhook_payload(receiver: str, g: AlertGroup, external_url: str, max_alerts:
     common_ann = dict(g.alerts[0].annotations) if g.alerts else {}
     for a in g.alerts[1:]:
         common_ann = {k: v for k, v in common_ann.items() if a.annotations.get(k) == v}
-    return {
+    body: dict[str, Any] = {
         "version": "4",
         "groupKey": g.key,
         "truncatedAlerts": truncated,
@@ -132,3 +149,6 @@ def webhook_payload(receiver: str, g: AlertGroup, external_url: str, max_alerts:
         "externalURL": external_url,
         "alerts": [alert_json(a, g.now) for a in alerts],
     }
+    if g.idempotency_key:  # the same on every attempt and after a restart: receivers can deduplicate
+        body["notificationID"] = g.idempotency_key
+    return body

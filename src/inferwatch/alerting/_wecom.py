@@ -1,53 +1,78 @@
-"""WeCom (企业微信) group robot: markdown messages to ``/cgi-bin/webhook/send?key=KEY``.
+"""WeCom (企业微信) group robot: messages to ``/cgi-bin/webhook/send?key=KEY``.
 
 The robot answers HTTP 200 even on failure; a non-zero ``errcode`` in the
-body is the failure (45009: over 20 messages a minute, retried). Content is
-at most 4096 bytes; longer messages are cut with a pointer to the dashboard.
+body is the failure (45009: over 20 messages a minute, retried).
+
+Mentions follow the robot API: ``mentioned_list`` (user ids) and
+``mentioned_mobile_list`` (phone numbers), each allowing ``@all``, exist only
+on ``msgtype: text``; markdown can mention a user id only, as ``<@userid>`` in
+the content. So a receiver that mentions phone numbers or ``@all`` sends text
+(content at most 2,048 bytes), any other markdown (at most 4,096 bytes); a
+longer message is cut with a pointer to the dashboard, and the mentions are
+never the part that is cut.
 """
 
 from __future__ import annotations
 
-from inferwatch._exceptions import NotifyError
+from typing import Any
+
+from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._classify import RETRYABLE_WECOM_ERRCODES, service_error
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._template import notification_text, truncate_utf8
 from inferwatch.config._receivers import WeComReceiverSpec
 
-__all__ = ["WECOM_MAX_BYTES", "WeComNotifier"]
+__all__ = ["WECOM_MAX_BYTES", "WECOM_TEXT_MAX_BYTES", "WeComNotifier"]
 
 WECOM_MAX_BYTES = 4096
+"""``markdown.content`` limit (UTF-8 bytes)."""
+WECOM_TEXT_MAX_BYTES = 2048
+"""``text.content`` limit (UTF-8 bytes)."""
 
 
 class WeComNotifier:
-    """Sends each notification as one markdown message."""
+    """Sends each notification as one message (markdown, or text when it must @mention by phone)."""
 
     def __init__(self, spec: WeComReceiverSpec, http: HttpClient, external_url: str = "") -> None:
-        if spec.key is None:
-            raise ValueError("a WeCom receiver needs its key")
         self.name = f"wecom[{spec.name}]"
+        if spec.key is None:
+            raise MissingCredentialError(self.name, "key")
         self._key = spec.key
         self._url = spec.url.rstrip("/") + "/cgi-bin/webhook/send"
-        self._mentions = spec.mentioned_mobile_list
+        self._userids, self._mobiles = spec.mentioned_list, spec.mentioned_mobile_list
+        self.msgtype = "text" if self._mobiles or "@all" in self._userids else "markdown"
         self._http = http
         self._external_url = external_url
 
-    def render(self, n: Notification) -> str:
-        """The markdown content, cut to WeCom's limit."""
-        text = notification_text(n, markdown=True, external_url=self._external_url)
-        if self._mentions:
-            text += "\n" + " ".join(f"<@{m}>" for m in self._mentions)
-        pointer = f"…(truncated; full list: {self._external_url or 'the inferwatch dashboard'})"
-        return truncate_utf8(text, WECOM_MAX_BYTES, pointer)
+    def _pointer(self) -> str:
+        return f"…(truncated; full list: {self._external_url or 'the inferwatch dashboard'})"
+
+    def body(self, n: Notification) -> dict[str, Any]:
+        """The JSON body the robot is sent."""
+        if self.msgtype == "text":
+            text = notification_text(n, markdown=False, external_url=self._external_url)
+            inner: dict[str, Any] = {"content": truncate_utf8(text, WECOM_TEXT_MAX_BYTES, self._pointer())}
+            if self._userids:
+                inner["mentioned_list"] = list(self._userids)
+            if self._mobiles:
+                inner["mentioned_mobile_list"] = list(self._mobiles)
+            return {"msgtype": "text", "text": inner}
+        # An alert's label could carry "<@someone>": break it, so only our own mentions ping.
+        text = notification_text(n, markdown=True, external_url=self._external_url).replace("<@", "<\u200b@")
+        tail = ("\n" + " ".join(f"<@{u}>" for u in self._userids)) if self._userids else ""
+        room = WECOM_MAX_BYTES - len(tail.encode())
+        content = truncate_utf8(text, room, self._pointer()) + tail
+        return {"msgtype": "markdown", "markdown": {"content": content}}
 
     def notify(self, n: Notification) -> None:
         """POST the message; a non-zero ``errcode`` raises ``NotifyError``."""
-        body = {"msgtype": "markdown", "markdown": {"content": self.render(n)}}
-        resp = self._http.request("POST", self._url, params={"key": self._key.reveal()}, json=body)
+        key = self._key.reveal()
+        resp = self._http.request("POST", self._url, params={"key": key}, json=self.body(n))
         try:
             answer = resp.json()
             code = int(answer.get("errcode", -1))
         except (ValueError, AttributeError, TypeError):
-            raise NotifyError(f"unreadable answer: {resp.text[:100]!r}", retryable=True) from None
+            raise NotifyError("unreadable answer (not WeCom's JSON)", retryable=True) from None
         if code != 0:
-            raise service_error(code, str(answer.get("errmsg", "")), RETRYABLE_WECOM_ERRCODES)
+            raise service_error(code, str(answer.get("errmsg", ""))[:200], RETRYABLE_WECOM_ERRCODES, [key])

@@ -11,7 +11,7 @@ from inferwatch.baseline._csv import CsvSeries, parse_timestamp, read_csv_series
 from inferwatch.baseline._detect import AlertWindow, ScoredSeries, alert_windows, runs, score_series
 from inferwatch.baseline._promql import promql_rules
 from inferwatch.baseline._prophet import ProphetBaseline, prophet_available
-from inferwatch.baseline._provider import SeriesBands, band_provider_factory
+from inferwatch.baseline._provider import SeriesBands, band_provider_factory, rule_seasonal_config
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
 from inferwatch.config._baseline import BaselineConfig, ProphetConfig, SeasonalConfig
@@ -38,6 +38,7 @@ __all__ = [
     "prophet_available",
     "read_csv_series",
     "recurrence_gate",
+    "rule_seasonal_config",
     "runs",
     "score_series",
 ]

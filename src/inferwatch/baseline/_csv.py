@@ -21,12 +21,15 @@ class CsvSeries:
     """A series as read, in file order: the timestamp text as in the file, epoch seconds, values.
 
     Real exports repeat or reorder a few timestamps (NAB has both); rows are
-    kept as they are and the baselines skip a point older than the last learned.
+    kept as they are and the baselines skip a point older than the last learned;
+    ``unordered`` counts them (a timestamp not after an earlier row's). Values
+    and timestamps must be finite and present: a row without them is an error.
     """
 
     stamps: list[str]
     times: npt.NDArray[np.float64]
     values: npt.NDArray[np.float64]
+    unordered: int = 0
 
 
 def parse_timestamp(text: str) -> float:
@@ -57,6 +60,28 @@ def read_csv_series(path: str | Path, timestamp_col: str = "timestamp",
         raise InputError(f"{p}: not a UTF-8 text file") from exc
 
 
+def _time(p: Path, line: int, col: str, stamp: str) -> float:
+    try:
+        t = parse_timestamp(stamp)
+    except (ValueError, OverflowError):
+        raise InputError(f"{p}:{line}: {col}: not a timestamp: {stamp!r}") from None
+    if not math.isfinite(t):
+        raise InputError(f"{p}:{line}: {col}: not a finite timestamp: {stamp!r}")
+    return t
+
+
+def _value(p: Path, line: int, col: str, raw: str) -> float:
+    if not raw.strip():
+        raise InputError(f"{p}:{line}: {col}: missing value")
+    try:
+        v = float(raw)
+    except ValueError:
+        raise InputError(f"{p}:{line}: {col}: not a number: {raw!r}") from None
+    if not math.isfinite(v):
+        raise InputError(f"{p}:{line}: {col}: not a finite number: {raw!r}")
+    return v
+
+
 def _parse(p: Path, reader: csv.DictReader[str], ts_col: str, val_col: str) -> CsvSeries:
     header = reader.fieldnames or []
     for col in (ts_col, val_col):
@@ -65,20 +90,18 @@ def _parse(p: Path, reader: csv.DictReader[str], ts_col: str, val_col: str) -> C
     stamps: list[str] = []
     times: list[float] = []
     values: list[float] = []
+    unordered, latest = 0, -math.inf
     for row in reader:
         line = reader.line_num
         stamp, raw = row.get(ts_col) or "", row.get(val_col) or ""
-        try:
-            t = parse_timestamp(stamp)
-        except ValueError:
-            raise InputError(f"{p}:{line}: {ts_col}: not a timestamp: {stamp!r}") from None
-        try:
-            v = float(raw) if raw.strip() else math.nan
-        except ValueError:
-            raise InputError(f"{p}:{line}: {val_col}: not a number: {raw!r}") from None
+        t = _time(p, line, ts_col, stamp)
+        v = _value(p, line, val_col, raw)
+        if times and t <= latest:
+            unordered += 1  # kept, and skipped by the baselines (a point older than the last learned)
+        latest = max(latest, t)
         stamps.append(stamp)
         times.append(t)
         values.append(v)
     if not stamps:
         raise InputError(f"{p}: no data rows")
-    return CsvSeries(stamps, np.asarray(times), np.asarray(values))
+    return CsvSeries(stamps, np.asarray(times), np.asarray(values), unordered)

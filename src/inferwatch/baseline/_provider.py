@@ -20,7 +20,7 @@ from inferwatch.baseline._seasonal import SeasonalBaseline
 from inferwatch.config._baseline import BaselineConfig, SeasonalConfig
 from inferwatch.config._rules import DynamicThreshold
 
-__all__ = ["SeriesBands", "band_provider_factory"]
+__all__ = ["SeriesBands", "band_provider_factory", "rule_seasonal_config"]
 
 log = logging.getLogger(__name__)
 
@@ -57,16 +57,7 @@ class SeriesBands:
         return SeasonalBaseline(self._seasonal())
 
     def _seasonal(self) -> SeasonalConfig:
-        """The seasonal settings of this rule: the config's, with the rule's own on top."""
-        cfg, dyn = self.config, self.dynamic
-        update: dict[str, Any] = {"band": dyn.band, "min_history": dyn.min_history}
-        if dyn.windows is not None:
-            update["windows"] = dyn.windows
-        if dyn.level_points is not None:
-            update["level_points"] = dyn.level_points
-        if dyn.long_range is False:
-            update["range_horizon"] = 0.0
-        return cfg.seasonal.model_copy(update=update)
+        return rule_seasonal_config(self.config, self.dynamic)
 
     def band(self, key: str, t: float, value: float) -> tuple[float, float] | None:
         """The ``(low, high)`` band for ``key`` at ``t`` before learning ``value``; never raises."""
@@ -153,6 +144,18 @@ def _from_state(state: dict[str, Any]) -> Baseline:
     if state.get("method") == "prophet":
         return ProphetBaseline.from_state(state)
     return SeasonalBaseline.from_state(state)
+
+
+def rule_seasonal_config(config: BaselineConfig, dynamic: DynamicThreshold) -> SeasonalConfig:
+    """The seasonal settings of one dynamic rule: the config's, with the rule's own on top."""
+    update: dict[str, Any] = {"band": dynamic.band, "min_history": dynamic.min_history}
+    if dynamic.windows is not None:
+        update["windows"] = dynamic.windows
+    if dynamic.level_points is not None:
+        update["level_points"] = dynamic.level_points
+    if dynamic.long_range is False:
+        update["range_horizon"] = 0.0
+    return config.seasonal.model_copy(update=update)
 
 
 def band_provider_factory(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg, print_json
@@ -95,6 +96,9 @@ def _score(args: argparse.Namespace) -> int:
                 f"--{'-'.join(str(x) for x in e['loc']).replace('_', '-') or 'windows'}: {e['msg']}"
                 for e in exc.errors())) from None
     series = read_csv_series(args.csv, args.timestamp_col, args.value_col)
+    if series.unordered:
+        print(f"{args.csv}: {series.unordered} rows not after an earlier row's timestamp (repeated or "
+              "out of order): kept in the output, skipped by the baseline", file=sys.stderr)
     method = args.method or cfg.method
     baseline = ProphetBaseline(cfg.prophet) if method == "prophet" else SeasonalBaseline(cfg.seasonal)
     gate = recurrence_gate(cfg, args.recurrence)

@@ -14,7 +14,8 @@ def add_parser(sub: Any) -> None:
     """Register ``config``."""
     p: argparse.ArgumentParser = sub.add_parser(
         "config", help="validate a config file or print the effective config",
-        description="Validate a YAML config (errors name the file, field and value) "
+        description="Validate a YAML config with every check `serve` makes (errors name the file, "
+        "field and value: YAML, fields, PromQL, templates, receivers) "
         "or print the effective config with every default filled in; secrets print as <secret>.",
     )
     verbs = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -27,10 +28,16 @@ def add_parser(sub: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from inferwatch._exceptions import ConfigError
     from inferwatch.config import load_config
+    from inferwatch.server._preflight import preflight
 
-    load_config(args.file)
-    print(f"{args.file}: ok")
+    config = load_config(args.file)
+    try:
+        rules = preflight(config)  # every check `serve` makes: PromQL, templates, receivers, ...
+    except ConfigError as exc:
+        raise ConfigError(f"{args.file}: {exc}") from None
+    print(f"{args.file}: ok ({len(rules)} rules)")
     return 0
 
 

@@ -18,7 +18,9 @@ def add_parser(sub: Any) -> None:
         "Starlette) and a load generator on loopback, and play the story normal -> latency "
         "degradation -> outage (503s) -> drift on compressed time, showing live QPS, P99 and "
         "error ratio, with the alerts, notifications and actions; the outage's P0 page and "
-        "scale-out go to loopback fakes of PagerDuty and the Kubernetes API. Exits after --duration seconds.",
+        "scale-out go to loopback fakes of PagerDuty and the Kubernetes API. The web dashboard (the "
+        "four dimensions, alerts by tier, silences, drift, explore) is served on loopback; its URL is "
+        "printed first. Exits after --duration seconds.",
     )
     p.add_argument("--duration", type=float, default=90.0, metavar="SECONDS",
                    help="real seconds to run (default: 90)")
@@ -26,6 +28,8 @@ def add_parser(sub: Any) -> None:
                    help="time compression (default: fit the 25-minute story into --duration)")
     p.add_argument("--port", type=int, default=0, metavar="P",
                    help="port of the demo model service (default: a free port)")
+    p.add_argument("--dashboard-port", type=int, default=0, metavar="P",
+                   help="port of the API and web dashboard (default: a free port; the URL is printed first)")
     p.add_argument("--rate", type=float, default=40.0, metavar="RPS",
                    help="load generator's maximum requests per second (default: 40)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
@@ -38,14 +42,29 @@ def _run(args: argparse.Namespace) -> int:
         ("--speed", args.speed, args.speed is None or args.speed > 0),
         ("--rate", args.rate, args.rate > 0),
         ("--port", args.port, 0 <= args.port <= 65535),
+        ("--dashboard-port", args.dashboard_port, 0 <= args.dashboard_port <= 65535),
     ):
         if not ok:
             raise InputError(f"{name}: out of range: {value}")
-    from inferwatch.demo import AlertView, DemoOptions, PipelineView, quality_components, run_demo
+    from inferwatch.demo import (
+        AlertView,
+        DashboardPart,
+        DemoOptions,
+        PipelineView,
+        quality_components,
+        run_demo,
+    )
 
-    components, _ = quality_components(seed=args.seed)
+    components, drift = quality_components(seed=args.seed)
     pipeline = PipelineView()  # started before the server part, which forwards its alerts to it
-    components.parts += [pipeline, AlertView(forward=pipeline)]
+    alerts = AlertView(forward=pipeline)
+    try:
+        dashboard = DashboardPart(alerts, pipeline, drift.drift, port=args.dashboard_port)
+    except OSError as exc:
+        raise InputError(f"cannot serve the dashboard on port {args.dashboard_port}: {exc}") from exc
+    components.parts += [pipeline, alerts, dashboard]
+    print(f"inferwatch demo: dashboard at {dashboard.url}  (API token for silences: "
+          f"{dashboard.token.reveal()})", flush=True)
     try:
         run_demo(DemoOptions(duration_s=args.duration, speed=args.speed, port=args.port,
                              rate=args.rate, seed=args.seed), components)

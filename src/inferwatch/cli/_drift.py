@@ -68,7 +68,32 @@ def _detector(args: argparse.Namespace) -> Any:
                          thresholds=Thresholds(q.psi_warning, q.psi_review, q.psi_rollback))
 
 
+def _checked(path: Path, table: dict[str, Any]) -> dict[str, Any]:
+    """Refuse what would make the statistics meaningless; count the missing values (skipped)."""
+    import numpy as np
+
+    from inferwatch._exceptions import InputError
+
+    rows = len(next(iter(table.values())))
+    if rows < 2:
+        raise InputError(f"{path}: {rows} data row{'s' if rows != 1 else ''}; drift needs at least 2")
+    missing = 0
+    for name, col in table.items():
+        if col.dtype.kind != "f":
+            continue
+        inf = np.flatnonzero(np.isinf(col))
+        if inf.size:
+            row = int(inf[0])
+            raise InputError(f"{path}: row {row + 1} (line {row + 2}), column {name!r}: "
+                             f"{col[row]} is not a finite number")
+        missing += int(np.isnan(col).sum())
+    if missing:
+        print(f"{path}: {missing} missing values (empty or NaN) skipped", file=sys.stderr)
+    return table
+
+
 def _run(args: argparse.Namespace) -> int:
+    from inferwatch._exceptions import InputError
     from inferwatch.quality import load_profile, read_table, render_html
 
     detector = _detector(args)
@@ -76,11 +101,16 @@ def _run(args: argparse.Namespace) -> int:
     if ref_path.suffix.lower() == ".json":
         fitted = detector.fit(load_profile(ref_path))
     else:
-        ref = read_table(ref_path, categorical=args.categorical)
+        ref = _checked(ref_path, read_table(ref_path, categorical=args.categorical))
         for col in args.exclude:
             ref.pop(col, None)
         fitted = detector.fit(ref)
-    cur = read_table(cur_path, categorical=[c for c in args.categorical if c in fitted.profile.names])
+    cur = _checked(cur_path, read_table(cur_path, categorical=[c for c in args.categorical
+                                                               if c in fitted.profile.names]))
+    extra = [c for c in cur if c not in fitted.profile.names and c not in args.exclude]
+    if extra:
+        raise InputError(f"{cur_path}: column {', '.join(map(repr, extra))} not in the reference "
+                         f"{ref_path} (leave it out with --exclude)")
     rows = len(next(iter(cur.values())))
     big = sys.stderr.isatty() and rows * len(fitted.profile.features) >= _BIG
     report = fitted.score(cur, jobs=args.jobs, progress=_progress("scoring") if big else None)

@@ -24,8 +24,10 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("demo", "inferwatch.cli._demo"),
     ("replay", "inferwatch.cli._replay"),
     ("rules", "inferwatch.cli._rules"),
+    ("export", "inferwatch.cli._export"),
     ("serve", "inferwatch.cli._serve"),
     ("exporter", "inferwatch.cli._exporter"),
+    ("edge", "inferwatch.cli._edge"),
     ("diagnose", "inferwatch.cli._diagnose"),
     ("silence", "inferwatch.cli._silence"),
 )
@@ -55,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from inferwatch.config._redact import install_log_redaction
+
+    install_log_redaction()  # httpx logs request URLs (a WeCom key, a Slack webhook path)
     try:
         code = args.func(args)
     except InferwatchError as exc:

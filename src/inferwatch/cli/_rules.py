@@ -23,6 +23,9 @@ def add_parser(sub: Any) -> None:
     check.set_defaults(func=_check)
     ls = verbs.add_parser("list", help="list the rules and their PromQL")
     add_config_arg(ls)
+    ls.add_argument("--pack", action="append", choices=("vllm", "triton", "tgi"), metavar="PACK",
+                    help="list only this engine pack's rules (vllm, triton, tgi; repeatable), "
+                    "whether or not the config's rules.packs selects it")
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=_list)
     export = verbs.add_parser("export", help="print the Prometheus rule file (YAML)")
@@ -46,15 +49,23 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    rules = _rules(args)
+    if args.pack:
+        from inferwatch.rules import Rule
+        from inferwatch.rules._engine_packs import engine_rule_specs
+
+        rules: list[Any] = [Rule.from_spec(s) for s in engine_rule_specs(args.pack)]
+    else:
+        rules = _rules(args)
     rows = [{"name": r.name, "tier": r.tier.value, "dimension": r.dimension.value,
              "for": r.for_, "keep_firing_for": r.keep_firing_for,
              "expr": r.promql or f"{r.signal} (dynamic)"} for r in rules]
     if args.json:
         print_json(rows)
         return 0
+    width = max([22, *(len(row["name"]) for row in rows)])
     for row in rows:
-        print(f"{row['name']:22} {row['tier']} {row['dimension']:14} for {row['for']:>5g}s  {row['expr']}")
+        print(f"{row['name']:{width}} {row['tier']} {row['dimension']:14} "
+              f"for {row['for']:>5g}s  {row['expr']}")
     return 0
 
 

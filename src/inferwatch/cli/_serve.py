@@ -15,9 +15,13 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve", help="run the embedded server",
         description="Scrape the configured targets into the SQLite store, evaluate the rules every "
-        "server.evaluation_interval and serve the HTTP API (default 127.0.0.1:9464). SIGHUP or "
+        "server.evaluation_interval and serve the HTTP API and the web dashboard at / (default "
+        "127.0.0.1:9464). SIGHUP or "
         "POST /-/reload (with the API token) re-reads the config: targets, rules and baselines "
-        "change without a restart; storage, listen address and alerting need one.",
+        "change without a restart; storage, listen address, alerting, server.query and server.http "
+        "need one. Queries run in a bounded pool (server.query: timeout 2m, max_samples 50M), "
+        "scrapes within their timeout and Prometheus's per-target limits, requests within "
+        "server.http's connection, header-time and body limits (docs/server.md).",
     )
     add_config_arg(p)
     p.add_argument("--listen", metavar="HOST:PORT", help="override server.listen (port 0 picks a free port)")

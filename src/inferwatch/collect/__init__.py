@@ -7,15 +7,19 @@
 (30.0, '0', 'nvidia0', 'n1')
 """
 
+from typing import TYPE_CHECKING, Any
+
 from inferwatch.collect._base import Collector, sample
-from inferwatch.collect._exporter import Exporter
-from inferwatch.collect._exposition import SampleCollector
 from inferwatch.collect._fake_nvml import FakeGPU, FakeNVML, FakeNVMLError
 from inferwatch.collect._gpu import GpuCollector
 from inferwatch.collect._host import HostCollector
 from inferwatch.collect._loop import CollectLoop
 from inferwatch.collect._nvml import CLOCK_EVENT_REASONS, load_nvml
 from inferwatch.collect._process import GcStats, ProcessCollector
+
+if TYPE_CHECKING:
+    from inferwatch.collect._exporter import Exporter
+    from inferwatch.collect._exposition import SampleCollector
 
 __all__ = [
     "CLOCK_EVENT_REASONS",
@@ -33,3 +37,16 @@ __all__ = [
     "load_nvml",
     "sample",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # prometheus-client only when exposing: the edge agent collects without it (~8 MiB less RSS)
+    if name == "Exporter":
+        from inferwatch.collect._exporter import Exporter
+
+        return Exporter
+    if name == "SampleCollector":
+        from inferwatch.collect._exposition import SampleCollector
+
+        return SampleCollector
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,8 +7,11 @@
 
 from inferwatch.config import _env as env
 from inferwatch.config._alerting import AlertingConfig
+from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
+from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._root import Config
@@ -21,12 +24,16 @@ from inferwatch.config._types import Duration, FrozenModel, Secret
 __all__ = [
     "DEFAULT_BUCKETS",
     "AlertingConfig",
+    "AlertmanagerSpec",
     "BaselineConfig",
     "CollectConfig",
     "Config",
     "Duration",
+    "EdgeConfig",
     "FrozenModel",
+    "HttpLimits",
     "QualityConfig",
+    "QueryLimits",
     "RulesConfig",
     "ScrapeConfig",
     "ScrapeTarget",

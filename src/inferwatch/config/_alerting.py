@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
+from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._receivers import (
     ActionSpec,
     DegradeActionSpec,
@@ -92,6 +93,12 @@ class NotifyPolicy(FrozenModel):
     max_backoff: Duration = Field(60.0, gt=0)
     jitter: float = Field(0.2, ge=0, le=1, description="fraction of the backoff randomised")
     timeout: Duration = Field(10.0, gt=0, description="per HTTP request")
+    attempt_timeout: Duration = Field(
+        30.0, gt=0, description="per delivery attempt; a hung attempt is abandoned and retried")
+    failing_after: int = Field(
+        3, ge=1, description="failed attempts in a row before NotificationsFailing fires for a receiver")
+    fallback_receiver: str = Field(
+        "terminal", description="gets NotificationsFailing when the route would send it to the failing one")
 
 
 def _default_route() -> RouteSpec:
@@ -146,6 +153,17 @@ class AlertingConfig(FrozenModel):
     default_actions: bool = Field(True, description="keep the default scale_out/degrade/rollback")
     notify: NotifyPolicy = Field(default_factory=NotifyPolicy)
     resolve_timeout: Duration = Field(300.0, gt=0, description="an alert not resent ends after this")
+    alertmanagers: tuple[AlertmanagerSpec, ...] = Field((), description="also push alerts to these")
+    external_labels: dict[str, str] = Field(
+        default_factory=dict, description="added to pushed alerts (and Prometheus's external_labels)")
+
+    @field_validator("external_labels")
+    @classmethod
+    def _external_labels(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [k for k in v if not is_valid_label_name(k) or k.startswith("__")]
+        if bad:
+            raise ValueError(f"invalid label names {bad}")
+        return v
 
     @field_validator("route")
     @classmethod
@@ -165,6 +183,9 @@ class AlertingConfig(FrozenModel):
         missing = sorted(self.route.receivers() - known)
         if missing:
             raise ValueError(f"route names unknown receivers {missing} (known: {sorted(known)})")
+        if self.notify.fallback_receiver not in known:
+            raise ValueError(f"notify.fallback_receiver names unknown receiver "
+                             f"{self.notify.fallback_receiver!r} (known: {sorted(known)})")
         for r in self.effective_receivers():
             if isinstance(r, DigestReceiverSpec) and (r.deliver_to not in known or r.deliver_to == r.name):
                 raise ValueError(f"digest {r.name!r} delivers to unknown receiver {r.deliver_to!r}")

@@ -11,7 +11,9 @@ from pydantic import ValidationError
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config._env import ENV_CONFIG
+from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
+from inferwatch.config._yaml import safe_load_strict
 
 __all__ = ["load_config", "parse_config"]
 
@@ -36,7 +38,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 def parse_config(text: str, *, source: str = "<config>") -> Config:
     """Validate YAML text; ``source`` names it in errors."""
     try:
-        data = yaml.safe_load(text)
+        data = safe_load_strict(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
@@ -50,6 +52,8 @@ def parse_config(text: str, *, source: str = "<config>") -> Config:
         return Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to validate") from None
 
 
 def _describe(exc: ValidationError, source: str) -> str:
@@ -60,7 +64,9 @@ def _describe(exc: ValidationError, source: str) -> str:
         if err["type"] == "extra_forbidden":
             lines.append(f"{source}: {field}: unknown field")
             continue
-        got = "" if err["type"] == "missing" else f" (got {_short(err.get('input'))})"
+        secret = bool(set(map(str, err["loc"])) & secret_field_names())  # never echo a key
+        shown = _short(mask_secret_fields(err.get("input")))
+        got = "" if err["type"] == "missing" or secret else f" (got {shown})"
         lines.append(f"{source}: {field}: {msg}{got}")
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ without its credentials falls back to printing in the terminal.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -15,6 +16,7 @@ from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.model import is_valid_label_name, parse_matchers
 
 __all__ = [
+    "PAGERDUTY_KEY_LEN",
     "ActionSpec",
     "CommandActionSpec",
     "DegradeActionSpec",
@@ -32,6 +34,9 @@ __all__ = [
     "WeComReceiverSpec",
     "WebhookReceiverSpec",
 ]
+
+
+PAGERDUTY_KEY_LEN = 32
 
 
 def check_matchers(value: tuple[str, ...]) -> tuple[str, ...]:
@@ -61,16 +66,44 @@ class WeComReceiverSpec(_Receiver):
     type: Literal["wecom"] = "wecom"
     key: Secret | None = Field(None, description="the robot's webhook key")
     url: str = "https://qyapi.weixin.qq.com"
-    mentioned_mobile_list: tuple[str, ...] = ()
+    mentioned_list: tuple[str, ...] = Field(
+        (), description="user ids to @mention ('@all': everyone, sends text messages)")
+    mentioned_mobile_list: tuple[str, ...] = Field(
+        (), description="phone numbers to @mention ('@all': everyone); sends text messages")
     rate_limit: RateLimitSpec | None = Field(default_factory=RateLimitSpec)
+
+    @field_validator("mentioned_mobile_list")
+    @classmethod
+    def _mobiles(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [m for m in v if m != "@all" and not re.fullmatch(r"\+?[0-9][0-9-]{4,19}", m)]
+        if bad:
+            raise ValueError(f"not a phone number or '@all': {', '.join(map(repr, bad))}")
+        return v
+
+    @field_validator("mentioned_list")
+    @classmethod
+    def _userids(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [u for u in v if not re.fullmatch(r"@all|[A-Za-z0-9_.@-]{1,64}", u)]
+        if bad:
+            raise ValueError(f"not a WeCom user id or '@all': {', '.join(map(repr, bad))}")
+        return v
 
 
 class PagerDutyReceiverSpec(_Receiver):
     """PagerDuty Events API v2; P0 goes as ``critical``, which pages the on-call by phone."""
 
     type: Literal["pagerduty"] = "pagerduty"
-    routing_key: Secret | None = None
+    routing_key: Secret | None = Field(None, description="the 32-character integration key")
     url: str = "https://events.pagerduty.com"
+
+    @field_validator("routing_key")
+    @classmethod
+    def _key_length(cls, v: Secret | None) -> Secret | None:
+        # Events API v2 integration keys are 32 characters; never echo the value itself.
+        if v is not None and len(v.reveal()) != PAGERDUTY_KEY_LEN:
+            raise ValueError(f"must be the {PAGERDUTY_KEY_LEN}-character integration key "
+                             f"(got {len(v.reveal())} characters)")
+        return v
 
 
 class TwilioReceiverSpec(_Receiver):
@@ -85,6 +118,16 @@ class TwilioReceiverSpec(_Receiver):
 
     model_config = FrozenModel.model_config | {"populate_by_name": True}
 
+    @field_validator("from_", "to")
+    @classmethod
+    def _e164(cls, v: str | tuple[str, ...]) -> str | tuple[str, ...]:
+        # Twilio takes E.164 numbers (+15551234567), or a client:/sip: address to call
+        bad = [x for x in ((v,) if isinstance(v, str) else v)
+               if x and not re.fullmatch(r"\+[1-9][0-9]{1,14}|(client|sip):\S+", x)]
+        if bad:
+            raise ValueError(f"not an E.164 number (+15551234567): {', '.join(map(repr, bad))}")
+        return v
+
 
 class SlackReceiverSpec(_Receiver):
     """A Slack incoming webhook (the URL is the secret)."""
@@ -94,7 +137,7 @@ class SlackReceiverSpec(_Receiver):
 
 
 class EmailReceiverSpec(_Receiver):
-    """E-mail over SMTP."""
+    """E-mail over SMTP: STARTTLS by default, implicit TLS on port 465; no login in clear unless told."""
 
     type: Literal["email"] = "email"
     smarthost: str = Field("", description="host:port of the SMTP server")
@@ -102,10 +145,34 @@ class EmailReceiverSpec(_Receiver):
     to: tuple[str, ...] = ()
     username: str = ""
     password: Secret | None = None
-    starttls: bool = False
+    starttls: bool = Field(True, description="upgrade with STARTTLS; refuse a server that does not offer it")
+    implicit_tls: bool | None = Field(None, description="TLS from the first byte (default: on for port 465)")
+    allow_insecure_auth: bool = Field(False, description="allow a login over a connection without TLS")
+    ca_file: str = Field("", description="PEM file of the CAs to trust (default: the system's)")
     timeout: Duration = 10.0
 
     model_config = FrozenModel.model_config | {"populate_by_name": True}
+
+    @field_validator("smarthost")
+    @classmethod
+    def _hostport(cls, v: str) -> str:
+        host, _, port = v.rpartition(":")
+        if v and (not host or not port.isdigit() or not 0 < int(port) < 65536):
+            raise ValueError("must be host:port, e.g. smtp.example.com:587")
+        return v
+
+    @property
+    def uses_implicit_tls(self) -> bool:
+        """TLS from connect: ``implicit_tls``, or port 465 (SMTPS) when not set."""
+        return self.implicit_tls if self.implicit_tls is not None else self.smarthost.endswith(":465")
+
+    @model_validator(mode="after")
+    def _no_login_in_clear(self) -> EmailReceiverSpec:
+        clear = not self.starttls and not self.uses_implicit_tls
+        if clear and self.username and not self.allow_insecure_auth:
+            raise ValueError("username/password would be sent in clear (starttls: false, no implicit TLS); "
+                             "turn TLS on, or set allow_insecure_auth: true")
+        return self
 
 
 class WebhookReceiverSpec(_Receiver):

@@ -7,6 +7,7 @@ from pydantic import Field
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
+from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._rules import RulesConfig
 from inferwatch.config._scrape import ScrapeConfig
@@ -29,3 +30,4 @@ class Config(FrozenModel):
     quality: QualityConfig = Field(default_factory=QualityConfig)
     collect: CollectConfig = Field(default_factory=CollectConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+    edge: EdgeConfig = Field(default_factory=EdgeConfig)

@@ -18,6 +18,7 @@ Prometheus, labels and annotations. ``signal`` is either a bare name
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -26,6 +27,7 @@ from inferwatch.config._types import Duration, FrozenModel
 from inferwatch.model import Dimension, Tier, is_valid_label_name, is_valid_metric_name, parse_matchers
 
 __all__ = [
+    "ENGINE_PACKS",
     "AbTestPValueSignal",
     "AnomalousRatioSignal",
     "CpuUtilizationSignal",
@@ -44,6 +46,8 @@ __all__ = [
 ]
 
 Comparison = Literal[">", ">=", "<", "<=", "==", "!="]
+EnginePack = Literal["vllm", "triton", "tgi"]
+ENGINE_PACKS: tuple[str, ...] = ("vllm", "triton", "tgi")
 
 
 def _check_matchers(value: str) -> str:
@@ -175,7 +179,8 @@ class DynamicThreshold(FrozenModel):
     band: float = Field(6.0, gt=0, description="band half-width, in the provider's scale units")
     direction: Literal["above", "below", "both"] = "above"
     min_history: Duration = Field(172800.0, ge=0, description="history needed before a band exists")
-    fallback: float | None = Field(None, description="fixed threshold used while no band exists")
+    fallback: float | None = Field(
+        None, allow_inf_nan=False, description="fixed threshold used while no band exists")
     windows: tuple[int, ...] | None = Field(
         None, description="also alert when the mean residual of the last N samples leaves its "
         "band, per N (sustained shifts); None: baseline.seasonal.windows"
@@ -225,6 +230,13 @@ class RuleSpec(FrozenModel):
             raise ValueError(f"rule name {v!r} must be a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
         return v
 
+    @field_validator("threshold")
+    @classmethod
+    def _finite(cls, v: float | str) -> float | str:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("threshold must be a finite number (or 'dynamic')")
+        return v
+
     @field_validator("labels", "annotations")
     @classmethod
     def _label_names(cls, v: dict[str, str]) -> dict[str, str]:
@@ -244,11 +256,25 @@ class RuleSpec(FrozenModel):
 
 
 class RulesConfig(FrozenModel):
-    """Rule settings: the default pack and the user's rules."""
+    """Rule settings: the default pack, the engine packs and the user's rules."""
 
     default_pack: bool = Field(True, description="load the default rule pack")
-    disable: tuple[str, ...] = Field((), description="names of default-pack rules to leave out")
+    disable: tuple[str, ...] = Field((), description="names of default or engine pack rules to leave out")
+    packs: tuple[EnginePack, ...] = Field(
+        (), description="engine rule packs to load: vllm, triton, tgi (rules on the engine's own metrics)"
+    )
     rules: tuple[RuleSpec, ...] = Field((), description="your rules (a same-named one replaces the default)")
+
+    @field_validator("packs", mode="before")
+    @classmethod
+    def _packs(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = [v]
+        if isinstance(v, list | tuple):
+            unknown = [p for p in v if p not in ENGINE_PACKS]
+            if unknown:
+                raise ValueError(f"unknown rule pack {unknown[0]!r}: choose from {', '.join(ENGINE_PACKS)}")
+        return v
 
     @model_validator(mode="after")
     def _unique(self) -> RulesConfig:

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._types import Duration, FrozenModel
+from inferwatch.config._types import ByteSize, Duration, FrozenModel
 from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, is_valid_label_name
 
 __all__ = ["ScrapeConfig", "ScrapeTarget"]
@@ -32,6 +32,12 @@ class ScrapeTarget(FrozenModel):
     labels: dict[str, str] = Field(default_factory=dict)
     honor_labels: bool = False
     honor_timestamps: bool = True
+    # Prometheus's per-target limits; a scrape past one fails (up = 0, the reason in /api/v1/targets).
+    body_size_limit: ByteSize = Field(32 << 20, description="largest uncompressed body (0 = no limit)")
+    sample_limit: int = Field(0, ge=0, description="most samples per scrape (0 = no limit)")
+    label_limit: int = Field(0, ge=0, description="most labels per series (0 = no limit)")
+    label_name_length_limit: int = Field(0, ge=0, description="longest label name (0 = no limit)")
+    label_value_length_limit: int = Field(0, ge=0, description="longest label value (0 = no limit)")
 
     @field_validator("url")
     @classmethod

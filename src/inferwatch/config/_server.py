@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._types import Duration, FrozenModel, Secret
 
 __all__ = ["ServerConfig", "StorageConfig"]
@@ -14,9 +15,20 @@ class ServerConfig(FrozenModel):
 
     listen: str = Field("127.0.0.1:9464", description="host:port of the HTTP API and dashboard")
     data_dir: str = Field("./data", description="directory of the SQLite files")
-    evaluation_interval: Duration = Field(15.0, description="how often rules are evaluated")
+    evaluation_interval: Duration = Field(
+        15.0, ge=0.1, description="how often rules are evaluated (at least 100ms)")
     api_token: Secret | None = Field(None, description="token for API writes; generated if unset")
     external_url: str = Field("", description="URL of the dashboard, linked from notifications")
+    query: QueryLimits = Field(default_factory=QueryLimits, description="bounds on API queries")
+    http: HttpLimits = Field(default_factory=HttpLimits, description="bounds on HTTP clients")
+
+    @field_validator("listen")
+    @classmethod
+    def _host_port(cls, listen: str) -> str:
+        _, sep, port = listen.rpartition(":")
+        if not sep or not port.isdigit() or int(port) > 65535:
+            raise ValueError("expected host:port with a port 0..65535, such as 127.0.0.1:9464")
+        return listen
 
 
 class StorageConfig(FrozenModel):

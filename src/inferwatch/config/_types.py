@@ -8,7 +8,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 
 from inferwatch.model import format_duration, parse_duration
 
-__all__ = ["Duration", "FrozenModel", "Secret"]
+__all__ = ["ByteSize", "Duration", "FrozenModel", "Secret"]
 
 
 class FrozenModel(BaseModel):
@@ -33,6 +33,30 @@ def _to_seconds(value: Any) -> float:
 Duration = Annotated[
     float, BeforeValidator(_to_seconds), PlainSerializer(format_duration, return_type=str)
 ]
+
+
+_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40,
+          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
+
+
+def _to_bytes(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a size in bytes, not a boolean")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a size cannot be negative")
+        return value
+    if isinstance(value, str):
+        text = value.strip().upper()
+        number = text.rstrip("KMGTIB")
+        unit = text[len(number):]
+        if number.isdigit() and unit in _UNITS:
+            return int(number) * _UNITS[unit]
+    raise ValueError(f"a size such as 10MB, 512KiB or a number of bytes, got {value!r}")
+
+
+# Bytes as an int; written in YAML as a number or with a unit, as Prometheus's body_size_limit ("10MB").
+ByteSize = Annotated[int, BeforeValidator(_to_bytes)]
 
 
 class Secret:

@@ -6,6 +6,7 @@ generator, and a scripted story (normal -> latency -> outage -> drift) on compre
 """
 
 from inferwatch.demo._alerts import AlertView
+from inferwatch.demo._dashboard import DashboardPart
 from inferwatch.demo._fakes import DemoFakes, FakeKubernetes, FakePagerDuty, PageEvent, ScaleChange
 from inferwatch.demo._live import LiveStats, Snapshot, bucket_quantile
 from inferwatch.demo._loadgen import LoadGenerator
@@ -30,6 +31,7 @@ __all__ = [
     "DEFAULT_STORY",
     "FEATURES",
     "AlertView",
+    "DashboardPart",
     "DemoClock",
     "DemoComponents",
     "DemoContext",

@@ -43,6 +43,11 @@ class AlertView:
         self._server: Server | None = None
         self._start = 0.0
 
+    @property
+    def server(self) -> Server | None:
+        """The embedded server (``None`` until ``start``)."""
+        return self._server
+
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """AlertSink: remember transitions (evaluator thread), then forward."""
         with self._lock:
@@ -69,8 +74,9 @@ class AlertView:
         ms = round(self.interval_s * 1000)
         config = parse_config(CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2))
         self._start = ctx.clock.now()
-        components = build_components(config, clock=ctx.clock, sink=self)
-        self._server = Server(components, clock=ctx.clock)
+        clock = ctx.clock.compressed()  # one speed for scheduling and waiting
+        components = build_components(config, clock=clock, sink=self)
+        self._server = Server(components, clock=clock)
         self._server.start()
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:

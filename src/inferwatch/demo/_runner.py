@@ -52,6 +52,13 @@ class DemoClock(ScaledClock):
         """Real monotonic seconds (durations are not compressed)."""
         return time.monotonic()
 
+    def compressed(self) -> ScaledClock:
+        """The same compressed time, monotonic reading compressed too: the server's loops schedule
+        with ``monotonic`` and wait with ``wait``, so both must run at one speed."""
+        clock = ScaledClock(self.speed, start=self._sim0)
+        clock._real0 = self._real0
+        return clock
+
 
 @dataclass(frozen=True)
 class DemoOptions:
@@ -137,9 +144,9 @@ class DemoReport:
 
 def run_demo(
     opts: DemoOptions, components: DemoComponents | None = None, *, out: TextIO | None = None,
-    tty: bool | None = None,
+    tty: bool | None = None, stop: threading.Event | None = None,
 ) -> DemoReport:
-    """Run the story for ``opts.duration_s`` real seconds; return what happened."""
+    """Run the story for ``opts.duration_s`` real seconds (or until ``stop`` is set); return what happened."""
     comps = components or DemoComponents()
     out = out if out is not None else sys.stdout
     speed = opts.effective_speed()
@@ -167,9 +174,9 @@ def run_demo(
         for part in comps.parts:
             part.start(ctx)
             started.append(part)
+        load.start()  # starting its threads can take a while on a busy machine: the story starts after
         ctx.story_start = clock.now()
-        load.start()
-        _loop(opts, ctx, display, report, started)
+        _loop(opts, ctx, display, report, started, stop or threading.Event())
     finally:
         load.stop()
         report.outcomes = load.outcomes()
@@ -183,8 +190,8 @@ def run_demo(
 
 def _loop(
     opts: DemoOptions, ctx: DemoContext, display: Display, report: DemoReport, parts: list[DemoPart],
+    stop: threading.Event,
 ) -> None:
-    stop = threading.Event()
     t_end = time.monotonic() + opts.duration_s
     current: tuple[Phase, Snapshot] | None = None
     recent: deque[Snapshot] = deque(maxlen=opts.window_refreshes + 1)
@@ -205,7 +212,7 @@ def _loop(
         extra = _refresh_parts(parts, ctx, story_t)
         display.show(story_t, ctx.story.end_s, phase, stats, ctx.service.degraded, extra)
         left = t_end - time.monotonic()
-        if left <= 0:
+        if left <= 0 or stop.is_set():
             break
         stop.wait(min(opts.refresh_s, left, _until_next_phase(ctx) + 0.001))
     report.phases.append(PhaseStats(current[0].name, current[0].start_s, LiveStats.between(current[1], snap)))

@@ -1,3 +1,75 @@
-"""edge (see DESIGN.md for what it owns)."""
+"""The edge agent: collect on the device, deadband, durable spool, upload (inferwatch ingest or remote-write).
 
-__all__: list[str] = []
+Light by design: importing it loads no numpy, scipy or pydantic.
+"""
+
+from inferwatch.edge._agent import Agent, build_sources, build_target
+from inferwatch.edge._config import (
+    ENV_EDGE_TOKEN,
+    AgentConfig,
+    SourceConfig,
+    SpoolConfig,
+    UploadConfig,
+    load_agent_config,
+    parse_agent_config,
+)
+from inferwatch.edge._deadband import (
+    DEFAULT_BAND,
+    DEFAULT_FLOOR,
+    DEFAULT_HEARTBEAT_S,
+    Deadband,
+    DeadbandSettings,
+)
+from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, decode_write_request, encode_write_request
+from inferwatch.edge._simulate import SimulationResult, read_series_csv, simulate
+from inferwatch.edge._sources import CollectorSource, PushSource, ScrapeSource, Source
+from inferwatch.edge._spool import DROP_REASONS, Spool, SpoolBatch
+from inferwatch.edge._targets import INGEST_PATH, IngestTarget, RemoteWriteTarget, classify
+from inferwatch.edge._textparse import parse_text
+from inferwatch.edge._uploader import Backoff, Outcome, Target, Uploader
+from inferwatch.edge._wire import WIRE_VERSION, AgentStats, Batch, decode_batch, encode_batch
+
+__all__ = [
+    "DEFAULT_BAND",
+    "DEFAULT_FLOOR",
+    "DEFAULT_HEARTBEAT_S",
+    "DROP_REASONS",
+    "ENV_EDGE_TOKEN",
+    "INGEST_PATH",
+    "REMOTE_WRITE_HEADERS",
+    "WIRE_VERSION",
+    "Agent",
+    "AgentConfig",
+    "AgentStats",
+    "Backoff",
+    "Batch",
+    "CollectorSource",
+    "Deadband",
+    "DeadbandSettings",
+    "IngestTarget",
+    "Outcome",
+    "PushSource",
+    "RemoteWriteTarget",
+    "ScrapeSource",
+    "SimulationResult",
+    "Source",
+    "SourceConfig",
+    "Spool",
+    "SpoolBatch",
+    "SpoolConfig",
+    "Target",
+    "UploadConfig",
+    "Uploader",
+    "build_sources",
+    "build_target",
+    "classify",
+    "decode_batch",
+    "decode_write_request",
+    "encode_batch",
+    "encode_write_request",
+    "load_agent_config",
+    "parse_agent_config",
+    "parse_text",
+    "read_series_csv",
+    "simulate",
+]

@@ -5,8 +5,9 @@ The bottom of the package table: depends on nothing else in inferwatch.
 
 from inferwatch.model import _catalog as metrics
 from inferwatch.model._catalog import CATALOG, MetricSpec
-from inferwatch.model._clock import Clock, ScaledClock, SimulatedClock, SystemClock
+from inferwatch.model._clock import Clock, ClockStepDetector, ScaledClock, SimulatedClock, SystemClock
 from inferwatch.model._durations import format_duration, parse_duration
+from inferwatch.model._fingerprint import alertmanager_fingerprint
 from inferwatch.model._labels import (
     METRIC_NAME_LABEL,
     Labels,
@@ -23,6 +24,7 @@ __all__ = [
     "METRIC_NAME_LABEL",
     "STALE_NAN",
     "Clock",
+    "ClockStepDetector",
     "Dimension",
     "Labels",
     "MatchOp",
@@ -34,6 +36,7 @@ __all__ = [
     "SimulatedClock",
     "SystemClock",
     "Tier",
+    "alertmanager_fingerprint",
     "format_duration",
     "is_stale_nan",
     "is_valid_label_name",

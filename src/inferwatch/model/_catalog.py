@@ -294,6 +294,44 @@ GPU_XID_ERRORS_TOTAL = MetricSpec(
     "XID errors NVML reported for the GPU since the collector started.", _GPU,
 )
 
+# --- edge: the agent's own series (sent like any other) and the server's view of devices ---
+EDGE_SPOOL_BACKLOG = MetricSpec(
+    "inferwatch_edge_spool_backlog_samples", _G, "Samples in the edge agent's spool, not yet delivered.",
+)
+EDGE_SPOOL_DROPPED_TOTAL = MetricSpec(
+    "inferwatch_edge_spool_dropped_total", _C,
+    "Samples the edge agent's spool dropped, by reason (age, bytes, disk_full).", ("reason",),
+)
+EDGE_DEADBAND_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_edge_deadband_samples_total", _C,
+    "Samples the edge agent read, by outcome (sent, held by the deadband).", ("outcome",),
+)
+EDGE_HEARTBEAT_SECONDS = MetricSpec(
+    "inferwatch_edge_heartbeat_seconds", _G, "The edge agent's heartbeat: a quiet series reports this often.",
+    unit="seconds",
+)
+EDGE_LAST_CONTACT = MetricSpec(
+    "inferwatch_edge_last_contact_timestamp_seconds", _G,
+    "When the server last received a batch from the device (server time).", ("device",), "seconds",
+)
+EDGE_DEVICE_SILENCE = MetricSpec(
+    "inferwatch_edge_device_silence_seconds", _G,
+    "Seconds since the server last received a batch from the device.", ("device",), "seconds",
+)
+EDGE_DEVICE_HEARTBEAT = MetricSpec(
+    "inferwatch_edge_device_heartbeat_seconds", _G,
+    "The device's heartbeat as its last batch announced it (a quiet series reports this often).",
+    ("device",), "seconds",
+)
+EDGE_INGESTED_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_edge_ingested_samples_total", _C,
+    "Samples the server accepted from edge devices, by device.", ("device",),
+)
+EDGE_DUPLICATE_BATCHES_TOTAL = MetricSpec(
+    "inferwatch_edge_duplicate_batches_total", _C,
+    "Edge batches received again (a retry of one already stored) and not stored twice.", ("device",),
+)
+
 # --- server: scrape health ---------------------------------------------------
 UP = MetricSpec("up", _G, "1 if the last scrape of the target succeeded, 0 if not.", ("job", "instance"))
 
@@ -341,6 +379,14 @@ ACTIONS_TOTAL = MetricSpec(
     "inferwatch_actions_total", _C, "Action runs by action and result (ok, failed, deduplicated).",
     ("action", "result"),
 )
+NOTIFICATION_QUEUE_LENGTH = MetricSpec(
+    "inferwatch_notification_queue_length", _G,
+    "Notifications owed to a receiver (waiting, retrying, rate-limited or in flight).", ("receiver",),
+)
+NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
+    "inferwatch_notification_queue_oldest_age_seconds", _G,
+    "Age of the oldest notification owed to a receiver (0 when none).", ("receiver",), "seconds",
+)
 
 
 def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
@@ -374,4 +420,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
     STORAGE_BYTES, NOTIFICATIONS_TOTAL, ACTIONS_TOTAL, CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS,
+    NOTIFICATION_QUEUE_LENGTH, NOTIFICATION_QUEUE_OLDEST_AGE,
+    EDGE_SPOOL_BACKLOG, EDGE_SPOOL_DROPPED_TOTAL, EDGE_DEADBAND_SAMPLES_TOTAL, EDGE_HEARTBEAT_SECONDS,
+    EDGE_LAST_CONTACT, EDGE_DEVICE_SILENCE, EDGE_DEVICE_HEARTBEAT, EDGE_INGESTED_SAMPLES_TOTAL,
+    EDGE_DUPLICATE_BATCHES_TOTAL,
 )

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "ScaledClock", "SimulatedClock", "SystemClock"]
+__all__ = ["Clock", "ClockStepDetector", "ScaledClock", "SimulatedClock", "SystemClock"]
 
 
 @runtime_checkable
@@ -18,7 +18,11 @@ class Clock(Protocol):
         ...
 
     def monotonic(self) -> float:
-        """A monotonic reading in seconds, for measuring durations."""
+        """A monotonic reading in seconds, for measuring durations and scheduling.
+
+        Loops schedule with it and stamp data with ``now()``, so a step of the
+        wall clock (NTP, an operator, a VM resume) neither stops nor rushes them.
+        """
         ...
 
     def sleep(self, seconds: float) -> None:
@@ -63,10 +67,13 @@ class SimulatedClock:
     1060.0
     >>> c.sleep(5); c.now()
     1065.0
+    >>> c.step(-3600); c.now(), c.monotonic()
+    (-2535.0, 1065.0)
     """
 
     def __init__(self, start: float = 0.0) -> None:
         self._t = float(start)
+        self._mono = float(start)
         self._lock = threading.Lock()
 
     def now(self) -> float:
@@ -75,8 +82,9 @@ class SimulatedClock:
             return self._t
 
     def monotonic(self) -> float:
-        """Same as ``now()``: simulated time never goes back."""
-        return self.now()
+        """Simulated time as a monotonic reading: it moves with ``now()`` except across a :meth:`step`."""
+        with self._lock:
+            return self._mono
 
     def advance(self, seconds: float) -> None:
         """Move time forward by ``seconds`` (must not be negative)."""
@@ -84,13 +92,20 @@ class SimulatedClock:
             raise ValueError(f"cannot move a clock backwards (advance by {seconds})")
         with self._lock:
             self._t += seconds
+            self._mono += seconds
 
     def set(self, t: float) -> None:
         """Move time forward to ``t``."""
         with self._lock:
             if t < self._t:
                 raise ValueError(f"cannot move a clock backwards (from {self._t} to {t})")
+            self._mono += float(t) - self._t
             self._t = float(t)
+
+    def step(self, seconds: float) -> None:
+        """Step the wall clock by ``seconds`` (either way) without moving the monotonic reading."""
+        with self._lock:
+            self._t += seconds
 
     def sleep(self, seconds: float) -> None:
         """Advance instead of waiting."""
@@ -135,3 +150,30 @@ class ScaledClock:
     def wait(self, event: threading.Event, timeout: float) -> bool:
         """Wait up to ``timeout`` compressed seconds for ``event``."""
         return event.wait(max(timeout, 0.0) / self.speed)
+
+
+class ClockStepDetector:
+    """Notices the wall clock moving differently from the monotonic one between two readings.
+
+    >>> c = SimulatedClock(100.0); d = ClockStepDetector(c)
+    >>> d.observe()
+    0.0
+    >>> c.advance(15); c.step(3600); d.observe()
+    3600.0
+    >>> c.advance(15); d.observe()
+    0.0
+    """
+
+    def __init__(self, clock: Clock, tolerance: float = 1.0) -> None:
+        self.clock = clock
+        self.tolerance = tolerance
+        self._last: tuple[float, float] | None = None
+
+    def observe(self) -> float:
+        """Seconds the wall clock stepped since the last call (0.0 within ``tolerance``)."""
+        wall, mono = self.clock.now(), self.clock.monotonic()
+        last, self._last = self._last, (wall, mono)
+        if last is None:
+            return 0.0
+        step = (wall - last[0]) - (mono - last[1])
+        return step if abs(step) > self.tolerance else 0.0

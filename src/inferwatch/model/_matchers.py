@@ -3,6 +3,11 @@
 Regular expressions are fully anchored (``=~"5.."`` matches ``503``, not
 ``1503``), and a missing label matches as the empty string, so
 ``{team=""}`` selects series without a ``team`` label.
+
+Regular expressions use RE2's syntax and engine (google-re2), as Prometheus
+uses Go's: matching is linear in the length of the value, so no expression a
+client sends can backtrack for minutes, and what RE2 cannot do in linear time
+(look-around, back-references) is refused, as Prometheus refuses it.
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import re2
 
 __all__ = ["MatchOp", "Matcher", "matches_all", "parse_matcher", "parse_matchers"]
 
@@ -36,16 +44,11 @@ class Matcher:
     name: str
     op: MatchOp
     value: str
-    _regex: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _regex: Any = field(default=None, compare=False, repr=False)  # a compiled re2 pattern
 
     def __post_init__(self) -> None:
         if self.op in (MatchOp.RE, MatchOp.NRE):
-            try:
-                rx = re.compile(rf"^(?:{self.value})$", re.DOTALL)
-            except re.error as exc:
-                where = f"{self.name}{self.op}{self.value!r}"
-                raise ValueError(f"invalid regex in matcher {where}: {exc}") from None
-            object.__setattr__(self, "_regex", rx)
+            object.__setattr__(self, "_regex", compile_anchored(self.value, f"{self.name}{self.op}"))
 
     def matches(self, value: str) -> bool:
         """Whether a label value (``""`` when absent) satisfies the matcher."""
@@ -64,6 +67,31 @@ class Matcher:
     def __str__(self) -> str:
         escaped = self.value.replace("\\", "\\\\").replace('"', '\\"')
         return f'{self.name}{self.op.value}"{escaped}"'
+
+
+def compile_anchored(pattern: str, where: str = "") -> Any:
+    """``pattern`` compiled with RE2, fully anchored, ``.`` matching newlines; ``ValueError`` if invalid.
+
+    >>> compile_anchored("5..").match("503") is not None
+    True
+    >>> compile_anchored("5..").match("1503") is None
+    True
+    """
+    opts = re2.Options()
+    opts.log_errors = False  # RE2 prints refused patterns on stderr otherwise
+    opts.dot_nl = True
+    try:
+        return re2.compile(f"^(?:{pattern})$", opts)
+    except re2.error as exc:
+        raise ValueError(f"invalid regex in matcher {where}{pattern!r}: {_re2_reason(exc)}") from None
+
+
+def _re2_reason(exc: Exception) -> str:
+    arg = exc.args[0] if exc.args else ""
+    text = (arg.decode(errors="replace") if isinstance(arg, bytes) else str(arg)) or type(exc).__name__
+    if "(?!" in text or "(?=" in text or "(?<" in text or "invalid perl operator" in text:
+        return f"{text} (RE2 syntax, as in Prometheus: no look-around or back-references)"
+    return text
 
 
 def matches_all(matchers: Iterable[Matcher], labels: Mapping[str, str]) -> bool:

@@ -33,6 +33,8 @@ def read_table(path: str | Path, *, categorical: Sequence[str] = ()) -> dict[str
     if not p.is_file():
         raise InputError(f"{p}: no such file")
     has_arrow = importlib.util.find_spec("pyarrow") is not None
+    if p.suffix.lower() not in _PARQUET and _binary(p):
+        raise InputError(f"{p}: not a CSV text file (it holds binary data)")
     if p.suffix.lower() in _PARQUET:
         if not has_arrow:
             raise ToolMissingError(f"{p}: reading Parquet needs pyarrow: pip install 'inferwatch[parquet]'")
@@ -49,6 +51,15 @@ def read_table(path: str | Path, *, categorical: Sequence[str] = ()) -> dict[str
     return table
 
 
+def _binary(p: Path) -> bool:
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(8192)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    return b"\0" in head
+
+
 def _read_arrow(p: Path, *, parquet: bool) -> dict[str, Column]:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -63,7 +74,8 @@ def _read_arrow(p: Path, *, parquet: bool) -> dict[str, Column]:
 
             t = pcsv.read_csv(p, convert_options=pcsv.ConvertOptions(strings_can_be_null=True))
     except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(f"{p}: cannot read: {exc}") from exc
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{p}: cannot read: {first[:200]}") from exc
     out: dict[str, Column] = {}
     for name, chunked in zip(t.column_names, t.columns, strict=True):
         typ = chunked.type
@@ -79,8 +91,12 @@ def _read_csv_stdlib(p: Path) -> dict[str, Column]:
     try:
         with p.open(newline="") as fh:
             rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot read: {exc}") from exc
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise InputError(f"{p}: not a UTF-8 text file") from None
+    except csv.Error as exc:
+        raise InputError(f"{p}: not a CSV file: {exc}") from None
     if not rows:
         raise InputError(f"{p}: empty file")
     header, body = rows[0], rows[1:]

@@ -103,6 +103,7 @@ class Evaluator:
         self._bands: dict[str, BandProvider] = {}
         self._memo = LabelMemo()
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
+        self._save_failing = False
         if band_factory is not None:
             for r in self.rules:
                 if r.dynamic is not None:
@@ -154,6 +155,16 @@ class Evaluator:
         self._persist(ts)
         return to_send
 
+    def shift_clock(self, step: float) -> None:
+        """The wall clock stepped by ``step`` seconds: move pending timers with it.
+
+        A pending alert's ``for`` then counts time that really passed, so a
+        forward step neither fires it early nor a backward one delays it.
+        """
+        with self._lock:
+            for name, instances in self._alerts.items():
+                self._alerts[name] = {fp: _shifted(a, step) for fp, a in instances.items()}
+
     def save_state(self) -> None:
         """Save alert and baseline state now (before a reload or shutdown)."""
         with self._lock:
@@ -167,9 +178,14 @@ class Evaluator:
             bands = {name: b.export_state() for name, b in self._bands.items()}
         try:
             self.state.save(self._alerts, bands)  # rules missing from `bands` keep their stored state
-        except StoreError:
-            log.exception("saving alert state failed; it is kept in memory")
+        except StoreError as exc:
+            if not self._save_failing:  # once per episode (a full disk fails every round)
+                log.error("saving alert state failed; it is kept in memory until saving works again: %s", exc)
+            self._save_failing = True
             return
+        if self._save_failing:
+            log.warning("saving alert state works again")
+            self._save_failing = False
         if bands or not self._bands:
             self._bands_saved_at = ts
 
@@ -227,6 +243,14 @@ class Evaluator:
             if a.state in (AlertState.PENDING, AlertState.FIRING)
         ]
         return sorted(out, key=lambda x: (x.alertname, x.labels))
+
+
+def _shifted(a: AlertInstance, step: float) -> AlertInstance:
+    if a.state is AlertState.PENDING:
+        a = replace(a, active_at=a.active_at + step)
+    if a.keep_firing_since:
+        a = replace(a, keep_firing_since=a.keep_firing_since + step)
+    return a
 
 
 def _vector(result: object, rule: Rule) -> list[tuple[Labels, float]]:

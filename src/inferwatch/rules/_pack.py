@@ -11,13 +11,20 @@ from pydantic import TypeAdapter
 from inferwatch.config._rules import RuleSpec
 from inferwatch.rules._rule import Rule
 
-__all__ = ["default_rule_pack", "default_rule_specs"]
+__all__ = ["default_rule_pack", "default_rule_specs", "edge_rule_specs"]
 
 
 @cache
 def default_rule_specs() -> tuple[RuleSpec, ...]:
     """The default pack's rule configs, validated like a user's."""
     text = resources.files("inferwatch.rules").joinpath("default_pack.yaml").read_text("utf-8")
+    return tuple(TypeAdapter(list[RuleSpec]).validate_python(yaml.safe_load(text)))
+
+
+@cache
+def edge_rule_specs() -> tuple[RuleSpec, ...]:
+    """The edge rules (``edge_pack.yaml``), active with the default pack once ``edge.devices`` is set."""
+    text = resources.files("inferwatch.rules").joinpath("edge_pack.yaml").read_text("utf-8")
     return tuple(TypeAdapter(list[RuleSpec]).validate_python(yaml.safe_load(text)))
 
 

@@ -1,4 +1,4 @@
-"""The runtime rule: a config ``RuleSpec`` compiled to its PromQL-subset expression."""
+"""The runtime rule: a config ``RuleSpec`` compiled to its PromQL expression."""
 
 from __future__ import annotations
 
@@ -84,11 +84,20 @@ class Rule:
 
 def load_rules(config: Config) -> list[Rule]:
     """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
-    from inferwatch.rules._pack import default_rule_specs
+    from inferwatch.rules._engine_packs import engine_rule_specs  # engine packs (rules.packs)
+    from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 
     specs: dict[str, RuleSpec] = {}
+    pack, edge, engines = default_rule_specs(), edge_rule_specs(), engine_rule_specs(config.rules.packs)
+    known = [s.name for s in (*pack, *edge, *engines)]
+    unknown = sorted(set(config.rules.disable) - set(known))
+    if unknown:
+        raise ConfigError(f"rules.disable: no default-pack rule named {', '.join(map(repr, unknown))} "
+                          f"(the pack has {', '.join(known)})")
     if config.rules.default_pack:
-        specs = {s.name: s for s in default_rule_specs() if s.name not in config.rules.disable}
+        pack = (*pack, *(edge if config.edge.devices else ()))
+        specs = {s.name: s for s in pack if s.name not in config.rules.disable}
+    specs.update({s.name: s for s in engines if s.name not in config.rules.disable})
     for s in config.rules.rules:
         specs[s.name] = s
     return [Rule.from_spec(s) for s in specs.values()]

@@ -1,4 +1,4 @@
-"""Named signals: each is a PromQL-subset expression, so native == PromQL by construction.
+"""Named signals: each is a PromQL expression, so native == PromQL by construction.
 
 ``signal_promql(spec)`` writes the expression text for a signal config; the
 evaluator parses and evaluates that same text natively, and the exporter

@@ -94,7 +94,8 @@ class AlertStateStore:
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                raise StoreError(f"alert state {self.path}: {exc}") from exc
+                full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+                raise StoreError(f"alert state {self.path}: {'disk full: ' if full else ''}{exc}") from exc
 
     def close(self) -> None:
         """Close the database."""

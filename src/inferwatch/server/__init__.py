@@ -1,6 +1,7 @@
 """The embedded server: scrape loop, store, rule evaluation, HTTP API (``inferwatch serve``)."""
 
 from inferwatch.server._api import create_app
+from inferwatch.server._dashboard import dashboard_routes
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server._runtime import Server
 from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
@@ -21,6 +22,7 @@ __all__ = [
     "TargetHealth",
     "build_components",
     "create_app",
+    "dashboard_routes",
     "parse_listen",
     "serve",
 ]

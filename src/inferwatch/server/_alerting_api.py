@@ -28,7 +28,7 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError
 from inferwatch.alerting import Pipeline, Silence, parse_rfc3339, rfc3339
 from inferwatch.config import Config, Secret, env
-from inferwatch.model import Labels, Matcher, MatchOp
+from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name
 from inferwatch.rules import Alert
 
 __all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "resolve_api_token"]
@@ -153,6 +153,9 @@ def parse_webhook(body: Any, now: float) -> list[Alert]:
     for i, a in enumerate(body["alerts"]):
         try:
             labels = Labels({str(k): str(v) for k, v in a["labels"].items()})
+            bad = next((k for k in labels if not is_valid_label_name(k)), None)
+            if bad is not None:
+                raise InputError(f"webhook: alerts[{i}].labels: invalid label name {bad!r}")
             starts = parse_rfc3339(str(a.get("startsAt", ""))) or now
             ends = parse_rfc3339(str(a.get("endsAt", "")))
             if a.get("status") == "resolved":

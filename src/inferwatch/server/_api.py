@@ -12,13 +12,25 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from inferwatch._exceptions import InferwatchError, StoreError
 from inferwatch.model import parse_duration
-from inferwatch.rules import EvalError, PromQLError, QueryEngine, format_go_float, parse_promql
+from inferwatch.rules import format_go_float
+from inferwatch.server._guard import Guard
+from inferwatch.server._openapi import OPENAPI_PATH, openapi_document
+from inferwatch.server._prom_routes import prometheus_routes
+from inferwatch.server._query_exec import (
+    BoundedStore,
+    QueryContext,
+    QueryError,
+    QueryExecutor,
+    instant_query,
+    range_query,
+)
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
 from inferwatch.store import parse_selector
@@ -71,23 +83,19 @@ def _step(raw: str | None) -> float:
     return step
 
 
-def _query_at(server: Server, text: str, t: float) -> Any:
-    try:
-        expr = parse_promql(text)
-    except PromQLError as exc:
-        raise BadData(f"invalid parameter 'query': {exc}") from None
-    try:
-        return QueryEngine(server.components.store).instant(expr, t)
-    except EvalError as exc:
-        raise BadData(f"cannot evaluate {text!r}: {exc}") from None
+def _handler(fn: Callable[[Request], Any], executor: QueryExecutor | None = None) -> Callable[[Request], Any]:
+    """``fn`` answered as JSON; with ``executor``, ``fn(req)`` returns work that runs on its pool."""
 
-
-def _handler(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
     async def run(req: Request) -> Response:
         try:
-            return _ok(fn(req))
+            if executor is None:
+                return _ok(fn(req))
+            return _ok(await executor.run(fn(req)))
         except BadData as exc:
             return _bad(str(exc))
+        except QueryError as exc:
+            body = {"status": "error", "errorType": exc.error_type, "error": str(exc)}
+            return JSONResponse(body, status_code=exc.status)
         except StoreError as exc:
             body = {"status": "error", "errorType": "internal", "error": str(exc)}
             return JSONResponse(body, status_code=503)
@@ -102,54 +110,63 @@ def _handler(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
 
 
 def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
-               deliveries: DeliveryCounts | None = None) -> Starlette:
-    """The Starlette app of ``server``; ``extra_routes`` are mounted alongside (alerting API)."""
+               deliveries: DeliveryCounts | None = None, executor: QueryExecutor | None = None) -> Starlette:
+    """The Starlette app of ``server``; ``extra_routes`` are mounted alongside (alerting API).
 
-    def query(req: Request) -> Any:
+    Queries, series and label look-ups run on ``executor`` (one with the
+    config's ``server.query`` limits when not given; ``app.state.executor``).
+    """
+    executor = executor or QueryExecutor(server.config.server.query)
+    Work = Callable[[QueryContext], Any]
+
+    def query(req: Request) -> Work:
         t = _time(req, "time", server.clock.now())
-        result = _query_at(server, _param(req, "query"), t)
-        if isinstance(result, float):
-            return {"resultType": "scalar", "result": [t, format_go_float(result)]}
-        return {"resultType": "vector", "result": [
-            {"metric": labels.to_dict(), "value": [t, format_go_float(v)]} for labels, v in result
-        ]}
+        text, store = _param(req, "query"), server.components.store
 
-    def query_range(req: Request) -> Any:
+        def work(ctx: QueryContext) -> Any:
+            result = instant_query(store, ctx, text, t)
+            if isinstance(result, float):
+                return {"resultType": "scalar", "result": [t, format_go_float(result)]}
+            return {"resultType": "vector", "result": [
+                {"metric": labels.to_dict(), "value": [t, format_go_float(v)]} for labels, v in result
+            ]}
+        return work
+
+    def query_range(req: Request) -> Work:
         start, end = _time(req, "start", None), _time(req, "end", None)
         step = _step(req.query_params.get("step"))
         if end < start:
             raise BadData("end timestamp must not be before start time")
         if (end - start) / step > MAX_RANGE_POINTS:
             raise BadData(f"exceeded maximum resolution of {MAX_RANGE_POINTS} points per timeseries")
-        text = _param(req, "query")
-        series: dict[tuple[tuple[str, str], ...], list[list[Any]]] = {}
-        k = 0
-        while start + k * step <= end:
-            t = start + k * step
-            result = _query_at(server, text, t)
-            if isinstance(result, float):
-                points: list[tuple[tuple[tuple[str, str], ...], float]] = [((), result)]
-            else:
-                points = [(ls.items_tuple, v) for ls, v in result]
-            for key, v in points:
-                series.setdefault(key, []).append([t, format_go_float(v)])
-            k += 1
-        return {"resultType": "matrix", "result": [
-            {"metric": dict(key), "values": vals} for key, vals in sorted(series.items())
-        ]}
+        text, store = _param(req, "query"), server.components.store
 
-    def series_(req: Request) -> Any:
+        def work(ctx: QueryContext) -> Any:
+            series = range_query(store, ctx, text, start, end, step)
+            return {"resultType": "matrix", "result": [
+                {"metric": dict(key), "values": [[t, format_go_float(v)] for t, v in vals]}
+                for key, vals in sorted(series.items())
+            ]}
+        return work
+
+    def series_(req: Request) -> Work:
         selectors = req.query_params.getlist("match[]")
         if not selectors:
             raise BadData("no match[] parameter provided")
-        out: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-        for sel in selectors:
-            for labels in server.components.store.series(parse_selector(sel)):
-                out[labels.items_tuple] = labels.to_dict()
-        return [out[k] for k in sorted(out)]
+        parsed = [parse_selector(sel) for sel in selectors]
+        store = server.components.store
 
-    def label_values(req: Request) -> Any:
-        return server.components.store.label_values(req.path_params["name"])
+        def work(ctx: QueryContext) -> Any:
+            out: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+            for matchers in parsed:
+                for labels in BoundedStore(store, ctx).series(matchers):
+                    out[labels.items_tuple] = labels.to_dict()
+            return [out[k] for k in sorted(out)]
+        return work
+
+    def label_values(req: Request) -> Work:
+        name, store = req.path_params["name"], server.components.store
+        return lambda ctx: BoundedStore(store, ctx).label_values(name)
 
     def targets(_: Request) -> Any:
         return {"activeTargets": [
@@ -188,20 +205,29 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
 
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
+    async def openapi(_: Request) -> Response:
+        return JSONResponse(openapi_document())
+
     async def not_found(req: Request, exc: Exception) -> Response:
         return _bad(f"no such endpoint: {req.url.path}", 404)
 
-    api = [
+    pooled = [
         ("/api/v1/query", query), ("/api/v1/query_range", query_range), ("/api/v1/series", series_),
-        ("/api/v1/label/{name}/values", label_values), ("/api/v1/targets", targets),
-        ("/api/v1/rules", rules), ("/api/v1/alerts", alerts),
+        ("/api/v1/label/{name}/values", label_values),
     ]
+    api = [("/api/v1/targets", targets), ("/api/v1/rules", rules), ("/api/v1/alerts", alerts)]
     routes: list[BaseRoute] = [
+        *prometheus_routes(server, deliveries, executor),  # Prometheus 2.42's API: listed first, so it wins
         Route("/-/healthy", healthy), Route("/-/ready", ready), Route("/metrics", metrics),
+        Route(OPENAPI_PATH, openapi),
+        *(Route(path, _handler(fn, executor), methods=["GET", "POST"]) for path, fn in pooled),
         *(Route(path, _handler(fn), methods=["GET", "POST"]) for path, fn in api),
         *extra_routes,
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found})
+    guard = Middleware(Guard, limits=server.config.server.http)  # body size, JSON depth, clean 500s
+    app = Starlette(routes=routes, exception_handlers={404: not_found}, middleware=[guard])
+    app.state.executor = executor
+    return app
 
 
 def _param(req: Request, name: str) -> str:

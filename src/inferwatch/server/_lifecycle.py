@@ -59,6 +59,8 @@ class Reloader:
                 notes.append("alerting changes take effect after a restart")
             if new.server.listen != old.server.listen:
                 notes.append("server.listen changes take effect after a restart")
+            if (new.server.query, new.server.http) != (old.server.query, old.server.http):
+                notes.append("server.query and server.http changes take effect after a restart")
             log.info("config %s", "; ".join(notes))
             return "; ".join(notes)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from inferwatch.config import Config
-from inferwatch.model import Clock
+from inferwatch.model import Clock, ClockStepDetector
 from inferwatch.server._wiring import ServerComponents
 from inferwatch.store import SQLiteStore
 
@@ -83,11 +83,25 @@ class Server:
         self.ready.set()
 
     def _run(self) -> None:
+        steps = ClockStepDetector(self.clock)
+        due = self.clock.monotonic()
         while not self._stop.is_set():
-            interval = self.config.server.evaluation_interval
-            now = self.clock.now()
-            self.tick(now)
-            self.clock.wait(self._stop, interval - (self.clock.now() - now))
+            self.run_once(steps)
+            # scheduled on the monotonic clock: a wall-clock step neither stalls nor rushes rounds
+            mono, interval = self.clock.monotonic(), self.config.server.evaluation_interval
+            due += interval
+            if due <= mono:  # rounds missed (a slow round): skip them, keep the pace
+                due = mono + interval
+            self.clock.wait(self._stop, due - mono)
+
+    def run_once(self, steps: ClockStepDetector) -> None:
+        """One round of the evaluation loop: notice a wall-clock step (log it, keep `for` honest), tick."""
+        step = steps.observe()
+        if step:
+            log.warning("the wall clock stepped by %+.3fs; evaluation keeps its pace and pending `for` "
+                        "timers count only the time that passed", step)
+            self.components.evaluator.shift_clock(step)
+        self.tick(self.clock.now())
 
     def reload(self, build: Callable[[], ServerComponents]) -> None:
         """Build a complete new generation, then swap it in and retire the old one.

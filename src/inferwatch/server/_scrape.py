@@ -26,6 +26,14 @@ from inferwatch._exceptions import InferwatchError
 from inferwatch.config import ScrapeTarget
 from inferwatch.model import STALE_NAN, Clock, Labels
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
+from inferwatch.server._scrape_limits import (
+    MAX_AHEAD_S,
+    ScrapeFailed,
+    check_limits,
+    drop_future,
+    duplicate_error,
+    fetch,
+)
 from inferwatch.store import Store, append_columns
 
 __all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
@@ -67,7 +75,8 @@ class _Target:
         )
         self.report = [Labels({**self.labels, "__name__": name}) for name in REPORT_METRICS]
         self.tracked: dict[str, Labels] = {}
-        self.next_due: float | None = None
+        self.next_due: float | None = None  # wall time, for tick()
+        self.next_mono: float | None = None  # monotonic time, for the scrape thread
         self.health = TargetHealth(
             cfg.job, cfg.instance, cfg.url, dict(sorted(self.labels.items())),
             cfg.effective_interval, cfg.effective_timeout,
@@ -87,6 +96,7 @@ class ScrapeLoop:
         self._client = httpx.Client(transport=transport, follow_redirects=True, headers={"Accept": ACCEPT})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._store_failing = False
 
     def targets(self) -> list[TargetHealth]:
         """Health of every target, in config order."""
@@ -118,15 +128,19 @@ class ScrapeLoop:
 
     def _scrape_unsafe(self, target: _Target, now: float) -> None:
         start = self.clock.monotonic()
-        parsed, error = ParsedScrape(), ""
+        parsed, error, note = ParsedScrape(), "", ""
         try:
-            resp = self._client.get(target.cfg.url, timeout=target.cfg.effective_timeout)
-            if resp.status_code != 200:
-                raise InferwatchError(f"server returned HTTP status {resp.status_code} {resp.reason_phrase}")
-            parsed = target.parser.parse(resp.text, now, resp.headers.get("content-type", ""))
-        except httpx.TimeoutException:
-            error = f"context deadline exceeded (timeout {target.cfg.effective_timeout}s)"
-        except (httpx.HTTPError, InferwatchError) as exc:
+            body = fetch(self._client, target.cfg)  # network time is real time, as httpx's timeout
+            parsed = target.parser.parse(body.text, now, body.content_type)
+            check_limits(target.cfg, parsed.labels)
+            error = duplicate_error(body.text, parsed.labels)
+            dropped = drop_future(parsed.labels, parsed.t, parsed.v, now)
+            if dropped:
+                note = (f"{dropped} samples out of bounds (stamped more than {MAX_AHEAD_S:g}s "
+                        "in the future), dropped")
+        except ScrapeFailed as exc:
+            error = str(exc)
+        except InferwatchError as exc:
             error = str(exc) or type(exc).__name__
         if error:
             parsed = ParsedScrape()
@@ -142,10 +156,17 @@ class ScrapeLoop:
             append_columns(self.store, labels, t, v)
         except InferwatchError as exc:
             error = f"store refused the scrape: {exc}"
-            log.warning("target %s: %s", target.cfg.url, error)
-        target.tracked = parsed.tracked
+            if not self._store_failing:  # once per episode: a full disk refuses every scrape
+                log.error("target %s: %s (said once until the store accepts samples again)",
+                          target.cfg.url, error)
+            self._store_failing = True
+        else:
+            if self._store_failing:
+                log.warning("the store accepts scraped samples again")
+            self._store_failing = False
+            target.tracked = parsed.tracked  # only what was stored can go stale later
         h = target.health
-        h.health, h.last_error = ("down", error) if error else ("up", "")
+        h.health, h.last_error = ("down", error) if error else ("up", note)
         h.last_scrape, h.last_duration, h.samples = now, duration, len(parsed)
 
     @staticmethod
@@ -197,11 +218,21 @@ class ScrapeLoop:
 
     def _run(self, target: _Target) -> None:
         while not self._stop.is_set():
-            now = self.clock.now()
-            if target.next_due is None or now >= target.next_due:
-                self._scrape(target, now)
-            assert target.next_due is not None
-            self.clock.wait(self._stop, max(target.next_due - self.clock.now(), 0.0))
+            self.clock.wait(self._stop, self._run_once(target))
+
+    def _run_once(self, target: _Target) -> float:
+        """Scrape ``target`` if due on the monotonic clock; return the seconds until it is due again.
+
+        Scheduling is monotonic and samples are stamped with the wall clock, so
+        a step of the wall clock (either way) neither stops nor rushes scraping.
+        """
+        mono = self.clock.monotonic()
+        if target.next_mono is None or mono >= target.next_mono:
+            self._scrape(target, self.clock.now())
+            interval = target.cfg.effective_interval
+            due = (target.next_mono if target.next_mono is not None else mono) + interval
+            target.next_mono = due if due > mono else mono + interval
+        return max(target.next_mono - self.clock.monotonic(), 0.0)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the threads (joined with ``timeout``) and close the HTTP client."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import platform
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
@@ -26,7 +26,7 @@ from inferwatch.rules import AlertState
 from inferwatch.store import SQLiteStore
 
 if TYPE_CHECKING:
-    from inferwatch.alerting import ActionRecord, NotificationRecord
+    from inferwatch.alerting import ActionRecord, NotificationRecord, QueueStats
     from inferwatch.server._runtime import Server
 
 __all__ = ["DeliveryCounts", "self_registry"]
@@ -35,9 +35,13 @@ _HEALTH = ("up", "down", "unknown")
 
 
 class DeliveryCounts:
-    """Counts the alerting pipeline's records (subscribe it: ``pipeline.subscribe(counts)``)."""
+    """Counts the alerting pipeline's records (subscribe it: ``pipeline.subscribe(counts)``).
 
-    def __init__(self) -> None:
+    ``queues`` reads the receivers' queues at scrape time (``pipeline.queue_stats``).
+    """
+
+    def __init__(self, queues: Callable[[], Sequence[QueueStats]] | None = None) -> None:
+        self.queues = queues or (lambda: ())
         self._lock = threading.Lock()
         self.notifications: Counter[tuple[str, str]] = Counter()  # (receiver, status)
         self.actions: Counter[tuple[str, str]] = Counter()  # (action, result)
@@ -120,7 +124,12 @@ class _ServerCollector(Collector):
         ran = _family(catalog.ACTIONS_TOTAL)
         for (action, result), n in sorted(acts.items()):
             ran.add_metric([action, result], float(n))
-        yield from (sent, ran)
+        length = _family(catalog.NOTIFICATION_QUEUE_LENGTH)
+        age = _family(catalog.NOTIFICATION_QUEUE_OLDEST_AGE)
+        for q in deliveries.queues():
+            length.add_metric([q.receiver], float(q.length))
+            age.add_metric([q.receiver], q.oldest_age)
+        yield from (sent, ran, length, age)
 
 
 def _family(spec: catalog.MetricSpec) -> GaugeMetricFamily | CounterMetricFamily:

@@ -12,12 +12,15 @@ from typing import Any
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
+from inferwatch.server._alertmanager_push import alert_sink
 from inferwatch.server._api import create_app
+from inferwatch.server._hosts import allowed_hosts, exposure_warning
+from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._otlp import open_trace_store, trace_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
-from inferwatch.server._wiring import ServerComponents, build_components, data_dir_of
+from inferwatch.server._wiring import ServerComponents, build_components, build_pipeline, data_dir_of
 
 __all__ = ["parse_listen", "serve"]
 
@@ -41,47 +44,65 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     """
     import signal
 
-    import uvicorn
 
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
-    from inferwatch.alerting import PipelineRunner, pipeline_from_config
+    from inferwatch.alerting import PipelineRunner
     from inferwatch.server._alerting_api import alerting_routes, resolve_api_token
 
     data_dir = data_dir_of(config)
-    pipeline = pipeline_from_config(config, data_dir if config.storage.type == "sqlite" else None, clock)
+    pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
-    server = Server(build_components(config, clock=clock, sink=pipeline), clock=clock)
-    deliveries = DeliveryCounts()
+    sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
+    server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
+    deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
+    from inferwatch.server._ingest import EdgeIngest, ingest_routes
+
+    edge = EdgeIngest(config.edge, server.components.store, clock,
+                      data_dir if config.storage.type == "sqlite" else None)
+    routes += ingest_routes(edge)
+    edge.start(config.server.evaluation_interval)
     routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=pipeline)
+            return build_components(cfg, clock=clock, store=current.store, sink=sink)
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))
         routes.append(reload_route(reloader, token))
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
             signal.signal(signal.SIGHUP, reloader.on_signal)
-    app = create_app(server, extra_routes=routes, deliveries=deliveries)
+    from inferwatch.server._dashboard import dashboard_routes
+
+    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline)],
+                     deliveries=deliveries)
+    app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
+    warning = exposure_warning(host)
+    if warning:
+        print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     notify = PipelineRunner(pipeline)
     notify.start()
+    if push is not None:
+        push.start()
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
-        print(f"inferwatch serve: listening on http://{host}:{bound_port} "
+        print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
 
-    uv = _uvicorn_server()(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"),
-                           on_started=started, port=port)
+    uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http),
+                           on_started=started, port=port, on_stopping=app.state.executor.close)
     try:
         uv.run()
     finally:
         notify.stop()
         server.stop()
+        edge.close()
+        if push is not None:
+            push.stop()
 
 
 def _uvicorn_server() -> Any:
@@ -90,9 +111,14 @@ def _uvicorn_server() -> Any:
     class Started(uvicorn.Server):
         """uvicorn's server, calling back once its socket listens (with the port it got)."""
 
-        def __init__(self, config: uvicorn.Config, *, on_started: Callable[[int], None], port: int) -> None:
+        def __init__(self, config: uvicorn.Config, *, on_started: Callable[[int], None], port: int,
+                     on_stopping: Callable[[], None]) -> None:
             super().__init__(config)
-            self._on_started, self._port = on_started, port
+            self._on_started, self._port, self._on_stopping = on_started, port, on_stopping
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            self._on_stopping()  # running queries are cancelled, so a SIGTERM does not wait for them
+            await super().shutdown(sockets=sockets)
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -31,7 +32,11 @@ from inferwatch.rules import (
 from inferwatch.server._scrape import ScrapeLoop
 from inferwatch.store import Store, open_store
 
+if TYPE_CHECKING:
+    from inferwatch.alerting import Pipeline
+
 __all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "build_components", "data_dir_of"]
+__all__ += ["build_pipeline"]  # the alerting pipeline of serve (issue 20)
 
 log = logging.getLogger(__name__)
 ALERT_STATE_FILE = "alerts.sqlite"
@@ -102,3 +107,12 @@ def build_components(
     )
     scrape = ScrapeLoop(config.scrape.targets, store, clock=clock, transport=transport)
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state)
+
+
+def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:
+    """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
+    their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
+    from inferwatch.alerting import pipeline_from_config
+
+    data_dir = data_dir_of(config) if config.storage.type == "sqlite" else None
+    return pipeline_from_config(config, data_dir, clock)

@@ -61,6 +61,23 @@ _IN_CHUNK = 500
 _F8, _I8 = np.dtype("<f8"), np.dtype("<i8")
 
 
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is open: on a full disk SQLite has already rolled it back,
+    and a second ROLLBACK would replace the real error with "no transaction is active"."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def reason(exc: Exception) -> str:
+    """SQLite's error in words; a full disk (or a full database file) says "disk full".
+
+    >>> reason(sqlite3.OperationalError("database or disk is full"))
+    'disk full (database or disk is full)'
+    """
+    full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc)
+    return f"disk full ({exc})" if full else str(exc)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating) the file in WAL mode with the schema; ``StoreError`` naming it if not."""
     try:
@@ -122,7 +139,7 @@ def write(
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
 
 
@@ -147,7 +164,7 @@ def compact(conn: sqlite3.Connection) -> int:
         conn.execute("DELETE FROM wal WHERE seq <= ?", (records[-1][0],))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return int(sids.shape[0])
 
@@ -194,8 +211,12 @@ def delete_before(conn: sqlite3.Connection, cutoff: float, gone: list[int]) -> i
             keep = t >= cutoff
             deleted += int((~keep).sum())
             rewrites.append((sid, t_min, t[keep], v[keep]))
+    # WAL records wholly older than the cutoff (still there when compaction could not run: disk full)
+    stale = [(seq,) for seq, tb in conn.execute("SELECT seq, t FROM wal WHERE t_min < ?", (cutoff,))
+             if np.frombuffer(tb, _F8).max(initial=-np.inf) < cutoff]
     conn.execute("BEGIN IMMEDIATE")
     try:
+        conn.executemany("DELETE FROM wal WHERE seq = ?", stale)
         conn.executemany("DELETE FROM chunks WHERE series_id = ? AND t_min = ?", whole)
         for sid, t_min, t, v in rewrites:
             conn.execute("DELETE FROM chunks WHERE series_id = ? AND t_min = ?", (sid, t_min))
@@ -206,6 +227,6 @@ def delete_before(conn: sqlite3.Connection, cutoff: float, gone: list[int]) -> i
         conn.executemany("DELETE FROM series WHERE id = ?", [(sid,) for sid in gone])
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return deleted

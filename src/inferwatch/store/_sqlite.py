@@ -11,6 +11,7 @@ chunks every ``compact_every`` seconds and before the head is cut.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import sqlite3
 import threading
@@ -30,6 +31,8 @@ from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_time, check_value
 
 __all__ = ["SQLiteStore"]
+
+log = logging.getLogger(__name__)
 
 
 def _as_column(x: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
@@ -60,6 +63,7 @@ class SQLiteStore:
         retention: float | None = None,
         head_window: float = 3600.0,
         compact_every: float = 1800.0,
+        max_bytes: int | None = None,
     ) -> None:
         if batch_size < 1 or head_window < 0 or compact_every <= 0:
             raise ValueError("batch_size must be >= 1, head_window >= 0 and compact_every > 0")
@@ -80,12 +84,16 @@ class SQLiteStore:
         self._next_id = 1
         self._head_from = self._clock.now() - self.head_window
         self._last_compact = self._clock.now()
+        self._compact_failing = False
         self._conn: sqlite3.Connection | None = _disk.connect(self.path)
         try:
+            if max_bytes is not None:  # a cap on the file: writes past it fail as on a full disk
+                page = self._conn.execute("PRAGMA page_size").fetchone()[0]
+                self._conn.execute(f"PRAGMA max_page_count = {max(1, int(max_bytes) // int(page))}")
             self._load(self._conn)
         except sqlite3.Error as exc:
             self._conn.close()
-            raise StoreError(f"cannot read the store {self.path}: {exc}") from exc
+            raise StoreError(f"cannot read the store {self.path}: {_disk.reason(exc)}") from exc
 
     def _load(self, conn: sqlite3.Connection) -> None:
         _disk.compact(conn)  # replay whatever the last process left in the WAL
@@ -221,7 +229,7 @@ class SQLiteStore:
         try:
             _disk.write(conn, new_series.items(), sids, t, v, self.batch_size)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
+            raise StoreError(f"cannot write to the store {self.path}: {_disk.reason(exc)}") from exc
         for labels, sid in new_series.items():
             self._index.add(sid, labels)
             self._remember(labels, sid)
@@ -251,6 +259,18 @@ class SQLiteStore:
             self._head.drop_before(cut)
             self._head_from = cut
 
+    def _compact_for_read(self) -> None:
+        """Compact before reading or deleting old ranges; a store that cannot write (disk full)
+        still answers, and retention still frees space."""
+        try:
+            self.compact()
+        except StoreError as exc:
+            if not self._compact_failing:  # once per episode, not once per query
+                log.warning("%s; reads go on without compacting", exc)
+            self._compact_failing = True
+        else:
+            self._compact_failing = False
+
     def compact(self) -> int:
         """Move the WAL into per-series chunks now; return the samples moved."""
         with self._lock:
@@ -258,7 +278,7 @@ class SQLiteStore:
             try:
                 return _disk.compact(self._db())
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot compact the store {self.path}: {exc}") from exc
+                raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
 
     # -- reading ----------------------------------------------------------------
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
@@ -283,10 +303,10 @@ class SQLiteStore:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
         head_from = self._head_from
         try:
-            self.compact()
+            self._compact_for_read()
             old = {sid: (t, v) for sid, t, v in _disk.read_chunks(conn, ids, start, min(end, head_from))}
         except (sqlite3.Error, OverflowError) as exc:
-            raise StoreError(f"cannot read the store {self.path}: {exc}") from exc
+            raise StoreError(f"cannot read the store {self.path}: {_disk.reason(exc)}") from exc
         out = []
         for sid in ids:
             t0, v0 = old.get(sid, (None, None))
@@ -321,12 +341,12 @@ class SQLiteStore:
             raise InputError(f"retention cutoff {t!r} is not finite")
         with self._lock:
             conn = self._db()
-            self.compact()
+            self._compact_for_read()  # on a full disk retention must still run: it frees the space
             gone = [sid for sid in self._index.ids() if self._last_t[sid] < t]
             try:
                 deleted = _disk.delete_before(conn, t, gone)
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot apply retention to {self.path}: {exc}") from exc
+                raise StoreError(f"cannot apply retention to {self.path}: {_disk.reason(exc)}") from exc
             self._head.drop_before(t)
             for sid in gone:
                 self._head.forget(sid)
@@ -354,7 +374,7 @@ class SQLiteStore:
             try:
                 self._db().execute("PRAGMA wal_checkpoint(PASSIVE)")
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot checkpoint the store {self.path}: {exc}") from exc
+                raise StoreError(f"cannot checkpoint the store {self.path}: {_disk.reason(exc)}") from exc
 
     def close(self) -> None:
         """Compact, checkpoint and close the file; idempotent."""

@@ -1,0 +1,133 @@
+"""The dashboard: page weight before data, and the overview's render time with 50 series per chart.
+
+    python benchmarks/bench_dashboard.py [--rounds 5] [--chromium /usr/bin/chromium]
+
+A store is filled with one hour of samples every 15 s such that every overview
+panel that draws raw series gets 50 of them (50 status codes, 50 GPUs, 50 hosts,
+50 features, 50 experiment variants; the latency and ratio panels draw what
+their aggregations give). The server runs on loopback (uvicorn, as ``serve``);
+headless Chromium (Debian's, driven by Playwright) opens the overview and waits
+until every panel has drawn. Reported, median over ``--rounds`` page loads:
+
+1. page weight: bytes of the page, scripts and styles (everything but /api/ answers);
+2. render: from the start of the overview's first query to the last panel drawn
+   (``document.body.dataset.rendered``), and from navigation start to the same moment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+from typing import Any
+
+from inferwatch.config import parse_config
+from inferwatch.demo import ServerThread
+from inferwatch.model import Labels, Sample, SimulatedClock
+from inferwatch.server import Server, build_components, create_app, dashboard_routes
+from inferwatch.store import MemoryStore
+
+END = 1_800_000_000.0
+N = 50
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def fill(store: MemoryStore) -> int:
+    """One hour every 15 s of 50 series per panel; returns the number of series."""
+    svc = {"service": "bench", "model": "m", "version": "v1"}
+    series: list[tuple[Labels, float, float]] = []  # labels, base, slope per second
+    for i in range(N):
+        code = str(200 + i)
+        series.append((Labels.of("inferwatch_requests_total", code=code, route="/p", **svc), 0, 1 + i / 10))
+        gpu = {"gpu": str(i), "UUID": f"GPU-{i}", "Hostname": f"h{i // 8}"}
+        series += [(Labels.of("DCGM_FI_DEV_GPU_UTIL", **gpu), 40 + i, 0),
+                   (Labels.of("DCGM_FI_DEV_FB_USED", **gpu), 1000 + 100 * i, 0),
+                   (Labels.of("DCGM_FI_DEV_FB_FREE", **gpu), 8000, 0)]
+        if i < N // 2:
+            series += [(Labels.of("DCGM_FI_PROF_PCIE_RX_BYTES", **gpu), 1e9 + i * 1e7, 0),
+                       (Labels.of("DCGM_FI_PROF_PCIE_TX_BYTES", **gpu), 5e8 + i * 1e7, 0)]
+        host = {"instance": f"h{i}:9100"}
+        series += [(Labels.of("node_cpu_seconds_total", cpu="0", mode="idle", **host), 0, 0.3 + i / 100),
+                   (Labels.of("node_memory_MemAvailable_bytes", **host), 4e9 + i * 1e7, 0),
+                   (Labels.of("node_memory_MemTotal_bytes", **host), 16e9, 0),
+                   (Labels.of("inferwatch_feature_psi", feature=f"f{i}", **svc), 0.01 * i, 0),
+                   (Labels.of("inferwatch_conversion_rate", experiment=f"e{i // 2}", variant="ab"[i % 2]),
+                    0.1 + i / 1000, 0)]
+    for le in ("0.01", "0.05", "0.1", "0.5", "1", "+Inf"):
+        series.append((Labels.of("inferwatch_request_duration_seconds_bucket", le=le, route="/p", **svc),
+                       0, 10 * (1 - 1 / (2 + float(le.replace("+Inf", "99"))))))
+    times = [END - 3600 + 15 * k for k in range(241)]
+    store.append([Sample(ls, t, base + slope * (t - times[0])) for ls, base, slope in series for t in times])
+    return len(series)
+
+
+def _load(browser: Any, url: str, answers: dict[str, bytes], record: bool) -> dict[str, float]:
+    """One page load; ``record``: from the server (answers saved), else the saved answers replayed."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    sizes: list[int] = []
+
+    def seen(r: Any) -> None:
+        if "/api/" not in r.url:
+            sizes.append(len(r.body()))
+        elif record:
+            answers[r.url] = r.body()
+
+    page.on("response", seen)
+    if not record:
+        page.route("**/api/**", lambda route: route.fulfill(
+            status=200, content_type="application/json", body=answers[route.request.url]))
+    page.goto(url + "#/overview?refresh=0")
+    page.wait_for_selector("body[data-rendered]", timeout=120_000)
+    out = {"weight": float(sum(sizes)), "render": float(page.evaluate("document.body.dataset.rendered")),
+           "total": float(page.evaluate("document.body.dataset.renderedAt")),
+           "series": float(page.evaluate("[...document.querySelectorAll('section.panel[data-series]')]"
+                                         ".reduce((n, e) => Math.max(n, Number(e.dataset.series)), 0)"))}
+    ctx.close()
+    return out
+
+
+def measure(url: str, chromium: str, rounds: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The first load from the server; then ``rounds`` loads with its answers replayed (median)."""
+    from playwright.sync_api import sync_playwright
+
+    answers: dict[str, bytes] = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=FLAGS)
+        live = _load(browser, url, answers, record=True)
+        replays = [_load(browser, url, answers, record=False) for _ in range(rounds)]
+        browser.close()
+    return live, {k: statistics.median(r[k] for r in replays) for k in replays[0]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    args = ap.parse_args()
+    clock = SimulatedClock(END)
+    store = MemoryStore()
+    n = fill(store)
+    server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
+                    clock=clock)
+    http = ServerThread(create_app(server, extra_routes=dashboard_routes(server, None))).start()
+    try:
+        live, replay = measure(http.url + "/", args.chromium, args.rounds)
+    finally:
+        http.stop()
+        server.stop()
+    print(f"store: {n} series, 241 samples each (1 h every 15 s); "
+          f"most series in one panel: {live['series']:.0f}")
+    print(f"page weight before data: {live['weight'] / 1024:.1f} KiB (budget 300 KB)")
+    print(f"overview from the server: {live['total']:.0f} ms from navigation start to the last panel drawn "
+          f"({live['render']:.0f} ms of it waiting for and drawing the queries)")
+    print(f"overview with the same answers replayed (the page's own cost), median of {args.rounds}: "
+          f"{replay['total']:.0f} ms from navigation start, {replay['render']:.0f} ms from the first query "
+          f"(budget 1 s)")
+    return 0 if live["weight"] < 300_000 and live["total"] < 1000 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

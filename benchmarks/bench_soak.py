@@ -1,0 +1,174 @@
+"""Soak: ``inferwatch serve`` scraping an SDK under load plus 10k series, queried every second.
+
+    python benchmarks/bench_soak.py [--minutes 3] [--warmup MINUTES] [--rate 1000] [--series 10000]
+
+The issue's run is ``--minutes 30``; the default is a shortened 3 minutes.
+Everything is on loopback: this process records ``--rate`` requests/s into a
+``Monitor`` (its ``/metrics`` served from a thread) and serves a second target
+of ``--series`` gauges with new values each scrape; ``inferwatch serve`` (a
+subprocess, SQLite store, default rules, evaluation every 5 s) scrapes both
+every 5 s, and one instant query a second asks it for the request rate.
+
+Reported: the server's RSS after warm-up (``--warmup``, a quarter of the run by
+default; the store's in-memory head fills for its first hour) and at the end
+(target: growth under 5 %), evaluation rounds done vs scheduled (on schedule:
+at least 95 %), query latency p50/p99/max and errors, scrape health.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+
+from inferwatch.sdk import Monitor
+
+TOKEN = "soak-token-0123456789"
+
+
+def _series_target(n: int) -> tuple[http.server.ThreadingHTTPServer, str]:
+    names = [f'soak_gauge{{shard="{i % 100}",key="k{i}"}}' for i in range(n)]
+    rng = random.Random(1)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = "".join(f"{name} {rng.random():.4f}\n" for name in names).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/metrics"
+
+
+def _load(monitor: Monitor, rate: float, stop: threading.Event) -> int:
+    """Record ``rate`` requests a second (paced in batches of 10 ms) until ``stop``; return the count."""
+    sent, t0 = 0, time.monotonic()
+    rng = random.Random(2)
+    while not stop.is_set():
+        due = int((time.monotonic() - t0) * rate)
+        for _ in range(due - sent):
+            monitor.record_request("/predict", 200 if rng.random() > 0.01 else 500, rng.uniform(0.005, 0.05))
+        sent = due
+        stop.wait(0.01)
+    return sent
+
+
+def _serve(tmp: Path, targets: list[str]) -> tuple[subprocess.Popen[str], str]:
+    cfg = tmp / "inferwatch.yml"
+    lines = ",".join(f"{{job: t{i}, url: '{u}', interval: 5s, timeout: 4s}}" for i, u in enumerate(targets))
+    cfg.write_text(f"server: {{data_dir: '{tmp / 'data'}', api_token: {TOKEN}, evaluation_interval: 5s}}\n"
+                   f"scrape: {{targets: [{lines}]}}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFERWATCH_")}
+    proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg),
+                             "--listen", "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line)
+        if m:
+            return proc, m.group(1)
+    raise RuntimeError("inferwatch serve did not start")
+
+
+def _evaluations(client: httpx.Client) -> float:
+    m = re.search(r"^inferwatch_rule_evaluations_total (\S+)$", client.get("/metrics").text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def soak(minutes: float, rate: float, series: int, warmup: float | None = None) -> dict[str, object]:
+    """Run the soak; return its figures."""
+    monitor = Monitor("soak", "m", "v1")
+    metrics = monitor.serve_metrics()
+    gauges, gauges_url = _series_target(series)
+    stop = threading.Event()
+    sent: list[int] = []
+    loader = threading.Thread(target=lambda: sent.append(_load(monitor, rate, stop)), daemon=True)
+    loader.start()
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, url = _serve(Path(tmp), [f"http://127.0.0.1:{metrics.port}/metrics", gauges_url])
+        rss: list[tuple[float, int]] = []
+        latencies: list[float] = []
+        errors = 0
+        try:
+            ps = psutil.Process(proc.pid)
+            with httpx.Client(base_url=url, timeout=30) as client:
+                t0 = time.monotonic()
+                ev0 = _evaluations(client)
+                end = t0 + minutes * 60
+                while (now := time.monotonic()) < end:
+                    q0 = time.monotonic()
+                    query = {"query": "sum(rate(inferwatch_requests_total[1m]))"}
+                    r = client.get("/api/v1/query", params=query)
+                    latencies.append(time.monotonic() - q0)
+                    errors += r.status_code != 200
+                    if not rss or now - rss[-1][0] >= 5:
+                        rss.append((now - t0, ps.memory_info().rss))
+                    stop.wait(max(0.0, 1.0 - (time.monotonic() - q0)))
+                elapsed = time.monotonic() - t0
+                evals = _evaluations(client) - ev0
+                targets = client.get("/api/v1/targets").json()["data"]["activeTargets"]
+        finally:
+            stop.set()
+            loader.join(10)
+            proc.terminate()
+            _, err = proc.communicate(timeout=60)
+            metrics.close()
+            gauges.shutdown()
+            monitor.close()
+    warm = [b for t, b in rss if t >= (elapsed / 4 if warmup is None else warmup * 60)]
+    lat = sorted(latencies)
+    return {
+        "minutes": minutes, "rate_req_s": rate, "series": series, "requests_recorded": sent[0] if sent else 0,
+        "rss_after_warmup_mib": round(warm[0] / 2**20, 1), "rss_end_mib": round(warm[-1] / 2**20, 1),
+        "rss_growth_pct": round(100 * (warm[-1] - warm[0]) / warm[0], 2),
+        "evaluations": int(evals), "evaluations_scheduled": int(elapsed // 5),
+        "queries": len(lat), "query_errors": errors,
+        "query_p50_ms": round(1000 * statistics.median(lat), 1),
+        "query_p99_ms": round(1000 * lat[int(0.99 * (len(lat) - 1))], 1),
+        "query_max_ms": round(1000 * lat[-1], 1),
+        "targets": {t["scrapePool"]: [t["health"], t["samples"], t["lastError"]] for t in targets},
+        "server_tracebacks": err.count("Traceback"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=3.0)
+    ap.add_argument("--rate", type=float, default=1000.0)
+    ap.add_argument("--series", type=int, default=10_000)
+    ap.add_argument("--warmup", type=float, default=None, help="minutes (default: a quarter of the run)")
+    args = ap.parse_args(argv)
+    out = soak(args.minutes, args.rate, args.series, args.warmup)
+    print(json.dumps(out, indent=2))
+    growth_ok = float(out["rss_growth_pct"]) < 5.0  # type: ignore[arg-type]
+    on_time = int(out["evaluations"]) >= 0.95 * int(out["evaluations_scheduled"])  # type: ignore[call-overload]
+    print(f"target: RSS growth < 5 % after warm-up -> {out['rss_growth_pct']} % "
+          f"{'OK' if growth_ok else 'MISSED'}; "
+          f"evaluation on schedule (>= 95 %) -> {out['evaluations']}/{out['evaluations_scheduled']} "
+          f"{'OK' if on_time else 'MISSED'}")
+    return 0 if growth_ok and on_time and not out["server_tracebacks"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""The pipeline's alerts in SQLite: what was received survives a restart (typed, no SQL elsewhere)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from inferwatch.alerting._notification import fingerprint
+from inferwatch.alerting._state import StateDB
+from inferwatch.model import Labels
+from inferwatch.rules import Alert
+
+__all__ = ["AlertStore", "alert_from_json", "alert_to_json"]
+
+
+def alert_to_json(a: Alert) -> dict[str, Any]:
+    """An alert as a JSON-able dict (``value`` as a string so NaN survives)."""
+    return {"labels": a.labels.to_dict(), "annotations": dict(a.annotations), "starts_at": a.starts_at,
+            "ends_at": a.ends_at, "value": str(a.value), "generator_url": a.generator_url}
+
+
+def alert_from_json(b: dict[str, Any]) -> Alert:
+    """The inverse of :func:`alert_to_json`."""
+    return Alert(Labels(b["labels"]), b["annotations"], b["starts_at"], b["ends_at"],
+                 float(b["value"]), b["generator_url"])
+
+
+class AlertStore:
+    """The ``alerts`` table: the latest version of every alert the pipeline holds, by fingerprint.
+
+    >>> s = AlertStore(StateDB(":memory:"))
+    >>> s.put([Alert(Labels({"alertname": "Up"}), starts_at=0.0)], now=0.0)
+    >>> [a.name for a in s.load().values()]
+    ['Up']
+    """
+
+    def __init__(self, db: StateDB) -> None:
+        self._db = db
+
+    def load(self) -> dict[str, Alert]:
+        """Every stored alert by fingerprint."""
+        return {str(fp): alert_from_json(json.loads(str(body)))
+                for fp, body in self._db.query("SELECT fingerprint, body FROM alerts")}
+
+    def put(self, alerts: Iterable[Alert], now: float) -> None:
+        """Insert or replace."""
+        rows = [(fingerprint(a), json.dumps(alert_to_json(a)), now) for a in alerts]
+        with self._db.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO alerts VALUES (?,?,?)", rows)
+
+    def delete(self, fingerprints: Iterable[str]) -> None:
+        """Forget alerts."""
+        with self._db.transaction() as c:
+            c.executemany("DELETE FROM alerts WHERE fingerprint=?", [(fp,) for fp in fingerprints])

@@ -1,0 +1,129 @@
+"""Builds the notify stages from config in one place, as Alertmanager's ``PipelineBuilder.New`` does.
+
+    per receiver:  mute -> actions -> dedup -> enqueue   (outbox -> that receiver's queue)
+    per digest:    mute -> actions -> digest             (delivered through its target's queue)
+
+Everything varying is injected (HTTP client, random generator, executor, output
+stream); the stores come in opened (``Stores.open``), so the builder writes no SQL.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
+from inferwatch.alerting._alertstore import AlertStore
+from inferwatch.alerting._build import build_action, build_notifier
+from inferwatch.alerting._delivery import DeliveryHooks, Executor, RateWindow, ReceiverQueue, RetryPolicy
+from inferwatch.alerting._digest import DigestStage
+from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._inhibit import Inhibitor, InhibitRule
+from inferwatch.alerting._ledger import ActionLedger
+from inferwatch.alerting._nflog import NotificationLog
+from inferwatch.alerting._notification import Notification, Notifier
+from inferwatch.alerting._outbox import Outbox
+from inferwatch.alerting._records import RecordLog
+from inferwatch.alerting._silence import Silences
+from inferwatch.alerting._stages import DedupStage, EnqueueStage, MuteStage, StageChain
+from inferwatch.alerting._state import StateDB
+from inferwatch.config._alerting import AlertingConfig
+from inferwatch.config._receivers import DigestReceiverSpec, ReceiverSpec
+from inferwatch.rules import Alert
+
+__all__ = ["PipelineBuilder", "Stages", "Stores"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """The pipeline's typed stores over one state file."""
+
+    db: StateDB
+    nflog: NotificationLog
+    silences: Silences
+    records: RecordLog
+    outbox: Outbox
+    alerts: AlertStore
+    ledger: ActionLedger
+
+    @classmethod
+    def open(cls, db: StateDB) -> Stores:
+        """Load every store from ``db``."""
+        return cls(db, NotificationLog(db), Silences(db), RecordLog(db), Outbox(db), AlertStore(db),
+                   ActionLedger(db))
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """What the builder made: the muters and stages, the notifier and queue of every receiver."""
+
+    inhibitor: Inhibitor
+    mute: MuteStage
+    act: ActionStage
+    notifiers: dict[str, Notifier]
+    queues: dict[str, ReceiverQueue]
+    chains: dict[str, StageChain]
+    digests: dict[str, DigestStage]
+
+
+class PipelineBuilder:
+    """The stages of ``config``; ``notifiers`` and ``actions`` stand in for built ones (tests, replay)."""
+
+    def __init__(self, config: AlertingConfig, *, http: HttpClient, rng: random.Random, executor: Executor,
+                 external_url: str = "", stream: TextIO | None = None,
+                 warn: Callable[[str], None] | None = None,
+                 notifiers: Mapping[str, Notifier] | None = None, actions: Sequence[Action] | None = None,
+                 ) -> None:
+        self.config = config
+        self._http, self._rng, self._executor = http, rng, executor
+        self._url, self._stream, self._warn = external_url, stream, warn
+        self._overrides = dict(notifiers or {})
+        self._actions = actions
+
+    def build(self, stores: Stores, alerts: Iterable[Alert], outcomes: DeliveryHooks,
+              on_action: Callable[[ActionRecord], None], wake: Callable[[], None], now: float) -> Stages:
+        """Build every stage (nothing runs yet)."""
+        cfg = self.config
+        inhibitor = Inhibitor([InhibitRule.build(r) for r in cfg.inhibit_rules], alerts)
+        mute = MuteStage([inhibitor, stores.silences])
+        built = self._actions if self._actions is not None else [
+            build_action(a, self._http) for a in cfg.effective_actions()]
+        act = ActionStage(built, stores.ledger, on_action, once_per={
+            a.name: (a.once_per, a.cooldown) for a in cfg.effective_actions()})
+        stages = Stages(inhibitor, mute, act, {}, {}, {}, {})
+        enqueue: dict[str, EnqueueStage] = {}
+        for spec in cfg.effective_receivers():
+            if isinstance(spec, DigestReceiverSpec):
+                continue
+            notifier = self._overrides.get(spec.name) or build_notifier(spec, self._http, self._url,
+                                                                        self._stream, self._warn)
+            queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
+            stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
+            enqueue[spec.name] = EnqueueStage(stores.outbox, queue)
+            stages.chains[spec.name] = StageChain([mute, act, DedupStage(stores.nflog, spec.send_resolved),
+                                                   enqueue[spec.name]])
+        for spec in cfg.effective_receivers():
+            if isinstance(spec, DigestReceiverSpec):
+                send = _digest_sender(spec.deliver_to, StageChain([enqueue[spec.deliver_to]]))
+                digest = DigestStage(spec.name, spec.at, spec.timezone, stores.db, send, now)
+                stages.digests[spec.name] = digest
+                stages.chains[spec.name] = StageChain([mute, act, digest])
+        return stages
+
+    def _queue(self, spec: ReceiverSpec, notifier: Notifier, outbox: Outbox, outcomes: DeliveryHooks,
+               wake: Callable[[], None]) -> ReceiverQueue:
+        p = self.config.notify
+        policy = RetryPolicy(spec.max_attempts, p.initial_backoff, p.max_backoff, p.jitter, p.attempt_timeout)
+        # A stand-in notifier (tests, replay) is not the service: its rate limit does not apply.
+        limited = spec.rate_limit is not None and spec.name not in self._overrides
+        rate = RateWindow(spec.rate_limit.count, spec.rate_limit.per) if spec.rate_limit and limited else None
+        return ReceiverQueue(spec.name, notifier, outbox, policy, outcomes, self._executor, self._rng,
+                             rate, wake)
+
+
+def _digest_sender(receiver: str, chain: StageChain) -> Callable[[Notification, float], None]:
+    def send(n: Notification, now: float) -> None:
+        chain.process(Notification(receiver, n.groups, n.notes, n.kind), now)
+    return send

@@ -1,0 +1,114 @@
+"""``inferwatch edge``: the edge agent, and ``edge simulate`` (what the deadband would save)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``edge`` and ``edge simulate``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "edge", help="the edge agent: collect, deadband, durable spool, upload",
+        description="Run the edge agent of a device: read its sources (host, GPU, local /metrics "
+        "scrapes, a loopback push endpoint), send a sample only when it moved more than the "
+        "deadband (or a heartbeat is due), keep everything in a durable SQLite spool (24 h by "
+        "default) and upload in order to the inferwatch server's ingest endpoint or to a "
+        "Prometheus remote-write receiver. The token comes from $INFERWATCH_EDGE_TOKEN or "
+        "upload.token_file. 'inferwatch edge simulate --help' shows what a deadband would save.",
+    )
+    p.add_argument("--config", "-c", metavar="FILE", help="the agent's YAML config (required to run)")
+    p.add_argument("--events", action="store_true",
+                   help="print one line per upload (ok/retry/reject, batch id, samples) to stderr")
+    p.set_defaults(func=_run)
+    verbs = p.add_subparsers(dest="edge_verb", metavar="{simulate}")
+    s: argparse.ArgumentParser = verbs.add_parser(
+        "simulate", help="replay a recorded series through the deadband and the encoder",
+        description="Replay a CSV series through the real deadband and the real encoder (gzip'ed "
+        "batches, one per --batch-interval of sample time) and print the points, the samples "
+        "sent, bytes of the naive upload (every point, same batching and compression), bytes "
+        "sent, the reduction 1 - sent/naive, and the largest reconstruction errors (relative: "
+        "|true - reconstructed| / max(|reconstructed|, floor), at most the deadband).",
+    )
+    s.add_argument("--csv", required=True, metavar="FILE", help="the recorded series (CSV with a header)")
+    s.add_argument("--timestamp-col", default="timestamp", help="time column: Unix seconds or ISO 8601")
+    s.add_argument("--value-col", default="value", help="value column (default value)")
+    s.add_argument("--deadband", type=float, default=0.1, help="relative band (default 0.1 = 10 %%)")
+    s.add_argument("--floor", type=float, default=0.01,
+                   help="absolute floor: near zero the band is deadband x floor (default 0.01)")
+    s.add_argument("--heartbeat", default="5m", help="send a quiet series this often (default 5m)")
+    s.add_argument("--interval", default=None,
+                   help="replay the points at this step (e.g. 15s, a device's collection interval) "
+                   "instead of the file's timestamps")
+    s.add_argument("--batch-interval", default="1m", help="one upload batch per this much time (default 1m)")
+    s.add_argument("--json", action="store_true", help="print JSON (default: a short table)")
+    s.set_defaults(func=_simulate)
+
+
+def _duration(flag: str, text: str) -> float:
+    from inferwatch._exceptions import InputError
+    from inferwatch.model import parse_duration
+
+    try:
+        secs = parse_duration(text)
+    except ValueError:
+        raise InputError(f"{flag} {text!r}: not a duration (expected e.g. 15s, 5m)") from None
+    if secs <= 0:
+        raise InputError(f"{flag} {text!r}: must be positive")
+    return secs
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    import json
+
+    from inferwatch._exceptions import InputError
+    from inferwatch.edge import DeadbandSettings, read_series_csv, simulate
+
+    try:
+        settings = DeadbandSettings(args.deadband, args.floor, _duration("--heartbeat", args.heartbeat))
+    except ValueError as exc:
+        raise InputError(f"--deadband/--floor: {exc}") from None
+    points = read_series_csv(Path(args.csv), timestamp_col=args.timestamp_col, value_col=args.value_col)
+    if args.interval is not None:
+        step = _duration("--interval", args.interval)
+        points = [(points[0][0] + i * step, v) for i, (_, v) in enumerate(points)]
+    result = simulate(points, settings, batch_interval=_duration("--batch-interval", args.batch_interval))
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        r = result
+        print(f"{args.csv}: {r.points} points, {r.sent} sent ({r.sent / r.points:.1%}); "
+              f"{r.bytes_naive} -> {r.bytes_sent} bytes ({r.reduction:.1%} fewer); "
+              f"max error {r.max_rel_error:.4f} relative, {r.max_abs_error:.6g} absolute")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    import threading
+
+    from inferwatch._exceptions import InputError
+    from inferwatch.edge import Agent, load_agent_config
+
+    if args.edge_verb is None and not args.config:
+        raise InputError("--config FILE is required to run the agent (or: inferwatch edge simulate ...)")
+    cfg = load_agent_config(Path(args.config))
+
+    def event(line: str) -> None:
+        if args.events:
+            print(f"inferwatch edge: {line}", file=sys.stderr, flush=True)
+
+    agent = Agent(cfg, on_event=event)
+    print(f"inferwatch edge: device {cfg.device} -> {cfg.upload.type} {cfg.upload.url} "
+          f"({len(agent.sources)} sources, deadband {cfg.deadband.band:g}, heartbeat "
+          f"{cfg.deadband.heartbeat:g}s, spool {cfg.spool.path} with {agent.spool.backlog()} waiting)",
+          file=sys.stderr, flush=True)
+    agent.start()
+    try:
+        threading.Event().wait()  # until a signal; main() turns KeyboardInterrupt into exit 130
+    finally:
+        agent.close()
+    return 0

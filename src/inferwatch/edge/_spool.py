@@ -1,0 +1,237 @@
+"""The durable buffer: an SQLite spool on the device, bounded by age and bytes, ordered, resumable.
+
+Durability (the fsync policy): the spool runs in WAL mode with
+``synchronous=FULL``, so every :meth:`Spool.append` and :meth:`Spool.ack` is
+one transaction, fsynced before it returns. ``kill -9`` of the agent loses
+nothing it appended; power loss loses nothing it appended either (the WAL is
+synced at each commit). A transaction cut short leaves the spool as it was.
+
+Order and resume: rows are numbered in append order (``seq``) and uploaded in
+that order, whatever their timestamps (a clock stepping back reorders
+nothing). Before a batch is sent its range is written down as *in flight*
+with its id, so after a crash the same batch, with the same id, is sent
+first: the receiver's batch-id check then drops it if it had arrived.
+
+Bounds: samples older than ``max_age`` (24 h) and, when the rows' bytes
+exceed ``max_bytes``, the oldest rows are dropped first; each drop is
+counted by reason (``age``, ``bytes``) in the spool itself, and a write the
+disk refuses (full) is counted as ``disk_full`` while the agent runs on.
+A row's bytes are counted as its encoded size (labels id, time, value and
+SQLite's row overhead, :data:`ROW_BYTES`), so the bound does not depend on
+how SQLite lays out pages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from inferwatch._exceptions import StoreError
+from inferwatch.model import Labels, Sample
+
+__all__ = ["DROP_REASONS", "ROW_BYTES", "Spool", "SpoolBatch"]
+
+ROW_BYTES = 40  # seq + series id + t + v as SQLite stores them, with the row's header
+DROP_REASONS = ("age", "bytes", "disk_full")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY, labels TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS samples (seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    series INTEGER NOT NULL, t REAL NOT NULL, v REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class SpoolBatch:
+    """Rows ``first..last`` (by seq) of the spool, under a stable id."""
+
+    batch_id: str
+    first: int
+    last: int
+    samples: tuple[Sample, ...]
+
+
+class Spool:
+    """An append-only queue of samples on disk; see the module docstring for its guarantees.
+
+    >>> import tempfile, pathlib
+    >>> from inferwatch.model import Labels, Sample
+    >>> sp = Spool(pathlib.Path(tempfile.mkdtemp()) / "spool.sqlite")
+    >>> sp.append([Sample(Labels.of("x"), 10.0, 1.0)], now=10.0)
+    1
+    >>> b = sp.next_batch(100); len(b.samples), sp.backlog()
+    (1, 1)
+    >>> sp.ack(b); sp.backlog()
+    0
+    >>> sp.close()
+    """
+
+    def __init__(self, path: Path, *, max_age: float = 86400.0, max_bytes: int = 256 << 20) -> None:
+        if max_age <= 0 or max_bytes < ROW_BYTES:
+            raise ValueError(f"spool bounds must be positive (max_age={max_age}, max_bytes={max_bytes})")
+        self.path, self.max_age, self.max_bytes = path, max_age, max_bytes
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"edge spool {path}: cannot open ({exc})") from exc
+        self._ids: dict[Labels, int] = {}
+        self._pending: dict[str, int] = {}  # drops the full disk would not let us record yet
+        self._labels: dict[int, Labels] = {}
+        for sid, text in self._db.execute("SELECT id, labels FROM series"):
+            ls = Labels(json.loads(text))
+            self._ids[ls], self._labels[sid] = sid, ls
+        self.spool_id = self._meta("spool_id") or self._init_id()
+        self._rows = int(self._db.execute("SELECT count(*) FROM samples").fetchone()[0])
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set(self, key: str, value: object) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(value)))
+
+    def _init_id(self) -> str:
+        sid = uuid.uuid4().hex[:12]
+        self._db.execute("BEGIN IMMEDIATE")
+        self._set("spool_id", sid)
+        self._db.execute("COMMIT")
+        return sid
+
+    def _series_id(self, labels: Labels) -> int:
+        sid = self._ids.get(labels)
+        if sid is None:
+            cur = self._db.execute("INSERT INTO series (labels) VALUES (?)",
+                                   (json.dumps(labels.items_tuple, separators=(",", ":")),))
+            sid = int(cur.lastrowid or 0)
+            self._ids[labels], self._labels[sid] = sid, labels
+        return sid
+
+    def append(self, samples: Sequence[Sample], *, now: float) -> int:
+        """Store ``samples`` durably (then apply the bounds); returns how many were stored.
+
+        A disk that refuses the write drops this batch, counted as ``disk_full``.
+        """
+        if not samples:
+            return 0
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                rows = [(self._series_id(s.labels), s.t, s.v) for s in samples]
+                self._db.executemany("INSERT INTO samples (series, t, v) VALUES (?, ?, ?)", rows)
+                self._db.execute("COMMIT")
+            except sqlite3.Error:
+                self._rollback()
+                self._count_drop("disk_full", len(samples))
+                return 0
+            self._rows += len(samples)
+            self._enforce(now)
+            return len(samples)
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+        self._ids = {ls: i for ls, i in self._ids.items() if self._known(i)}
+        self._labels = {i: ls for ls, i in self._ids.items()}
+
+    def _known(self, sid: int) -> bool:
+        return self._db.execute("SELECT 1 FROM series WHERE id = ?", (sid,)).fetchone() is not None
+
+    def _count_drop(self, reason: str, n: int) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._set(f"dropped_{reason}", self._dropped(reason) + n)
+            self._db.execute("COMMIT")
+        except sqlite3.Error:  # the disk is full even for a counter: keep it until it is not
+            self._rollback()
+            self._pending[reason] = self._pending.get(reason, 0) + n
+
+    def _dropped(self, reason: str) -> int:
+        return int(self._meta(f"dropped_{reason}") or 0)
+
+    def enforce(self, now: float) -> None:
+        """Drop what is older than ``max_age`` or over ``max_bytes`` (oldest first), counting it."""
+        with self._lock:
+            self._enforce(now)
+
+    def _enforce(self, now: float) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            old = self._db.execute("DELETE FROM samples WHERE t < ?", (now - self.max_age,)).rowcount
+            over = max(0, self._rows - old - self.max_bytes // ROW_BYTES)
+            if over:
+                self._db.execute("DELETE FROM samples WHERE seq IN "
+                                 "(SELECT seq FROM samples ORDER BY seq LIMIT ?)", (over,))
+            if old:
+                self._set("dropped_age", self._dropped("age") + old)
+            if over:
+                self._set("dropped_bytes", self._dropped("bytes") + over)
+            self._db.execute("COMMIT")
+            self._rows -= old + over
+        except sqlite3.Error:
+            self._rollback()
+
+    def next_batch(self, max_samples: int) -> SpoolBatch | None:
+        """The batch to send now: the one in flight if any (same id), else the oldest rows."""
+        with self._lock:
+            inflight = self._meta("inflight")
+            if inflight:
+                first, last = (int(x) for x in inflight.split("-"))
+                rows = self._db.execute("SELECT seq, series, t, v FROM samples WHERE seq BETWEEN ? AND ? "
+                                        "ORDER BY seq", (first, last)).fetchall()
+                if rows:
+                    return self._batch(first, last, rows)
+            rows = self._db.execute("SELECT seq, series, t, v FROM samples ORDER BY seq LIMIT ?",
+                                    (max_samples,)).fetchall()
+            if not rows:
+                return None
+            first, last = int(rows[0][0]), int(rows[-1][0])
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._set("inflight", f"{first}-{last}")
+                self._db.execute("COMMIT")
+            except sqlite3.Error:
+                self._rollback()
+            return self._batch(first, last, rows)
+
+    def _batch(self, first: int, last: int, rows: list[tuple[int, int, float, float]]) -> SpoolBatch:
+        samples = tuple(Sample(self._labels[sid], t, v) for _, sid, t, v in rows)
+        return SpoolBatch(f"{self.spool_id}:{first}-{last}", first, last, samples)
+
+    def ack(self, batch: SpoolBatch) -> None:
+        """The receiver has ``batch``: delete its rows and clear the in-flight mark, in one transaction."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                gone = self._db.execute("DELETE FROM samples WHERE seq <= ?", (batch.last,)).rowcount
+                self._db.execute("DELETE FROM meta WHERE key = 'inflight'")
+                self._db.execute("COMMIT")
+                self._rows -= gone
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreError(f"edge spool {self.path}: cannot record a delivered batch ({exc})") from exc
+
+    def backlog(self) -> int:
+        """Samples waiting to be delivered."""
+        return self._rows
+
+    def dropped(self) -> dict[str, int]:
+        """Samples dropped since the spool was made, by reason (``age``, ``bytes``, ``disk_full``)."""
+        with self._lock:
+            return {r: self._dropped(r) + self._pending.get(r, 0) for r in DROP_REASONS}
+
+    def close(self) -> None:
+        """Checkpoint and close (what was appended is durable already)."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._db.close()

@@ -1,0 +1,132 @@
+"""Sending the spool: batches in order, exponential backoff with jitter, acknowledged only on success.
+
+*When* to send is here; *how* is a :class:`Target` (the inferwatch ingest
+endpoint or Prometheus remote-write). A target answers ``ok``, ``retry``
+(network error, 5xx, 429, a refused token: nothing is dropped) or
+``reject`` (the receiver says the batch itself is bad, 4xx: retrying cannot
+help, so the batch is dropped and counted as ``rejected``).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from inferwatch.edge._spool import Spool, SpoolBatch
+from inferwatch.model import Clock
+
+__all__ = ["Backoff", "Outcome", "Target", "Uploader"]
+
+log = logging.getLogger(__name__)
+
+
+class Outcome(enum.Enum):
+    """What a target made of one batch."""
+
+    OK = "ok"
+    RETRY = "retry"
+    REJECT = "reject"
+
+
+class Target(Protocol):
+    """Where batches go."""
+
+    name: str
+
+    def send(self, batch: SpoolBatch, spool: Spool) -> tuple[Outcome, str]:
+        """Deliver ``batch``; the outcome and a short reason (no secrets in it)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with full jitter: attempt ``n`` waits ``uniform(base, min(cap, base*2**n))``."""
+
+    base: float = 1.0
+    cap: float = 300.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``attempt`` (0 = the first retry)."""
+        top = min(self.cap, self.base * 2.0 ** min(attempt, 30))
+        return rng.uniform(self.base, max(top, self.base))
+
+
+class Uploader:
+    """Moves batches from the spool to a target on its own thread; :meth:`step` does one try."""
+
+    def __init__(self, spool: Spool, target: Target, *, clock: Clock, batch_size: int = 1000,
+                 flush_interval: float = 5.0, backoff: Backoff | None = None,
+                 rng: random.Random | None = None, on_event: Callable[[str], None] | None = None) -> None:
+        self.spool, self.target, self.clock = spool, target, clock
+        self.batch_size, self.flush_interval = batch_size, flush_interval
+        self.backoff = backoff or Backoff()
+        self.rng = rng or random.Random()
+        self.on_event = on_event or (lambda line: None)
+        self.sent_batches = self.sent_samples = self.rejected = self.failures = 0
+        self._attempt = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def step(self) -> float:
+        """Try one batch; return how long to wait before the next try (0 when more is waiting)."""
+        batch = self.spool.next_batch(self.batch_size)
+        if batch is None:
+            return self.flush_interval
+        try:
+            outcome, reason = self.target.send(batch, self.spool)
+        except Exception as exc:  # a target bug must not stop delivery: retried like a network error
+            log.exception("%s: sending a batch failed", self.target.name)
+            outcome, reason = Outcome.RETRY, type(exc).__name__
+        if outcome is Outcome.RETRY:
+            self.failures += 1
+            wait = self.backoff.delay(self._attempt, self.rng)
+            self._attempt += 1
+            self.on_event(f"retry {batch.batch_id} in {wait:.1f}s: {reason}")
+            return wait
+        self._attempt = 0
+        if outcome is Outcome.REJECT:
+            self.rejected += len(batch.samples)
+            log.warning("%s rejected batch %s (%d samples dropped): %s", self.target.name,
+                        batch.batch_id, len(batch.samples), reason)
+        else:
+            self.sent_batches += 1
+            self.sent_samples += len(batch.samples)
+        self.spool.ack(batch)
+        self.on_event(f"{outcome.value} {batch.batch_id} {len(batch.samples)}")
+        return 0.0
+
+    def drain(self, max_steps: int = 1_000_000) -> int:
+        """Send until the spool is empty or a try fails (tests, shutdown); returns batches tried."""
+        for n in range(max_steps):
+            if self.spool.backlog() == 0 or self.step() > 0:
+                return n + 1
+        return max_steps
+
+    def start(self) -> None:
+        """Run :meth:`step` on a daemon thread until :meth:`stop`."""
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="inferwatch-edge-upload", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                wait = self.step()
+            except Exception:
+                log.exception("edge upload step failed")
+                wait = self.flush_interval
+            if wait > 0 and self.clock.wait(self._stop, wait):
+                return
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread (a batch in flight is resent at the next start, under the same id)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None

@@ -1,0 +1,157 @@
+"""``prometheus.yml`` and the rule files: the embedded server's scrape and rules on Prometheus.
+
+Static rules (default pack, quality and business monitors included) go to
+``rules/inferwatch.rules.yml``, written by the same function that the replay
+tests check against ``promtool test rules``. A dynamic rule becomes the
+seasonal baseline's recording rules and an alert with the rule's name, labels
+and annotations (``rules/baseline-<rule>.rules.yml``); its fixed fallback
+applies while the band has too little history, as in the embedded evaluator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from inferwatch.baseline import BaselineConfig, promql_rules, rule_seasonal_config
+from inferwatch.config import Config
+from inferwatch.config._scrape import ScrapeTarget
+from inferwatch.export._files import ExportedFile, dump_yaml
+from inferwatch.export._options import ExportOptions
+from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, format_duration
+from inferwatch.rules import Rule, load_rules, to_prometheus_rule_groups
+
+__all__ = [
+    "RULES_DIR", "baseline_rule_groups", "export_prometheus", "prometheus_config", "rule_file_documents",
+]
+
+RULES_DIR = "rules"
+SELF_JOB = "inferwatch"
+
+
+def _d(seconds: float) -> str:
+    return format_duration(seconds)
+
+
+def _job_settings(t: ScrapeTarget) -> tuple[Any, ...]:
+    u = urlsplit(t.url)
+    return (t.job, t.effective_interval, t.effective_timeout, u.scheme, u.path or "/metrics",
+            u.query, t.honor_labels, t.honor_timestamps)
+
+
+def _scrape_job(name: str, targets: Sequence[ScrapeTarget]) -> dict[str, Any]:
+    first = targets[0]
+    u = urlsplit(first.url)
+    job: dict[str, Any] = {
+        "job_name": name,
+        "scrape_interval": _d(first.effective_interval),
+        "scrape_timeout": _d(first.effective_timeout),
+        "metrics_path": u.path or "/metrics",
+        "scheme": u.scheme,
+    }
+    if u.query:
+        job["params"] = {k: v for k, v in parse_qs(u.query).items()}
+    if first.honor_labels:
+        job["honor_labels"] = True
+    if not first.honor_timestamps:
+        job["honor_timestamps"] = False
+    static = []
+    for t in targets:
+        labels = {"job": t.job, "dimension": t.dimension.value, **t.labels}
+        static.append({"targets": [urlsplit(t.url).netloc], "labels": labels})
+    job["static_configs"] = static
+    return job
+
+
+def _scrape_configs(config: Config, opts: ExportOptions) -> list[dict[str, Any]]:
+    """One job per distinct (job, interval, timeout, URL shape); the ``job`` label stays the config's."""
+    groups: dict[tuple[Any, ...], list[ScrapeTarget]] = {}
+    for t in config.scrape.targets:
+        groups.setdefault(_job_settings(t), []).append(t)
+    jobs: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for targets in groups.values():
+        name, n = targets[0].job, 2
+        while name in used or name == SELF_JOB:
+            name, n = f"{targets[0].job}-{n}", n + 1
+        used.add(name)
+        jobs.append(_scrape_job(name, targets))
+    server = urlsplit(opts.server_url(config))
+    interval = DEFAULT_INTERVAL_S[Dimension.INFRASTRUCTURE]
+    jobs.insert(0, {
+        "job_name": SELF_JOB, "scrape_interval": _d(interval), "scrape_timeout": _d(min(10.0, interval)),
+        "scheme": server.scheme, "metrics_path": "/metrics",
+        "static_configs": [{"targets": [server.netloc]}],
+    })
+    return jobs
+
+
+def _alertmanagers(config: Config, opts: ExportOptions) -> list[dict[str, Any]]:
+    """The config's ``alerting.alertmanagers`` (grouped by scheme and path), else ``opts.alertmanager``."""
+    if not config.alerting.alertmanagers:
+        return [{"static_configs": [{"targets": [opts.alertmanager]}]}]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for am in config.alerting.alertmanagers:
+        u = urlsplit(am.url)
+        groups.setdefault((u.scheme, u.path or "/"), []).append(u.netloc)
+    return [{"scheme": scheme, "path_prefix": path, "static_configs": [{"targets": targets}]}
+            for (scheme, path), targets in groups.items()]
+
+
+def prometheus_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
+    """``prometheus.yml`` as a dict."""
+    glob: dict[str, Any] = {
+        "scrape_interval": _d(DEFAULT_INTERVAL_S[Dimension.SERVICE]),
+        "evaluation_interval": _d(config.server.evaluation_interval),
+    }
+    if config.alerting.external_labels:
+        glob["external_labels"] = dict(config.alerting.external_labels)
+    out: dict[str, Any] = {
+        "global": glob,
+        "rule_files": [f"{RULES_DIR}/*.rules.yml"],
+        "alerting": {"alertmanagers": _alertmanagers(config, opts)},
+        "scrape_configs": _scrape_configs(config, opts),
+    }
+    if opts.remote_write:  # long-term storage behind Prometheus: Thanos receive, Mimir, VictoriaMetrics
+        out["remote_write"] = [{"url": url} for url in opts.remote_write]
+    return out
+
+
+def baseline_rule_groups(rule: Rule, baseline: BaselineConfig, interval: float) -> dict[str, Any]:
+    """The PromQL form of a dynamic rule: recording rules for its band and an alert named like the rule."""
+    dyn = rule.dynamic
+    if dyn is None:
+        raise ValueError(f"rule {rule.name} has a fixed threshold, not a baseline")
+    cfg = baseline.model_copy(update={"seasonal": rule_seasonal_config(baseline, dyn)})
+    doc = promql_rules(rule.name, str(rule.signal), config=cfg, interval=interval,
+                       direction=dyn.direction, fallback=dyn.fallback)
+    alert = doc["groups"][0]["rules"][-1]
+    alert["alert"] = rule.name
+    alert["labels"] = {**rule.alert_labels, **alert["labels"]}
+    if rule.annotations:
+        alert["annotations"] = dict(rule.annotations)
+    return doc
+
+
+def rule_file_documents(config: Config) -> dict[str, dict[str, Any]]:
+    """The rule files by path: fixed-threshold rules, then one file per dynamic rule."""
+    rules = load_rules(config)
+    docs = {f"{RULES_DIR}/inferwatch.rules.yml":
+            to_prometheus_rule_groups([r for r in rules if r.threshold is not None])}
+    for r in rules:
+        if r.dynamic is not None:
+            docs[f"{RULES_DIR}/baseline-{r.name}.rules.yml"] = baseline_rule_groups(
+                r, config.baseline, config.server.evaluation_interval)
+    return docs
+
+
+def export_prometheus(config: Config, opts: ExportOptions) -> list[ExportedFile]:
+    """``prometheus.yml`` and ``rules/*.rules.yml``."""
+    files = [ExportedFile("prometheus.yml", dump_yaml(prometheus_config(config, opts)),
+                          "Prometheus: scrape jobs per target and dimension, rule files, Alertmanager")]
+    for path, doc in rule_file_documents(config).items():
+        what = ("alerting rules with fixed thresholds, one group per dimension" if path.endswith(
+            "/inferwatch.rules.yml") else "a dynamic baseline: band recording rules and the rule's alert")
+        files.append(ExportedFile(path, dump_yaml(doc), what))
+    return files

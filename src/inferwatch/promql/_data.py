@@ -1,0 +1,117 @@
+"""Selecting samples for a query: the time span each selector needs, loaded once, then sliced per step.
+
+Selection follows Prometheus 2.42 (promql/engine.go): an instant selector
+takes each series' latest sample in ``[t - lookback, t]`` and drops the
+series when that sample is a staleness marker; a range selector takes the
+samples in ``[t - range, t]`` with staleness markers removed. Times are
+integer milliseconds, as Prometheus stores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from inferwatch.model import Labels, Matcher
+from inferwatch.promql._ast import Aggregate, Binary, Call, Expr, Paren, Selector, Subquery, Unary
+from inferwatch.store import Store
+
+__all__ = ["Loaded", "Span", "load", "needed_spans", "resolve_at"]
+
+_STALE_BITS = np.uint64(0x7FF0000000000002)
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, eq=False)
+class Loaded:
+    """One series' samples over a selector's span: all of them, and the live ones (no markers)."""
+
+    labels: Labels
+    t: np.ndarray
+    v: np.ndarray
+    stale: np.ndarray
+    live_t: np.ndarray
+    live_v: np.ndarray
+
+    def at(self, ref: int, lookback: int) -> tuple[int, float] | None:
+        """The latest sample in ``[ref - lookback, ref]`` unless it is a staleness marker."""
+        i = int(self.t.searchsorted(ref, side="right")) - 1
+        if i < 0 or self.t[i] < ref - lookback or self.stale[i]:
+            return None
+        return int(self.t[i]), float(self.v[i])
+
+    def window(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Live samples with ``lo <= t <= hi``."""
+        a = int(self.live_t.searchsorted(lo, side="left"))
+        b = int(self.live_t.searchsorted(hi, side="right"))
+        return self.live_t[a:b], self.live_v[a:b]
+
+
+def resolve_at(sel: Selector | Subquery, start: int, end: int) -> int | None:
+    """The ``@`` time of a selector or subquery in ms (``start()``/``end()`` resolved), or ``None``."""
+    if sel.at is None:
+        return None
+    if sel.at.preprocessor == "start":
+        return start
+    if sel.at.preprocessor == "end":
+        return end
+    assert sel.at.time is not None
+    return round(sel.at.time * 1000)
+
+
+def _children(e: Expr) -> Iterator[Expr]:
+    if isinstance(e, Call):
+        yield from e.args
+    elif isinstance(e, Aggregate):
+        if e.param is not None:
+            yield e.param
+        yield e.expr
+    elif isinstance(e, Binary):
+        yield e.lhs
+        yield e.rhs
+    elif isinstance(e, Paren | Unary):
+        yield e.expr
+
+
+def needed_spans(root: Expr, start: int, end: int, lookback: int) -> dict[
+        tuple[Matcher, ...], Span]:
+    """For each selector's matchers, the ms span ``[lo, hi]`` a query from ``start`` to ``end`` reads."""
+    out: dict[tuple[Matcher, ...], Span] = {}
+    stack: list[tuple[Expr, int, int]] = [(root, start, end)]
+    while stack:
+        e, lo, hi = stack.pop()
+        if isinstance(e, Selector | Subquery):
+            at = resolve_at(e, start, end)
+            if at is not None:
+                lo = hi = at
+            off = round(e.offset * 1000)
+            lo, hi = lo - off, hi - off
+            lo -= round(e.range * 1000) if e.range is not None else lookback
+            if isinstance(e, Subquery):
+                stack.append((e.expr, lo, hi))
+                continue
+            old = out.get(e.matchers)
+            out[e.matchers] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+            continue
+        stack.extend((c, lo, hi) for c in _children(e))
+    return out
+
+
+def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded]:
+    """The series matching ``matchers`` with their samples in ``span`` (ms, inclusive)."""
+    out: list[Loaded] = []
+    for s in store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001):
+        t = np.rint(s.t * 1000.0).astype(np.int64)
+        v = s.v
+        if len(t) and (t[0] < span[0] or t[-1] > span[1]):
+            keep = (t >= span[0]) & (t <= span[1])
+            t, v = t[keep], v[keep]
+        stale = v.view(np.uint64) == _STALE_BITS
+        if stale.any():
+            live = ~stale
+            out.append(Loaded(s.labels, t, v, stale, t[live], v[live]))
+        else:
+            out.append(Loaded(s.labels, t, v, stale, t, v))
+    return out

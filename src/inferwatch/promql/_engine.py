@@ -1,0 +1,203 @@
+"""The PromQL evaluator: one expression at one step, over samples loaded once per query.
+
+Semantics are Prometheus 2.42's (promql/engine.go): lookback (5 m) and
+staleness for instant selectors, inclusive ``[t - range, t]`` windows,
+``offset`` and ``@`` (with ``start()``/``end()``), subqueries stepping on
+multiples of their step, the default subquery step being the evaluation
+interval (1 m). Left-nested binary chains are evaluated in a loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from inferwatch.model import Labels, Matcher, MatchOp
+from inferwatch.promql._aggregate import aggregate
+from inferwatch.promql._ast import (
+    Aggregate,
+    Binary,
+    Call,
+    Expr,
+    Number,
+    Paren,
+    Selector,
+    String,
+    Subquery,
+    Unary,
+)
+from inferwatch.promql._binops import apply_binary
+from inferwatch.promql._data import Loaded, Span, load, needed_spans, resolve_at
+from inferwatch.promql._functions import VECTOR_FUNCTIONS
+from inferwatch.promql._range_functions import RANGE_FUNCTIONS
+from inferwatch.promql._values import EvalError, Matrix, Value, Vector, check_unique, drop_name
+from inferwatch.store import Store
+
+__all__ = ["DEFAULT_MAX_SAMPLES", "Evaluator", "LoadCache"]
+
+DEFAULT_MAX_SAMPLES = 50_000_000
+LoadCache = dict[tuple[tuple[Matcher, ...], Span], list[Loaded]]
+
+
+@dataclass
+class Evaluator:
+    """Evaluates one parsed expression for a query spanning ``start``..``end`` (ms)."""
+
+    store: Store
+    start: int
+    end: int
+    lookback: int = 300_000
+    default_step: int = 60_000
+    max_samples: int = DEFAULT_MAX_SAMPLES
+    cache: LoadCache = field(default_factory=dict)
+    _data: dict[tuple[Matcher, ...], list[Loaded]] = field(default_factory=dict)
+    _sub: dict[tuple[int, int], Vector] = field(default_factory=dict)
+
+    def prepare(self, expr: Expr) -> None:
+        """Load every selector's samples over the span the query needs."""
+        total = 0
+        for matchers, span in needed_spans(expr, self.start, self.end, self.lookback).items():
+            key = (matchers, span)
+            hit = self.cache.get(key)
+            if hit is None:
+                hit = self.cache[key] = load(self.store, matchers, span)
+            self._data[matchers] = hit
+            total += sum(len(s.t) for s in hit)
+            if total > self.max_samples:
+                raise EvalError("query processing would load too many samples into memory in query execution")
+
+    def eval(self, e: Expr, ts: int) -> Value:
+        """The value of ``e`` at step ``ts`` (ms)."""
+        if isinstance(e, Number):
+            return e.value
+        if isinstance(e, String):
+            return e.value
+        if isinstance(e, Paren):
+            return self.eval(e.expr, ts)
+        if isinstance(e, Selector):
+            return self._selector(e, ts) if e.range is None else self._matrix(e, ts)
+        if isinstance(e, Binary):
+            return self._binary(e, ts)
+        if isinstance(e, Call):
+            return self._call(e, ts)
+        if isinstance(e, Aggregate):
+            return self._aggregate(e, ts)
+        if isinstance(e, Unary):
+            v = self.eval(e.expr, ts)
+            if isinstance(v, float):
+                return -v
+            assert isinstance(v, list)
+            return [(drop_name(ls), -x) for ls, x in v]
+        return self._subquery(e, ts)
+
+    def _ref(self, sel: Selector | Subquery, ts: int) -> int:
+        at = resolve_at(sel, self.start, self.end)
+        return (ts if at is None else at) - round(sel.offset * 1000)
+
+    def _selector(self, sel: Selector, ts: int) -> Vector:
+        ref = self._ref(sel, ts)
+        out: Vector = []
+        for s in self._data.get(sel.matchers, []):
+            hit = s.at(ref, self.lookback)
+            if hit is not None:
+                out.append((s.labels, hit[1]))
+        return out
+
+    def latest(self, sel: Selector, ts: int) -> list[tuple[Labels, int, float]]:
+        """Each selected series' latest live sample at ``ts``: ``(labels, t_ms, value)``."""
+        ref = self._ref(sel, ts)
+        out: list[tuple[Labels, int, float]] = []
+        for s in self._data.get(sel.matchers, []):
+            hit = s.at(ref, self.lookback)
+            if hit is not None:
+                out.append((s.labels, hit[0], hit[1]))
+        return out
+
+    def _sample_times(self, sel: Selector, ts: int) -> Vector:
+        return [(drop_name(ls), t / 1000) for ls, t, _ in self.latest(sel, ts)]
+
+    def _matrix(self, sel: Selector, ts: int) -> Matrix:
+        assert sel.range is not None
+        ref = self._ref(sel, ts)
+        lo = ref - round(sel.range * 1000)
+        series = []
+        for s in self._data.get(sel.matchers, []):
+            t, v = s.window(lo, ref)
+            if len(t):
+                series.append((s.labels, t, v))
+        return Matrix(series, lo, ref, sel.range, ts)
+
+    def _subquery(self, sq: Subquery, ts: int) -> Matrix:
+        ref = self._ref(sq, ts)
+        step = round(sq.step * 1000) or self.default_step
+        lo = ref - round(sq.range * 1000)
+        first = -((-lo) // step) * step
+        points: dict[Labels, tuple[list[int], list[float]]] = {}
+        for t in range(first, ref + 1, step):
+            key = (id(sq), t)
+            vec = self._sub.get(key)
+            if vec is None:
+                inner = self.eval(sq.expr, t)
+                assert isinstance(inner, list)
+                vec = self._sub[key] = inner
+            for ls, v in vec:
+                ts_list, vs = points.setdefault(ls, ([], []))
+                ts_list.append(t)
+                vs.append(v)
+        series = [(ls, np.array(tt, dtype=np.int64), np.array(vv)) for ls, (tt, vv) in points.items()]
+        return Matrix(series, lo, ref, sq.range, ts)
+
+    def _binary(self, e: Binary, ts: int) -> Value:
+        spine: list[Binary] = []
+        node: Expr = e
+        while isinstance(node, Binary):
+            spine.append(node)
+            node = node.lhs
+        acc = self.eval(node, ts)
+        for b in reversed(spine):
+            acc = apply_binary(b, acc, self.eval(b.rhs, ts))
+        return acc
+
+    def _aggregate(self, e: Aggregate, ts: int) -> Value:
+        param = None if e.param is None else self.eval(e.param, ts)
+        vec = self.eval(e.expr, ts)
+        assert isinstance(vec, list) and not isinstance(param, list | Matrix)
+        return aggregate(e, vec, param)
+
+    def _call(self, c: Call, ts: int) -> Value:
+        name = c.func
+        if name == "timestamp":
+            arg = c.args[0]
+            while isinstance(arg, Paren):
+                arg = arg.expr
+            if isinstance(arg, Selector):
+                return self._sample_times(arg, ts)
+            vec = self.eval(arg, ts)
+            assert isinstance(vec, list)
+            return [(drop_name(ls), ts / 1000) for ls, _ in vec]
+        if name in ("absent", "absent_over_time"):
+            return self._absent(c, ts)
+        args = [self.eval(a, ts) for a in c.args]
+        rf = RANGE_FUNCTIONS.get(name)
+        if rf is not None:
+            mat = next(a for a in args if isinstance(a, Matrix))
+            scalars = [a for a in args if isinstance(a, float)]
+            return check_unique(rf(mat, scalars))
+        out = VECTOR_FUNCTIONS[name](args, ts)
+        return check_unique(out) if isinstance(out, list) else out
+
+    def _absent(self, c: Call, ts: int) -> Vector:
+        v = self.eval(c.args[0], ts)
+        present = bool(v.series) if isinstance(v, Matrix) else bool(v)
+        if present:
+            return []
+        arg = c.args[0]
+        if not isinstance(arg, Selector):
+            return [(Labels(), 1.0)]
+        seen: dict[str, str | None] = {}
+        for m in arg.matchers:
+            if m.op is MatchOp.EQ and m.name != "__name__":
+                seen[m.name] = None if m.name in seen else m.value
+        return [(Labels({k: v for k, v in seen.items() if v is not None}), 1.0)]
+

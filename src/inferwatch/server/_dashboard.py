@@ -1,0 +1,166 @@
+"""The web dashboard at ``/``: static pages, and the few JSON views they need beyond the APIs.
+
+    GET /                                   the dashboard (one page, hash routes)
+    GET /dashboard/{file}                   its scripts, styles and the vendored uPlot
+    GET /api/v1/dashboard/alerts            active alerts with why each is muted (silence, inhibition, held)
+    GET /api/v1/dashboard/timeline?since=S  alert state changes, notifications and actions since ``now - S``
+    GET /api/v1/dashboard/digests           what the next digest of each digest receiver would say
+    GET /api/v1/dashboard/diagnose/gpu      the GPU playbook on the stored series (``service``, ``since``)
+    GET /api/v1/dashboard/drift             the last drift window per model (KS, JS, histograms), when known
+
+Every chart is a query against ``/api/v1/query_range``; these views only add what
+PromQL cannot say (mute state, records, the playbook). Writes go through the
+alerting API's token-checked silence endpoints; the page sends the token in an
+``Authorization`` header, which a cross-site form cannot set (CSRF-safe without
+cookies). The page's content security policy allows only its own scripts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from inferwatch.model import parse_duration
+from inferwatch.rules import format_go_float
+from inferwatch.server._runtime import Server
+
+if TYPE_CHECKING:  # the server's package imports this module: keep alerting out of that import
+    from inferwatch.alerting import Pipeline
+
+__all__ = ["STATIC_DIR", "DriftReports", "dashboard_routes"]
+
+log = logging.getLogger(__name__)
+STATIC_DIR = Path(__file__).with_name("dashboard")
+_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; "
+                               "form-action 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+TIMELINE_MAX_S = 7 * 86400.0
+
+DriftReports = Callable[[], list[dict[str, Any]]]
+"""The last closed drift window of each in-process drift aggregator: ``service``, ``model``,
+``start``, ``rows`` and ``features`` (each as ``FeatureDrift.to_json()``)."""
+
+
+def _json(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    async def run(req: Request) -> Response:
+        try:
+            return JSONResponse({"status": "success", "data": await run_in_threadpool(fn, req)})
+        except ValueError as exc:
+            return JSONResponse({"status": "error", "errorType": "bad_data", "error": str(exc)},
+                                status_code=400)
+        except Exception:
+            log.exception("%s failed", req.url.path)
+            return JSONResponse({"status": "error", "errorType": "internal", "error": "internal error"},
+                                status_code=500)
+    return run
+
+
+def _since(req: Request, default: str) -> float:
+    raw = req.query_params.get("since", default)
+    try:
+        since = parse_duration(raw)
+    except ValueError:
+        raise ValueError(f"invalid parameter 'since': cannot parse {raw!r} to a duration") from None
+    if not 0 < since <= TIMELINE_MAX_S:
+        raise ValueError(f"invalid parameter 'since': {raw!r} is not within (0, 7d]")
+    return since
+
+
+def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any]]:
+    """Pending and firing alerts with their rule's PromQL and why each is muted, if it is."""
+    now = server.clock.now()
+    queries = {r.name: r.promql for r in server.components.rules}
+    silences = pipeline.silences.list() if pipeline is not None else []
+    others = [m for m in pipeline.mute.muters if m is not pipeline.silences] if pipeline is not None else []
+    out = []
+    for a in server.components.evaluator.active():
+        labels = a.labels.to_dict()
+        silenced = [s.id for s in silences if s.mutes(labels, now)]
+        out.append({
+            "labels": labels, "annotations": dict(a.annotations), "state": str(a.state),
+            "activeAt": a.active_since, "value": format_go_float(a.value), "held": a.held,
+            "query": queries.get(a.alertname, ""), "silencedBy": silenced,
+            "inhibited": any(m.mutes(labels, now) for m in others),
+        })
+    return out
+
+
+def timeline_view(pipeline: Pipeline | None, now: float, since: float) -> list[dict[str, Any]]:
+    """Alert starts and ends, notifications and actions after ``now - since``, oldest first."""
+    if pipeline is None:
+        return []
+    start = now - since
+    events: list[dict[str, Any]] = []
+    for a in list(pipeline.alerts.values()):
+        base = {"alertname": a.name, "labels": a.labels.to_dict()}
+        if a.starts_at >= start:
+            events.append({"t": a.starts_at, "kind": "firing", **base})
+        if a.ends_at is not None and start <= a.ends_at <= now:
+            events.append({"t": a.ends_at, "kind": "resolved", **base})
+    # A notification's own kind (firing, resolved, digest...) is kept as "type".
+    events += [{**r.to_json(), "kind": "notification", "type": r.kind}
+               for r in pipeline.records.recent() if r.t >= start]
+    events += [{**r.to_json(), "kind": "action"} for r in pipeline.act.records() if r.t >= start]
+    return sorted(events, key=lambda e: float(e["t"]))
+
+
+def digests_view(pipeline: Pipeline | None, now: float) -> list[dict[str, Any]]:
+    """Each digest receiver: when it is due, how many alerts it holds and its text so far."""
+    if pipeline is None:
+        return []
+    return [{"name": name, "due": d.due, "pending": d.pending(), "lines": list(d.build(now).notes)}
+            for name, d in sorted(pipeline.digests.items())]
+
+
+def diagnose_view(server: Server, req: Request) -> dict[str, Any]:
+    """The GPU playbook over the server's store (no live NVML, no commands run)."""
+    from inferwatch.diagnose import diagnose_gpu
+
+    diagnosis = diagnose_gpu(server.components.store, now=server.clock.now(), since=_since(req, "30m"),
+                             service=req.query_params.get("service") or None)
+    out: dict[str, Any] = _finite(diagnosis.to_json())
+    return out
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: such numbers become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def dashboard_routes(server: Server, pipeline: Pipeline | None,
+                     drift: DriftReports | None = None) -> list[BaseRoute]:
+    """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo."""
+
+    async def index(_: Request) -> Response:
+        return FileResponse(STATIC_DIR / "index.html", headers=_HEADERS)
+
+    return [
+        Route("/", index),
+        Mount("/dashboard", StaticFiles(directory=STATIC_DIR), name="dashboard"),
+        Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, pipeline))),
+        Route("/api/v1/dashboard/timeline", _json(
+            lambda r: timeline_view(pipeline, server.clock.now(), _since(r, "24h")))),
+        Route("/api/v1/dashboard/digests", _json(lambda _: digests_view(pipeline, server.clock.now()))),
+        Route("/api/v1/dashboard/diagnose/gpu", _json(lambda r: diagnose_view(server, r))),
+        Route("/api/v1/dashboard/drift", _json(lambda _: _finite(drift() if drift is not None else []))),
+    ]

@@ -1,0 +1,106 @@
+"""Connection bounds for uvicorn: how many at once, how long for a request head, idle keep-alive.
+
+uvicorn alone keeps a connection that never sends a request open forever,
+and one that dribbles header bytes too (every byte resets its keep-alive
+timer). The protocol here closes a connection that has not sent a whole
+request head within ``header_timeout`` seconds of connecting (or of its
+previous response), and answers 503 and closes a connection beyond
+``max_connections`` at once, so slow or idle clients cannot exhaust the
+process's file descriptors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from inferwatch.config import HttpLimits
+from inferwatch.server._log_limit import install_repeat_filter
+
+__all__ = ["bounded_protocol", "raise_fd_limit", "uvicorn_config"]
+
+log = logging.getLogger(__name__)
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+         b"content-length: 32\r\nconnection: close\r\n\r\ntoo many connections, try later\n")
+MAX_HEAD_BYTES = 64 * 1024  # a request line and headers larger than this are refused (431 by h11)
+
+
+def bounded_protocol(limits: HttpLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with ``limits.max_connections`` and ``limits.header_timeout``."""
+
+    class Bounded(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+        _armed_cycle: object = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > limits.max_connections:
+                transport.write(_BUSY)
+                transport.close()
+                return
+            self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._armed_cycle = self.cycle
+            self._head_timer = self.loop.call_later(limits.header_timeout, self._head_expired)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_expired(self) -> None:
+            self._head_timer = None
+            if self.cycle is self._armed_cycle and not self.transport.is_closing():
+                self.transport.close()  # no whole request head in time: a slow or idle client
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not self._armed_cycle:
+                self._disarm()  # a request head arrived
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return Bounded
+
+
+def raise_fd_limit() -> int:
+    """Raise the soft open-files limit to the hard one (as Go programs do); return the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft >= hard:
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError):
+        return soft
+    return hard
+
+
+def uvicorn_config(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
+    """The ``uvicorn.Config`` of the server, with the connection bounds and rate-limited log lines."""
+    import uvicorn
+
+    cfg = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="off",
+        http=bounded_protocol(limits), timeout_keep_alive=max(1, round(limits.keep_alive_timeout)),
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_graceful_shutdown=5,
+    )
+    install_repeat_filter("uvicorn", "uvicorn.error", "uvicorn.access")  # uvicorn's own handlers too
+    soft = raise_fd_limit()
+    if soft < limits.max_connections + 64:
+        log.warning("open-files limit %d is below server.http.max_connections %d plus the server's "
+                    "own files; lower max_connections or raise the limit (ulimit -n)",
+                    soft, limits.max_connections)
+    return cfg

@@ -1,0 +1,229 @@
+"""``POST /api/v1/edge/ingest``: edge devices' batches into the store, each batch stored once.
+
+Checks, in order, each answered with a JSON error naming what was wrong:
+413 a body over ``edge.max_body_bytes``; 401 no or an unknown device token;
+400 a body that is not gzip'ed JSON of the ingest format (the message names
+the field, e.g. ``body.series[3].v[17]``) or that expands past
+``edge.max_decoded_bytes`` or holds more than ``edge.max_samples``; 403 a
+token of one device uploading as another. A batch id already stored answers
+200 ``{"status": "duplicate"}`` and stores nothing (the agent retried a batch
+whose answer it did not get). Every sample gets ``device="<name>"`` from
+the token, never from the body; the server records the contact time as
+``inferwatch_edge_last_contact_timestamp_seconds{device}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from inferwatch._exceptions import InputError, StoreError
+from inferwatch.collect import sample
+from inferwatch.config import EdgeConfig
+from inferwatch.edge import INGEST_PATH, decode_batch
+from inferwatch.model import Clock, Sample
+from inferwatch.model import metrics as m
+from inferwatch.store import Store
+
+__all__ = ["EDGE_STATE_FILE", "DeviceStatus", "EdgeIngest", "SeenBatches", "ingest_routes"]
+
+log = logging.getLogger(__name__)
+EDGE_STATE_FILE = "edge.sqlite"
+
+
+class SeenBatches:
+    """Batch ids already stored, per device, in SQLite (``:memory:`` for an in-memory server)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False,
+                                       isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS batches (device TEXT NOT NULL, id TEXT NOT NULL, "
+                             "at REAL NOT NULL, PRIMARY KEY (device, id))")
+        except sqlite3.Error as exc:
+            raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
+
+    def seen(self, device: str, batch_id: str) -> bool:
+        """Whether ``batch_id`` of ``device`` was stored already."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM batches WHERE device = ? AND id = ?", (device, batch_id))
+            return row.fetchone() is not None
+
+    def add(self, device: str, batch_id: str, now: float, keep: float) -> None:
+        """Record ``batch_id`` as stored; forget ids older than ``keep`` seconds."""
+        with self._lock:
+            self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
+            self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._db.close()
+
+
+@dataclass
+class DeviceStatus:
+    """What the server knows of one device (the dashboard and ``/api/v1/edge/devices`` show it)."""
+
+    device: str
+    last_contact: float = 0.0
+    backlog: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    heartbeat_s: float = 0.0
+    samples: int = 0
+    batches: int = 0
+    duplicates: int = 0
+
+
+class _Reject(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class EdgeIngest:
+    """Validates, authenticates and stores edge batches (see the module docstring)."""
+
+    def __init__(self, config: EdgeConfig, store: Store, clock: Clock, data_dir: Path | None) -> None:
+        self.config, self.store, self.clock = config, store, clock
+        self.seen = SeenBatches(data_dir / EDGE_STATE_FILE if data_dir else None)
+        self.devices: dict[str, DeviceStatus] = {}
+        self._lock = threading.Lock()
+        self._started = clock.now()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, now: float) -> int:
+        """Write each device's silence and heartbeat (what ``EdgeDeviceOffline`` compares); returns devices.
+
+        A configured device never heard from counts its silence from the server's start.
+        """
+        with self._lock:
+            names = sorted(set(self.config.devices) | set(self.devices))
+            out: list[Sample] = []
+            for name in names:
+                st = self.devices.get(name)
+                since = st.last_contact if st else self._started
+                beat = st.heartbeat_s if st and st.heartbeat_s else self.config.heartbeat
+                out += [sample(m.EDGE_DEVICE_SILENCE, now, max(0.0, now - since), {"device": name}),
+                        sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, {"device": name})]
+            self.store.append(out)
+        return len(names)
+
+    def start(self, interval: float) -> None:
+        """Run :meth:`watch` every ``interval`` seconds on a daemon thread."""
+        def run() -> None:
+            while not self.clock.wait(self._stop, interval):
+                try:
+                    self.watch(self.clock.now())
+                except Exception:
+                    log.exception("edge device watch failed; going on")
+
+        self._thread = threading.Thread(target=run, name="inferwatch-edge-watch", daemon=True)
+        self._thread.start()
+
+    def device_of(self, authorization: str) -> str | None:
+        """The device whose token is in ``Authorization: Bearer ...`` (compared in constant time)."""
+        scheme, _, got = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not got:
+            return None
+        found = None
+        for name, token in self.config.devices.items():
+            if hmac.compare_digest(got.encode(), token.reveal().encode()):
+                found = name
+        return found
+
+    def ingest(self, authorization: str, body: bytes) -> dict[str, Any]:
+        """Store one batch; raises ``_Reject`` with the HTTP status for a bad request."""
+        if len(body) > self.config.max_body_bytes:
+            raise _Reject(413, f"body: {len(body)} bytes, over the limit of {self.config.max_body_bytes}")
+        device = self.device_of(authorization)
+        if device is None:
+            raise _Reject(401, "no valid device token (Authorization: Bearer <token>)")
+        try:
+            batch = decode_batch(body, max_bytes=self.config.max_decoded_bytes,
+                                 max_samples=self.config.max_samples)
+        except InputError as exc:
+            raise _Reject(400, str(exc)) from None
+        if batch.device != device:
+            raise _Reject(403, f"body.device: {batch.device!r:.80} is not the device of this token")
+        now = self.clock.now()
+        with self._lock:  # one batch of a device at a time: the seen-check and the append agree
+            status = self.devices.setdefault(device, DeviceStatus(device))
+            status.last_contact, status.backlog = now, batch.agent.backlog
+            status.dropped, status.heartbeat_s = dict(batch.agent.dropped), batch.heartbeat_s
+            if self.seen.seen(device, batch.batch_id):
+                status.duplicates += 1
+                self._append([], device, now, status)
+                return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
+            stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
+            self._append(stored, device, now, status)
+            self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
+            status.samples += len(stored)
+            status.batches += 1
+        return {"status": "success", "batch": batch.batch_id, "samples": len(stored)}
+
+    def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus) -> None:
+        own = [sample(m.EDGE_LAST_CONTACT, now, now, {"device": device}),
+               sample(m.EDGE_INGESTED_SAMPLES_TOTAL, now, status.samples + len(samples), {"device": device}),
+               sample(m.EDGE_DUPLICATE_BATCHES_TOTAL, now, status.duplicates, {"device": device})]
+        self.store.append([*samples, *own])
+
+    def close(self) -> None:
+        """Stop watching and close the batch-id file."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+        self.seen.close()
+
+
+def ingest_routes(ingest: EdgeIngest) -> list[Route]:
+    """``POST /api/v1/edge/ingest`` and ``GET /api/v1/edge/devices``."""
+
+    async def post(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > ingest.config.max_body_bytes:
+            return _error(413, f"body: {declared} bytes, over the limit of {ingest.config.max_body_bytes}")
+        body = bytearray()
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > ingest.config.max_body_bytes:
+                    return _error(413, f"body: over the limit of {ingest.config.max_body_bytes} bytes")
+        except ClientDisconnect:  # the device went away mid-body (killed, network): it will resend
+            return _error(400, "body: the client disconnected before sending it all")
+        try:
+            result = await run_in_threadpool(ingest.ingest, request.headers.get("authorization", ""),
+                                             bytes(body))
+        except _Reject as exc:
+            return _error(exc.status, str(exc))
+        except StoreError as exc:
+            return _error(503, f"store: {exc}")
+        except Exception:  # a bug, not the device's fault: logged, answered as JSON (the agent retries)
+            log.exception("edge ingest failed")
+            return _error(500, "internal error")
+        return JSONResponse(result)
+
+    async def devices(_: Request) -> Response:
+        rows = sorted(ingest.devices.values(), key=lambda d: d.device)
+        return JSONResponse({"status": "success", "data": [vars(d) for d in rows]})
+
+    return [Route(INGEST_PATH, post, methods=["POST"]),
+            Route("/api/v1/edge/devices", devices, methods=["GET"])]
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"status": "error", "errorType": "bad_data" if status == 400 else "edge",
+                         "error": message}, status_code=status)

@@ -1,0 +1,117 @@
+"""The server's OpenAPI 3.0 document, served at ``/api/openapi.json`` (the fuzzer reads it too).
+
+Written by hand, one entry per route, so it says what the handlers accept
+(Prometheus's and Alertmanager's shapes) rather than what a framework infers.
+Modules that add routes add their paths with :func:`openapi_document`'s
+``extra_paths``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["OPENAPI_PATH", "PATHS", "openapi_document"]
+
+OPENAPI_PATH = "/api/openapi.json"
+
+_ERROR = {"type": "object", "properties": {
+    "status": {"type": "string", "enum": ["error"]}, "errorType": {"type": "string"},
+    "error": {"type": "string"}}}
+_SUCCESS = {"type": "object", "properties": {
+    "status": {"type": "string", "enum": ["success"]}, "data": {}}}
+_TIME = {"type": "string", "description": "Unix seconds (float)", "example": "1700000000"}
+_BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+def _q(name: str, schema: Mapping[str, Any], required: bool = False, description: str = "") -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": required, "schema": dict(schema),
+            "description": description}
+
+
+def _answers(*codes: int, text: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for code in codes:
+        media = "text/plain" if text and code < 400 else "application/json"
+        schema = {"type": "string"} if media == "text/plain" else (_SUCCESS if code < 400 else _ERROR)
+        out[str(code)] = {"description": str(code), "content": {media: {"schema": schema}}}
+    return out
+
+
+def _get(summary: str, params: list[dict[str, Any]] | None = None, *codes: int) -> dict[str, Any]:
+    return {"summary": summary, "parameters": params or [], "responses": _answers(*(codes or (200, 400)))}
+
+
+_QUERY = [_q("query", {"type": "string"}, True, "PromQL"), _q("time", _TIME)]
+_RANGE = [_q("query", {"type": "string"}, True, "PromQL"), _q("start", _TIME, True), _q("end", _TIME, True),
+          _q("step", {"type": "string", "example": "15s"}, True, "seconds or a duration")]
+_MATCHER = {"type": "object", "required": ["name", "value"], "properties": {
+    "name": {"type": "string"}, "value": {"type": "string"}, "isRegex": {"type": "boolean"},
+    "isEqual": {"type": "boolean"}}}
+_SILENCE = {"type": "object", "required": ["matchers", "startsAt", "endsAt"], "properties": {
+    "id": {"type": "string"}, "matchers": {"type": "array", "items": _MATCHER},
+    "startsAt": {"type": "string", "format": "date-time"},
+    "endsAt": {"type": "string", "format": "date-time"}, "createdBy": {"type": "string"},
+    "comment": {"type": "string"}}}
+_WEBHOOK_ALERT = {"type": "object", "properties": {
+    "status": {"type": "string", "enum": ["firing", "resolved"]},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+    "startsAt": {"type": "string", "format": "date-time"},
+    "endsAt": {"type": "string", "format": "date-time"}, "fingerprint": {"type": "string"}}}
+_WEBHOOK = {"type": "object", "required": ["alerts"], "properties": {
+    "version": {"type": "string"}, "status": {"type": "string"}, "receiver": {"type": "string"},
+    "alerts": {"type": "array", "items": _WEBHOOK_ALERT}}}
+
+
+def _post(summary: str, schema: Mapping[str, Any], *codes: int) -> dict[str, Any]:
+    return {"summary": summary, "security": _BEARER,
+            "requestBody": {"required": True, "content": {"application/json": {"schema": dict(schema)}}},
+            "responses": _answers(*codes)}
+
+
+PATHS: dict[str, dict[str, Any]] = {
+    "/-/healthy": {"get": {"summary": "liveness", "responses": _answers(200, text=True)}},
+    "/-/ready": {"get": {"summary": "readiness", "responses": _answers(200, 503, text=True)}},
+    "/-/reload": {"post": {"summary": "reload the config", "security": _BEARER,
+                           "responses": _answers(200, 400, 401)}},
+    "/metrics": {"get": {"summary": "the server's own metrics", "responses": _answers(200, text=True)}},
+    "/api/v1/query": {"get": _get("instant query", _QUERY, 200, 400, 422, 503)},
+    "/api/v1/query_range": {"get": _get("range query", _RANGE, 200, 400, 422, 503)},
+    "/api/v1/series": {"get": _get("series matching selectors", [
+        _q("match[]", {"type": "string"}, True, "a series selector")], 200, 400, 503)},
+    "/api/v1/label/{name}/values": {"get": {**_get("values of a label", None, 200, 400), "parameters": [
+        {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}]}},
+    "/api/v1/targets": {"get": _get("scrape targets and their health", None, 200)},
+    "/api/v1/rules": {"get": _get("alert rules and their alerts", None, 200)},
+    "/api/v1/alerts": {"get": _get("active alerts", None, 200)},
+    "/api/v1/notifications": {"get": _get("recent notifications", None, 200)},
+    "/api/v1/actions": {"get": _get("action outcomes", None, 200)},
+    "/api/v1/alertmanager": {"post": _post("an Alertmanager webhook (version 4)", _WEBHOOK,
+                                           200, 400, 401, 413)},
+    "/api/v2/silences": {"get": _get("silences", None, 200),
+                         "post": _post("create or update a silence", _SILENCE, 200, 400, 401, 413)},
+    "/api/v2/silence/{id}": {"delete": {"summary": "expire a silence", "security": _BEARER,
+                                        "parameters": [{"name": "id", "in": "path", "required": True,
+                                                        "schema": {"type": "string"}}],
+                                        "responses": _answers(200, 400, 401, 404)}},
+    OPENAPI_PATH: {"get": {"summary": "this document", "responses": _answers(200)}},
+}
+
+
+def openapi_document(extra_paths: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The document: :data:`PATHS` plus ``extra_paths`` (routes other modules add).
+
+    >>> doc = openapi_document()
+    >>> doc["openapi"], "/api/v1/query" in doc["paths"]
+    ('3.0.3', True)
+    """
+    from inferwatch import __version__
+
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "inferwatch server", "version": __version__,
+                 "description": "Prometheus-shaped query API, Alertmanager-shaped silences and webhook."},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "paths": {**PATHS, **(extra_paths or {})},
+    }

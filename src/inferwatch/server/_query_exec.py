@@ -1,0 +1,253 @@
+"""Queries off the event loop: a bounded pool, a timeout, a sample limit, cancellation.
+
+As Prometheus's engine (``--query.timeout`` 2 min, ``--query.max-samples``
+50 M, ``--query.max-concurrency``): a query waits for one of
+``max_concurrency`` workers, and the time it waits counts against its
+timeout. Cancellation is cooperative: every read from the store goes through
+a :class:`BoundedStore`, which checks the deadline and the cancel flag and
+counts the samples read, so a cancelled or timed-out query stops at its next
+read and its worker is free again. The event loop only awaits the result, so
+``/-/healthy``, scrapes and rule evaluation keep their pace whatever a query
+costs.
+
+``instant_query`` and ``range_query`` are what every endpoint that runs
+PromQL calls (``/api/v1/query``, ``/api/v1/query_range`` and any other).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from inferwatch.config import QueryLimits
+from inferwatch.model import Labels, Matcher
+from inferwatch.rules import EvalError, PromQLError, QueryEngine, parse_promql
+from inferwatch.store import Series, Store
+
+__all__ = [
+    "BoundedStore",
+    "QueryBadInput",
+    "QueryCanceled",
+    "QueryContext",
+    "QueryError",
+    "QueryExecutor",
+    "QueryTimeout",
+    "QueryTooLarge",
+    "RangeResult",
+    "instant_query",
+    "range_query",
+]
+
+T = TypeVar("T")
+MAX_RECURSION_HINT = "expression nested too deeply to evaluate"
+
+
+class QueryError(Exception):
+    """A query was stopped; ``error_type`` and ``status`` are Prometheus's for the API answer."""
+
+    error_type = "execution"
+    status = 422
+
+
+class QueryTimeout(QueryError):
+    """The query ran past its timeout."""
+
+    error_type, status = "timeout", 503
+
+
+class QueryCanceled(QueryError):
+    """The query was cancelled (client gone, server shutting down)."""
+
+    error_type, status = "canceled", 503
+
+
+class QueryTooLarge(QueryError):
+    """The query would hold more samples than allowed."""
+
+
+class QueryBadInput(QueryError):
+    """The expression cannot be parsed or evaluated; the client's fault."""
+
+    error_type, status = "bad_data", 400
+
+
+class QueryContext:
+    """One query's deadline, cancel flag and sample budget (checked by :class:`BoundedStore`)."""
+
+    def __init__(
+        self, timeout: float, max_samples: int, *, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._monotonic = monotonic
+        self.deadline = monotonic() + timeout
+        self.timeout = timeout
+        self.max_samples = max_samples
+        self.cancelled = threading.Event()
+        self.samples = 0  # samples held by the step being evaluated
+        self.kept = 0  # samples already in the (range) result
+
+    def check(self, where: str = "query execution") -> None:
+        """Raise if the query was cancelled or ran out of time."""
+        if self.cancelled.is_set():
+            raise QueryCanceled(f"query was canceled in {where}")
+        if self._monotonic() > self.deadline:
+            raise QueryTimeout(f"query timed out in {where} (timeout {self.timeout:g}s)")
+
+    def count(self, n: int) -> None:
+        """Account for ``n`` more samples in memory; raise past the limit."""
+        self.samples += n
+        if self.samples + self.kept > self.max_samples:
+            raise QueryTooLarge(
+                "query processing would load too many samples into memory in query execution "
+                f"(limit {self.max_samples})")
+
+
+class BoundedStore:
+    """A read-only view of a store that checks a :class:`QueryContext` at every read."""
+
+    def __init__(self, store: Store, ctx: QueryContext) -> None:
+        self._store, self._ctx = store, ctx
+
+    def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
+        """The store's ``select``, with the deadline checked before and the samples counted after."""
+        self._ctx.check()
+        out = self._store.select(matchers, start, end)
+        self._ctx.count(sum(len(s) for s in out))
+        self._ctx.check()
+        return out
+
+    def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
+        """The store's ``series``, deadline-checked."""
+        self._ctx.check()
+        out = self._store.series(matchers)
+        self._ctx.count(len(out))
+        return out
+
+    def label_values(self, name: str) -> list[str]:
+        """The store's ``label_values``, deadline-checked."""
+        self._ctx.check()
+        return self._store.label_values(name)
+
+
+def _parse(text: str) -> Any:
+    try:
+        return parse_promql(text)
+    except PromQLError as exc:
+        raise QueryBadInput(f"invalid parameter 'query': {exc}") from None
+    except RecursionError:
+        raise QueryBadInput(f"invalid parameter 'query': {MAX_RECURSION_HINT}") from None
+
+
+def _instant(expr: Any, text: str, store: Store, ctx: QueryContext, t: float) -> Any:
+    ctx.samples = 0
+    try:
+        return QueryEngine(BoundedStore(store, ctx)).instant(expr, t)  # type: ignore[arg-type]
+    except EvalError as exc:
+        raise QueryBadInput(f"cannot evaluate {text!r}: {exc}") from None
+    except RecursionError:
+        raise QueryBadInput(f"cannot evaluate {text!r}: {MAX_RECURSION_HINT}") from None
+
+
+def instant_query(store: Store, ctx: QueryContext, text: str, t: float) -> Any:
+    """``text`` at time ``t``: a vector (list of (labels, value)) or a float; raises :class:`QueryError`."""
+    return _instant(_parse(text), text, store, ctx, t)
+
+
+RangeResult = dict[tuple[tuple[str, str], ...], list[tuple[float, float]]]
+
+
+def range_query(
+    store: Store, ctx: QueryContext, text: str, start: float, end: float, step: float
+) -> RangeResult:
+    """``text`` at ``start, start + step, ... <= end``: points per series key; raises :class:`QueryError`."""
+    expr = _parse(text)
+    series: RangeResult = {}
+    k = 0
+    while start + k * step <= end:
+        t = start + k * step
+        result = _instant(expr, text, store, ctx, t)
+        points = [((), result)] if isinstance(result, float) else [(ls.items_tuple, v) for ls, v in result]
+        for key, v in points:
+            series.setdefault(key, []).append((t, v))
+        ctx.kept += len(points)
+        ctx.samples = 0
+        ctx.count(0)
+        k += 1
+    return series
+
+
+def _retrieve(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
+class QueryExecutor:
+    """Runs queries in ``limits.max_concurrency`` worker threads with the timeout and sample limit.
+
+    >>> import asyncio
+    >>> ex = QueryExecutor(QueryLimits(timeout=5))
+    >>> asyncio.run(ex.run(lambda ctx: 1 + 1))
+    2
+    >>> ex.close()
+    """
+
+    def __init__(self, limits: QueryLimits, *, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self._monotonic = monotonic
+        self._pool = ThreadPoolExecutor(limits.max_concurrency, thread_name_prefix="query")
+        self._live: dict[QueryContext, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def context(self) -> QueryContext:
+        """A new query context with this executor's limits."""
+        return QueryContext(self.limits.timeout, self.limits.max_samples, monotonic=self._monotonic)
+
+    async def run(self, work: Callable[[QueryContext], T]) -> T:
+        """Run ``work(ctx)`` on a worker; :class:`QueryTimeout` past the timeout (the worker stops too)."""
+        ctx = self.context()
+
+        def guarded() -> T:
+            ctx.check("queue")  # the time spent waiting for a worker counts, as in Prometheus
+            return work(ctx)
+
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._closed:
+                raise QueryCanceled("query was canceled: the server is shutting down")
+            fut = loop.run_in_executor(self._pool, guarded)
+            self._live[ctx] = (loop, fut)
+        fut.add_done_callback(_retrieve)  # a result nobody awaits any more is not an error to log
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout=self.limits.timeout)
+        except TimeoutError:
+            ctx.cancelled.set()
+            raise QueryTimeout(
+                f"query timed out in query execution (timeout {self.limits.timeout:g}s)") from None
+        except asyncio.CancelledError:
+            ctx.cancelled.set()
+            if fut.cancelled() and self._closed:  # close() cancelled it: answer, do not vanish
+                raise QueryCanceled("query was canceled: the server is shutting down") from None
+            raise  # the client went away
+        finally:
+            with self._lock:
+                self._live.pop(ctx, None)
+
+    def in_flight(self) -> int:
+        """Queries running or waiting now."""
+        with self._lock:
+            return len(self._live)
+
+    def close(self) -> None:
+        """Cancel every running query and stop the workers (without waiting for them)."""
+        with self._lock:
+            self._closed = True
+            live = list(self._live.items())
+        for ctx, (loop, fut) in live:
+            ctx.cancelled.set()
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(fut.cancel)
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,117 @@
+// Alerts: pending and firing alerts by tier, what was done about them, a 24 h timeline, the next digest.
+
+import { get, serverNow } from "./api.js";
+import { promqlDetails } from "./chart.js";
+import { fmtAgo, fmtTime, h, labelText, fill } from "./dom.js";
+
+export const TIERS = {
+  P0: { name: "P0 critical", response: "scale-out action + phone escalation" },
+  P1: { name: "P1 major", response: "degrade action + WeCom group message" },
+  P2: { name: "P2 warning", response: "collected into the next-morning digest" },
+};
+const SKIP = ["alertname", "tier", "severity", "dimension"];
+
+export function tierBadge(tier) {
+  const t = TIERS[tier];
+  return h("span", { class: `badge tier tier-${t ? tier : "other"}` }, t ? t.name : tier || "no tier");
+}
+
+function matches(alert, labels) {
+  return Object.entries(labels || {}).every(([k, v]) => alert.labels[k] === v) || false;
+}
+
+function sameAlert(a, rec) {
+  return rec.alertname === a.labels.alertname && Object.entries(a.labels).every(([k, v]) => !(k in rec.labels) || rec.labels[k] === v);
+}
+
+function notifiedAbout(a, rec) {
+  return rec.groups.some((g) => g.alerts.some((x) => x.alertname === a.labels.alertname && matches({ labels: x.labels }, a.labels)));
+}
+
+function why(a) {
+  const out = [];
+  if (a.silencedBy.length) {
+    out.push(h("span", { class: "mute" }, "silenced by ",
+      a.silencedBy.map((id, i) => [i ? ", " : "", h("a", { href: `#/silences?id=${encodeURIComponent(id)}` }, id.slice(0, 8))])));
+  }
+  if (a.inhibited) out.push(h("span", { class: "mute" }, "inhibited: a higher-tier alert with the same labels fires"));
+  if (a.held) out.push(h("span", { class: "mute" }, "held: this excursion repeats earlier ones (recurrence), it stays pending"));
+  return out;
+}
+
+const fmtNumber = (v) => (Number.isFinite(Number(v)) ? String(+Number(v).toPrecision(4)) : v);
+const KEEP = 4;  // records shown per alert: the latest; the timeline below has them all
+
+function latest(list) {
+  const shown = list.slice(-KEEP);
+  return list.length > KEEP ? [...shown, { more: list.length - KEEP }] : shown;
+}
+
+function recordList(list, line) {
+  return list.length ? h("ul", { class: "records" }, latest(list).map((e) =>
+    h("li", {}, e.more ? h("span", { class: "muted" }, `and ${e.more} earlier (see the timeline)`) : line(e)))) : null;
+}
+
+function card(a, events, now) {
+  const ann = a.annotations;
+  const actions = events.filter((e) => e.kind === "action" && sameAlert(a, e));
+  const notes = events.filter((e) => e.kind === "notification" && notifiedAbout(a, e));
+  const next = ann.next_step || ann.runbook_url || (TIERS[a.labels.tier] || {}).response || "";
+  const silence = `#/silences?new=${encodeURIComponent(JSON.stringify(a.labels))}`;
+  return h("article", { class: `alert tier-${a.labels.tier || "other"}`, "data-alertname": a.labels.alertname,
+    "data-state": a.state, "data-muted": a.silencedBy.length || a.inhibited ? "true" : "false" },
+  h("header", {}, tierBadge(a.labels.tier), h("strong", {}, a.labels.alertname), h("span", { class: `state ${a.state}` }, a.state),
+    h("span", { class: "muted", title: a.value }, `value ${fmtNumber(a.value)}`), h("span", { class: "muted", title: fmtTime(a.activeAt) }, `since ${fmtAgo(a.activeAt, now)}`),
+    h("a", { class: "button small", href: silence }, "Silence…")),
+  h("p", { class: "labels" }, labelText(a.labels, SKIP)),
+  ann.summary ? h("p", {}, ann.summary) : null,
+  ann.description ? h("p", { class: "muted" }, ann.description) : null,
+  next ? h("p", {}, h("b", {}, "next step: "), next) : null,
+  why(a),
+  recordList(actions, (e) => [`${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
+    h("span", { class: e.ok ? "ok" : "bad" }, e.outcome)]),
+  recordList(notes, (e) => [`${fmtTime(e.t)} ${e.type} notification to ${e.receiver}: `,
+    h("span", { class: e.status === "sent" ? "ok" : "bad" }, e.status), e.error ? ` (${e.error})` : ""]),
+  a.query ? promqlDetails([{ expr: a.query }]) : null);
+}
+
+function timelineRow(e) {
+  let what;
+  if (e.kind === "action") what = `${e.action} (${e.phase}) for ${e.alertname}: ${e.outcome}`;
+  else if (e.kind === "notification") {
+    const names = [...new Set(e.groups.flatMap((g) => g.alerts.map((a) => a.alertname)))].join(", ");
+    what = `${e.type} to ${e.receiver} ${e.status}${e.error ? `: ${e.error}` : ""} (${names || e.notes.length + " lines"})`;
+  } else what = `${e.alertname} ${labelText(e.labels, SKIP)}`;
+  return h("tr", { class: `ev-${e.kind}` }, h("td", {}, fmtTime(e.t)),
+    h("td", {}, e.labels && e.labels.tier ? tierBadge(e.labels.tier) : ""), h("td", {}, e.kind), h("td", {}, what));
+}
+
+function digest(d) {
+  return h("section", { class: "panel" }, h("h3", {}, `digest ${d.name}: due ${fmtTime(d.due)}, ${d.pending} alerts`),
+    h("pre", { class: "digest" }, d.lines.join("\n")));
+}
+
+export async function render(main, ctx) {
+  const body = h("div", {});
+  fill(main, body);
+  async function load() {
+    const [alerts, events, digests, now] = await Promise.all([get("api/v1/dashboard/alerts"),
+      get("api/v1/dashboard/timeline", { since: "24h" }), get("api/v1/dashboard/digests"), serverNow()]);
+    const tiers = [...Object.keys(TIERS), ...new Set(alerts.map((a) => a.labels.tier).filter((t) => !(t in TIERS)))];
+    const groups = tiers.map((t) => [t, alerts.filter((a) => (a.labels.tier || "") === t)]);
+    const other = alerts.filter((a) => !tiers.includes(a.labels.tier || ""));
+    if (other.length) groups.push(["", other]);
+    fill(body, 
+      h("h2", {}, `Alerts (${alerts.filter((a) => a.state === "firing").length} firing, ${alerts.filter((a) => a.state === "pending").length} pending)`),
+      groups.map(([t, list]) => h("section", { class: "tier-group", "data-tier": t },
+        h("h3", {}, tierBadge(t), ` ${list.length}`),
+        list.length ? list.map((a) => card(a, events, now)) : h("p", { class: "muted small" }, "none"))),
+      h("h2", {}, "Last 24 hours"),
+      events.length ? h("table", { class: "table timeline" }, h("thead", {}, h("tr", {}, ["time", "tier", "event", "what"].map((c) => h("th", {}, c)))),
+        h("tbody", {}, events.slice().reverse().map(timelineRow))) : h("p", { class: "muted" }, "nothing happened"),
+      h("h2", {}, "Next digest"),
+      digests.length ? digests.map(digest) : h("p", { class: "muted" }, "no digest receiver configured"));
+  }
+  await load();
+  ctx.every(10000, load);
+}

@@ -1,0 +1,68 @@
+// The server's HTTP APIs, as the pages call them: PromQL (Prometheus shapes), alerting and dashboard views.
+
+const TOKEN_KEY = "inferwatch.token";
+
+export class ApiError extends Error {
+  constructor(message, status) { super(message); this.status = status; }
+}
+
+function url(path, params = {}) {
+  const u = new URL(path, document.baseURI);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") u.searchParams.set(k, v);
+  return u;
+}
+
+async function parse(res, path) {
+  let body = null;
+  try { body = await res.json(); } catch { /* not JSON: reported below */ }
+  if (!res.ok || (body && body.status === "error")) {
+    throw new ApiError((body && body.error) || `${path}: HTTP ${res.status}`, res.status);
+  }
+  return body && body.status === "success" && "data" in body ? body.data : body;
+}
+
+export async function get(path, params) {
+  const res = await fetch(url(path, params), { headers: { Accept: "application/json" }, credentials: "omit" });
+  return parse(res, path);
+}
+
+// Writes carry the token in a header, never a cookie: a cross-site page cannot forge them.
+export async function write(method, path, body) {
+  const headers = { Accept: "application/json", Authorization: `Bearer ${getToken()}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(url(path), {
+    method, headers, credentials: "omit", body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return parse(res, path);
+}
+
+export function getToken() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+export function setToken(t) { if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY); }
+
+// PromQL ---------------------------------------------------------------------------
+
+export function instant(query, time) { return get("api/v1/query", { query, time }); }
+
+export function range(query, r) {
+  return get("api/v1/query_range", { query, start: r.start, end: r.end, step: r.step });
+}
+
+// The server's clock: the time of an instant query (the demo's clock is simulated).
+export async function serverNow() {
+  const data = await instant("1");
+  return Number(data.result[0]);
+}
+
+export const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800 };
+
+// At most 160 points per chart (enough for a panel's width), on a step that is a multiple of 15 s,
+// the default scrape interval: fewer points to evaluate, send and draw.
+export function rangeOf(name, end) {
+  const span = RANGES[name] || 3600;
+  const step = 15 * Math.ceil(span / (160 * 15));
+  const e = Math.floor(end / step) * step;
+  return { start: e - span, end: e, step, span };
+}
+
+// A rate window that always holds a few scrapes at this step.
+export function rateWindow(r) { return `${Math.max(60, 4 * r.step)}s`; }

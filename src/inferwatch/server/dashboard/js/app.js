@@ -1,0 +1,81 @@
+// The router: one page at a time under #/<page>?params, a timer per page, theme, the alert count.
+
+import { get, serverNow } from "./api.js";
+import { fmtTime, h, message, fill } from "./dom.js";
+
+const PAGES = {
+  overview: () => import("./overview.js"),
+  alerts: () => import("./alerts.js"),
+  silences: () => import("./silences.js"),
+  explore: () => import("./explore.js"),
+  drift: () => import("./drift.js"),
+  diagnose: () => import("./diagnose.js"),
+};
+let current = null;
+
+function newContext() {
+  const timers = [];
+  const leave = [];
+  return {
+    every(ms, fn) { timers.push(setInterval(() => fn().catch((e) => console.warn(e)), ms)); },
+    onLeave(fn) { leave.push(fn); },
+    close() { timers.forEach(clearInterval); leave.forEach((f) => f()); },
+  };
+}
+
+async function route() {
+  const name = (location.hash.replace(/^#\/?/, "").split("?")[0]) || "overview";
+  const load = PAGES[name];
+  const main = document.getElementById("main");
+  if (current) current.close();
+  current = newContext();
+  const ctx = current;
+  for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.dataset.page === name);
+  document.body.dataset.page = name;
+  delete document.body.dataset.rendered;
+  delete document.body.dataset.ready;
+  if (!load) { message(main, `no such page: ${name}`); return; }
+  fill(main, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const mod = await load();
+    if (ctx !== current) return;
+    await mod.render(main, ctx);
+  } catch (err) {
+    if (ctx === current) message(main, `${name}: ${err.message}`);
+  }
+  document.body.dataset.ready = name;
+}
+
+async function header() {
+  try {
+    const [now, alerts] = await Promise.all([serverNow(), get("api/v1/alerts")]);
+    document.getElementById("server-time").textContent = `server time ${fmtTime(now)}`;
+    const firing = alerts.alerts.filter((a) => a.state === "firing").length;
+    const count = document.getElementById("alert-count");
+    count.textContent = firing ? String(firing) : "";
+    count.title = `${firing} firing`;
+  } catch (err) {
+    document.getElementById("server-time").textContent = `server unreachable: ${err.message}`;
+  }
+}
+
+function theme() {
+  const btn = document.getElementById("theme");
+  const apply = (t) => {
+    document.documentElement.dataset.theme = t;
+    btn.textContent = t === "dark" ? "Light" : "Dark";
+    localStorage.setItem("inferwatch.theme", t);
+  };
+  const saved = localStorage.getItem("inferwatch.theme");
+  apply(saved || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"));
+  btn.addEventListener("click", () => {
+    apply(document.documentElement.dataset.theme === "dark" ? "light" : "dark");
+    route();  // charts read their colours when drawn
+  });
+}
+
+theme();
+window.addEventListener("hashchange", route);
+route();
+header();
+setInterval(header, 15000);

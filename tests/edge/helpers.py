@@ -1,0 +1,151 @@
+"""Shared pieces of the edge tests: a scripted source, a real `inferwatch serve` on loopback."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import select
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from inferwatch.edge import AgentConfig, SpoolConfig, UploadConfig
+from inferwatch.model import Labels, MetricKind, Sample
+
+TOKEN = "edge-t0ken-for-tests"
+API_TOKEN = "api-t0ken-for-tests"
+
+
+@dataclass
+class ScriptedSource:
+    """A source whose value at each read is ``fn(now)`` for each of ``names``."""
+
+    fn: Callable[[str, float], float]
+    names: tuple[str, ...] = ("temp_celsius",)
+    interval: float = 15.0
+    name: str = "scripted"
+    kinds: dict[str, MetricKind] = field(default_factory=dict)
+    reads: int = 0
+
+    def read(self, now: float) -> list[Sample]:
+        self.reads += 1
+        return [Sample(Labels.of(n), now, self.fn(n, now)) for n in self.names]
+
+
+def line(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
+    """The process's next stderr line, waiting at most ``timeout`` ("" if it died or said nothing)."""
+    assert proc.stderr is not None
+    ready, _, _ = select.select([proc.stderr], [], [], timeout)
+    return proc.stderr.readline() if ready else ""
+
+
+class Lines:
+    """A process's stderr lines, read on a thread (``select`` misses lines already buffered)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        self._q: queue.Queue[str] = queue.Queue()
+        self._stream = proc.stderr
+        self.seen: list[str] = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for text in self._stream:
+                self._q.put(text)
+        finally:
+            self._stream.close()
+            self._q.put("")
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Wait for the stream to end (after the process exited) and close it."""
+        self._thread.join(timeout)
+
+    def next(self, timeout: float = 60.0) -> str:
+        """The next line ("" when the stream ended or nothing came within ``timeout``)."""
+        try:
+            got = self._q.get(timeout=timeout)
+        except queue.Empty:
+            return ""
+        self.seen.append(got)
+        return got
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("INFERWATCH_")}
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    """Terminate ``proc`` and return the rest of its stderr."""
+    proc.terminate()
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    return err or ""
+
+
+@contextmanager
+def serve(tmp: Path, *, port: int = 0, data: str = "data") -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A real `inferwatch serve` with device ``cam-1`` (token :data:`TOKEN`); yields its URL."""
+    cfg = tmp / "inferwatch.yml"
+    cfg.write_text(f"server: {{data_dir: '{tmp / data}', api_token: {API_TOKEN}, evaluation_interval: 1s}}\n"
+                   f"edge: {{devices: {{cam-1: {TOKEN}}}}}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        first = line(proc)
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", first)
+        assert m, first
+        yield m.group(1), proc
+    finally:
+        err = stop(proc)
+        assert "Traceback" not in err, err
+
+
+def query(url: str, expr: str, at: float) -> dict[str, float]:
+    """An instant query through the real API: ``{device or series: value}``."""
+    r = httpx.get(f"{url}/api/v1/query", params={"query": expr, "time": at}, timeout=10)
+    assert r.status_code == 200, r.text
+    return {str(s["metric"]): float(s["value"][1]) for s in r.json()["data"]["result"]}
+
+
+def count(url: str, selector: str, at: float, window: str = "30d") -> int:
+    """How many samples of ``selector`` the server stored in ``window`` before ``at``."""
+    got = query(url, f"sum(count_over_time({selector}[{window}]))", at)
+    return int(sum(got.values()))
+
+
+def read_store(data_dir: Path, selector: str) -> dict[str, list[tuple[float, float]]]:
+    """Every stored sample of ``selector`` in the server's SQLite TSDB (read after the server stopped)."""
+    from inferwatch.store import TSDB_FILE, SQLiteStore, parse_selector
+
+    store = SQLiteStore(data_dir / TSDB_FILE, retention=1e12)
+    try:
+        return {str(s.labels): list(zip(s.t.tolist(), s.v.tolist(), strict=True))
+                for s in store.select(parse_selector(selector), 0, 4e9)}
+    finally:
+        store.close()
+
+
+def agent_config(tmp: Path, url: str, **upload: object) -> AgentConfig:
+    return AgentConfig("cam-1", spool=SpoolConfig(tmp / "spool.sqlite"),
+                       upload=UploadConfig(url=url, token=TOKEN, **upload))  # type: ignore[arg-type]

@@ -1,0 +1,98 @@
+"""`inferwatch edge` and `edge simulate` on the command line; the agent starts light."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inferwatch.cli._main import main
+from inferwatch.edge import parse_agent_config
+
+from .helpers import clean_env
+
+NAB_FILE = "nab/realKnownCause/machine_temperature_system_failure.csv"
+
+
+def test_agent_imports_no_numpy_scipy_or_pydantic(tmp_path: Path) -> None:
+    # rule: the CLI path of `inferwatch edge --config` (parser, config, agent, one round of the
+    # host collector, the spool) loads none of the heavy libraries
+    cfg = tmp_path / "edge.yml"
+    cfg.write_text("device: cam-1\nspool: {path: spool.sqlite}\nsources: [{type: host}, {type: gpu}]\n")
+    code = (
+        "import sys\n"
+        "from inferwatch.cli._main import build_parser\n"
+        "build_parser()\n"
+        "from pathlib import Path\n"
+        "from inferwatch.edge import Agent, load_agent_config\n"
+        f"agent = Agent(load_agent_config(Path({str(cfg)!r})))\n"
+        "assert agent.collect_once() > 0\n"
+        "agent.close()\n"
+        "print(sorted(m for m in ('numpy', 'scipy', 'pydantic', 'pandas') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(),
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the numbers README.md shows: one NAB point per 15 s collection, default deadband and heartbeat
+    csv = str(shared_data / NAB_FILE)
+    assert main(["edge", "simulate", "--csv", csv, "--interval", "15s", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got == {"points": 22695, "sent": 1226, "bytes_naive": got["bytes_naive"],
+                   "bytes_sent": got["bytes_sent"], "reduction": got["reduction"],
+                   "max_rel_error": got["max_rel_error"], "max_abs_error": got["max_abs_error"]}
+    assert got["max_rel_error"] <= 0.1
+    assert got["reduction"] == 1 - got["bytes_sent"] / got["bytes_naive"]
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["edge", "simulate", "--csv", "/no/such.csv"], "/no/such.csv: cannot read (No such file or directory)"),
+    (["edge", "simulate", "--csv", "{f}", "--value-col", "v"], "{f}: no column 'v' (columns: timestamp"),
+    (["edge", "simulate", "--csv", "{f}", "--heartbeat", "soon"], "--heartbeat 'soon': not a duration"),
+    (["edge", "simulate", "--csv", "{f}", "--deadband", "-1"], "--deadband/--floor: deadband must be in"),
+    (["edge"], "--config FILE is required to run the agent"),
+    (["edge", "--config", "{cfg}"], "{cfg}: upload.batch_size: expected an integer from 1 to 100000, got 0"),
+])
+def test_bad_input_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+                                          error: str) -> None:
+    f, cfg = tmp_path / "s.csv", tmp_path / "edge.yml"
+    f.write_text("timestamp,value\n2024-01-01 00:00:00,1\n2024-01-01 00:05:00,bad\n")
+    cfg.write_text("device: cam-1\nupload: {batch_size: 0}\n")
+    args = [a.format(f=f, cfg=cfg) for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("inferwatch edge: error: " + error.format(f=f, cfg=cfg)), err
+    assert "Traceback" not in err
+
+
+def test_bad_csv_row_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "s.csv"
+    f.write_text("timestamp,value\n2024-01-01 00:00:00,1\n2024-01-01 00:05:00,bad\n")
+    assert main(["edge", "simulate", "--csv", str(f)]) == 2
+    assert f"{f}:3: column 'value': 'bad' is not a number" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("raw", "error"), [
+    ({}, "edge.yml: device: expected a non-empty string"),
+    ({"device": "d", "sources": [{"type": "camera"}]}, "edge.yml: sources[0].type: expected one of host"),
+    ({"device": "d", "deadband": {"heartbeat": "soon"}}, "edge.yml: deadband.heartbeat: expected a duration"),
+    ({"device": "d", "upload": {"url": "ftp://x"}}, "edge.yml: upload.url: expected an http:// or https://"),
+    ({"device": "d", "spool": {"max_bytes": 10}}, "edge.yml: spool.max_bytes: expected an integer of bytes"),
+    ({"device": "d", "extra": 1}, "edge.yml: extra: unknown field"),
+])
+def test_config_errors_name_file_field_and_value(raw: dict[str, object], error: str) -> None:
+    from inferwatch import ConfigError
+
+    with pytest.raises(ConfigError) as exc:
+        parse_agent_config(raw, source="edge.yml")
+    assert str(exc.value).startswith(error), str(exc.value)
+
+
+def test_the_token_is_never_printed(tmp_path: Path) -> None:
+    cfg = parse_agent_config({"device": "d", "upload": {"token": "s3cret-token"}}, source="edge.yml")
+    assert "s3cret-token" not in repr(cfg)

@@ -1,0 +1,192 @@
+"""Faults, each with exact counts: outages of 6 h and of over 24 h, a server restart mid-batch,
+a full disk, the clock stepping back. A real agent (in process, on a simulated clock) and a real
+`inferwatch serve`; an outage is a transport that refuses to connect."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from inferwatch.edge import Agent, Deadband, DeadbandSettings, IngestTarget, SpoolConfig
+from inferwatch.edge._http import HttpClient, TransportError
+from inferwatch.model import Labels, Sample, SimulatedClock
+
+from .helpers import TOKEN, ScriptedSource, agent_config, read_store, serve
+
+pytestmark = pytest.mark.slow
+T0 = math.floor(time.time() / 3600) * 3600 - 3 * 86400  # three days ago, on the hour
+
+
+class Link(HttpClient):
+    """The real network, which the test can cut (connect errors) or make lose the next answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.lose_next_answer = False
+        self.refused = 0
+
+    def request(self, method: str, url: str, body: bytes | None,
+                headers: dict[str, str]) -> tuple[int, bytes]:
+        if self.down:
+            self.refused += 1
+            raise TransportError("ConnectionRefusedError: network down (test)")
+        answer = super().request(method, url, body, headers)
+        if self.lose_next_answer:
+            self.lose_next_answer = False
+            raise TransportError("ConnectionResetError: the answer was lost (test)")
+        return answer
+
+
+def _value(name: str, t: float) -> float:
+    return 100.0 + 30.0 * math.sin((t - T0) / 1800.0) + (5.0 if name.endswith("b") else 0.0)
+
+
+def _agent(tmp: Path, url: str, clock: SimulatedClock, link: Link, **spool: float) -> Agent:
+    cfg = agent_config(tmp, url)
+    if spool:
+        cfg = type(cfg)(cfg.device, SpoolConfig(tmp / "spool.sqlite", **spool), cfg.deadband, cfg.upload)  # type: ignore[arg-type]
+    target = IngestTarget(url, "cam-1", TOKEN, transport=link)
+    return Agent(cfg, clock=clock, sources=[ScriptedSource(_value, names=("v_a", "v_b"), interval=60)],
+                 target=target)
+
+
+def _expected(rounds: int, step: float) -> list[Sample]:
+    db = Deadband(DeadbandSettings())
+    return [s for k in range(rounds) for n in ("v_a", "v_b")
+            for s in db.offer(Sample(Labels.of(n), T0 + step * k, _value(n, T0 + step * k)))]
+
+
+def _stored(tmp: Path) -> dict[str, list[tuple[float, float]]]:
+    return read_store(tmp / "data", '{__name__=~"v_.*"}')
+
+
+def _split(samples: list[Sample]) -> dict[str, list[tuple[float, float]]]:
+    out: dict[str, list[tuple[float, float]]] = {}
+    for s in samples:
+        out.setdefault(f'{s.labels.name}{{device="cam-1"}}', []).append((s.t, s.v))
+    return out
+
+
+def test_six_hour_outage_loses_nothing_and_delivers_in_order(tmp_path: Path) -> None:
+    clock, link = SimulatedClock(T0), Link()
+    with serve(tmp_path) as (url, _):
+        agent = _agent(tmp_path, url, clock, link)
+        link.down = True
+        for _ in range(6 * 60):  # 6 h at 60 s; the uploader tries every round and is refused
+            agent.collect_once()
+            agent.uploader.step()
+            clock.advance(60)
+        assert (link.refused, agent.uploader.sent_samples) == (360, 0)
+        waiting = agent.spool.backlog()
+        link.down = False
+        agent.uploader.drain()
+        done = (agent.spool.backlog(), agent.spool.dropped()["age"], agent.uploader.sent_samples)
+        assert done == (0, 0, waiting)
+        agent.close()
+    assert _stored(tmp_path) == _split(_expected(360, 60))
+
+
+def test_outage_beyond_24_hours_drops_exactly_the_older_samples(tmp_path: Path) -> None:
+    clock, link = SimulatedClock(T0), Link()
+    rounds = 26 * 60  # 26 h at 60 s
+    with serve(tmp_path) as (url, _):
+        agent = _agent(tmp_path, url, clock, link)
+        link.down = True
+        for _ in range(rounds):
+            agent.collect_once()
+            clock.advance(60)
+        end = clock.now() - 60  # the last round's time: the spool's cutoff is end - 24 h
+        sent = _expected(rounds, 60)
+        older = [s for s in sent if s.t < end - 86400]
+        dropped_own = agent.spool.dropped()["age"] - len(older)  # the agent's own series age out too
+        assert len(older) > 0 and dropped_own >= 0
+        link.down = False
+        agent.uploader.drain()
+        agent.close()
+    assert _stored(tmp_path) == _split([s for s in sent if s.t >= end - 86400])
+    own = read_store(tmp_path / "data", "inferwatch_edge_spool_dropped_total")
+    reported = max(v for pts in own.values() for _, v in pts)
+    assert reported == len(older) + dropped_own  # the agent told the server
+
+
+def test_server_restart_mid_batch_stores_it_once(tmp_path: Path) -> None:
+    # the server stores a batch, its answer is lost and it restarts; the agent resends the same
+    # batch id and the restarted server recognises it (the ids are kept in data/edge.sqlite)
+    from .helpers import _free_port
+
+    clock, link = SimulatedClock(T0), Link()
+    port = _free_port()
+    with serve(tmp_path, port=port) as (url, _):
+        agent = _agent(tmp_path, url, clock, link)
+        for _ in range(30):
+            agent.collect_once()
+            clock.advance(60)
+        link.lose_next_answer = True
+        assert agent.uploader.step() > 0  # stored there, but the agent saw a lost connection: retry
+    with serve(tmp_path, port=port) as (url, _):
+        agent.uploader.drain()
+        devices = httpx.get(f"{url}/api/v1/edge/devices", timeout=5).json()["data"]
+        agent.close()
+    assert [(d["batches"], d["duplicates"]) for d in devices] == [(0, 1)]
+    assert _stored(tmp_path) == _split(_expected(30, 60))
+
+
+def test_full_disk_keeps_the_agent_running_and_counts_drops(tmp_path: Path) -> None:
+    # a byte cap of 40 rows: the oldest go first, each counted; the spool stays sound
+    clock, link = SimulatedClock(T0), Link()
+    with serve(tmp_path) as (url, _):
+        agent = _agent(tmp_path, url, clock, link, max_bytes=40 * 40)
+        link.down = True
+        for _ in range(120):
+            agent.collect_once()
+            clock.advance(60)
+        spooled = agent.spool.backlog()
+        link.down = False
+        agent.uploader.drain()
+        dropped, appended = agent.spool.dropped(), agent.sent
+        agent.close()
+    assert (spooled, dropped["bytes"], dropped["disk_full"]) == (40, appended - 40, 0)
+    sent = _expected(120, 60)
+    stored = sum(len(v) for v in _stored(tmp_path).values())
+    assert 0 < stored < 40 and _stored(tmp_path) == _split(sent[-stored:])  # only the newest survived
+
+
+class SteppingClock(SimulatedClock):
+    """A simulated clock that an NTP correction can set back."""
+
+    def step_back(self, seconds: float) -> None:
+        with self._lock:
+            self._t -= seconds
+
+
+def test_clock_stepping_back_neither_stops_nor_reorders_the_agent(tmp_path: Path) -> None:
+    # the agent keeps spooling and uploading in spool order; the server keeps the samples before
+    # the step, drops the ones now older than what it has (its out-of-order rule), and stores again
+    # once time passes the old newest
+    clock, link = SteppingClock(T0), Link()
+    with serve(tmp_path) as (url, _):
+        agent = _agent(tmp_path, url, clock, link)
+        for k in range(60):
+            if k == 30:
+                clock.step_back(1200)  # 20 minutes back
+            agent.collect_once()
+            agent.uploader.drain()
+            clock.advance(60)
+        assert (agent.spool.backlog(), agent.uploader.rejected) == (0, 0)
+        agent.close()
+    db = Deadband(DeadbandSettings())
+    times = [T0 + 60 * k - (1200 if k >= 30 else 0) for k in range(60)]
+    sent = [s for t in times for n in ("v_a", "v_b") for s in db.offer(Sample(Labels.of(n), t, _value(n, t)))]
+    newest: dict[Labels, float] = {}
+    kept = []
+    for s in sent:  # the store's rule: a sample older than the series' newest is dropped
+        if s.t > newest.get(s.labels, -math.inf):
+            kept.append(s)
+            newest[s.labels] = s.t
+    assert len(kept) < len(sent)  # the step back did cost the samples the server already had times for
+    assert _stored(tmp_path) == _split(kept)

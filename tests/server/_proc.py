@@ -1,0 +1,77 @@
+"""A real ``inferwatch serve`` subprocess on loopback: started, announced, stopped, its log kept."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+
+@dataclass
+class Served:
+    """The running server: its base URL, the process, and its stderr once stopped."""
+
+    url: str
+    proc: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+
+    def line(self, timeout: float = 60.0) -> str:
+        """The next stderr line ("" when the process said nothing in ``timeout`` or died)."""
+        assert self.proc.stderr is not None
+        ready, _, _ = select.select([self.proc.stderr], [], [], timeout)
+        text = self.proc.stderr.readline() if ready else ""
+        self.lines.append(text)
+        return text
+
+    def wait_for(self, needle: str, timeout: float = 60.0) -> str:
+        """Read stderr lines until one contains ``needle``; return it ("" if none came)."""
+        while True:
+            text = self.line(timeout)
+            if not text or needle in text:
+                return text
+
+
+@contextmanager
+def serve(config_text: str, tmp_path: Path, *args: str) -> Iterator[Served]:
+    """Run ``inferwatch serve`` on ``config_text`` (listening on an ephemeral port) until the block ends."""
+    cfg = tmp_path / "inferwatch.yml"
+    cfg.write_text(config_text)
+    env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    served = Served("", proc)
+    try:
+        first = served.wait_for("listening on")
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", first)
+        assert m, "".join(served.lines)
+        served.url = m.group(1)
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        served.lines.extend(err.splitlines(keepends=True))
+
+
+def wait_scraped(client: httpx.Client, count: int = 1, tries: int = 500) -> list[dict[str, object]]:
+    """Ask ``/api/v1/targets`` until each target was scraped at least once; return the targets."""
+    for _ in range(tries):
+        active = client.get("/api/v1/targets").json()["data"]["activeTargets"]
+        if len(active) >= count and all(t["lastScrape"] is not None for t in active):
+            return list(active)
+        client.get("/-/healthy")  # one more round trip: the scrape thread runs meanwhile
+    raise AssertionError(f"targets not scraped after {tries} tries")
