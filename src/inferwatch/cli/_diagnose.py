@@ -32,6 +32,9 @@ def add_parser(sub: Any) -> None:
     gpu.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     add_config_arg(gpu)
     gpu.set_defaults(func=_gpu)
+    from inferwatch.cli._latency import add_latency_parser
+
+    add_latency_parser(plays)
 
 
 def _open_source(args: argparse.Namespace, cfg: Any, since: float) -> Any:

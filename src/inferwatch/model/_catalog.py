@@ -67,6 +67,23 @@ SDK_INVALID_TOTAL = MetricSpec(
     ("service", "kind"),
 )
 
+# --- tracing: pipeline stages -----------------------------------------------
+STAGE_DURATION = MetricSpec(
+    "inferwatch_stage_duration_seconds", _H,
+    "Duration of one pipeline stage of a request (preprocess, feature_store, model, ...), in seconds.",
+    (*_SVC, "stage"), "seconds",
+)
+STAGE_ERRORS_TOTAL = MetricSpec(
+    "inferwatch_stage_errors_total", _C, "Pipeline stages that ended with an exception, by stage.",
+    (*_SVC, "stage"),
+)
+TRACE_SPANS_TOTAL = MetricSpec(
+    "inferwatch_trace_spans_total", _C,
+    "Spans by tracing outcome: kept by the tail sampler, sampled_out, dropped (buffer full), "
+    "or export_failed (collector unreachable; dropped, never raised).",
+    ("service", "outcome"),
+)
+
 # --- quality: model quality --------------------------------------------------
 FEATURE_PSI = MetricSpec(
     "inferwatch_feature_psi", _G,
@@ -383,7 +400,7 @@ def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
 
 CATALOG: Mapping[str, MetricSpec] = _index(
     REQUESTS_TOTAL, REQUEST_DURATION, INFLIGHT_REQUESTS, SDK_DROPPED_TOTAL, SDK_QUEUE_CAPACITY,
-    SDK_INVALID_TOTAL,
+    SDK_INVALID_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,

@@ -8,11 +8,21 @@ one series per id).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from inferwatch.sdk._monitor import Monitor
+
+
+def asgi_carrier(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """ASGI header pairs as the lower-case ``str`` mapping trace propagators read."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+
+
+def wsgi_carrier(environ: Mapping[str, Any]) -> dict[str, str]:
+    """The ``HTTP_*`` entries of a WSGI environ, keyed by lower-case header name."""
+    return {k[5:].replace("_", "-").lower(): str(v) for k, v in environ.items() if k.startswith("HTTP_")}
 
 __all__ = ["AsgiApp", "AsgiMiddleware", "RouteOf", "WsgiApp", "WsgiMiddleware", "route_of_scope"]
 
@@ -49,6 +59,9 @@ class AsgiMiddleware:
                 status = int(message["status"])
             await send(message)
 
+        tracing = monitor.tracing
+        span = None if tracing is None else tracing.server_span(
+            str(scope.get("method", "")), str(scope.get("path", "")), asgi_carrier(scope.get("headers", ())))
         monitor._inflight_add(1)
         t0 = monitor._mono()
         try:
@@ -57,8 +70,11 @@ class AsgiMiddleware:
             status = 500
             raise
         finally:
-            monitor.record_request(self._route(scope), status, monitor._mono() - t0)
+            route = self._route(scope)
+            monitor.record_request(route, status, monitor._mono() - t0)
             monitor._inflight_add(-1)
+            if span is not None:
+                span.end(status, route)
 
 
 class WsgiMiddleware:
@@ -79,19 +95,26 @@ class WsgiMiddleware:
             state["status"] = int(code) if code.isdigit() else 500
             return start_response(status, headers, exc_info) if exc_info else start_response(status, headers)
 
+        tracing = monitor.tracing
+        span = None if tracing is None else tracing.server_span(
+            str(environ.get("REQUEST_METHOD", "")), str(environ.get("PATH_INFO", "")), wsgi_carrier(environ))
         monitor._inflight_add(1)
         t0 = monitor._mono()
         try:
             body = self.app(environ, capture)
         except BaseException:
-            self._done(environ, 500, t0)
+            self._done(environ, 500, t0, span)
             raise
-        return _ClosingBody(body, lambda failed: self._done(environ, 500 if failed else state["status"], t0))
+        return _ClosingBody(
+            body, lambda failed: self._done(environ, 500 if failed else state["status"], t0, span))
 
-    def _done(self, environ: dict[str, Any], status: int, t0: float) -> None:
+    def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any) -> None:
         m = self._monitor
-        m.record_request(self._route(environ), status, m._mono() - t0)
+        route = self._route(environ)
+        m.record_request(route, status, m._mono() - t0)
         m._inflight_add(-1)
+        if span is not None:
+            span.end(status, route)
 
 
 class _ClosingBody:

@@ -25,6 +25,7 @@ from inferwatch.sdk._requests import RequestAggregates
 
 if TYPE_CHECKING:
     from inferwatch.sdk._middleware import AsgiApp, RouteOf, WsgiApp
+    from inferwatch.tracing import Stage, Tracing
 
 __all__ = ["Monitor", "Tracking"]
 
@@ -63,6 +64,7 @@ class Monitor:
         config: SdkConfig | None = None,
         clock: Clock | None = None,
         aggregators: Sequence[Aggregator] = (),
+        tracing: bool | Tracing = False,
     ) -> None:
         for field, value in (("service", service), ("model", model), ("version", version)):
             if not isinstance(value, str):
@@ -92,6 +94,14 @@ class Monitor:
         self.registry.register(self.collector)
         for aggregator in aggregators:
             self.attach(aggregator)
+        self._stages_attached = False
+        self._owns_tracing = tracing is True
+        self.tracing: Tracing | None = _tracing(service, tracing)
+        """The tracing this monitor's middleware and stages use (None: metrics only)."""
+        if self.tracing is not None:
+            from inferwatch.tracing._metrics import TracingMetrics
+
+            self.attach(TracingMetrics(self.tracing))
 
     # --- hot path ---------------------------------------------------------------------------
     def record_request(self, route: str, status: int, duration_s: float) -> None:
@@ -104,6 +114,23 @@ class Monitor:
     def track(self, route: str) -> Tracking:
         """A context manager timing its block as one request; an exception counts as 500."""
         return Tracking(self, route)
+
+    def stage(self, name: str) -> Stage:
+        """Time a pipeline stage (``with`` or decorator): a child span when tracing, always a histogram."""
+        from inferwatch.tracing._stage import Stage, StageAggregates
+
+        if not self._stages_attached:
+            with self._lock:  # attach takes the lock too: decide first, attach after
+                first, self._stages_attached = not self._stages_attached, True
+            if first:
+                self.attach(StageAggregates((self.service, self.model, self.version), self.config.buckets))
+        return Stage(self, name)
+
+    def instrument_httpx(self, client: Any) -> Any:
+        """Make ``client`` (httpx, sync or async) send the current trace context on every call."""
+        from inferwatch.tracing._httpx import instrument_httpx
+
+        return instrument_httpx(client)
 
     def observe_prediction(
         self, features: Any, confidence: float | None = None, probabilities: Any = None,
@@ -240,6 +267,8 @@ class Monitor:
         self._closed = True
         self._cap = 0  # later observations are counted as dropped
         self._recorder.close(timeout)
+        if self._owns_tracing and self.tracing is not None:
+            self.tracing.shutdown()
 
     def __enter__(self) -> Monitor:
         return self
@@ -272,6 +301,21 @@ class Tracking:
         m = self._monitor
         m.record_request(self._route, 500 if exc_type is not None else self.status, m._mono() - self._t0)
         m._inflight_add(-1)
+
+
+def _tracing(service: str, tracing: bool | Tracing) -> Tracing | None:
+    """``True`` sets tracing up for ``service`` (import guarded: the hint names the extra)."""
+    if tracing is False:
+        return None
+    if tracing is not True:
+        return tracing
+    try:
+        from inferwatch.tracing import setup
+    except ImportError as exc:  # pragma: no cover - the tracing extra is missing
+        from inferwatch.tracing._setup import INSTALL_HINT
+
+        raise ConfigError(INSTALL_HINT) from exc
+    return setup(service)
 
 
 def _counter(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tuple[str, ...], int]) -> Metric:

@@ -1,0 +1,162 @@
+"""The server's trace endpoints: OTLP/HTTP ``POST /v1/traces`` in, ``/api/v1/traces`` out.
+
+Bodies are protobuf (``application/x-protobuf``) or JSON (``application/json``),
+optionally gzip-compressed as the OTLP exporters send them. A body over
+``MAX_BODY_BYTES`` (before or after decompression) is answered 413, a malformed
+one 400; nothing a client sends produces a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import zlib
+from pathlib import Path
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from inferwatch.config import Config
+from inferwatch.model import Clock
+from inferwatch.tracing._breakdown import breakdown
+from inferwatch.tracing._otlp import OtlpError, decode_json, decode_protobuf
+from inferwatch.tracing._store import SpanRecord, TraceStore
+
+__all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
+
+log = logging.getLogger(__name__)
+MAX_BODY_BYTES = 4 * 1024 * 1024
+TRACES_FILE = "traces.sqlite"
+PROTOBUF = "application/x-protobuf"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def open_trace_store(config: Config, data_dir: Path, clock: Clock) -> TraceStore:
+    """The server's trace store: next to the TSDB when storage is sqlite, else in memory."""
+    path = data_dir / TRACES_FILE if config.storage.type == "sqlite" else ":memory:"
+    return TraceStore(path, clock=clock)
+
+
+def trace_routes(store: TraceStore) -> list[Route]:
+    """The OTLP receiver and the trace query API over ``store``."""
+
+    async def receive(req: Request) -> Response:
+        ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype not in (PROTOBUF, "application/json"):
+            return _error(f"unsupported content type {ctype!r}: send {PROTOBUF} or application/json", 415)
+        try:
+            body = await _body(req)
+            # Decoding and the SQLite write run off the event loop: other requests keep flowing.
+            spans = await run_in_threadpool(_decode, body, ctype == PROTOBUF)
+        except _TooLarge:
+            return _error(f"body over {MAX_BODY_BYTES} bytes", 413)
+        except OtlpError as exc:
+            return _error(str(exc), 400)
+        except ImportError:
+            return _error("protobuf needs opentelemetry-proto (pip install 'inferwatch[tracing]'); "
+                          "send application/json", 415)
+        await run_in_threadpool(store.add, spans)
+        if ctype == PROTOBUF:
+            return Response(b"", media_type=PROTOBUF)  # an empty ExportTraceServiceResponse
+        return JSONResponse({})
+
+    def list_traces(req: Request) -> Response:
+        q = req.query_params
+        try:
+            min_duration = _number(q.get("min_duration"), 0.0)
+            start, end = _number(q.get("start"), 0.0), _number(q.get("end"), 2**62 / 1e9)
+            limit = int(_number(q.get("limit"), 20))
+        except ValueError as exc:
+            return _error(str(exc), 400)
+        found = store.traces(service=q.get("service") or None, min_duration_s=min_duration,
+                             start_ns=int(start * 1e9), end_ns=int(end * 1e9), limit=max(1, min(limit, 1000)))
+        return JSONResponse({"status": "success", "data": [t.to_json() for t in found]})
+
+    def stages(req: Request) -> Response:
+        q = req.query_params
+        try:
+            start, end = _number(q.get("start"), 0.0), _number(q.get("end"), 2**62 / 1e9)
+        except ValueError as exc:
+            return _error(str(exc), 400)
+        service = q.get("service")
+        if not service:
+            return _error("missing parameter 'service'", 400)
+        stats = breakdown(store.stage_durations(service, int(start * 1e9), int(end * 1e9)))
+        return JSONResponse({"status": "success", "data": {k: v.to_json() for k, v in stats.items()}})
+
+    def one_trace(req: Request) -> Response:
+        trace_id = str(req.path_params["trace_id"]).lower()
+        if len(trace_id) != 32 or not all(c in "0123456789abcdef" for c in trace_id):
+            return _error(f"trace id must be 32 hex digits, got {trace_id!r}", 400)
+        spans = store.trace(trace_id)
+        if not spans:
+            return _error(f"trace {trace_id} not found", 404)
+        return JSONResponse({"status": "success", "data": {"trace_id": trace_id,
+                                                           "spans": [s.to_json() for s in spans]}})
+
+    return [
+        Route("/v1/traces", receive, methods=["POST"]),
+        Route("/api/v1/traces", list_traces, methods=["GET"]),
+        Route("/api/v1/traces/stages", stages, methods=["GET"]),  # before {trace_id}: matched in order
+        Route("/api/v1/traces/{trace_id}", one_trace, methods=["GET"]),
+    ]
+
+
+def _decode(body: bytes, protobuf: bool) -> list[SpanRecord]:
+    return decode_protobuf(body) if protobuf else decode_json(_json(body))
+
+
+async def _body(req: Request) -> bytes:
+    declared = req.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _TooLarge
+    chunks, size = [], 0
+    async for chunk in req.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _TooLarge
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    if req.headers.get("content-encoding", "").lower() == "gzip":
+        body = _gunzip(body)
+    return body
+
+
+def _gunzip(body: bytes) -> bytes:
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        out = inflate.decompress(body, MAX_BODY_BYTES + 1)
+    except zlib.error as exc:
+        raise OtlpError(f"invalid gzip body: {exc}") from None
+    if len(out) > MAX_BODY_BYTES:
+        raise _TooLarge
+    return out
+
+
+def _json(body: bytes) -> object:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OtlpError(f"invalid JSON: {exc}") from None
+
+
+def _number(raw: str | None, default: float) -> float:
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"not a number: {raw!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"must be finite and >= 0: {raw!r}")
+    return value
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"status": "error", "errorType": "bad_data", "error": message}, status_code=status)
