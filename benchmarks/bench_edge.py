@@ -31,8 +31,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from inferwatch.edge import DeadbandSettings, SimulationResult, read_series_csv
-from inferwatch.edge._simulate import simulate_device
+from inferwatch.edge import DeadbandSettings, SimulationResult, read_series_csv, simulate_device
 
 ROOT = Path(__file__).resolve().parents[1]
 NAB = ROOT.parent / "shared" / "data" / "nab"

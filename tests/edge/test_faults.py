@@ -101,12 +101,17 @@ def test_outage_beyond_24_hours_drops_exactly_the_older_samples(tmp_path: Path) 
             agent.collect_once()
             clock.advance(60)
         end = clock.now() - 60  # the last round's time: the spool's cutoff is end - 24 h
-        sent = _expected(rounds, 60)
+        sent = _expected(rounds + 6, 60)
         older = [s for s in sent if s.t < end - 86400]
         dropped_own = agent.spool.dropped()["age"] - len(older)  # the agent's own series age out too
         assert len(older) > 0 and dropped_own >= 0
         link.down = False
         agent.uploader.drain()
+        for _ in range(6):  # back online for 6 minutes: nothing more ages out, a heartbeat reports the total
+            agent.collect_once()
+            agent.uploader.drain()
+            clock.advance(60)
+        assert agent.spool.dropped()["age"] == len(older) + dropped_own
         agent.close()
     assert _stored(tmp_path) == _split([s for s in sent if s.t >= end - 86400])
     own = read_store(tmp_path / "data", "inferwatch_edge_spool_dropped_total")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_REQUIRE_TOOLS"]
+__all__ = [
+    "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_REQUIRE_TOOLS",
+]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
 """Path of the YAML config used when ``--config`` is not given."""
@@ -13,6 +15,10 @@ ENV_DATA_DIR = "INFERWATCH_DATA_DIR"
 ENV_API_TOKEN = "INFERWATCH_API_TOKEN"
 """Token for write requests to the server's API (overrides ``server.api_token``)."""
 
+ENV_EDGE_TOKEN = "INFERWATCH_EDGE_TOKEN"
+"""The edge agent's upload token (overrides ``upload.token_file``); the agent reads it as
+``inferwatch.edge.ENV_EDGE_TOKEN`` (it cannot import config: a test checks both agree)."""
+
 ENV_REQUIRE_TOOLS = "INFERWATCH_REQUIRE_TOOLS"
 """Tests: ``1`` turns a missing external tool (promtool, alertmanager, chromium) into a failure."""
 
@@ -20,5 +26,6 @@ ENVIRONMENT: dict[str, str] = {
     ENV_CONFIG: "path of the YAML config used when --config is not given",
     ENV_DATA_DIR: "overrides server.data_dir",
     ENV_API_TOKEN: "token for API writes (overrides server.api_token)",
+    ENV_EDGE_TOKEN: "the edge agent's upload token (overrides upload.token_file)",
     ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
 }

@@ -20,8 +20,9 @@ from inferwatch.edge._deadband import (
     Deadband,
     DeadbandSettings,
 )
+from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, decode_write_request, encode_write_request
-from inferwatch.edge._simulate import SimulationResult, read_series_csv, simulate
+from inferwatch.edge._simulate import SimulationResult, read_series_csv, simulate, simulate_device
 from inferwatch.edge._sources import CollectorSource, PushSource, ScrapeSource, Source
 from inferwatch.edge._spool import DROP_REASONS, Spool, SpoolBatch
 from inferwatch.edge._targets import INGEST_PATH, IngestTarget, RemoteWriteTarget, classify
@@ -46,6 +47,7 @@ __all__ = [
     "CollectorSource",
     "Deadband",
     "DeadbandSettings",
+    "HttpClient",
     "IngestTarget",
     "Outcome",
     "PushSource",
@@ -58,6 +60,8 @@ __all__ = [
     "SpoolBatch",
     "SpoolConfig",
     "Target",
+    "Transport",
+    "TransportError",
     "UploadConfig",
     "Uploader",
     "build_sources",
@@ -72,4 +76,5 @@ __all__ = [
     "parse_text",
     "read_series_csv",
     "simulate",
+    "simulate_device",
 ]

@@ -5,8 +5,8 @@
 >>> from inferwatch.model import SimulatedClock
 >>> cfg = AgentConfig("cam-1", spool=SpoolConfig(pathlib.Path(tempfile.mkdtemp()) / "s.sqlite"))
 >>> agent = Agent(cfg, clock=SimulatedClock(1_700_000_000.0), sources=[])
->>> agent.collect_once()  # no sources: the agent's own series (backlog, heartbeat, drops)
-3
+>>> agent.collect_once()  # no sources: the agent's own series (backlog, heartbeat, drops, sent, held)
+5
 >>> agent.close()
 """
 
@@ -88,6 +88,8 @@ class Agent:
         out += [sample(m.EDGE_SPOOL_DROPPED_TOTAL, now, dropped[r], {"reason": r}) for r in DROP_REASONS[:1]]
         out += [sample(m.EDGE_SPOOL_DROPPED_TOTAL, now, dropped[r], {"reason": r}) for r in DROP_REASONS[1:]
                 if dropped[r]]
+        out += [sample(m.EDGE_DEADBAND_SAMPLES_TOTAL, now, self.sent, {"outcome": "sent"}),
+                sample(m.EDGE_DEADBAND_SAMPLES_TOTAL, now, self.read - self.sent, {"outcome": "held"})]
         return out
 
     def collect_once(self, *, force: bool = True) -> int:
@@ -101,7 +103,8 @@ class Agent:
                 batch.extend(src.read(now))
         if force or now >= self._self_due:
             self._self_due = now + min(60.0, self.cfg.deadband.heartbeat)
-            self.deadband.kinds.update({m.EDGE_SPOOL_DROPPED_TOTAL.name: MetricKind.COUNTER})
+            self.deadband.kinds.update({m.EDGE_SPOOL_DROPPED_TOTAL.name: MetricKind.COUNTER,
+                                        m.EDGE_DEADBAND_SAMPLES_TOTAL.name: MetricKind.COUNTER})
             batch.extend(self._own_series(now))
         out = [s for x in batch for s in self.deadband.offer(x)]
         self.read += len(batch)

@@ -17,7 +17,7 @@ from inferwatch._exceptions import InputError
 from inferwatch.collect import Collector
 from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._textparse import parse_text
-from inferwatch.model import CATALOG, MetricKind, Sample
+from inferwatch.model import CATALOG, Labels, MetricKind, Sample
 
 __all__ = ["CollectorSource", "PushSource", "ScrapeSource", "Source"]
 
@@ -149,7 +149,11 @@ class PushSource:
         """What was pushed since the last round (stamped ``now`` unless the push gave a time)."""
         with self._lock:
             pending, self._pending = self._pending, []
-        return [s if s.t == s.t else Sample(s.labels, now, s.v) for s in pending]
+        stamped = [s if s.t == s.t else Sample(s.labels, now, s.v) for s in pending]
+        latest: dict[tuple[Labels, float], Sample] = {}
+        for s in stamped:  # pushed twice in one round: the later value of that instant wins
+            latest[(s.labels, s.t)] = s
+        return sorted(latest.values(), key=lambda s: s.t)
 
     def close(self) -> None:
         """Stop listening."""

@@ -151,8 +151,9 @@ class Spool:
     def _count_drop(self, reason: str, n: int) -> None:
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            self._set(f"dropped_{reason}", self._dropped(reason) + n)
+            self._set(f"dropped_{reason}", self._dropped(reason) + n + self._pending.get(reason, 0))
             self._db.execute("COMMIT")
+            self._pending.pop(reason, None)  # what the full disk kept from us is on disk now
         except sqlite3.Error:  # the disk is full even for a counter: keep it until it is not
             self._rollback()
             self._pending[reason] = self._pending.get(reason, 0) + n
