@@ -116,6 +116,21 @@ def test_the_sample_limit_is_a_422(path: str, params: dict[str, str]) -> None:
     assert "would load too many samples into memory" in r.json()["error"]
 
 
+@pytest.mark.parametrize(("path", "params"), [
+    ("/api/v1/series", {"match[]": "up"}),  # 2 series
+    ("/api/v1/labels", {"match[]": "up", "start": "900", "end": "1000"}),  # 6 samples read
+])
+def test_metadata_look_ups_run_on_the_bounded_executor(path: str, params: dict[str, str]) -> None:
+    # rule: series and label look-ups (Prometheus's routes) read through the executor's bounds too
+    server, executor, client = _app(MemoryStore(), QueryLimits(max_samples=1))
+    with client as c:
+        r = c.get(path, params=params)
+    executor.close()
+    server.stop()
+    assert r.status_code == 422, r.text
+    assert "would load too many samples into memory" in r.json()["error"]
+
+
 def test_a_chain_of_5000_additions_evaluates_without_a_recursion_error() -> None:
     # rule: Prometheus evaluates a flat chain of 5,000 `+` terms; so does the engine (no RecursionError)
     server, executor, client = _app(MemoryStore(), QueryLimits())

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from inferwatch.model import CATALOG, METRIC_NAME_LABEL, Labels, Matcher, MatchOp, is_valid_label_name
 from inferwatch.promql import Engine, PromQLError, Selector, parse_promql
-from inferwatch.server._prom_api import api_handler
+from inferwatch.server._prom_api import query_handler
 from inferwatch.server._prom_params import ApiError, Params, format_api_float, read_params
+from inferwatch.server._query_exec import BoundedStore, QueryContext, QueryExecutor
 from inferwatch.server._runtime import Server
 from inferwatch.store import Store
 
@@ -60,23 +62,28 @@ def _series(store: Store, params: Params, *, required: bool) -> list[Labels]:
     return sorted(out)
 
 
-def prom_meta_routes(server: Server) -> list[BaseRoute]:
-    """The metadata and federation endpoints of ``server``."""
+def prom_meta_routes(server: Server, executor: QueryExecutor | None = None) -> list[BaseRoute]:
+    """The metadata and federation endpoints of ``server``.
 
-    def store() -> Store:
-        return server.components.store
+    Look-ups run off the event loop: on ``executor``'s bounded pool, reading through a
+    :class:`BoundedStore` (timeout, sample limit, cancellation), when given.
+    """
 
-    def series(params: Params) -> Any:
-        return [ls.to_dict() for ls in _series(store(), params, required=True)]
+    def store(ctx: QueryContext | None = None) -> Store:
+        s = server.components.store
+        return s if ctx is None else cast(Store, BoundedStore(s, ctx))
 
-    def labels(params: Params) -> Any:
-        names = {k for ls in _series(store(), params, required=False) for k in ls}
+    def series(params: Params, ctx: QueryContext | None) -> Any:
+        return [ls.to_dict() for ls in _series(store(ctx), params, required=True)]
+
+    def labels(params: Params, ctx: QueryContext | None) -> Any:
+        names = {k for ls in _series(store(ctx), params, required=False) for k in ls}
         return sorted(names)
 
-    def metadata(params: Params) -> Any:
+    def metadata(params: Params, ctx: QueryContext | None) -> Any:
         wanted = params.get("metric")
         limit = int(params.get("limit") or -1)
-        present = set(store().label_values(METRIC_NAME_LABEL))
+        present = set(store(ctx).label_values(METRIC_NAME_LABEL))
         out: dict[str, list[dict[str, str]]] = {}
         for spec in CATALOG.values():
             family = spec.name
@@ -90,20 +97,20 @@ def prom_meta_routes(server: Server) -> list[BaseRoute]:
             out[family] = [{"type": kind, "help": spec.help, "unit": spec.unit}]
         return out
 
-    def targets_metadata(params: Params) -> Any:
+    def targets_metadata(params: Params, ctx: QueryContext | None) -> Any:
         return []
 
     async def label_values(req: Request) -> Response:
         name = req.path_params["name"]
 
-        def run(params: Params) -> Any:
+        def run(params: Params, ctx: QueryContext | None) -> Any:
             if not is_valid_label_name(name):
                 raise ApiError(f'invalid label name: "{name}"')
             if not params.all("match[]") and params.get("start") is None and params.get("end") is None:
-                return store().label_values(name)
-            return sorted({ls[name] for ls in _series(store(), params, required=False) if name in ls})
+                return store(ctx).label_values(name)
+            return sorted({ls[name] for ls in _series(store(ctx), params, required=False) if name in ls})
 
-        return await api_handler(run)(req)
+        return await query_handler(run, executor)(req)
 
     async def federate(req: Request) -> Response:
         params = await read_params(req)
@@ -112,21 +119,25 @@ def prom_meta_routes(server: Server) -> list[BaseRoute]:
         except ApiError as exc:
             return Response(f"{exc}\n", status_code=400, media_type="text/plain")
         now = server.clock.now()
-        engine = Engine(store())
-        lines: list[str] = []
-        seen: set[Labels] = set()
-        for ms in matches:
-            for ls, t, v in engine.latest(ms, now):
-                if ls not in seen:
-                    seen.add(ls)
-                    lines.append(_federate_line(ls, v, t))
-        body = _with_types(sorted(lines))
+
+        def render() -> str:  # off the event loop: a wide match[] reads many series
+            engine = Engine(store())
+            lines: list[str] = []
+            seen: set[Labels] = set()
+            for ms in matches:
+                for ls, t, v in engine.latest(ms, now):
+                    if ls not in seen:
+                        seen.add(ls)
+                        lines.append(_federate_line(ls, v, t))
+            return _with_types(sorted(lines))
+
+        body = await run_in_threadpool(render)
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     endpoints = [("/api/v1/series", series), ("/api/v1/labels", labels), ("/api/v1/metadata", metadata),
                  ("/api/v1/targets/metadata", targets_metadata)]
     return [
-        *(Route(path, api_handler(fn), methods=["GET", "POST"]) for path, fn in endpoints),
+        *(Route(path, query_handler(fn, executor), methods=["GET", "POST"]) for path, fn in endpoints),
         Route("/api/v1/label/{name}/values", label_values, methods=["GET"]),
         Route("/federate", federate, methods=["GET", "POST"]),
     ]

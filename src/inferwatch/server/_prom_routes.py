@@ -20,4 +20,5 @@ def prometheus_routes(server: Server, deliveries: DeliveryCounts | None = None,
 
     With ``executor``, queries run on its bounded pool under its timeout and sample limit.
     """
-    return [*prom_query_routes(server, executor), *prom_meta_routes(server), *prom_status_routes(server)]
+    return [*prom_query_routes(server, executor), *prom_meta_routes(server, executor),
+            *prom_status_routes(server)]
