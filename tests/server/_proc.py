@@ -71,7 +71,8 @@ def wait_scraped(client: httpx.Client, count: int = 1, tries: int = 500) -> list
     """Ask ``/api/v1/targets`` until each target was scraped at least once; return the targets."""
     for _ in range(tries):
         active = client.get("/api/v1/targets").json()["data"]["activeTargets"]
-        if len(active) >= count and all(t["lastScrape"] is not None for t in active):
+        # Prometheus's shape: a target not scraped yet has Go's zero time and health "unknown"
+        if len(active) >= count and all(t["health"] != "unknown" for t in active):
             return list(active)
         client.get("/-/healthy")  # one more round trip: the scrape thread runs meanwhile
     raise AssertionError(f"targets not scraped after {tries} tries")

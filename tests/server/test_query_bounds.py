@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -171,7 +172,8 @@ def test_a_heavy_range_query_times_out_while_health_keeps_answering(
            f"scrape: {{targets: [{{job: svc, url: '{target.url}', interval: 1s}}]}}\n")
     with serve(cfg, tmp_path) as s, httpx.Client(base_url=s.url, timeout=30) as c:
         wait_scraped(c)
-        now = float(c.get("/api/v1/targets").json()["data"]["activeTargets"][0]["lastScrape"])
+        last = c.get("/api/v1/targets").json()["data"]["activeTargets"][0]["lastScrape"]  # RFC 3339
+        now = datetime.fromisoformat(last).timestamp()
         answer: list[httpx.Response] = []
         params = {"query": "sum(rate(heavy[5m])) + count(heavy)", "start": str(now - 10_999),
                   "end": str(now), "step": "1"}
