@@ -10,8 +10,8 @@ read and its worker is free again. The event loop only awaits the result, so
 ``/-/healthy``, scrapes and rule evaluation keep their pace whatever a query
 costs.
 
-``instant_query`` and ``range_query`` are what every endpoint that runs
-PromQL calls (``/api/v1/query``, ``/api/v1/query_range`` and any other).
+Every endpoint that reads the store for a client (the Prometheus routes'
+queries, series and label look-ups) runs through :meth:`QueryExecutor.run`.
 """
 
 from __future__ import annotations
@@ -25,25 +25,19 @@ from typing import Any, TypeVar
 
 from inferwatch.config import QueryLimits
 from inferwatch.model import Labels, Matcher
-from inferwatch.rules import EvalError, PromQLError, QueryEngine, parse_promql
 from inferwatch.store import Series, Store
 
 __all__ = [
     "BoundedStore",
-    "QueryBadInput",
     "QueryCanceled",
     "QueryContext",
     "QueryError",
     "QueryExecutor",
     "QueryTimeout",
     "QueryTooLarge",
-    "RangeResult",
-    "instant_query",
-    "range_query",
 ]
 
 T = TypeVar("T")
-MAX_RECURSION_HINT = "expression nested too deeply to evaluate"
 
 
 class QueryError(Exception):
@@ -67,12 +61,6 @@ class QueryCanceled(QueryError):
 
 class QueryTooLarge(QueryError):
     """The query would hold more samples than allowed."""
-
-
-class QueryBadInput(QueryError):
-    """The expression cannot be parsed or evaluated; the client's fault."""
-
-    error_type, status = "bad_data", 400
 
 
 class QueryContext:
@@ -130,53 +118,6 @@ class BoundedStore:
         """The store's ``label_values``, deadline-checked."""
         self._ctx.check()
         return self._store.label_values(name)
-
-
-def _parse(text: str) -> Any:
-    try:
-        return parse_promql(text)
-    except PromQLError as exc:
-        raise QueryBadInput(f"invalid parameter 'query': {exc}") from None
-    except RecursionError:
-        raise QueryBadInput(f"invalid parameter 'query': {MAX_RECURSION_HINT}") from None
-
-
-def _instant(expr: Any, text: str, store: Store, ctx: QueryContext, t: float) -> Any:
-    ctx.samples = 0
-    try:
-        return QueryEngine(BoundedStore(store, ctx)).instant(expr, t)  # type: ignore[arg-type]
-    except EvalError as exc:
-        raise QueryBadInput(f"cannot evaluate {text!r}: {exc}") from None
-    except RecursionError:
-        raise QueryBadInput(f"cannot evaluate {text!r}: {MAX_RECURSION_HINT}") from None
-
-
-def instant_query(store: Store, ctx: QueryContext, text: str, t: float) -> Any:
-    """``text`` at time ``t``: a vector (list of (labels, value)) or a float; raises :class:`QueryError`."""
-    return _instant(_parse(text), text, store, ctx, t)
-
-
-RangeResult = dict[tuple[tuple[str, str], ...], list[tuple[float, float]]]
-
-
-def range_query(
-    store: Store, ctx: QueryContext, text: str, start: float, end: float, step: float
-) -> RangeResult:
-    """``text`` at ``start, start + step, ... <= end``: points per series key; raises :class:`QueryError`."""
-    expr = _parse(text)
-    series: RangeResult = {}
-    k = 0
-    while start + k * step <= end:
-        t = start + k * step
-        result = _instant(expr, text, store, ctx, t)
-        points = [((), result)] if isinstance(result, float) else [(ls.items_tuple, v) for ls, v in result]
-        for key, v in points:
-            series.setdefault(key, []).append((t, v))
-        ctx.kept += len(points)
-        ctx.samples = 0
-        ctx.count(0)
-        k += 1
-    return series
 
 
 def _retrieve(fut: asyncio.Future[Any]) -> None:
