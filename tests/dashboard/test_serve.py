@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import re
-import select
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.server._proc import serve
 
 from dashboard.conftest import Watched
 
@@ -22,27 +18,10 @@ TOKEN = "dashboard-test-token"
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
-    cfg = tmp_path / "inferwatch.yml"
-    cfg.write_text(f"server: {{data_dir: '{tmp_path / 'data'}', api_token: {TOKEN}}}\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stderr is not None
-        ready, _, _ = select.select([proc.stderr], [], [], 60)
-        first = proc.stderr.readline() if ready else ""
-        m = re.search(r"listening on (http://127\.0\.0\.1:\d+) \(dashboard at /\)", first)
-        assert m, first
-        yield m.group(1)
-    finally:
-        proc.terminate()
-        try:
-            _, err = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-    assert "Traceback" not in err, err
+    with serve(f"server: {{data_dir: '{tmp_path / 'data'}', api_token: {TOKEN}}}\n", tmp_path) as s:
+        assert "(dashboard at /)" in s.lines[-1], s.lines
+        yield s.url
+    assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
 
 
 def test_serve_answers_the_page_its_files_and_views(served: str) -> None:

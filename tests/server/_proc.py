@@ -45,7 +45,8 @@ def serve(config_text: str, tmp_path: Path, *args: str) -> Iterator[Served]:
     """Run ``inferwatch serve`` on ``config_text`` (listening on an ephemeral port) until the block ends."""
     cfg = tmp_path / "inferwatch.yml"
     cfg.write_text(config_text)
-    env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR") and not k.startswith("OTEL_")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0", *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)

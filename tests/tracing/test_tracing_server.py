@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import re
-import select
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -16,6 +11,7 @@ import httpx
 import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
+from tests.server._proc import serve
 
 from inferwatch.model import SimulatedClock
 from inferwatch.tracing import setup
@@ -28,32 +24,9 @@ TRACE = "5b8efff798038103d269b633813fc60c"
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("serve")
-    cfg = tmp / "inferwatch.yml"
-    cfg.write_text(f"server: {{data_dir: '{tmp / 'data'}', api_token: t0ken-for-tests}}\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INFERWATCH_", "OTEL_"))}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    try:
-        lines = []
-        for _ in range(20):  # the announcement, waiting on lines (no sleeps)
-            ready, _, _ = select.select([proc.stderr], [], [], 60)
-            line = proc.stderr.readline() if ready else ""
-            lines.append(line)
-            m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line)
-            if m or not line:
-                break
-        assert m, lines
-        yield m.group(1)
-    finally:
-        proc.terminate()
-        try:
-            _, err = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-    assert "Traceback" not in err, err
+    with serve(f"server: {{data_dir: '{tmp / 'data'}', api_token: t0ken-for-tests}}\n", tmp) as s:
+        yield s.url
+    assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
 
 
 def test_sdk_exporter_to_serve_then_query_by_service_duration_and_id(server_url: str) -> None:

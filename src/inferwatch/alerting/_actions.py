@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
 from inferwatch._exceptions import ActionError, InferwatchError
-from inferwatch.alerting._ledger import ActionLedger
+from inferwatch.alerting._ledger import DEDUPLICATED, ActionLedger, ActionRecord
 from inferwatch.alerting._notification import Notification, fingerprint
 from inferwatch.model import Matcher, format_duration, matches_all
 from inferwatch.rules import Alert
@@ -27,7 +26,6 @@ from inferwatch.rules import Alert
 __all__ = ["Action", "ActionRecord", "ActionStage", "RecordingAction", "fill_placeholders"]
 
 log = logging.getLogger("inferwatch.alerting")
-DEDUPLICATED = "deduplicated:"  # the outcome prefix of an episode a run for the same target covered
 
 
 class Action(Protocol):
@@ -43,29 +41,6 @@ class Action(Protocol):
     def resolve(self, alert: Alert) -> str | None:
         """Undo on resolve (``None``: nothing to undo)."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class ActionRecord:
-    """One recorded run of an action."""
-
-    t: float
-    action: str
-    alertname: str
-    labels: dict[str, str]
-    phase: str
-    outcome: str
-    ok: bool
-
-    @property
-    def deduplicated(self) -> bool:
-        """Recorded, not run: another alert's run for the same target covered it."""
-        return self.outcome.startswith(DEDUPLICATED)
-
-    def to_json(self) -> dict[str, object]:
-        """The API / replay shape."""
-        return {"t": self.t, "action": self.action, "alertname": self.alertname, "labels": self.labels,
-                "phase": self.phase, "outcome": self.outcome, "ok": self.ok}
 
 
 def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
@@ -174,8 +149,7 @@ class ActionStage:
 
     def records(self, limit: int = 1000) -> list[ActionRecord]:
         """Recorded runs, oldest first."""
-        return [ActionRecord(r.t, r.action, r.alertname, r.labels, r.phase, r.outcome, r.ok)
-                for r in self._ledger.rows(limit)]
+        return self._ledger.rows(limit)
 
 
 class RecordingAction:

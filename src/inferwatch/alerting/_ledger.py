@@ -8,13 +8,16 @@ from dataclasses import dataclass
 
 from inferwatch.alerting._state import StateDB
 
-__all__ = ["ActionLedger", "LedgerRow"]
+__all__ = ["DEDUPLICATED", "ActionLedger", "ActionRecord"]
 
 EpisodeKey = tuple[str, str, float]  # (action, alert fingerprint, the episode's starts_at)
 
 
+DEDUPLICATED = "deduplicated:"  # the outcome prefix of an episode a run for the same target covered
+
+
 @dataclass(frozen=True, slots=True)
-class LedgerRow:
+class ActionRecord:
     """One recorded run (or claim) of an action for an alert's firing episode."""
 
     t: float
@@ -24,6 +27,16 @@ class LedgerRow:
     phase: str
     outcome: str
     ok: bool
+
+    @property
+    def deduplicated(self) -> bool:
+        """Recorded, not run: another alert's run for the same target covered it."""
+        return self.outcome.startswith(DEDUPLICATED)
+
+    def to_json(self) -> dict[str, object]:
+        """The API / replay shape."""
+        return {"t": self.t, "action": self.action, "alertname": self.alertname, "labels": self.labels,
+                "phase": self.phase, "outcome": self.outcome, "ok": self.ok}
 
 
 class ActionLedger:
@@ -65,7 +78,7 @@ class ActionLedger:
             c.execute("DELETE FROM actions WHERE action=? AND fingerprint=? AND episode=? AND phase=?",
                       (*key, phase))
 
-    def fired_since(self, action: str, since: float, exclude_prefix: str) -> list[LedgerRow]:
+    def fired_since(self, action: str, since: float, exclude_prefix: str) -> list[ActionRecord]:
         """Successful ``fire`` runs of ``action`` at or after ``since``, newest first."""
         rows = self._db.query(
             "SELECT t, action, alertname, labels, phase, outcome, ok FROM actions WHERE action=? "
@@ -73,13 +86,13 @@ class ActionLedger:
             (action, since, exclude_prefix + "%"))
         return [_row(r) for r in rows]
 
-    def rows(self, limit: int = 1000) -> list[LedgerRow]:
+    def rows(self, limit: int = 1000) -> list[ActionRecord]:
         """Recorded runs, oldest first."""
         rows = self._db.query("SELECT t, action, alertname, labels, phase, outcome, ok FROM actions "
                               "ORDER BY t, rowid LIMIT ?", (limit,))
         return [_row(r) for r in rows]
 
 
-def _row(r: tuple[object, ...]) -> LedgerRow:
+def _row(r: tuple[object, ...]) -> ActionRecord:
     t, a, n, lb, p, o, ok = r
-    return LedgerRow(float(str(t)), str(a), str(n), json.loads(str(lb)), str(p), str(o), bool(ok))
+    return ActionRecord(float(str(t)), str(a), str(n), json.loads(str(lb)), str(p), str(o), bool(ok))

@@ -13,7 +13,8 @@ __all__ = ["add_parser"]
 def add_parser(sub: Any) -> None:
     """Register ``diagnose``."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "diagnose", help="troubleshooting playbooks (gpu: utilisation fell while QPS is unchanged)",
+        "diagnose", help="troubleshooting playbooks (gpu: utilisation fell while QPS is unchanged; "
+        "latency: which pipeline stage got slow, from traces)",
         description="Run a troubleshooting playbook on the stored series.",
     )
     plays = p.add_subparsers(dest="playbook", metavar="PLAYBOOK", required=True)
