@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 __all__ = [
-    "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_REQUIRE_TOOLS",
+    "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_MULTIPROC_DIR",
+    "ENV_REQUIRE_TOOLS",
 ]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
@@ -19,6 +20,10 @@ ENV_EDGE_TOKEN = "INFERWATCH_EDGE_TOKEN"
 """The edge agent's upload token (overrides ``upload.token_file``); the agent reads it as
 ``inferwatch.edge.ENV_EDGE_TOKEN`` (it cannot import config: a test checks both agree)."""
 
+ENV_MULTIPROC_DIR = "INFERWATCH_MULTIPROC_DIR"
+"""SDK: a directory shared by the worker processes of one server; every ``Monitor`` in them
+then answers ``/metrics`` for all workers (same as ``Monitor(..., multiprocess_dir=DIR)``)."""
+
 ENV_REQUIRE_TOOLS = "INFERWATCH_REQUIRE_TOOLS"
 """Tests: ``1`` turns a missing external tool (promtool, alertmanager, chromium) into a failure."""
 
@@ -27,5 +32,6 @@ ENVIRONMENT: dict[str, str] = {
     ENV_DATA_DIR: "overrides server.data_dir",
     ENV_API_TOKEN: "token for API writes (overrides server.api_token)",
     ENV_EDGE_TOKEN: "the edge agent's upload token (overrides upload.token_file)",
+    ENV_MULTIPROC_DIR: "SDK: directory shared by a server's worker processes (metrics of all workers)",
     ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
 }

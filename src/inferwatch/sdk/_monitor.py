@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -15,11 +16,13 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
 from inferwatch._exceptions import ConfigError
+from inferwatch.config._env import ENV_MULTIPROC_DIR
 from inferwatch.config._sdk import SdkConfig
 from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
+from inferwatch.sdk._multiproc import MultiprocStore
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
 
@@ -65,6 +68,7 @@ class Monitor:
         clock: Clock | None = None,
         aggregators: Sequence[Aggregator] = (),
         tracing: bool | Tracing = False,
+        multiprocess_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         for field, value in (("service", service), ("model", model), ("version", version)):
             if not isinstance(value, str):
@@ -87,7 +91,10 @@ class Monitor:
         self._cap = cfg.queue_size
         self._recorder = Recorder(cfg.queue_size, self._handle, name=f"inferwatch-sdk-{service}")
         self._queue = self._recorder.queue
-        self.collector = MonitorCollector(self._families, self.flush, COLLECT_FLUSH_TIMEOUT_S)
+        self.multiprocess: MultiprocStore | None = _multiprocess(multiprocess_dir, self._families, self.flush)
+        """The shared store of all worker processes (None: this process only; see ``_multiproc``)."""
+        families = self._families if self.multiprocess is None else self.multiprocess.families
+        self.collector = MonitorCollector(families, self.flush, COLLECT_FLUSH_TIMEOUT_S)
         """A prometheus-client collector over this monitor's aggregates (register it anywhere)."""
         self.registry = CollectorRegistry(auto_describe=True)
         """A registry holding only ``collector``; ``metrics_text`` renders it."""
@@ -267,6 +274,8 @@ class Monitor:
         self._closed = True
         self._cap = 0  # later observations are counted as dropped
         self._recorder.close(timeout)
+        if self.multiprocess is not None:
+            self.multiprocess.close()
         if self._owns_tracing and self.tracing is not None:
             self.tracing.shutdown()
 
@@ -301,6 +310,16 @@ class Tracking:
         m = self._monitor
         m.record_request(self._route, 500 if exc_type is not None else self.status, m._mono() - self._t0)
         m._inflight_add(-1)
+
+
+def _multiprocess(
+    directory: str | os.PathLike[str] | None,
+    local: Callable[[], list[Metric]],
+    flush: Callable[[float], bool],
+) -> MultiprocStore | None:
+    """The shared store when ``directory`` (or ``INFERWATCH_MULTIPROC_DIR``) names one."""
+    directory = directory if directory is not None else os.environ.get(ENV_MULTIPROC_DIR) or None
+    return None if directory is None else MultiprocStore(directory, local, flush)
 
 
 def _tracing(service: str, tracing: bool | Tracing) -> Tracing | None:
