@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.samples import Exemplar
 
+from inferwatch._exceptions import ConfigError
 from inferwatch.config._env import ENV_MULTIPROC_DIR
 from inferwatch.sdk import Monitor
 from inferwatch.sdk._multiproc import DB_NAME, MultiprocStore
@@ -229,3 +231,33 @@ def test_real_processes_exit_and_are_killed_without_losing_totals(tmp_path: Path
         pids = {s.labels.get("pid") for f in monitor.registry.collect() for s in f.samples
                 if s.name == "inferwatch_sdk_queue_capacity"}
         assert pids == {str(os.getpid())}  # the dead workers' gauges are gone
+
+
+def test_merged_exposition_is_valid_openmetrics_and_text(tmp_path: Path) -> None:
+    # Rule: the merged families render as the single-process ones do (buckets in order, _total).
+    with Monitor("svc", "m", "v1", multiprocess_dir=tmp_path) as monitor:
+        for d in (0.002, 0.02, 0.2, 2.0):
+            monitor.record_request("/p", 200, d)
+        om = {f.name: f for f in parse_openmetrics(monitor.metrics_text(openmetrics=True))}
+        single = Monitor("svc", "m", "v1")
+        for d in (0.002, 0.02, 0.2, 2.0):
+            single.record_request("/p", 200, d)
+        want = single.metrics_text()
+        single.close()
+        got = monitor.metrics_text()
+    hist = om["inferwatch_request_duration_seconds"]
+    assert [s.labels["le"] for s in hist.samples if s.name.endswith("_bucket")][-1] == "+Inf"
+    lines = {line for line in got.splitlines() if line.startswith("inferwatch_request")}
+    assert lines == {line for line in want.splitlines() if line.startswith("inferwatch_request")}
+
+
+def test_env_var_turns_it_on_and_a_bad_directory_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(ENV_MULTIPROC_DIR, str(tmp_path / "mp"))
+    with Monitor("svc") as monitor:
+        assert monitor.multiprocess is not None
+        assert (tmp_path / "mp" / DB_NAME).exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="multiprocess_dir"):
+        Monitor("svc", multiprocess_dir=tmp_path / "file")

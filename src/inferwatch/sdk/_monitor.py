@@ -89,10 +89,10 @@ class Monitor:
         self._invalid: dict[str, int] = {}
         self._closed = False
         self._cap = cfg.queue_size
-        self._recorder = Recorder(cfg.queue_size, self._handle, name=f"inferwatch-sdk-{service}")
-        self._queue = self._recorder.queue
         self.multiprocess: MultiprocStore | None = _multiprocess(multiprocess_dir, self._families, self.flush)
         """The shared store of all worker processes (None: this process only; see ``_multiproc``)."""
+        self._recorder = Recorder(cfg.queue_size, self._handle, name=f"inferwatch-sdk-{service}")
+        self._queue = self._recorder.queue
         families = self._families if self.multiprocess is None else self.multiprocess.families
         self.collector = MonitorCollector(families, self.flush, COLLECT_FLUSH_TIMEOUT_S)
         """A prometheus-client collector over this monitor's aggregates (register it anywhere)."""

@@ -41,7 +41,8 @@ recorded after its last publish (at most ``FLUSH_INTERVAL_S``).
 
 Limits: all workers must share one pid namespace (one host or one container);
 the Monitor must be created in each worker (gunicorn's default, not with
-``--preload``; ``uvicorn --workers`` always does); the file keeps totals across
+``--preload``; ``uvicorn --workers`` always does): a process holding an open
+store must not fork workers (SQLite connections do not survive a fork); the file keeps totals across
 a restart of the whole server (delete the directory at deploy to start from 0).
 """
 
@@ -178,12 +179,9 @@ class MultiprocStore:
         self._retired = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._interval = interval_s
         with self._lock:
             self._compact()  # a starting worker usually replaces a dead one
-        if interval_s is not None:
-            self._thread = threading.Thread(
-                target=self._run, args=(interval_s,), name="inferwatch-multiproc", daemon=True)
-            self._thread.start()
         atexit.register(self.close)
 
     # --- publishing -------------------------------------------------------------------------
@@ -238,6 +236,7 @@ class MultiprocStore:
         with self._lock:
             if not self._retired:
                 self._publish()
+                self._start()
             self._compact()
             return self._read()
 
@@ -261,6 +260,13 @@ class MultiprocStore:
         return [_family(name, *meta[name], samples[name]) for name in sorted(meta)]
 
     # --- lifecycle --------------------------------------------------------------------------
+    def _start(self) -> None:
+        """Start publishing periodically (on the first read: the monitor is built by then)."""
+        if self._thread is None and self._interval is not None:
+            self._thread = threading.Thread(
+                target=self._run, args=(self._interval,), name="inferwatch-multiproc", daemon=True)
+            self._thread.start()
+
     def _run(self, interval_s: float) -> None:
         while not self._stop.wait(interval_s):
             try:
