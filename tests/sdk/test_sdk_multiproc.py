@@ -24,8 +24,8 @@ from prometheus_client.samples import Exemplar
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config._env import ENV_MULTIPROC_DIR
-from inferwatch.sdk import Monitor
-from inferwatch.sdk._multiproc import DB_NAME, MultiprocStore
+from inferwatch.sdk import Monitor, read_sample
+from inferwatch.sdk._multiproc import DB_NAME, MultiprocStore, process_identity
 from inferwatch.sdk._requests import RequestAggregates
 
 BOUNDS = (0.001, 0.01, 0.1, 1.0)
@@ -196,7 +196,7 @@ def test_the_newest_exemplar_of_any_worker_is_kept(workers: Workers) -> None:
 
 CHILD = """
 import os, sys, time
-from inferwatch.sdk import Monitor
+from inferwatch.sdk import Monitor, read_sample
 m = Monitor("svc", "m", "v1")
 for _ in range(int(sys.argv[1])):
     m.record_request("/p", 200, 0.01)
@@ -261,3 +261,26 @@ def test_env_var_turns_it_on_and_a_bad_directory_is_a_config_error(
     (tmp_path / "file").write_text("x")
     with pytest.raises(ConfigError, match="multiprocess_dir"):
         Monitor("svc", multiprocess_dir=tmp_path / "file")
+
+
+@pytest.mark.tools
+def test_promtool_accepts_the_merged_exposition(tmp_path: Path, require_tool: Callable[..., str]) -> None:
+    promtool = require_tool("promtool")
+    workers = Workers(tmp_path)
+    try:
+        agg = RequestAggregates(BOUNDS)
+        agg.add_batch([("request", "/p", 200, 0.05), ("request", "/q", 500, 2.0)])
+        # another worker, alive by the real check (it shares this process's pid and start time)
+        other = workers.start(*process_identity(), lambda: list(agg.families(SVC)))
+        other.publish()
+        with Monitor("svc", "m", "v1", multiprocess_dir=tmp_path) as monitor:
+            monitor.record_request("/p", 200, 0.01)
+            text = monitor.metrics_text()
+    finally:
+        for store in workers.stores:
+            store.close()
+    assert read_sample(text, "inferwatch_requests_total",
+                       {"route": "/p", "code": "200", "service": "svc", "model": "m", "version": "v1"}) == 2
+    done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -116,6 +116,14 @@ def send(url: str, n: int) -> set[str]:
     return pids
 
 
+def registered(tmp_path: Path) -> set[int]:
+    db = sqlite3.connect(tmp_path / "mp" / DB_NAME)
+    try:
+        return {pid for (pid,) in db.execute("SELECT pid FROM workers")}
+    finally:
+        db.close()
+
+
 def every_scrape_reports(url: str, n: int) -> set[str]:
     """Wait until a scrape reports n (others publish within the flush interval), then check that
     scrapes answered by at least two workers all report exactly n."""
@@ -142,6 +150,8 @@ def test_gunicorn_4_workers_count_every_request_and_survive_a_sigkill(tmp_path: 
         wait_workers(proc, 4, without=victim)
         for _ in range(20):  # the dead worker's totals are folded in, never lost
             assert scrape(url)[0] == n
+        # the killed worker's row is gone; the live workers (its replacement too) have theirs
+        poll(lambda: registered(tmp_path) == workers_of(proc), 60, "worker rows never matched the workers")
         send(url, 50)
         every_scrape_reports(url, n + 50)
 
