@@ -284,3 +284,19 @@ def test_promtool_accepts_the_merged_exposition(tmp_path: Path, require_tool: Ca
     done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_damaged_file_serves_this_workers_metrics_and_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Rule: a scrape never fails because of the shared file; it falls back to this worker.
+    with Monitor("svc", "m", "v1", multiprocess_dir=tmp_path) as monitor:
+        monitor.record_request("/p", 200, 0.01)
+        assert monitor.metrics_text()
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
+            if (tmp_path / name).exists():
+                (tmp_path / name).write_bytes(b"not a database" * 4096)
+        monitor.record_request("/p", 200, 0.01)
+        labels = {"route": "/p", "code": "200", "service": "svc", "model": "m", "version": "v1"}
+        assert monitor.get_sample_value("inferwatch_requests_total", labels) == 2
+    assert "serving this worker's metrics only" in caplog.text

@@ -56,6 +56,9 @@ class Monitor:
     ...     "le": "0.025", "service": "ranker", "model": "ctr", "version": "v3"})
     3.0
     >>> m.close()
+
+    With ``multiprocess_dir`` (or ``INFERWATCH_MULTIPROC_DIR``) every exposition answers for
+    all the worker processes sharing that directory (see ``inferwatch.sdk._multiproc``).
     """
 
     def __init__(

@@ -232,13 +232,22 @@ class MultiprocStore:
 
     # --- reading ----------------------------------------------------------------------------
     def families(self) -> list[Metric]:
-        """Every worker's families merged (this worker's state published first)."""
+        """Every worker's families merged (this worker's state published first).
+
+        If the shared file fails (disk full, file damaged), this worker's own families are
+        served, and the error logged: a scrape never fails because of the store.
+        """
         with self._lock:
-            if not self._retired:
-                self._publish()
-                self._start()
-            self._compact()
-            return self._read()
+            try:
+                if not self._retired:
+                    self._publish()
+                    self._start()
+                self._compact()
+                return self._read()
+            except (sqlite3.Error, OSError):
+                log.exception("inferwatch sdk: reading %s failed; serving this worker's metrics only",
+                              self.path)
+                return self._local()
 
     def _read(self) -> list[Metric]:
         db = self._db
