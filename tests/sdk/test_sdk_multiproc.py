@@ -300,3 +300,34 @@ def test_a_damaged_file_serves_this_workers_metrics_and_logs(
         labels = {"route": "/p", "code": "200", "service": "svc", "model": "m", "version": "v1"}
         assert monitor.get_sample_value("inferwatch_requests_total", labels) == 2
     assert "serving this worker's metrics only" in caplog.text
+
+
+class TokenHistogram:
+    """An aggregator with its own histogram (as a new SDK feature would add one)."""
+
+    kinds = ("tokens",)
+
+    def __init__(self) -> None:
+        self.counts = [0, 0]
+
+    def consume(self, kind: str, payloads: object, now: float) -> None:
+        for n in payloads:  # type: ignore[attr-defined]
+            self.counts[0 if n <= 10 else 1] += 1
+
+    def collect(self, now: float) -> list[Metric]:
+        h = HistogramMetricFamily("tokens_per_request", "tokens", labels=["model"])
+        h.add_metric(["m"], [("10.0", self.counts[0]), ("+Inf", sum(self.counts))], 0.0)
+        return [h]
+
+
+def test_an_attached_aggregators_histogram_is_merged_with_no_extra_code(tmp_path: Path) -> None:
+    # Two monitors in one process are two workers (each has its own row in the file).
+    with Monitor("svc", multiprocess_dir=tmp_path, aggregators=[TokenHistogram()]) as a, \
+            Monitor("svc", multiprocess_dir=tmp_path, aggregators=[TokenHistogram()]) as b:
+        for n in (3, 30, 5):
+            a.observe("tokens", n)
+        b.observe("tokens", 50)
+        b.metrics_text()  # b publishes
+        assert a.get_sample_value("tokens_per_request_bucket", {"model": "m", "le": "10.0"}) == 2
+        assert a.get_sample_value("tokens_per_request_bucket", {"model": "m", "le": "+Inf"}) == 4
+        assert a.get_sample_value("tokens_per_request_count", {"model": "m"}) == 4
