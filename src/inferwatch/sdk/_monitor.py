@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
 
 if TYPE_CHECKING:
+    from inferwatch.sdk._generation import Generation
     from inferwatch.sdk._middleware import AsgiApp, RouteOf, WsgiApp
     from inferwatch.tracing import Stage, Tracing
 
@@ -95,6 +96,7 @@ class Monitor:
         for aggregator in aggregators:
             self.attach(aggregator)
         self._stages_attached = False
+        self._generations_attached = False
         self._owns_tracing = tracing is True
         self.tracing: Tracing | None = _tracing(service, tracing)
         """The tracing this monitor's middleware and stages use (None: metrics only)."""
@@ -125,6 +127,37 @@ class Monitor:
             if first:
                 self.attach(StageAggregates((self.service, self.model, self.version), self.config.buckets))
         return Stage(self, name)
+
+    def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0) -> Generation:
+        """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``."""
+        from inferwatch.sdk._generation import Generation
+
+        self._attach_generations()
+        return Generation(self, route, self.model if model is None else model, input_tokens)
+
+    def record_generation(
+        self, route: str, status: int, ttft_s: float | None, duration_s: float, input_tokens: int,
+        output_tokens: int, queue_s: float | None = None, *, model: str | None = None,
+    ) -> None:
+        """Record one finished generation at once (invalid values are counted, never raised)."""
+        from inferwatch.sdk._generation import CURRENT, record
+
+        self._attach_generations()
+        mark = CURRENT.get()
+        if mark is not None:
+            mark.explicit = True
+        record(self, route, self.model if model is None else model, status, ttft_s, duration_s,
+               input_tokens, output_tokens, queue_s)
+
+    def _attach_generations(self) -> None:
+        if self._generations_attached:
+            return
+        from inferwatch.sdk._generation_metrics import GenerationAggregates
+
+        with self._counts_lock:  # attached before any thread enqueues one (attach takes _lock inside)
+            if not self._generations_attached:
+                self.attach(GenerationAggregates(self.service, self.version))
+                self._generations_attached = True
 
     def instrument_httpx(self, client: Any) -> Any:
         """Make ``client`` (httpx, sync or async) send the current trace context on every call."""
@@ -239,11 +272,15 @@ class Monitor:
             return []
 
     # --- integration ------------------------------------------------------------------------
-    def asgi(self, app: AsgiApp, route: RouteOf | None = None) -> AsgiApp:
-        """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded."""
+    def asgi(self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = ()) -> AsgiApp:
+        """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded.
+
+        Streamed token responses (``text/event-stream``, or the ``generative`` routes)
+        are also recorded as generations, first body chunk = first token.
+        """
         from inferwatch.sdk._middleware import AsgiMiddleware
 
-        return AsgiMiddleware(app, self, route)
+        return AsgiMiddleware(app, self, route, generative)
 
     def wsgi(self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None) -> WsgiApp:
         """Wrap a WSGI app (Flask, Django) so each request is recorded."""
