@@ -8,6 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from inferwatch.model import SimulatedClock
 from inferwatch.sdk import Monitor
+from inferwatch.sdk._generation import GENERATION
 
 SVC = {"service": "chat", "version": "v1"}
 ROUTE = "/v1/chat/completions"
@@ -80,20 +81,23 @@ def test_record_generation_one_shot_and_its_model_defaults_to_the_monitors() -> 
         assert value(m, "inferwatch_generation_input_tokens_total") == 200
 
 
-@pytest.mark.parametrize(("kwargs", "why"), [
-    ({"status": 200, "ttft_s": -1.0, "duration_s": 1.0, "input_tokens": 1, "output_tokens": 1}, "ttft < 0"),
-    ({"status": 200, "ttft_s": 0.1, "duration_s": float("nan"), "input_tokens": 1, "output_tokens": 1}, "NaN"),
-    ({"status": 200, "ttft_s": 0.1, "duration_s": 1.0, "input_tokens": "12", "output_tokens": 1}, "str tokens"),
-    ({"status": 200, "ttft_s": 0.1, "duration_s": 1.0, "input_tokens": 1, "output_tokens": -3}, "tokens < 0"),
-    ({"status": 99, "ttft_s": 0.1, "duration_s": 1.0, "input_tokens": 1, "output_tokens": 1}, "status"),
-    ({"status": True, "ttft_s": 0.1, "duration_s": 1.0, "input_tokens": 1, "output_tokens": 1}, "bool status"),
-    ({"status": 200, "ttft_s": 0.1, "duration_s": 1.0, "input_tokens": 1, "output_tokens": 1,
-      "queue_s": float("inf")}, "inf queue"),
+GOOD = {"status": 200, "ttft_s": 0.1, "duration_s": 1.0, "input_tokens": 1, "output_tokens": 1}
+
+
+@pytest.mark.parametrize(("bad", "why"), [
+    ({"ttft_s": -1.0}, "ttft < 0"),
+    ({"duration_s": float("nan")}, "NaN duration"),
+    ({"input_tokens": "12"}, "str tokens"),
+    ({"output_tokens": -3}, "tokens < 0"),
+    ({"status": 99}, "status out of range"),
+    ({"status": True}, "bool status"),
+    ({"queue_s": float("inf")}, "inf queue"),
 ])
-def test_invalid_generations_are_counted_never_raised(kwargs: dict[str, object], why: str) -> None:
+def test_invalid_generations_are_counted_never_raised(bad: dict[str, object], why: str) -> None:
     with Monitor("chat", "llama", "v1") as m:
-        m.record_generation(ROUTE, **kwargs)  # type: ignore[arg-type]
-        assert m.get_sample_value("inferwatch_sdk_invalid_total", {"service": "chat", "kind": "generation"}) == 1
+        m.record_generation(ROUTE, **{**GOOD, **bad})  # type: ignore[arg-type]
+        invalid = m.get_sample_value("inferwatch_sdk_invalid_total", {"service": "chat", "kind": GENERATION})
+        assert invalid == 1, why
         assert m.get_sample_value(DURATION + "_count", {**LABELS, "model": "llama"}) is None, why
 
 

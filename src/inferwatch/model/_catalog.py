@@ -70,8 +70,8 @@ SDK_INVALID_TOTAL = MetricSpec(
 # --- sdk: generative serving (OpenTelemetry GenAI names in sdk/_generation.py) ---
 _GEN = (*_SVC, "route")
 GENERATION_REQUESTS_TOTAL = MetricSpec(
-    "inferwatch_generation_requests_total", _C, "Generation (LLM) requests handled, by route and status code.",
-    (*_GEN, "code"),
+    "inferwatch_generation_requests_total", _C,
+    "Generation (LLM) requests handled, by route and status code.", (*_GEN, "code"),
 )
 GENERATION_TTFT = MetricSpec(
     "inferwatch_generation_time_to_first_token_seconds", _H,

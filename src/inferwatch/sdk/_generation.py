@@ -31,13 +31,17 @@ inferwatch_generation_requests_total{code}             (none; error.type on the 
 
 from __future__ import annotations
 
+import logging
 import math
 from contextvars import ContextVar
+from numbers import Integral, Real
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from inferwatch.sdk._monitor import Monitor
+
+log = logging.getLogger("inferwatch.sdk")
 
 __all__ = [
     "DURATION_BUCKETS",
@@ -162,14 +166,14 @@ def _failed_status(exc_type: type[BaseException]) -> int:
 
 def record(monitor: Monitor, route: str, model: str, status: int, ttft_s: float | None, duration_s: float,
            input_tokens: int, output_tokens: int, queue_s: float | None) -> None:
-    """Validate one generation (once per response), enqueue it, annotate the current span."""
-    if not valid(route, model, status, ttft_s, duration_s, input_tokens, output_tokens, queue_s):
-        monitor._reject(GENERATION)
-        return
-    monitor.observe(GENERATION, (route, model, int(status), ttft_s, duration_s, int(input_tokens),
-                                 int(output_tokens), queue_s))
+    """Enqueue one generation (checked on the background thread) and annotate the current span."""
+    item = (route, model, status, ttft_s, duration_s, input_tokens, output_tokens, queue_s)
+    monitor.observe(GENERATION, item)
     if monitor.tracing is not None:
-        annotate_span(model, ttft_s, duration_s, input_tokens, output_tokens)
+        try:
+            annotate_span(model, ttft_s, duration_s, input_tokens, output_tokens)
+        except Exception:  # bad values from the application: the metrics side counts them
+            log.debug("inferwatch sdk: GenAI span attributes not set", exc_info=True)
 
 
 def valid(route: Any, model: Any, status: Any, ttft_s: Any, duration_s: Any, input_tokens: Any,
@@ -182,11 +186,17 @@ def valid(route: Any, model: Any, status: Any, ttft_s: Any, duration_s: Any, inp
 
 
 def _int_in(value: Any, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    kind = type(value)  # plain int first: the ABC check is the slow path (numpy integers)
+    if kind is not int and (kind is bool or not isinstance(value, Integral)):
+        return False
+    return bool(low <= value <= high)
 
 
 def _seconds(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value < math.inf
+    kind = type(value)
+    if kind is not float and kind is not int and (kind is bool or not isinstance(value, Real)):
+        return False
+    return bool(0.0 <= value < math.inf)
 
 
 def time_per_output_token(ttft_s: float | None, duration_s: float, output_tokens: int) -> float | None:

@@ -9,7 +9,7 @@ default pack stay inert).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -25,6 +25,7 @@ from inferwatch.sdk._generation import (
     TPOT_BUCKETS,
     TTFT_BUCKETS,
     time_per_output_token,
+    valid,
 )
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
 
@@ -85,17 +86,27 @@ class _Series:
 
 @dataclass
 class GenerationAggregates:
-    """The generation metrics of one monitor (validated observations only: ``record`` checks them)."""
+    """The generation metrics of one monitor; ``reject(kind)`` counts an invalid observation."""
 
     service: str
     version: str
+    reject: Callable[[str], None]
     kinds: tuple[str, ...] = (GENERATION,)
     series: dict[tuple[str, str], _Series] = field(default_factory=dict)
 
     def consume(self, kind: str, payloads: Sequence[Any], now: float) -> None:
-        """Add ``(route, model, status, ttft_s, duration_s, input_tokens, output_tokens, queue_s)`` items."""
-        for route, model, status, ttft, duration, tokens_in, tokens_out, queue in payloads:
-            self._series(route, model).add(status, ttft, duration, tokens_in, tokens_out, queue)
+        """Add ``(route, model, status, ttft_s, duration_s, input_tokens, output_tokens, queue_s)`` items.
+
+        Checked here, on the background thread, so the request thread only enqueues.
+        """
+        for item in payloads:
+            if len(item) != 8 or not valid(*item):
+                self.reject(GENERATION)
+                continue
+            route, model, status, ttft, duration, tokens_in, tokens_out, queue = item
+            self._series(route, model).add(
+                int(status), None if ttft is None else float(ttft), float(duration), int(tokens_in),
+                int(tokens_out), None if queue is None else float(queue))
 
     def _series(self, route: str, model: str) -> _Series:
         key = (route, model)

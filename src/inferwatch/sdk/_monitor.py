@@ -20,11 +20,11 @@ from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
+from inferwatch.sdk._generation import CURRENT, Generation, record
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._generation import Generation
     from inferwatch.sdk._middleware import AsgiApp, RouteOf, WsgiApp
     from inferwatch.tracing import Stage, Tracing
 
@@ -97,6 +97,7 @@ class Monitor:
             self.attach(aggregator)
         self._stages_attached = False
         self._generations_attached = False
+        self._attach_lock = threading.Lock()  # taken before _lock, never under another lock
         self._owns_tracing = tracing is True
         self.tracing: Tracing | None = _tracing(service, tracing)
         """The tracing this monitor's middleware and stages use (None: metrics only)."""
@@ -130,8 +131,6 @@ class Monitor:
 
     def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0) -> Generation:
         """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``."""
-        from inferwatch.sdk._generation import Generation
-
         self._attach_generations()
         return Generation(self, route, self.model if model is None else model, input_tokens)
 
@@ -140,8 +139,6 @@ class Monitor:
         output_tokens: int, queue_s: float | None = None, *, model: str | None = None,
     ) -> None:
         """Record one finished generation at once (invalid values are counted, never raised)."""
-        from inferwatch.sdk._generation import CURRENT, record
-
         self._attach_generations()
         mark = CURRENT.get()
         if mark is not None:
@@ -154,9 +151,9 @@ class Monitor:
             return
         from inferwatch.sdk._generation_metrics import GenerationAggregates
 
-        with self._counts_lock:  # attached before any thread enqueues one (attach takes _lock inside)
+        with self._attach_lock:  # attached before any thread enqueues one
             if not self._generations_attached:
-                self.attach(GenerationAggregates(self.service, self.version))
+                self.attach(GenerationAggregates(self.service, self.version, self._reject))
                 self._generations_attached = True
 
     def instrument_httpx(self, client: Any) -> Any:
