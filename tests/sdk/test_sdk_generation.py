@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
@@ -153,3 +157,15 @@ def test_exposition_parses_as_prometheus_text_and_openmetrics() -> None:
             "inferwatch_generation_output_tokens"} <= names
     om_names = {f.name for f in parse_openmetrics(om)}
     assert {TTFT, "inferwatch_generation_input_tokens"} <= om_names
+
+
+@pytest.mark.tools
+def test_promtool_check_metrics_passes(tmp_path: Path, require_tool: Callable[..., str]) -> None:
+    promtool = require_tool("promtool")
+    clock = SimulatedClock(0.0)
+    with Monitor("chat", version="v1", clock=clock) as m:
+        stream(m, clock, queue=0.01, prefill=0.1, gap=0.02, tokens=5)
+        text = m.metrics_text()
+    proc = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
