@@ -141,7 +141,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     args = parser.parse_args(argv)
-    token_calls, rounds = (50_000, 5) if args.quick else (500_000, 21)
+    token_calls, rounds = (50_000, 5) if args.quick else (200_000, 15)
     print(f"1. per-token cost ({rounds} rounds x {token_calls:,} calls, median, empty loop subtracted)")
     rows = bench_tokens(token_calls, rounds)
     ours = rows[0][1]
@@ -151,7 +151,7 @@ def main(argv: list[str]) -> int:
     ok = ours < TARGET_NS
     print(f"   target: < {TARGET_NS:.0f} ns per token -> {ours:.1f} ns {'OK' if ok else 'MISSED'}; "
           f"prometheus-client observe is {rows[1][1] / ours:.1f}x ours")
-    response_calls = 5_000 if args.quick else 20_000
+    response_calls = 2_000 if args.quick else 10_000
     print(f"\n2. per-response cost ({rounds} rounds x {response_calls:,} responses, median, worker parked)")
     for name, ns in bench_responses(response_calls, rounds):
         print(f"   {name:40} {ns:9.1f} ns")
