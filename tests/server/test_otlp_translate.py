@@ -134,7 +134,8 @@ def test_a_summary_becomes_quantile_series() -> None:
         "quantileValues": [{"quantile": 0.5, "value": 2.0}, {"quantile": 0.99, "value": 4.0}]}]}})
     got = _values(_run(doc))
     lb = 'instance="pod-1",job="ranker"'
-    assert got == {f'rpc_latency_milliseconds_sum{{{lb}}}': 10.0, f'rpc_latency_milliseconds_count{{{lb}}}': 4.0,
+    assert got == {f'rpc_latency_milliseconds_sum{{{lb}}}': 10.0,
+                   f'rpc_latency_milliseconds_count{{{lb}}}': 4.0,
                    f'rpc_latency_milliseconds{{{lb},quantile="0.5"}}': 2.0,
                    f'rpc_latency_milliseconds{{{lb},quantile="0.99"}}': 4.0}
 
@@ -149,7 +150,8 @@ def test_delta_sums_accumulate_per_stream_and_a_retried_export_does_not_count_tw
     assert [s.v for s in _run(_request(_delta_sum(T1 - 10**9, T1, 5)), state).samples] == [5.0]
     assert [s.v for s in _run(_request(_delta_sum(T1, T2, 7)), state).samples] == [12.0]
     retried = _run(_request(_delta_sum(T1, T2, 7)), state)  # the same export again (the exporter retried)
-    assert retried.samples == [] and retried.rejected == 1 and "sent twice or out of order" in retried.error_message
+    assert retried.samples == [] and retried.rejected == 1
+    assert "sent twice or out of order" in retried.error_message
     other = _run(_request(_delta_sum(T1, T2, 1), resource={"service__name": "other"}), state)
     assert [s.v for s in other.samples] == [1.0]  # another stream starts from its own value
     assert len(state) == 2
@@ -190,9 +192,11 @@ def test_the_delta_state_is_bounded_and_forgets_idle_streams() -> None:
         {"timeUnixNano": str(T1), "count": "9", "explicitBounds": [1.0], "bucketCounts": ["1", "1"]}]}},
      "bucket counts add up to 2, not to the count 9"),
     ({"name": "h", "histogram": {"aggregationTemporality": 2, "dataPoints": [
-        {"timeUnixNano": str(T1), "count": "2", "explicitBounds": [2.0, 1.0], "bucketCounts": ["1", "1", "0"]}]}},
+        {"timeUnixNano": str(T1), "count": "2", "explicitBounds": [2.0, 1.0],
+         "bucketCounts": ["1", "1", "0"]}]}},
      "explicit bounds must be increasing"),
-    ({"name": "s", "sum": {"aggregationTemporality": 0, "dataPoints": [{"timeUnixNano": str(T1), "asInt": "1"}]}},
+    ({"name": "s", "sum": {"aggregationTemporality": 0,
+                           "dataPoints": [{"timeUnixNano": str(T1), "asInt": "1"}]}},
      "aggregation temporality 0 is neither delta nor cumulative"),
     ({"name": "g", "gauge": {"dataPoints": [{"asInt": "1"}]}}, "data point without time_unix_nano"),
     ({"name": "g", "gauge": {"dataPoints": [{"timeUnixNano": str(int((NOW + 3600) * 1e9)), "asInt": "1"}]}},
@@ -208,7 +212,8 @@ def test_bad_points_are_refused_alone_with_a_reason(metric: dict[str, Any], why:
 
 
 def test_no_recorded_value_is_written_as_a_staleness_marker() -> None:
-    doc = _request({"name": "g", "gauge": {"dataPoints": [{"timeUnixNano": str(T1), "flags": 1, "asInt": "0"}]}})
+    point = {"timeUnixNano": str(T1), "flags": 1, "asInt": "0"}
+    doc = _request({"name": "g", "gauge": {"dataPoints": [point]}})
     (s,) = _run(doc).samples
     assert is_stale_nan(s.v)
 
@@ -222,7 +227,8 @@ def test_the_http_semconv_histogram_also_feeds_the_default_service_rules() -> No
     got = _values(_run(doc))
     lb = 'code="503",http_response_status_code="503",http_route="/predict",instance="pod-1",job="ranker"'
     assert got[f'inferwatch_requests_total{{{lb},route="/predict",service="ranker"}}'] == 2.0
-    assert got[f'inferwatch_request_duration_seconds_bucket{{{lb},le="0.5",route="/predict",service="ranker"}}'] == 2.0
+    bucket = f'inferwatch_request_duration_seconds_bucket{{{lb},le="0.5",route="/predict",service="ranker"}}'
+    assert got[bucket] == 2.0
     plain = 'http_response_status_code="503",http_route="/predict",instance="pod-1",job="ranker"'
     assert got[f'http_server_request_duration_seconds_count{{{plain}}}'] == 2.0  # the OTel series stays too
 
@@ -247,3 +253,36 @@ def test_json_special_floats_and_string_integers_are_read() -> None:
         {"timeUnixNano": T1, "asDouble": "NaN", "attributes": _attrs(k=2)}]}})
     values = sorted(_run(doc).samples, key=lambda s: s.labels["k"])
     assert values[0].v == math.inf and math.isnan(values[1].v)
+
+
+def test_protobuf_and_its_json_mapping_decode_to_the_same_records() -> None:
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+    from inferwatch.server._otlp_decode import decode_metrics_protobuf
+
+    req = ExportMetricsServiceRequest()
+    rm = req.resource_metrics.add()
+    kv = rm.resource.attributes.add()
+    kv.key, kv.value.string_value = "service.name", "ranker"
+    sm = rm.scope_metrics.add()
+    s = sm.metrics.add()
+    s.name, s.unit = "tokens", "{token}"
+    s.sum.aggregation_temporality, s.sum.is_monotonic = 1, True
+    p = s.sum.data_points.add()
+    p.start_time_unix_nano, p.time_unix_nano, p.as_int = T1, T2, 9
+    tags = p.attributes.add()
+    tags.key = "tags"
+    tags.value.array_value.values.add().string_value = "a"
+    tags.value.array_value.values.add().int_value = 2
+    h = sm.metrics.add()
+    h.name = "lat"
+    h.histogram.aggregation_temporality = 2
+    hp = h.histogram.data_points.add()
+    hp.time_unix_nano, hp.count, hp.sum = T3, 3, 1.5
+    hp.explicit_bounds.extend([0.5, 1.0])
+    hp.bucket_counts.extend([1, 1, 1])
+    from_pb = decode_metrics_protobuf(req.SerializeToString())
+    assert from_pb == decode_metrics_json(MessageToDict(req))
+    assert from_pb[0].metrics[0].points[0].attributes == {"tags": '["a",2]'}
+    assert from_pb[0].metrics[1].points[0].sum == 1.5 and from_pb[0].metrics[1].temporality == 2

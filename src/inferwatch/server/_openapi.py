@@ -79,7 +79,8 @@ _OTLP_METRICS = {"type": "object", "properties": {"resourceMetrics": {"type": "a
         "resource": {"type": "object", "properties": {"attributes": _ATTRS}},
         "scopeMetrics": {"type": "array", "items": {"type": "object", "properties": {"metrics": {
             "type": "array", "items": {"type": "object", "properties": {
-                "name": {"type": "string"}, "unit": {"type": "string"}, "gauge": _OTLP_DATA, "sum": _OTLP_DATA,
+                "name": {"type": "string"}, "unit": {"type": "string"},
+                "gauge": _OTLP_DATA, "sum": _OTLP_DATA,
                 "histogram": _OTLP_DATA, "summary": _OTLP_DATA, "exponentialHistogram": _OTLP_DATA}}}}}}}}}}}
 
 
@@ -92,7 +93,8 @@ def _post(summary: str, schema: Mapping[str, Any], *codes: int) -> dict[str, Any
 def _otlp_post() -> dict[str, Any]:
     op = _post("OTLP/HTTP metrics (ExportMetricsServiceRequest, JSON or protobuf, optionally gzip)",
                _OTLP_METRICS, 200, 400, 401, 413, 415, 503)
-    op["requestBody"]["content"]["application/x-protobuf"] = {"schema": {"type": "string", "format": "binary"}}
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    op["requestBody"]["content"]["application/x-protobuf"] = binary
     op["responses"]["200"]["content"] = {"application/json": {"schema": {"type": "object", "properties": {
         "partialSuccess": {"type": "object", "properties": {"rejectedDataPoints": {"type": "string"},
                                                              "errorMessage": {"type": "string"}}}}}}}

@@ -23,7 +23,8 @@ from typing import Any
 
 from inferwatch.tracing._otlp import OtlpError
 
-__all__ = ["Metric", "OtlpError", "Point", "ResourceMetrics", "decode_metrics_json", "decode_metrics_protobuf"]
+__all__ = ["Metric", "OtlpError", "Point", "ResourceMetrics", "decode_metrics_json",
+           "decode_metrics_protobuf"]
 
 GAUGE, SUM, HISTOGRAM, EXP_HISTOGRAM, SUMMARY, EMPTY = (
     "gauge", "sum", "histogram", "exponential_histogram", "summary", "empty")
@@ -131,10 +132,21 @@ def _pb_value(v: Any) -> str:
     if which is None:
         return ""
     if which in ("array_value", "kvlist_value"):
-        from google.protobuf.json_format import MessageToDict
-
-        return json.dumps(_plain(MessageToDict(getattr(v, which))), separators=(",", ":"))
+        return json.dumps(_pb_plain(v), separators=(",", ":"))
     return _text(getattr(v, which))
+
+
+def _pb_plain(v: Any, depth: int = 0) -> Any:
+    """An AnyValue as plain JSON (arrays and kvlists nested at most 16 deep)."""
+    which = v.WhichOneof("value")
+    if which == "array_value" and depth < 16:
+        return [_pb_plain(x, depth + 1) for x in v.array_value.values]
+    if which == "kvlist_value" and depth < 16:
+        return {kv.key: _pb_plain(kv.value, depth + 1) for kv in v.kvlist_value.values}
+    if which in (None, "array_value", "kvlist_value"):
+        return None
+    raw = getattr(v, which)
+    return _text(raw) if isinstance(raw, bytes) else raw
 
 
 def decode_metrics_json(doc: Any) -> list[ResourceMetrics]:
@@ -143,7 +155,8 @@ def decode_metrics_json(doc: Any) -> list[ResourceMetrics]:
         out = []
         for rm in _list(_obj(doc), "resourceMetrics"):
             rm = _obj(rm)
-            metrics = [_json_metric(_obj(m)) for sm in _list(rm, "scopeMetrics") for m in _list(_obj(sm), "metrics")]
+            metrics = [_json_metric(_obj(m)) for sm in _list(rm, "scopeMetrics")
+                       for m in _list(_obj(sm), "metrics")]
             out.append(ResourceMetrics(_json_attributes(_obj(rm.get("resource", {}))), metrics))
         return out
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
@@ -216,7 +229,8 @@ def _plain(x: Any) -> Any:
                 return {str(v["key"]): _plain(v.get("value", {})) for v in x["values"]}
             return [_plain(v) for v in x["values"]]
         if len(x) == 1:
-            return _plain(next(iter(x.values())))
+            kind, raw = next(iter(x.items()))
+            return _int(raw) if kind == "intValue" else _plain(raw)
     return x
 
 

@@ -84,9 +84,11 @@ def otlp_metrics_routes(receiver: OtlpMetricsReceiver, token: Secret) -> list[Ro
         protobuf = ctype == PROTOBUF
         try:
             if not _authorised(req, token):
-                raise _Refused(401, "writes need 'Authorization: Bearer <token>' (see the server's first start)")
+                raise _Refused(401, "writes need 'Authorization: Bearer <token>' "
+                                    "(see the server's first start)")
             if ctype not in (PROTOBUF, "application/json"):
-                raise _Refused(415, f"unsupported content type {ctype!r}: send {PROTOBUF} or application/json")
+                raise _Refused(415, f"unsupported content type {ctype!r}: "
+                                    f"send {PROTOBUF} or application/json")
             body = await _body(req)
             result = await run_in_threadpool(receiver.export, body, protobuf)
         except _Refused as exc:

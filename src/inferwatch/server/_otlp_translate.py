@@ -251,7 +251,8 @@ def _histogram(ctx: _Context, m: Metric, name: str, labels: dict[str, str], p: P
     count, total, buckets = float(p.count), p.sum, list(p.buckets)
     if m.temporality == _DELTA and not p.stale:
         count, delta_total, buckets = ctx.delta.add_histogram(
-            (name, Labels(labels)), p.start_ns, p.time_ns, p.count, p.sum or 0.0, p.bounds, p.buckets, ctx.now)
+            (name, Labels(labels)), p.start_ns, p.time_ns, p.count, p.sum or 0.0, p.bounds, p.buckets,
+            ctx.now)
         total = delta_total if p.sum is not None else None
     t = _seconds(p)
     value: Callable[[float], float] = (lambda _: STALE_NAN) if p.stale else float
@@ -270,7 +271,8 @@ def _bucket_error(p: Point) -> str:
         return f"{len(p.bounds)} bucket bounds, over the limit of {MAX_BUCKETS}"
     if p.buckets and len(p.buckets) != len(p.bounds) + 1:
         return f"{len(p.buckets)} bucket counts for {len(p.bounds)} bounds (want bounds + 1)"
-    if any(math.isnan(b) for b in p.bounds) or any(a >= b for a, b in zip(p.bounds, p.bounds[1:])):
+    pairs = zip(p.bounds, p.bounds[1:], strict=False)
+    if any(math.isnan(b) for b in p.bounds) or any(a >= b for a, b in pairs):
         return "explicit bounds must be increasing numbers"
     if p.buckets and sum(p.buckets) != p.count:
         return f"bucket counts add up to {sum(p.buckets)}, not to the count {p.count}"
