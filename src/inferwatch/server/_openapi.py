@@ -126,6 +126,10 @@ PATHS: dict[str, dict[str, Any]] = {
                                         "parameters": [{"name": "id", "in": "path", "required": True,
                                                         "schema": {"type": "string"}}],
                                         "responses": _answers(200, 400, 401, 404)}},
+    "/api/v1/write": {"post": {  # the body is binary: no JSON schema to fuzz with
+        "summary": "Prometheus remote-write 1.0 (snappy-compressed protobuf WriteRequest)",
+        "security": _BEARER,
+        "responses": {"204": {"description": "stored"}, **_answers(400, 401, 413, 503)}}},
     "/v1/metrics": {"post": _otlp_post()},
     "/api/v1/otlp/v1/metrics": {"post": _otlp_post()},
     OPENAPI_PATH: {"get": {"summary": "this document", "responses": _answers(200)}},
