@@ -211,9 +211,22 @@ def test_hostile_bodies_get_a_clear_4xx(server: Served, body: bytes, headers: di
 
 
 @pytest.mark.slow
-def test_an_empty_json_export_is_answered_as_the_spec_says(server: Served) -> None:
+def test_json_exports_are_answered_as_the_spec_says(server: Served) -> None:
     r = httpx.post(f"{server.url}/api/v1/otlp/v1/metrics", json={"resourceMetrics": []}, headers=AUTH,
                    timeout=30)
     assert (r.status_code, r.json()) == (200, {})
+    point = {"timeUnixNano": str(time.time_ns()), "asDouble": 0.75, "attributes": [
+        {"key": "gpu", "value": {"intValue": "0"}}]}
+    doc = {"resourceMetrics": [{"resource": {"attributes": [{"key": "service.name", "value": {
+        "stringValue": "json-svc"}}]}, "scopeMetrics": [{"metrics": [
+            {"name": "gpu.utilization", "unit": "1", "gauge": {"dataPoints": [point]}},
+            {"name": "old", "gauge": {"dataPoints": [{"asInt": "1"}]}}]}]}]}
+    r = httpx.post(f"{server.url}/v1/metrics", content=gzip.compress(json.dumps(doc).encode()), timeout=30,
+                   headers={**AUTH, "Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    assert r.json() == {"partialSuccess": {"rejectedDataPoints": "1",
+                                           "errorMessage": "'old': data point without time_unix_nano"}}
+    assert _query(server.url, "gpu_utilization_ratio") == {
+        _key(__name__="gpu_utilization_ratio", gpu="0", job="json-svc"): 0.75}
     doc: Any = httpx.get(f"{server.url}/api/openapi.json", timeout=30).json()
     assert {"/v1/metrics", "/api/v1/otlp/v1/metrics"} <= set(doc["paths"])

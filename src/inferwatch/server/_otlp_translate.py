@@ -218,7 +218,7 @@ def _metric(ctx: _Context, m: Metric, resource: Mapping[str, str]) -> float:
         if (m.name, m.unit) == _SEMCONV_DURATION and m.kind == HISTOGRAM:
             _bridge(ctx, name, p.attributes, resource)
         ctx.out.accepted += 1
-        latest = max(latest, p.time_ns / 1e9)
+        latest = max(latest, _seconds(p))
     return latest
 
 
@@ -314,4 +314,4 @@ def _target_info(ctx: _Context, resource: Mapping[str, str], latest: float) -> N
         return
     labels = _labels(others, resource)
     if "job" in labels or "instance" in labels:
-        ctx.emit("target_info", labels, math.floor(latest * 1000) / 1000, 1.0)
+        ctx.emit("target_info", labels, latest, 1.0)
