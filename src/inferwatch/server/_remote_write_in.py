@@ -1,7 +1,10 @@
 """``POST /api/v1/write``: Prometheus remote-write 1.0 into the store (agents, Collectors, Alloy push here).
 
-The body is a snappy-compressed ``WriteRequest`` (decoded by the edge agent's
-codec, ``inferwatch.edge.decode_write_request``). Answers, as Prometheus 2.42's
+The body is a snappy-compressed ``WriteRequest``: decompressed by the edge
+agent's snappy codec, parsed by protobuf's C parser when ``protobuf`` is
+installed (the message types built at first use from the four messages of
+Prometheus's ``prompb``; about twice as fast as the pure-Python reader), else by
+the edge agent's hand-written reader (``inferwatch.edge.decode_write_request``). Answers, as Prometheus 2.42's
 ``--web.enable-remote-write-receiver`` does: 204 when stored; 400 for a body
 that does not decode, a sample with an invalid metric or label name, or one
 stamped more than ``MAX_AHEAD_S`` ahead of the server's clock (out of bounds,
@@ -18,8 +21,11 @@ request that are new are kept (Prometheus would refuse the request whole).
 
 from __future__ import annotations
 
+import functools
 import hmac
+import importlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from starlette.concurrency import run_in_threadpool
@@ -29,8 +35,11 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
-from inferwatch.edge import decode_write_request
-from inferwatch.model import Clock, Sample
+from inferwatch.edge import (
+    _snappy,  # the edge agent's snappy codec (server may import edge: DESIGN.md)
+    decode_write_request,
+)
+from inferwatch.model import Clock, Labels, Sample
 from inferwatch.server._scrape_limits import MAX_AHEAD_S
 from inferwatch.store import Store
 
@@ -58,7 +67,7 @@ class RemoteWriteReceiver:
     def write(self, body: bytes) -> int:
         """Store one request; return its sample count (``_Refused`` with the status when refused)."""
         try:
-            samples = decode_write_request(body, max_bytes=MAX_DECODED_BYTES)
+            samples = _decode(body)
         except (ValueError, IndexError, UnicodeDecodeError) as exc:
             status = 413 if "once decompressed" in str(exc) else 400
             raise _Refused(status, f"not a snappy-compressed remote-write WriteRequest: {exc}") from None
@@ -70,6 +79,57 @@ class RemoteWriteReceiver:
         except StoreError as exc:
             raise _Refused(503, f"store: {exc}") from None
         return len(samples)
+
+
+def _decode(body: bytes) -> list[Sample]:
+    try:
+        parse = _protobuf_reader()
+    except ImportError:
+        return decode_write_request(body, max_bytes=MAX_DECODED_BYTES)
+    if _snappy.uncompressed_length(body) > MAX_DECODED_BYTES:
+        raise ValueError(f"remote-write: more than {MAX_DECODED_BYTES} bytes once decompressed")
+    return parse(_snappy.decompress(body))
+
+
+@functools.cache
+def _protobuf_reader() -> Callable[[bytes], list[Sample]]:
+    """A parser of ``prometheus.WriteRequest`` (series, labels, samples; other fields skipped)."""
+    # imported by name: protobuf is optional (the tracing extra) and ships no type stubs here
+    descriptor_pb2 = importlib.import_module("google.protobuf.descriptor_pb2")
+    descriptor_pool = importlib.import_module("google.protobuf.descriptor_pool")
+    message_factory = importlib.import_module("google.protobuf.message_factory")
+    decode_error = importlib.import_module("google.protobuf.message").DecodeError
+    f = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(name="inferwatch_prompb.proto", package="inferwatch_prompb",
+                                              syntax="proto3")
+    for name, fields in (("Label", [("name", 1, f.TYPE_STRING, ""), ("value", 2, f.TYPE_STRING, "")]),
+                         ("Sample", [("value", 1, f.TYPE_DOUBLE, ""), ("timestamp", 2, f.TYPE_INT64, "")]),
+                         ("TimeSeries", [("labels", 1, f.TYPE_MESSAGE, "Label"),
+                                         ("samples", 2, f.TYPE_MESSAGE, "Sample")]),
+                         ("WriteRequest", [("timeseries", 1, f.TYPE_MESSAGE, "TimeSeries")])):
+        msg = file.message_type.add(name=name)
+        for field_name, number, kind, ref in fields:
+            msg.field.add(name=field_name, number=number, type=kind,
+                          label=f.LABEL_REPEATED if ref else f.LABEL_OPTIONAL,
+                          type_name=f".inferwatch_prompb.{ref}" if ref else None)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    descriptor = pool.FindMessageTypeByName("inferwatch_prompb.WriteRequest")
+    write_request = message_factory.GetMessageClass(descriptor)
+
+    def parse(raw: bytes) -> list[Sample]:
+        req = write_request()
+        try:
+            req.ParseFromString(raw)
+        except decode_error as exc:
+            raise ValueError(f"protobuf: {exc}") from None
+        out: list[Sample] = []
+        for ts in req.timeseries:
+            labels = Labels([(label.name, label.value) for label in ts.labels])
+            out += [Sample(labels, s.timestamp / 1000.0, s.value) for s in ts.samples]
+        return out
+
+    return parse
 
 
 def _check_bounds(samples: list[Sample], now: float) -> None:
