@@ -122,7 +122,7 @@ def test_the_protobuf_reader_reads_what_the_edge_codec_reads() -> None:
                Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_001.0, STALE_NAN),
                Sample(Labels.of("b"), -1.5, -2.0)]
     body = encode_write_request(samples)
-    got, want = _decode(body), decode_write_request(body, max_bytes=1 << 20)
+    got, want = _decode(body, {}), decode_write_request(body, max_bytes=1 << 20)
     keys = [(s.labels, s.t) for s in samples]
     assert [(s.labels, s.t) for s in got] == [(s.labels, s.t) for s in want] == keys
     assert got[0].v == 5.0 and is_stale_nan(got[1].v) and got[2].v == -2.0

@@ -26,7 +26,7 @@ import hmac
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 WRITE_PATH = "/api/v1/write"
 MAX_BODY_BYTES = 32 << 20  # the guard's limit for this path (``_guard.BODY_LIMITS``)
 MAX_DECODED_BYTES = 32 << 20
+MAX_CACHED_SERIES = 200_000  # label sets remembered (about 100 MB at most); forgotten all at once beyond
 
 
 class _Refused(Exception):
@@ -63,11 +64,16 @@ class RemoteWriteReceiver:
 
     store: Store
     clock: Clock
+    # label pairs as received -> Labels: a sender repeats its series in every request, so (as a
+    # scrape cache does) a known series skips building and validating its label set again
+    _series: dict[tuple[tuple[str, str], ...], Labels] = field(default_factory=dict)
 
     def write(self, body: bytes) -> int:
         """Store one request; return its sample count (``_Refused`` with the status when refused)."""
+        if len(self._series) > MAX_CACHED_SERIES:
+            self._series.clear()
         try:
-            samples = _decode(body)
+            samples = _decode(body, self._series)
         except (ValueError, IndexError, UnicodeDecodeError) as exc:
             status = 413 if "once decompressed" in str(exc) else 400
             raise _Refused(status, f"not a snappy-compressed remote-write WriteRequest: {exc}") from None
@@ -81,18 +87,18 @@ class RemoteWriteReceiver:
         return len(samples)
 
 
-def _decode(body: bytes) -> list[Sample]:
+def _decode(body: bytes, series: dict[tuple[tuple[str, str], ...], Labels]) -> list[Sample]:
     try:
         parse = _protobuf_reader()
     except ImportError:
         return decode_write_request(body, max_bytes=MAX_DECODED_BYTES)
     if _snappy.uncompressed_length(body) > MAX_DECODED_BYTES:
         raise ValueError(f"remote-write: more than {MAX_DECODED_BYTES} bytes once decompressed")
-    return parse(_snappy.decompress(body))
+    return parse(_snappy.decompress(body), series)
 
 
 @functools.cache
-def _protobuf_reader() -> Callable[[bytes], list[Sample]]:
+def _protobuf_reader() -> Callable[[bytes, dict[tuple[tuple[str, str], ...], Labels]], list[Sample]]:
     """A parser of ``prometheus.WriteRequest`` (series, labels, samples; other fields skipped)."""
     # imported by name: protobuf is optional (the tracing extra) and ships no type stubs here
     descriptor_pb2 = importlib.import_module("google.protobuf.descriptor_pb2")
@@ -117,7 +123,7 @@ def _protobuf_reader() -> Callable[[bytes], list[Sample]]:
     descriptor = pool.FindMessageTypeByName("inferwatch_prompb.WriteRequest")
     write_request = message_factory.GetMessageClass(descriptor)
 
-    def parse(raw: bytes) -> list[Sample]:
+    def parse(raw: bytes, series: dict[tuple[tuple[str, str], ...], Labels]) -> list[Sample]:
         req = write_request()
         try:
             req.ParseFromString(raw)
@@ -125,7 +131,10 @@ def _protobuf_reader() -> Callable[[bytes], list[Sample]]:
             raise ValueError(f"protobuf: {exc}") from None
         out: list[Sample] = []
         for ts in req.timeseries:
-            labels = Labels([(label.name, label.value) for label in ts.labels])
+            pairs = tuple([(label.name, label.value) for label in ts.labels])
+            labels = series.get(pairs)
+            if labels is None:
+                labels = series[pairs] = Labels(pairs)
             out += [Sample(labels, s.timestamp / 1000.0, s.value) for s in ts.samples]
         return out
 
