@@ -286,3 +286,21 @@ def test_protobuf_and_its_json_mapping_decode_to_the_same_records() -> None:
     assert from_pb == decode_metrics_json(MessageToDict(req))
     assert from_pb[0].metrics[0].points[0].attributes == {"tags": '["a",2]'}
     assert from_pb[0].metrics[1].points[0].sum == 1.5 and from_pb[0].metrics[1].temporality == 2
+
+
+def test_a_request_with_too_many_points_is_refused_before_translation() -> None:
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+    from inferwatch.server._otlp_decode import MAX_POINTS, TooManyPoints, decode_metrics_protobuf
+
+    points = [{"timeUnixNano": "1", "asInt": "1"}] * (MAX_POINTS // 2 + 1)
+    doc = _request({"name": "a", "gauge": {"dataPoints": points}},
+                   {"name": "b", "gauge": {"dataPoints": points}})
+    with pytest.raises(TooManyPoints, match=f"{MAX_POINTS + 2} data points in one request"):
+        decode_metrics_json(doc)
+    req = ExportMetricsServiceRequest()
+    gauge = req.resource_metrics.add().scope_metrics.add().metrics.add().gauge
+    for _ in range(MAX_POINTS + 1):
+        gauge.data_points.add()
+    with pytest.raises(TooManyPoints, match="over the limit of 200000"):
+        decode_metrics_protobuf(req.SerializeToString())

@@ -23,8 +23,8 @@ from typing import Any
 
 from inferwatch.tracing._otlp import OtlpError
 
-__all__ = ["Metric", "OtlpError", "Point", "ResourceMetrics", "decode_metrics_json",
-           "decode_metrics_protobuf"]
+__all__ = ["MAX_POINTS", "Metric", "OtlpError", "Point", "ResourceMetrics", "TooManyPoints",
+           "decode_metrics_json", "decode_metrics_protobuf"]
 
 GAUGE, SUM, HISTOGRAM, EXP_HISTOGRAM, SUMMARY, EMPTY = (
     "gauge", "sum", "histogram", "exponential_histogram", "summary", "empty")
@@ -32,6 +32,19 @@ _FLAG_NO_RECORDED_VALUE = 1
 _TEMPORALITY = {"AGGREGATION_TEMPORALITY_UNSPECIFIED": 0, "AGGREGATION_TEMPORALITY_DELTA": 1,
                 "AGGREGATION_TEMPORALITY_CUMULATIVE": 2}
 _FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+# Data points in one request: bounds the translation's work and memory (a 32 MiB body of tiny
+# points would otherwise be ~1.5 M of them). The Collector's batch processor sends 8,192.
+MAX_POINTS = 200_000
+
+
+class TooManyPoints(OtlpError):
+    """More than ``MAX_POINTS`` data points in one request (answered 413)."""
+
+
+def _check_count(count: int) -> None:
+    if count > MAX_POINTS:
+        raise TooManyPoints(f"{count} data points in one request, over the limit of {MAX_POINTS}: "
+                            "export in smaller batches")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +92,8 @@ def decode_metrics_protobuf(body: bytes) -> list[ResourceMetrics]:
         req.ParseFromString(body)
     except Exception as exc:  # protobuf's DecodeError (and its C variant), translated at the boundary
         raise OtlpError(f"not an OTLP protobuf ExportMetricsServiceRequest: {exc}") from None
+    _check_count(sum(len(getattr(m, kind).data_points) for rm in req.resource_metrics
+                     for sm in rm.scope_metrics for m in sm.metrics if (kind := m.WhichOneof("data"))))
     return [ResourceMetrics(_pb_attributes(rm.resource.attributes),
                             [_pb_metric(m) for sm in rm.scope_metrics for m in sm.metrics])
             for rm in req.resource_metrics]
@@ -152,11 +167,15 @@ def _pb_plain(v: Any, depth: int = 0) -> Any:
 def decode_metrics_json(doc: Any) -> list[ResourceMetrics]:
     """The contents of a JSON ``ExportMetricsServiceRequest`` (already parsed)."""
     try:
-        out = []
+        out, points = [], 0
         for rm in _list(_obj(doc), "resourceMetrics"):
             rm = _obj(rm)
-            metrics = [_json_metric(_obj(m)) for sm in _list(rm, "scopeMetrics")
-                       for m in _list(_obj(sm), "metrics")]
+            metrics = []
+            for sm in _list(rm, "scopeMetrics"):
+                for m in _list(_obj(sm), "metrics"):
+                    metrics.append(_json_metric(_obj(m)))
+                    points += len(metrics[-1].points)
+                    _check_count(points)
             out.append(ResourceMetrics(_json_attributes(_obj(rm.get("resource", {}))), metrics))
         return out
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:

@@ -8,7 +8,8 @@ receiver, whose path ``/api/v1/otlp/v1/metrics`` is served too):
   ``partial_success`` holds ``rejected_data_points`` and ``error_message``;
 * 400 a malformed body (not protobuf / JSON of the request, bad gzip), 401 no
   or a wrong ``Authorization: Bearer <token>`` (the server's write token),
-  413 a body over ``MAX_BODY_BYTES`` before or after gzip, 415 another content
+  413 a body over ``MAX_BODY_BYTES`` before or after gzip or with over
+  ``MAX_POINTS`` (200,000) data points, 415 another content
   type, 503 when the store cannot write (the exporter retries). Error bodies are
   a ``google.rpc.Status`` for protobuf requests, the server's JSON error otherwise.
 
@@ -32,7 +33,12 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
 from inferwatch.model import Clock
-from inferwatch.server._otlp_decode import OtlpError, decode_metrics_json, decode_metrics_protobuf
+from inferwatch.server._otlp_decode import (
+    OtlpError,
+    TooManyPoints,
+    decode_metrics_json,
+    decode_metrics_protobuf,
+)
 from inferwatch.server._otlp_delta import DeltaState
 from inferwatch.server._otlp_translate import Translation, translate
 from inferwatch.store import Store
@@ -64,6 +70,8 @@ class OtlpMetricsReceiver:
         """Store one request body; ``_Refused`` (400/503) when it cannot be taken at all."""
         try:
             resources = decode_metrics_protobuf(body) if protobuf else decode_metrics_json(_json(body))
+        except TooManyPoints as exc:
+            raise _Refused(413, str(exc)) from None
         except OtlpError as exc:
             raise _Refused(400, str(exc)) from None
         result = translate(resources, now=self.clock.now(), delta=self.delta)
