@@ -304,3 +304,16 @@ def test_a_request_with_too_many_points_is_refused_before_translation() -> None:
         gauge.data_points.add()
     with pytest.raises(TooManyPoints, match="over the limit of 200000"):
         decode_metrics_protobuf(req.SerializeToString())
+
+
+def test_the_delta_state_bounds_the_histogram_buckets_it_holds() -> None:
+    state = DeltaState(max_buckets=10)
+
+    def point(job: str, bounds: list[float]) -> Any:
+        return _request({"name": "lat", "histogram": {"aggregationTemporality": 1, "dataPoints": [{
+            "timeUnixNano": str(T1), "count": "0", "explicitBounds": bounds,
+            "bucketCounts": ["0"] * (len(bounds) + 1)}]}}, resource={"service__name": job})
+    assert _run(point("a", [1.0, 2.0, 3.0, 4.0, 5.0]), state).rejected == 0  # 6 buckets held
+    full = _run(point("b", [1.0, 2.0, 3.0, 4.0]), state)  # 6 + 5 > 10
+    assert full.rejected == 1 and "delta state full (10 histogram buckets)" in full.error_message
+    assert _run(point("c", [1.0, 2.0, 3.0]), state).rejected == 0  # 6 + 4 fits

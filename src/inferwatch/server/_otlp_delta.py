@@ -7,14 +7,14 @@ total and the total is stored (as OpenTelemetry's ``deltatocumulative``
 processor does). A point not later than the stream's last one (a retried
 export, or one out of order) is refused, so a retry never counts twice.
 
-The state is bounded: at most ``max_streams`` streams (new streams beyond that
-are refused, each point named in the partial-success message), and a stream not
-updated for ``max_idle_s`` is forgotten, so its next point starts again from
-its own value (a counter reset, which ``rate()`` handles). Each stream keeps
-its total, its last time and, for histograms, one count per bucket: about
-200 bytes plus 16 per bucket, so the default bound of 100,000 streams stays
-within some tens of megabytes. The state is lost at a restart, which reads as
-a counter reset as well.
+The state is bounded: at most ``max_streams`` streams and ``max_buckets``
+histogram bucket counts over all streams (a new stream past either is refused,
+named in the partial-success message), and a stream not updated for
+``max_idle_s`` is forgotten, so its next point starts again from its own value
+(a counter reset, which ``rate()`` handles). A stream costs about 250 bytes
+plus about 40 per bucket, so the defaults (100,000 streams, 2,000,000 buckets)
+hold the state under about 110 MB. The state is lost at a restart, which reads
+as a counter reset as well.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ import threading
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-__all__ = ["MAX_IDLE_S", "MAX_STREAMS", "DeltaRefused", "DeltaState"]
+__all__ = ["MAX_BUCKETS", "MAX_IDLE_S", "MAX_STREAMS", "DeltaRefused", "DeltaState"]
 
 MAX_STREAMS = 100_000
+MAX_BUCKETS = 2_000_000
 MAX_IDLE_S = 600.0
 
 
@@ -46,9 +47,11 @@ class _Stream:
 class DeltaState:
     """Running totals of delta streams (see the module docstring); safe across threads."""
 
-    def __init__(self, max_streams: int = MAX_STREAMS, max_idle_s: float = MAX_IDLE_S) -> None:
-        self.max_streams, self.max_idle_s = max_streams, max_idle_s
+    def __init__(self, max_streams: int = MAX_STREAMS, max_idle_s: float = MAX_IDLE_S,
+                 max_buckets: int = MAX_BUCKETS) -> None:
+        self.max_streams, self.max_idle_s, self.max_buckets = max_streams, max_idle_s, max_buckets
         self._streams: dict[Hashable, _Stream] = {}
+        self._buckets = 0  # bucket counts held over all streams
         self._lock = threading.Lock()
         self._swept = 0.0
 
@@ -69,6 +72,7 @@ class DeltaState:
         with self._lock:
             s = self._stream(key, start_ns, time_ns, now, bounds)
             if s.buckets is None or len(s.buckets) != len(buckets):
+                self._buckets += len(buckets) - len(s.buckets or ())
                 s.buckets = [0] * len(buckets)
             s.count += count
             s.total += total
@@ -88,6 +92,12 @@ class DeltaState:
         if s is None or s.bounds != bounds:  # new stream, or the bucket layout changed: start again
             if s is None and len(self._streams) >= self.max_streams:
                 raise DeltaRefused(f"delta state full ({self.max_streams} streams): new delta stream refused")
+            held = len(s.buckets or ()) if s is not None else 0
+            if bounds and self._buckets - held + len(bounds) + 1 > self.max_buckets:
+                raise DeltaRefused(f"delta state full ({self.max_buckets} histogram buckets): "
+                                   "new delta stream refused")
+            if s is not None:
+                self._buckets -= held
             s = _Stream(time_ns, now, 0.0, bounds=bounds)
             self._streams[key] = s
         s.time_ns, s.seen = time_ns, now
@@ -99,4 +109,4 @@ class DeltaState:
         self._swept = now
         idle = [k for k, s in self._streams.items() if now - s.seen > self.max_idle_s]
         for k in idle:
-            del self._streams[k]
+            self._buckets -= len(self._streams.pop(k).buckets or ())
