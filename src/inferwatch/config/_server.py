@@ -36,3 +36,6 @@ class StorageConfig(FrozenModel):
 
     type: str = Field("sqlite", pattern="^(sqlite|memory)$")
     retention: Duration = Field(15 * 86400.0, description="samples older than this are deleted")
+    head_window: Duration = Field(
+        3600.0, ge=0, description="the most recent samples also kept in memory, like Prometheus's "
+        "head block: queries over them skip the disk; memory grows with it (0 is off)")

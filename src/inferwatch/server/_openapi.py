@@ -62,12 +62,43 @@ _WEBHOOK_ALERT = {"type": "object", "properties": {
 _WEBHOOK = {"type": "object", "required": ["alerts"], "properties": {
     "version": {"type": "string"}, "status": {"type": "string"}, "receiver": {"type": "string"},
     "alerts": {"type": "array", "items": _WEBHOOK_ALERT}}}
+_ATTRS = {"type": "array", "items": {"type": "object", "required": ["key"], "properties": {
+    "key": {"type": "string"}, "value": {"type": "object", "properties": {
+        "stringValue": {"type": "string"}, "intValue": {"type": "string"}, "doubleValue": {"type": "number"},
+        "boolValue": {"type": "boolean"}}}}}}
+_OTLP_POINT = {"type": "object", "properties": {
+    "attributes": _ATTRS, "startTimeUnixNano": {"type": "string"}, "timeUnixNano": {"type": "string"},
+    "asDouble": {"type": "number"}, "asInt": {"type": "string"}, "count": {"type": "string"},
+    "sum": {"type": "number"}, "explicitBounds": {"type": "array", "items": {"type": "number"}},
+    "bucketCounts": {"type": "array", "items": {"type": "string"}}, "flags": {"type": "integer"}}}
+_OTLP_DATA = {"type": "object", "properties": {
+    "dataPoints": {"type": "array", "items": _OTLP_POINT}, "aggregationTemporality": {"type": "integer"},
+    "isMonotonic": {"type": "boolean"}}}
+_OTLP_METRICS = {"type": "object", "properties": {"resourceMetrics": {"type": "array", "items": {
+    "type": "object", "properties": {
+        "resource": {"type": "object", "properties": {"attributes": _ATTRS}},
+        "scopeMetrics": {"type": "array", "items": {"type": "object", "properties": {"metrics": {
+            "type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "unit": {"type": "string"},
+                "gauge": _OTLP_DATA, "sum": _OTLP_DATA,
+                "histogram": _OTLP_DATA, "summary": _OTLP_DATA, "exponentialHistogram": _OTLP_DATA}}}}}}}}}}}
 
 
 def _post(summary: str, schema: Mapping[str, Any], *codes: int) -> dict[str, Any]:
     return {"summary": summary, "security": _BEARER,
             "requestBody": {"required": True, "content": {"application/json": {"schema": dict(schema)}}},
             "responses": _answers(*codes)}
+
+
+def _otlp_post() -> dict[str, Any]:
+    op = _post("OTLP/HTTP metrics (ExportMetricsServiceRequest, JSON or protobuf, optionally gzip)",
+               _OTLP_METRICS, 200, 400, 401, 413, 415, 503)
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    op["requestBody"]["content"]["application/x-protobuf"] = binary
+    op["responses"]["200"]["content"] = {"application/json": {"schema": {"type": "object", "properties": {
+        "partialSuccess": {"type": "object", "properties": {"rejectedDataPoints": {"type": "string"},
+                                                             "errorMessage": {"type": "string"}}}}}}}
+    return op
 
 
 PATHS: dict[str, dict[str, Any]] = {
@@ -95,6 +126,12 @@ PATHS: dict[str, dict[str, Any]] = {
                                         "parameters": [{"name": "id", "in": "path", "required": True,
                                                         "schema": {"type": "string"}}],
                                         "responses": _answers(200, 400, 401, 404)}},
+    "/api/v1/write": {"post": {  # the body is binary: no JSON schema to fuzz with
+        "summary": "Prometheus remote-write 1.0 (snappy-compressed protobuf WriteRequest)",
+        "security": _BEARER,
+        "responses": {"204": {"description": "stored"}, **_answers(400, 401, 413, 503)}}},
+    "/v1/metrics": {"post": _otlp_post()},
+    "/api/v1/otlp/v1/metrics": {"post": _otlp_post()},
     OPENAPI_PATH: {"get": {"summary": "this document", "responses": _answers(200)}},
 }
 

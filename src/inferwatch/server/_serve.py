@@ -18,6 +18,9 @@ from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._otlp import open_trace_store, trace_routes
+from inferwatch.server._otlp_delta import DeltaState
+from inferwatch.server._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
+from inferwatch.server._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._wiring import ServerComponents, build_components, build_pipeline, data_dir_of
@@ -65,6 +68,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
     routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
+    otlp_metrics = OtlpMetricsReceiver(server.components.store, clock, DeltaState())  # OTLP metrics in
+    routes.extend(otlp_metrics_routes(otlp_metrics, token))
+    routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.store, clock), token))
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=sink)
