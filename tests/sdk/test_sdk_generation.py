@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,3 +170,27 @@ def test_promtool_check_metrics_passes(tmp_path: Path, require_tool: Callable[..
     proc = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
                           timeout=60, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_concurrent_generations_add_up_exactly() -> None:
+    # no lock per token or per response: each Generation is its own object, the queue append is atomic
+    threads, each = 4, 250
+    with Monitor("chat", "llama-3-8b", "v1") as m:
+        start = threading.Barrier(threads)
+
+        def worker() -> None:
+            start.wait(10)
+            for _ in range(each):
+                with m.track_generation(route=ROUTE, input_tokens=3) as g:
+                    for _ in range(5):
+                        g.tokens(1)
+
+        pool = [threading.Thread(target=worker) for _ in range(threads)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join(30)
+        assert value(m, "inferwatch_generation_requests_total", code="200") == threads * each
+        assert value(m, "inferwatch_generation_output_tokens_total") == threads * each * 5
+        assert value(m, "inferwatch_generation_input_tokens_total") == threads * each * 3
+        assert value(m, TPOT + "_count") == threads * each
