@@ -127,8 +127,9 @@ def soak(minutes: float, rate: float, series: int, warmup: float | None = None,
                     r = client.get("/api/v1/query", params=query)
                     latencies.append(time.monotonic() - q0)
                     errors += r.status_code != 200
-                    if not rss or now - rss[-1][0] >= 5:
+                    if not rss or now - t0 - rss[-1][0] >= 5:
                         rss.append((now - t0, ps.memory_info().rss))
+                        print(f"{rss[-1][0]:.0f}s rss {rss[-1][1] / 2**20:.1f} MiB", file=sys.stderr, flush=True)
                     stop.wait(max(0.0, 1.0 - (time.monotonic() - q0)))
                 elapsed = time.monotonic() - t0
                 evals = _evaluations(client) - ev0
@@ -157,7 +158,7 @@ def soak(minutes: float, rate: float, series: int, warmup: float | None = None,
         "query_p50_ms": round(1000 * statistics.median(lat), 1),
         "query_p99_ms": round(1000 * lat[int(0.99 * (len(lat) - 1))], 1),
         "query_max_ms": round(1000 * lat[-1], 1),
-        "targets": {t["scrapePool"]: [t["health"], t["samples"], t["lastError"]] for t in targets},
+        "targets": {t["scrapePool"]: [t["health"], t["lastError"]] for t in targets},
         "server_tracebacks": err.count("Traceback"),
     }
 
