@@ -122,6 +122,38 @@ class Silences:
         """Every silence, newest first."""
         return sorted(self._cache.values(), key=lambda s: (-s.updated_at, s.id))
 
+    def set(self, silence: Silence, now: float) -> Silence:
+        """Create or update as Alertmanager's ``Silences.Set`` does.
+
+        An unknown id is an error (``KeyError``); a change that would rewrite history
+        (other matchers, an active silence's start, a pending one's start in the past,
+        an expired silence) expires the old silence and creates a new one with a new id;
+        a new silence starting in the past starts now.
+        """
+        prev = self._cache.get(silence.id) if silence.id else None
+        if silence.id and prev is None:
+            raise KeyError(silence.id)
+        if prev is not None and _can_update(prev, silence, now):
+            return self.add(silence, now)
+        if prev is not None and prev.state(now) != "expired":
+            self.expire(prev.id, now)
+        fresh = replace(silence, id=str(uuid.uuid4()), starts_at=max(silence.starts_at, now))
+        return self.add(fresh, now)
+
+    def silenced_by(self, labels: Mapping[str, str], now: float) -> list[str]:
+        """The ids of the active silences that match ``labels``, sorted."""
+        return sorted(s.id for s in self._cache.values() if s.mutes(labels, now))
+
     def mutes(self, labels: Mapping[str, str], now: float) -> bool:
         """Whether any active silence matches ``labels``."""
         return any(s.mutes(labels, now) for s in self._cache.values())
+
+
+def _can_update(a: Silence, b: Silence, now: float) -> bool:
+    # Alertmanager's canUpdate: an update must not change what was silenced in the past.
+    if a.matchers != b.matchers:
+        return False
+    state = a.state(now)
+    if state == "active":
+        return int(a.starts_at) == int(b.starts_at) and b.ends_at >= now
+    return state == "pending" and b.starts_at >= now
