@@ -123,22 +123,20 @@ class Silences:
         return sorted(self._cache.values(), key=lambda s: (-s.updated_at, s.id))
 
     def set(self, silence: Silence, now: float) -> Silence:
-        """Create or update as Alertmanager's ``Silences.Set`` does.
+        """Create or update as Alertmanager's ``Silences.Set`` does (the caller answers 404 for an
+        id it was asked to update and that is not here: here an unknown id is a new silence).
 
-        An unknown id is an error (``KeyError``); a change that would rewrite history
-        (other matchers, an active silence's start, a pending one's start in the past,
-        an expired silence) expires the old silence and creates a new one with a new id;
-        a new silence starting in the past starts now.
+        A change that would rewrite history (other matchers, an active silence's start, a
+        pending one's start in the past, an expired silence) expires the old silence and
+        creates a new one with a new id; a new silence starting in the past starts now.
         """
-        prev = self._cache.get(silence.id) if silence.id else None
-        if silence.id and prev is None:
-            raise KeyError(silence.id)
+        prev = self._cache.get(silence.id)
         if prev is not None and _can_update(prev, silence, now):
             return self.add(silence, now)
         if prev is not None and prev.state(now) != "expired":
             self.expire(prev.id, now)
-        fresh = replace(silence, id=str(uuid.uuid4()), starts_at=max(silence.starts_at, now))
-        return self.add(fresh, now)
+        new_id = str(uuid.uuid4()) if prev is not None else silence.id
+        return self.add(replace(silence, id=new_id, starts_at=max(silence.starts_at, now)), now)
 
     def silenced_by(self, labels: Mapping[str, str], now: float) -> list[str]:
         """The ids of the active silences that match ``labels``, sorted."""

@@ -209,13 +209,13 @@ def alerting_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
 
     async def post_silence(request: Request) -> Response:
         now = clock.now()
-        s = parse_silence(await json_body(request), now)
+        body = await json_body(request)
+        s = parse_silence(body, now)
         if s.ends_at < now:
             raise InputError("silence endsAt: Failed to create silence: end time can't be in the past")
-        try:
-            stored = await run_in_threadpool(pipeline.silences.set, s, now)
-        except KeyError:
+        if body.get("id") and pipeline.silences.get(s.id) is None:  # Alertmanager: ErrNotFound
             return _error(404, f"silence {s.id[:64]!r} not found")
+        stored = await run_in_threadpool(pipeline.silences.set, s, now)
         return JSONResponse({"silenceID": stored.id})
 
     async def delete_silence(request: Request) -> Response:
