@@ -37,7 +37,7 @@ from inferwatch.model import (
 )
 from inferwatch.rules import Alert
 
-__all__ = ["AM_API_VERSION", "am_routes", "parse_postable_alerts"]
+__all__ = ["AM_API_VERSION", "am_error", "am_routes", "parse_postable_alerts"]
 
 AM_API_VERSION = "0.25.0"  # the Alertmanager whose API this answers (amtool compares major.minor)
 
@@ -45,8 +45,9 @@ Write = Callable[[Callable[[Request], Any]], Any]
 AlertFilter = Callable[[AlertView], bool]
 
 
-def _error(status: int, msg: str) -> JSONResponse:
-    return JSONResponse({"error": msg}, status_code=status)
+def am_error(status: int, msg: str) -> JSONResponse:
+    """An error as Alertmanager answers it: the message as a JSON string (amtool's client decodes that)."""
+    return JSONResponse(msg, status_code=status)
 
 
 def _bool(request: Request, name: str) -> bool:
@@ -275,7 +276,7 @@ def am_routes(pipeline: Pipeline, write: Write, json_body: Callable[[Request], A
             try:
                 keep, receiver = _alert_filter(request), _receiver_regex(request)
             except InputError as exc:
-                return _error(400, str(exc))
+                return am_error(400, str(exc))
             views = await run_in_threadpool(pipeline.view, clock.now())
             return JSONResponse(build(views, keep, receiver))
         return handler
@@ -286,7 +287,7 @@ def am_routes(pipeline: Pipeline, write: Write, json_body: Callable[[Request], A
         if alerts:
             await run_in_threadpool(pipeline.send, alerts, now)
         if errors:
-            return _error(400, "; ".join(errors[:20]))
+            return am_error(400, "; ".join(errors[:20]))
         return Response(status_code=200)
 
     return [
