@@ -36,24 +36,25 @@ def _config(target: FakeTarget) -> str:
             "alerting: {route: {receiver: terminal, group_by: [alertname]}, inhibit_rules: []}\n")
 
 
-def _two_scrapes(c: httpx.Client, target: FakeTarget) -> None:
-    # a rate needs two samples: bump the counter until the server holds two (bounded: real process)
+def _scrapes(c: httpx.Client, target: FakeTarget, want: int) -> None:
+    # bump the counter until the server holds ``want`` samples (a bounded poll: a real process), so a
+    # rate over the panel's window, whose end Grafana aligns down to the step, has two to work on
     deadline, n = time.monotonic() + 30, 0
     while time.monotonic() < deadline:
         n += 1
         target.body = BODY % (100 * n, n)
         r = c.get("/api/v1/query", params={"query": "count_over_time(inferwatch_requests_total{code='200'}[1m])"})
         result = r.json()["data"]["result"]
-        if result and float(result[0]["value"][1]) >= 2:
+        if result and float(result[0]["value"][1]) >= want:
             return
-    raise AssertionError("the target was not scraped twice in 30 s")
+    raise AssertionError(f"the target was not scraped {want} times in 30 s")
 
 
 def test_grafana_10_prometheus_and_alertmanager_data_sources(target: FakeTarget, tmp_path: Path) -> None:
     target.body = BODY % (0, 0)
     with serve(_config(target), tmp_path) as s, httpx.Client(base_url=s.url, timeout=10) as c:
         wait_scraped(c)
-        _two_scrapes(c, target)
+        _scrapes(c, target, 6)
         now = int(time.time())
         # -- Prometheus data source -------------------------------------------------------
         # 1. "Save & test": POST /api/v1/query with 1+1 at now
