@@ -19,7 +19,8 @@ from inferwatch.model import alertmanager_fingerprint
 from ._proc import Served, serve
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("amtool") is None, reason="amtool (prometheus-alertmanager) missing")]
+              pytest.mark.skipif(shutil.which("amtool") is None,
+                                 reason="amtool (prometheus-alertmanager) missing")]
 
 TOKEN = "am-t0ken-for-tests"
 CONFIG = """\
@@ -53,8 +54,11 @@ def server(tmp_path: Path) -> Iterator[tuple[Served, httpx.Client, Amtool]]:
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
 
 
-def test_amtool_alerts_and_silences_against_inferwatch_serve(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    s, c, amtool = server
+Running = tuple[Served, httpx.Client, Amtool]
+
+
+def test_amtool_alerts_and_silences_against_inferwatch_serve(server: Running, tmp_path: Path) -> None:
+    _, c, amtool = server
     # alert add: POST /api/v2/alerts; the alert is in the pipeline with Alertmanager's fingerprint
     amtool("alert", "add", "alertname=GpuHot", "service=ranker", "severity=warning",
            "--annotation=summary=hot GPU", "--generator-url=http://example.test/g")
@@ -117,7 +121,7 @@ def test_amtool_alerts_and_silences_against_inferwatch_serve(server, tmp_path: P
     assert c.get("/api/v2/alerts").json()[0]["status"]["state"] == "active"
 
 
-def test_amtool_without_the_token_is_refused_and_changes_nothing(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_amtool_without_the_token_is_refused_and_changes_nothing(server: Running) -> None:
     s, c, _ = server
     r = subprocess.run(["amtool", f"--alertmanager.url={s.url}", "silence", "add", "alertname=X", "-c", "x"],
                        capture_output=True, text=True, timeout=60)

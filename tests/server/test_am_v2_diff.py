@@ -9,17 +9,19 @@ import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
 from export._engines import alertmanager, poll
 
 from ._proc import serve
 
 AM_BINARY = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(AM_BINARY is None, reason="prometheus-alertmanager missing")]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(AM_BINARY is None, reason="prometheus-alertmanager missing")]
+Clients = tuple[httpx.Client, httpx.Client]
 
 TOKEN = "diff-t0ken"
 ROUTING = """\
@@ -96,7 +98,7 @@ def _fingerprints(c: httpx.Client, **params: Any) -> list[str]:
     return [x["fingerprint"] for x in r.json()]
 
 
-def test_alerts_have_the_same_shape_ids_status_and_receivers(both: tuple[httpx.Client, httpx.Client]) -> None:
+def test_alerts_have_the_same_shape_ids_status_and_receivers(both: Clients) -> None:
     a, i = both
     am, iw = a.get("/api/v2/alerts").json(), i.get("/api/v2/alerts").json()
     assert len(am) == len(iw) == 4
@@ -120,22 +122,22 @@ def test_alerts_have_the_same_shape_ids_status_and_receivers(both: tuple[httpx.C
     {"receiver": "pho.*"},
     {"receiver": "terminal", "silenced": "false"},
 ])
-def test_filters_select_the_same_alerts(both: tuple[httpx.Client, httpx.Client], params: dict[str, Any]) -> None:
+def test_filters_select_the_same_alerts(both: Clients, params: dict[str, Any]) -> None:
     a, i = both
     assert _fingerprints(a, **params) == _fingerprints(i, **params)
 
 
-def test_groups_have_the_same_shape_order_and_members(both: tuple[httpx.Client, httpx.Client]) -> None:
+def test_groups_have_the_same_shape_order_and_members(both: Clients) -> None:
     a, i = both
     for params in ({}, {"receiver": "terminal"}, {"silenced": "false"}):
         am, iw = (c.get("/api/v2/alerts/groups", params=params).json() for c in (a, i))
-        summary = [[(g["receiver"]["name"], g["labels"], [x["fingerprint"] for x in g["alerts"]]) for g in got]
-                   for got in (am, iw)]
+        summary = [[(g["receiver"]["name"], g["labels"], [x["fingerprint"] for x in g["alerts"]])
+                    for g in got] for got in (am, iw)]
         assert summary[0] == summary[1], params
         assert [shape(g) for g in am] == [shape(g) for g in iw]
 
 
-def test_silences_status_and_receivers_have_the_same_shapes(both: tuple[httpx.Client, httpx.Client]) -> None:
+def test_silences_status_and_receivers_have_the_same_shapes(both: Clients) -> None:
     a, i = both
     (sa,), (si,) = a.get("/api/v2/silences").json(), i.get("/api/v2/silences").json()
     assert shape(sa) == shape(si) and sa["matchers"] == si["matchers"] and si["status"]["state"] == "active"
@@ -148,7 +150,8 @@ def test_silences_status_and_receivers_have_the_same_shapes(both: tuple[httpx.Cl
     status_am, status_iw = a.get("/api/v2/status").json(), i.get("/api/v2/status").json()
     assert shape(status_am) == shape(status_iw)
     assert status_iw["cluster"] == status_am["cluster"] == {"peers": [], "status": "disabled"}
-    assert status_iw["versionInfo"]["version"].split(".")[:2] == status_am["versionInfo"]["version"].split(".")[:2]
+    versions = (s["versionInfo"]["version"].split(".")[:2] for s in (status_iw, status_am))
+    assert next(versions) == next(versions)
     assert shape(a.get("/api/v2/receivers").json()) == shape(i.get("/api/v2/receivers").json())
 
 
@@ -162,7 +165,7 @@ def test_silences_status_and_receivers_have_the_same_shapes(both: tuple[httpx.Cl
     ("GET", "/api/v2/alerts", None, {"receiver": "("}),
     ("GET", "/api/v2/alerts", None, {"filter": "not a matcher"}),
 ])
-def test_errors_have_the_same_status_and_shape(both: tuple[httpx.Client, httpx.Client], method: str, path: str,
+def test_errors_have_the_same_status_and_shape(both: Clients, method: str, path: str,
                                                body: Any, params: Any) -> None:
     a, i = both
     ra, ri = (c.request(method, path, json=body, params=params) for c in (a, i))
@@ -170,7 +173,7 @@ def test_errors_have_the_same_status_and_shape(both: tuple[httpx.Client, httpx.C
     assert isinstance(ra.json(), str) and isinstance(ri.json(), str)
 
 
-def test_the_same_alert_resolved_leaves_both(both: tuple[httpx.Client, httpx.Client]) -> None:
+def test_the_same_alert_resolved_leaves_both(both: Clients) -> None:
     a, i = both
     gone = {**ALERTS[3], "endsAt": _iso(datetime.now(UTC) - timedelta(seconds=1))}
     for c in (a, i):

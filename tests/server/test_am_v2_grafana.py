@@ -19,14 +19,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import FakeTarget
 from ._proc import serve, wait_scraped
+from .conftest import FakeTarget
 
 pytestmark = pytest.mark.slow
 
 TOKEN = "graf-t0ken"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
-BODY = '# HELP inferwatch_requests_total Requests served (a catalog metric: metadata comes from the catalog).\n# TYPE inferwatch_requests_total counter\n' \
+# a catalog metric: /api/v1/metadata answers from inferwatch's catalog
+BODY = '# HELP inferwatch_requests_total Requests served.\n# TYPE inferwatch_requests_total counter\n' \
        'inferwatch_requests_total{code="200"} %d\ninferwatch_requests_total{code="500"} %d\n'
 
 
@@ -43,7 +44,8 @@ def _scrapes(c: httpx.Client, target: FakeTarget, want: int) -> None:
     while time.monotonic() < deadline:
         n += 1
         target.body = BODY % (100 * n, n)
-        r = c.get("/api/v1/query", params={"query": "count_over_time(inferwatch_requests_total{code='200'}[1m])"})
+        query = "count_over_time(inferwatch_requests_total{code='200'}[1m])"
+        r = c.get("/api/v1/query", params={"query": query})
         result = r.json()["data"]["result"]
         if result and float(result[0]["value"][1]) >= want:
             return
@@ -69,7 +71,8 @@ def test_grafana_10_prometheus_and_alertmanager_data_sources(target: FakeTarget,
         assert {"__name__", "code", "instance", "job"} <= set(labels)
         names = c.get("/api/v1/label/__name__/values", params=span).json()["data"]
         assert "inferwatch_requests_total" in names and "up" in names
-        series = c.get("/api/v1/series", params={**span, "match[]": "inferwatch_requests_total"}).json()["data"]
+        match = {**span, "match[]": "inferwatch_requests_total"}
+        series = c.get("/api/v1/series", params=match).json()["data"]
         assert sorted(x["code"] for x in series) == ["200", "500"]
         meta = c.get("/api/v1/metadata", params={"metric": "inferwatch_requests_total"}).json()["data"]
         assert meta["inferwatch_requests_total"][0]["type"] == "counter"
@@ -88,7 +91,8 @@ def test_grafana_10_prometheus_and_alertmanager_data_sources(target: FakeTarget,
         assert c.get("/api/v1/status/buildinfo").status_code == 200  # feature discovery: no lazy init
         assert c.get("/alertmanager/api/v2/status").status_code != 200  # not Mimir/Cortex
         status = c.get("/api/v2/status").json()
-        assert status["versionInfo"]["version"].startswith("0.25") and "route:" in status["config"]["original"]
+        assert status["versionInfo"]["version"].startswith("0.25")
+        assert "route:" in status["config"]["original"]
         alert = {"labels": {"alertname": "GpuHot", "service": "ranker"}, "annotations": {"summary": "hot"}}
         auth = {"Authorization": f"Bearer {TOKEN}"}
         assert c.post("/api/v2/alerts", json=[alert], headers=auth).status_code == 200

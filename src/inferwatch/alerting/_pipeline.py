@@ -164,7 +164,7 @@ class Pipeline:
         """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view)."""
         with self._lock:
             return [AlertView(a, self._updated.get(fp, a.starts_at), tuple(self.root.match(a.labels)),
-                              tuple(self.silences.silenced_by(a.labels, now)),
+                              self.silences.silenced_by(a.labels, now),
                               tuple(self.inhibitor.inhibited_by(a.labels, now)))
                     for fp, a in self.alerts.items() if a.ends_at is None or a.ends_at >= now]
 

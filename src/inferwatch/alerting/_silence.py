@@ -138,9 +138,9 @@ class Silences:
         new_id = str(uuid.uuid4()) if prev is not None else silence.id
         return self.add(replace(silence, id=new_id, starts_at=max(silence.starts_at, now)), now)
 
-    def silenced_by(self, labels: Mapping[str, str], now: float) -> list[str]:
+    def silenced_by(self, labels: Mapping[str, str], now: float) -> tuple[str, ...]:
         """The ids of the active silences that match ``labels``, sorted."""
-        return sorted(s.id for s in self._cache.values() if s.mutes(labels, now))
+        return tuple(sorted(s.id for s in self._cache.values() if s.mutes(labels, now)))
 
     def mutes(self, labels: Mapping[str, str], now: float) -> bool:
         """Whether any active silence matches ``labels``."""

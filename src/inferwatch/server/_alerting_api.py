@@ -108,7 +108,7 @@ def sorted_silences(silences: list[Silence], now: float) -> list[Silence]:
 
 
 def silence_filter_matches(s: Silence, filters: list[Matcher]) -> bool:
-    """Alertmanager's ``CheckSilenceMatchesFilterLabels``: each filter equals one of the silence's matchers."""
+    """Alertmanager's ``CheckSilenceMatchesFilterLabels``: each filter is one of the silence's matchers."""
     return all(any((m.name, m.op, m.value) == (f.name, f.op, f.value) for m in s.matchers) for f in filters)
 
 

@@ -95,7 +95,8 @@ def filter_matches(matchers: list[Matcher], labels: Mapping[str, str]) -> bool:
 
 def _alert_filter(request: Request) -> AlertFilter:
     matchers = _filter(request)
-    active, silenced, inhibited = _bool(request, "active"), _bool(request, "silenced"), _bool(request, "inhibited")
+    active, silenced = _bool(request, "active"), _bool(request, "silenced")
+    inhibited = _bool(request, "inhibited")
     _bool(request, "unprocessed")  # accepted and checked; every alert here has been processed
 
     def keep(v: AlertView) -> bool:
@@ -242,7 +243,8 @@ def _config_yaml(pipeline: Pipeline) -> str:
         return d
 
     doc = {"global": {"resolve_timeout": format_duration(cfg.resolve_timeout)}, "route": route(pipeline.root),
-           "inhibit_rules": [{"source_matchers": list(r.source_matchers), "target_matchers": list(r.target_matchers),
+           "inhibit_rules": [{"source_matchers": list(r.source_matchers),
+                              "target_matchers": list(r.target_matchers),
                               "equal": list(r.equal)} for r in cfg.inhibit_rules],
            "receivers": [{"name": s.name} for s in cfg.effective_receivers()], "templates": []}
     return yaml.safe_dump(doc, sort_keys=False)

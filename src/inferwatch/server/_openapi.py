@@ -85,7 +85,8 @@ _OTLP_METRICS = {"type": "object", "properties": {"resourceMetrics": {"type": "a
 
 
 _BOOL = {"type": "boolean", "default": True}
-_FILTER = _q("filter", {"type": "array", "items": {"type": "string"}}, False, 'a matcher, e.g. alertname="Up"')
+_FILTER = _q("filter", {"type": "array", "items": {"type": "string"}}, False,
+             'a matcher, e.g. alertname="Up"')
 _ALERT_QUERY = [_q("active", _BOOL), _q("silenced", _BOOL), _q("inhibited", _BOOL), _FILTER,
                 _q("receiver", {"type": "string"}, False, "a regex matching receivers")]
 _LABELSET = {"type": "object", "additionalProperties": {"type": "string"}}
@@ -135,7 +136,8 @@ PATHS: dict[str, dict[str, Any]] = {
                          "post": _post("create or update a silence", _SILENCE, 200, 400, 401, 404, 413)},
     "/api/v2/silence/{id}": {"get": {**_get("one silence", None, 200, 404), "parameters": _SILENCE_ID},
                              "delete": {"summary": "expire a silence", "security": _BEARER,
-                                        "parameters": _SILENCE_ID, "responses": _answers(200, 400, 401, 404)}},
+                                        "parameters": _SILENCE_ID,
+                                        "responses": _answers(200, 400, 401, 404)}},
     # Alertmanager 0.25's API v2 (amtool, Grafana's Alertmanager data source)
     "/api/v2/status": {"get": _get("Alertmanager status", None, 200)},
     "/api/v2/receivers": {"get": _get("receivers", None, 200)},
