@@ -37,7 +37,7 @@ from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
 from inferwatch.config import Config
 from inferwatch.config._alerting import AlertingConfig
-from inferwatch.model import Clock, SystemClock
+from inferwatch.model import Clock, SystemClock, matches_all
 from inferwatch.rules import Alert
 
 __all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
@@ -161,12 +161,19 @@ class Pipeline:
             return [q.stats(now) for q in self.queues.values()]
 
     def view(self, now: float) -> list[AlertView]:
-        """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view)."""
+        """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view).
+
+        Only the snapshot and the inhibitor's index are read under the lock (sends wait for
+        that, not for the routing and silence matching, which need no lock).
+        """
         with self._lock:
-            return [AlertView(a, self._updated.get(fp, a.starts_at), tuple(self.root.match(a.labels)),
-                              self.silences.silenced_by(a.labels, now),
-                              tuple(self.inhibitor.inhibited_by(a.labels, now)))
+            held = [(a, self._updated.get(fp, a.starts_at), tuple(self.inhibitor.inhibited_by(a.labels, now)))
                     for fp, a in self.alerts.items() if a.ends_at is None or a.ends_at >= now]
+        active = self.silences.active(now)
+        return [AlertView(a, updated, tuple(self.root.match(a.labels)),
+                          tuple(sorted(s.id for s in active if matches_all(s.matchers, a.labels))),
+                          inhibitors)
+                for a, updated, inhibitors in held]
 
     # -- stages' callbacks --------------------------------------------------
 

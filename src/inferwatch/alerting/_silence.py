@@ -142,6 +142,10 @@ class Silences:
         """The ids of the active silences that match ``labels``, sorted."""
         return tuple(sorted(s.id for s in self._cache.values() if s.mutes(labels, now)))
 
+    def active(self, now: float) -> tuple[Silence, ...]:
+        """The silences active at ``now`` (a snapshot: matching many alerts checks only these)."""
+        return tuple(s for s in tuple(self._cache.values()) if s.state(now) == "active")
+
     def mutes(self, labels: Mapping[str, str], now: float) -> bool:
         """Whether any active silence matches ``labels``."""
         return any(s.mutes(labels, now) for s in self._cache.values())
