@@ -182,3 +182,33 @@ def test_the_same_alert_resolved_leaves_both(both: Clients) -> None:
     while time.monotonic() < deadline and len(_fingerprints(a)) != 3:
         a.get("/-/ready")  # Alertmanager applies a post at once; a bounded wait, not a sleep
     assert _fingerprints(a) == _fingerprints(i) and len(_fingerprints(i)) == 3
+
+
+PROM_BINARY = shutil.which("prometheus")
+
+
+@pytest.mark.skipif(PROM_BINARY is None, reason="prometheus missing")
+def test_a_real_prometheus_sends_its_alerts_to_inferwatch_as_to_an_alertmanager(tmp_path: Path) -> None:
+    from export._engines import prometheus
+
+    with serve(IW_CONFIG, tmp_path) as iw, httpx.Client(base_url=iw.url, timeout=10) as i:
+        host = iw.url.removeprefix("http://")
+        (tmp_path / "rules.yml").write_text(
+            "groups:\n- name: g\n  interval: 1s\n  rules:\n"
+            # pending for 10 s: by then Prometheus has found its Alertmanager (discovery updates
+            # come every 5 s; a send before is dropped, and the next comes only after the 1 min
+            # resend delay)
+            "  - alert: GpuHot\n    expr: vector(1)\n    for: 10s\n    labels: {service: ranker, severity: warning}\n"
+            "    annotations: {summary: from prometheus}\n")
+        (tmp_path / "prometheus.yml").write_text(
+            f"global: {{evaluation_interval: 1s}}\nrule_files: [{tmp_path / 'rules.yml'}]\n"
+            "alerting:\n  alertmanagers:\n  - api_version: v2\n"
+            f"    authorization: {{credentials: {TOKEN}}}\n"
+            f"    static_configs: [{{targets: ['{host}']}}]\n")
+        assert PROM_BINARY is not None
+        with prometheus(PROM_BINARY, tmp_path / "prometheus.yml", tmp_path):
+            (alert,) = poll(lambda: i.get("/api/v2/alerts").json(), timeout=60, what="Prometheus's alert")
+    labels = {"alertname": "GpuHot", "service": "ranker", "severity": "warning"}
+    assert alert["labels"] == labels and alert["annotations"] == {"summary": "from prometheus"}
+    assert alert["generatorURL"].startswith("http") and alert["status"]["state"] == "active"
+    assert not any("Traceback" in line for line in iw.lines), "".join(iw.lines)
