@@ -9,12 +9,13 @@ import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from export._engines import alertmanager, poll
+from export._engines import alertmanager, poll, prometheus
 
 from ._proc import serve
 
@@ -189,8 +190,6 @@ PROM_BINARY = shutil.which("prometheus")
 
 @pytest.mark.skipif(PROM_BINARY is None, reason="prometheus missing")
 def test_a_real_prometheus_sends_its_alerts_to_inferwatch_as_to_an_alertmanager(tmp_path: Path) -> None:
-    from export._engines import prometheus
-
     with serve(IW_CONFIG, tmp_path) as iw, httpx.Client(base_url=iw.url, timeout=10) as i:
         host = iw.url.removeprefix("http://")
         (tmp_path / "rules.yml").write_text(
@@ -198,7 +197,8 @@ def test_a_real_prometheus_sends_its_alerts_to_inferwatch_as_to_an_alertmanager(
             # pending for 10 s: by then Prometheus has found its Alertmanager (discovery updates
             # come every 5 s; a send before is dropped, and the next comes only after the 1 min
             # resend delay)
-            "  - alert: GpuHot\n    expr: vector(1)\n    for: 10s\n    labels: {service: ranker, severity: warning}\n"
+            "  - alert: GpuHot\n    expr: vector(1)\n    for: 10s\n"
+            "    labels: {service: ranker, severity: warning}\n"
             "    annotations: {summary: from prometheus}\n")
         (tmp_path / "prometheus.yml").write_text(
             f"global: {{evaluation_interval: 1s}}\nrule_files: [{tmp_path / 'rules.yml'}]\n"
