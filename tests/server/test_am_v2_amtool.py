@@ -73,6 +73,10 @@ def test_amtool_alerts_and_silences_against_inferwatch_serve(server: Running, tm
     assert json.loads(amtool("alert", "query", "-o", "json", "alertname=Nope").stdout) == []
     assert "GpuHot" in amtool("alert", "query").stdout  # the table, and no version warning
     assert "Warning" not in amtool("alert", "query").stderr
+    # status.config.original is a config Alertmanager itself accepts
+    original = tmp_path / "original.yml"
+    original.write_text(c.get("/api/v2/status").json()["config"]["original"])
+    assert "SUCCESS" in amtool("check-config", str(original)).stdout
 
     # silence add: an active silence with amtool's matchers; the alert is now suppressed
     sid = amtool("silence", "add", "alertname=GpuHot", "service=~rank.*", "-a", "ops", "-c", "deploy",
