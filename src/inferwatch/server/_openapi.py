@@ -84,6 +84,18 @@ _OTLP_METRICS = {"type": "object", "properties": {"resourceMetrics": {"type": "a
                 "histogram": _OTLP_DATA, "summary": _OTLP_DATA, "exponentialHistogram": _OTLP_DATA}}}}}}}}}}}
 
 
+_BOOL = {"type": "boolean", "default": True}
+_FILTER = _q("filter", {"type": "array", "items": {"type": "string"}}, False,
+             'a matcher, e.g. alertname="Up"')
+_ALERT_QUERY = [_q("active", _BOOL), _q("silenced", _BOOL), _q("inhibited", _BOOL), _FILTER,
+                _q("receiver", {"type": "string"}, False, "a regex matching receivers")]
+_LABELSET = {"type": "object", "additionalProperties": {"type": "string"}}
+_POSTABLE_ALERTS = {"type": "array", "items": {"type": "object", "required": ["labels"], "properties": {
+    "labels": _LABELSET, "annotations": _LABELSET, "startsAt": {"type": "string", "format": "date-time"},
+    "endsAt": {"type": "string", "format": "date-time"}, "generatorURL": {"type": "string"}}}}
+_SILENCE_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+
+
 def _post(summary: str, schema: Mapping[str, Any], *codes: int) -> dict[str, Any]:
     return {"summary": summary, "security": _BEARER,
             "requestBody": {"required": True, "content": {"application/json": {"schema": dict(schema)}}},
@@ -120,12 +132,19 @@ PATHS: dict[str, dict[str, Any]] = {
     "/api/v1/actions": {"get": _get("action outcomes", None, 200)},
     "/api/v1/alertmanager": {"post": _post("an Alertmanager webhook (version 4)", _WEBHOOK,
                                            200, 400, 401, 413)},
-    "/api/v2/silences": {"get": _get("silences", None, 200),
-                         "post": _post("create or update a silence", _SILENCE, 200, 400, 401, 413)},
-    "/api/v2/silence/{id}": {"delete": {"summary": "expire a silence", "security": _BEARER,
-                                        "parameters": [{"name": "id", "in": "path", "required": True,
-                                                        "schema": {"type": "string"}}],
+    "/api/v2/silences": {"get": _get("silences", [_FILTER], 200, 400),
+                         "post": _post("create or update a silence", _SILENCE, 200, 400, 401, 404, 413)},
+    "/api/v2/silence/{id}": {"get": {**_get("one silence", None, 200, 404), "parameters": _SILENCE_ID},
+                             "delete": {"summary": "expire a silence", "security": _BEARER,
+                                        "parameters": _SILENCE_ID,
                                         "responses": _answers(200, 400, 401, 404)}},
+    # Alertmanager 0.25's API v2 (amtool, Grafana's Alertmanager data source)
+    "/api/v2/status": {"get": _get("Alertmanager status", None, 200)},
+    "/api/v2/receivers": {"get": _get("receivers", None, 200)},
+    "/api/v2/alerts": {"get": _get("alerts", [*_ALERT_QUERY, _q("unprocessed", _BOOL)], 200, 400),
+                       "post": _post("alerts in, as Alertmanager takes them", _POSTABLE_ALERTS,
+                                     200, 400, 401, 413)},
+    "/api/v2/alerts/groups": {"get": _get("alert groups", _ALERT_QUERY, 200, 400)},
     "/api/v1/write": {"post": {  # the body is binary: no JSON schema to fuzz with
         "summary": "Prometheus remote-write 1.0 (snappy-compressed protobuf WriteRequest)",
         "security": _BEARER,
