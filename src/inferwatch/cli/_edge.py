@@ -87,10 +87,33 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _without_tls_unless_needed(config: str | None) -> None:
+    """Import ``http.client`` without ``ssl`` when the config names no ``https:`` URL.
+
+    ``http.client`` imports ``ssl`` (OpenSSL: ~5 MiB resident) at load; an agent that
+    scrapes and uploads over plain HTTP on its network never uses it. Done here, in the
+    agent's own process only: a library user of :mod:`inferwatch.edge` keeps HTTPS.
+    """
+    if not config or "http.client" in sys.modules or "ssl" in sys.modules:
+        return
+    try:
+        if "https:" in Path(config).read_text(errors="replace"):
+            return
+    except OSError:
+        return  # the config loader names the problem
+    sys.modules["ssl"] = None  # type: ignore[assignment]  # http.client: "no ssl", so no HTTPSConnection
+    try:
+        import http.client  # noqa: F401
+    finally:
+        del sys.modules["ssl"]
+
+
 def _run(args: argparse.Namespace) -> int:
     import threading
 
     from inferwatch._exceptions import InputError
+
+    _without_tls_unless_needed(args.config)
     from inferwatch.edge import Agent, load_agent_config
 
     if args.edge_verb is None and not args.config:

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import threading
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +83,7 @@ class Spool:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA cache_size=-256")  # 256 KiB: the spool is read and written in order
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"edge spool {path}: cannot open ({exc})") from exc
@@ -103,7 +104,7 @@ class Spool:
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(value)))
 
     def _init_id(self) -> str:
-        sid = uuid.uuid4().hex[:12]
+        sid = os.urandom(6).hex()
         self._db.execute("BEGIN IMMEDIATE")
         self._set("spool_id", sid)
         self._db.execute("COMMIT")
