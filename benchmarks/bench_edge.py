@@ -5,7 +5,8 @@
 1. Delta reporting over NAB's realKnownCause and realAWSCloudwatch files, replayed as device
    metrics: each folder is one device whose series are the folder's files, all batched
    together (one gzip'ed ingest batch per minute of sample time, the agent's encoder); the
-   naive upload sends every point with the same batching and compression. Default deadband
+   naive upload sends every point with the same batching and compression (both in the agent's
+   format, version 2: labels once, then series ids). Default deadband
    (10 %, floor 0.01) with the 5-minute heartbeat. Three replays:
      (a) each NAB point is one collection of a device collecting every 15 s (the headline);
      (b) NAB's 5-minute values as a device collecting every 15 s sees them (each value held
@@ -20,7 +21,8 @@
    device-level heartbeat that carries no value, a compact envelope, bigger batches, and
    values rounded within the band. Naive and deadband always use the same encoder, batching
    and gzip (the rounding applies to deadband values only: it is lossy, within the band).
-   The agent itself still sends the format of ``inferwatch.edge._wire`` (version 1).
+   The agent sends version 2 of ``inferwatch.edge._wire`` (the dictionary and the compact
+   envelope); the value-less heartbeat, the rounding and the 1-hour batches are not built.
 2. A real `inferwatch edge` process scraping a local endpoint of 1,000 series once a second
    and uploading to a local receiver: resident memory and CPU seconds per 1,000 samples read,
    printed beside Telegraf's published figures (no Telegraf binary here: see TELEGRAF).
@@ -138,7 +140,8 @@ def _deadband(series: dict[str, list[tuple[float, float]]], settings: DeadbandSe
 
 
 class _Encoder:
-    """gzip'ed JSON batches; each flag is one idea (all off = the agent's format, version 1)."""
+    """gzip'ed JSON batches; each flag is one idea (all off = version 1; dictionary + compact = version 2,
+    what the agent sends, in the shape of ``encode_compact``)."""
 
     def __init__(self, *, dictionary: bool, compact: bool, step: float) -> None:
         self.dictionary, self.compact, self.step = dictionary, compact, step
@@ -169,7 +172,7 @@ class _Encoder:
         first, self.seq = self.seq + 1, self.seq + len(rows) + len(beats)
         body: dict[str, object]
         if self.compact:  # device from the token; agent stats only when not zero
-            body = {"v": 2, "b": f"{_SPOOL}:{first}-{self.seq}", "t0": round(t0 * 1000),
+            body = {"v": 2, "b": f"{_SPOOL}:{first}-{self.seq}", "hb": 300, "t0": round(t0 * 1000),
                     "tu": round(unit * 1000)}
         else:
             body = {"version": 2, "device": "simulated", "batch": f"{_SPOOL}:{first}-{self.seq}",
@@ -180,7 +183,7 @@ class _Encoder:
             body["defs"] = defs
         body["s"] = [[self.ids[n], c[0], c[1]] for n, c in cols.items()]
         if beats:
-            body["hb"] = [round((b - t0) / unit) for b in beats]
+            body["beats"] = [round((b - t0) / unit) for b in beats]  # not in version 2
         return gzip.compress(json.dumps(body, separators=(",", ":")).encode(), compresslevel=6, mtime=0)
 
 
@@ -194,10 +197,10 @@ def _wire(rows: list[Row], beats: list[float], window: float, enc: _Encoder) -> 
 
 
 VARIANTS = (  # (name, dictionary, device heartbeat without value, compact, batch window s, rounding)
-    ("agent's format (v1), 1-min batches", False, False, False, 60.0, 0.0),
+    ("version 1 format, 1-min batches", False, False, False, 60.0, 0.0),
     ("+ labels once (series dictionary)", True, False, False, 60.0, 0.0),
-    ("+ device heartbeat, no value", True, True, False, 60.0, 0.0),
-    ("+ compact envelope, time unit", True, True, True, 60.0, 0.0),
+    ("+ compact envelope, time unit (= v2)", True, False, True, 60.0, 0.0),
+    ("+ device heartbeat, no value", True, True, True, 60.0, 0.0),
     ("+ 5-min batches (= heartbeat)", True, True, True, 300.0, 0.0),
     ("+ values rounded within 5 %", True, True, True, 300.0, 0.05),
     ("+ 1-hour batches (past the budget)", True, True, True, 3600.0, 0.05),
