@@ -38,7 +38,7 @@ def test_agent_imports_no_numpy_scipy_or_pydantic(tmp_path: Path) -> None:
     assert out.stdout.strip() == "[]", out.stderr
 
 
-HEAVY = ("numpy", "scipy", "pydantic", "pandas", "httpx", "psutil", "_ssl", "http.server", "uuid",
+HEAVY = ("numpy", "scipy", "pydantic", "pandas", "httpx", "psutil", "_ssl", "_hashlib", "http.server", "uuid",
          "starlette")
 
 
@@ -46,7 +46,8 @@ def test_the_running_agent_process_loads_nothing_heavy(tmp_path: Path) -> None:
     # rule: the real process (`python -m inferwatch edge`, through main(): logging setup and all)
     # of an agent that scrapes and uploads over plain HTTP imports none of HEAVY: pydantic came
     # in through the CLI's log redaction, ssl through http.client, psutil through inferwatch.collect
-    # (each several MiB of the 30 MiB budget); -X importtime lists every module the process imports
+    # (each several MiB of the 30 MiB budget), OpenSSL's libcrypto through hashlib; -X importtime lists
+    # every module the process imports
     cfg = tmp_path / "edge.yml"
     cfg.write_text("device: cam-1\nspool: {path: spool.sqlite}\n"
                    "upload: {url: 'http://127.0.0.1:9', token: t}\n"
