@@ -86,6 +86,9 @@ def test_ingest_format_round_trip() -> None:
     (lambda d: d["series"][0]["labels"].update({"bad-name": "x"}), "body.series[0].labels: 'bad-name'"),
     (lambda d: d.update(heartbeat_s=-1), "body.heartbeat_s: expected a positive number"),
     (lambda d: d.update(series="x"), "body.series: expected list"),
+    (lambda d: d.update(heartbeat_s=10**400), "body.heartbeat_s: 10000000000000000000... is too large"),
+    (lambda d: d["series"][0].update(v=[10**400]), "body.series[0].v[0]: 100000000000000000"),
+    (lambda d: d["series"][0].update(t=[10**400]), "body.series[0].t[0]: 10000000000000000000 milliseconds"),
 ])
 def test_ingest_format_errors_name_the_field(change, error: str) -> None:  # type: ignore[no-untyped-def]
     doc = _doc(Batch("cam-1", "s:1-1", (Sample(Labels.of("x"), 1.0, 1.0),), 300.0))
@@ -152,6 +155,8 @@ def test_compact_format_is_smaller_than_version_1() -> None:
     (lambda d: d["defs"].update({"x": {}}), "body.defs: 'x' is not a series id"),
     (lambda d: d["defs"]["1"].update({"bad-name": "x"}), "body.defs.1: 'bad-name'"),
     (lambda d: d["s"][0][2].__setitem__(0, "big"), "body.s[0][2][0]: 'big' is not a number"),
+    (lambda d: d.update(hb=10**400), "body.hb: 10000000000000000000... is too large"),
+    (lambda d: d.update(t0=10**400), "body.s[0][1][0]: 10000000000000000000 milliseconds is no time"),
 ])
 def test_compact_format_errors_name_the_field(change, error: str) -> None:  # type: ignore[no-untyped-def]
     one = Batch("", "s:1-1", (Sample(Labels.of("x"), 1.0, 1.0),), 300.0)
@@ -160,3 +165,9 @@ def test_compact_format_errors_name_the_field(change, error: str) -> None:  # ty
     with pytest.raises(InputError) as exc:
         decode_batch(gzip.compress(json.dumps(doc).encode()), max_bytes=1 << 20, max_samples=10)
     assert str(exc.value).startswith(error)
+
+
+def test_an_integer_too_long_for_python_is_a_400_not_a_500() -> None:
+    body = gzip.compress(b'{"version": 1, "heartbeat_s": ' + b"9" * 5000 + b"}")
+    with pytest.raises(InputError, match="body: not JSON"):
+        decode_batch(body, max_bytes=1 << 20, max_samples=10)

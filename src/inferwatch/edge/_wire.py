@@ -151,7 +151,23 @@ def _decode_value(raw: Any, where: str) -> float:
         return _SPECIAL[raw]
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise InputError(f"{where}: {raw!r:.40} is not a number")
-    return float(raw)
+    return _float(raw, where)
+
+
+_MAX_MS = 2**53  # beyond this a millisecond count is no time (and int / 1000.0 may overflow)
+
+
+def _float(raw: int | float, where: str) -> float:
+    try:
+        return float(raw)
+    except OverflowError:  # a JSON integer of hundreds of digits
+        raise InputError(f"{where}: {str(raw)[:20]}... is too large") from None
+
+
+def _seconds(ms: int, where: str) -> float:
+    if abs(ms) > _MAX_MS:
+        raise InputError(f"{where}: {str(ms)[:20]} milliseconds is no time")
+    return ms / 1000.0
 
 
 def _labels(raw: Any, where: str) -> Labels:
@@ -179,7 +195,7 @@ def _series(raw: Any, where: str, out: list[Sample], max_samples: int) -> None:
         if isinstance(dt, bool) or not isinstance(dt, int):
             raise InputError(f"{where}.t[{i}]: {dt!r:.40} is not an integer of milliseconds")
         ms += dt
-        out.append(Sample(labels, ms / 1000.0, _decode_value(v, f"{where}.v[{i}]")))
+        out.append(Sample(labels, _seconds(ms, f"{where}.t[{i}]"), _decode_value(v, f"{where}.v[{i}]")))
 
 
 def decode_batch(body: bytes, *, max_bytes: int, max_samples: int,
@@ -192,7 +208,7 @@ def decode_batch(body: bytes, *, max_bytes: int, max_samples: int,
     """
     try:
         doc = json.loads(_gunzip(body, max_bytes))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of > 4300 digits
         raise InputError(f"body: not JSON ({exc})") from None
     if not isinstance(doc, dict):
         raise InputError("body: expected a JSON object")
@@ -206,7 +222,7 @@ def decode_batch(body: bytes, *, max_bytes: int, max_samples: int,
     batch_id = _need(doc, "batch", str, "body")
     if not 0 < len(batch_id) <= 200:
         raise InputError("body.batch: expected 1 to 200 characters")
-    heartbeat = float(_need(doc, "heartbeat_s", (int, float), "body"))
+    heartbeat = _float(_need(doc, "heartbeat_s", (int, float), "body"), "body.heartbeat_s")
     if not (math.isfinite(heartbeat) and heartbeat > 0):
         raise InputError(f"body.heartbeat_s: expected a positive number, got {heartbeat}")
     samples: list[Sample] = []
@@ -294,7 +310,7 @@ def _compact(doc: Mapping[str, Any], max_samples: int,
     if not 0 < len(batch_id) <= 200:
         raise InputError("body.b: expected 1 to 200 characters")
     spool = batch_id.partition(":")[0]
-    heartbeat = float(_need(doc, "hb", (int, float), "body"))
+    heartbeat = _float(_need(doc, "hb", (int, float), "body"), "body.hb")
     if not (math.isfinite(heartbeat) and heartbeat > 0):
         raise InputError(f"body.hb: expected a positive number, got {heartbeat}")
     t0, unit = _int(doc.get("t0"), "body.t0"), _int(doc.get("tu"), "body.tu", low=1)
@@ -326,7 +342,8 @@ def _compact(doc: Mapping[str, Any], max_samples: int,
         ms = t0
         for k, (dt, v) in enumerate(zip(ts, vs, strict=True)):
             ms += _int(dt, f"{where}[1][{k}]") * unit
-            out.append((sid, Sample(labels, ms / 1000.0, _decode_value(v, f"{where}[2][{k}]"))))
+            t = _seconds(ms, f"{where}[1][{k}]")
+            out.append((sid, Sample(labels, t, _decode_value(v, f"{where}[2][{k}]"))))
     if missing:
         raise UnknownSeries(missing)
     device = doc.get("device", "")
