@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -60,8 +61,9 @@ def test_remote_write_round_trip_with_special_values() -> None:
         decode_write_request(encode_write_request(samples), max_bytes=10)
 
 
-def _doc(batch: Batch) -> dict:
-    return json.loads(gzip.decompress(encode_batch(batch)))
+def _doc(batch: Batch) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(gzip.decompress(encode_batch(batch)))
+    return doc
 
 
 def test_ingest_format_round_trip() -> None:
@@ -106,8 +108,9 @@ def test_ingest_format_limits() -> None:
         decode_batch(encode_batch(Batch("d", "b", samples, 300.0)), max_bytes=100, max_samples=100)
 
 
-def _compact_doc(batch: Batch, ids: list[int], defs: dict[int, Labels]) -> dict:
-    return json.loads(gzip.decompress(encode_compact(batch, ids, defs)))
+def _compact_doc(batch: Batch, ids: list[int], defs: dict[int, Labels]) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(gzip.decompress(encode_compact(batch, ids, defs)))
+    return doc
 
 
 def test_compact_format_round_trip_with_a_series_dictionary() -> None:
