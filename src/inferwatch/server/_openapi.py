@@ -149,6 +149,12 @@ PATHS: dict[str, dict[str, Any]] = {
         "summary": "Prometheus remote-write 1.0 (snappy-compressed protobuf WriteRequest)",
         "security": _BEARER,
         "responses": {"204": {"description": "stored"}, **_answers(400, 401, 413, 503)}}},
+    "/api/v1/edge/ingest": {"post": {  # a gzip'd JSON batch from the edge agent: binary to a fuzzer
+        "summary": "an edge agent's upload (format version 1 or 2, gzip)", "security": _BEARER,
+        "requestBody": {"required": True, "content": {"application/json": {
+            "schema": {"type": "string", "format": "binary"}}}},
+        "responses": _answers(200, 400, 401, 403, 409, 413, 503)}},
+    "/api/v1/edge/devices": {"get": _get("edge devices: last contact, backlog, drops", None, 200)},
     "/v1/metrics": {"post": _otlp_post()},
     "/api/v1/otlp/v1/metrics": {"post": _otlp_post()},
     OPENAPI_PATH: {"get": {"summary": "this document", "responses": _answers(200)}},
