@@ -100,8 +100,9 @@ def test_promtool_accepts_the_exposition_with_exemplars(require_tool: Callable[.
     for name, body, ok in (("good", _stamped(om), True),
                            ("bad", _stamped(om).replace('trace_id="', "trace_id="), False)):
         (tmp_path / f"{name}.om").write_text(body)
-        out = subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(tmp_path / f"{name}.om"),
-                              str(tmp_path / f"{name}-blocks")], capture_output=True, text=True, timeout=60)
+        cmd = [promtool, "tsdb", "create-blocks-from", "openmetrics", str(tmp_path / f"{name}.om"),
+               str(tmp_path / f"{name}-blocks")]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert (out.returncode == 0) is ok, (name, out.stdout + out.stderr)
 
 
@@ -178,7 +179,8 @@ def test_serve_scrapes_exemplars_and_answers_query_exemplars_as_prometheus(tmp_p
                f"scrape: {{targets: [{{job: ranker, url: '{target.url}', interval: 1s}}]}}\n")
         with serve(cfg, tmp_path) as s, httpx.Client(base_url=s.url, timeout=30) as c:
             wait_scraped(c)
-            query = 'histogram_quantile(0.99, sum by (le) (rate(inferwatch_request_duration_seconds_bucket[5m])))'
+            query = ("histogram_quantile(0.99, sum by (le) "
+                     "(rate(inferwatch_request_duration_seconds_bucket[5m])))")
             r = c.get("/api/v1/query_exemplars", params={"query": query})
             none = c.post("/api/v1/query_exemplars", data={"query": "1 + 1"})
             later = c.get("/api/v1/query_exemplars", params={"query": query, "start": "4102444800"})
@@ -190,8 +192,9 @@ def test_serve_scrapes_exemplars_and_answers_query_exemplars_as_prometheus(tmp_p
     (series,) = r.json()["data"]
     (ex,) = series["exemplars"]
     assert series["seriesLabels"] == {
-        "__name__": "inferwatch_request_duration_seconds_bucket", "instance": series["seriesLabels"]["instance"],
-        "job": "ranker", "le": "2.5", "model": "ctr", "route": "/predict", "service": "ranker", "version": "v3"}
+        "__name__": "inferwatch_request_duration_seconds_bucket", "instance": f"127.0.0.1:{target.port}",
+        "job": "ranker", "le": "2.5", "model": "ctr", "route": "/predict", "service": "ranker",
+        "version": "v3"}
     assert list(ex) == ["labels", "value", "timestamp"]
     assert ex["labels"] == {"trace_id": TRACE} and ex["value"] == "1.7" and isinstance(ex["timestamp"], float)
     assert none.json() == {"status": "success", "data": None}  # no selector: Prometheus answers null
@@ -222,7 +225,8 @@ def test_latency_alerts_name_the_slowest_traces_of_their_service() -> None:
                                       ("ranker", "0.5", 0.3, "c" * 32), ("other", "5.0", 4.0, "d" * 32),
                                       ("ranker", "0.1", 0.05, "e" * 32)):
         series = Labels.of("inferwatch_request_duration_seconds_bucket", service=service, le=le, job="svc")
-        assert store.add(series, {"trace_id": trace}, value, clock.now() - (60 if trace != "e" * 32 else 3600))
+        age = 3600 if trace == "e" * 32 else 60  # e: older than the window
+        assert store.add(series, {"trace_id": trace}, value, clock.now() - age)
         clock.advance(0.001)
     sink = RecordingSink()
     links = TraceLinks(sink, lambda: comps, base_url="http://iw.example:9464/")
