@@ -12,6 +12,7 @@ stage instead of the model). Instrumented with its own ``Monitor``.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,8 @@ from inferwatch.demo._model import FEATURES
 from inferwatch.sdk import Monitor
 
 __all__ = ["FEATURE_STORE_SERVICE", "FeatureStore", "FeatureStoreClient"]
+
+log = logging.getLogger("inferwatch.demo")
 
 FEATURE_STORE_SERVICE = "feature-store"
 """The feature store's service name (its metrics' ``service`` label, its spans' ``service.name``)."""
@@ -60,14 +63,14 @@ class FeatureStoreClient:
 
     def __init__(self, url: str, monitor: Monitor, timeout_s: float = 5.0) -> None:
         self.url = url.rstrip("/") + "/features"
-        # No kept-alive connections: the pool lives on the service's event loop, which stops without
-        # closing it (a connection per lookup on loopback costs little and leaves nothing open).
-        self._client = httpx.AsyncClient(timeout=timeout_s, limits=httpx.Limits(max_keepalive_connections=0))
+        self._client = httpx.AsyncClient(timeout=timeout_s)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the service's: the pool lives there
         if monitor.tracing is not None:
             monitor.instrument_httpx(self._client)
 
     async def lookup(self, features: Mapping[str, Any]) -> dict[str, float]:
         """The online features of a row; ``InputError`` when the store does not answer them."""
+        self._loop = asyncio.get_running_loop()
         try:
             r = await self._client.post(self.url, json={"features": dict(features)})
             if r.status_code != 200:
@@ -75,3 +78,12 @@ class FeatureStoreClient:
             return dict(r.json()["features"])
         except (httpx.HTTPError, ValueError, KeyError) as exc:
             raise InputError(f"feature store: {type(exc).__name__}: {exc}") from None
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Close the kept-alive connections on the service's loop (call before the service stops)."""
+        loop = self._loop
+        if loop is not None and loop.is_running():
+            try:
+                asyncio.run_coroutine_threadsafe(self._client.aclose(), loop).result(timeout_s)
+            except Exception:  # a stopping service: its connections go with it
+                log.warning("demo: closing the feature store client failed", exc_info=True)

@@ -202,6 +202,7 @@ def run_demo(
         report.outcomes = load.outcomes()
         for part in reversed(started):
             _safely(part.stop, ctx)
+        service.close()
         server.stop()
         store_server.stop()
         monitor.close()

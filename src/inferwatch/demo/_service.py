@@ -74,6 +74,11 @@ class DemoService:
         ]))
         """The instrumented ASGI app to serve."""
 
+    def close(self) -> None:
+        """Close the feature store client's connections (before the HTTP server stops)."""
+        if self._store is not None:
+            self._store.close()
+
     # --- switches (also callable in-process) -----------------------------------------------
     @property
     def faults(self) -> Faults:
