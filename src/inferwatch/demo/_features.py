@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,7 +64,9 @@ class FeatureStoreClient:
 
     def __init__(self, url: str, monitor: Monitor, timeout_s: float = 5.0) -> None:
         self.url = url.rstrip("/") + "/features"
-        self._client = httpx.AsyncClient(timeout=timeout_s)
+        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]  # no Nagle wait between header and body
+        transport = httpx.AsyncHTTPTransport(socket_options=nodelay)
+        self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport)
         self._loop: asyncio.AbstractEventLoop | None = None  # the service's: the pool lives there
         if monitor.tracing is not None:
             monitor.instrument_httpx(self._client)

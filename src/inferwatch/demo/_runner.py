@@ -169,15 +169,13 @@ def run_demo(
     tracings = _tracings(opts)
     store_monitor = Monitor(FEATURE_STORE_SERVICE, clock=clock,
                             tracing=tracings.get(FEATURE_STORE_SERVICE, False))
-    store_server = ServerThread(FeatureStore(store_monitor).app).start()  # the model service's HTTP hop
     monitor = Monitor("demo", "ctr-logreg", "v1", clock=clock, aggregators=comps.aggregators,
                       tracing=tracings.get("demo", False))
-    service = DemoService(model, monitor, np.random.default_rng(seeds[2]), feature_store=store_server.url)
-    try:
-        server = ServerThread(service.app, port=opts.port).start()
-    except OSError:
-        store_server.stop()
-        raise
+    service = DemoService(model, monitor, np.random.default_rng(seeds[2]))
+    # the feature store on a port of its own, served by the service's event loop: a real HTTP hop
+    server = ServerThread(service.app, port=opts.port, companions=[FeatureStore(store_monitor).app])
+    service.use_feature_store(server.companion_urls[0])
+    server.start()
     ctx = DemoContext(clock, opts.story, service, monitor, features, server.url, server.url + "/metrics")
     ctx.tty = out.isatty() if tty is None else tty
     display = Display(out, tty=ctx.tty,
@@ -204,7 +202,6 @@ def run_demo(
             _safely(part.stop, ctx)
         service.close()
         server.stop()
-        store_server.stop()
         monitor.close()
         store_monitor.close()
         for tracing in tracings.values():

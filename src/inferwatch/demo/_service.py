@@ -74,6 +74,10 @@ class DemoService:
         ]))
         """The instrumented ASGI app to serve."""
 
+    def use_feature_store(self, url: str) -> None:
+        """Look features up at the feature store at ``url`` (before the service serves)."""
+        self._store = FeatureStoreClient(url, self.monitor)
+
     def close(self) -> None:
         """Close the feature store client's connections (before the HTTP server stops)."""
         if self._store is not None:
