@@ -143,6 +143,11 @@ def test_the_parser_refuses_bad_openmetrics(body: str, error: str) -> None:
         ExpositionParser({"job": "api"}).parse(body, 100.0, OM)
 
 
+def test_a_label_value_may_hold_the_exemplar_separator() -> None:
+    parsed = ExpositionParser({"job": "api"}).parse('x_total{path=" # {"} 1\n# EOF\n', 100.0, OM)
+    assert [ls["path"] for ls in parsed.labels] == [" # {"] and parsed.exemplars == []
+
+
 def test_openmetrics_timestamps_are_seconds() -> None:
     parsed = ExpositionParser({"job": "api"}).parse("x_total 1 1700000000.25\n# EOF\n", 100.0, OM)
     assert parsed.t == [1700000000.25] and not parsed.tracked  # explicit time: exempt from staleness

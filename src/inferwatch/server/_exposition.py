@@ -115,10 +115,9 @@ class ExpositionParser:
         for i, line in enumerate(lines):
             if " # {" in line and line[:1] != "#":
                 m = _OM_EXEMPLAR_RE.match(line)
-                if m is None:
-                    raise InputError(f"line {i + 1}: invalid exemplar in {line[:80]!r}")
-                lines[i] = f"{m.group(1)} {m.group(2)}"
-                found.append((i + 1, m))
+                if m is not None:  # else " # {" is inside a label value: the sample parser judges the line
+                    lines[i] = f"{m.group(1)} {m.group(2)}"
+                    found.append((i + 1, m))
         self._seconds = True
         try:
             body = "\n".join(lines)
