@@ -88,8 +88,8 @@ class AsgiMiddleware:
             monitor.record_request(route, status, duration)
             watch.done(route, status, duration)
             monitor._inflight_add(-1)
-            if span is not None:
-                span.end(status, route)
+            if span is not None and (trace_id := span.end(status, route)):
+                monitor.record_exemplar(route, duration, trace_id)
 
 
 class WsgiMiddleware:
@@ -125,11 +125,11 @@ class WsgiMiddleware:
 
     def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any) -> None:
         m = self._monitor
-        route = self._route(environ)
-        m.record_request(route, status, m._mono() - t0)
+        route, duration = self._route(environ), m._mono() - t0
+        m.record_request(route, status, duration)
         m._inflight_add(-1)
-        if span is not None:
-            span.end(status, route)
+        if span is not None and (trace_id := span.end(status, route)):
+            m.record_exemplar(route, duration, trace_id)
 
 
 class _ClosingBody:

@@ -33,6 +33,7 @@ __all__ = ["Monitor", "Tracking"]
 log = logging.getLogger("inferwatch.sdk")
 
 REQUEST = "request"
+REQUEST_EXEMPLAR = "request_exemplar"
 PREDICTION = "prediction"
 OUTCOME = "outcome"
 
@@ -113,6 +114,10 @@ class Monitor:
             self._queue.append((REQUEST, route, status, duration_s))
         else:
             self._recorder.drop(REQUEST)
+
+    def record_exemplar(self, route: str, duration_s: float, trace_id: str) -> None:
+        """Mark a recorded request as its latency bucket's exemplar (a kept trace's 32-hex id)."""
+        self.observe(REQUEST_EXEMPLAR, (route, duration_s, trace_id))
 
     def track(self, route: str) -> Tracking:
         """A context manager timing its block as one request; an exception counts as 500."""
@@ -214,6 +219,9 @@ class Monitor:
             requests = groups.pop(REQUEST, None)
             if requests:
                 self._requests.add_batch(requests)
+            exemplars = groups.pop(REQUEST_EXEMPLAR, None)
+            if exemplars:
+                self._requests.add_exemplars([item[1] for item in exemplars], now)
             for kind, items in groups.items():
                 self._dispatch(kind, [item[1] for item in items], now)
 

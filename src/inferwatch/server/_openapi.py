@@ -121,6 +121,9 @@ PATHS: dict[str, dict[str, Any]] = {
     "/metrics": {"get": {"summary": "the server's own metrics", "responses": _answers(200, text=True)}},
     "/api/v1/query": {"get": _get("instant query", _QUERY, 200, 400, 422, 503)},
     "/api/v1/query_range": {"get": _get("range query", _RANGE, 200, 400, 422, 503)},
+    "/api/v1/query_exemplars": {"get": _get("exemplars of the series a query selects", [
+        _q("query", {"type": "string"}, True, "a PromQL expression"), _q("start", _TIME), _q("end", _TIME)],
+        200, 400)},
     "/api/v1/series": {"get": _get("series matching selectors", [
         _q("match[]", {"type": "string"}, True, "a series selector")], 200, 400, 503)},
     "/api/v1/label/{name}/values": {"get": {**_get("values of a label", None, 200, 400), "parameters": [

@@ -37,13 +37,15 @@ from inferwatch.server._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.store import Store, append_columns
+from inferwatch.store import ExemplarStore, Store, append_columns
 
 __all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
 
 log = logging.getLogger(__name__)
 
-ACCEPT = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+          "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+"""Prometheus 2.42's scrape Accept header: OpenMetrics first, so targets serve their exemplars."""
 REPORT_METRICS = (
     "up", "scrape_duration_seconds", "scrape_samples_scraped",
     "scrape_samples_post_metric_relabeling", "scrape_series_added",
@@ -109,9 +111,11 @@ class ScrapeLoop:
 
     def __init__(
         self, targets: Sequence[ScrapeTarget], store: Store, *, clock: Clock,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.BaseTransport | None = None, exemplars: ExemplarStore | None = None,
     ) -> None:
         self.store = store
+        self.exemplars = exemplars if exemplars is not None else ExemplarStore()
+        """The exemplars scraped from OpenMetrics targets (kept across reloads by ``adopt``)."""
         self.clock = clock
         self._targets = [_Target(t) for t in targets]
         install_log_redaction()  # httpx logs each request's URL whole (user:pass@, ?token=)
@@ -187,6 +191,9 @@ class ScrapeLoop:
                 log.warning("the store accepts scraped samples again")
             self._store_failing = False
             target.tracked = parsed.tracked  # only what was stored can go stale later
+            if parsed.exemplars:  # Prometheus: an exemplar without a time gets the scrape's
+                self.exemplars.add_many((ls, ex, v, now if t is None else t)
+                                        for ls, ex, v, t in parsed.exemplars)
         h = target.health
         if error:  # httpx's messages quote the URL, which may carry user:pass@ or a ?token=
             error = error.replace(target.cfg.url, redact_url(target.cfg.url))
@@ -208,8 +215,9 @@ class ScrapeLoop:
         Their parser cache, tracked series and schedule carry on, so a reload
         neither marks their series stale nor costs a cold first scrape. The
         series of targets that are gone are marked stale. ``old`` must be
-        stopped. Returns how many targets were kept.
+        stopped. Returns how many targets were kept. The exemplars carry on.
         """
+        self.exemplars = old.exemplars
         previous = {t.cfg.model_dump_json(): t for t in old._targets}
         kept = 0
         for i, t in enumerate(self._targets):

@@ -57,6 +57,10 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
+    from inferwatch.server._trace_links import TraceLinks
+
+    # latency alerts name example slow traces (exemplars); `server` is bound before the first send
+    sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
