@@ -426,6 +426,29 @@ NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
     "Age of the oldest notification owed to a receiver (0 when none).", ("receiver",), "seconds",
 )
 
+_REMOTE = ("remote_name", "url")
+REMOTE_WRITE_PENDING = MetricSpec(
+    "inferwatch_remote_write_samples_pending", _G,
+    "Samples stored and queued for a remote-write receiver, not yet acknowledged.", _REMOTE,
+)
+REMOTE_WRITE_SENT_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_sent_total", _C, "Samples a remote-write receiver acknowledged (2xx).",
+    _REMOTE,
+)
+REMOTE_WRITE_FAILED_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_failed_total", _C,
+    "Samples a remote-write receiver refused with a 4xx that is not retried (dropped).", _REMOTE,
+)
+REMOTE_WRITE_DROPPED_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_dropped_total", _C,
+    "Samples dropped unsent: the queue's backlog went over its bounds, or the queue could not log them.",
+    _REMOTE,
+)
+REMOTE_WRITE_RETRIES_TOTAL = MetricSpec(
+    "inferwatch_remote_write_retries_total", _C,
+    "Remote-write requests retried (5xx, 429 or a network error).", _REMOTE,
+)
+
 
 def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
     out: dict[str, MetricSpec] = {}
@@ -464,4 +487,6 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     EDGE_SPOOL_BACKLOG, EDGE_SPOOL_DROPPED_TOTAL, EDGE_DEADBAND_SAMPLES_TOTAL, EDGE_HEARTBEAT_SECONDS,
     EDGE_LAST_CONTACT, EDGE_DEVICE_SILENCE, EDGE_DEVICE_HEARTBEAT, EDGE_INGESTED_SAMPLES_TOTAL,
     EDGE_DUPLICATE_BATCHES_TOTAL,
+    REMOTE_WRITE_PENDING, REMOTE_WRITE_SENT_TOTAL, REMOTE_WRITE_FAILED_TOTAL, REMOTE_WRITE_DROPPED_TOTAL,
+    REMOTE_WRITE_RETRIES_TOTAL,
 )

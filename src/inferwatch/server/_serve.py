@@ -67,7 +67,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes = alerting_routes(pipeline, token)
     from inferwatch.server._ingest import EdgeIngest, ingest_routes
 
-    edge = EdgeIngest(config.edge, server.components.store, clock,
+    edge = EdgeIngest(config.edge, server.components.appender, clock,
                       data_dir if config.storage.type == "sqlite" else None)
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
@@ -77,7 +77,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.store, clock), token))
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=sink)
+            return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))
@@ -94,6 +94,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     notify = PipelineRunner(pipeline)
     notify.start()
+    if server.components.remote is not None:
+        server.components.remote.start()  # remote-write out: what an earlier run left unsent goes first
     if push is not None:
         push.start()
     def started(bound_port: int) -> None:
