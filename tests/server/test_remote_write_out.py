@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import itertools
 import random
 import threading
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from inferwatch.server._rw_wal import RemoteWAL
 from inferwatch.store import MemoryStore, append_columns
 
 UP = Labels.of("up", job="api", instance="a:1")
+Point = tuple[Labels, float, float]
 RPS = Labels.of("requests_per_second", job="api", instance="a:1")
 
 
@@ -32,12 +34,13 @@ class Receiver:
     clock: SimulatedClock
     script: list[int | str] = field(default_factory=list)
     url: str = ""
-    requests: list[tuple[float, dict[str, str], list[tuple[Labels, float, float]]]] = field(default_factory=list)
+    requests: list[tuple[float, dict[str, str], list[Point]]] = field(default_factory=list)
     statuses: list[int | str] = field(default_factory=list)
 
     def answered(self) -> list[list[tuple[Labels, float, float]]]:
         """The bodies of the requests answered 2xx."""
-        return [body for (_, _, body), status in zip(self.requests, self.statuses, strict=True) if status == 204]
+        return [body for (_, _, body), status in zip(self.requests, self.statuses, strict=True)
+                if status == 204]
 
 
 @pytest.fixture
@@ -145,13 +148,13 @@ def test_5xx_429_and_network_errors_are_retried_with_exponential_backoff(
     sender = _sender(receiver, wal, max_samples_per_send=6, min_backoff="30ms", max_backoff="1s")
     assert sender.step() == 0.0
     times = [t for t, _, _ in receiver.requests]
-    waits = [b - a for a, b in zip(times, times[1:], strict=False)]
+    waits = [b - a for a, b in itertools.pairwise(times)]
     assert len(waits) == 10
     for k, w in enumerate(waits):  # between half and all of 30ms * 2**k, never under 30ms, capped at 1s
         base = min(0.03 * 2**k, 1.0)
         assert max(0.03, base / 2) - 1e-9 <= w <= base + 1e-9, (k, w)
     assert waits[-1] >= 0.5  # the cap was reached
-    assert all(_sorted(body) == _sorted(logged) for _, _, body in receiver.requests)  # the same batch each time
+    assert all(_sorted(body) == _sorted(logged) for _, _, body in receiver.requests)  # the same batch
     assert (sender.counts.sent, sender.counts.retries, sender.counts.failed) == (6, 10, 0)
     assert wal.pending("r1") == 0
 
@@ -169,7 +172,7 @@ def test_4xx_drops_the_batch_counted_as_failed_and_goes_on(tmp_path: Path, recei
     sender = _sender(receiver, wal, max_samples_per_send=4)
     assert sender.step() == 0.0 and sender.step() == 0.0
     assert receiver.statuses == [400, 204]
-    assert [_sorted(b) for b in receiver.answered()] == [_sorted(logged[4:])]  # not retried: the next batch went
+    assert [_sorted(b) for b in receiver.answered()] == [_sorted(logged[4:])]  # not retried: the next went
     assert (sender.counts.failed, sender.counts.sent, sender.counts.retries) == (4, 4, 0)
     assert wal.pending("r1") == 0
 

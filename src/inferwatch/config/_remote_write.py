@@ -48,7 +48,8 @@ class RemoteWriteQueue(FrozenModel):
     @model_validator(mode="after")
     def _backoff_order(self) -> RemoteWriteQueue:
         if self.min_backoff > self.max_backoff:
-            raise ValueError(f"min_backoff ({self.min_backoff:g}s) is above max_backoff ({self.max_backoff:g}s)")
+            raise ValueError(
+                f"min_backoff ({self.min_backoff:g}s) is above max_backoff ({self.max_backoff:g}s)")
         return self
 
 

@@ -25,13 +25,14 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import httpx
 import numpy as np
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from inferwatch.config import RemoteWriteSpec
-from inferwatch.config._redact import redact_url
+from inferwatch.config._redact import install_log_redaction, redact_url
 from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.model import Clock, Labels, Matcher, MetricKind, Sample
 from inferwatch.model import metrics as catalog
@@ -86,6 +87,7 @@ class RemoteSender:
                          **{k: s.reveal() for k, s in spec.headers.items()}}
         if spec.bearer_token is not None:
             self._headers["Authorization"] = f"Bearer {spec.bearer_token.reveal()}"
+        install_log_redaction()  # httpx logs each request's URL whole (user:pass@, ?token=)
         self._client = httpx.Client(transport=transport, timeout=spec.timeout)
         self._stop, self._wake = threading.Event(), threading.Event()
         self._opened: float | None = None  # when the batch now filling was first seen
@@ -126,7 +128,8 @@ class RemoteSender:
         dropped = self.wal.enforce(self.name, q.max_pending_samples, q.max_pending_age)
         if dropped:
             self.counts.dropped += dropped
-            log.warning("remote-write %s: %d samples dropped unsent (backlog over its bounds)", self.url, dropped)
+            log.warning("remote-write %s: %d samples dropped unsent (backlog over its bounds)",
+                        self.url, dropped)
         chunk = self.wal.read(self.name, q.max_samples_per_send)
         if chunk is None:
             self._opened = None
@@ -142,7 +145,7 @@ class RemoteSender:
         return 0.0
 
     def send(self, chunk: Chunk) -> bool:
-        """POST ``chunk`` until it is acknowledged or dropped (or the sender stops); True when acknowledged."""
+        """POST ``chunk`` until acknowledged or dropped (or the sender stops); True when acknowledged."""
         self.wal.begin(self.name, chunk.end)
         body = encode_write_request(chunk.samples())
         attempt = 0
@@ -201,7 +204,8 @@ class TeeStore:
     def append_columns(self, labels: Sequence[Labels], t: Sequence[float] | np.ndarray,
                        v: Sequence[float] | np.ndarray) -> None:
         """Store the columns (the scrape loop's path), then log them for the remotes."""
-        append_columns(self.store, labels, t, v)
+        # the helper takes arrays too (the SQLite store's native path; else it zips them)
+        append_columns(self.store, labels, cast(Sequence[float], t), cast(Sequence[float], v))
         self._log(lambda: self.wal.append_columns(labels, t, v), len(labels))
 
     def _log(self, write: Callable[[], None], n: int) -> None:
@@ -210,7 +214,8 @@ class TeeStore:
         except Exception:
             self.unlogged += n
             if not self._failing:
-                log.exception("remote-write queue: %d stored samples not queued (said once until it works)", n)
+                log.exception("remote-write queue: %d stored samples not queued (said once until it works)",
+                              n)
             self._failing = True
         else:
             self._failing = False

@@ -73,7 +73,8 @@ class Chunk:
 
     def samples(self) -> list[Sample]:
         """The chunk as samples (what the remote-write encoder takes)."""
-        return [Sample(ls, t, v) for ls, t, v in zip(self.labels, self.t.tolist(), self.v.tolist(), strict=True)]
+        return [Sample(ls, t, v)
+                for ls, t, v in zip(self.labels, self.t.tolist(), self.v.tolist(), strict=True)]
 
 
 class RemoteWAL:
@@ -240,12 +241,13 @@ class RemoteWAL:
         """Samples logged and not yet acknowledged by ``name``'s receiver."""
         (rec, off), _ = self.cursor(name)
         with self._rlock:
-            total = self._r.execute("SELECT COALESCE(SUM(n), 0) FROM records WHERE id >= ?", (rec,)).fetchone()
+            total = self._r.execute("SELECT COALESCE(SUM(n), 0) FROM records WHERE id >= ?",
+                                    (rec,)).fetchone()
             first = self._r.execute("SELECT n FROM records WHERE id = ?", (rec,)).fetchone()
         return int(total[0]) - (min(off, int(first[0])) if first else 0)
 
     def enforce(self, name: str, max_samples: int, max_age: float) -> int:
-        """Skip ``name``'s oldest records beyond its bounds (never the batch in flight); return samples dropped."""
+        """Skip ``name``'s oldest records beyond its bounds (never a batch in flight); return how many."""
         (rec, off), flight = self.cursor(name)
         if flight > (rec, off):
             return 0
@@ -253,7 +255,8 @@ class RemoteWAL:
         pending = self.pending(name)
         dropped, new = 0, (rec, off)
         with self._rlock:
-            rows = self._r.execute("SELECT id, at, n FROM records WHERE id >= ? ORDER BY id", (rec,)).fetchall()
+            rows = self._r.execute("SELECT id, at, n FROM records WHERE id >= ? ORDER BY id",
+                                   (rec,)).fetchall()
         for rid, at, n in rows:
             if at >= cutoff and pending - dropped <= max_samples:
                 break

@@ -121,12 +121,14 @@ def build_components(
         store = open_store(config.storage, data_dir, clock=clock)
         if config.server.remote_write:
             data_dir.mkdir(parents=True, exist_ok=True)  # the queue lives there with memory storage too
-            remote = RemoteWrite(config.server.remote_write, store, data_dir, clock=clock, transport=transport)
+            remote = RemoteWrite(config.server.remote_write, store, data_dir, clock=clock,
+                                 transport=transport)
     state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
     evaluator = Evaluator(
         rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory
     )
-    scrape = ScrapeLoop(config.scrape.targets, remote.tee if remote else store, clock=clock, transport=transport)
+    appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
+    scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport)
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote)
 
 
