@@ -230,3 +230,66 @@ def test_kill_9_mid_stream_then_every_stored_sample_is_in_both_receivers_once(
         client.close()
     log = "".join(second.lines) + "".join(first.lines)
     assert "s3cr3t-pw" not in log and "vm-t0ken" not in log
+
+
+@pytest.fixture
+def lossy_proxy(prometheus: str) -> Iterator[tuple[str, list[int]]]:
+    """A loopback proxy to Prometheus that forwards each write, and for the first one loses the answer."""
+    import http.server
+    import threading
+
+    answers: list[int] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            r = httpx.post(f"{prometheus}/api/v1/write", content=body, timeout=30,
+                           headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
+            answers.append(r.status_code)
+            if len(answers) == 1:  # Prometheus stored it; the sender never hears so, and sends it again
+                self.close_connection = True
+                self.connection.close()
+                return
+            self.send_response(r.status_code)
+            self.send_header("Content-Length", str(len(r.content)))
+            self.end_headers()
+            self.wfile.write(r.content)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    th = threading.Thread(target=server.serve_forever, daemon=True)
+    th.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api/v1/write", answers
+    server.shutdown()
+    server.server_close()
+    th.join(10)
+
+
+def test_a_batch_prometheus_already_has_sent_again_loses_and_doubles_nothing(
+        tmp_path: Path, prometheus: str, lossy_proxy: tuple[str, list[int]]) -> None:
+    from inferwatch.config import RemoteWriteSpec
+    from inferwatch.model import Labels, SimulatedClock
+    from inferwatch.server._remote_write_out import RemoteSender
+    from inferwatch.server._rw_wal import RemoteWAL
+
+    url, answers = lossy_proxy
+    t0 = float(int(time.time()) - 60)
+    clock = SimulatedClock(t0)
+    wal = RemoteWAL(tmp_path / "rw.sqlite", ["p"], clock=clock)
+    series = [Labels.of("resend_test", shard=str(i)) for i in range(3)]
+    for k in range(8):  # 8 scrapes of 3 series, 1 s apart: batches of 12 hold 4 samples per series
+        wal.append_columns(series, [t0 + k] * 3, [float(k * 10 + i) for i in range(3)])
+    spec = RemoteWriteSpec.model_validate({"url": url, "name": "p", "queue": {"max_samples_per_send": 12}})
+    sender = RemoteSender(spec, wal, clock=clock, user_agent="inferwatch/test")
+    assert sender.step() == 0.0 and sender.step() == 0.0
+    sender.stop()
+    # first batch: stored, answer lost -> re-sent -> Prometheus refuses it as out of order (it has it);
+    # the second batch goes through. Nothing is missing and nothing is there twice.
+    assert answers == [204, 400, 204]
+    assert (sender.counts.retries, sender.counts.failed, sender.counts.sent) == (1, 12, 12)
+    got = _query(prometheus, t0 + 30, round((t0 + 30) * 1000))
+    want = {tuple(sorted(ls.items())): [(round((t0 + k) * 1000), float(k * 10 + i)) for k in range(8)]
+            for i, ls in enumerate(series)}
+    assert got == want
