@@ -20,7 +20,10 @@ from inferwatch.edge import decode_write_request
 from inferwatch.model import STALE_NAN, Labels, SimulatedClock
 from inferwatch.server._remote_write_out import RemoteSender, TeeStore, backoff_delay
 from inferwatch.server._rw_wal import RemoteWAL
+from inferwatch.server._wiring import ServerComponents
 from inferwatch.store import MemoryStore, append_columns
+
+from .conftest import FakeTarget
 
 UP = Labels.of("up", job="api", instance="a:1")
 Point = tuple[Labels, float, float]
@@ -293,3 +296,37 @@ def test_tokens_and_header_values_never_print() -> None:
     shown = repr(cfg.server.remote_write) + cfg.model_dump_json()
     assert "s3cr3t-tok" not in shown and "0rg-s3cr3t" not in shown
     assert cfg.server.remote_write[0].queue_name == hashlib.sha256(b"http://a:1/w").hexdigest()[:6]
+
+
+def test_scrapes_are_queued_and_a_reload_keeps_the_queue(tmp_path: Path, receiver: Receiver,
+                                                          target: FakeTarget) -> None:
+    from inferwatch.server import Server, build_components
+
+    target.body = "model_requests_total 3\n"
+    text = (f"server: {{data_dir: '{tmp_path}', remote_write: [{{url: '{receiver.url}', name: r1}}]}}\n"
+            f"scrape: {{targets: [{{job: app, url: '{target.url}', interval: 15s}}]}}\n")
+    clock = receiver.clock
+    server = Server(build_components(parse_config(text), clock=clock), clock=clock)
+    try:
+        first = server.components
+        assert first.remote is not None and isinstance(first.appender, TeeStore)
+        first.scrape.tick(clock.now())
+        assert first.remote.wal.pending("r1") == 6  # the sample and the 5 report series
+
+        def build() -> ServerComponents:
+            return build_components(parse_config(text), clock=clock, store=first.store, remote=first.remote)
+
+        server.reload(build)
+        second = server.components
+        assert second.remote is first.remote and second.scrape is not first.scrape
+        clock.advance(15.0)
+        second.scrape.tick(clock.now())
+        assert first.remote.wal.pending("r1") == 12  # the old generation's retirement left it open
+        sender = first.remote.senders[0]
+        while sender.step() == 0.0:
+            pass
+        clock.advance(5.0)
+        sender.step()
+        assert sum(map(len, receiver.answered())) == 12
+    finally:
+        server.stop()
