@@ -18,9 +18,9 @@ from inferwatch import ConfigError
 from inferwatch.config import RemoteWriteSpec, parse_config
 from inferwatch.edge import decode_write_request
 from inferwatch.model import STALE_NAN, Labels, SimulatedClock
+from inferwatch.server import ServerComponents
 from inferwatch.server._remote_write_out import RemoteSender, TeeStore, backoff_delay
 from inferwatch.server._rw_wal import RemoteWAL
-from inferwatch.server._wiring import ServerComponents
 from inferwatch.store import MemoryStore, append_columns
 
 from .conftest import FakeTarget
