@@ -6,6 +6,7 @@ import hashlib
 import http.server
 import itertools
 import random
+import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -162,6 +163,24 @@ def test_5xx_429_and_network_errors_are_retried_with_exponential_backoff(
     assert wal.pending("r1") == 0
 
 
+def test_a_long_outage_drops_the_oldest_instead_of_growing_the_backlog(
+        tmp_path: Path, receiver: Receiver) -> None:
+    wal = _wal(tmp_path, receiver.clock)
+    _fill(wal, 100.0, 3)
+    receiver.script = [503] * 50
+    sender = _sender(receiver, wal, max_samples_per_send=6, max_pending_age="2s", max_backoff="1s",
+                     batch_send_deadline="1s")
+    assert sender.step() == 0.0  # retried until the batch was older than 2 s, then dropped
+    assert 4 <= sender.counts.retries < 15
+    assert (sender.counts.dropped, sender.counts.sent, wal.pending("r1")) == (6, 0, 0)
+    receiver.script.clear()  # the receiver is back: new samples go
+    _fill(wal, 200.0, 1)
+    assert sender.step() == pytest.approx(1.0)
+    receiver.clock.advance(1.0)
+    sender.step()
+    assert len(receiver.answered()) == 1 and sender.counts.sent == 2
+
+
 def test_backoff_jitter_spreads_retries() -> None:
     rng = random.Random(3)
     delays = {round(backoff_delay(4, 0.03, 5.0, rng), 6) for _ in range(50)}
@@ -254,6 +273,26 @@ def test_the_log_is_trimmed_once_every_remote_has_a_record(tmp_path: Path) -> No
     assert rows == 1  # the two records both have are gone; the one b is half through stays
     wal.close()
     assert RemoteWAL(tmp_path / "rw.sqlite", ["a"], clock=SimulatedClock(0)).pending("a") == 0  # b forgotten
+
+
+def test_a_failed_append_leaves_no_record_naming_unknown_series(tmp_path: Path) -> None:
+    clock = SimulatedClock(0)
+    wal = _wal(tmp_path, clock)
+    _fill(wal, 0.0, 1)
+    big = Labels.of("big", job="api")
+    n = 5000
+    # a full disk: the new series' row fits in a page already there, the 120 kB record does not
+    pages = wal._w.execute("PRAGMA page_count").fetchone()[0]
+    wal._w.execute(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(sqlite3.Error, match="full"):
+        wal.append_columns([big] * n, [float(k) for k in range(n)], [1.0] * n)
+    wal._w.execute("PRAGMA max_page_count = 1073741823")
+    wal.append_columns([big] * n, [float(k) for k in range(n)], [2.0] * n)  # all of it: nothing was logged
+    wal.close()
+    again = _wal(tmp_path, clock)  # the series of every record is known after a restart
+    chunk = again.read("r1", 2 * n)
+    assert chunk is not None and len(chunk) == n + 2
+    assert {s.labels for s in chunk.samples()} == {UP, RPS, big} and chunk.v[-1] == 2.0
 
 
 def test_the_tee_stores_then_logs_and_a_broken_log_never_fails_the_append(tmp_path: Path) -> None:

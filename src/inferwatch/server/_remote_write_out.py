@@ -161,12 +161,23 @@ class RemoteSender:
                 return verdict == "ok"
             if self._stop.is_set():
                 return False  # unacknowledged: the cursor stays, the next run sends it again
+            if self._over_bounds(chunk):  # a long outage: the backlog stays bounded meanwhile
+                self.counts.dropped += len(chunk)
+                log.warning("remote-write %s: %d samples dropped unsent after %d retries (%s): the backlog "
+                            "is over its bounds", self.url, len(chunk), attempt, why)
+                self.wal.commit(self.name, chunk.end)
+                return False
             delay = max(backoff_delay(attempt, self.spec.queue.min_backoff, self.spec.queue.max_backoff,
                                       self._rng), min(after, self.spec.queue.max_backoff))
             self.counts.retries += 1
             attempt += 1
             log.info("remote-write %s: %s; retry %d in %.3fs", self.url, why, attempt, delay)
             self.clock.wait(self._stop, delay)
+
+    def _over_bounds(self, chunk: Chunk) -> bool:
+        q = self.spec.queue
+        return (self.clock.now() - chunk.oldest_at > q.max_pending_age
+                or self.wal.pending(self.name) > q.max_pending_samples)
 
     def _post(self, body: bytes) -> tuple[str, str, float]:
         """("ok" | "retry" | "drop", why, Retry-After seconds)."""

@@ -135,9 +135,10 @@ class RemoteWAL:
             return
         t_a, v_a = np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64)
         with self._wlock:
+            added: list[Labels] = []
             self._w.execute("BEGIN")
             try:
-                refs = self._refs_of(labels)
+                refs = self._refs_of(labels, added)
                 keep = self._newer(refs, t_a)
                 if keep.any():
                     refs, t_a, v_a = refs[keep], t_a[keep], v_a[keep]
@@ -146,12 +147,17 @@ class RemoteWAL:
                                      v_a.tobytes()))
                 self._w.execute("COMMIT")
             except BaseException:
-                self._w.execute("ROLLBACK")
+                if self._w.in_transaction:  # SQLite has rolled back itself on some errors (disk full)
+                    self._w.execute("ROLLBACK")
+                for ls in added:  # their rows were rolled back: forget them, so no record names them
+                    self._labels.pop(self._refs.pop(ls), None)
                 raise
+            if keep.any():
+                np.maximum.at(self._last, refs, t_a)  # only once committed
         for event in self._listeners:
             event.set()
 
-    def _refs_of(self, labels: Sequence[Labels]) -> np.ndarray:
+    def _refs_of(self, labels: Sequence[Labels], added: list[Labels]) -> np.ndarray:
         refs = np.fromiter(map(self._refs.get, labels, [-1] * len(labels)), dtype=np.int64, count=len(labels))
         for k in np.flatnonzero(refs < 0).tolist():
             ls = labels[k]
@@ -160,6 +166,7 @@ class RemoteWAL:
                 ref = len(self._labels)
                 self._w.execute("INSERT INTO series VALUES (?, ?)", (ref, json.dumps(ls.items_tuple)))
                 self._refs[ls], self._labels[ref] = ref, ls
+                added.append(ls)
             refs[k] = ref
         if int(refs.max()) >= self._last.shape[0]:
             grown = np.full(max(int(refs.max()) + 1, self._last.shape[0] * 2), -np.inf)
@@ -168,15 +175,14 @@ class RemoteWAL:
         return refs
 
     def _newer(self, refs: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Which samples are newer than their series' last logged one (and update it)."""
+        """Which samples are newer than their series' last logged one (and than the batch's earlier ones)."""
         if np.unique(refs).shape[0] == refs.shape[0]:
-            keep = t > self._last[refs]
-            self._last[refs[keep]] = t[keep]
-            return np.asarray(keep)
+            return np.asarray(t > self._last[refs])
         keep = np.zeros(refs.shape[0], dtype=bool)
+        last: dict[int, float] = {}
         for k, (ref, tt) in enumerate(zip(refs.tolist(), t.tolist(), strict=True)):
-            if tt > self._last[ref]:
-                self._last[ref], keep[k] = tt, True
+            if tt > last.get(ref, self._last[ref]):
+                last[ref], keep[k] = tt, True
         return keep
 
     # -- the senders' side ---------------------------------------------------------
