@@ -102,7 +102,8 @@ def _config(tmp_path: Path, target: FakeTarget, prometheus: str, victoria: str) 
             f"  {{url: '{prom}/api/v1/write', name: prometheus, queue: {queue}}},\n"
             f"  {{url: '{victoria}/api/v1/write', name: victoria, bearer_token: vm-t0ken,\n"
             f"    queue: {queue}}}]}}\n"
-            f"scrape: {{targets: [{{job: app, url: '{target.url}', interval: 500ms}}]}}\n")
+            f"scrape: {{targets: [{{job: app, url: '{target.url}', interval: 500ms}}]}}\n"
+            "edge: {devices: {cam-1: cam-1-upload-token}}\n")  # the device watch's samples: the ingest path
 
 
 def _self_metric(served: Served, name: str, remote: str) -> float:
@@ -204,6 +205,7 @@ def test_kill_9_mid_stream_then_every_stored_sample_is_in_both_receivers_once(
         stored = _query(second.url, cut, cut_ms)
         assert sum(map(len, stored.values())) > 1000
         assert len([s for s in stored if ("__name__", "model_requests_total") in s]) == SERIES
+        assert [s for s in stored if ("device", "cam-1") in s]  # stored by the edge ingest path
 
         def delivered() -> bool:
             return not _missing_or_extra(stored, _query(prometheus, cut, cut_ms)) and \
