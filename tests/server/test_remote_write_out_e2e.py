@@ -18,6 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
+from inferwatch.model import Labels, Sample
+
 from ._proc import Served, serve, wait_scraped
 from .conftest import FakeTarget
 
@@ -25,6 +28,7 @@ pytestmark = pytest.mark.slow
 
 Points = dict[tuple[tuple[str, str], ...], list[tuple[int, float]]]  # series -> [(ms, value)]
 SERIES = 60
+WRITE_TOKEN = "e2e-write-t0ken"
 VM_REL = 1e-11  # VictoriaMetrics stores a float as a decimal of about 12 significant digits
 
 
@@ -98,7 +102,8 @@ def _body(k: int) -> str:
 def _config(tmp_path: Path, target: FakeTarget, prometheus: str, victoria: str) -> str:
     prom = prometheus.replace("http://", "http://inferwatch:s3cr3t-pw@")  # shown redacted, never in full
     queue = "{max_samples_per_send: 25, batch_send_deadline: 200ms, min_backoff: 30ms, max_backoff: 1s}"
-    return (f"server: {{data_dir: '{tmp_path / 'data'}', evaluation_interval: 1s, remote_write: [\n"
+    return (f"server: {{data_dir: '{tmp_path / 'data'}', evaluation_interval: 1s, api_token: {WRITE_TOKEN},\n"
+            "  remote_write: [\n"
             f"  {{url: '{prom}/api/v1/write', name: prometheus, queue: {queue}}},\n"
             f"  {{url: '{victoria}/api/v1/write', name: victoria, bearer_token: vm-t0ken,\n"
             f"    queue: {queue}}}]}}\n"
@@ -199,6 +204,11 @@ def test_kill_9_mid_stream_then_every_stored_sample_is_in_both_receivers_once(
                 sent_before + 500
 
         _poll(more, "the restarted server to send 500 more samples")
+        now = time.time()  # an agent pushes into the server (remote-write in): shipped on too
+        pushed = [Sample(Labels.of("agent_pushed", source="alloy"), now - 3 + k, float(k)) for k in range(3)]
+        r = client.post("/api/v1/write", content=encode_write_request(pushed),
+                        headers={**REMOTE_WRITE_HEADERS, "Authorization": f"Bearer {WRITE_TOKEN}"})
+        assert r.status_code == 204, r.text
         cut = time.time()
         time.sleep(1.5)  # a scrape stamped before `cut` is stored by now (bounded: the scrape takes ms)
         cut_ms = round(cut * 1000)
@@ -206,6 +216,7 @@ def test_kill_9_mid_stream_then_every_stored_sample_is_in_both_receivers_once(
         assert sum(map(len, stored.values())) > 1000
         assert len([s for s in stored if ("__name__", "model_requests_total") in s]) == SERIES
         assert [s for s in stored if ("device", "cam-1") in s]  # stored by the edge ingest path
+        assert len(stored[(("__name__", "agent_pushed"), ("source", "alloy"))]) == 3  # and by remote-write in
 
         def delivered() -> bool:
             return not _missing_or_extra(stored, _query(prometheus, cut, cut_ms)) and \

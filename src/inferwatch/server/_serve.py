@@ -72,9 +72,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
     routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
-    otlp_metrics = OtlpMetricsReceiver(server.components.store, clock, DeltaState())  # OTLP metrics in
+    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState())  # OTLP metrics in
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
-    routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.store, clock), token))
+    routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.appender, clock), token))
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
