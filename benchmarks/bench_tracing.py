@@ -9,7 +9,12 @@ the spans and counts the bytes (no network):
 - ``inferwatch``: ``monitor.stage`` spans (plus the stage histogram) with tail sampling at 1 %.
 
 Printed: microseconds per request, export bytes per 1,000 requests, and the
-share of failed requests whose trace was exported.
+share of failed requests whose trace was exported; then, paced at 1,000
+requests per second (``PACED`` requests, bounded), the P50 and P99 time a
+request spends in the pipeline's code and the P99 it adds over the same
+request without tracing (``none``), while the pipeline exports behind it.
+
+Usage: ``bench_tracing.py [N] [PACED]`` (defaults 20,000 and 5,000).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
+import numpy as np
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -28,6 +35,8 @@ from inferwatch.sdk import Monitor
 from inferwatch.tracing import setup
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
+PACED = int(sys.argv[2]) if len(sys.argv) > 2 else 5_000
+RATE = 1000.0
 STAGES = ("preprocess", "feature_store", "model", "postprocess")
 
 
@@ -47,8 +56,43 @@ class BytesExporter(SpanExporter):
         pass
 
 
+def _paced(request: Callable[[bool], None]) -> tuple[float, float]:
+    """P50 and P99 seconds per request at RATE requests per second (sleeping between slots)."""
+    took = np.empty(PACED)
+    due = time.perf_counter()
+    for i in range(PACED):
+        now = time.perf_counter()
+        if due > now:
+            time.sleep(due - now)
+        due = max(due + 1.0 / RATE, time.perf_counter() - 1.0 / RATE)  # late: no burst to catch up
+        t0 = time.perf_counter()
+        request(i % 100 == 7)
+        took[i] = time.perf_counter() - t0
+    p50, p99 = np.percentile(took, [50, 99])
+    return float(p50), float(p99)
+
+
+def none() -> tuple[float, float]:
+    """The same request without tracing: the baseline the paced figures are compared to."""
+    def request(fail: bool) -> None:
+        for _stage in STAGES:
+            with nullcontext():
+                pass
+
+    p50, p99 = _paced(request)
+    print(f"{'none':14s} at {RATE:.0f} req/s: p50 {p50 * 1e6:6.1f} us  p99 {p99 * 1e6:6.1f} us", flush=True)
+    return p50, p99
+
+
+def _report_paced(name: str, request: Callable[[bool], None], base_p99: float) -> float:
+    p50, p99 = _paced(request)
+    print(f"{name:14s} at {RATE:.0f} req/s: p50 {p50 * 1e6:6.1f} us  p99 {p99 * 1e6:6.1f} us  "
+          f"(p99 added {(p99 - base_p99) * 1e6:+.1f} us)", flush=True)
+    return p99 - base_p99
+
+
 def _run(name: str, request: Callable[[bool], None], flush: Callable[[], object],
-         exporter: BytesExporter) -> None:
+         exporter: BytesExporter) -> float:
     failures = 0
     t0 = time.perf_counter()
     for i in range(N):
@@ -59,9 +103,10 @@ def _run(name: str, request: Callable[[bool], None], flush: Callable[[], object]
     dt = time.perf_counter() - t0
     print(f"{name:14s} {dt / N * 1e6:8.1f} us/request  {exporter.bytes / N * 1000 / 1024:9.1f} KiB/1000 req  "
           f"failed traces exported {exporter.failed_roots}/{failures}", flush=True)
+    return dt / N
 
 
-def otel(sampler: object, name: str) -> None:
+def otel(sampler: object, name: str, base_p99: float) -> tuple[float, float]:
     exporter = BytesExporter()
     provider = TracerProvider(sampler=sampler)  # type: ignore[arg-type]
     provider.add_span_processor(BatchSpanProcessor(exporter))
@@ -75,11 +120,13 @@ def otel(sampler: object, name: str) -> None:
             if fail:
                 root.set_status(Status(StatusCode.ERROR))
 
-    _run(name, request, provider.force_flush, exporter)
+    cost = _run(name, request, provider.force_flush, exporter)
+    added = _report_paced(name, request, base_p99)
     provider.shutdown()
+    return cost, added
 
 
-def inferwatch() -> None:
+def inferwatch(base_p99: float) -> tuple[float, float]:
     exporter = BytesExporter()
     tr = setup("bench", sample_ratio=0.01, slow_threshold_s=1.0, exporter=exporter, install_global=False)
     monitor = Monitor(service="bench", model="m", version="v1", tracing=tr)
@@ -92,13 +139,19 @@ def inferwatch() -> None:
             if fail:
                 root.set_status(Status(StatusCode.ERROR))
 
-    _run("inferwatch", request, tr.force_flush, exporter)
+    cost = _run("inferwatch", request, tr.force_flush, exporter)
+    added = _report_paced("inferwatch", request, base_p99)
     monitor.close()
     tr.shutdown()
+    return cost, added
 
 
 if __name__ == "__main__":
-    print(f"{N} requests, 4 stage spans each, 1 % failed; tail/head sampling at 1 %")
-    otel(ParentBased(ALWAYS_ON), "otel")
-    otel(ParentBased(TraceIdRatioBased(0.01)), "otel-head-1%")
-    inferwatch()
+    print(f"{N} requests, 4 stage spans each, 1 % failed; tail/head sampling at 1 %; "
+          f"then {PACED} paced at {RATE:.0f} req/s")
+    _, base = none()
+    otel_cost, otel_added = otel(ParentBased(ALWAYS_ON), "otel", base)
+    otel(ParentBased(TraceIdRatioBased(0.01)), "otel-head-1%", base)
+    iw_cost, iw_added = inferwatch(base)
+    print(f"inferwatch / otel: per-request cost {iw_cost / otel_cost:.2f}x; p99 added at {RATE:.0f} req/s "
+          f"{iw_added * 1e6:+.1f} us vs {otel_added * 1e6:+.1f} us")

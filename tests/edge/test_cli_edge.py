@@ -12,7 +12,7 @@ import pytest
 from inferwatch.cli._main import main
 from inferwatch.edge import parse_agent_config
 
-from .helpers import clean_env
+from .helpers import clean_env, stop
 
 NAB_FILE = "nab/realKnownCause/machine_temperature_system_failure.csv"
 
@@ -36,6 +36,36 @@ def test_agent_imports_no_numpy_scipy_or_pydantic(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(),
                          timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+HEAVY = ("numpy", "scipy", "pydantic", "pandas", "httpx", "psutil", "_ssl", "_hashlib", "http.server", "uuid",
+         "starlette")
+
+
+def test_the_running_agent_process_loads_nothing_heavy(tmp_path: Path) -> None:
+    # rule: the real process (`python -m inferwatch edge`, through main(): logging setup and all)
+    # of an agent that scrapes and uploads over plain HTTP imports none of HEAVY: pydantic came
+    # in through the CLI's log redaction, ssl through http.client, psutil through inferwatch.collect
+    # (each several MiB of the 30 MiB budget), OpenSSL's libcrypto through hashlib; -X importtime lists
+    # every module the process imports
+    cfg = tmp_path / "edge.yml"
+    cfg.write_text("device: cam-1\nspool: {path: spool.sqlite}\n"
+                   "upload: {url: 'http://127.0.0.1:9', token: t}\n"
+                   "sources: [{type: scrape, url: 'http://127.0.0.1:9/metrics'}]\n")
+    argv = [sys.executable, "-X", "importtime", "-m", "inferwatch", "edge", "--config", str(cfg)]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=clean_env())
+    assert proc.stderr is not None
+    lines = []
+    try:
+        for line in proc.stderr:  # bounded: the agent prints its start line after its imports
+            lines.append(line)
+            if line.startswith("inferwatch edge: device"):
+                break
+    finally:
+        stop(proc)
+    imported = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+    assert "inferwatch.edge._agent" in imported and lines[-1].startswith("inferwatch edge: device")
+    assert sorted(imported & set(HEAVY)) == []
 
 
 def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:

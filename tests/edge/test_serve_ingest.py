@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from inferwatch.edge import Agent, Batch, Deadband, DeadbandSettings, encode_batch
+from inferwatch.edge import Agent, Batch, Deadband, DeadbandSettings, IngestTarget, encode_batch
+from inferwatch.edge._http import HttpClient
 from inferwatch.model import Labels, Sample, SimulatedClock
 
 from .helpers import TOKEN, ScriptedSource, agent_config, read_store, serve
@@ -92,3 +93,53 @@ def test_ingest_validates_limits_and_authenticates(tmp_path: Path) -> None:
         assert [(d["device"], d["samples"], d["batches"], d["duplicates"]) for d in devices] == [
             ("cam-1", 2, 1, 1)]
     assert read_store(tmp_path / "data", "x") == {'x{device="cam-1"}': [(T0, 1.0), (T0 + 15, 2.0)]}
+
+
+class _Recording(HttpClient):
+    """The real network, recording each answer's status."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statuses: list[int] = []
+
+    def request(self, method: str, url: str, body: bytes | None,
+                headers: dict[str, str]) -> tuple[int, bytes]:
+        status, answer = super().request(method, url, body, headers)
+        self.statuses.append(status)
+        return status, answer
+
+
+def test_a_server_that_lost_the_series_dictionary_gets_it_again(tmp_path: Path) -> None:
+    # rule: version 2 names series by id after the first acknowledged batch; a server without
+    # the definitions (a new data dir) answers 409 once and the agent resends that batch, same id,
+    # with every definition: nothing lost, nothing stored twice
+    from .helpers import _free_port
+
+    clock, link, port = SimulatedClock(T0), _Recording(), _free_port()
+    src = ScriptedSource(_wave, names=("temp_a", "temp_b"))
+    agent = None
+    with serve(tmp_path, port=port, data="data") as (url, _):
+        agent = Agent(agent_config(tmp_path, url), clock=clock, sources=[src],
+                      target=IngestTarget(url, "cam-1", TOKEN, transport=link))
+        for _ in range(120):
+            agent.collect_once()
+            clock.advance(15)
+        agent.uploader.drain()
+        first = len(link.statuses)
+        assert set(link.statuses) == {200} and first >= 1
+    with serve(tmp_path, port=port, data="data2") as (url, _):
+        for _ in range(120):
+            agent.collect_once()
+            clock.advance(15)
+        agent.uploader.drain()
+        assert agent.spool.backlog() == 0
+        agent.close()
+    assert link.statuses[first:first + 2] == [409, 200] and set(link.statuses[first + 2:]) <= {200}
+    expected = Deadband(DeadbandSettings())
+    want = [s for k in range(240) for n in ("temp_a", "temp_b")
+            for s in expected.offer(Sample(Labels.of(n), T0 + 15 * k, _wave(n, T0 + 15 * k)))]
+    before = read_store(tmp_path / "data", '{__name__=~"temp_.*"}')
+    after = read_store(tmp_path / "data2", '{__name__=~"temp_.*"}')
+    for n in ("temp_a", "temp_b"):
+        key = f'{n}{{device="cam-1"}}'
+        assert before[key] + after[key] == [(s.t, s.v) for s in want if s.labels.name == n]

@@ -38,6 +38,6 @@ def test_replay_bad_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_rules_check_and_export(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "check"]) == 0
-    assert "12 rules ok" in capsys.readouterr().out
+    assert "15 rules ok" in capsys.readouterr().out
     assert main(["rules", "export"]) == 0
     assert "alert: ServiceUnavailable" in capsys.readouterr().out

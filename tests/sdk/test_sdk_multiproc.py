@@ -331,3 +331,17 @@ def test_an_attached_aggregators_histogram_is_merged_with_no_extra_code(tmp_path
         assert a.get_sample_value("tokens_per_request_bucket", {"model": "m", "le": "10.0"}) == 2
         assert a.get_sample_value("tokens_per_request_bucket", {"model": "m", "le": "+Inf"}) == 4
         assert a.get_sample_value("tokens_per_request_count", {"model": "m"}) == 4
+
+
+def test_generation_histograms_merge_across_workers(tmp_path: Path) -> None:
+    # The generation aggregator's histograms are carried like any other family.
+    with Monitor("chat", "llama", "v1", multiprocess_dir=tmp_path) as a, \
+            Monitor("chat", "llama", "v1", multiprocess_dir=tmp_path) as b:
+        a.record_generation("/c", 200, 0.2, 1.0, 10, 20)
+        b.record_generation("/c", 200, 0.3, 2.0, 10, 40)
+        b.metrics_text()
+        labels = {"model": "llama", "route": "/c", "service": "chat", "version": "v1"}
+        name = "inferwatch_generation_time_to_first_token_seconds"
+        assert a.get_sample_value(name + "_bucket", {**labels, "le": "0.25"}) == 1
+        assert a.get_sample_value(name + "_bucket", {**labels, "le": "0.5"}) == 2
+        assert a.get_sample_value(name + "_count", labels) == 2

@@ -102,7 +102,11 @@ def test_open_store_by_config(tmp_path: Path) -> None:
     assert isinstance(mem, MemoryStore)
     disk = open_store(StorageConfig(), tmp_path / "sub")
     assert isinstance(disk, SQLiteStore) and disk.path == tmp_path / "sub" / "tsdb.sqlite"
+    assert disk.head_window == 3600.0  # Prometheus-like: the last hour in memory
     disk.close()
+    short = open_store(StorageConfig.model_validate({"head_window": "10m"}), tmp_path / "short")
+    assert isinstance(short, SQLiteStore) and short.head_window == 600.0
+    short.close()
 
 
 def test_file_is_wal_and_schema_keyed_by_series_and_time(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from inferwatch.alerting._silence import Silence, Silences
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._template import parse_rfc3339, rfc3339, webhook_payload
 from inferwatch.alerting._terminal import RecordingNotifier, TerminalNotifier
+from inferwatch.alerting._view import AlertView
 
 __all__ = [
     "ALERTING_STATE_FILE",
@@ -27,6 +28,7 @@ __all__ = [
     "ActionRecord",
     "ActionStage",
     "AlertGroup",
+    "AlertView",
     "HttpClient",
     "InlineExecutor",
     "Notification",

@@ -97,6 +97,17 @@ class Inhibitor:
                 if not bucket:
                     self._sources[i].pop(key, None)
 
+    def inhibited_by(self, labels: Mapping[str, str], now: float) -> list[Alert]:
+        """The firing source alerts that inhibit ``labels`` (Alertmanager's ``inhibitedBy``)."""
+        found: dict[str, Alert] = {}
+        for i, rule in enumerate(self.rules):
+            if not matches_all(rule.target, labels):
+                continue
+            bucket = self._sources[i].get(tuple(labels.get(n, "") for n in rule.equal), {})
+            found.update((fp, s) for fp, s in bucket.items()
+                         if not s.resolved(now) and rule.inhibits(s, labels))
+        return list(found.values())
+
     def mutes(self, labels: Mapping[str, str], now: float) -> bool:
         """Whether some firing source alert inhibits ``labels``."""
         for i, rule in enumerate(self.rules):

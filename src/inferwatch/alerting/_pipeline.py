@@ -34,9 +34,10 @@ from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
 from inferwatch.alerting._stages import needs_update
 from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._view import AlertView
 from inferwatch.config import Config
 from inferwatch.config._alerting import AlertingConfig
-from inferwatch.model import Clock, SystemClock
+from inferwatch.model import Clock, SystemClock, matches_all
 from inferwatch.rules import Alert
 
 __all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
@@ -82,6 +83,7 @@ class Pipeline:
         self._alert_store = stores.alerts
         self.health = ReceiverHealth(config.notify.failing_after)
         self.alerts: dict[str, Alert] = self._alert_store.load()
+        self._updated: dict[str, float] = {}  # when each alert was last received (this run)
         builder = PipelineBuilder(config, http=self._http, rng=rng or random.Random(),
                                   executor=executor or InlineExecutor(), external_url=external_url,
                                   stream=stream, warn=warn, notifiers=notifiers, actions=actions)
@@ -108,6 +110,7 @@ class Pipeline:
     def _put(self, fresh: list[Alert], now: float) -> None:
         for a in fresh:
             self.alerts[fingerprint(a)] = a
+            self._updated[fingerprint(a)] = now
         self.inhibitor.update(fresh)
         self._alert_store.put(fresh, now)
         self.dispatcher.put(fresh, now)
@@ -157,6 +160,21 @@ class Pipeline:
         with self._lock:
             return [q.stats(now) for q in self.queues.values()]
 
+    def view(self, now: float) -> list[AlertView]:
+        """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view).
+
+        Only the snapshot and the inhibitor's index are read under the lock (sends wait for
+        that, not for the routing and silence matching, which need no lock).
+        """
+        with self._lock:
+            held = [(a, self._updated.get(fp, a.starts_at), tuple(self.inhibitor.inhibited_by(a.labels, now)))
+                    for fp, a in self.alerts.items() if a.ends_at is None or a.ends_at >= now]
+        active = self.silences.active(now)
+        return [AlertView(a, updated, tuple(self.root.match(a.labels)),
+                          tuple(sorted(s.id for s in active if matches_all(s.matchers, a.labels))),
+                          inhibitors)
+                for a, updated, inhibitors in held]
+
     # -- stages' callbacks --------------------------------------------------
 
     def _flush(self, route: Route, group: AlertGroup, now: float) -> None:
@@ -202,6 +220,7 @@ class Pipeline:
             self.inhibitor.forget(old)
             for fp in old:
                 del self.alerts[fp]
+                self._updated.pop(fp, None)
             self.nflog.gc(now - NFLOG_RETENTION_S)
 
     def close(self) -> None:

@@ -122,6 +122,40 @@ class Silences:
         """Every silence, newest first."""
         return sorted(self._cache.values(), key=lambda s: (-s.updated_at, s.id))
 
+    def set(self, silence: Silence, now: float) -> Silence:
+        """Create or update as Alertmanager's ``Silences.Set`` does (the caller answers 404 for an
+        id it was asked to update and that is not here: here an unknown id is a new silence).
+
+        A change that would rewrite history (other matchers, an active silence's start, a
+        pending one's start in the past, an expired silence) expires the old silence and
+        creates a new one with a new id; a new silence starting in the past starts now.
+        """
+        prev = self._cache.get(silence.id)
+        if prev is not None and _can_update(prev, silence, now):
+            return self.add(silence, now)
+        if prev is not None and prev.state(now) != "expired":
+            self.expire(prev.id, now)
+        new_id = str(uuid.uuid4()) if prev is not None else silence.id
+        return self.add(replace(silence, id=new_id, starts_at=max(silence.starts_at, now)), now)
+
+    def silenced_by(self, labels: Mapping[str, str], now: float) -> tuple[str, ...]:
+        """The ids of the active silences that match ``labels``, sorted."""
+        return tuple(sorted(s.id for s in self._cache.values() if s.mutes(labels, now)))
+
+    def active(self, now: float) -> tuple[Silence, ...]:
+        """The silences active at ``now`` (a snapshot: matching many alerts checks only these)."""
+        return tuple(s for s in tuple(self._cache.values()) if s.state(now) == "active")
+
     def mutes(self, labels: Mapping[str, str], now: float) -> bool:
         """Whether any active silence matches ``labels``."""
         return any(s.mutes(labels, now) for s in self._cache.values())
+
+
+def _can_update(a: Silence, b: Silence, now: float) -> bool:
+    # Alertmanager's canUpdate: an update must not change what was silenced in the past.
+    if a.matchers != b.matchers:
+        return False
+    state = a.state(now)
+    if state == "active":
+        return int(a.starts_at) == int(b.starts_at) and b.ends_at >= now
+    return state == "pending" and b.starts_at >= now

@@ -65,9 +65,12 @@ def _run(args: argparse.Namespace) -> int:
     components.parts += [pipeline, alerts, dashboard]
     print(f"inferwatch demo: dashboard at {dashboard.url}  (API token for silences: "
           f"{dashboard.token.reveal()})", flush=True)
+    print(f"inferwatch demo: traces at {dashboard.traces_url}/api/v1/traces; which stage got slow: "
+          f"inferwatch diagnose latency --service demo --url {dashboard.traces_url} --window 30s "
+          "--baseline 30s", flush=True)
     try:
         run_demo(DemoOptions(duration_s=args.duration, speed=args.speed, port=args.port,
-                             rate=args.rate, seed=args.seed), components)
+                             rate=args.rate, seed=args.seed, traces_url=dashboard.traces_url), components)
     except OSError as exc:
         raise InputError(f"cannot start the demo service on port {args.port}: {exc}") from exc
     return 0

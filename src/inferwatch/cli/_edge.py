@@ -87,10 +87,58 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _without_tls_unless_needed(config: str | None) -> None:
+    """Import ``http.client`` without ``ssl`` when the config names no ``https:`` URL.
+
+    ``http.client`` imports ``ssl`` (OpenSSL: ~5 MiB resident) at load; an agent that
+    scrapes and uploads over plain HTTP on its network never uses it. Done here, in the
+    agent's own process only: a library user of :mod:`inferwatch.edge` keeps HTTPS.
+    """
+    if not config or "http.client" in sys.modules or "ssl" in sys.modules:
+        return
+    try:
+        if "https:" in Path(config).read_text(errors="replace"):
+            return
+    except OSError:
+        return  # the config loader names the problem
+    sys.modules["ssl"] = None  # type: ignore[assignment]  # http.client: "no ssl", so no HTTPSConnection
+    try:
+        import http.client  # noqa: F401
+    finally:
+        del sys.modules["ssl"]
+
+
+def _reload_token_on_sighup(agent: Any, config: Path) -> None:
+    """SIGHUP: read the token again (``$INFERWATCH_EDGE_TOKEN``, ``upload.token`` or ``token_file``).
+
+    A rotated token then takes effect at the next upload, without a restart (what is
+    spooled stays spooled). A config that no longer loads keeps the old token and says why
+    on stderr; the token itself is never printed.
+    """
+    import signal
+
+    from inferwatch._exceptions import InferwatchError
+    from inferwatch.edge import load_agent_config
+
+    def reload(signum: int, frame: Any) -> None:
+        try:
+            token = load_agent_config(config).upload.token
+        except InferwatchError as exc:
+            print(f"inferwatch edge: SIGHUP: token not reloaded: {exc}", file=sys.stderr, flush=True)
+            return
+        agent.uploader.target.token = token or ""
+        print("inferwatch edge: SIGHUP: token reloaded", file=sys.stderr, flush=True)
+
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, reload)
+
+
 def _run(args: argparse.Namespace) -> int:
     import threading
 
     from inferwatch._exceptions import InputError
+
+    _without_tls_unless_needed(args.config)
     from inferwatch.edge import Agent, load_agent_config
 
     if args.edge_verb is None and not args.config:
@@ -102,6 +150,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"inferwatch edge: {line}", file=sys.stderr, flush=True)
 
     agent = Agent(cfg, on_event=event)
+    _reload_token_on_sighup(agent, Path(args.config))
     print(f"inferwatch edge: device {cfg.device} -> {cfg.upload.type} {cfg.upload.url} "
           f"({len(agent.sources)} sources, deadband {cfg.deadband.band:g}, heartbeat "
           f"{cfg.deadband.heartbeat:g}s, spool {cfg.spool.path} with {agent.spool.backlog()} waiting)",

@@ -22,6 +22,8 @@ def add_latency_parser(plays: Any) -> None:
                    help="the inferwatch server (default %(default)s)")
     p.add_argument("--window", default="15m", help="recent window (default 15m)")
     p.add_argument("--baseline", default="1h", help="baseline window just before it (default 1h)")
+    p.add_argument("--at", type=float, default=None, metavar="UNIX_SECONDS",
+                   help="end of the recent window (default: now), e.g. when the alert fired")
     p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     p.set_defaults(func=_latency)
 
@@ -49,7 +51,7 @@ def _latency(args: argparse.Namespace) -> int:
         window, baseline = parse_duration(args.window), parse_duration(args.baseline)
     except ValueError as exc:
         raise InputError(f"--window/--baseline: {exc}") from None
-    now = SystemClock().now()
+    now = SystemClock().now() if args.at is None else args.at
 
     def stats(start: float, end: float) -> dict[str, StageStats]:
         raw = _stages(args.url, args.service, start, end)

@@ -57,9 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from inferwatch.config._redact import install_log_redaction
+    if args.verb != "edge":  # the edge agent has no httpx (http.client) and must not load pydantic
+        from inferwatch.config._redact import install_log_redaction
 
-    install_log_redaction()  # httpx logs request URLs (a WeCom key, a Slack webhook path)
+        install_log_redaction()  # httpx logs request URLs (a WeCom key, a Slack webhook path)
     try:
         code = args.func(args)
     except InferwatchError as exc:

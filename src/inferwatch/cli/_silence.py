@@ -60,8 +60,9 @@ def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) ->
         raise InputError(f"cannot reach the server at {url}: {exc.__class__.__name__}") from None
     if resp.status_code >= 400:
         try:
-            msg = resp.json().get("error", resp.text)
-        except ValueError:
+            answer = resp.json()  # Alertmanager's routes answer a JSON string, the others {"error": ...}
+            msg = answer if isinstance(answer, str) else answer.get("error", resp.text)
+        except (ValueError, AttributeError):
             msg = resp.text
         raise InputError(f"server answered {resp.status_code}: {msg}")
     return resp.json()

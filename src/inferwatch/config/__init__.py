@@ -14,6 +14,7 @@ from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
+from inferwatch.config._remote_write import RemoteWriteQueue, RemoteWriteSpec
 from inferwatch.config._root import Config
 from inferwatch.config._rules import RulesConfig
 from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
@@ -34,6 +35,8 @@ __all__ = [
     "HttpLimits",
     "QualityConfig",
     "QueryLimits",
+    "RemoteWriteQueue",
+    "RemoteWriteSpec",
     "RulesConfig",
     "ScrapeConfig",
     "ScrapeTarget",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from inferwatch.config._limits import HttpLimits, QueryLimits
+from inferwatch.config._remote_write import RemoteWriteSpec
 from inferwatch.config._types import Duration, FrozenModel, Secret
 
 __all__ = ["ServerConfig", "StorageConfig"]
@@ -21,6 +22,8 @@ class ServerConfig(FrozenModel):
     external_url: str = Field("", description="URL of the dashboard, linked from notifications")
     query: QueryLimits = Field(default_factory=QueryLimits, description="bounds on API queries")
     http: HttpLimits = Field(default_factory=HttpLimits, description="bounds on HTTP clients")
+    remote_write: list[RemoteWriteSpec] = Field(
+        default_factory=list, description="receivers every stored sample is shipped to (remote-write 1.0)")
 
     @field_validator("listen")
     @classmethod
@@ -30,9 +33,23 @@ class ServerConfig(FrozenModel):
             raise ValueError("expected host:port with a port 0..65535, such as 127.0.0.1:9464")
         return listen
 
+    @field_validator("remote_write")
+    @classmethod
+    def _unique_queues(cls, remotes: list[RemoteWriteSpec]) -> list[RemoteWriteSpec]:
+        seen: set[str] = set()
+        for r in remotes:
+            if r.queue_name in seen:
+                raise ValueError(f"two remotes share the queue name {r.queue_name!r}: give each a distinct "
+                                 "url or name")
+            seen.add(r.queue_name)
+        return remotes
+
 
 class StorageConfig(FrozenModel):
     """The time-series store."""
 
     type: str = Field("sqlite", pattern="^(sqlite|memory)$")
     retention: Duration = Field(15 * 86400.0, description="samples older than this are deleted")
+    head_window: Duration = Field(
+        3600.0, ge=0, description="the most recent samples also kept in memory, like Prometheus's "
+        "head block: queries over them skip the disk; memory grows with it (0 is off)")

@@ -17,6 +17,7 @@ from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._terminal import format_clock
 from inferwatch.rules import Alert, AlertSink
 from inferwatch.server import Server, build_components
+from inferwatch.server._trace_links import TraceLinks
 
 __all__ = ["AlertView"]
 
@@ -68,6 +69,8 @@ class AlertView:
         tier = a.labels.get("tier", "")
         self._log.append(f"[{format_clock(t)}] {state.upper():8} {tier} {a.name}: "
                          f"{a.annotations.get('summary', '')} (value {a.value:.3g})")
+        if state == "firing" and a.annotations.get("example_traces"):
+            self._log.append(f"           slow traces: {a.annotations['example_traces']}")
 
     def start(self, ctx: DemoContext) -> None:
         """Build the server from a small config (memory store, default rules) and start it."""
@@ -75,7 +78,9 @@ class AlertView:
         config = parse_config(CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2))
         self._start = ctx.clock.now()
         clock = ctx.clock.compressed()  # one speed for scheduling and waiting
-        components = build_components(config, clock=clock, sink=self)
+        # latency alerts name example slow traces (the service's exemplars); bound before the first send
+        sink = TraceLinks(self, lambda: components)
+        components = build_components(config, clock=clock, sink=sink)
         self._server = Server(components, clock=clock)
         self._server.start()
 

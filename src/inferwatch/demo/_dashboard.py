@@ -20,9 +20,12 @@ from inferwatch.demo._pipeline import PipelineView
 from inferwatch.demo._quality import MODEL, SERVICE
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._serve import ServerThread
+from inferwatch.model import SystemClock
 from inferwatch.quality import DriftAggregator
 from inferwatch.server import create_app, dashboard_routes
 from inferwatch.server._alerting_api import alerting_routes  # as `serve` mounts it (not yet public)
+from inferwatch.server._otlp import trace_routes
+from inferwatch.tracing._store import TraceStore
 
 __all__ = ["DashboardPart"]
 
@@ -37,8 +40,15 @@ class DashboardPart:
                  *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None:
         self.alerts, self.pipeline, self.drift = alerts, pipeline, drift
         self.token = Secret(token or secrets.token_urlsafe(18))
+        self.traces = TraceStore(":memory:", clock=SystemClock())  # spans carry real time, not the story's
+        """The traces the demo's services export here (``traces_url``), for ``diagnose latency``."""
         self._app = _Placeholder()
         self._http = ServerThread(self._app, host=host, port=port).start()
+
+    @property
+    def traces_url(self) -> str:
+        """Where the demo's services send OTLP/HTTP (``POST {traces_url}/v1/traces``)."""
+        return self._http.url
 
     @property
     def url(self) -> str:
@@ -59,7 +69,8 @@ class DashboardPart:
         if server is None or pipeline is None:
             raise RuntimeError("DashboardPart starts after the AlertView and PipelineView parts")
         routes = [*alerting_routes(pipeline, self.token),
-                  *dashboard_routes(server, pipeline, drift=self.drift_reports)]
+                  *dashboard_routes(server, pipeline, drift=self.drift_reports),
+                  *trace_routes(self.traces)]  # OTLP in (the demo's services), /api/v1/traces out
         self._app.app = create_app(server, extra_routes=routes)
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:

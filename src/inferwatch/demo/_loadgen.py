@@ -11,11 +11,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import httpx
 
 from inferwatch.demo._model import FeatureGenerator
 from inferwatch.model import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from inferwatch.tracing import Tracing
 
 __all__ = ["LoadGenerator"]
 
@@ -38,6 +42,7 @@ class LoadGenerator:
         timeout_s: float = 10.0,
         clock: Clock | None = None,
         transport: httpx.BaseTransport | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         if rate <= 0 or threads < 1:
             raise ValueError(f"load generator: rate must be > 0 and threads >= 1 (got {rate}, {threads})")
@@ -50,6 +55,8 @@ class LoadGenerator:
         self._outcomes: Counter[str] = Counter()
         self._threads: list[threading.Thread] = []
         self._client: httpx.Client | None = None
+        self._tracing = tracing
+        """When set, each request is a CLIENT span whose context the service continues (the trace's root)."""
 
     def start(self) -> None:
         """Start the workers (once)."""
@@ -60,6 +67,10 @@ class LoadGenerator:
         # thread costs an SSL context each, which delays the start by seconds on a busy host.
         limits = httpx.Limits(max_connections=self._threads_n, max_keepalive_connections=self._threads_n)
         self._client = httpx.Client(timeout=self._timeout, transport=self._transport, limits=limits)
+        if self._tracing is not None:
+            from inferwatch.tracing import instrument_httpx
+
+            instrument_httpx(self._client)
         self._threads = [
             threading.Thread(target=self._work, name=f"inferwatch-load-{i}", daemon=True)
             for i in range(self._threads_n)
@@ -99,6 +110,18 @@ class LoadGenerator:
                 self._outcomes[key] += 1
 
     def _send(self, client: httpx.Client) -> str:
+        if self._tracing is None:
+            return self._post(client)
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        with self._tracing.tracer.start_as_current_span("POST /predict", kind=SpanKind.CLIENT) as span:
+            key = self._post(client)
+            span.set_attribute("http.response.status_code", int(key) if key.isdigit() else 0)
+            if not key.isdigit() or int(key) >= 500:
+                span.set_status(Status(StatusCode.ERROR, key))
+        return key
+
+    def _post(self, client: httpx.Client) -> str:
         try:
             return str(client.post(self.url, json={"features": self.features.row()}).status_code)
         except httpx.HTTPError as exc:

@@ -19,10 +19,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 import numpy as np
 
+from inferwatch.demo._features import FEATURE_STORE_SERVICE, FeatureStore
 from inferwatch.demo._live import LiveStats, Snapshot
 from inferwatch.demo._loadgen import LoadGenerator
 from inferwatch.demo._model import FeatureGenerator, train_model
@@ -33,12 +34,17 @@ from inferwatch.demo._terminal import Display, format_clock
 from inferwatch.model import ScaledClock
 from inferwatch.sdk import Aggregator, Monitor
 
+if TYPE_CHECKING:
+    from inferwatch.tracing import Tracing
+
 __all__ = ["DemoClock", "DemoComponents", "DemoContext", "DemoOptions", "DemoPart", "DemoReport",
            "PhaseStats", "run_demo"]
 
 log = logging.getLogger("inferwatch.demo")
 
 ROUTE = "/predict"
+CLIENT_SERVICE = "demo-client"
+"""The load generator's ``service.name``: its CLIENT spans are the demo traces' roots."""
 
 
 class DemoClock(ScaledClock):
@@ -73,6 +79,10 @@ class DemoOptions:
     window_refreshes: int = 3
     seed: int | None = None
     story: Story = DEFAULT_STORY
+    traces_url: str | None = None
+    """OTLP/HTTP base URL the three services (client, model service, feature store) export traces to."""
+    trace_ratio: float = 0.05
+    """Fraction of the fast, successful traces kept (slow and failed ones always are)."""
 
     def effective_speed(self) -> float:
         """The given speed, or story length / duration."""
@@ -156,16 +166,24 @@ def run_demo(
     seeds = np.random.SeedSequence(opts.seed).spawn(3)
     features = FeatureGenerator(np.random.default_rng(seeds[0]))
     model = train_model(FeatureGenerator(np.random.default_rng(seeds[1])))
-    monitor = Monitor("demo", "ctr-logreg", "v1", clock=clock, aggregators=comps.aggregators)
+    tracings = _tracings(opts)
+    store_monitor = Monitor(FEATURE_STORE_SERVICE, clock=clock,
+                            tracing=tracings.get(FEATURE_STORE_SERVICE, False))
+    monitor = Monitor("demo", "ctr-logreg", "v1", clock=clock, aggregators=comps.aggregators,
+                      tracing=tracings.get("demo", False))
     service = DemoService(model, monitor, np.random.default_rng(seeds[2]))
-    server = ServerThread(service.app, port=opts.port).start()
+    # the feature store on a port of its own, served by the service's event loop: a real HTTP hop
+    server = ServerThread(service.app, port=opts.port, companions=[FeatureStore(store_monitor).app])
+    service.use_feature_store(server.companion_urls[0])
+    server.start()
     ctx = DemoContext(clock, opts.story, service, monitor, features, server.url, server.url + "/metrics")
     ctx.tty = out.isatty() if tty is None else tty
     display = Display(out, tty=ctx.tty,
                       header=f"inferwatch demo: {server.url}/predict  (x{speed:g} compressed time, "
                              f"metrics at {ctx.metrics_url})")
     report = DemoReport(speed, server.url)
-    load = LoadGenerator(server.url + ROUTE, features, rate=opts.rate, threads=opts.threads)
+    load = LoadGenerator(server.url + ROUTE, features, rate=opts.rate, threads=opts.threads,
+                         tracing=tracings.get(CLIENT_SERVICE))
     started: list[DemoPart] = []
     try:
         display.message(f"inferwatch demo: model service on {server.url}, {opts.rate:g} req/s, "
@@ -182,10 +200,24 @@ def run_demo(
         report.outcomes = load.outcomes()
         for part in reversed(started):
             _safely(part.stop, ctx)
+        service.close()
         server.stop()
         monitor.close()
+        store_monitor.close()
+        for tracing in tracings.values():
+            tracing.shutdown()  # exports what is decided
     _summary(display, report)
     return report
+
+
+def _tracings(opts: DemoOptions) -> dict[str, Tracing]:
+    """One tracing pipeline per demo service (each its own ``service.name``), when traces are wanted."""
+    if not opts.traces_url:
+        return {}
+    from inferwatch.tracing import setup
+
+    return {name: setup(name, endpoint=opts.traces_url, sample_ratio=opts.trace_ratio, install_global=False)
+            for name in (CLIENT_SERVICE, "demo", FEATURE_STORE_SERVICE)}
 
 
 def _loop(

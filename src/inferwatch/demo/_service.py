@@ -26,12 +26,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
+from inferwatch.demo._features import FeatureStoreClient
 from inferwatch.demo._model import FEATURES, LogisticModel
 from inferwatch.sdk import Monitor
 
 __all__ = ["DemoService", "Faults"]
 
 MAX_LATENCY_MS = 60_000.0
+Row = np.ndarray[Any, np.dtype[np.float64]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +56,11 @@ class Faults:
 class DemoService:
     """The model behind HTTP, with switches the story, alert actions and tests flip."""
 
-    def __init__(self, model: LogisticModel, monitor: Monitor, rng: np.random.Generator) -> None:
+    def __init__(self, model: LogisticModel, monitor: Monitor, rng: np.random.Generator,
+                 feature_store: str | None = None) -> None:
         self.model, self.monitor = model, monitor
+        self._store = FeatureStoreClient(feature_store, monitor) if feature_store else None
+        """The feature store called over HTTP in the ``feature_store`` stage (None: looked up in-process)."""
         self._rng = rng
         self._lock = threading.Lock()
         self._faults = Faults()
@@ -68,6 +73,15 @@ class DemoService:
             Route("/metrics", monitor.metrics_app()),
         ]))
         """The instrumented ASGI app to serve."""
+
+    def use_feature_store(self, url: str) -> None:
+        """Look features up at the feature store at ``url`` (before the service serves)."""
+        self._store = FeatureStoreClient(url, self.monitor)
+
+    def close(self) -> None:
+        """Close the feature store client's connections (before the HTTP server stops)."""
+        if self._store is not None:
+            self._store.close()
 
     # --- switches (also callable in-process) -----------------------------------------------
     @property
@@ -110,16 +124,37 @@ class DemoService:
             x = _features(await _json(request))
         except InputError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        if faults.latency_ms and not degraded:
-            await asyncio.sleep(faults.latency_ms / 1000 * (0.8 + 0.4 * self._rng.random()))
-        if faults.error_ratio and self._rng.random() < faults.error_ratio:
-            return JSONResponse({"error": "model error (injected)"}, status_code=500)
-        pred = self.model.predict(x, cheap=degraded)
-        self.monitor.observe_prediction(
-            dict(zip(FEATURES, x.tolist(), strict=True)), confidence=pred.confidence,
-            probabilities=(1.0 - pred.score, pred.score),
-        )
-        return JSONResponse({"score": pred.score, "confidence": pred.confidence, "path": pred.path})
+        m = self.monitor
+        try:
+            with m.stage("feature_store"):
+                x = await self._lookup(x)
+        except InputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=503)
+        try:
+            with m.stage("model"):  # the injected latency slows this stage (the degraded path skips it)
+                if faults.latency_ms and not degraded:
+                    await asyncio.sleep(faults.latency_ms / 1000 * (0.8 + 0.4 * self._rng.random()))
+                if faults.error_ratio and self._rng.random() < faults.error_ratio:
+                    raise _ModelError("model error (injected)")
+                pred = self.model.predict(x, cheap=degraded)
+        except _ModelError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=500)
+        with m.stage("postprocess"):
+            m.observe_prediction(
+                dict(zip(FEATURES, x.tolist(), strict=True)), confidence=pred.confidence,
+                probabilities=(1.0 - pred.score, pred.score),
+            )
+            body = {"score": pred.score, "confidence": pred.confidence, "path": pred.path}
+        return JSONResponse(body)
+
+    async def _lookup(self, x: Row) -> Row:
+        if self._store is None:
+            return x
+        row = await self._store.lookup(dict(zip(FEATURES, x.tolist(), strict=True)))
+        try:
+            return np.array([float(row[f]) for f in FEATURES])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"feature store: bad answer: {exc!r}") from None
 
     async def _set_faults(self, request: Request) -> JSONResponse:
         try:
@@ -142,6 +177,10 @@ class DemoService:
 
     async def _state(self, request: Request) -> JSONResponse:
         return JSONResponse(self.state())
+
+
+class _ModelError(Exception):
+    """The injected model failure (marks the ``model`` stage as failed)."""
 
 
 async def _json(request: Request) -> dict[str, Any]:

@@ -28,7 +28,16 @@ from inferwatch.edge._spool import DROP_REASONS, Spool, SpoolBatch
 from inferwatch.edge._targets import INGEST_PATH, IngestTarget, RemoteWriteTarget, classify
 from inferwatch.edge._textparse import parse_text
 from inferwatch.edge._uploader import Backoff, Outcome, Target, Uploader
-from inferwatch.edge._wire import WIRE_VERSION, AgentStats, Batch, decode_batch, encode_batch
+from inferwatch.edge._wire import (
+    WIRE_VERSION,
+    WIRE_VERSION_COMPACT,
+    AgentStats,
+    Batch,
+    UnknownSeries,
+    decode_batch,
+    encode_batch,
+    encode_compact,
+)
 
 __all__ = [
     "DEFAULT_BAND",
@@ -39,6 +48,7 @@ __all__ = [
     "INGEST_PATH",
     "REMOTE_WRITE_HEADERS",
     "WIRE_VERSION",
+    "WIRE_VERSION_COMPACT",
     "Agent",
     "AgentConfig",
     "AgentStats",
@@ -62,6 +72,7 @@ __all__ = [
     "Target",
     "Transport",
     "TransportError",
+    "UnknownSeries",
     "UploadConfig",
     "Uploader",
     "build_sources",
@@ -70,6 +81,7 @@ __all__ = [
     "decode_batch",
     "decode_write_request",
     "encode_batch",
+    "encode_compact",
     "encode_write_request",
     "load_agent_config",
     "parse_agent_config",

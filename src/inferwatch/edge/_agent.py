@@ -17,19 +17,23 @@ import random
 import threading
 from collections.abc import Callable, Sequence
 
-from inferwatch.collect import sample
 from inferwatch.edge._config import AgentConfig, SourceConfig
 from inferwatch.edge._deadband import Deadband
 from inferwatch.edge._sources import CollectorSource, PushSource, ScrapeSource, Source
 from inferwatch.edge._spool import DROP_REASONS, Spool
 from inferwatch.edge._targets import IngestTarget, RemoteWriteTarget
 from inferwatch.edge._uploader import Backoff, Target, Uploader
-from inferwatch.model import Clock, MetricKind, Sample, SystemClock
+from inferwatch.model import Clock, Labels, MetricKind, MetricSpec, Sample, SystemClock
 from inferwatch.model import metrics as m
 
 __all__ = ["Agent", "build_sources", "build_target"]
 
 log = logging.getLogger(__name__)
+
+
+def sample(spec: MetricSpec, now: float, value: float, labels: dict[str, str] | None = None) -> Sample:
+    """One of the agent's own samples (``inferwatch.collect.sample`` without importing psutil)."""
+    return Sample(Labels({**(labels or {}), "__name__": spec.name}), now, float(value))
 
 
 def build_sources(specs: Sequence[SourceConfig]) -> list[Source]:

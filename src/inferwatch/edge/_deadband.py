@@ -64,7 +64,7 @@ class DeadbandSettings:
         return self.band * max(abs(reference), self.floor)
 
 
-@dataclass
+@dataclass(slots=True)  # one per series: ~200 bytes less each than a __dict__
 class _State:
     t: float  # last sent
     v: float

@@ -1,9 +1,10 @@
 """What the deadband would save on a recorded series: ``inferwatch edge simulate``.
 
 The series goes through the real :class:`Deadband` and the real encoder
-(:func:`encode_batch`, gzip). The naive upload sends every point with the
-same batching (one batch per ``batch_interval`` of sample time, at most
-``batch_size`` samples) and the same compression. The error of a point is
+(:func:`encode_compact`, version 2, gzip: series labels in the first batch,
+ids after). The naive upload sends every point with the same batching (one
+batch per ``batch_interval`` of sample time, at most ``batch_size`` samples)
+and the same compression. The error of a point is
 ``|true - reconstructed|``, reconstructed as the server does it (the last
 sent value holds); the relative error divides by ``max(|reconstructed|,
 floor)``, so it is at most the deadband when the agent is right. A point repeating
@@ -23,7 +24,7 @@ from typing import Any
 
 from inferwatch._exceptions import InputError
 from inferwatch.edge._deadband import Deadband, DeadbandSettings
-from inferwatch.edge._wire import Batch, encode_batch
+from inferwatch.edge._wire import Batch, encode_compact
 from inferwatch.model import Labels, Sample
 
 __all__ = ["SimulationResult", "read_series_csv", "simulate", "simulate_device"]
@@ -104,8 +105,18 @@ def _batches(samples: Sequence[Sample], interval: float, size: int) -> Iterable[
 
 
 def _wire_bytes(samples: Sequence[Sample], interval: float, size: int, heartbeat: float) -> int:
-    return sum(len(encode_batch(Batch("simulated", f"spool:{i}", tuple(b), heartbeat)))
-               for i, b in enumerate(_batches(samples, interval, size)))
+    ids: dict[Labels, int] = {}
+    total = seq = 0
+    for b in _batches(samples, interval, size):
+        fresh = {}
+        for s in b:
+            if s.labels not in ids:
+                ids[s.labels] = len(ids) + 1
+                fresh[ids[s.labels]] = s.labels
+        batch = Batch("", f"5f3a9c0d12e4:{seq + 1}-{seq + len(b)}", tuple(b), heartbeat)
+        total += len(encode_compact(batch, [ids[s.labels] for s in b], fresh))
+        seq += len(b)
+    return total
 
 
 def simulate(points: Sequence[tuple[float, float]], settings: DeadbandSettings, *,

@@ -7,17 +7,20 @@ says which metric families are counters.
 
 from __future__ import annotations
 
-import http.server
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from inferwatch._exceptions import InputError
-from inferwatch.collect import Collector
 from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._textparse import parse_text
 from inferwatch.model import CATALOG, Labels, MetricKind, Sample
+
+if TYPE_CHECKING:  # at run time neither: psutil and http.server load only when a source needs them
+    import http.server
+
+    from inferwatch.collect import Collector
 
 __all__ = ["CollectorSource", "PushSource", "ScrapeSource", "Source"]
 
@@ -95,6 +98,8 @@ class PushSource:
     """
 
     def __init__(self, listen: str, interval: float, *, max_pending: int = 100_000) -> None:
+        import http.server
+
         host, _, port = listen.rpartition(":")
         self.interval, self.name, self.max_pending = interval, f"push {listen}", max_pending
         self.kinds: dict[str, MetricKind] = {}
@@ -109,6 +114,8 @@ class PushSource:
         self._thread.start()
 
     def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
+        import http.server
+
         source = self
 
         class Handler(http.server.BaseHTTPRequestHandler):

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import threading
-import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +56,12 @@ class SpoolBatch:
     first: int
     last: int
     samples: tuple[Sample, ...]
+    series_ids: tuple[int, ...] = ()  # the spool's id of each sample's series (the wire's dictionary)
+
+    @property
+    def spool_id(self) -> str:
+        """The spool this batch came from (its id's prefix)."""
+        return self.batch_id.partition(":")[0]
 
 
 class Spool:
@@ -83,6 +89,7 @@ class Spool:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA cache_size=-256")  # 256 KiB: the spool is read and written in order
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"edge spool {path}: cannot open ({exc})") from exc
@@ -103,7 +110,7 @@ class Spool:
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(value)))
 
     def _init_id(self) -> str:
-        sid = uuid.uuid4().hex[:12]
+        sid = os.urandom(6).hex()
         self._db.execute("BEGIN IMMEDIATE")
         self._set("spool_id", sid)
         self._db.execute("COMMIT")
@@ -208,7 +215,12 @@ class Spool:
 
     def _batch(self, first: int, last: int, rows: list[tuple[int, int, float, float]]) -> SpoolBatch:
         samples = tuple(Sample(self._labels[sid], t, v) for _, sid, t, v in rows)
-        return SpoolBatch(f"{self.spool_id}:{first}-{last}", first, last, samples)
+        return SpoolBatch(f"{self.spool_id}:{first}-{last}", first, last, samples, tuple(r[1] for r in rows))
+
+    def labels_of(self, ids: Iterable[int]) -> dict[int, Labels]:
+        """The labels of series ``ids`` (the definitions a version-2 batch carries)."""
+        with self._lock:
+            return {i: self._labels[i] for i in ids if i in self._labels}
 
     def ack(self, batch: SpoolBatch) -> None:
         """The receiver has ``batch``: delete its rows and clear the in-flight mark, in one transaction."""

@@ -15,7 +15,7 @@ from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.edge._spool import Spool, SpoolBatch
 from inferwatch.edge._uploader import Outcome
-from inferwatch.edge._wire import AgentStats, Batch, encode_batch
+from inferwatch.edge._wire import AgentStats, Batch, encode_batch, encode_compact
 from inferwatch.model import Labels
 
 __all__ = ["INGEST_PATH", "IngestTarget", "RemoteWriteTarget", "classify"]
@@ -34,16 +34,26 @@ def classify(status: int) -> Outcome:
 
 
 def _post(http: Transport, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[Outcome, str]:
+    return _answer(http, url, body, headers)[:2]
+
+
+def _answer(http: Transport, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[Outcome, str, int]:
     try:
         status, answer = http.request("POST", url, body, dict(headers))
     except TransportError as exc:
-        return Outcome.RETRY, str(exc)
-    return classify(status), f"HTTP {status}: {answer[:200].decode(errors='replace')}"
+        return Outcome.RETRY, str(exc), 0
+    return classify(status), f"HTTP {status}: {answer[:200].decode(errors='replace')}", status
 
 
 @dataclass
 class IngestTarget:
-    """``POST {url}/api/v1/edge/ingest`` with the device's token; gzip'ed JSON (see ``_wire``)."""
+    """``POST {url}/api/v1/edge/ingest`` with the device's token; gzip'ed JSON (see ``_wire``).
+
+    Sends version 2: a batch carries the labels of the series the server has not
+    acknowledged yet (remembered per spool while the agent runs; after a restart the
+    first batches carry them again). A 409 (the server has lost them) resends the
+    batch at once, same id, with every definition it needs.
+    """
 
     url: str
     device: str
@@ -55,15 +65,29 @@ class IngestTarget:
 
     def __post_init__(self) -> None:
         self.transport = self.transport or HttpClient(self.timeout)
+        self._known: dict[str, set[int]] = {}  # spool id -> series ids the server acknowledged
 
     def send(self, batch: SpoolBatch, spool: Spool) -> tuple[Outcome, str]:
         """Encode ``batch`` with the spool's stats and POST it."""
         stats = AgentStats(backlog=spool.backlog(), dropped=spool.dropped())
-        body = encode_batch(Batch(self.device, batch.batch_id, batch.samples, self.heartbeat_s, stats))
+        one = Batch(self.device, batch.batch_id, batch.samples, self.heartbeat_s, stats)
         headers = {"Authorization": f"Bearer {self.token}", "Content-Encoding": "gzip",
                    "Content-Type": "application/json", "User-Agent": _USER_AGENT}
         assert self.transport is not None
-        return _post(self.transport, self.url.rstrip("/") + INGEST_PATH, body, headers)
+        url = self.url.rstrip("/") + INGEST_PATH
+        if len(batch.series_ids) != len(batch.samples):  # no series ids: version 1
+            return _post(self.transport, url, encode_batch(one), headers)
+        known = self._known.setdefault(batch.spool_id, set())
+        fresh = spool.labels_of(i for i in set(batch.series_ids) if i not in known)
+        body = encode_compact(one, batch.series_ids, fresh)
+        outcome, reason, status = _answer(self.transport, url, body, headers)
+        if status == 409:  # the server lost the definitions (its state was reset): all of them, once more
+            known.clear()
+            body = encode_compact(one, batch.series_ids, spool.labels_of(set(batch.series_ids)))
+            outcome, reason, status = _answer(self.transport, url, body, headers)
+        if outcome is Outcome.OK:
+            known.update(batch.series_ids)
+        return outcome, reason
 
     def close(self) -> None:
         """Close the connections."""

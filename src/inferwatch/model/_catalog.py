@@ -67,6 +67,44 @@ SDK_INVALID_TOTAL = MetricSpec(
     ("service", "kind"),
 )
 
+# --- sdk: generative serving (OpenTelemetry GenAI names in sdk/_generation.py) ---
+_GEN = (*_SVC, "route")
+GENERATION_REQUESTS_TOTAL = MetricSpec(
+    "inferwatch_generation_requests_total", _C,
+    "Generation (LLM) requests handled, by route and status code.", (*_GEN, "code"),
+)
+GENERATION_TTFT = MetricSpec(
+    "inferwatch_generation_time_to_first_token_seconds", _H,
+    "Time from the request's arrival to its first output token, successful responses "
+    "(gen_ai.server.time_to_first_token).", _GEN, "seconds",
+)
+GENERATION_TPOT = MetricSpec(
+    "inferwatch_generation_time_per_output_token_seconds", _H,
+    "Time per output token after the first, per successful response: (duration - ttft) / (tokens - 1) "
+    "(gen_ai.server.time_per_output_token).", _GEN, "seconds",
+)
+GENERATION_DURATION = MetricSpec(
+    "inferwatch_generation_duration_seconds", _H,
+    "End-to-end generation latency, arrival to last output token (gen_ai.server.request.duration).",
+    _GEN, "seconds",
+)
+GENERATION_QUEUE = MetricSpec(
+    "inferwatch_generation_queue_duration_seconds", _H,
+    "Time a generation request waited before processing began (when the application reports it).",
+    _GEN, "seconds",
+)
+GENERATION_INPUT_TOKENS_TOTAL = MetricSpec(
+    "inferwatch_generation_input_tokens_total", _C, "Input (prompt) tokens of generation requests.", _GEN,
+)
+GENERATION_OUTPUT_TOKENS_TOTAL = MetricSpec(
+    "inferwatch_generation_output_tokens_total", _C, "Output (generated) tokens of generation requests.",
+    _GEN,
+)
+GENERATION_TOKENS_PER_SECOND = MetricSpec(
+    "inferwatch_generation_output_tokens_per_second", _H,
+    "Output tokens per second of end-to-end latency, per response with at least one output token.", _GEN,
+)
+
 # --- tracing: pipeline stages -----------------------------------------------
 STAGE_DURATION = MetricSpec(
     "inferwatch_stage_duration_seconds", _H,
@@ -388,6 +426,29 @@ NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
     "Age of the oldest notification owed to a receiver (0 when none).", ("receiver",), "seconds",
 )
 
+_REMOTE = ("remote_name", "url")
+REMOTE_WRITE_PENDING = MetricSpec(
+    "inferwatch_remote_write_samples_pending", _G,
+    "Samples stored and queued for a remote-write receiver, not yet acknowledged.", _REMOTE,
+)
+REMOTE_WRITE_SENT_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_sent_total", _C, "Samples a remote-write receiver acknowledged (2xx).",
+    _REMOTE,
+)
+REMOTE_WRITE_FAILED_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_failed_total", _C,
+    "Samples a remote-write receiver refused with a 4xx that is not retried (dropped).", _REMOTE,
+)
+REMOTE_WRITE_DROPPED_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_dropped_total", _C,
+    "Samples dropped unsent: the queue's backlog went over its bounds, or the queue could not log them.",
+    _REMOTE,
+)
+REMOTE_WRITE_RETRIES_TOTAL = MetricSpec(
+    "inferwatch_remote_write_retries_total", _C,
+    "Remote-write requests retried (5xx, 429 or a network error).", _REMOTE,
+)
+
 
 def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
     out: dict[str, MetricSpec] = {}
@@ -400,7 +461,9 @@ def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
 
 CATALOG: Mapping[str, MetricSpec] = _index(
     REQUESTS_TOTAL, REQUEST_DURATION, INFLIGHT_REQUESTS, SDK_DROPPED_TOTAL, SDK_QUEUE_CAPACITY,
-    SDK_INVALID_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
+    SDK_INVALID_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT, GENERATION_DURATION,
+    GENERATION_QUEUE, GENERATION_INPUT_TOKENS_TOTAL, GENERATION_OUTPUT_TOKENS_TOTAL,
+    GENERATION_TOKENS_PER_SECOND, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
@@ -424,4 +487,6 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     EDGE_SPOOL_BACKLOG, EDGE_SPOOL_DROPPED_TOTAL, EDGE_DEADBAND_SAMPLES_TOTAL, EDGE_HEARTBEAT_SECONDS,
     EDGE_LAST_CONTACT, EDGE_DEVICE_SILENCE, EDGE_DEVICE_HEARTBEAT, EDGE_INGESTED_SAMPLES_TOTAL,
     EDGE_DUPLICATE_BATCHES_TOTAL,
+    REMOTE_WRITE_PENDING, REMOTE_WRITE_SENT_TOTAL, REMOTE_WRITE_FAILED_TOTAL, REMOTE_WRITE_DROPPED_TOTAL,
+    REMOTE_WRITE_RETRIES_TOTAL,
 )

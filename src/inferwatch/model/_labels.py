@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -89,6 +88,8 @@ class Labels(Mapping[str, str]):
 
     def fingerprint(self) -> str:
         """A stable 16-hex-digit fingerprint, the same in every process and version."""
+        import hashlib  # here: at module level it loads OpenSSL's libcrypto (~3.6 MiB) into the edge agent
+
         h = hashlib.blake2b(digest_size=8)
         for k, v in self._items:
             h.update(k.encode())

@@ -6,6 +6,7 @@ aggregates (numpy) and prometheus-client renders the exposition.
 
 from inferwatch.sdk._aggregator import Aggregator
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, read_sample
+from inferwatch.sdk._generation import Generation
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
@@ -15,6 +16,7 @@ __all__ = [
     "OTHER_ROUTE",
     "Aggregator",
     "AsgiMiddleware",
+    "Generation",
     "MetricsApp",
     "MetricsServer",
     "Monitor",

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from inferwatch.sdk._generation import CURRENT
+from inferwatch.sdk._streaming import StreamWatch
+
 if TYPE_CHECKING:
     from inferwatch.sdk._monitor import Monitor
 
@@ -41,10 +44,17 @@ def route_of_scope(scope: Scope) -> str:
 
 
 class AsgiMiddleware:
-    """Records status and duration of every HTTP request passing through ``app``."""
+    """Records status and duration of every HTTP request passing through ``app``.
 
-    def __init__(self, app: AsgiApp, monitor: Monitor, route: RouteOf | None = None) -> None:
+    A streamed token response (``text/event-stream``, or a route in ``generative``)
+    is also recorded as a generation, first body chunk = first token, unless the
+    app tracks it itself (see ``inferwatch.sdk._streaming``).
+    """
+
+    def __init__(self, app: AsgiApp, monitor: Monitor, route: RouteOf | None = None,
+                 generative: Iterable[str] = ()) -> None:
         self.app, self._monitor, self._route = app, monitor, route or route_of_scope
+        self._generative = frozenset(generative)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,6 +67,7 @@ class AsgiMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+            watch.message(message)
             await send(message)
 
         tracing = monitor.tracing
@@ -64,17 +75,21 @@ class AsgiMiddleware:
             str(scope.get("method", "")), str(scope.get("path", "")), asgi_carrier(scope.get("headers", ())))
         monitor._inflight_add(1)
         t0 = monitor._mono()
+        watch = StreamWatch(monitor, scope, self._route, self._generative, t0)
+        current = CURRENT.set(watch)
         try:
             await self.app(scope, receive, send_status)
         except BaseException:
             status = 500
             raise
         finally:
-            route = self._route(scope)
-            monitor.record_request(route, status, monitor._mono() - t0)
+            CURRENT.reset(current)
+            route, duration = self._route(scope), monitor._mono() - t0
+            monitor.record_request(route, status, duration)
+            watch.done(route, status, duration)
             monitor._inflight_add(-1)
-            if span is not None:
-                span.end(status, route)
+            if span is not None and (trace_id := span.end(status, route)):
+                monitor.record_exemplar(route, duration, trace_id)
 
 
 class WsgiMiddleware:
@@ -110,11 +125,11 @@ class WsgiMiddleware:
 
     def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any) -> None:
         m = self._monitor
-        route = self._route(environ)
-        m.record_request(route, status, m._mono() - t0)
+        route, duration = self._route(environ), m._mono() - t0
+        m.record_request(route, status, duration)
         m._inflight_add(-1)
-        if span is not None:
-            span.end(status, route)
+        if span is not None and (trace_id := span.end(status, route)):
+            m.record_exemplar(route, duration, trace_id)
 
 
 class _ClosingBody:

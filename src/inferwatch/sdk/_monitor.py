@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
+from inferwatch.sdk._generation import CURRENT, Generation, record
 from inferwatch.sdk._multiproc import MultiprocStore
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
@@ -35,6 +36,7 @@ __all__ = ["Monitor", "Tracking"]
 log = logging.getLogger("inferwatch.sdk")
 
 REQUEST = "request"
+REQUEST_EXEMPLAR = "request_exemplar"
 PREDICTION = "prediction"
 OUTCOME = "outcome"
 
@@ -105,6 +107,8 @@ class Monitor:
         for aggregator in aggregators:
             self.attach(aggregator)
         self._stages_attached = False
+        self._generations_attached = False
+        self._attach_lock = threading.Lock()  # taken before _lock, never under another lock
         self._owns_tracing = tracing is True
         self.tracing: Tracing | None = _tracing(service, tracing)
         """The tracing this monitor's middleware and stages use (None: metrics only)."""
@@ -121,6 +125,10 @@ class Monitor:
         else:
             self._recorder.drop(REQUEST)
 
+    def record_exemplar(self, route: str, duration_s: float, trace_id: str) -> None:
+        """Mark a recorded request as its latency bucket's exemplar (a kept trace's 32-hex id)."""
+        self.observe(REQUEST_EXEMPLAR, (route, duration_s, trace_id))
+
     def track(self, route: str) -> Tracking:
         """A context manager timing its block as one request; an exception counts as 500."""
         return Tracking(self, route)
@@ -135,6 +143,33 @@ class Monitor:
             if first:
                 self.attach(StageAggregates((self.service, self.model, self.version), self.config.buckets))
         return Stage(self, name)
+
+    def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0) -> Generation:
+        """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``."""
+        self._attach_generations()
+        return Generation(self, route, self.model if model is None else model, input_tokens)
+
+    def record_generation(
+        self, route: str, status: int, ttft_s: float | None, duration_s: float, input_tokens: int,
+        output_tokens: int, queue_s: float | None = None, *, model: str | None = None,
+    ) -> None:
+        """Record one finished generation at once (invalid values are counted, never raised)."""
+        self._attach_generations()
+        mark = CURRENT.get()
+        if mark is not None:
+            mark.explicit = True
+        record(self, route, self.model if model is None else model, status, ttft_s, duration_s,
+               input_tokens, output_tokens, queue_s)
+
+    def _attach_generations(self) -> None:
+        if self._generations_attached:
+            return
+        from inferwatch.sdk._generation_metrics import GenerationAggregates
+
+        with self._attach_lock:  # attached before any thread enqueues one
+            if not self._generations_attached:
+                self.attach(GenerationAggregates(self.service, self.version, self._reject))
+                self._generations_attached = True
 
     def instrument_httpx(self, client: Any) -> Any:
         """Make ``client`` (httpx, sync or async) send the current trace context on every call."""
@@ -194,6 +229,9 @@ class Monitor:
             requests = groups.pop(REQUEST, None)
             if requests:
                 self._requests.add_batch(requests)
+            exemplars = groups.pop(REQUEST_EXEMPLAR, None)
+            if exemplars:
+                self._requests.add_exemplars([item[1] for item in exemplars], now)
             for kind, items in groups.items():
                 self._dispatch(kind, [item[1] for item in items], now)
 
@@ -249,11 +287,15 @@ class Monitor:
             return []
 
     # --- integration ------------------------------------------------------------------------
-    def asgi(self, app: AsgiApp, route: RouteOf | None = None) -> AsgiApp:
-        """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded."""
+    def asgi(self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = ()) -> AsgiApp:
+        """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded.
+
+        Streamed token responses (``text/event-stream``, or the ``generative`` routes)
+        are also recorded as generations, first body chunk = first token.
+        """
         from inferwatch.sdk._middleware import AsgiMiddleware
 
-        return AsgiMiddleware(app, self, route)
+        return AsgiMiddleware(app, self, route, generative)
 
     def wsgi(self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None) -> WsgiApp:
         """Wrap a WSGI app (Flask, Django) so each request is recorded."""

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Exemplar
 
 from inferwatch.model import metrics as catalog
 
@@ -88,6 +89,15 @@ class RequestAggregates:
     codes: dict[tuple[str, int], int] = field(default_factory=dict)
     histograms: dict[str, RouteHistogram] = field(default_factory=dict)
     invalid: int = 0
+    exemplars: dict[str, dict[int, Exemplar]] = field(default_factory=dict)
+    """Per route, the latest traced observation per bucket index (OpenMetrics exemplars)."""
+
+    def add_exemplars(self, items: Sequence[tuple[str, float, str]], now: float) -> None:
+        """Keep ``(route, duration_s, trace_id)`` as its bucket's exemplar (routes already counted)."""
+        for route, duration, trace_id in items:
+            if route in self.histograms and isinstance(duration, float) and 0.0 <= duration < math.inf:
+                bucket = bisect_left(self.bounds, duration)
+                self.exemplars.setdefault(route, {})[bucket] = Exemplar({"trace_id": trace_id}, duration, now)
 
     def add_batch(self, items: Sequence[tuple[Any, ...]]) -> None:
         """Aggregate ``(tag, route, status, duration_s)`` items; count and skip invalid ones."""
@@ -177,10 +187,10 @@ class RequestAggregates:
         )
         les = [_le(b) for b in self.bounds] + ["+Inf"]
         for route, h in sorted(self.histograms.items()):
-            cum = h.cumulative()
-            hist.add_metric(
-                (model, route, svc, version), list(zip(les, (int(c) for c in cum), strict=True)), h.sum,
-            )
+            buckets: list[Any] = list(zip(les, (int(c) for c in h.cumulative()), strict=True))
+            for i, ex in self.exemplars.get(route, {}).items():
+                buckets[i] = (*buckets[i], ex)  # served in OpenMetrics only
+            hist.add_metric((model, route, svc, version), buckets, h.sum)
         yield hist
 
 

@@ -1,9 +1,11 @@
 """The alerting HTTP API: silences (Alertmanager API v2 shapes), the Alertmanager webhook,
 notification and action records. Writes need ``Authorization: Bearer <token>``.
 
-    GET    /api/v2/silences                 list (open)
-    POST   /api/v2/silences                 create or update -> {"silenceID": ...}
+    GET    /api/v2/silences                 list (open), ``filter`` as Alertmanager's
+    POST   /api/v2/silences                 create or update -> {"silenceID": ...} (Alertmanager's rules)
+    GET    /api/v2/silence/{id}             one silence
     DELETE /api/v2/silence/{id}             expire now
+    ...    /api/v2/status, receivers, alerts, alerts/groups   (``_am_api``)
     POST   /api/v1/alertmanager             a real Alertmanager's webhook (version 4)
     GET    /api/v1/notifications            recent deliveries and failures
     GET    /api/v1/actions                  action outcomes
@@ -28,8 +30,9 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError
 from inferwatch.alerting import Pipeline, Silence, parse_rfc3339, rfc3339
 from inferwatch.config import Config, Secret, env
-from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name
+from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, parse_matcher
 from inferwatch.rules import Alert
+from inferwatch.server._am_api import am_error, am_routes
 
 __all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "resolve_api_token"]
 
@@ -75,22 +78,38 @@ def _authorised(request: Request, token: Secret) -> bool:
     return hmac.compare_digest(got.encode(), want.encode())
 
 
-def _write(token: Secret, fn: Endpoint) -> Endpoint:
+def _write(token: Secret, fn: Endpoint, error: Callable[[int, str], Response] = _error) -> Endpoint:
     async def guarded(request: Request) -> Response:
         if not _authorised(request, token):
             return _error(401, "writes need 'Authorization: Bearer <token>' (see the server's first start)")
         try:
             return await fn(request)
         except InputError as exc:
-            return _error(400, str(exc))
+            return error(400, str(exc))
     return guarded
 
 
-async def _json_body(request: Request) -> Any:
+async def json_body(request: Request) -> Any:
     try:
         return json.loads(await request.body())
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"request body is not JSON: {exc}") from None
+
+
+_STATE_ORDER = {"active": 0, "pending": 1, "expired": 2}
+
+
+def sorted_silences(silences: list[Silence], now: float) -> list[Silence]:
+    """Alertmanager's ``SortSilences``: active by end, pending by start, expired most recent first."""
+    def key(s: Silence) -> tuple[int, float]:
+        state = s.state(now)
+        return _STATE_ORDER[state], {"active": s.ends_at, "pending": s.starts_at}.get(state, -s.ends_at)
+    return sorted(silences, key=key)
+
+
+def silence_filter_matches(s: Silence, filters: list[Matcher]) -> bool:
+    """Alertmanager's ``CheckSilenceMatchesFilterLabels``: each filter is one of the silence's matchers."""
+    return all(any((m.name, m.op, m.value) == (f.name, f.op, f.value) for m in s.matchers) for f in filters)
 
 
 def silence_json(s: Silence, now: float) -> dict[str, Any]:
@@ -173,26 +192,45 @@ def alerting_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
     """The routes to mount in the server's app."""
     clock = pipeline.clock
 
+    def am_write(fn: Endpoint) -> Endpoint:  # errors of the API v2 routes in Alertmanager's shape
+        return _write(token, fn, am_error)
+
     async def list_silences(request: Request) -> Response:
         now = clock.now()
-        return JSONResponse([silence_json(s, now) for s in pipeline.silences.list()])
+        try:
+            filters = [parse_matcher(t) for t in request.query_params.getlist("filter")]
+        except ValueError as exc:
+            return am_error(400, f"filter: {exc}")
+        kept = [s for s in pipeline.silences.list() if silence_filter_matches(s, filters)]
+        return JSONResponse([silence_json(s, now) for s in sorted_silences(kept, now)])
+
+    async def get_silence(request: Request) -> Response:
+        s = pipeline.silences.get(request.path_params["id"])
+        if s is None:
+            return am_error(404, f"no silence with id {request.path_params['id'][:64]!r}")
+        return JSONResponse(silence_json(s, clock.now()))
 
     async def post_silence(request: Request) -> Response:
         now = clock.now()
-        s = parse_silence(await _json_body(request), now)
-        stored = await run_in_threadpool(pipeline.silences.add, s, now)
+        body = await json_body(request)
+        s = parse_silence(body, now)
+        if s.ends_at < now:
+            raise InputError("silence endsAt: Failed to create silence: end time can't be in the past")
+        if body.get("id") and pipeline.silences.get(s.id) is None:  # Alertmanager: ErrNotFound
+            return am_error(404, f"silence {s.id[:64]!r} not found")
+        stored = await run_in_threadpool(pipeline.silences.set, s, now)
         return JSONResponse({"silenceID": stored.id})
 
     async def delete_silence(request: Request) -> Response:
         sid = request.path_params["id"]
         if pipeline.silences.get(sid) is None:
-            return _error(404, f"no silence with id {sid!r}")
+            return am_error(404, f"no silence with id {sid!r}")
         await run_in_threadpool(pipeline.silences.expire, sid, clock.now())
         return JSONResponse({"silenceID": sid, "status": "expired"})
 
     async def webhook(request: Request) -> Response:
         now = clock.now()
-        alerts = parse_webhook(await _json_body(request), now)
+        alerts = parse_webhook(await json_body(request), now)
         await run_in_threadpool(pipeline.send, alerts, now)
         return JSONResponse({"status": "success", "alerts": len(alerts)})
 
@@ -203,9 +241,11 @@ def alerting_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
         return JSONResponse([r.to_json() for r in pipeline.act.records()])
 
     return [
+        *am_routes(pipeline, am_write, json_body),
         Route("/api/v2/silences", list_silences, methods=["GET"]),
-        Route("/api/v2/silences", _write(token, post_silence), methods=["POST"]),
-        Route("/api/v2/silence/{id}", _write(token, delete_silence), methods=["DELETE"]),
+        Route("/api/v2/silences", am_write(post_silence), methods=["POST"]),
+        Route("/api/v2/silence/{id}", get_silence, methods=["GET"]),
+        Route("/api/v2/silence/{id}", am_write(delete_silence), methods=["DELETE"]),
         Route("/api/v1/alertmanager", _write(token, webhook), methods=["POST"]),
         Route("/api/v1/notifications", notifications, methods=["GET"]),
         Route("/api/v1/actions", actions, methods=["GET"]),

@@ -22,6 +22,7 @@ import httpx
 
 from inferwatch.alerting import rfc3339
 from inferwatch.config import AlertmanagerSpec, Config
+from inferwatch.config._redact import redact_url
 from inferwatch.rules import Alert, AlertSink
 
 __all__ = ["AlertmanagerPush", "FanoutSink", "PushCounts", "alert_sink", "alerts_payload"]
@@ -129,7 +130,8 @@ class AlertmanagerPush:
         except httpx.HTTPError as exc:
             # Not retried, as in Prometheus: the next resend (a minute) carries the alerts again.
             self.counts.failed += len(batch)
-            log.warning("alertmanager %s: %d alerts not sent: %s", url, len(batch), exc)
+            why = str(exc).replace(url, redact_url(url)) or type(exc).__name__  # httpx quotes the URL
+            log.warning("alertmanager %s: %d alerts not sent: %s", redact_url(url), len(batch), why)
             return
         self.counts.sent += len(batch)
 

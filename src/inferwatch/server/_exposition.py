@@ -3,7 +3,9 @@
 Like Prometheus's scrape cache, each line's series text (``name{labels}``) is
 parsed into a label set once, with the target's labels applied; later scrapes
 of the same line only split off and convert the value. OpenMetrics bodies go
-through prometheus-client's parser (slower, uncached).
+through the same path once their exemplars are split off (a sample's
+timestamp is in seconds there, in milliseconds in the text format); the
+exemplars come back as ``ParsedScrape.exemplars``, for the exemplar store.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ _NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_RE = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,?)\s*')
 _UNESCAPE_RE = re.compile(r"\\(.)")
 _UNESCAPES = {"n": "\n", "\\": "\\", '"': '"'}
+_QUOTED_OR_PLAIN = r'(?:[^"}]|"(?:[^"\\]|\\.)*")*'
+_OM_EXEMPLAR_RE = re.compile(
+    rf"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{{{_QUOTED_OR_PLAIN}\}})?)[ \t]+(\S+(?:[ \t]+\S+)?)"
+    rf"[ \t]+#[ \t]+\{{({_QUOTED_OR_PLAIN})\}}[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*$"
+)
+"""``series value [ts] # {labels} value [ts]``: an OpenMetrics sample line carrying an exemplar."""
 
 
 def _unescape(value: str) -> str:
@@ -63,6 +71,8 @@ class ParsedScrape:
     v: list[float] = field(default_factory=list)
     tracked: dict[str, Labels] = field(default_factory=dict)
     series_added: int = 0
+    exemplars: list[tuple[Labels, dict[str, str], float, float | None]] = field(default_factory=list)
+    """OpenMetrics exemplars: (series, exemplar labels, value, time or None: the scrape's)."""
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -88,6 +98,7 @@ class ExpositionParser:
         self.honor_labels = honor_labels
         self.honor_timestamps = honor_timestamps
         self._cache: dict[str, Labels] = {}
+        self._seconds = False  # OpenMetrics: sample timestamps in seconds
 
     def parse(self, text: str, now: float, content_type: str = "") -> ParsedScrape:
         """Parse a body scraped at ``now``; ``InputError`` naming the line when it is malformed."""
@@ -95,6 +106,39 @@ class ExpositionParser:
             return self._parse_openmetrics(text, now)
         fast = self._parse_fast(text, now)
         return fast if fast is not None else self._parse_lines(text, now)
+
+    def _parse_openmetrics(self, text: str, now: float) -> ParsedScrape:
+        """OpenMetrics: exemplars split off, then the text path with timestamps read as seconds."""
+        if text.rstrip().rpartition("\n")[2].strip() != "# EOF":
+            raise InputError("invalid OpenMetrics exposition: it must end with '# EOF'")
+        lines, found = text.splitlines(), []
+        for i, line in enumerate(lines):
+            if " # {" in line and line[:1] != "#":
+                m = _OM_EXEMPLAR_RE.match(line)
+                if m is not None:  # else " # {" is inside a label value: the sample parser judges the line
+                    lines[i] = f"{m.group(1)} {m.group(2)}"
+                    found.append((i + 1, m))
+        self._seconds = True
+        try:
+            body = "\n".join(lines)
+            fast = self._parse_fast(body, now)
+            out = fast if fast is not None else self._parse_lines(body, now)
+        finally:
+            self._seconds = False
+        for lineno, m in found:
+            out.exemplars.append(self._exemplar(lineno, m))
+        return out
+
+    def _exemplar(self, lineno: int, m: re.Match[str]) -> tuple[Labels, dict[str, str], float, float | None]:
+        key = m.group(1)
+        series = self._cache.get(key) or self._labels(key, lineno)
+        _, pairs = _parse_series("x{" + m.group(3) + "}", lineno) if m.group(3).strip() else ("", [])
+        try:
+            value = float(m.group(4))
+            t = float(m.group(5)) if m.group(5) is not None else None
+        except ValueError:
+            raise InputError(f"line {lineno}: bad exemplar value or time in {m.group(0)[:80]!r}") from None
+        return series, dict(pairs), value, t
 
     def _parse_fast(self, text: str, now: float) -> ParsedScrape | None:
         """Cached series, values split off with C-level calls; ``None`` sends the body to the slow path."""
@@ -147,7 +191,9 @@ class ExpositionParser:
             if len(rest) not in (1, 2):
                 raise ValueError
             v = float(rest[0])
-            stamp = int(rest[1]) if len(rest) == 2 else None
+            stamp = (float(rest[1]) * 1000 if self._seconds else int(rest[1])) if len(rest) == 2 else None
+            if stamp is not None and not math.isfinite(stamp):
+                raise ValueError
         except ValueError:
             raise InputError(
                 f"line {lineno}: expected 'series value [timestamp_ms]', got {line[:80]!r}"
@@ -201,32 +247,3 @@ class ExpositionParser:
             merged[k] = v
         merged[METRIC_NAME_LABEL] = name
         return Labels(merged)
-
-    def _parse_openmetrics(self, text: str, now: float) -> ParsedScrape:
-        from prometheus_client.openmetrics.parser import text_string_to_metric_families
-
-        out = ParsedScrape()
-        new_cache: dict[str, Labels] = {}
-        try:
-            for family in text_string_to_metric_families(text):  # type: ignore[no-untyped-call]
-                for s in family.samples:
-                    labels = self._with_target_labels(
-                        s.name, {k: v for k, v in s.labels.items() if not k.startswith("__")}
-                    )
-                    key = str(labels)
-                    if key not in self._cache and key not in new_cache:
-                        out.series_added += 1
-                    new_cache[key] = labels
-                    explicit = s.timestamp is not None and self.honor_timestamps
-                    t = float(s.timestamp) if explicit else now
-                    if not explicit:
-                        out.tracked[key] = labels
-                    out.labels.append(labels)
-                    out.t.append(t)
-                    out.v.append(float(s.value))
-        except (ValueError, TypeError) as exc:
-            raise InputError(f"invalid OpenMetrics exposition: {exc}") from None
-        self._cache = new_cache
-        if not all(math.isfinite(t) for t in out.t):
-            raise InputError("invalid OpenMetrics exposition: non-finite timestamp")
-        return out

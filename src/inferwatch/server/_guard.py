@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 BODY_LIMITS: Mapping[str, int] = {
     "/api/v1/write": 32 << 20, "/api/v1/ingest": 32 << 20, "/api/v1/otlp": 32 << 20,
     "/v1/metrics": 32 << 20, "/v1/traces": 32 << 20, "/api/v1/alertmanager": 8 << 20,
+    "/api/v2/alerts": 8 << 20,  # batches from a Prometheus that treats the server as its Alertmanager
 }
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _OPEN = {ord("{"), ord("[")}

@@ -5,7 +5,10 @@ Checks, in order, each answered with a JSON error naming what was wrong:
 400 a body that is not gzip'ed JSON of the ingest format (the message names
 the field, e.g. ``body.series[3].v[17]``) or that expands past
 ``edge.max_decoded_bytes`` or holds more than ``edge.max_samples``; 403 a
-token of one device uploading as another. A batch id already stored answers
+token of one device uploading as another; 409 ``unknown_series`` a version-2
+batch naming a series id whose labels the server does not have (the agent
+resends it with its definitions). Both versions are accepted (``_wire``);
+version-2 definitions are kept per device and spool in ``edge.sqlite``. A batch id already stored answers
 200 ``{"status": "duplicate"}`` and stores nothing (the agent retried a batch
 whose answer it did not get). Every sample gets ``device="<name>"`` from
 the token, never from the body; the server records the contact time as
@@ -15,6 +18,7 @@ the token, never from the body; the server records the contact time as
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import sqlite3
 import threading
@@ -30,8 +34,8 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.collect import sample
 from inferwatch.config import EdgeConfig
-from inferwatch.edge import INGEST_PATH, decode_batch
-from inferwatch.model import Clock, Sample
+from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
+from inferwatch.model import Clock, Labels, Sample
 from inferwatch.model import metrics as m
 from inferwatch.store import Store
 
@@ -52,8 +56,34 @@ class SeenBatches:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS batches (device TEXT NOT NULL, id TEXT NOT NULL, "
                              "at REAL NOT NULL, PRIMARY KEY (device, id))")
+            self._db.execute("CREATE TABLE IF NOT EXISTS series (device TEXT NOT NULL, spool TEXT NOT NULL, "
+                             "id INTEGER NOT NULL, labels TEXT NOT NULL, PRIMARY KEY (device, spool, id))")
         except sqlite3.Error as exc:
             raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
+        self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
+
+    def _spool_series(self, device: str, spool: str) -> dict[int, Labels]:
+        got = self._series.get((device, spool))
+        if got is None:
+            rows = self._db.execute("SELECT id, labels FROM series WHERE device = ? AND spool = ?",
+                                    (device, spool))
+            got = self._series[(device, spool)] = {int(i): Labels(json.loads(t)) for i, t in rows}
+        return got
+
+    def labels(self, device: str, spool: str, sid: int) -> Labels | None:
+        """The labels series ``sid`` of ``device``'s ``spool`` was defined with (version 2), if any."""
+        with self._lock:
+            return self._spool_series(device, spool).get(sid)
+
+    def define(self, device: str, spool: str, defs: dict[int, Labels]) -> None:
+        """Keep the series definitions of a version-2 batch."""
+        with self._lock:
+            known = self._spool_series(device, spool)
+            new = {i: ls for i, ls in defs.items() if known.get(i) != ls}
+            if new:
+                self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)",
+                                     [(device, spool, i, json.dumps(ls.to_dict())) for i, ls in new.items()])
+                known.update(new)
 
     def seen(self, device: str, batch_id: str) -> bool:
         """Whether ``batch_id`` of ``device`` was stored already."""
@@ -154,10 +184,15 @@ class EdgeIngest:
             raise _Reject(401, "no valid device token (Authorization: Bearer <token>)")
         try:
             batch = decode_batch(body, max_bytes=self.config.max_decoded_bytes,
-                                 max_samples=self.config.max_samples)
+                                 max_samples=self.config.max_samples,
+                                 known=lambda spool, sid: self.seen.labels(device, spool, sid))
+        except UnknownSeries as exc:
+            raise _Reject(409, str(exc)) from None
         except InputError as exc:
             raise _Reject(400, str(exc)) from None
-        if batch.device != device:
+        if batch.defs:
+            self.seen.define(device, batch.batch_id.partition(":")[0], dict(batch.defs))
+        if (batch.version == 1 or batch.device) and batch.device != device:
             raise _Reject(403, f"body.device: {batch.device!r:.80} is not the device of this token")
         now = self.clock.now()
         with self._lock:  # one batch of a device at a time: the seen-check and the append agree
@@ -225,5 +260,6 @@ def ingest_routes(ingest: EdgeIngest) -> list[Route]:
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"status": "error", "errorType": "bad_data" if status == 400 else "edge",
+    kind = {400: "bad_data", 409: "unknown_series"}.get(status, "edge")
+    return JSONResponse({"status": "error", "errorType": kind,
                          "error": message}, status_code=status)

@@ -57,6 +57,8 @@ class Reloader:
             notes = [f"reloaded: {len(comps.scrape.targets())} targets, {len(comps.rules)} rules"]
             if new.alerting != old.alerting:
                 notes.append("alerting changes take effect after a restart")
+            if new.server.remote_write != old.server.remote_write:
+                notes.append("server.remote_write changes take effect after a restart")
             if new.server.listen != old.server.listen:
                 notes.append("server.listen changes take effect after a restart")
             if (new.server.query, new.server.http) != (old.server.query, old.server.http):

@@ -62,12 +62,55 @@ _WEBHOOK_ALERT = {"type": "object", "properties": {
 _WEBHOOK = {"type": "object", "required": ["alerts"], "properties": {
     "version": {"type": "string"}, "status": {"type": "string"}, "receiver": {"type": "string"},
     "alerts": {"type": "array", "items": _WEBHOOK_ALERT}}}
+_ATTRS = {"type": "array", "items": {"type": "object", "required": ["key"], "properties": {
+    "key": {"type": "string"}, "value": {"type": "object", "properties": {
+        "stringValue": {"type": "string"}, "intValue": {"type": "string"}, "doubleValue": {"type": "number"},
+        "boolValue": {"type": "boolean"}}}}}}
+_OTLP_POINT = {"type": "object", "properties": {
+    "attributes": _ATTRS, "startTimeUnixNano": {"type": "string"}, "timeUnixNano": {"type": "string"},
+    "asDouble": {"type": "number"}, "asInt": {"type": "string"}, "count": {"type": "string"},
+    "sum": {"type": "number"}, "explicitBounds": {"type": "array", "items": {"type": "number"}},
+    "bucketCounts": {"type": "array", "items": {"type": "string"}}, "flags": {"type": "integer"}}}
+_OTLP_DATA = {"type": "object", "properties": {
+    "dataPoints": {"type": "array", "items": _OTLP_POINT}, "aggregationTemporality": {"type": "integer"},
+    "isMonotonic": {"type": "boolean"}}}
+_OTLP_METRICS = {"type": "object", "properties": {"resourceMetrics": {"type": "array", "items": {
+    "type": "object", "properties": {
+        "resource": {"type": "object", "properties": {"attributes": _ATTRS}},
+        "scopeMetrics": {"type": "array", "items": {"type": "object", "properties": {"metrics": {
+            "type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "unit": {"type": "string"},
+                "gauge": _OTLP_DATA, "sum": _OTLP_DATA,
+                "histogram": _OTLP_DATA, "summary": _OTLP_DATA, "exponentialHistogram": _OTLP_DATA}}}}}}}}}}}
+
+
+_BOOL = {"type": "boolean", "default": True}
+_FILTER = _q("filter", {"type": "array", "items": {"type": "string"}}, False,
+             'a matcher, e.g. alertname="Up"')
+_ALERT_QUERY = [_q("active", _BOOL), _q("silenced", _BOOL), _q("inhibited", _BOOL), _FILTER,
+                _q("receiver", {"type": "string"}, False, "a regex matching receivers")]
+_LABELSET = {"type": "object", "additionalProperties": {"type": "string"}}
+_POSTABLE_ALERTS = {"type": "array", "items": {"type": "object", "required": ["labels"], "properties": {
+    "labels": _LABELSET, "annotations": _LABELSET, "startsAt": {"type": "string", "format": "date-time"},
+    "endsAt": {"type": "string", "format": "date-time"}, "generatorURL": {"type": "string"}}}}
+_SILENCE_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
 
 
 def _post(summary: str, schema: Mapping[str, Any], *codes: int) -> dict[str, Any]:
     return {"summary": summary, "security": _BEARER,
             "requestBody": {"required": True, "content": {"application/json": {"schema": dict(schema)}}},
             "responses": _answers(*codes)}
+
+
+def _otlp_post() -> dict[str, Any]:
+    op = _post("OTLP/HTTP metrics (ExportMetricsServiceRequest, JSON or protobuf, optionally gzip)",
+               _OTLP_METRICS, 200, 400, 401, 413, 415, 503)
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    op["requestBody"]["content"]["application/x-protobuf"] = binary
+    op["responses"]["200"]["content"] = {"application/json": {"schema": {"type": "object", "properties": {
+        "partialSuccess": {"type": "object", "properties": {"rejectedDataPoints": {"type": "string"},
+                                                             "errorMessage": {"type": "string"}}}}}}}
+    return op
 
 
 PATHS: dict[str, dict[str, Any]] = {
@@ -78,6 +121,9 @@ PATHS: dict[str, dict[str, Any]] = {
     "/metrics": {"get": {"summary": "the server's own metrics", "responses": _answers(200, text=True)}},
     "/api/v1/query": {"get": _get("instant query", _QUERY, 200, 400, 422, 503)},
     "/api/v1/query_range": {"get": _get("range query", _RANGE, 200, 400, 422, 503)},
+    "/api/v1/query_exemplars": {"get": _get("exemplars of the series a query selects", [
+        _q("query", {"type": "string"}, True, "a PromQL expression"), _q("start", _TIME), _q("end", _TIME)],
+        200, 400)},
     "/api/v1/series": {"get": _get("series matching selectors", [
         _q("match[]", {"type": "string"}, True, "a series selector")], 200, 400, 503)},
     "/api/v1/label/{name}/values": {"get": {**_get("values of a label", None, 200, 400), "parameters": [
@@ -89,12 +135,31 @@ PATHS: dict[str, dict[str, Any]] = {
     "/api/v1/actions": {"get": _get("action outcomes", None, 200)},
     "/api/v1/alertmanager": {"post": _post("an Alertmanager webhook (version 4)", _WEBHOOK,
                                            200, 400, 401, 413)},
-    "/api/v2/silences": {"get": _get("silences", None, 200),
-                         "post": _post("create or update a silence", _SILENCE, 200, 400, 401, 413)},
-    "/api/v2/silence/{id}": {"delete": {"summary": "expire a silence", "security": _BEARER,
-                                        "parameters": [{"name": "id", "in": "path", "required": True,
-                                                        "schema": {"type": "string"}}],
+    "/api/v2/silences": {"get": _get("silences", [_FILTER], 200, 400),
+                         "post": _post("create or update a silence", _SILENCE, 200, 400, 401, 404, 413)},
+    "/api/v2/silence/{id}": {"get": {**_get("one silence", None, 200, 404), "parameters": _SILENCE_ID},
+                             "delete": {"summary": "expire a silence", "security": _BEARER,
+                                        "parameters": _SILENCE_ID,
                                         "responses": _answers(200, 400, 401, 404)}},
+    # Alertmanager 0.25's API v2 (amtool, Grafana's Alertmanager data source)
+    "/api/v2/status": {"get": _get("Alertmanager status", None, 200)},
+    "/api/v2/receivers": {"get": _get("receivers", None, 200)},
+    "/api/v2/alerts": {"get": _get("alerts", [*_ALERT_QUERY, _q("unprocessed", _BOOL)], 200, 400),
+                       "post": _post("alerts in, as Alertmanager takes them", _POSTABLE_ALERTS,
+                                     200, 400, 401, 413)},
+    "/api/v2/alerts/groups": {"get": _get("alert groups", _ALERT_QUERY, 200, 400)},
+    "/api/v1/write": {"post": {  # the body is binary: no JSON schema to fuzz with
+        "summary": "Prometheus remote-write 1.0 (snappy-compressed protobuf WriteRequest)",
+        "security": _BEARER,
+        "responses": {"204": {"description": "stored"}, **_answers(400, 401, 413, 503)}}},
+    "/api/v1/edge/ingest": {"post": {  # a gzip'd JSON batch from the edge agent: binary to a fuzzer
+        "summary": "an edge agent's upload (format version 1 or 2, gzip)", "security": _BEARER,
+        "requestBody": {"required": True, "content": {"application/json": {
+            "schema": {"type": "string", "format": "binary"}}}},
+        "responses": _answers(200, 400, 401, 403, 409, 413, 503)}},
+    "/api/v1/edge/devices": {"get": _get("edge devices: last contact, backlog, drops", None, 200)},
+    "/v1/metrics": {"post": _otlp_post()},
+    "/api/v1/otlp/v1/metrics": {"post": _otlp_post()},
     OPENAPI_PATH: {"get": {"summary": "this document", "responses": _answers(200)}},
 }
 

@@ -189,8 +189,9 @@ def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> 
         return str(_parse_named(_query_text(params)))
 
     def query_exemplars(params: Params) -> Any:
-        parse_promql(_query_text(params))
-        return []  # exemplars are kept by the tracing store, not the TSDB: none to join here
+        from inferwatch.server._exemplar_api import query_exemplars
+
+        return query_exemplars(params, server.components.scrape.exemplars)  # scraped from OpenMetrics
 
     return [
         Route("/api/v1/query", query_handler(query, executor), methods=["GET", "POST"]),

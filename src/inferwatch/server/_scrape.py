@@ -16,7 +16,9 @@ on a simulated clock; :meth:`ScrapeLoop.start` runs one thread per target.
 from __future__ import annotations
 
 import logging
+import re
 import threading
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ import httpx
 
 from inferwatch._exceptions import InferwatchError
 from inferwatch.config import ScrapeTarget
+from inferwatch.config._redact import REDACTED, install_log_redaction, redact_url
 from inferwatch.model import STALE_NAN, Clock, Labels
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server._scrape_limits import (
@@ -34,13 +37,15 @@ from inferwatch.server._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.store import Store, append_columns
+from inferwatch.store import ExemplarStore, Store, append_columns
 
 __all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
 
 log = logging.getLogger(__name__)
 
-ACCEPT = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+          "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+"""Prometheus 2.42's scrape Accept header: OpenMetrics first, so targets serve their exemplars."""
 REPORT_METRICS = (
     "up", "scrape_duration_seconds", "scrape_samples_scraped",
     "scrape_samples_post_metric_relabeling", "scrape_series_added",
@@ -64,6 +69,24 @@ class TargetHealth:
     samples: int = 0
 
 
+_SECRET_PARAM = re.compile(r"token|key|secret|pass|auth|sig|credential", re.I)
+
+
+def _shown_url(url: str) -> str:
+    """``url`` as the targets API shows it: no ``user:pass@``, secret-looking query values masked.
+
+    Other query parameters stay (Prometheus shows a target's ``params``, such as
+    a blackbox exporter's ``module``).
+
+    >>> _shown_url("http://u:p@h:1/m?module=x&access_token=abc")
+    'http://h:1/m?module=x&access_token=%3Csecret%3E'
+    """
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.urlencode([(k, REDACTED if _SECRET_PARAM.search(k) else v)
+                                    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)])
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query=query))
+
+
 class _Target:
     """One target's state between scrapes: parser cache, tracked series, schedule."""
 
@@ -78,7 +101,7 @@ class _Target:
         self.next_due: float | None = None  # wall time, for tick()
         self.next_mono: float | None = None  # monotonic time, for the scrape thread
         self.health = TargetHealth(
-            cfg.job, cfg.instance, cfg.url, dict(sorted(self.labels.items())),
+            cfg.job, cfg.instance, _shown_url(cfg.url), dict(sorted(self.labels.items())),
             cfg.effective_interval, cfg.effective_timeout,
         )
 
@@ -88,11 +111,14 @@ class ScrapeLoop:
 
     def __init__(
         self, targets: Sequence[ScrapeTarget], store: Store, *, clock: Clock,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.BaseTransport | None = None, exemplars: ExemplarStore | None = None,
     ) -> None:
         self.store = store
+        self.exemplars = exemplars if exemplars is not None else ExemplarStore()
+        """The exemplars scraped from OpenMetrics targets (kept across reloads by ``adopt``)."""
         self.clock = clock
         self._targets = [_Target(t) for t in targets]
+        install_log_redaction()  # httpx logs each request's URL whole (user:pass@, ?token=)
         self._client = httpx.Client(transport=transport, follow_redirects=True, headers={"Accept": ACCEPT})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -121,7 +147,7 @@ class ScrapeLoop:
         try:
             self._scrape_unsafe(target, now)
         except Exception:  # a background loop logs and goes on
-            log.exception("scrape of %s failed unexpectedly", target.cfg.url)
+            log.exception("scrape of %s failed unexpectedly", redact_url(target.cfg.url))
         interval = target.cfg.effective_interval
         due = (target.next_due if target.next_due is not None else now) + interval
         target.next_due = due if due > now else now + interval
@@ -158,14 +184,19 @@ class ScrapeLoop:
             error = f"store refused the scrape: {exc}"
             if not self._store_failing:  # once per episode: a full disk refuses every scrape
                 log.error("target %s: %s (said once until the store accepts samples again)",
-                          target.cfg.url, error)
+                          redact_url(target.cfg.url), error)
             self._store_failing = True
         else:
             if self._store_failing:
                 log.warning("the store accepts scraped samples again")
             self._store_failing = False
             target.tracked = parsed.tracked  # only what was stored can go stale later
+            if parsed.exemplars:  # Prometheus: an exemplar without a time gets the scrape's
+                self.exemplars.add_many((ls, ex, v, now if t is None else t)
+                                        for ls, ex, v, t in parsed.exemplars)
         h = target.health
+        if error:  # httpx's messages quote the URL, which may carry user:pass@ or a ?token=
+            error = error.replace(target.cfg.url, redact_url(target.cfg.url))
         h.health, h.last_error = ("down", error) if error else ("up", note)
         h.last_scrape, h.last_duration, h.samples = now, duration, len(parsed)
 
@@ -184,8 +215,9 @@ class ScrapeLoop:
         Their parser cache, tracked series and schedule carry on, so a reload
         neither marks their series stale nor costs a cold first scrape. The
         series of targets that are gone are marked stale. ``old`` must be
-        stopped. Returns how many targets were kept.
+        stopped. Returns how many targets were kept. The exemplars carry on.
         """
+        self.exemplars = old.exemplars
         previous = {t.cfg.model_dump_json(): t for t in old._targets}
         kept = 0
         for i, t in enumerate(self._targets):
@@ -204,7 +236,7 @@ class ScrapeLoop:
             try:
                 append_columns(self.store, labels, [now] * len(labels), [STALE_NAN] * len(labels))
             except InferwatchError:
-                log.exception("cannot mark the series of %s stale", target.cfg.url)
+                log.exception("cannot mark the series of %s stale", redact_url(target.cfg.url))
             target.tracked = {}
 
     # -- threads ----------------------------------------------------------------

@@ -95,6 +95,8 @@ class _ServerCollector(Collector):
             yield size
         if self._deliveries is not None:
             yield from self._delivery(self._deliveries)
+        if comps.remote is not None:
+            yield from comps.remote.metrics()
 
     @staticmethod
     def _evaluation(server: Server) -> Iterator[Metric]:

@@ -18,6 +18,9 @@ from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._otlp import open_trace_store, trace_routes
+from inferwatch.server._otlp_delta import DeltaState
+from inferwatch.server._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
+from inferwatch.server._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._wiring import ServerComponents, build_components, build_pipeline, data_dir_of
@@ -54,20 +57,27 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
+    from inferwatch.server._trace_links import TraceLinks
+
+    # latency alerts name example slow traces (exemplars); `server` is bound before the first send
+    sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
     from inferwatch.server._ingest import EdgeIngest, ingest_routes
 
-    edge = EdgeIngest(config.edge, server.components.store, clock,
+    edge = EdgeIngest(config.edge, server.components.appender, clock,
                       data_dir if config.storage.type == "sqlite" else None)
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
     routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
+    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState())  # OTLP metrics in
+    routes.extend(otlp_metrics_routes(otlp_metrics, token))
+    routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.appender, clock), token))
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=sink)
+            return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))
@@ -84,6 +94,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     notify = PipelineRunner(pipeline)
     notify.start()
+    if server.components.remote is not None:
+        server.components.remote.start()  # remote-write out: what an earlier run left unsent goes first
     if push is not None:
         push.start()
     def started(bound_port: int) -> None:

@@ -30,6 +30,7 @@ from inferwatch.rules import (
     Rule,
     load_rules,
 )
+from inferwatch.server._remote_write_out import RemoteWrite
 from inferwatch.server._scrape import ScrapeLoop
 from inferwatch.store import Store, open_store
 
@@ -64,6 +65,12 @@ class ServerComponents:
     rules: list[Rule]
     evaluator: Evaluator
     state: AlertStateStore | None
+    remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
+
+    @property
+    def appender(self) -> Store:
+        """Where ingest paths append: the store, through the remote-write queue when remotes are set."""
+        return self.remote.tee if self.remote is not None else self.store
 
     def close(self) -> None:
         """Save the state, stop the scrape threads and close the files (shutdown)."""
@@ -81,6 +88,8 @@ class ServerComponents:
         if self.state is not None:
             self.state.close()
         if not keep_store:
+            if self.remote is not None:
+                self.remote.close()  # senders first: what is unsent stays queued for the next start
             self.store.close()
 
 
@@ -92,8 +101,13 @@ def data_dir_of(config: Config) -> Path:
 def build_components(
     config: Config, *, clock: Clock, store: Store | None = None, sink: AlertSink | None = None,
     band_factory: BandProviderFactory | None = None, transport: httpx.BaseTransport | None = None,
+    remote: RemoteWrite | None = None,
 ) -> ServerComponents:
-    """Build every component of the server from ``config`` (nothing started yet)."""
+    """Build every component of the server from ``config`` (nothing started yet).
+
+    A reload passes the current ``store`` and ``remote``: both carry on (the
+    remote-write queue is opened with the store, from ``server.remote_write``).
+    """
     data_dir = data_dir_of(config)
     if config.storage.type == "sqlite":
         try:
@@ -103,13 +117,19 @@ def build_components(
     rules = load_rules(config)
     if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
         band_factory = band_provider_factory(config.baseline)
-    store = store if store is not None else open_store(config.storage, data_dir, clock=clock)
+    if store is None:
+        store = open_store(config.storage, data_dir, clock=clock)
+        if config.server.remote_write:
+            data_dir.mkdir(parents=True, exist_ok=True)  # the queue lives there with memory storage too
+            remote = RemoteWrite(config.server.remote_write, store, data_dir, clock=clock,
+                                 transport=transport)
     state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
     evaluator = Evaluator(
         rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory
     )
-    scrape = ScrapeLoop(config.scrape.targets, store, clock=clock, transport=transport)
-    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state)
+    appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
+    scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport)
+    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote)
 
 
 def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:

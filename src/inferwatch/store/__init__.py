@@ -7,6 +7,7 @@
 ['up{job="api"}']
 """
 
+from inferwatch.store._exemplars import Exemplar, ExemplarSeries, ExemplarStore
 from inferwatch.store._memory import MemoryStore, append_columns
 from inferwatch.store._open import TSDB_FILE, open_store
 from inferwatch.store._protocol import AppendStats, Series, Store
@@ -17,6 +18,9 @@ from inferwatch.store._util import stale_mask
 __all__ = [
     "TSDB_FILE",
     "AppendStats",
+    "Exemplar",
+    "ExemplarSeries",
+    "ExemplarStore",
     "MemoryStore",
     "SQLiteStore",
     "Series",

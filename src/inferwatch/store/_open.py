@@ -19,4 +19,5 @@ def open_store(config: StorageConfig, data_dir: str | Path, *, clock: Clock | No
     """Open the configured store: ``sqlite`` (``<data_dir>/tsdb.sqlite``) or ``memory``."""
     if config.type == "memory":
         return MemoryStore()
-    return SQLiteStore(Path(data_dir) / TSDB_FILE, clock=clock, retention=config.retention)
+    return SQLiteStore(Path(data_dir) / TSDB_FILE, clock=clock, retention=config.retention,
+                       head_window=config.head_window)

@@ -1,6 +1,7 @@
 """Per-stage latency breakdown of stored traces, and which stage's P99 moved between two windows.
 
-A stage is a non-root span of the service (``feature_store``, ``model``...),
+A stage is an internal (neither SERVER nor CLIENT) non-root span of the
+service (``feature_store``, ``model``...),
 named by its span name. ``breakdown`` summarises each stage's durations;
 ``slowed_stages`` ranks stages by how much their P99 grew from a baseline
 window to a recent one, with the slowest recent traces of each as examples.

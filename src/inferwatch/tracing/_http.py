@@ -21,22 +21,26 @@ __all__ = ["ServerSpan"]
 class ServerSpan:
     """One request's SERVER span: current from ``__init__`` until ``end``."""
 
-    __slots__ = ("_method", "_span", "_token")
+    __slots__ = ("_method", "_span", "_token", "_tracing")
 
     def __init__(self, tracing: Tracing, method: str, path: str, carrier: Mapping[str, str]) -> None:
         from opentelemetry import context, propagate, trace
         from opentelemetry.trace import SpanKind
 
         parent = propagate.extract(carrier)
-        self._method = method
+        self._method, self._tracing = method, tracing
         self._span = tracing.tracer.start_span(
             method, context=parent, kind=SpanKind.SERVER,
             attributes={"http.request.method": method, "url.path": path},
         )
         self._token = context.attach(trace.set_span_in_context(self._span, parent))
 
-    def end(self, status: int, route: str) -> None:
-        """Name the span ``METHOD route``, record the status (5xx is an error), end it, restore context."""
+    def end(self, status: int, route: str) -> str:
+        """Name the span ``METHOD route``, record the status (5xx is an error), end it, restore context.
+
+        Returns the trace id (32 hex digits) when the trace is kept, so the
+        request's latency observation may point to it as an exemplar; else ``""``.
+        """
         from opentelemetry import context
         from opentelemetry.trace import Status, StatusCode
 
@@ -48,3 +52,4 @@ class ServerSpan:
             span.set_status(Status(StatusCode.ERROR))
         span.end()
         context.detach(self._token)
+        return format(span.get_span_context().trace_id, "032x") if self._tracing.kept(span) else ""

@@ -78,6 +78,11 @@ class TailSamplingProcessor(SpanProcessor):
         slow = span_duration_s >= self.slow_threshold_s  # the root lasts at least as long as its stage
         return failed or slow or keeps_by_ratio(trace_id, self.sample_ratio)
 
+    def decided(self, trace_id: int) -> bool | None:
+        """Whether the trace was kept, once its local root has ended (None: undecided or forgotten)."""
+        with self._lock:
+            return self._decided.get(trace_id)
+
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         """Nothing to do: spans are judged when they end."""
 

@@ -59,6 +59,12 @@ class Tracing:
             return bool(span.get_span_context().trace_flags.sampled)  # the head sampler decided
         return self.sampler.sure_to_keep(trace_id, duration_s, failed)
 
+    def kept(self, root: Any) -> bool:
+        """Whether the trace of an ended local root span was kept (decided when the root ended)."""
+        if self.sampler is None:
+            return bool(root.get_span_context().trace_flags.sampled)
+        return bool(self.sampler.decided(root.get_span_context().trace_id))
+
     def server_span(self, method: str, path: str, carrier: Mapping[str, str]) -> ServerSpan:
         """Start a request's SERVER span, the child of the ``traceparent`` in ``carrier`` if any."""
         from inferwatch.tracing._http import ServerSpan

@@ -123,11 +123,16 @@ class TraceStore:
                 for tid, t0, t1, n, err in rows]
 
     def stage_durations(self, service: str, start_ns: int, end_ns: int) -> list[tuple[str, float, str]]:
-        """``(stage, duration_s, trace_id)`` of the non-root spans of ``service`` started in the range."""
+        """``(stage, duration_s, trace_id)`` of the internal non-root spans of ``service`` started then.
+
+        SERVER and CLIENT spans are the hops between services, not stages: a
+        service's server span has a parent when its caller traces too.
+        """
         with self._lock:
             rows = self._db.execute(
                 "SELECT name, (end_ns - start_ns) / 1e9, trace_id FROM spans WHERE service = ? "
-                "AND parent_span_id != '' AND start_ns BETWEEN ? AND ?", (service, start_ns, end_ns),
+                "AND parent_span_id != '' AND kind NOT IN (2, 3) AND start_ns BETWEEN ? AND ?",
+                (service, start_ns, end_ns),
             ).fetchall()
         return [(str(n), float(d), str(t)) for n, d, t in rows]
 

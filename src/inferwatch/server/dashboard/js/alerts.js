@@ -52,6 +52,15 @@ function recordList(list, line) {
     h("li", {}, e.more ? h("span", { class: "muted" }, `and ${e.more} earlier (see the timeline)`) : line(e)))) : null;
 }
 
+// "id (2.2s), id (1.9s)": the slowest traces of the alert's series (exemplars), each linked to the trace API
+function exampleTraces(text) {
+  const items = text.split(", ").map((item) => {
+    const [id, ...rest] = item.split(" ");
+    return [h("a", { class: "trace", href: `api/v1/traces/${encodeURIComponent(id)}` }, id), ` ${rest.join(" ")} `];
+  });
+  return h("p", { class: "traces" }, h("b", {}, "example slow traces: "), ...items.flat());
+}
+
 function card(a, events, now) {
   const ann = a.annotations;
   const actions = events.filter((e) => e.kind === "action" && sameAlert(a, e));
@@ -67,6 +76,7 @@ function card(a, events, now) {
   ann.summary ? h("p", {}, ann.summary) : null,
   ann.description ? h("p", { class: "muted" }, ann.description) : null,
   next ? h("p", {}, h("b", {}, "next step: "), next) : null,
+  ann.example_traces ? exampleTraces(ann.example_traces) : null,
   why(a),
   recordList(actions, (e) => [`${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
     h("span", { class: e.ok ? "ok" : "bad" }, e.outcome)]),

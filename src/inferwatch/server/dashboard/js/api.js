@@ -16,7 +16,9 @@ async function parse(res, path) {
   let body = null;
   try { body = await res.json(); } catch { /* not JSON: reported below */ }
   if (!res.ok || (body && body.status === "error")) {
-    throw new ApiError((body && body.error) || `${path}: HTTP ${res.status}`, res.status);
+    // Alertmanager's API v2 routes answer an error as a JSON string, the others as {error}
+    const msg = typeof body === "string" ? body : body && body.error;
+    throw new ApiError(msg || `${path}: HTTP ${res.status}`, res.status);
   }
   return body && body.status === "success" && "data" in body ? body.data : body;
 }

@@ -1,0 +1,162 @@
+"""Generation tracking: per-token call cost against prometheus-client, per-response cost.
+
+    python benchmarks/bench_generation.py [--quick]
+
+Side by side in one run:
+1. per-token cost: inferwatch's ``Generation.tokens(1)`` against
+   prometheus-client's ``Histogram.observe`` (labels resolved once, as a
+   server that observes each inter-token gap does), alone and with the
+   clock read that an inter-token observation needs;
+2. per-response cost: ``track_generation`` enter + exit (the queue append
+   and its validation) and the one-shot ``record_generation``, background
+   worker parked so only the request thread is timed.
+Target (issue 22): a per-token call under 0.5 µs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client.metrics_core import Metric
+
+from inferwatch.config import SdkConfig
+from inferwatch.sdk import Monitor
+
+TARGET_NS = 500.0
+TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+
+
+def per_call_ns(loop: Callable[[int], None], calls: int, rounds: int,
+                between: Callable[[], Any] = lambda: None) -> float:
+    """Median over rounds of ns per call; ``loop(n)`` makes n calls (cyclic GC off, as in ``timeit``)."""
+    results = []
+    for _ in range(rounds):
+        gc.disable()
+        t0 = time.perf_counter_ns()
+        loop(calls)
+        results.append((time.perf_counter_ns() - t0) / calls)
+        gc.enable()
+        between()
+    return statistics.median(results)
+
+
+def empty_loop(n: int) -> None:
+    for _ in range(n):
+        pass
+
+
+class _Gate:
+    """An aggregator that parks the monitor's worker, so timings are the request thread's alone."""
+
+    kinds = ("gate",)
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def consume(self, kind: str, payloads: Sequence[Any], now: float) -> None:
+        self.entered.set()
+        self.release.wait(60)
+
+    def collect(self, now: float) -> Iterable[Metric]:
+        return []
+
+
+def bench_tokens(calls: int, rounds: int) -> list[tuple[str, float]]:
+    """ns per token for inferwatch and prometheus-client (the empty loop's cost taken off each)."""
+    monitor = Monitor("chat", "llama-3-8b", "v1")
+    gen = monitor.track_generation(route="/v1/chat/completions")
+    gen.__enter__()
+    tokens = gen.tokens
+
+    def iw(n: int) -> None:
+        for _ in range(n):
+            tokens(1)
+
+    hist = Histogram("tpot_seconds", "t", ("service", "model", "route"), buckets=TPOT_BUCKETS,
+                     registry=CollectorRegistry())
+    observe = hist.labels("chat", "llama-3-8b", "/v1/chat/completions").observe
+
+    def pc(n: int) -> None:
+        for _ in range(n):
+            observe(0.021)
+
+    clock = time.perf_counter
+
+    def pc_timed(n: int) -> None:
+        last = clock()
+        for _ in range(n):
+            now = clock()
+            observe(now - last)
+            last = now
+
+    base = per_call_ns(empty_loop, calls, rounds)
+    rows = [("inferwatch Generation.tokens(1)", per_call_ns(iw, calls, rounds) - base),
+            ("prometheus-client Histogram.observe", per_call_ns(pc, calls, rounds) - base),
+            ("prometheus-client clock + observe", per_call_ns(pc_timed, calls, rounds) - base)]
+    gen.__exit__(None, None, None)
+    monitor.close()
+    return rows
+
+
+def bench_responses(calls: int, rounds: int) -> list[tuple[str, float]]:
+    """ns per response: track_generation enter/exit and record_generation, the worker parked."""
+    gate = _Gate()
+    monitor = Monitor("chat", "llama-3-8b", "v1", config=SdkConfig(queue_size=4 * calls), aggregators=[gate])
+    track, rec = monitor.track_generation, monitor.record_generation
+
+    def hold() -> None:
+        gate.release.set()
+        monitor.flush(60)
+        gate.entered.clear()
+        gate.release.clear()
+        monitor.observe("gate", None)
+        gate.entered.wait(10)
+
+    def tracked(n: int) -> None:
+        for _ in range(n):
+            with track(route="/v1/chat/completions", input_tokens=12) as g:
+                g.tokens(1)
+
+    def one_shot(n: int) -> None:
+        for _ in range(n):
+            rec("/v1/chat/completions", 200, 0.2, 1.0, 12, 40)
+
+    hold()
+    rows = [("track_generation enter+exit (1 token)", per_call_ns(tracked, calls, rounds, hold)),
+            ("record_generation", per_call_ns(one_shot, calls, rounds, hold))]
+    gate.release.set()
+    monitor.close()
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    args = parser.parse_args(argv)
+    token_calls, rounds = (50_000, 5) if args.quick else (200_000, 15)
+    print(f"1. per-token cost ({rounds} rounds x {token_calls:,} calls, median, empty loop subtracted)")
+    rows = bench_tokens(token_calls, rounds)
+    ours = rows[0][1]
+    print(f"   {'':40} {'ns/token':>9} {'x inferwatch':>13}")
+    for name, ns in rows:
+        print(f"   {name:40} {ns:9.1f} {ns / ours:13.1f}")
+    ok = ours < TARGET_NS
+    print(f"   target: < {TARGET_NS:.0f} ns per token -> {ours:.1f} ns {'OK' if ok else 'MISSED'}; "
+          f"prometheus-client observe is {rows[1][1] / ours:.1f}x ours")
+    response_calls = 2_000 if args.quick else 10_000
+    print(f"\n2. per-response cost ({rounds} rounds x {response_calls:,} responses, median, worker parked)")
+    for name, ns in bench_responses(response_calls, rounds):
+        print(f"   {name:40} {ns:9.1f} ns")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

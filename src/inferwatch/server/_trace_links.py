@@ -1,0 +1,73 @@
+"""Example slow traces on alerts: the exemplars of the series an alert's rule reads, as annotations.
+
+An engineer paged for P99 latency wants the slow requests, not only the
+number. The latency rules read the request-duration histogram, whose buckets
+carry the trace ids of recent kept traces as exemplars (scraped from
+OpenMetrics); ``TraceLinks`` wraps the evaluator's sink and, for each firing
+alert whose rule reads series with exemplars, adds ``example_traces`` (the
+slowest few trace ids of the alert's series in the last ``window_s``, with
+their latencies) and ``trace_url`` (the slowest trace in the server's trace API).
+Alerts of rules over series without exemplars pass unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from inferwatch.rules import Alert, AlertSink, Rule
+from inferwatch.server._exemplar_api import selectors
+from inferwatch.store import Exemplar, ExemplarSeries, ExemplarStore
+
+if TYPE_CHECKING:
+    from inferwatch.server._wiring import ServerComponents
+
+__all__ = ["EXAMPLES", "TraceLinks", "slowest_traces"]
+
+EXAMPLES = 3
+"""Trace ids named per alert."""
+
+
+def slowest_traces(found: Sequence[ExemplarSeries], limit: int = EXAMPLES) -> list[Exemplar]:
+    """The exemplars with the largest values, one per trace id, slowest first."""
+    seen: dict[str, Exemplar] = {}
+    for ex in sorted((e for r in found for e in r.exemplars), key=lambda e: e.value, reverse=True):
+        trace = ex.labels.get("trace_id", "")
+        if trace and trace not in seen:
+            seen[trace] = ex
+    return list(seen.values())[:limit]
+
+
+class TraceLinks:
+    """An ``AlertSink`` adding example slow trace ids to alerts, then forwarding them to ``inner``."""
+
+    def __init__(self, inner: AlertSink, components: Callable[[], ServerComponents], *,
+                 window_s: float = 900.0, base_url: str = "") -> None:
+        self.inner, self._components = inner, components
+        self.window_s, self.base_url = window_s, base_url.rstrip("/")
+
+    def send(self, alerts: Sequence[Alert], now: float) -> None:
+        """Annotate the firing alerts that have example traces; forward all."""
+        try:
+            comps = self._components()
+            rules = {r.name: r for r in comps.rules}
+            store = comps.scrape.exemplars
+        except Exception:  # never keep an alert from its receivers
+            self.inner.send(alerts, now)
+            return
+        self.inner.send([self._annotate(a, now, rules, store) for a in alerts], now)
+
+    def _annotate(self, alert: Alert, now: float, rules: dict[str, Rule], store: ExemplarStore) -> Alert:
+        rule = rules.get(alert.name)
+        if rule is None or alert.resolved(now):
+            return alert
+        found = store.select(selectors(rule.signal), now - self.window_s, now)
+        mine = [r for r in found if all(r.series.get(k, v) == v for k, v in alert.labels.items())]
+        slow = slowest_traces(mine)
+        if not slow:
+            return alert
+        ids = [e.labels["trace_id"] for e in slow]
+        notes = {"example_traces": ", ".join(f"{i} ({e.value:.3g}s)" for i, e in zip(ids, slow, strict=True)),
+                 "trace_url": f"{self.base_url}/api/v1/traces/{ids[0]}"}
+        return replace(alert, annotations={**alert.annotations, **notes})

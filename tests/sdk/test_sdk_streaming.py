@@ -1,0 +1,180 @@
+"""Streaming LLM endpoints under the ASGI middleware, on simulated time.
+
+A Starlette endpoint yields tokens with known delays (the simulated clock
+advances inside the generator), so the truth is known to the nanosecond:
+prefill PREFILL_S, then TOKENS tokens GAP_S apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client.parser import text_string_to_metric_families
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from inferwatch.model import SimulatedClock
+from inferwatch.sdk import Monitor
+from inferwatch.tracing import setup
+
+PREFILL_S, GAP_S, TOKENS = 0.180, 0.025, 12
+TRUE_TTFT = PREFILL_S
+TRUE_TPOT = GAP_S
+SVC = {"service": "chat", "version": "v1"}
+TTFT = "inferwatch_generation_time_to_first_token_seconds"
+TPOT = "inferwatch_generation_time_per_output_token_seconds"
+
+
+def chat_app(monitor: Monitor, clock: SimulatedClock) -> Starlette:
+    """Four streaming routes: tracked by the app, SSE untracked, marked generative, plain download."""
+
+    async def tokens(track: bool) -> AsyncIterator[bytes]:
+        clock.advance(PREFILL_S)
+        if not track:
+            for i in range(TOKENS):
+                if i:
+                    clock.advance(GAP_S)
+                yield f"data: tok{i}\n\n".encode()
+                await asyncio.sleep(0)
+            return
+        with monitor.track_generation(route="/v1/chat/completions", model="llama-3-8b", input_tokens=17) as g:
+            for i in range(TOKENS):
+                if i:
+                    clock.advance(GAP_S)
+                g.tokens(1)
+                yield f"data: tok{i}\n\n".encode()
+                await asyncio.sleep(0)
+
+    async def tracked(_: Request) -> StreamingResponse:
+        return StreamingResponse(tokens(True), media_type="text/event-stream")
+
+    async def sse(_: Request) -> StreamingResponse:
+        return StreamingResponse(tokens(False), media_type="text/event-stream")
+
+    async def plain(_: Request) -> StreamingResponse:
+        return StreamingResponse(tokens(False), media_type="text/plain")
+
+    return Starlette(routes=[
+        Route("/v1/chat/completions", tracked, methods=["POST"]),
+        Route("/v1/completions", sse, methods=["POST"]),
+        Route("/generate", plain, methods=["POST"]),
+        Route("/download", plain, methods=["POST"]),
+    ])
+
+
+def labels(route: str, model: str) -> dict[str, str]:
+    return {**SVC, "route": route, "model": model}
+
+
+def assert_truth(monitor: Monitor, route: str, model: str) -> None:
+    want = labels(route, model)
+    assert monitor.get_sample_value(TTFT + "_count", want) == 1
+    assert monitor.get_sample_value(TTFT + "_sum", want) == pytest.approx(TRUE_TTFT, abs=1e-3)
+    assert monitor.get_sample_value(TPOT + "_count", want) == 1
+    assert monitor.get_sample_value(TPOT + "_sum", want) == pytest.approx(TRUE_TPOT, abs=1e-3)
+    assert monitor.get_sample_value("inferwatch_generation_output_tokens_total", want) == TOKENS
+
+
+def test_app_tracked_stream_is_measured_from_arrival_and_recorded_once() -> None:
+    clock = SimulatedClock(0.0)
+    with Monitor("chat", "default-model", "v1", clock=clock) as m:
+        client = TestClient(m.asgi(chat_app(m, clock)))
+        r = client.post("/v1/chat/completions")
+        assert r.status_code == 200 and r.text.count("data: ") == TOKENS
+        assert_truth(m, "/v1/chat/completions", "llama-3-8b")
+        want = labels("/v1/chat/completions", "llama-3-8b")
+        assert m.get_sample_value("inferwatch_generation_input_tokens_total", want) == 17
+        # the app said so: the middleware records no generation of its own for this request
+        assert m.get_sample_value(TTFT + "_count", labels("/v1/chat/completions", "default-model")) is None
+        text = m.metrics_text()
+    families = {f.name for f in text_string_to_metric_families(text)}
+    assert {TTFT, TPOT, "inferwatch_generation_duration_seconds"} <= families
+
+
+def test_untracked_event_stream_first_chunk_is_the_first_token() -> None:
+    clock = SimulatedClock(0.0)
+    with Monitor("chat", "llama-3-8b", "v1", clock=clock) as m:
+        r = TestClient(m.asgi(chat_app(m, clock))).post("/v1/completions")
+        assert r.status_code == 200
+        assert_truth(m, "/v1/completions", "llama-3-8b")  # one SSE chunk = one token
+        assert m.get_sample_value("inferwatch_generation_input_tokens_total",
+                                  labels("/v1/completions", "llama-3-8b")) == 0
+
+
+def test_only_event_streams_and_marked_routes_are_generations() -> None:
+    clock = SimulatedClock(0.0)
+    with Monitor("chat", "llama-3-8b", "v1", clock=clock) as m:
+        client = TestClient(m.asgi(chat_app(m, clock), generative=["/generate"]))
+        assert client.post("/generate").status_code == 200
+        assert client.post("/download").status_code == 200
+        assert_truth(m, "/generate", "llama-3-8b")
+        assert m.get_sample_value(TTFT + "_count", labels("/download", "llama-3-8b")) is None
+        assert m.get_sample_value("inferwatch_requests_total", {
+            **SVC, "model": "llama-3-8b", "route": "/download", "code": "200"}) == 1
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, Monitor, threading.Event]]:
+    """The chat app behind a real uvicorn on loopback; the event is set once the middleware has recorded."""
+    clock = SimulatedClock(0.0)
+    monitor = Monitor("chat", "llama-3-8b", "v1", clock=clock)
+    inner = monitor.asgi(chat_app(monitor, clock))
+    recorded = threading.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await inner(scope, receive, send)
+        if scope["type"] == "http":
+            recorded.set()  # after the middleware's finally: the request is on the monitor's queue
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    th = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    th.start()
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}", monitor, recorded
+    server.should_exit = True
+    th.join(10)
+    sock.close()
+    monitor.close()
+
+
+def test_real_uvicorn_stream_read_chunk_by_chunk(served: tuple[str, Monitor, threading.Event]) -> None:
+    url, monitor, recorded = served
+    chunks = []
+    with httpx.Client(timeout=10) as client, client.stream("POST", url + "/v1/completions") as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        chunks = [line for line in r.iter_lines() if line.startswith("data: ")]
+    assert len(chunks) == TOKENS
+    assert recorded.wait(10)
+    assert_truth(monitor, "/v1/completions", "llama-3-8b")
+
+
+def test_request_span_gets_genai_attributes() -> None:
+    exporter = InMemorySpanExporter()
+    tracing = setup("chat", sample_ratio=1.0, exporter=exporter, install_global=False)
+    clock = SimulatedClock(0.0)
+    try:
+        with Monitor("chat", "default-model", "v1", clock=clock, tracing=tracing) as m:
+            assert TestClient(m.asgi(chat_app(m, clock))).post("/v1/chat/completions").status_code == 200
+            assert tracing.force_flush()
+    finally:
+        tracing.shutdown()
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "POST /v1/chat/completions"]
+    attrs = dict(span.attributes or {})
+    assert attrs["gen_ai.request.model"] == "llama-3-8b"
+    assert attrs["gen_ai.usage.input_tokens"] == 17
+    assert attrs["gen_ai.usage.output_tokens"] == TOKENS
+    assert attrs["gen_ai.server.time_to_first_token"] == pytest.approx(TRUE_TTFT, abs=1e-3)
+    assert attrs["gen_ai.server.time_per_output_token"] == pytest.approx(TRUE_TPOT, abs=1e-3)

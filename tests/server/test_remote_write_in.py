@@ -1,0 +1,128 @@
+"""``POST /api/v1/write`` on a real ``inferwatch serve``: a real Prometheus 2.42 pushes into it."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.export._engines import poll, prometheus
+
+from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
+from inferwatch.model import Labels, Sample
+
+from ._proc import Served, serve
+
+TOKEN = "rw-t0k3n-for-tests"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+EXPOSITION = b"# TYPE tiny_requests_total counter\ntiny_requests_total{code=\"200\"} 42\n"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    tmp = tmp_path_factory.mktemp("rw")
+    with serve(f"server: {{data_dir: '{tmp}/data', api_token: {TOKEN}}}\n", tmp) as s:
+        yield s
+    assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
+
+
+@pytest.fixture
+def tiny_target() -> Iterator[str]:
+    """A loopback target answering one counter in the Prometheus text format."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.end_headers()
+            self.wfile.write(EXPOSITION)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _query(url: str, promql: str) -> list[dict[str, Any]]:
+    r = httpx.get(f"{url}/api/v1/query", params={"query": promql}, timeout=30)
+    assert r.status_code == 200, r.text
+    return list(r.json()["data"]["result"])
+
+
+@pytest.mark.slow
+def test_a_real_prometheus_remote_writes_into_inferwatch(server: Served, tiny_target: str, tmp_path: Path,
+                                                         require_tool: Callable[..., str]) -> None:
+    config = tmp_path / "prometheus.yml"
+    config.write_text(f"""\
+global: {{scrape_interval: 1s, external_labels: {{replica: a}}}}
+scrape_configs:
+  - job_name: tiny
+    static_configs: [{{targets: ['{tiny_target}']}}]
+remote_write:
+  - url: {server.url}/api/v1/write
+    authorization: {{credentials: {TOKEN}}}
+    queue_config: {{batch_send_deadline: 1s, min_backoff: 100ms}}
+""")
+    with prometheus(require_tool("prometheus"), config, tmp_path):
+        got = poll(lambda: _query(server.url, 'tiny_requests_total{job="tiny"}'), timeout=90,
+                   what="the remote-written counter in inferwatch")
+        up = poll(lambda: _query(server.url, 'up{job="tiny"}'), timeout=30, what="up in inferwatch")
+    (series,) = got
+    assert series["metric"] == {"__name__": "tiny_requests_total", "code": "200", "instance": tiny_target,
+                                "job": "tiny", "replica": "a"}
+    assert series["value"][1] == "42"
+    assert up[0]["value"][1] == "1"
+
+
+def _push(url: str, body: bytes, **headers: str) -> httpx.Response:
+    return httpx.post(f"{url}/api/v1/write", content=body, timeout=30,
+                      headers={**REMOTE_WRITE_HEADERS, **AUTH, **headers})
+
+
+@pytest.mark.slow
+def test_pushed_samples_are_stored_once_and_bad_requests_are_refused_whole(server: Served) -> None:
+    now = time.time()
+    series = Labels.of("pushed_total", job="push")
+    batch = encode_write_request([Sample(series, now - 2, 1.0), Sample(series, now - 1, 2.0)])
+    assert _push(server.url, batch).status_code == 204
+    assert _push(server.url, batch).status_code == 204  # a retry: duplicates dropped, not stored twice
+    (counted,) = _query(server.url, "count_over_time(pushed_total[1m])")
+    assert counted["value"][1] == "2"
+    future = encode_write_request([Sample(Labels.of("ahead", job="push"), now - 1, 1.0),
+                                   Sample(Labels.of("ahead", job="push"), now + 3600, 2.0)])
+    r = _push(server.url, future)
+    assert r.status_code == 400
+    assert "out of bounds: 1 samples stamped more than 600s ahead" in r.json()["error"]
+    assert _query(server.url, "ahead") == []  # nothing of a refused request is stored
+    bad_name = encode_write_request([Sample(Labels({"__name__": "bad-name"}), now, 1.0)])
+    r = _push(server.url, bad_name)
+    assert r.status_code == 400 and "invalid metric name 'bad-name'" in r.json()["error"]
+    r = _push(server.url, b"\x05garbage")
+    assert r.status_code == 400 and "not a snappy-compressed remote-write WriteRequest" in r.json()["error"]
+    assert _push(server.url, batch, Authorization="Bearer wrong").status_code == 401
+
+
+def test_the_protobuf_reader_reads_what_the_edge_codec_reads() -> None:
+    from inferwatch.edge import decode_write_request
+    from inferwatch.model import STALE_NAN, is_stale_nan
+    from inferwatch.server._remote_write_in import _decode
+
+    samples = [Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_000.123, 5.0),
+               Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_001.0, STALE_NAN),
+               Sample(Labels.of("b"), -1.5, -2.0)]
+    body = encode_write_request(samples)
+    got, want = _decode(body, {}), decode_write_request(body, max_bytes=1 << 20)
+    keys = [(s.labels, s.t) for s in samples]
+    assert [(s.labels, s.t) for s in got] == [(s.labels, s.t) for s in want] == keys
+    assert got[0].v == 5.0 and is_stale_nan(got[1].v) and got[2].v == -2.0
