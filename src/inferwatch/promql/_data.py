@@ -101,15 +101,26 @@ def needed_spans(root: Expr, start: int, end: int, lookback: int) -> dict[
 
 def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded]:
     """The series matching ``matchers`` with their samples in ``span`` (ms, inclusive)."""
+    selected = store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001)
+    if not selected:
+        return []
+    # One conversion over all the series' samples (a range query may read thousands of series).
+    ends = np.cumsum([len(s.t) for s in selected])
+    t_all = np.rint(np.concatenate([s.t for s in selected]) * 1000.0).astype(np.int64)
+    v_all = np.concatenate([s.v for s in selected])
+    stale_all = v_all.view(np.uint64) == _STALE_BITS
+    marked = np.cumsum(stale_all)
     out: list[Loaded] = []
-    for s in store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001):
-        t = np.rint(s.t * 1000.0).astype(np.int64)
-        v = s.v
+    start = 0
+    for s, end in zip(selected, ends.tolist(), strict=True):
+        t, v, stale = t_all[start:end], v_all[start:end], stale_all[start:end]
+        has_stale = end > start and marked[end - 1] != (marked[start - 1] if start else 0)
+        start = end
         if len(t) and (t[0] < span[0] or t[-1] > span[1]):
             keep = (t >= span[0]) & (t <= span[1])
-            t, v = t[keep], v[keep]
-        stale = v.view(np.uint64) == _STALE_BITS
-        if stale.any():
+            t, v, stale = t[keep], v[keep], stale[keep]
+            has_stale = bool(stale.any())
+        if has_stale:
             live = ~stale
             out.append(Loaded(s.labels, t, v, stale, t[live], v[live]))
         else:

@@ -24,6 +24,7 @@ __all__ = ["aggregate_rows", "histogram_quantile_rows"]
 
 _IN_ORDER = frozenset({"sum", "avg", "min", "max", "stddev", "stdvar", "quantile", "topk", "bottomk"})
 _LE_AND_NAME = frozenset({"le", METRIC_NAME_LABEL})
+_BLOCK_CELLS = 1 << 19
 
 
 def _slots(gid: np.ndarray, groups: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -123,21 +124,26 @@ def _top(top: bool, rows: Rows, gid: np.ndarray, groups: int, param: np.ndarray)
         if k >= len(mem):
             mask[mem] = m
             continue
-        x = rows.vals[mem]
-        nan = np.isnan(x)
-        live = m & ~nan
-        with np.errstate(all="ignore"):
-            key = np.where(live, -x if top else x, np.inf)
-        kth = np.partition(key, k - 1, axis=0)[k - 1]
-        less = live & (key < kth)
-        ties = live & (key == kth)
-        need = k - less.sum(axis=0)
-        sel = less | (ties & (np.cumsum(ties, axis=0) <= need))
-        left = k - sel.sum(axis=0)
-        nans = m & nan
-        sel |= nans & (np.cumsum(nans, axis=0) <= left)
-        mask[mem] = sel
+        width = max(1, _BLOCK_CELLS // len(mem))  # steps at a time, so temporaries stay small
+        for j in range(0, m.shape[1], width):
+            mask[mem, j:j + width] = _top_block(top, k, rows.vals[mem, j:j + width], m[:, j:j + width])
     return Rows(rows.labels, rows.vals, mask, ordered=False).compact()
+
+
+def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Which members ``topk``/``bottomk`` keeps per step: sorted by value, NaN last, ties in row order."""
+    nan = np.isnan(x)
+    live = m & ~nan
+    with np.errstate(all="ignore"):
+        key = np.where(live, -x if top else x, np.inf)
+    kth = np.partition(key, k - 1, axis=0)[k - 1]
+    less = live & (key < kth)
+    ties = live & (key == kth)
+    need = k - less.sum(axis=0)
+    sel = less | (ties & (np.cumsum(ties, axis=0) <= need))
+    left = k - sel.sum(axis=0)
+    nans = m & nan
+    return sel | (nans & (np.cumsum(nans, axis=0) <= left))
 
 
 def histogram_quantile_rows(q: np.ndarray, rows: Rows, poll: Callable[[], None]) -> Rows:

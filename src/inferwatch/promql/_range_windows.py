@@ -25,7 +25,7 @@ from inferwatch.promql._values import drop_name
 
 __all__ = ["WINDOW_FUNCTIONS", "instant_rows", "window_presence", "window_rows"]
 
-_CHUNK_CELLS = 1 << 21  # (series × steps) cells per chunk: about 16 MiB per temporary float array
+_CHUNK_CELLS = 1 << 19  # (series × steps) cells per chunk: 4 MiB per temporary float array
 
 
 def instant_rows(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
@@ -83,14 +83,14 @@ class _Chunk:
         self.v = np.concatenate([s.live_v for s in series]) if off[-1] else np.zeros(1)
         self.starts = off[:-1]
         lo = refs - range_ms
+        self.lo = lo
+        self.hi = refs
         self.a = np.empty((len(series), len(refs)), dtype=np.int64)
         self.n = np.empty_like(self.a)
         for i, s in enumerate(series):
             a = s.live_t.searchsorted(lo, side="left")
             self.n[i] = s.live_t.searchsorted(refs, side="right") - a
             self.a[i] = a + off[i]
-        self.lo = lo
-        self.hi = refs
 
 
 def _chunks(series: list[Loaded], steps: int) -> Iterator[list[Loaded]]:
