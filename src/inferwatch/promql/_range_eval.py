@@ -35,7 +35,7 @@ from inferwatch.promql._ast import (
     Unary,
 )
 from inferwatch.promql._binops import _ARITH, _CMP, _DROPS_NAME, _result_labels, _sig_fn
-from inferwatch.promql._data import resolve_at
+from inferwatch.promql._data import Loaded, resolve_at
 from inferwatch.promql._engine import Evaluator
 from inferwatch.promql._functions import _NP, VECTOR_FUNCTIONS
 from inferwatch.promql._range_agg import aggregate_rows, histogram_quantile_rows
@@ -97,7 +97,7 @@ class RangeEvaluator:
         if isinstance(e, Paren):
             return self.eval(e.expr)
         if isinstance(e, Selector) and e.range is None:
-            return instant_rows(self.ev._data.get(e.matchers, []), self._refs(e), self.ev.lookback)
+            return instant_rows(self._selected(e), self._refs(e), self.ev.lookback)
         if isinstance(e, Unary):
             v = self.eval(e.expr)
             if isinstance(v, np.ndarray):
@@ -114,6 +114,13 @@ class RangeEvaluator:
         if isinstance(e, Call):
             return self._call(e)
         raise Fallback(type(e).__name__)  # range selectors outside functions, subqueries
+
+    def _selected(self, sel: Selector) -> list[Loaded]:
+        series = self.ev._data.get(sel.matchers, [])
+        if len(series) * self.n > self.ev.max_samples:
+            # (series x steps) values held at once: past the sample limit, step by step holds one step
+            raise Fallback("too many points to hold at once")
+        return series
 
     def _refs(self, sel: Selector | Subquery) -> np.ndarray:
         at = resolve_at(sel, self.ev.start, self.ev.end)
@@ -146,7 +153,7 @@ class RangeEvaluator:
         if name == "timestamp":
             arg = _unwrap(c.args[0])
             if isinstance(arg, Selector) and arg.range is None:
-                return sample_times(self.ev._data.get(arg.matchers, []), self._refs(arg), self.ev.lookback)
+                return sample_times(self._selected(arg), self._refs(arg), self.ev.lookback)
             rows = self._rows(arg)
             vals = np.broadcast_to(self.steps / 1000, rows.vals.shape)
             return Rows([drop_name(ls) for ls in rows.labels], vals, rows.mask, rows.ordered)
@@ -161,8 +168,7 @@ class RangeEvaluator:
             if len(c.args) > 1:
                 raise Fallback(name)
             rng = round(sel.range * 1000)
-            rows = window_rows(name, self.ev._data.get(sel.matchers, []), self._refs(sel), rng, sel.range,
-                               self.poll)
+            rows = window_rows(name, self._selected(sel), self._refs(sel), rng, sel.range, self.poll)
             return rows.with_labels(rows.labels)
         if name in _NATIVE_ONLY:
             return Rows.empty(self.n)
