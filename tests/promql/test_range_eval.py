@@ -138,6 +138,20 @@ def test_range_equals_step_by_step(stores: list[MemoryStore], query: str) -> Non
         assert fast[0] == "error" or fast[1] or query in EMPTY  # something was compared
 
 
+@pytest.mark.parametrize(("start", "end", "step", "max_samples"), [
+    (T0, T0, 15.0, 50_000_000),  # one step
+    (T0 + 60, T0, 15.0, 50_000_000),  # no step at all
+    (T0, T0 + 600, 1.0, 5_000),  # series x steps past the sample limit: step by step, same answer
+])
+def test_edges_equal_step_by_step(stores: list[MemoryStore], start: float, end: float, step: float,
+                                  max_samples: int) -> None:
+    for query in ("sum by (job) (rate(c_total[1m]))", "topk(1, g)", "g"):
+        got = Engine(stores[0], max_samples=max_samples).range(query, start, end, step)
+        want = Engine(stores[0], max_samples=max_samples, stepwise=True).range(query, start, end, step)
+        assert _exact(got) == _exact(want)
+        assert bool(got.series) == (end >= start)
+
+
 COMMON = [
     "rate(c_total[5m])", "sum by (job) (rate(c_total[1m]))", "topk(2, rate(c_total[2m]))",
     "histogram_quantile(0.9, sum by (le, job) (rate(h_bucket[2m])))", "g > 0", "avg(g) + 1",
