@@ -25,7 +25,7 @@ from inferwatch.promql._values import drop_name
 
 __all__ = ["WINDOW_FUNCTIONS", "instant_rows", "window_presence", "window_rows"]
 
-_CHUNK_CELLS = 1 << 19  # (series × steps) cells per chunk: 4 MiB per temporary float array
+_CHUNK_CELLS = 1 << 17  # (series × steps) cells per chunk: 1 MiB per temporary float array
 
 
 def instant_rows(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
@@ -217,21 +217,16 @@ def window_rows(func: str, series: list[Loaded], refs: np.ndarray, range_ms: int
     fn = WINDOW_FUNCTIONS.get(func)
     if fn is None:
         raise Fallback(func)
-    labels: list[Labels] = []
-    vals: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    for part in _chunks([s for s in series if len(s.live_t)], len(refs)):
+    live = [s for s in series if len(s.live_t)]
+    vals = np.empty((len(live), len(refs)))
+    mask = np.empty((len(live), len(refs)), dtype=bool)
+    done = 0
+    for part in _chunks(live, len(refs)):
         poll()
-        out, ok = fn(_Chunk(part, refs, range_ms), range_s)
-        keep = np.flatnonzero(ok.any(axis=1))
-        for i in keep.tolist():
-            ls = part[i].labels
-            labels.append(ls if func == "last_over_time" else drop_name(ls))
-        vals.append(out[keep])
-        masks.append(ok[keep])
-    if not labels:
-        return Rows.empty(len(refs))
-    return Rows(labels, np.concatenate(vals), np.concatenate(masks))
+        vals[done:done + len(part)], mask[done:done + len(part)] = fn(_Chunk(part, refs, range_ms), range_s)
+        done += len(part)
+    keep = func == "last_over_time"
+    return Rows([s.labels if keep else drop_name(s.labels) for s in live], vals, mask).compact()
 
 
 def window_presence(series: list[Loaded], refs: np.ndarray, range_ms: int) -> np.ndarray:
