@@ -152,6 +152,14 @@ def test_edges_equal_step_by_step(stores: list[MemoryStore], start: float, end: 
         assert bool(got.series) == (end >= start)
 
 
+@pytest.mark.parametrize("query", ["g unless g < 0", "g or c_total", "g and on(job) c_total", "sum(g) * g",
+                                   "histogram_quantile(0.5, h_bucket)", "topk(2, rate(c_total[1m]))"])
+def test_a_range_without_data_is_empty_both_ways(stores: list[MemoryStore], query: str) -> None:
+    # rule: nothing selected at any step is an empty answer, not an error in the vectorised path
+    got = Engine(stores[0]).range(query, T0 - 7200, T0 - 3600, 60)
+    assert got.series == [] == Engine(stores[0], stepwise=True).range(query, T0 - 7200, T0 - 3600, 60).series
+
+
 COMMON = [
     "rate(c_total[5m])", "sum by (job) (rate(c_total[1m]))", "topk(2, rate(c_total[2m]))",
     "histogram_quantile(0.9, sum by (le, job) (rate(h_bucket[2m])))", "g > 0", "avg(g) + 1",

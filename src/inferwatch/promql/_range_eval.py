@@ -308,16 +308,22 @@ def _presence(rows: Rows, keys: list[tuple[tuple[str, str], ...]]) -> dict[tuple
 def _and_unless(lhs: Rows, rhs: Rows, m: Matching, *, keep: bool) -> Rows:
     sig = _sig_fn(m)
     right = _presence(rhs, [sig(ls) for ls in rhs.labels])
-    none = np.zeros(lhs.mask.shape[1], dtype=bool)
-    hit = np.array([right.get(sig(ls), none) for ls in lhs.labels]).reshape(lhs.mask.shape)
+    hit = np.zeros(lhs.mask.shape, dtype=bool)
+    for i, ls in enumerate(lhs.labels):
+        got = right.get(sig(ls))
+        if got is not None:
+            hit[i] = got
     return Rows(lhs.labels, lhs.vals, lhs.mask & (hit if keep else ~hit), lhs.ordered)
 
 
 def _or(lhs: Rows, rhs: Rows, m: Matching) -> Rows:
     sig = _sig_fn(m)
     left = _presence(lhs, [sig(ls) for ls in lhs.labels])
-    none = np.zeros(rhs.mask.shape[1], dtype=bool)
-    taken = np.array([left.get(sig(ls), none) for ls in rhs.labels]).reshape(rhs.mask.shape)
+    taken = np.zeros(rhs.mask.shape, dtype=bool)
+    for i, ls in enumerate(rhs.labels):
+        got = left.get(sig(ls))
+        if got is not None:
+            taken[i] = got
     return Rows(lhs.labels + rhs.labels, np.vstack([lhs.vals, rhs.vals]),
                 np.vstack([lhs.mask, rhs.mask & ~taken]), lhs.ordered and rhs.ordered)
 
