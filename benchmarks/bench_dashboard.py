@@ -11,7 +11,8 @@ until every panel has drawn. Reported, median over ``--rounds`` page loads:
 
 1. page weight: bytes of the page, scripts and styles (everything but /api/ answers);
 2. render: from the start of the overview's first query to the last panel drawn
-   (``document.body.dataset.rendered``), and from navigation start to the same moment.
+   (``document.body.dataset.rendered``), and from navigation start to the same moment;
+3. the server's share: the recorded range queries asked again one after another.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import shutil
 import statistics
 import sys
+import time
 from typing import Any
 
 from inferwatch.config import parse_config
@@ -89,6 +91,18 @@ def _load(browser: Any, url: str, answers: dict[str, bytes], record: bool) -> di
     return out
 
 
+def server_time(answers: dict[str, bytes]) -> tuple[int, float]:
+    """The overview's range queries asked again one after another (no browser): count and total ms."""
+    import httpx
+
+    urls = [u for u in answers if "/api/v1/query_range" in u]
+    start = time.perf_counter()
+    with httpx.Client(timeout=60.0) as client:
+        for u in urls:
+            client.get(u).raise_for_status()
+    return len(urls), (time.perf_counter() - start) * 1000
+
+
 def measure(url: str, chromium: str, rounds: int) -> tuple[dict[str, float], dict[str, float]]:
     """The first load from the server; then ``rounds`` loads with its answers replayed (median)."""
     from playwright.sync_api import sync_playwright
@@ -99,6 +113,7 @@ def measure(url: str, chromium: str, rounds: int) -> tuple[dict[str, float], dic
         live = _load(browser, url, answers, record=True)
         replays = [_load(browser, url, answers, record=False) for _ in range(rounds)]
         browser.close()
+    live["queries"], live["server"] = server_time(answers)
     return live, {k: statistics.median(r[k] for r in replays) for k in replays[0]}
 
 
@@ -123,6 +138,8 @@ def main() -> int:
     print(f"page weight before data: {live['weight'] / 1024:.1f} KiB (budget 300 KB)")
     print(f"overview from the server: {live['total']:.0f} ms from navigation start to the last panel drawn "
           f"({live['render']:.0f} ms of it waiting for and drawing the queries)")
+    print(f"server alone: the overview's {live['queries']:.0f} range queries asked one after another "
+          f"take {live['server']:.0f} ms in all")
     print(f"overview with the same answers replayed (the page's own cost), median of {args.rounds}: "
           f"{replay['total']:.0f} ms from navigation start, {replay['render']:.0f} ms from the first query "
           f"(budget 1 s)")

@@ -24,6 +24,9 @@ __all__ = ["ServerThread"]
 def _listen(host: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without it the body that uvicorn writes after the headers
+    # waits for the client's delayed ACK, 40 ms per response (uvicorn's own sockets set it).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
     except OSError:

@@ -101,15 +101,34 @@ def needed_spans(root: Expr, start: int, end: int, lookback: int) -> dict[
 
 def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded]:
     """The series matching ``matchers`` with their samples in ``span`` (ms, inclusive)."""
+    selected = store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001)
+    if not selected:
+        return []
+    # One conversion over all the series' samples (a range query may read thousands of series).
+    lens = np.array([len(s.t) for s in selected], dtype=np.int64)
+    ends = np.cumsum(lens)
+    ms = np.concatenate([s.t for s in selected], dtype=np.float64)
+    ms *= 1000.0
+    np.rint(ms, out=ms)
+    t_all = ms.astype(np.int64)
+    del ms
+    v_all = np.concatenate([s.v for s in selected])
+    stale_all = v_all.view(np.uint64) == _STALE_BITS
+    starts = ends - lens
+    if lens.all():
+        marked = np.logical_or.reduceat(stale_all, starts)
+    else:  # reduceat cannot express an empty series
+        marked = np.array([stale_all[a:b].any() for a, b in zip(starts.tolist(), ends.tolist(), strict=True)])
     out: list[Loaded] = []
-    for s in store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001):
-        t = np.rint(s.t * 1000.0).astype(np.int64)
-        v = s.v
+    for s, start, end, n, any_stale in zip(selected, starts.tolist(), ends.tolist(), lens.tolist(),
+                                           marked.tolist(), strict=True):
+        t, v, stale = t_all[start:end], v_all[start:end], stale_all[start:end]
+        has_stale = bool(n and any_stale)
         if len(t) and (t[0] < span[0] or t[-1] > span[1]):
             keep = (t >= span[0]) & (t <= span[1])
-            t, v = t[keep], v[keep]
-        stale = v.view(np.uint64) == _STALE_BITS
-        if stale.any():
+            t, v, stale = t[keep], v[keep], stale[keep]
+            has_stale = bool(stale.any())
+        if has_stale:
             live = ~stale
             out.append(Loaded(s.labels, t, v, stale, t[live], v[live]))
         else:

@@ -1,0 +1,238 @@
+"""Selectors over all the steps of a range query at once: lookback for instant selectors, windows for ranges.
+
+Each series was loaded once for the whole query (:mod:`._data`); here every
+step's sample (instant selector) or window ``[ref - range, ref]`` (range
+selector) is found with ``searchsorted`` over the step times, and the window
+functions ``rate``, ``increase``, ``delta``, ``irate``, ``idelta`` and the
+common ``*_over_time`` run on whole ``(series, steps)`` arrays, a chunk of
+series at a time so temporary memory stays bounded. The arithmetic is the
+instant kernels' (:mod:`._kernels`), operation for operation, so results are
+bit-identical; a ``rate`` window that holds a counter reset is handed to the
+instant kernel itself (Go adds each reset in turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from inferwatch.model import Labels
+from inferwatch.promql._data import Loaded
+from inferwatch.promql._kernels import extrapolated_rate
+from inferwatch.promql._rows import Fallback, Rows
+from inferwatch.promql._values import drop_name
+
+__all__ = ["WINDOW_FUNCTIONS", "instant_rows", "window_presence", "window_rows"]
+
+_CHUNK_CELLS = 1 << 17  # (series × steps) cells per chunk: 1 MiB per temporary float array
+
+
+def instant_rows(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
+    """Each series' latest sample in ``[ref - lookback, ref]`` per step, unless a staleness marker."""
+    labels: list[Labels] = []
+    vals: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    floor = refs - lookback
+    for s in series:
+        if not len(s.t):
+            continue
+        idx = s.t.searchsorted(refs, side="right") - 1
+        safe = np.maximum(idx, 0)
+        ok = (idx >= 0) & (s.t[safe] >= floor) & ~s.stale[safe]
+        if ok.any():
+            labels.append(s.labels)
+            vals.append(s.v[safe])
+            masks.append(ok)
+    return _stack(labels, vals, masks, len(refs))
+
+
+def sample_times(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
+    """``timestamp(selector)``: the time (s) of the sample :func:`instant_rows` picks, name dropped."""
+    labels: list[Labels] = []
+    vals: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    floor = refs - lookback
+    for s in series:
+        if not len(s.t):
+            continue
+        idx = s.t.searchsorted(refs, side="right") - 1
+        safe = np.maximum(idx, 0)
+        ok = (idx >= 0) & (s.t[safe] >= floor) & ~s.stale[safe]
+        if ok.any():
+            labels.append(drop_name(s.labels))
+            vals.append(s.t[safe] / 1000)
+            masks.append(ok)
+    return _stack(labels, vals, masks, len(refs))
+
+
+def _stack(labels: list[Labels], vals: list[np.ndarray], masks: list[np.ndarray], steps: int) -> Rows:
+    if not labels:
+        return Rows.empty(steps)
+    return Rows(labels, np.vstack(vals), np.vstack(masks))
+
+
+class _Chunk:
+    """Some series' live samples concatenated, with each step's window as ``[a, a + n)``."""
+
+    def __init__(self, series: list[Loaded], refs: np.ndarray, range_ms: int) -> None:
+        lens = np.array([len(s.live_t) for s in series], dtype=np.int64)
+        off = np.zeros(len(series) + 1, dtype=np.int64)
+        np.cumsum(lens, out=off[1:])
+        self.t = np.concatenate([s.live_t for s in series]) if off[-1] else np.zeros(1, dtype=np.int64)
+        self.v = np.concatenate([s.live_v for s in series]) if off[-1] else np.zeros(1)
+        self.starts = off[:-1]
+        lo = refs - range_ms
+        self.lo = lo
+        self.hi = refs
+        self.a = np.empty((len(series), len(refs)), dtype=np.int64)
+        self.n = np.empty_like(self.a)
+        for i, s in enumerate(series):
+            a = s.live_t.searchsorted(lo, side="left")
+            self.n[i] = s.live_t.searchsorted(refs, side="right") - a
+            self.a[i] = a + off[i]
+
+
+def _chunks(series: list[Loaded], steps: int) -> Iterator[list[Loaded]]:
+    size = max(1, _CHUNK_CELLS // max(steps, 1))
+    for i in range(0, len(series), size):
+        yield series[i:i + size]
+
+
+Window = Callable[[_Chunk, float], tuple[np.ndarray, np.ndarray]]
+
+
+def _extrapolated(is_counter: bool, is_rate: bool) -> Window:
+    def run(c: _Chunk, range_s: float) -> tuple[np.ndarray, np.ndarray]:
+        ok = c.n >= 2
+        a = np.where(ok, c.a, 0)
+        b = np.where(ok, c.a + c.n - 1, 0)
+        fv, lv = c.v[a], c.v[b]
+        ft, lt = c.t[a], c.t[b]
+        result = lv - fv
+        with np.errstate(all="ignore"):
+            dts = (ft - c.lo) / 1000
+            dte = (c.hi - lt) / 1000
+            sampled = (lt - ft) / 1000
+            avg = sampled / (c.n - 1)
+            if is_counter:
+                dtz = sampled * (fv / result)
+                dts = np.where((result > 0) & (fv >= 0) & (dtz < dts), dtz, dts)
+            threshold = avg * 1.1
+            half = avg / 2
+            interval = sampled + np.where(dts < threshold, dts, half)
+            interval = interval + np.where(dte < threshold, dte, half)
+            factor = interval / sampled
+            if is_rate:
+                factor = factor / range_s
+            out = result * factor
+        if is_counter:
+            drops = np.zeros(len(c.v), dtype=np.int64)
+            drops[1:] = c.v[1:] < c.v[:-1]
+            drops[c.starts] = 0  # the first sample of a series follows another series' last
+            seen = np.cumsum(drops)
+            reset = ok & (seen[b] != seen[a])
+            for i, j in zip(*np.nonzero(reset), strict=True):
+                lo, hi = int(c.a[i, j]), int(c.a[i, j] + c.n[i, j])
+                r = extrapolated_rate(c.t[lo:hi], c.v[lo:hi], int(c.lo[j]), int(c.hi[j]), range_s,
+                                      is_counter=True, is_rate=is_rate)
+                out[i, j] = r
+        return out, ok
+
+    return run
+
+
+def _instant_delta(is_rate: bool) -> Window:
+    def run(c: _Chunk, _: float) -> tuple[np.ndarray, np.ndarray]:
+        ok = c.n >= 2
+        b = np.where(ok, c.a + c.n - 1, 0)
+        p = np.maximum(b - 1, 0)
+        last, prev = c.v[b], c.v[p]
+        dt = c.t[b] - c.t[p]
+        ok &= dt != 0
+        with np.errstate(all="ignore"):
+            if is_rate:
+                return np.where(last < prev, last, last - prev) / (dt / 1000), ok
+            return last - prev, ok
+
+    return run
+
+
+def _count(c: _Chunk, _: float) -> tuple[np.ndarray, np.ndarray]:
+    return c.n.astype(np.float64), c.n > 0
+
+
+def _present(c: _Chunk, _: float) -> tuple[np.ndarray, np.ndarray]:
+    return np.ones(c.n.shape), c.n > 0
+
+
+def _last(c: _Chunk, _: float) -> tuple[np.ndarray, np.ndarray]:
+    ok = c.n > 0
+    return c.v[np.where(ok, c.a + c.n - 1, 0)], ok
+
+
+def _sequential(step: Callable[[np.ndarray, np.ndarray, int], np.ndarray], *, start_zero: bool) -> Window:
+    """Fold the window's points in order, vectorised across windows (the k-th point of every window)."""
+
+    def run(c: _Chunk, _: float) -> tuple[np.ndarray, np.ndarray]:
+        ok = c.n > 0
+        first = np.where(ok, c.a, 0)
+        acc = np.zeros(c.n.shape) if start_zero else c.v[first]
+        widest = int(c.n.max()) if c.n.size else 0
+        with np.errstate(all="ignore"):
+            for k in range(0 if start_zero else 1, widest):
+                active = c.n > k
+                x = c.v[np.where(active, c.a + k, 0)]
+                acc = np.where(active, step(acc, x, k), acc)
+        return acc, ok
+
+    return run
+
+
+def _mean_step(mean: np.ndarray, x: np.ndarray, k: int) -> np.ndarray:
+    count = k + 1  # go_mean's incremental mean, with its infinity rules
+    skip = np.isinf(mean) & ((np.isinf(x) & ((mean > 0) == (x > 0))) | np.isfinite(x))
+    return np.where(skip, mean, mean + (x / count - mean / count))
+
+
+WINDOW_FUNCTIONS: dict[str, Window] = {
+    "rate": _extrapolated(True, True),
+    "increase": _extrapolated(True, False),
+    "delta": _extrapolated(False, False),
+    "irate": _instant_delta(True),
+    "idelta": _instant_delta(False),
+    "count_over_time": _count,
+    "present_over_time": _present,
+    "last_over_time": _last,
+    "sum_over_time": _sequential(lambda acc, x, _: acc + x, start_zero=True),
+    "avg_over_time": _sequential(_mean_step, start_zero=False),
+    "max_over_time": _sequential(lambda o, x, _: np.where((x > o) | np.isnan(o), x, o), start_zero=False),
+    "min_over_time": _sequential(lambda o, x, _: np.where((x < o) | np.isnan(o), x, o), start_zero=False),
+}
+
+
+def window_rows(func: str, series: list[Loaded], refs: np.ndarray, range_ms: int, range_s: float,
+                poll: Callable[[], None]) -> Rows:
+    """``func`` of every series' window at every step (name dropped but by ``last_over_time``)."""
+    fn = WINDOW_FUNCTIONS.get(func)
+    if fn is None:
+        raise Fallback(func)
+    live = [s for s in series if len(s.live_t)]
+    vals = np.empty((len(live), len(refs)))
+    mask = np.empty((len(live), len(refs)), dtype=bool)
+    done = 0
+    for part in _chunks(live, len(refs)):
+        poll()
+        vals[done:done + len(part)], mask[done:done + len(part)] = fn(_Chunk(part, refs, range_ms), range_s)
+        done += len(part)
+    keep = func == "last_over_time"
+    return Rows([s.labels if keep else drop_name(s.labels) for s in live], vals, mask).compact()
+
+
+def window_presence(series: list[Loaded], refs: np.ndarray, range_ms: int) -> np.ndarray:
+    """Per step, whether any series has a live sample in its window (``absent_over_time``)."""
+    out = np.zeros(len(refs), dtype=bool)
+    for s in series:
+        a = s.live_t.searchsorted(refs - range_ms, side="left")
+        out |= s.live_t.searchsorted(refs, side="right") > a
+    return out
