@@ -13,11 +13,9 @@ a few resends ahead, and posted once more with its ``endsAt`` when it resolves.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from pydantic import Field, field_validator
 
-from inferwatch.config._types import Duration, FrozenModel, Secret
+from inferwatch.config._types import Duration, FrozenModel, Secret, http_url
 
 __all__ = ["AlertmanagerSpec"]
 
@@ -32,7 +30,4 @@ class AlertmanagerSpec(FrozenModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("an http:// or https:// URL with a host, such as http://127.0.0.1:9093")
-        return url.rstrip("/")
+        return http_url(url, "http://127.0.0.1:9093").rstrip("/")

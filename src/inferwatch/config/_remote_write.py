@@ -16,11 +16,10 @@ directory, so a restart resumes where the receiver's last answer left off.
 from __future__ import annotations
 
 import hashlib
-from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._types import Duration, FrozenModel, Secret
+from inferwatch.config._types import Duration, FrozenModel, Secret, http_url
 
 __all__ = ["RemoteWriteQueue", "RemoteWriteSpec"]
 
@@ -67,10 +66,7 @@ class RemoteWriteSpec(FrozenModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("an http:// or https:// URL with a host, such as http://127.0.0.1:9090/api/v1/write")
-        return url
+        return http_url(url, "http://127.0.0.1:9090/api/v1/write")
 
     @field_validator("headers")
     @classmethod

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._types import ByteSize, Duration, FrozenModel
+from inferwatch.config._types import ByteSize, Duration, FrozenModel, http_url
 from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, is_valid_label_name
 
 __all__ = ["ScrapeConfig", "ScrapeTarget"]
@@ -42,10 +42,7 @@ class ScrapeTarget(FrozenModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("an http:// or https:// URL with a host, such as http://127.0.0.1:8000/metrics")
-        return url
+        return http_url(url, "http://127.0.0.1:8000/metrics")
 
     @field_validator("labels")
     @classmethod

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 
 from inferwatch.model import format_duration, parse_duration
 
-__all__ = ["ByteSize", "Duration", "FrozenModel", "Secret"]
+__all__ = ["ByteSize", "Duration", "FrozenModel", "Secret", "http_url"]
 
 
 class FrozenModel(BaseModel):
@@ -100,3 +101,11 @@ class Secret:
         return core_schema.no_info_plain_validator_function(
             validate, serialization=core_schema.plain_serializer_function_ser_schema(str)
         )
+
+
+def http_url(url: str, example: str) -> str:
+    """``url`` when it is http(s) with a host; otherwise ``ValueError`` showing ``example`` (validators)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"an http:// or https:// URL with a host, such as {example}")
+    return url

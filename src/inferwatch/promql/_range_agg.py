@@ -143,7 +143,8 @@ def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
     sel = less | (ties & (np.cumsum(ties, axis=0) <= need))
     left = k - sel.sum(axis=0)
     nans = m & nan
-    return sel | (nans & (np.cumsum(nans, axis=0) <= left))
+    out: np.ndarray = sel | (nans & (np.cumsum(nans, axis=0) <= left))
+    return out
 
 
 def histogram_quantile_rows(q: np.ndarray, rows: Rows, poll: Callable[[], None]) -> Rows:
@@ -200,7 +201,7 @@ def _bucket_quantiles(q: np.ndarray, buckets: list[tuple[float, int]], vals: np.
             counts[i] = np.where(b > top, b, np.where(b < top, top, b))
             top = np.where(b > top, b, top)
         c = np.vstack(counts)
-        ub = np.array(bounds)
+        edges = np.array(bounds)
         with np.errstate(all="ignore"):
             rank = q * c[-1]
             ge = c[:-1] >= rank
@@ -208,12 +209,12 @@ def _bucket_quantiles(q: np.ndarray, buckets: list[tuple[float, int]], vals: np.
             cols = np.arange(len(q))
             prev = c[np.maximum(idx - 1, 0), cols]
             inner = idx > 0
-            start = np.where(inner, ub[np.maximum(idx - 1, 0)], 0.0)
-            end = ub[idx]
+            start = np.where(inner, edges[np.maximum(idx - 1, 0)], 0.0)
+            end = edges[idx]
             count = np.where(inner, c[idx, cols] - prev, c[idx, cols])
             rank = np.where(inner, rank - prev, rank)
             val = start + (end - start) * (rank / count)
-        val = np.where((idx == 0) & (ub[0] <= 0), ub[0], val)
-        val = np.where(idx == n - 1, ub[-2], val)
+        val = np.where((idx == 0) & (edges[0] <= 0), edges[0], val)
+        val = np.where(idx == n - 1, edges[-2], val)
         res = np.where(c[-1] == 0, math.nan, val)
     return np.where(np.isnan(q), math.nan, np.where(q < 0, -math.inf, np.where(q > 1, math.inf, res)))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class RangeEvaluator:
                 if (mask.sum(axis=0) > 1).any():
                     raise Fallback("a label set twice at one step")
                 vals = value.vals[idx][np.argmax(mask, axis=0), np.arange(self.n)]
-                mask = mask.any(axis=0)
+                mask = np.asarray(mask.any(axis=0))
             else:
                 vals, mask = value.vals[idx[0]], mask[0]
             cols = np.flatnonzero(mask)
@@ -193,7 +194,8 @@ class RangeEvaluator:
             return Rows(vec.labels, vec.vals, vec.mask, ordered=False).with_labels(vec.labels)
         if name in ("label_replace", "label_join"):
             fake = [(ls, 0.0) for ls in vec.labels]
-            relabelled = VECTOR_FUNCTIONS[name]([fake, *args[1:]], 0)
+            call: list[Any] = [fake, *args[1:]]
+            relabelled = VECTOR_FUNCTIONS[name](call, 0)
             assert isinstance(relabelled, list)
             return vec.with_labels([ls for ls, _ in relabelled])
         labels = [drop_name(ls) for ls in vec.labels]
@@ -251,7 +253,7 @@ class RangeEvaluator:
                 if m.op is MatchOp.EQ and m.name != "__name__":
                     seen[m.name] = None if m.name in seen else m.value
             labels = Labels({k: v for k, v in seen.items() if v is not None})
-        return Rows([labels], np.ones((1, self.n)), ~present[None, :])
+        return Rows([labels], np.ones((1, self.n)), ~np.asarray(present)[None, :])
 
 
 def _go_min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -342,15 +344,15 @@ def _vector_op(b: Binary, lhs: Rows, rhs: Rows, m: Matching) -> Rows:
     seen: set[tuple[tuple[str, str], ...]] = set()
     for i, ls in enumerate(lhs.labels):
         key = sig(ls)
-        j = right.get(key)
-        if j is None:
+        match = right.get(key)
+        if match is None:
             continue
         if m.card == "one-to-one":
             if key in seen:
                 raise Fallback("many-to-one without group_left")
             seen.add(key)
         li.append(i)
-        rj.append(j)
+        rj.append(match)
     steps = lhs.mask.shape[1]
     if not li:
         return Rows.empty(steps)

@@ -30,25 +30,16 @@ _CHUNK_CELLS = 1 << 17  # (series × steps) cells per chunk: 1 MiB per temporary
 
 def instant_rows(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
     """Each series' latest sample in ``[ref - lookback, ref]`` per step, unless a staleness marker."""
-    labels: list[Labels] = []
-    vals: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    floor = refs - lookback
-    for s in series:
-        if not len(s.t):
-            continue
-        idx = s.t.searchsorted(refs, side="right") - 1
-        safe = np.maximum(idx, 0)
-        ok = (idx >= 0) & (s.t[safe] >= floor) & ~s.stale[safe]
-        if ok.any():
-            labels.append(s.labels)
-            vals.append(s.v[safe])
-            masks.append(ok)
-    return _stack(labels, vals, masks, len(refs))
+    return _latest_rows(series, refs, lookback, times=False)
 
 
 def sample_times(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
     """``timestamp(selector)``: the time (s) of the sample :func:`instant_rows` picks, name dropped."""
+    return _latest_rows(series, refs, lookback, times=True)
+
+
+def _latest_rows(series: list[Loaded], refs: np.ndarray, lookback: int, *, times: bool) -> Rows:
+    """The lookback pick per series and step: its values, or (``times``) its times with the name dropped."""
     labels: list[Labels] = []
     vals: list[np.ndarray] = []
     masks: list[np.ndarray] = []
@@ -60,8 +51,8 @@ def sample_times(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
         safe = np.maximum(idx, 0)
         ok = (idx >= 0) & (s.t[safe] >= floor) & ~s.stale[safe]
         if ok.any():
-            labels.append(drop_name(s.labels))
-            vals.append(s.t[safe] / 1000)
+            labels.append(drop_name(s.labels) if times else s.labels)
+            vals.append(s.t[safe] / 1000 if times else s.v[safe])
             masks.append(ok)
     return _stack(labels, vals, masks, len(refs))
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferwatch.tracing._otlp import OtlpError
+from inferwatch.tracing._otlp import OtlpError, json_list, json_object
 
 __all__ = ["MAX_POINTS", "Metric", "OtlpError", "Point", "ResourceMetrics", "TooManyPoints",
            "decode_metrics_json", "decode_metrics_protobuf"]
@@ -168,15 +168,15 @@ def decode_metrics_json(doc: Any) -> list[ResourceMetrics]:
     """The contents of a JSON ``ExportMetricsServiceRequest`` (already parsed)."""
     try:
         out, points = [], 0
-        for rm in _list(_obj(doc), "resourceMetrics"):
-            rm = _obj(rm)
+        for rm in json_list(json_object(doc), "resourceMetrics"):
+            rm = json_object(rm)
             metrics = []
-            for sm in _list(rm, "scopeMetrics"):
-                for m in _list(_obj(sm), "metrics"):
-                    metrics.append(_json_metric(_obj(m)))
+            for sm in json_list(rm, "scopeMetrics"):
+                for m in json_list(json_object(sm), "metrics"):
+                    metrics.append(_json_metric(json_object(m)))
                     points += len(metrics[-1].points)
                     _check_count(points)
-            out.append(ResourceMetrics(_json_attributes(_obj(rm.get("resource", {}))), metrics))
+            out.append(ResourceMetrics(_json_attributes(json_object(rm.get("resource", {}))), metrics))
         return out
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise OtlpError(f"not an OTLP JSON ExportMetricsServiceRequest: {exc}") from None
@@ -188,8 +188,8 @@ def _json_metric(m: Mapping[str, Any]) -> Metric:
                             (HISTOGRAM, "histogram", _json_histogram), (SUMMARY, "summary", _json_summary),
                             (EXP_HISTOGRAM, "exponentialHistogram", _json_base)):
         if key in m:
-            data = _obj(m[key])
-            points = [read(_obj(p)) for p in _list(data, "dataPoints")]
+            data = json_object(m[key])
+            points = [read(json_object(p)) for p in json_list(data, "dataPoints")]
             return Metric(name, unit, kind, points, _temporality(data.get("aggregationTemporality", 0)),
                           bool(data.get("isMonotonic", False)))
     return Metric(name, unit, EMPTY, [])
@@ -208,21 +208,21 @@ def _json_number(p: Mapping[str, Any]) -> Point:
 
 def _json_histogram(p: Mapping[str, Any]) -> Point:
     return _json_base(p, count=_int(p.get("count", 0)), sum=_float(p["sum"]) if "sum" in p else None,
-                      bounds=tuple(_float(b) for b in _list(p, "explicitBounds")),
-                      buckets=tuple(_int(c) for c in _list(p, "bucketCounts")))
+                      bounds=tuple(_float(b) for b in json_list(p, "explicitBounds")),
+                      buckets=tuple(_int(c) for c in json_list(p, "bucketCounts")))
 
 
 def _json_summary(p: Mapping[str, Any]) -> Point:
-    quantiles = tuple((_float(_obj(q).get("quantile", 0)), _float(_obj(q).get("value", 0)))
-                      for q in _list(p, "quantileValues"))
+    quantiles = tuple((_float(json_object(q).get("quantile", 0)), _float(json_object(q).get("value", 0)))
+                      for q in json_list(p, "quantileValues"))
     return _json_base(p, count=_int(p.get("count", 0)), sum=_float(p.get("sum", 0)), quantiles=quantiles)
 
 
 def _json_attributes(obj: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
-    for a in _list(obj, "attributes"):
-        a = _obj(a)
-        value = _obj(a.get("value", {}))
+    for a in json_list(obj, "attributes"):
+        a = json_object(a)
+        value = json_object(a.get("value", {}))
         out[_str(a["key"])] = _json_value(value)
     return out
 
@@ -292,16 +292,3 @@ def _str(raw: Any) -> str:
     if not isinstance(raw, str):
         raise TypeError(f"expected a string, got {type(raw).__name__}")
     return raw
-
-
-def _obj(x: Any) -> Mapping[str, Any]:
-    if not isinstance(x, Mapping):
-        raise TypeError(f"expected an object, got {type(x).__name__}")
-    return x
-
-
-def _list(obj: Mapping[str, Any], key: str) -> list[Any]:
-    value = obj.get(key, [])
-    if not isinstance(value, list):
-        raise TypeError(f"{key!r} must be a list, got {type(value).__name__}")
-    return value

@@ -13,7 +13,7 @@ from typing import Any
 from inferwatch._exceptions import InputError
 from inferwatch.tracing._store import SpanRecord
 
-__all__ = ["OtlpError", "decode_json", "decode_protobuf"]
+__all__ = ["OtlpError", "decode_json", "decode_protobuf", "json_list", "json_object"]
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -47,22 +47,23 @@ def decode_protobuf(body: bytes) -> list[SpanRecord]:
 def decode_json(doc: Any) -> list[SpanRecord]:
     """The spans of a JSON ``ExportTraceServiceRequest`` (already parsed)."""
     try:
-        return [span for rs in _list(_obj(doc), "resourceSpans") for span in _resource_spans(_obj(rs))]
+        return [span for rs in json_list(json_object(doc), "resourceSpans")
+                for span in _resource_spans(json_object(rs))]
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise OtlpError(f"not an OTLP JSON ExportTraceServiceRequest: {exc}") from None
 
 
 def _resource_spans(rs: Mapping[str, Any]) -> list[SpanRecord]:
-    resource = _obj(rs.get("resource", {}))
+    resource = json_object(rs.get("resource", {}))
     service = _service(_json_attributes(resource))
     out = []
-    for ss in _list(rs, "scopeSpans"):
-        for s in _list(_obj(ss), "spans"):
-            s = _obj(s)
+    for ss in json_list(rs, "scopeSpans"):
+        for s in json_list(json_object(ss), "spans"):
+            s = json_object(s)
             out.append(_record(
                 str(s["traceId"]).lower(), str(s["spanId"]).lower(), str(s.get("parentSpanId", "")).lower(),
                 service, str(s.get("name", "")), int(s.get("kind", 0)), int(s["startTimeUnixNano"]),
-                int(s["endTimeUnixNano"]), int(_obj(s.get("status", {})).get("code", 0)),
+                int(s["endTimeUnixNano"]), int(json_object(s.get("status", {})).get("code", 0)),
                 _json_attributes(s),
             ))
     return out
@@ -96,20 +97,22 @@ def _pb_value(v: Any) -> Any:
 
 def _json_attributes(obj: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for a in _list(obj, "attributes"):
-        a = _obj(a)
-        value = _obj(a.get("value", {}))
+    for a in json_list(obj, "attributes"):
+        a = json_object(a)
+        value = json_object(a.get("value", {}))
         out[str(a["key"])] = next(iter(value.values()), None) if value else None
     return out
 
 
-def _obj(x: Any) -> Mapping[str, Any]:
+def json_object(x: Any) -> Mapping[str, Any]:
+    """``x`` as a JSON object, or ``TypeError`` naming what it was (OTLP/JSON decoding)."""
     if not isinstance(x, Mapping):
         raise TypeError(f"expected an object, got {type(x).__name__}")
     return x
 
 
-def _list(obj: Mapping[str, Any], key: str) -> list[Any]:
+def json_list(obj: Mapping[str, Any], key: str) -> list[Any]:
+    """``obj[key]`` as a list (absent: empty), or ``TypeError`` naming the key."""
     value = obj.get(key, [])
     if not isinstance(value, list):
         raise TypeError(f"{key!r} must be a list, got {type(value).__name__}")
