@@ -50,6 +50,21 @@ def test_a_good_config_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert f"ok ({len(default_rule_pack()) + 1} rules)" in capsys.readouterr().out  # the default pack and X
 
 
+def test_config_check_warns_of_a_scrape_interval_as_long_as_the_lookback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # rule: a target scraped every 5 m (or more) leaves rules without a sample at some rounds
+    # (none at all when the scrape and evaluation schedules fall into step): ok, with a warning
+    cfg = tmp_path / "inferwatch.yml"
+    cfg.write_text("scrape: {targets: [{job: slow, url: 'http://127.0.0.1:9/metrics', interval: 5m},\n"
+                   "                   {job: fine, url: 'http://127.0.0.1:9/m', interval: 4m59s}]}\n")
+    assert main(["config", "check", str(cfg)]) == 0
+    out = capsys.readouterr()
+    assert "ok (" in out.out
+    (line,) = out.err.strip().splitlines()  # one warning: the 5 m target only
+    assert ("warning: scrape target slow/127.0.0.1:9: interval 5m is not shorter than the 5m query "
+            "lookback") in line and "scrape at most every 2m30s" in line, line
+
+
 def test_rules_check_refuses_look_ahead_as_prometheus_does(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # rule: RE2 syntax; Prometheus answers "invalid regular expression ... invalid or unsupported Perl syntax"

@@ -54,6 +54,17 @@ def test_a_real_server_checks_host_and_webhook_labels_and_publishes_openapi(tmp_
 
 
 @pytest.mark.slow
+def test_serve_warns_of_a_target_scraped_no_faster_than_the_lookback(tmp_path: Path) -> None:
+    # rule: serve prints config check's warnings; a 5 m target leaves rules without samples
+    cfg = (f"server: {{data_dir: '{tmp_path}/data'}}\n"
+           "scrape: {targets: [{job: nab, url: 'http://127.0.0.1:9/metrics', interval: 5m}]}\n")
+    with serve(cfg, tmp_path) as s, httpx.Client(base_url=s.url, timeout=10) as c:
+        assert c.get("/-/healthy").status_code == 200
+    warned = [line for line in s.lines if "warning: scrape target nab/127.0.0.1:9: interval 5m" in line]
+    assert len(warned) == 1 and "scrape at most every 2m30s" in warned[0], "".join(s.lines)
+
+
+@pytest.mark.slow
 def test_the_openapi_fuzzer_finds_no_500_and_no_traceback() -> None:
     # the bounded CI run; longer runs and their figures are in benchmarks/RESULTS.md
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_fuzz.py"), "--cases", "300",

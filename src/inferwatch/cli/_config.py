@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg
@@ -30,13 +31,15 @@ def add_parser(sub: Any) -> None:
 def _check(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import ConfigError
     from inferwatch.config import load_config
-    from inferwatch.server._preflight import preflight
+    from inferwatch.server._preflight import config_warnings, preflight
 
     config = load_config(args.file)
     try:
         rules = preflight(config)  # every check `serve` makes: PromQL, templates, receivers, ...
     except ConfigError as exc:
         raise ConfigError(f"{args.file}: {exc}") from None
+    for warning in config_warnings(config):
+        print(f"{args.file}: warning: {warning}", file=sys.stderr)
     print(f"{args.file}: ok ({len(rules)} rules)")
     return 0
 

@@ -25,7 +25,7 @@ from inferwatch.promql._ast import (
     format_number,
     value_type,
 )
-from inferwatch.promql._engine import DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
+from inferwatch.promql._engine import DEFAULT_LOOKBACK_MS, DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._kernels import bucket_quantile, extrapolated_rate
 from inferwatch.promql._lexer import PromQLError
 from inferwatch.promql._parser import parse_promql, parse_typed
@@ -34,7 +34,8 @@ from inferwatch.promql._signatures import AGGREGATIONS, FUNCTIONS
 from inferwatch.promql._values import EvalError, Matrix, Vector
 
 __all__ = [
-    "AGGREGATIONS", "DEFAULT_MAX_SAMPLES", "FUNCTIONS", "MAX_RANGE_POINTS", "Aggregate", "AtMod", "Binary",
+    "AGGREGATIONS", "DEFAULT_LOOKBACK_MS", "DEFAULT_MAX_SAMPLES", "FUNCTIONS", "MAX_RANGE_POINTS",
+    "Aggregate", "AtMod", "Binary",
     "Call", "Engine", "EvalError", "Evaluator", "Expr", "InstantResult", "LoadCache", "Matching", "Matrix",
     "Number", "Paren", "PromQLError", "QueryTimeout", "RangeResult", "Selector", "String", "Subquery",
     "Unary", "ValueType",

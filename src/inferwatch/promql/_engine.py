@@ -34,10 +34,11 @@ from inferwatch.promql._range_functions import RANGE_FUNCTIONS
 from inferwatch.promql._values import EvalError, Matrix, Value, Vector, check_unique, drop_name
 from inferwatch.store import Store
 
-__all__ = ["DEFAULT_MAX_SAMPLES", "Evaluator", "LoadCache"]
+__all__ = ["DEFAULT_LOOKBACK_MS", "DEFAULT_MAX_SAMPLES", "Evaluator", "LoadCache"]
 
 DEFAULT_MAX_SAMPLES = 50_000_000
 LoadCache = dict[tuple[tuple[Matcher, ...], Span], list[Loaded]]
+DEFAULT_LOOKBACK_MS = 300_000  # how far back an instant selector looks for a sample (Prometheus: 5 m)
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Evaluator:
     store: Store
     start: int
     end: int
-    lookback: int = 300_000
+    lookback: int = DEFAULT_LOOKBACK_MS
     default_step: int = 60_000
     max_samples: int = DEFAULT_MAX_SAMPLES
     cache: LoadCache = field(default_factory=dict)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from inferwatch.config import Config
-from inferwatch.model import SimulatedClock
+from inferwatch.model import SimulatedClock, format_duration
+from inferwatch.promql import DEFAULT_LOOKBACK_MS
 from inferwatch.rules import Rule, load_rules
 
-__all__ = ["preflight"]
+__all__ = ["config_warnings", "preflight"]
 
 
 def preflight(config: Config) -> list[Rule]:
@@ -24,3 +25,22 @@ def preflight(config: Config) -> list[Rule]:
     if callable(close):
         close()
     return rules
+
+
+def config_warnings(config: Config) -> list[str]:
+    """What ``serve`` runs but not well: one line each, printed by ``serve`` and ``config check``.
+
+    A target scraped no more often than the query lookback (5 m) leaves its
+    series without a sample at some evaluations: an instant query finds a
+    sample only if it is at most 5 m old, and a scrape that starts just before
+    a round is not stored until after it. A rule over such a series then sees
+    gaps (a ``for`` restarts, a dynamic band skips points), or nothing at all
+    when the two schedules fall into step. Prometheus has the same limit.
+    """
+    lookback = DEFAULT_LOOKBACK_MS / 1000
+    return [
+        f"scrape target {t.job}/{t.instance}: interval {format_duration(t.effective_interval)} is not "
+        f"shorter than the {format_duration(lookback)} query lookback, so rules and instant queries will "
+        f"find no sample at some evaluations; scrape at most every {format_duration(lookback / 2)}"
+        for t in config.scrape.targets if t.effective_interval >= lookback
+    ]

@@ -20,6 +20,7 @@ from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._otlp import open_trace_store, trace_routes
 from inferwatch.server._otlp_delta import DeltaState
 from inferwatch.server._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
+from inferwatch.server._preflight import config_warnings
 from inferwatch.server._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
@@ -89,9 +90,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline)],
                      deliveries=deliveries)
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
-    warning = exposure_warning(host)
-    if warning:
-        print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
+    for warning in [exposure_warning(host), *config_warnings(config)]:
+        if warning:
+            print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     notify = PipelineRunner(pipeline)
     notify.start()
     if server.components.remote is not None:
