@@ -184,7 +184,8 @@ def soak(minutes: float, rate: float, series: int, warmup: float | None = None,
                     errors += r.status_code != 200
                     if not rss or now - t0 - rss[-1][0] >= 5:
                         rss.append((now - t0, ps.memory_info().rss))
-                        print(f"{rss[-1][0]:.0f}s rss {rss[-1][1] / 2**20:.1f} MiB", file=sys.stderr, flush=True)
+                        print(f"{rss[-1][0]:.0f}s rss {rss[-1][1] / 2**20:.1f} MiB",
+                              file=sys.stderr, flush=True)
                     stop.wait(max(0.0, 1.0 - (time.monotonic() - q0)))
                 elapsed = time.monotonic() - t0
                 evals = _evaluations(client) - ev0
