@@ -28,8 +28,8 @@ from inferwatch._exceptions import StoreError
 from inferwatch.model import Labels
 
 __all__ = [
-    "SCHEMA_VERSION", "compact", "connect", "delete_before", "last_sample", "load_series", "read_chunks",
-    "write",
+    "PAGE_CACHE_KIB", "SCHEMA_VERSION", "compact", "connect", "delete_before", "last_sample", "load_series",
+    "read_chunks", "write",
 ]
 
 SCHEMA_VERSION = 1
@@ -58,6 +58,11 @@ CREATE TABLE IF NOT EXISTS chunks (
 ) WITHOUT ROWID;
 """
 _IN_CHUNK = 500
+# SQLite's page cache, per connection. The head already holds the recent samples in memory, so
+# the cache only serves compaction and reads older than the head, which the OS's file cache
+# answers nearly as fast. It fills to its cap as the file grows (64 MiB took the server's RSS
+# up 2.2 MiB a minute for half an hour in the soak), so the cap is kept small.
+PAGE_CACHE_KIB = 8192
 _F8, _I8 = np.dtype("<f8"), np.dtype("<i8")
 
 
@@ -92,7 +97,7 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=10000")
-        conn.execute("PRAGMA cache_size=-65536")
+        conn.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
         conn.executescript(_SCHEMA)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     except (sqlite3.Error, StoreError) as exc:
