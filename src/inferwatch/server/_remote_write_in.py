@@ -35,10 +35,8 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
-from inferwatch.edge import (
-    _snappy,  # the edge agent's snappy codec (server may import edge: DESIGN.md)
-    decode_write_request,
-)
+from inferwatch.edge import decode_write_request
+from inferwatch.server import _snappy
 from inferwatch.model import Clock, Labels, Sample
 from inferwatch.server._scrape_limits import MAX_AHEAD_S
 from inferwatch.store import Store
@@ -92,9 +90,7 @@ def _decode(body: bytes, series: dict[tuple[tuple[str, str], ...], Labels]) -> l
         parse = _protobuf_reader()
     except ImportError:
         return decode_write_request(body, max_bytes=MAX_DECODED_BYTES)
-    if _snappy.uncompressed_length(body) > MAX_DECODED_BYTES:
-        raise ValueError(f"remote-write: more than {MAX_DECODED_BYTES} bytes once decompressed")
-    return parse(_snappy.decompress(body), series)
+    return parse(_snappy.decompress(body, max_bytes=MAX_DECODED_BYTES), series)
 
 
 @functools.cache
