@@ -113,16 +113,17 @@ def test_pushed_samples_are_stored_once_and_bad_requests_are_refused_whole(serve
     assert _push(server.url, batch, Authorization="Bearer wrong").status_code == 401
 
 
-def test_the_protobuf_reader_reads_what_the_edge_codec_reads() -> None:
-    from inferwatch.edge import decode_write_request
+def test_the_columns_reader_reads_what_the_edge_codec_reads() -> None:
+    from inferwatch.edge import _snappy, decode_write_request
     from inferwatch.model import STALE_NAN, is_stale_nan
-    from inferwatch.server._remote_write_in import _decode
+    from inferwatch.server._prompb import WriteRequestReader
 
     samples = [Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_000.123, 5.0),
                Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_001.0, STALE_NAN),
                Sample(Labels.of("b"), -1.5, -2.0)]
     body = encode_write_request(samples)
-    got, want = _decode(body, {}), decode_write_request(body, max_bytes=1 << 20)
+    got = WriteRequestReader().read(_snappy.decompress(body))
+    want = decode_write_request(body, max_bytes=1 << 20)
     keys = [(s.labels, s.t) for s in samples]
-    assert [(s.labels, s.t) for s in got] == [(s.labels, s.t) for s in want] == keys
-    assert got[0].v == 5.0 and is_stale_nan(got[1].v) and got[2].v == -2.0
+    assert list(zip(got.labels, got.t.tolist(), strict=True)) == [(s.labels, s.t) for s in want] == keys
+    assert got.v[0] == 5.0 and is_stale_nan(float(got.v[1])) and got.v[2] == -2.0

@@ -58,6 +58,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 ) WITHOUT ROWID;
 """
 _IN_CHUNK = 500
+# json.dumps(x, separators=...) builds a new encoder per call; one built once encodes the same text
+_to_json = json.JSONEncoder(separators=(",", ":")).encode
 _F8, _I8 = np.dtype("<f8"), np.dtype("<i8")
 
 
@@ -128,7 +130,7 @@ def write(
     try:
         conn.executemany(
             "INSERT INTO series (id, labels, name) VALUES (?, ?, ?)",
-            [(sid, json.dumps(ls.items_tuple, separators=(",", ":")), ls.name) for ls, sid in new_series],
+            [(sid, _to_json(ls.items_tuple), ls.name) for ls, sid in new_series],
         )
         for i in range(0, int(sids.shape[0]), record_size):
             part = slice(i, i + record_size)
