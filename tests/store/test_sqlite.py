@@ -159,3 +159,24 @@ def test_kill_9_leaves_a_sound_file_with_committed_data(tmp_path: Path) -> None:
     assert got.t.tolist() == [float(i) for i in range(len(got))]  # and nothing torn
     assert len(st.series([])) == 200
     st.close()
+
+
+def test_a_batch_of_new_series_with_awkward_label_text_survives_reopen(tmp_path: Path) -> None:
+    # the series rows of one append are serialised together: text that looks like the JSON
+    # between two label sets, quotes, backslashes, newlines and non-ASCII must each stay whole
+    values = ["]],[[", '"quoted"', "back\\slash", "new\nline", "é ü 中", "plain", "]]", "[["]
+    sets = [Labels.of("odd_total", v=v, k=str(i)) for i, v in enumerate(values)] + [
+        Labels.of("many_total", instance=f"host-{i}") for i in range(500)]
+    path = tmp_path / "db.sqlite"
+    st = SQLiteStore(path, clock=SimulatedClock(100.0))
+    st.append([Sample(ls, 50.0, float(i)) for i, ls in enumerate(sets)])
+    assert st.stats.series_created == len(sets)
+    st.close()
+    again = SQLiteStore(path, clock=SimulatedClock(100.0))
+    assert sorted(again.series([])) == sorted(sets)
+    (odd,) = again.select(parse_selector('odd_total{v="]],[["}'), 0, 100)
+    assert odd.labels == sets[0] and odd.v.tolist() == [0.0]
+    assert len(again.select(parse_selector("many_total"), 0, 100)) == 500
+    again.append([Sample(sets[3], 60.0, 1.0)])  # a known series after the restart: no new row
+    assert again.stats.series_created == 0
+    again.close()
