@@ -1,21 +1,29 @@
 """Remote-write in: the same request stream into ``inferwatch serve`` and into Prometheus 2.42.
 
-    python benchmarks/bench_remote_write_in.py [--batch 2000] [--new 20] [--known 20]
+    python benchmarks/bench_remote_write_in.py [--batch 2000] [--new 20 | --series N] [--known K]
                                                [--prometheus /usr/bin/prometheus]
 
 Requests of ``--batch`` samples (2,000, about what a Prometheus agent sends
 per request), pre-encoded before timing (snappy protobuf ``WriteRequest``):
 first ``--new`` requests of series never seen (the cold path: index, series
-rows), then ``--known`` requests of series already stored (one more sample
-each). Each request is POSTed in turn, over loopback, to ``inferwatch serve``
-(SQLite store in a temp dir, ``POST /api/v1/write``) and to Prometheus 2.42
-(``--web.enable-remote-write-receiver``); the rate is samples / wall time of
-the phase, answers included. Target (issue 19): at least Prometheus's rate.
+rows; ``--series N`` sets ``--new`` to N / batch), then ``--known`` requests
+(default: as many) of the series already stored, one more sample each. Each
+request is POSTed in turn, over loopback, to ``inferwatch serve`` (SQLite
+store in a temp dir, ``POST /api/v1/write``) and to Prometheus 2.42
+(``--web.enable-remote-write-receiver``), both running, each first sent one
+untimed warm-up request of 100 other series. Each request goes to one server
+then the other (which one first alternates), so a change of load on a shared
+machine falls on both alike; a server's rate is samples / the sum of its
+request times (send to answer). Target (issue 19): at least Prometheus's rate. The issue's
+shape, 10,000 new series per request up to 100,000:
+
+    python benchmarks/bench_remote_write_in.py --batch 10000 --series 100000
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -23,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -54,40 +62,53 @@ def _ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> Non
     raise SystemExit(f"{url} not ready after {timeout}s")
 
 
-def _requests(batch: int, first: int, count: int, t: float) -> list[bytes]:
+def _requests(batch: int, first: int, count: int, t: float,
+              name: str = "bench_requests_total") -> list[bytes]:
     out = []
     for r in range(count):
         base = first + r * batch
         out.append(encode_write_request(
-            Sample(Labels.of("bench_requests_total", job="bench", instance=f"host-{i % 500}",
+            Sample(Labels.of(name, job="bench", instance=f"host-{i % 500}",
                              route=f"/r{i // 500}", code="200"), t, float(i))
             for i in range(base, base + batch)))
     return out
 
 
-def _phase(url: str, bodies: list[bytes], batch: int, headers: dict[str, str]) -> float:
-    with httpx.Client(base_url=url, timeout=600, headers={**REMOTE_WRITE_HEADERS, **headers}) as c:
-        t0 = time.perf_counter()
-        for body in bodies:
-            r = c.post("/api/v1/write", content=body)
-            if r.status_code != 204:
-                raise SystemExit(f"{url}: {r.status_code} {r.text[:200]}")
-        return len(bodies) * batch / (time.perf_counter() - t0)
+@contextlib.contextmanager
+def _server(name: str, argv: list[str], port: int, headers: dict[str, str],
+            tmp: Path) -> Iterator[httpx.Client]:
+    """A started server (ready, warmed up by one untimed request) and a client for it."""
+    url = f"http://127.0.0.1:{port}"
+    with (tmp / f"{name}.log").open("wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _ready(url, proc)
+            with httpx.Client(base_url=url, timeout=600, headers={**REMOTE_WRITE_HEADERS, **headers}) as c:
+                _post(c, _requests(100, 0, 1, time.time() - 60, "bench_warmup")[0])
+                yield c
+        finally:
+            proc.terminate()
+            proc.wait(30)
 
 
-def _run(name: str, start: Callable[[Path, int], list[str]], headers: dict[str, str],
-         phases: dict[str, list[bytes]], batch: int, tmp: Path) -> dict[str, float]:
-    port = _port()
-    log = (tmp / f"{name}.log").open("wb")
-    proc = subprocess.Popen(start(tmp, port), stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _ready(f"http://127.0.0.1:{port}", proc)
-        return {phase: _phase(f"http://127.0.0.1:{port}", bodies, batch, headers)
-                for phase, bodies in phases.items()}
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        log.close()
+def _post(c: httpx.Client, body: bytes) -> float:
+    t0 = time.perf_counter()
+    r = c.post("/api/v1/write", content=body)
+    took = time.perf_counter() - t0
+    if r.status_code != 204:
+        raise SystemExit(f"{c.base_url}: {r.status_code} {r.text[:200]}")
+    return took
+
+
+def _phase(clients: list[httpx.Client], bodies: list[bytes], batch: int) -> list[float]:
+    """Samples/s of each server: each request goes to all in turn (the first one alternating), so a
+    change of load on a shared machine falls on all alike; each rate is over its own answer times."""
+    took = [0.0] * len(clients)
+    for i, body in enumerate(bodies):
+        order = range(len(clients)) if i % 2 == 0 else reversed(range(len(clients)))
+        for k in order:
+            took[k] += _post(clients[k], body)
+    return [len(bodies) * batch / t for t in took]
 
 
 def _inferwatch(tmp: Path, port: int) -> list[str]:
@@ -100,10 +121,14 @@ def _inferwatch(tmp: Path, port: int) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=2000)
-    ap.add_argument("--new", type=int, default=20)
-    ap.add_argument("--known", type=int, default=20)
+    ap.add_argument("--new", type=int, default=20, help="requests of new series")
+    ap.add_argument("--series", type=int, default=0, help="new series in all (sets --new to SERIES / BATCH)")
+    ap.add_argument("--known", type=int, default=0, help="requests of known series (default: as --new)")
     ap.add_argument("--prometheus", default="/usr/bin/prometheus")
     args = ap.parse_args()
+    if args.series:
+        args.new = max(1, args.series // args.batch)
+    args.known = args.known or args.new
     now = time.time()
     phases = {"new series": _requests(args.batch, 0, args.new, now - 60),
               "known series": [b for k in range(args.known // max(args.new, 1) + 1)
@@ -114,17 +139,20 @@ def main() -> None:
         return [args.prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp}/prom",
                 f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver"]
 
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as stack:
         tmp = Path(d)
-        ours = _run("inferwatch", _inferwatch, {"Authorization": f"Bearer {TOKEN}"}, phases, args.batch, tmp)
-        theirs = _run("prometheus", prometheus, {}, phases, args.batch, tmp) if os.path.exists(
-            args.prometheus) else {}
-    for phase in phases:
+        clients = [stack.enter_context(_server("inferwatch", _inferwatch(tmp, port := _port()), port,
+                                               {"Authorization": f"Bearer {TOKEN}"}, tmp))]
+        if os.path.exists(args.prometheus):
+            clients.append(stack.enter_context(_server("prometheus", prometheus(tmp, port := _port()), port,
+                                                       {}, tmp)))
+        rates = {phase: _phase(clients, bodies, args.batch) for phase, bodies in phases.items()}
+    for phase, (ours, *theirs) in rates.items():
         line = {"phase": phase, "requests": len(phases[phase]), "batch": args.batch,
-                "inferwatch_samples_per_s": round(ours[phase])}
+                "series": args.new * args.batch, "inferwatch_samples_per_s": round(ours)}
         if theirs:
-            line |= {"prometheus_samples_per_s": round(theirs[phase]),
-                     "ratio_inferwatch_over_prometheus": round(ours[phase] / theirs[phase], 3)}
+            line |= {"prometheus_samples_per_s": round(theirs[0]),
+                     "ratio_inferwatch_over_prometheus": round(ours / theirs[0], 3)}
         print(json.dumps(line))
 
 

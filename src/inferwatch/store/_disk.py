@@ -1,8 +1,14 @@
 """The SQLite file of the store: schema, WAL records, chunk compaction, chunk reads.
 
-Layout (schema 1):
+Layout (schema 2):
 
 * ``series(id, labels, name)``: each label set once, as canonical JSON;
+* ``wal_series(seq, ids, labels)``: the series an ``append`` created, their
+  ids as a raw array and their label sets as one JSON list: one row per
+  append however many series it brings (a row each in ``series`` costs
+  three B-tree inserts per series); committed with the samples, moved into
+  ``series`` by compaction (as Prometheus logs new series in its WAL and
+  indexes them when it cuts a block). Schema 1 files are read as they are;
 * ``wal(seq, t_min, sids, t, v)``: one record per ``append`` call, the batch's
   series ids, times and values as raw little-endian arrays; committed before
   ``append`` returns, so it is what makes a write durable;
@@ -32,7 +38,7 @@ __all__ = [
     "write",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (
     id INTEGER PRIMARY KEY,
@@ -40,6 +46,11 @@ CREATE TABLE IF NOT EXISTS series (
     name TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS series_by_name ON series (name);
+CREATE TABLE IF NOT EXISTS wal_series (
+    seq INTEGER PRIMARY KEY,
+    ids BLOB NOT NULL,
+    labels TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS wal (
     seq INTEGER PRIMARY KEY,
     t_min REAL NOT NULL,
@@ -127,11 +138,12 @@ def write(
 ) -> None:
     """Commit new series and one WAL record per ``record_size`` samples, in one transaction."""
     new = list(new_series)
-    rows = zip([sid for _, sid in new], _labels_json([ls.items_tuple for ls, _ in new]),
-               [ls.name for ls, _ in new], strict=True)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.executemany("INSERT INTO series (id, labels, name) VALUES (?, ?, ?)", rows)
+        if new:
+            conn.execute("INSERT INTO wal_series (ids, labels) VALUES (?, ?)",
+                         (np.array([sid for _, sid in new], dtype=_I8).tobytes(),
+                          _to_json([ls.items_tuple for ls, _ in new])))
         for i in range(0, int(sids.shape[0]), record_size):
             part = slice(i, i + record_size)
             conn.execute(
@@ -163,10 +175,33 @@ def _labels_json(label_sets: list[tuple[tuple[str, str], ...]]) -> list[str]:
     return ["[[" + p + "]]" for p in parts]
 
 
+def _logged_series(conn: sqlite3.Connection) -> tuple[int, list[tuple[int, str, str]]]:
+    """The last ``wal_series`` seq and the ``series`` rows its entries become."""
+    logged = conn.execute("SELECT seq, ids, labels FROM wal_series ORDER BY seq").fetchall()
+    sets: list[tuple[tuple[str, str], ...]] = []
+    ids: list[int] = []
+    for _, id_bytes, text in logged:
+        sets += [tuple((k, v) for k, v in items) for items in json.loads(text)]
+        ids += np.frombuffer(id_bytes, _I8).tolist()
+    names = [dict(items).get("__name__", "") for items in sets]
+    return (logged[-1][0] if logged else 0), list(zip(ids, _labels_json(sets), names, strict=True))
+
+
 def compact(conn: sqlite3.Connection) -> int:
-    """Move every WAL record into per-series chunks in one transaction; return the samples moved."""
+    """Move every WAL record into per-series chunks, and logged series into ``series``, in one
+    transaction; return the samples moved."""
     records = conn.execute("SELECT seq, sids, t, v FROM wal ORDER BY seq").fetchall()
+    last_logged, series_rows = _logged_series(conn)
+    if not records and not series_rows:
+        return 0
     if not records:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _move_series(conn, last_logged, series_rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
         return 0
     sids = np.concatenate([np.frombuffer(r[1], _I8) for r in records])
     t = np.concatenate([np.frombuffer(r[2], _F8) for r in records])
@@ -180,6 +215,7 @@ def compact(conn: sqlite3.Connection) -> int:
     ]
     conn.execute("BEGIN IMMEDIATE")
     try:
+        _move_series(conn, last_logged, series_rows)
         conn.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
         conn.execute("DELETE FROM wal WHERE seq <= ?", (records[-1][0],))
         conn.execute("COMMIT")
@@ -187,6 +223,11 @@ def compact(conn: sqlite3.Connection) -> int:
         rollback(conn)
         raise
     return int(sids.shape[0])
+
+
+def _move_series(conn: sqlite3.Connection, last_logged: int, rows: list[tuple[int, str, str]]) -> None:
+    conn.executemany("INSERT INTO series (id, labels, name) VALUES (?, ?, ?)", rows)
+    conn.execute("DELETE FROM wal_series WHERE seq <= ?", (last_logged,))
 
 
 def read_chunks(
@@ -245,8 +286,25 @@ def delete_before(conn: sqlite3.Connection, cutoff: float, gone: list[int]) -> i
                 (sid, float(t[0]), float(t[-1]), int(t.shape[0]), t.tobytes(), v.tobytes()),
             )
         conn.executemany("DELETE FROM series WHERE id = ?", [(sid,) for sid in gone])
+        _forget_logged(conn, set(gone))
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
         raise
     return deleted
+
+
+def _forget_logged(conn: sqlite3.Connection, gone: set[int]) -> None:
+    """Drop ``gone`` series from ``wal_series`` (there only while compaction cannot run: a full disk)."""
+    if not gone:
+        return
+    for seq, id_bytes, text in conn.execute("SELECT seq, ids, labels FROM wal_series").fetchall():
+        ids = np.frombuffer(id_bytes, _I8)
+        keep = ~np.isin(ids, list(gone))
+        if keep.all():
+            continue
+        sets = [items for items, k in zip(json.loads(text), keep.tolist(), strict=True) if k]
+        conn.execute("DELETE FROM wal_series WHERE seq = ?", (seq,))
+        if sets:
+            conn.execute("INSERT INTO wal_series (seq, ids, labels) VALUES (?, ?, ?)",
+                         (seq, ids[keep].tobytes(), _to_json(sets)))
