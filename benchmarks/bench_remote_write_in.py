@@ -1,7 +1,7 @@
 """Remote-write in: the same request stream into ``inferwatch serve`` and into Prometheus 2.42.
 
     python benchmarks/bench_remote_write_in.py [--batch 2000] [--new 20 | --series N] [--known K]
-                                               [--prometheus /usr/bin/prometheus]
+                                               [--rounds 1] [--prometheus /usr/bin/prometheus]
 
 Requests of ``--batch`` samples (2,000, about what a Prometheus agent sends
 per request), pre-encoded before timing (snappy protobuf ``WriteRequest``):
@@ -10,12 +10,13 @@ rows; ``--series N`` sets ``--new`` to N / batch), then ``--known`` requests
 (default: as many) of the series already stored, one more sample each. Each
 request is POSTed in turn, over loopback, to ``inferwatch serve`` (SQLite
 store in a temp dir, ``POST /api/v1/write``) and to Prometheus 2.42
-(``--web.enable-remote-write-receiver``), both running, each first sent one
-untimed warm-up request of 100 other series. Each request goes to one server
-then the other (which one first alternates), so a change of load on a shared
-machine falls on both alike; a server's rate is samples / the sum of its
-request times (send to answer). Target (issue 19): at least Prometheus's rate. The issue's
-shape, 10,000 new series per request up to 100,000:
+(``--web.enable-remote-write-receiver``), one server at a time (the other's
+work after answering would fall into the timing), each first sent one untimed
+warm-up request of 100 other series; the rate is samples / wall time of the
+phase, answers included. ``--rounds R`` repeats both with fresh servers, the
+order alternating (a shared machine's load drifts), and prints the medians.
+Target (issue 19): at least Prometheus's rate. The issue's shape, 10,000 new
+series per request up to 100,000:
 
     python benchmarks/bench_remote_write_in.py --batch 10000 --series 100000
 """
@@ -27,6 +28,7 @@ import contextlib
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,15 +102,15 @@ def _post(c: httpx.Client, body: bytes) -> float:
     return took
 
 
-def _phase(clients: list[httpx.Client], bodies: list[bytes], batch: int) -> list[float]:
-    """Samples/s of each server: each request goes to all in turn (the first one alternating), so a
-    change of load on a shared machine falls on all alike; each rate is over its own answer times."""
-    took = [0.0] * len(clients)
-    for i, body in enumerate(bodies):
-        order = range(len(clients)) if i % 2 == 0 else reversed(range(len(clients)))
-        for k in order:
-            took[k] += _post(clients[k], body)
-    return [len(bodies) * batch / t for t in took]
+def _phases(c: httpx.Client, phases: dict[str, list[bytes]], batch: int) -> dict[str, float]:
+    """Samples/s of each phase: samples / the wall time from the first send to the last answer."""
+    out = {}
+    for phase, bodies in phases.items():
+        t0 = time.perf_counter()
+        for body in bodies:
+            _post(c, body)
+        out[phase] = len(bodies) * batch / (time.perf_counter() - t0)
+    return out
 
 
 def _inferwatch(tmp: Path, port: int) -> list[str]:
@@ -124,6 +126,8 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=20, help="requests of new series")
     ap.add_argument("--series", type=int, default=0, help="new series in all (sets --new to SERIES / BATCH)")
     ap.add_argument("--known", type=int, default=0, help="requests of known series (default: as --new)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of both servers, the order alternating; the medians are printed")
     ap.add_argument("--prometheus", default="/usr/bin/prometheus")
     args = ap.parse_args()
     if args.series:
@@ -139,22 +143,31 @@ def main() -> None:
         return [args.prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp}/prom",
                 f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver"]
 
-    with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as stack:
-        tmp = Path(d)
-        clients = [stack.enter_context(_server("inferwatch", _inferwatch(tmp, port := _port()), port,
-                                               {"Authorization": f"Bearer {TOKEN}"}, tmp))]
-        if os.path.exists(args.prometheus):
-            clients.append(stack.enter_context(_server("prometheus", prometheus(tmp, port := _port()), port,
-                                                       {}, tmp)))
-        rates = {phase: _phase(clients, bodies, args.batch) for phase, bodies in phases.items()}
-    for phase, (ours, *theirs) in rates.items():
-        line = {"phase": phase, "requests": len(phases[phase]), "batch": args.batch,
-                "series": args.new * args.batch, "inferwatch_samples_per_s": round(ours)}
-        if theirs:
-            line |= {"prometheus_samples_per_s": round(theirs[0]),
-                     "ratio_inferwatch_over_prometheus": round(ours / theirs[0], 3)}
+    servers = {"inferwatch": (_inferwatch, {"Authorization": f"Bearer {TOKEN}"})}
+    if os.path.exists(args.prometheus):
+        servers["prometheus"] = (prometheus, {})
+    rates: dict[str, dict[str, list[float]]] = {name: {p: [] for p in phases} for name in servers}
+    for r in range(args.rounds):
+        for name in list(servers)[:: 1 if r % 2 == 0 else -1]:  # the order alternates between rounds
+            start, headers = servers[name]
+            with tempfile.TemporaryDirectory() as d:
+                tmp, port = Path(d), _port()
+                with _server(name, start(tmp, port), port, headers, tmp) as client:
+                    for phase, rate in _phases(client, phases, args.batch).items():
+                        rates[name][phase].append(rate)
+    for phase in phases:
+        ours = rates["inferwatch"][phase]
+        line: dict[str, object] = {"phase": phase, "requests": len(phases[phase]), "batch": args.batch,
+                                   "series": args.new * args.batch, "rounds": args.rounds,
+                                   "inferwatch_samples_per_s": round(statistics.median(ours))}
+        if "prometheus" in rates:
+            theirs = rates["prometheus"][phase]
+            ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+            line |= {"prometheus_samples_per_s": round(statistics.median(theirs)),
+                     "ratio_inferwatch_over_prometheus": round(statistics.median(ratios), 3)}
+            if args.rounds > 1:
+                line["ratio_per_round"] = [round(x, 3) for x in ratios]
         print(json.dumps(line))
-
 
 if __name__ == "__main__":
     main()

@@ -158,6 +158,23 @@ class WriteRequestReader:
             end = start + size
             if end > n:
                 raise ValueError("protobuf: a TimeSeries runs past the end")
+            # A series with one sample and a 6-byte timestamp, what senders send most: if the bytes
+            # before that sample are a label run already seen, they are this series' labels (a
+            # cached run is whole Label fields and the next byte is a Sample's tag).
+            if size > 18 and raw[end - 7] == _VARINT2:
+                if raw[end - 18] == _LEN2 and raw[end - 17] == 16 and raw[end - 16] == _DOUBLE1:
+                    ls, at = known(raw[start:end - 18]), end - 15
+                elif raw[end - 9] == _LEN2 and raw[end - 8] == 7:  # a value of 0 is left out
+                    ls, at = known(raw[start:end - 9]), -1
+                else:
+                    ls = None
+                if ls is not None:
+                    labels.append(ls)
+                    value_at.append(at)
+                    time_at.append(end - 6)
+                    time_end.append(end)
+                    pos = end
+                    continue
             q = start
             while q < end and raw[q] == _LEN1:  # the labels, one contiguous run of fields
                 size = raw[q + 1]
@@ -178,7 +195,7 @@ class WriteRequestReader:
                     size = raw[q + 1]
                     s = q + 2
                     q = s + size
-                    if size >= 0x80 or q > end:
+                    if size < 2 or size >= 0x80 or q > end:
                         raise _Unusual
                     first = raw[s]
                     if first == _DOUBLE1 and size > 10 and raw[s + 9] == _VARINT2:
