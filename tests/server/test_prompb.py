@@ -104,3 +104,14 @@ def test_a_damaged_body_is_refused_with_value_or_index_error_only(
 def test_truncated_or_malformed_bodies_raise(body: bytes) -> None:
     with pytest.raises((ValueError, IndexError)):
         WriteRequestReader().read(body)
+
+
+def test_a_reader_that_forgets_its_caches_still_reads_right() -> None:
+    reader = WriteRequestReader(max_series=2)  # forgets every label set and pair past 2
+    bodies = [_body([([("__name__", "m"), ("k", str(i)), ("job", "j")], [(1_000 * (i + 1), float(i))])],
+                    "gogo") for i in range(5)]
+    for _ in range(3):
+        for i, body in enumerate(bodies):
+            cols = reader.read(body)
+            assert cols.labels == [Labels.of("m", k=str(i), job="j")]
+            assert cols.t.tolist() == [float(i + 1)] and cols.v.tolist() == [float(i)]

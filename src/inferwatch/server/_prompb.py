@@ -33,7 +33,7 @@ import numpy as np
 
 from inferwatch.model import Labels
 
-__all__ = ["Columns", "WriteRequestReader", "labels_from"]
+__all__ = ["Columns", "WriteRequestReader"]
 
 _LEN1 = 0x0A  # field 1, length-delimited: a TimeSeries in a WriteRequest, a Label in a TimeSeries
 _LEN2 = 0x12  # field 2, length-delimited: a Sample in a TimeSeries
@@ -92,21 +92,15 @@ def _after(raw: bytes, pos: int, wire: int, end: int) -> int:
     return pos
 
 
-def labels_from(raw: bytes) -> Labels:
-    """The label set encoded by consecutive ``Label`` fields (``ValueError`` when malformed)."""
-    pairs: list[tuple[str, str]] = []
-    pos, end = 0, len(raw)
-    while pos < end:
-        # the usual encoding, lengths under 128: 0A size 0A n <name> 12 m <value>
-        size, n = raw[pos + 1], raw[pos + 3]
-        stop, at = pos + 2 + size, pos + 4 + n
-        if (size | n) < 0x80 and raw[pos + 2] == _LEN1 and at + 1 < stop and raw[at] == _LEN2 \
-                and raw[at + 1] < 0x80 and at + 2 + raw[at + 1] == stop:
-            pairs.append((raw[pos + 4:at].decode(), raw[at + 2:stop].decode()))
-            pos = stop
-        else:
-            pos = _label_any(raw, pos, pairs)
-    return Labels(pairs)
+def _usual_label(raw: bytes, pos: int, stop: int, end: int) -> tuple[str, str] | None:
+    """The pair of the ``Label`` field at ``pos`` in the usual encoding (``0A n <name> 12 m <value>``,
+    lengths under 128), else ``None``."""
+    if stop > end or stop - pos < 6 or raw[pos + 2] != _LEN1:
+        return None
+    at = pos + 4 + raw[pos + 3]
+    if at + 1 < stop and raw[at] == _LEN2 and at + 2 + raw[at + 1] == stop and raw[at + 1] < 0x80:
+        return raw[pos + 4:at].decode(), raw[at + 2:stop].decode()
+    return None
 
 
 def _label_any(raw: bytes, pos: int, pairs: list[tuple[str, str]]) -> int:
@@ -126,17 +120,44 @@ class WriteRequestReader:
     def __init__(self, max_series: int = 200_000) -> None:
         self.max_series = max_series
         self._labels: dict[bytes, Labels] = {}
+        # one Label field's bytes -> (name, value): label pairs repeat across series (job, instance,
+        # the metric name), so a new series mostly reuses decoded, shared strings
+        self._pairs: dict[bytes, tuple[str, str]] = {}
 
     def read(self, raw: bytes) -> Columns:
         """The samples of one request (``ValueError`` or ``IndexError`` when malformed)."""
-        if len(self._labels) > self.max_series:  # forgotten all at once: a sender's series come back
-            self._labels.clear()
+        if len(self._labels) > self.max_series or len(self._pairs) > self.max_series:
+            self._labels.clear()  # forgotten all at once: a sender's series come back
+            self._pairs.clear()
         try:
             labels, value_at, time_at, time_end = self._walk(raw)
             buf = np.frombuffer(raw + _PAD, dtype=np.uint8)
             return Columns(labels, _timestamps(buf, time_at, time_end) / 1000.0, _values(buf, value_at))
         except _Unusual:
             return _read_any(raw)
+
+    def _labels_from(self, raw: bytes) -> Labels:
+        """The label set encoded by consecutive ``Label`` fields (``ValueError`` when malformed)."""
+        pairs: list[tuple[str, str]] = []
+        cache = self._pairs
+        known = cache.get
+        pos, end = 0, len(raw)
+        while pos < end:
+            size = raw[pos + 1]
+            stop = pos + 2 + size
+            if size < 0x80:
+                field = raw[pos:stop]
+                pair = known(field)
+                if pair is None:
+                    pair = _usual_label(raw, pos, stop, end)
+                    if pair is not None:
+                        cache[field] = pair
+                if pair is not None:
+                    pairs.append(pair)
+                    pos = stop
+                    continue
+            pos = _label_any(raw, pos, pairs)
+        return Labels(pairs)
 
     def _walk(self, raw: bytes) -> tuple[list[Labels], list[int], list[int], list[int]]:
         """Per sample: its labels, where its value lies (-1: absent, 0.0), where its timestamp lies."""
@@ -188,7 +209,7 @@ class WriteRequestReader:
             key = raw[start:q]
             ls = known(key)
             if ls is None:
-                ls = cache[key] = labels_from(key)
+                ls = cache[key] = self._labels_from(key)
             while q < end:
                 tag = raw[q]
                 if tag == _LEN2:
