@@ -3,9 +3,9 @@
 Layout (schema 2):
 
 * ``series(id, labels, name)``: each label set once, as canonical JSON;
-* ``wal_series(seq, ids, labels)``: the series an ``append`` created, their
-  ids as a raw array and their label sets as one JSON list: one row per
-  append however many series it brings (a row each in ``series`` costs
+* ``wal_series(seq, ids, labels, names)``: the series an ``append`` created,
+  their ids as a raw array, their label sets and metric names as JSON lists:
+  one row per append however many series it brings (a row each in ``series`` costs
   three B-tree inserts per series); committed with the samples, moved into
   ``series`` by compaction (as Prometheus logs new series in its WAL and
   indexes them when it cuts a block). Schema 1 files are read as they are;
@@ -49,7 +49,8 @@ CREATE INDEX IF NOT EXISTS series_by_name ON series (name);
 CREATE TABLE IF NOT EXISTS wal_series (
     seq INTEGER PRIMARY KEY,
     ids BLOB NOT NULL,
-    labels TEXT NOT NULL
+    labels TEXT NOT NULL,
+    names TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS wal (
     seq INTEGER PRIMARY KEY,
@@ -141,9 +142,9 @@ def write(
     conn.execute("BEGIN IMMEDIATE")
     try:
         if new:
-            conn.execute("INSERT INTO wal_series (ids, labels) VALUES (?, ?)",
+            conn.execute("INSERT INTO wal_series (ids, labels, names) VALUES (?, ?, ?)",
                          (np.array([sid for _, sid in new], dtype=_I8).tobytes(),
-                          _to_json([ls.items_tuple for ls, _ in new])))
+                          _to_json([ls.items_tuple for ls, _ in new]), _to_json([ls.name for ls, _ in new])))
         for i in range(0, int(sids.shape[0]), record_size):
             part = slice(i, i + record_size)
             conn.execute(
@@ -160,31 +161,37 @@ def write(
 def _labels_json(label_sets: list[tuple[tuple[str, str], ...]]) -> list[str]:
     """The canonical JSON of each label set (``[["name","value"],...]``), encoded in one call.
 
-    One ``encode`` of the whole list, cut at the ``]],[[`` between label sets, is the same
-    text as one ``encode`` per set at a fraction of the cost; when a label itself holds
-    ``]],[[`` the cuts do not match the count and each set is encoded alone.
-
     >>> _labels_json([(("__name__", "up"),), (("__name__", "a"), ("x", "]],[["))])
     ['[["__name__","up"]]', '[["__name__","a"],["x","]],[["]]']
     """
     if not label_sets or not all(label_sets):
         return [_to_json(items) for items in label_sets]
-    parts = _to_json(label_sets)[3:-3].split("]],[[")
-    if len(parts) != len(label_sets):
-        return [_to_json(items) for items in label_sets]
+    return _split_sets(_to_json(label_sets), len(label_sets)) or [_to_json(items) for items in label_sets]
+
+
+def _split_sets(text: str, count: int) -> list[str] | None:
+    """The JSON of each of ``count`` non-empty label sets in ``text``, the JSON of their list.
+
+    Cut at the ``]],[[`` between label sets: the same text as one ``encode`` per set at a
+    fraction of the cost; ``None`` when a label itself holds ``]],[[`` (the cuts do not match
+    the count).
+    """
+    parts = text[3:-3].split("]],[[")
+    if len(parts) != count:
+        return None
     return ["[[" + p + "]]" for p in parts]
 
 
 def _logged_series(conn: sqlite3.Connection) -> tuple[int, list[tuple[int, str, str]]]:
     """The last ``wal_series`` seq and the ``series`` rows its entries become."""
-    logged = conn.execute("SELECT seq, ids, labels FROM wal_series ORDER BY seq").fetchall()
-    sets: list[tuple[tuple[str, str], ...]] = []
-    ids: list[int] = []
-    for _, id_bytes, text in logged:
-        sets += [tuple((k, v) for k, v in items) for items in json.loads(text)]
-        ids += np.frombuffer(id_bytes, _I8).tolist()
-    names = [dict(items).get("__name__", "") for items in sets]
-    return (logged[-1][0] if logged else 0), list(zip(ids, _labels_json(sets), names, strict=True))
+    logged = conn.execute("SELECT seq, ids, labels, names FROM wal_series ORDER BY seq").fetchall()
+    rows: list[tuple[int, str, str]] = []
+    for _, id_bytes, text, names_text in logged:
+        ids = np.frombuffer(id_bytes, _I8).tolist()
+        names: list[str] = json.loads(names_text)
+        sets = _split_sets(text, len(ids)) or [_to_json(items) for items in json.loads(text)]
+        rows += zip(ids, sets, names, strict=True)
+    return (logged[-1][0] if logged else 0), rows
 
 
 def compact(conn: sqlite3.Connection) -> int:
@@ -298,13 +305,16 @@ def _forget_logged(conn: sqlite3.Connection, gone: set[int]) -> None:
     """Drop ``gone`` series from ``wal_series`` (there only while compaction cannot run: a full disk)."""
     if not gone:
         return
-    for seq, id_bytes, text in conn.execute("SELECT seq, ids, labels FROM wal_series").fetchall():
+    logged = conn.execute("SELECT seq, ids, labels, names FROM wal_series").fetchall()
+    for seq, id_bytes, text, names in logged:
         ids = np.frombuffer(id_bytes, _I8)
         keep = ~np.isin(ids, list(gone))
         if keep.all():
             continue
-        sets = [items for items, k in zip(json.loads(text), keep.tolist(), strict=True) if k]
+        kept = keep.tolist()
+        sets = [items for items, k in zip(json.loads(text), kept, strict=True) if k]
         conn.execute("DELETE FROM wal_series WHERE seq = ?", (seq,))
         if sets:
-            conn.execute("INSERT INTO wal_series (seq, ids, labels) VALUES (?, ?, ?)",
-                         (seq, ids[keep].tobytes(), _to_json(sets)))
+            conn.execute("INSERT INTO wal_series (seq, ids, labels, names) VALUES (?, ?, ?, ?)",
+                         (seq, ids[keep].tobytes(), _to_json(sets),
+                          _to_json([n for n, k in zip(json.loads(names), kept, strict=True) if k])))
