@@ -1,29 +1,39 @@
 """Remote-write in: the same request stream into ``inferwatch serve`` and into Prometheus 2.42.
 
-    python benchmarks/bench_remote_write_in.py [--batch 2000] [--new 20] [--known 20]
-                                               [--prometheus /usr/bin/prometheus]
+    python benchmarks/bench_remote_write_in.py [--batch 2000] [--new 20 | --series N] [--known K]
+                                               [--rounds 1] [--prometheus /usr/bin/prometheus]
 
 Requests of ``--batch`` samples (2,000, about what a Prometheus agent sends
 per request), pre-encoded before timing (snappy protobuf ``WriteRequest``):
 first ``--new`` requests of series never seen (the cold path: index, series
-rows), then ``--known`` requests of series already stored (one more sample
-each). Each request is POSTed in turn, over loopback, to ``inferwatch serve``
-(SQLite store in a temp dir, ``POST /api/v1/write``) and to Prometheus 2.42
-(``--web.enable-remote-write-receiver``); the rate is samples / wall time of
-the phase, answers included. Target (issue 19): at least Prometheus's rate.
+rows; ``--series N`` sets ``--new`` to N / batch), then ``--known`` requests
+(default: as many) of the series already stored, one more sample each. Each
+request is POSTed in turn, over loopback, to ``inferwatch serve`` (SQLite
+store in a temp dir, ``POST /api/v1/write``) and to Prometheus 2.42
+(``--web.enable-remote-write-receiver``), one server at a time (the other's
+work after answering would fall into the timing), each first sent one untimed
+warm-up request of 100 other series; the rate is samples / wall time of the
+phase, answers included. ``--rounds R`` repeats both with fresh servers, the
+order alternating (a shared machine's load drifts), and prints the medians.
+Target (issue 19): at least Prometheus's rate. The issue's shape, 10,000 new
+series per request up to 100,000:
+
+    python benchmarks/bench_remote_write_in.py --batch 10000 --series 100000
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -54,40 +64,53 @@ def _ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> Non
     raise SystemExit(f"{url} not ready after {timeout}s")
 
 
-def _requests(batch: int, first: int, count: int, t: float) -> list[bytes]:
+def _requests(batch: int, first: int, count: int, t: float,
+              name: str = "bench_requests_total") -> list[bytes]:
     out = []
     for r in range(count):
         base = first + r * batch
         out.append(encode_write_request(
-            Sample(Labels.of("bench_requests_total", job="bench", instance=f"host-{i % 500}",
+            Sample(Labels.of(name, job="bench", instance=f"host-{i % 500}",
                              route=f"/r{i // 500}", code="200"), t, float(i))
             for i in range(base, base + batch)))
     return out
 
 
-def _phase(url: str, bodies: list[bytes], batch: int, headers: dict[str, str]) -> float:
-    with httpx.Client(base_url=url, timeout=600, headers={**REMOTE_WRITE_HEADERS, **headers}) as c:
+@contextlib.contextmanager
+def _server(name: str, argv: list[str], port: int, headers: dict[str, str],
+            tmp: Path) -> Iterator[httpx.Client]:
+    """A started server (ready, warmed up by one untimed request) and a client for it."""
+    url = f"http://127.0.0.1:{port}"
+    with (tmp / f"{name}.log").open("wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _ready(url, proc)
+            with httpx.Client(base_url=url, timeout=600, headers={**REMOTE_WRITE_HEADERS, **headers}) as c:
+                _post(c, _requests(100, 0, 1, time.time() - 60, "bench_warmup")[0])
+                yield c
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def _post(c: httpx.Client, body: bytes) -> float:
+    t0 = time.perf_counter()
+    r = c.post("/api/v1/write", content=body)
+    took = time.perf_counter() - t0
+    if r.status_code != 204:
+        raise SystemExit(f"{c.base_url}: {r.status_code} {r.text[:200]}")
+    return took
+
+
+def _phases(c: httpx.Client, phases: dict[str, list[bytes]], batch: int) -> dict[str, float]:
+    """Samples/s of each phase: samples / the wall time from the first send to the last answer."""
+    out = {}
+    for phase, bodies in phases.items():
         t0 = time.perf_counter()
         for body in bodies:
-            r = c.post("/api/v1/write", content=body)
-            if r.status_code != 204:
-                raise SystemExit(f"{url}: {r.status_code} {r.text[:200]}")
-        return len(bodies) * batch / (time.perf_counter() - t0)
-
-
-def _run(name: str, start: Callable[[Path, int], list[str]], headers: dict[str, str],
-         phases: dict[str, list[bytes]], batch: int, tmp: Path) -> dict[str, float]:
-    port = _port()
-    log = (tmp / f"{name}.log").open("wb")
-    proc = subprocess.Popen(start(tmp, port), stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _ready(f"http://127.0.0.1:{port}", proc)
-        return {phase: _phase(f"http://127.0.0.1:{port}", bodies, batch, headers)
-                for phase, bodies in phases.items()}
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        log.close()
+            _post(c, body)
+        out[phase] = len(bodies) * batch / (time.perf_counter() - t0)
+    return out
 
 
 def _inferwatch(tmp: Path, port: int) -> list[str]:
@@ -100,10 +123,16 @@ def _inferwatch(tmp: Path, port: int) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=2000)
-    ap.add_argument("--new", type=int, default=20)
-    ap.add_argument("--known", type=int, default=20)
+    ap.add_argument("--new", type=int, default=20, help="requests of new series")
+    ap.add_argument("--series", type=int, default=0, help="new series in all (sets --new to SERIES / BATCH)")
+    ap.add_argument("--known", type=int, default=0, help="requests of known series (default: as --new)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of both servers, the order alternating; the medians are printed")
     ap.add_argument("--prometheus", default="/usr/bin/prometheus")
     args = ap.parse_args()
+    if args.series:
+        args.new = max(1, args.series // args.batch)
+    args.known = args.known or args.new
     now = time.time()
     phases = {"new series": _requests(args.batch, 0, args.new, now - 60),
               "known series": [b for k in range(args.known // max(args.new, 1) + 1)
@@ -114,19 +143,31 @@ def main() -> None:
         return [args.prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp}/prom",
                 f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver"]
 
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        ours = _run("inferwatch", _inferwatch, {"Authorization": f"Bearer {TOKEN}"}, phases, args.batch, tmp)
-        theirs = _run("prometheus", prometheus, {}, phases, args.batch, tmp) if os.path.exists(
-            args.prometheus) else {}
+    servers = {"inferwatch": (_inferwatch, {"Authorization": f"Bearer {TOKEN}"})}
+    if os.path.exists(args.prometheus):
+        servers["prometheus"] = (prometheus, {})
+    rates: dict[str, dict[str, list[float]]] = {name: {p: [] for p in phases} for name in servers}
+    for r in range(args.rounds):
+        for name in list(servers)[:: 1 if r % 2 == 0 else -1]:  # the order alternates between rounds
+            start, headers = servers[name]
+            with tempfile.TemporaryDirectory() as d:
+                tmp, port = Path(d), _port()
+                with _server(name, start(tmp, port), port, headers, tmp) as client:
+                    for phase, rate in _phases(client, phases, args.batch).items():
+                        rates[name][phase].append(rate)
     for phase in phases:
-        line = {"phase": phase, "requests": len(phases[phase]), "batch": args.batch,
-                "inferwatch_samples_per_s": round(ours[phase])}
-        if theirs:
-            line |= {"prometheus_samples_per_s": round(theirs[phase]),
-                     "ratio_inferwatch_over_prometheus": round(ours[phase] / theirs[phase], 3)}
+        ours = rates["inferwatch"][phase]
+        line: dict[str, object] = {"phase": phase, "requests": len(phases[phase]), "batch": args.batch,
+                                   "series": args.new * args.batch, "rounds": args.rounds,
+                                   "inferwatch_samples_per_s": round(statistics.median(ours))}
+        if "prometheus" in rates:
+            theirs = rates["prometheus"][phase]
+            ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+            line |= {"prometheus_samples_per_s": round(statistics.median(theirs)),
+                     "ratio_inferwatch_over_prometheus": round(statistics.median(ratios), 3)}
+            if args.rounds > 1:
+                line["ratio_per_round"] = [round(x, 3) for x in ratios]
         print(json.dumps(line))
-
 
 if __name__ == "__main__":
     main()

@@ -39,7 +39,7 @@ def test_agent_imports_no_numpy_scipy_or_pydantic(tmp_path: Path) -> None:
 
 
 HEAVY = ("numpy", "scipy", "pydantic", "pandas", "httpx", "psutil", "_ssl", "_hashlib", "http.server", "uuid",
-         "starlette")
+         "starlette", "cramjam")  # cramjam: the server's snappy; the agent keeps its pure-Python codec
 
 
 def test_the_running_agent_process_loads_nothing_heavy(tmp_path: Path) -> None:

@@ -101,3 +101,48 @@ def test_configured_alertmanagers_and_external_labels_are_prometheus_s_too(tmp_p
         {"scheme": "http", "path_prefix": "/", "static_configs": [{"targets": ["10.0.0.9:9093"]}]},
         {"scheme": "https", "path_prefix": "/team", "static_configs": [{"targets": ["am.example.org"]}]},
     ]
+
+
+# server.remote_write with every setting that Prometheus's remote_write has a field for
+REMOTES = {"server": {"remote_write": [
+    {"url": "https://mimir.example.org/api/v1/push", "name": "mimir", "timeout": "10s",
+     "bearer_token": "mimir-t0ken", "headers": {"X-Scope-OrgID": "team-a"},
+     "queue": {"max_samples_per_send": 500, "batch_send_deadline": "2s", "min_backoff": "50ms",
+               "max_backoff": "10s", "retry_on_http_429": False, "max_pending_age": "1h"}},
+    {"url": "http://victoria:8428/api/v1/write"},
+]}}
+
+
+def test_the_server_s_remote_write_becomes_prometheus_s_remote_write(tmp_path: Path) -> None:
+    cfg = config_from(tmp_path, REMOTES)
+    files = {f.path: f for f in export("prometheus", cfg, ExportOptions(
+        remote_write=("http://victoria:8428/api/v1/write", "http://thanos:19291/api/v1/receive")))}
+    mimir, victoria, thanos = yaml.safe_load(files["prometheus.yml"].text)["remote_write"]
+    assert mimir == {
+        "url": "https://mimir.example.org/api/v1/push", "name": "mimir", "remote_timeout": "10s",
+        "authorization": {"credentials": "mimir-t0ken"}, "headers": {"X-Scope-OrgID": "team-a"},
+        "queue_config": {"max_samples_per_send": 500, "batch_send_deadline": "2s", "min_backoff": "50ms",
+                         "max_backoff": "10s", "retry_on_http_429": False},
+    }
+    # defaults are written out (inferwatch's, which differ from Prometheus's); the URL given on the
+    # command line as well is not listed twice (Prometheus refuses two identical remotes)
+    assert victoria["url"] == "http://victoria:8428/api/v1/write" and "name" not in victoria
+    assert victoria["queue_config"]["min_backoff"] == "30ms" and victoria["remote_timeout"] == "30s"
+    assert "authorization" not in victoria and "headers" not in victoria
+    assert thanos == {"url": "http://thanos:19291/api/v1/receive"}
+    assert files["prometheus.yml"].secret  # a token in clear: written with mode 0600
+    plain = export("prometheus", config_from(tmp_path, {"server": {"remote_write": [
+        {"url": "http://victoria:8428/api/v1/write"}]}}))
+    assert not plain[0].secret and "remote_write" in yaml.safe_load(plain[0].text)
+    assert "remote_write" not in _prometheus_yml(Config())
+
+
+@pytest.mark.tools
+def test_promtool_checks_the_exported_remote_write(tmp_path: Path, require_tool: Callable[..., str]) -> None:
+    promtool = require_tool("promtool")
+    out = export_to(tmp_path, "prometheus", config_from(tmp_path, REMOTES),
+                    ExportOptions(remote_write=("http://thanos:19291/api/v1/receive",)))
+    assert (out / "prometheus.yml").stat().st_mode & 0o077 == 0
+    proc = run([promtool, "check", "config", "prometheus.yml"], cwd=out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "SUCCESS" in proc.stdout + proc.stderr

@@ -113,16 +113,44 @@ def test_pushed_samples_are_stored_once_and_bad_requests_are_refused_whole(serve
     assert _push(server.url, batch, Authorization="Bearer wrong").status_code == 401
 
 
-def test_the_protobuf_reader_reads_what_the_edge_codec_reads() -> None:
-    from inferwatch.edge import decode_write_request
+def test_the_columns_reader_reads_what_the_edge_codec_reads() -> None:
+    from inferwatch.edge import _snappy, decode_write_request
     from inferwatch.model import STALE_NAN, is_stale_nan
-    from inferwatch.server._remote_write_in import _decode
+    from inferwatch.server._prompb import WriteRequestReader
 
     samples = [Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_000.123, 5.0),
                Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_001.0, STALE_NAN),
                Sample(Labels.of("b"), -1.5, -2.0)]
     body = encode_write_request(samples)
-    got, want = _decode(body, {}), decode_write_request(body, max_bytes=1 << 20)
+    got = WriteRequestReader().read(_snappy.decompress(body))
+    want = decode_write_request(body, max_bytes=1 << 20)
     keys = [(s.labels, s.t) for s in samples]
-    assert [(s.labels, s.t) for s in got] == [(s.labels, s.t) for s in want] == keys
-    assert got[0].v == 5.0 and is_stale_nan(got[1].v) and got[2].v == -2.0
+    assert list(zip(got.labels, got.t.tolist(), strict=True)) == [(s.labels, s.t) for s in want] == keys
+    assert got.v[0] == 5.0 and is_stale_nan(float(got.v[1])) and got.v[2] == -2.0
+
+
+def test_the_receiver_stores_columns_and_refuses_with_the_sender_s_status() -> None:
+    from inferwatch.model import SimulatedClock
+    from inferwatch.server._remote_write_in import MAX_DECODED_BYTES, RemoteWriteReceiver
+    from inferwatch.store import MemoryStore, parse_selector
+
+    store = MemoryStore()
+    rx = RemoteWriteReceiver(store, SimulatedClock(1_000.0))
+    body = encode_write_request([Sample(Labels.of("up", job="a"), 990.0, 1.0),
+                                 Sample(Labels.of("up", job="b"), 990.0, 0.0)])
+    assert rx.write(body) == 2 and rx.write(body) == 2  # the second time from the label cache
+    assert [s.v.tolist() for s in store.select(parse_selector("up"), 0, 2_000)] == [[1.0], [0.0]]
+
+    def status(raw: bytes) -> int:
+        with pytest.raises(Exception) as caught:  # the receiver's own refusal, with the status
+            rx.write(raw)
+        return int(caught.value.status)  # type: ignore[attr-defined]
+
+    # a body announcing more than the limit once expanded: refused before expanding
+    announced = MAX_DECODED_BYTES + 1
+    header = bytes([(announced >> s & 0x7F) | (0x80 if announced >> s + 7 else 0) for s in range(0, 28, 7)])
+    assert status(header + b"\x00") == 413
+    assert status(b"\x05garbage") == 400
+    ahead = encode_write_request([Sample(Labels.of("up", job="c"), 990.0, 1.0),
+                                  Sample(Labels.of("up", job="c"), 1_000.0 + 3_600, 2.0)])
+    assert status(ahead) == 400 and store.select(parse_selector('up{job="c"}'), 0, 10_000) == []

@@ -12,7 +12,7 @@ __all__ = ["add_parser"]
 _TARGETS = ("prometheus", "alertmanager", "grafana", "otel-collector", "kubernetes", "all")
 _WHAT = """\
 targets:
-  prometheus      prometheus.yml (scrape jobs, rule_files, alertmanagers) and rules/*.rules.yml
+  prometheus      prometheus.yml (scrape jobs, rule_files, alertmanagers, remote_write) and rules/*.rules.yml
                   (every rule; dynamic baselines as recording rules plus their alert)
   alertmanager    alertmanager.yml (routes, timers, inhibit rules, receivers: PagerDuty, e-mail,
                   Slack, webhook natively; WeCom robot, digest, terminal and the actions through
@@ -50,8 +50,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--jaeger", default="127.0.0.1:4317", metavar="HOST:PORT",
                    help="Jaeger's OTLP gRPC endpoint for the collector (default %(default)s)")
     p.add_argument("--remote-write", action="append", default=[], metavar="URL",
-                   help="a remote_write URL for prometheus.yml (Thanos receive, Mimir, VictoriaMetrics); "
-                   "repeatable")
+                   help="a remote_write URL for prometheus.yml (Thanos receive, Mimir, VictoriaMetrics), "
+                   "after the config's server.remote_write; repeatable")
     p.add_argument("--namespace", default="monitoring", help="Kubernetes namespace (default %(default)s)")
     p.add_argument("--image", default="inferwatch:0.1.0", help="container image (default %(default)s)")
     p.set_defaults(func=_run)

@@ -6,6 +6,7 @@ tests check against ``promtool test rules``. A dynamic rule becomes the
 seasonal baseline's recording rules and an alert with the rule's name, labels
 and annotations (``rules/baseline-<rule>.rules.yml``); its fixed fallback
 applies while the band has too little history, as in the embedded evaluator.
+``server.remote_write`` becomes ``remote_write`` (:mod:`inferwatch.export._remote_write`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from inferwatch.config import Config
 from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._options import ExportOptions
+from inferwatch.export._remote_write import has_secrets, remote_write_configs
 from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, format_duration
 from inferwatch.rules import Rule, load_rules, to_prometheus_rule_groups
 
@@ -113,8 +115,9 @@ def prometheus_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
         "alerting": {"alertmanagers": _alertmanagers(config, opts)},
         "scrape_configs": _scrape_configs(config, opts),
     }
-    if opts.remote_write:  # long-term storage behind Prometheus: Thanos receive, Mimir, VictoriaMetrics
-        out["remote_write"] = [{"url": url} for url in opts.remote_write]
+    remotes = remote_write_configs(config, opts)  # the server's receivers, the --remote-write URLs
+    if remotes:  # long-term storage behind Prometheus: Thanos receive, Mimir, VictoriaMetrics
+        out["remote_write"] = remotes
     return out
 
 
@@ -149,7 +152,8 @@ def rule_file_documents(config: Config) -> dict[str, dict[str, Any]]:
 def export_prometheus(config: Config, opts: ExportOptions) -> list[ExportedFile]:
     """``prometheus.yml`` and ``rules/*.rules.yml``."""
     files = [ExportedFile("prometheus.yml", dump_yaml(prometheus_config(config, opts)),
-                          "Prometheus: scrape jobs per target and dimension, rule files, Alertmanager")]
+                          "Prometheus: scrape jobs per target and dimension, rule files, Alertmanager, "
+                          "remote_write", secret=has_secrets(config))]
     for path, doc in rule_file_documents(config).items():
         what = ("alerting rules with fixed thresholds, one group per dimension" if path.endswith(
             "/inferwatch.rules.yml") else "a dynamic baseline: band recording rules and the rule's alert")

@@ -1,17 +1,16 @@
 """``POST /api/v1/write``: Prometheus remote-write 1.0 into the store (agents, Collectors, Alloy push here).
 
-The body is a snappy-compressed ``WriteRequest``: decompressed by the edge
-agent's snappy codec, parsed by protobuf's C parser when ``protobuf`` is
-installed (the message types built at first use from the four messages of
-Prometheus's ``prompb``; about twice as fast as the pure-Python reader), else by
-the edge agent's hand-written reader (``inferwatch.edge.decode_write_request``). Answers, as Prometheus 2.42's
-``--web.enable-remote-write-receiver`` does: 204 when stored; 400 for a body
-that does not decode, a sample with an invalid metric or label name, or one
-stamped more than ``MAX_AHEAD_S`` ahead of the server's clock (out of bounds,
-as scrapes refuse it) — then nothing of the request is stored, as Prometheus
-rolls the request back, and a 400 tells the sender not to retry. 401 without
-the server's write token, 413 over ``MAX_DECODED_BYTES``, 503 when the store
-cannot write (the sender retries).
+The body is a snappy-compressed ``WriteRequest``: expanded by cramjam (the
+edge agent's pure-Python codec where cramjam is missing), read straight into
+columns by :mod:`inferwatch.server._prompb` (label sets already seen are
+found by their bytes), appended to the store as columns. Answers, as
+Prometheus 2.42's ``--web.enable-remote-write-receiver`` does: 204 when
+stored; 400 for a body that does not decode, a sample with an invalid metric
+or label name, or one stamped more than ``MAX_AHEAD_S`` ahead of the server's
+clock (out of bounds, as scrapes refuse it) — then nothing of the request is
+stored, as Prometheus rolls the request back, and a 400 tells the sender not
+to retry. 401 without the server's write token, 413 over
+``MAX_DECODED_BYTES``, 503 when the store cannot write (the sender retries).
 
 Out-of-order and duplicate samples (a sender's retry of a batch already
 stored) are dropped by the store and counted in its storage statistics, as
@@ -21,13 +20,11 @@ request that are new are kept (Prometheus would refuse the request whole).
 
 from __future__ import annotations
 
-import functools
 import hmac
-import importlib
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -35,13 +32,11 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
-from inferwatch.edge import (
-    _snappy,  # the edge agent's snappy codec (server may import edge: DESIGN.md)
-    decode_write_request,
-)
-from inferwatch.model import Clock, Labels, Sample
+from inferwatch.model import Clock
+from inferwatch.server import _snappy
+from inferwatch.server._prompb import Columns, WriteRequestReader
 from inferwatch.server._scrape_limits import MAX_AHEAD_S
-from inferwatch.store import Store
+from inferwatch.store import Store, append_columns
 
 __all__ = ["MAX_DECODED_BYTES", "WRITE_PATH", "RemoteWriteReceiver", "remote_write_routes"]
 
@@ -64,90 +59,35 @@ class RemoteWriteReceiver:
 
     store: Store
     clock: Clock
-    # label pairs as received -> Labels: a sender repeats its series in every request, so (as a
-    # scrape cache does) a known series skips building and validating its label set again
-    _series: dict[tuple[tuple[str, str], ...], Labels] = field(default_factory=dict)
+    # label sets by their bytes: a sender repeats its series in every request, so (as a scrape
+    # cache does) a known series skips decoding and validating its label set again
+    reader: WriteRequestReader = field(default_factory=lambda: WriteRequestReader(MAX_CACHED_SERIES))
 
     def write(self, body: bytes) -> int:
         """Store one request; return its sample count (``_Refused`` with the status when refused)."""
-        if len(self._series) > MAX_CACHED_SERIES:
-            self._series.clear()
         try:
-            samples = _decode(body, self._series)
-        except (ValueError, IndexError, UnicodeDecodeError) as exc:
-            status = 413 if "once decompressed" in str(exc) else 400
-            raise _Refused(status, f"not a snappy-compressed remote-write WriteRequest: {exc}") from None
-        _check_bounds(samples, self.clock.now())
+            cols = self.reader.read(_snappy.decompress(body, max_bytes=MAX_DECODED_BYTES))
+        except _snappy.TooLarge as exc:
+            raise _Refused(413, f"remote-write: {exc}") from None
+        except (ValueError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
+            raise _Refused(400, f"not a snappy-compressed remote-write WriteRequest: {exc}") from None
+        _check_bounds(cols, self.clock.now())
         try:
-            self.store.append(samples)
+            append_columns(self.store, cols.labels, cols.t, cols.v)
         except InputError as exc:
             raise _Refused(400, str(exc)) from None
         except StoreError as exc:
             raise _Refused(503, f"store: {exc}") from None
-        return len(samples)
+        return len(cols.labels)
 
 
-def _decode(body: bytes, series: dict[tuple[tuple[str, str], ...], Labels]) -> list[Sample]:
-    try:
-        parse = _protobuf_reader()
-    except ImportError:
-        return decode_write_request(body, max_bytes=MAX_DECODED_BYTES)
-    if _snappy.uncompressed_length(body) > MAX_DECODED_BYTES:
-        raise ValueError(f"remote-write: more than {MAX_DECODED_BYTES} bytes once decompressed")
-    return parse(_snappy.decompress(body), series)
-
-
-@functools.cache
-def _protobuf_reader() -> Callable[[bytes, dict[tuple[tuple[str, str], ...], Labels]], list[Sample]]:
-    """A parser of ``prometheus.WriteRequest`` (series, labels, samples; other fields skipped)."""
-    # imported by name: protobuf is optional (the tracing extra) and ships no type stubs here
-    descriptor_pb2 = importlib.import_module("google.protobuf.descriptor_pb2")
-    descriptor_pool = importlib.import_module("google.protobuf.descriptor_pool")
-    message_factory = importlib.import_module("google.protobuf.message_factory")
-    decode_error = importlib.import_module("google.protobuf.message").DecodeError
-    f = descriptor_pb2.FieldDescriptorProto
-    file = descriptor_pb2.FileDescriptorProto(name="inferwatch_prompb.proto", package="inferwatch_prompb",
-                                              syntax="proto3")
-    for name, fields in (("Label", [("name", 1, f.TYPE_STRING, ""), ("value", 2, f.TYPE_STRING, "")]),
-                         ("Sample", [("value", 1, f.TYPE_DOUBLE, ""), ("timestamp", 2, f.TYPE_INT64, "")]),
-                         ("TimeSeries", [("labels", 1, f.TYPE_MESSAGE, "Label"),
-                                         ("samples", 2, f.TYPE_MESSAGE, "Sample")]),
-                         ("WriteRequest", [("timeseries", 1, f.TYPE_MESSAGE, "TimeSeries")])):
-        msg = file.message_type.add(name=name)
-        for field_name, number, kind, ref in fields:
-            msg.field.add(name=field_name, number=number, type=kind,
-                          label=f.LABEL_REPEATED if ref else f.LABEL_OPTIONAL,
-                          type_name=f".inferwatch_prompb.{ref}" if ref else None)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    descriptor = pool.FindMessageTypeByName("inferwatch_prompb.WriteRequest")
-    write_request = message_factory.GetMessageClass(descriptor)
-
-    def parse(raw: bytes, series: dict[tuple[tuple[str, str], ...], Labels]) -> list[Sample]:
-        req = write_request()
-        try:
-            req.ParseFromString(raw)
-        except decode_error as exc:
-            raise ValueError(f"protobuf: {exc}") from None
-        out: list[Sample] = []
-        for ts in req.timeseries:
-            pairs = tuple([(label.name, label.value) for label in ts.labels])
-            labels = series.get(pairs)
-            if labels is None:
-                labels = series[pairs] = Labels(pairs)
-            out += [Sample(labels, s.timestamp / 1000.0, s.value) for s in ts.samples]
-        return out
-
-    return parse
-
-
-def _check_bounds(samples: list[Sample], now: float) -> None:
-    bound = now + MAX_AHEAD_S
-    ahead = [s for s in samples if s.t > bound]
-    if ahead:
-        raise _Refused(400, f"out of bounds: {len(ahead)} samples stamped more than {MAX_AHEAD_S:g}s ahead "
-                            f"of the server's clock (first: {ahead[0].labels} at {ahead[0].t:.3f}); "
-                            "nothing of this request was stored")
+def _check_bounds(cols: Columns, now: float) -> None:
+    ahead = np.flatnonzero(cols.t > now + MAX_AHEAD_S)
+    if ahead.shape[0]:
+        first = int(ahead[0])
+        raise _Refused(400, f"out of bounds: {ahead.shape[0]} samples stamped more than {MAX_AHEAD_S:g}s "
+                            f"ahead of the server's clock (first: {cols.labels[first]} at "
+                            f"{cols.t[first]:.3f}); nothing of this request was stored")
 
 
 def remote_write_routes(receiver: RemoteWriteReceiver, token: Secret) -> list[Route]:

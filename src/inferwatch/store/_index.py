@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from inferwatch.model import Labels, Matcher, MatchOp
 
@@ -43,6 +43,22 @@ class SeriesIndex:
         self._labels[sid] = labels
         for name, value in labels.items_tuple:
             self._postings.setdefault(name, {}).setdefault(value, set()).add(sid)
+
+    def add_many(self, new: Mapping[Labels, int]) -> None:
+        """Register each label set of ``new`` under its new id (``add`` for a batch)."""
+        self._ids.update(new)
+        self._labels.update(zip(new.values(), new, strict=True))
+        postings = self._postings
+        for labels, sid in new.items():
+            for name, value in labels.items_tuple:
+                values = postings.get(name)
+                if values is None:
+                    values = postings[name] = {}
+                ids = values.get(value)
+                if ids is None:
+                    values[value] = {sid}
+                else:
+                    ids.add(sid)
 
     def remove(self, sid: int) -> None:
         """Forget series ``sid``."""

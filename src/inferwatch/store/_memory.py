@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from inferwatch._exceptions import StoreError
 from inferwatch.model import Labels, Matcher, Sample
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head
@@ -123,7 +125,7 @@ class MemoryStore:
 
 
 def append_columns(
-    store: object, labels: Sequence[Labels], t: Sequence[float], v: Sequence[float]
+    store: object, labels: Sequence[Labels], t: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray
 ) -> None:
     """Append columns to any store: natively where it has ``append_columns``, else as samples."""
     native = getattr(store, "append_columns", None)

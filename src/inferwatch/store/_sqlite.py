@@ -160,19 +160,24 @@ class SQLiteStore:
         """Series ids of ``labels`` (new ones validated and allocated, not yet registered)."""
         by_object = self._by_object
         sids = np.fromiter(map(by_object.get, map(id, labels), repeat(-1)), dtype=np.int64, count=len(labels))
-        for k in np.flatnonzero(sids < 0).tolist():
-            ls = labels[k]
-            if not isinstance(ls, Labels):
-                check_labels(ls)
-            sid = self._index.get(ls)
-            if sid is None:
-                sid = new_series.get(ls)
-            if sid is None:
-                check_labels(ls)
-                sid = new_series[ls] = self._next_id + len(new_series)
-            else:
-                self._remember(ls, sid)
-            sids[k] = sid
+        missing = np.flatnonzero(sids < 0).tolist()
+        if missing:
+            found: list[int] = []
+            index_get, new_get, first = self._index.get, new_series.get, self._next_id
+            for k in missing:
+                ls = labels[k]
+                if type(ls) is not Labels and not isinstance(ls, Labels):
+                    check_labels(ls)  # raises: not a label set
+                sid = index_get(ls)
+                if sid is None:
+                    sid = new_get(ls)
+                    if sid is None:
+                        check_labels(ls)
+                        sid = new_series[ls] = first + len(new_series)
+                else:
+                    self._remember(ls, sid)
+                found.append(sid)
+            sids[missing] = found
         self._grow_last(self._next_id + len(new_series))
         return sids
 
@@ -183,6 +188,14 @@ class SQLiteStore:
             self._keep.clear()
         self._by_object[id(labels)] = sid
         self._keep[id(labels)] = labels
+
+    def _remember_new(self, new_series: dict[Labels, int]) -> None:
+        """``_remember`` for a batch of series just created (the index already holds them)."""
+        if len(self._by_object) + len(new_series) > 4 * len(self._index) + 1024:
+            self._by_object.clear()
+            self._keep.clear()
+        self._by_object.update(zip(map(id, new_series), new_series.values(), strict=True))
+        self._keep.update(zip(map(id, new_series), new_series, strict=True))
 
     def _grow_last(self, size: int) -> None:
         if size > self._last_t.shape[0]:
@@ -230,9 +243,9 @@ class SQLiteStore:
             _disk.write(conn, new_series.items(), sids, t, v, self.batch_size)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to the store {self.path}: {_disk.reason(exc)}") from exc
-        for labels, sid in new_series.items():
-            self._index.add(sid, labels)
-            self._remember(labels, sid)
+        if new_series:
+            self._index.add_many(new_series)
+            self._remember_new(new_series)
         self._next_id += len(new_series)
         self.stats.series_created += len(new_series)
         self.stats.appended += int(sids.shape[0])

@@ -19,7 +19,7 @@ _MAX_CACHED = 65536
 
 def check_labels(labels: Labels) -> None:
     """Raise ``InputError`` unless ``labels`` has a valid metric name and label names."""
-    if not isinstance(labels, Labels):
+    if type(labels) is not Labels and not isinstance(labels, Labels):
         raise InputError(f"a sample's labels must be inferwatch.model.Labels, got {type(labels).__name__}")
     metric = labels.name
     if metric not in _VALID_METRICS:
@@ -27,7 +27,7 @@ def check_labels(labels: Labels) -> None:
             raise InputError(f"invalid metric name {metric!r} in series {labels}")
         if len(_VALID_METRICS) < _MAX_CACHED:
             _VALID_METRICS.add(metric)
-    for name in labels:
+    for name, _ in labels.items_tuple:
         if name in _VALID_NAMES or name == METRIC_NAME_LABEL:
             continue
         if not is_valid_label_name(name):

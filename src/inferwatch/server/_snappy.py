@@ -1,0 +1,60 @@
+"""Snappy block decompression for the server: cramjam's (Rust) when installed, else the edge agent's.
+
+Remote-write bodies are snappy blocks (no framing). The edge agent's codec is
+pure Python (the agent keeps its dependencies minimal) and expands about
+1.5 MB/s; cramjam, a dependency of the server, does it in microseconds.
+Either way the announced length is checked against a limit first, so a small
+body cannot make the server allocate gigabytes, and a corrupt stream raises
+``ValueError``.
+
+>>> from inferwatch.edge import _snappy as edge_codec
+>>> decompress(edge_codec.compress(b"abc" * 100), max_bytes=1000) == b"abc" * 100
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+
+from inferwatch.edge import _snappy as _edge  # the edge agent's codec (server may import edge: DESIGN.md)
+
+__all__ = ["TooLarge", "backend", "decompress"]
+
+
+class TooLarge(ValueError):
+    """The stream announces more bytes than the caller allows."""
+
+
+@functools.cache  # chosen at first use, not on import
+def _codec() -> tuple[str, Callable[[bytes], bytes]]:
+    try:
+        snappy = importlib.import_module("cramjam").snappy
+    except ImportError:
+        return "pure-python", _edge.decompress
+    error = importlib.import_module("cramjam").DecompressionError
+
+    def fast(data: bytes) -> bytes:
+        try:
+            return bytes(snappy.decompress_raw(data))
+        except error as exc:
+            raise ValueError(f"snappy: {exc}") from None
+
+    return "cramjam", fast
+
+
+def backend() -> str:
+    """``"cramjam"`` or ``"pure-python"``: which decompressor this process uses."""
+    return _codec()[0]
+
+
+def decompress(data: bytes, *, max_bytes: int) -> bytes:
+    """Expand a snappy block of at most ``max_bytes`` (``TooLarge`` beyond, ``ValueError`` if corrupt)."""
+    want = _edge.uncompressed_length(data)
+    if want > max_bytes:
+        raise TooLarge(f"more than {max_bytes} bytes once decompressed ({want} announced)")
+    out = _codec()[1](data)
+    if len(out) != want:
+        raise ValueError(f"snappy: expanded to {len(out)} bytes, announced {want}")
+    return out
