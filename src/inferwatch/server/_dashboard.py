@@ -1,7 +1,11 @@
 """The web dashboard at ``/``: static pages, and the few JSON views they need beyond the APIs.
 
-    GET /                                   the dashboard (one page, hash routes)
-    GET /dashboard/{file}                   its scripts, styles and the vendored uPlot
+    GET /                                   the dashboard (one page, hash routes), its styles inline and
+                                            what the overview's first queries need (server time,
+                                            services, rules) in a JSON block: no round trip before them
+    GET /dashboard/{version}/{file}         its scripts and the vendored uPlot, cached for good (the
+                                            version is a hash of the files: a new release, a new URL)
+    GET /dashboard/{file}                   the same files, revalidated on every use (ETag)
     GET /api/v1/dashboard/alerts            active alerts with why each is muted (silence, inhibition, held)
     GET /api/v1/dashboard/timeline?since=S  alert state changes, notifications and actions since ``now - S``
     GET /api/v1/dashboard/digests           what the next digest of each digest receiver would say
@@ -17,6 +21,9 @@ cookies). The page's content security policy allows only its own scripts.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import logging
 import math
 from collections.abc import Callable
@@ -25,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from inferwatch.model import parse_duration
 from inferwatch.rules import format_go_float
@@ -48,6 +56,7 @@ _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+_STYLES = ("vendor/uPlot.min.css", "dashboard.css")  # inlined into the page: nothing blocks its first paint
 TIMELINE_MAX_S = 7 * 86400.0
 
 DriftReports = Callable[[], list[dict[str, Any]]]
@@ -147,16 +156,91 @@ def _finite(value: Any) -> Any:
     return value
 
 
+class _Static(StaticFiles):
+    """The page's files with a ``Cache-Control`` of their own (ETag and 304 as StaticFiles does)."""
+
+    def __init__(self, cache_control: str) -> None:
+        super().__init__(directory=STATIC_DIR)
+        self.cache_control = cache_control
+
+    def file_response(self, full_path: Any, stat_result: Any, scope: Scope,
+                      status_code: int = 200) -> Response:
+        res = super().file_response(full_path, stat_result, scope, status_code)
+        res.headers["Cache-Control"] = self.cache_control
+        return res
+
+
+def static_version() -> str:
+    """A hash of the page's files: the versioned URL prefix under which they are cached for good."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in STATIC_DIR.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(STATIC_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    return "v" + digest.hexdigest()[:12]
+
+
+class Page:
+    """index.html as served: styles inline, script URLs under ``dashboard/{version}/``, and early.js
+    inline after the per-request #boot block and #overview-spec (overview.json), its hash allowed by
+    the content security policy."""
+
+    def __init__(self, version: str) -> None:
+        css = "\n".join((STATIC_DIR / name).read_text() for name in _STYLES)
+        page = (STATIC_DIR / "index.html").read_text()
+        links = "".join(f'<link rel="stylesheet" href="dashboard/{name}">\n' for name in _STYLES)
+        if links not in page:
+            raise ValueError("index.html does not link its styles as expected")
+        page = page.replace(links, f"<style>\n{css}</style>\n")
+        early = (STATIC_DIR / "js" / "early.js").read_text()
+        spec = json.dumps(json.loads((STATIC_DIR / "overview.json").read_text()), separators=(",", ":"))
+        self.before, tag, after = page.partition('<script src="dashboard/js/early.js"></script>\n')
+        if not tag:
+            raise ValueError("index.html does not load dashboard/js/early.js")
+        self.after = (_data_block("overview-spec", spec) + f"<script>{early}</script>\n"
+                      + after).replace('="dashboard/', f'="dashboard/{version}/')
+        self.before = self.before.replace('="dashboard/', f'="dashboard/{version}/')
+        digest = base64.b64encode(hashlib.sha256(early.encode()).digest()).decode()
+        self.headers = {**_HEADERS, "Cache-Control": "no-store", "Content-Security-Policy":
+                        _HEADERS["Content-Security-Policy"].replace(
+                            "script-src 'self'", f"script-src 'self' 'sha256-{digest}'")}
+
+    def render(self, boot: dict[str, Any] | None) -> str:
+        """The page with ``boot`` (None: without it; the page then asks for itself)."""
+        block = "" if boot is None else _data_block("boot", json.dumps(_finite(boot), separators=(",", ":")))
+        return self.before + block + self.after
+
+
+def boot_view(server: Server) -> dict[str, Any]:
+    """What the overview asks before its first query: the server's time, the services, the rules."""
+    comps = server.components
+    return {"now": server.clock.now(), "services": comps.store.label_values("service"),
+            "rules": [{"name": r.name, "query": r.promql, "labels": dict(r.alert_labels)}
+                      for r in comps.rules]}
+
+
+def _data_block(name: str, text: str) -> str:
+    """JSON ``text`` as a data block (not run: the content security policy needs no exception)."""
+    safe = text.replace("<", "\\u003c")  # no "</script>" inside; JSON reads it back as "<"
+    return f'<script type="application/json" id="{name}">{safe}</script>\n'
+
+
 def dashboard_routes(server: Server, pipeline: Pipeline | None,
                      drift: DriftReports | None = None) -> list[BaseRoute]:
     """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo."""
+    version = static_version()
+    page = Page(version)
 
     async def index(_: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html", headers=_HEADERS)
+        try:
+            boot = await run_in_threadpool(boot_view, server)
+        except Exception:  # the page asks for itself what it cannot be given
+            log.exception("the dashboard's boot data failed")
+            boot = None
+        return HTMLResponse(page.render(boot), headers=page.headers)
 
     return [
         Route("/", index),
-        Mount("/dashboard", StaticFiles(directory=STATIC_DIR), name="dashboard"),
+        Mount(f"/dashboard/{version}", _Static("public, max-age=31536000, immutable"), name="dashboard-v"),
+        Mount("/dashboard", _Static("no-cache"), name="dashboard"),
         Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, pipeline))),
         Route("/api/v1/dashboard/timeline", _json(
             lambda r: timeline_view(pipeline, server.clock.now(), _since(r, "24h")))),
