@@ -39,8 +39,13 @@ from inferwatch.store import MemoryStore
 END = 1_800_000_000.0
 N = 50
 BUDGET_MS = 1000.0
+# Headless Chromium opens a window per browser context, and each window preloads its omnibox popup
+# (chrome://omnibox-popup.top-chrome, a WebUI in a renderer of its own): ~0.5-0.7 s of CPU per
+# context, competing with the page on a 2-core machine. A user's browser has its window open
+# already, so the popups are off here (as in the browser tests).
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup"]
 
 
 def fill(store: MemoryStore) -> int:
