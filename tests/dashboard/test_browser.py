@@ -93,6 +93,19 @@ def test_the_overview_sends_its_queries_while_loading_and_each_only_once(page: W
     assert page.take() == []
 
 
+def test_without_the_chart_library_the_panels_say_so(page: Watched, demo: DemoServer) -> None:
+    page.page.route("**/uPlot.iife.min.js", lambda route: route.abort())
+    page.page.goto(f"{demo.url}#/overview?refresh=0")
+    page.page.wait_for_selector("body[data-rendered]", timeout=TIMEOUT_MS)  # not left loading
+    qps = page.page.locator("section.panel[data-title='QPS by status code']")
+    assert qps.get_attribute("data-state") == "error"
+    assert "the chart library did not load" in qps.inner_text()
+    # that request failed (and the console says so), nothing else
+    problems = page.take()
+    assert problems, "the failed request was not seen"
+    assert all("uPlot.iife.min.js" in p or "Failed to load resource" in p for p in problems), problems
+
+
 def test_the_p0_alert_is_red_with_its_label(page: Watched, demo: DemoServer) -> None:
     open_page(page, demo, "alerts")
     card = page.page.locator(P0_CARD).first

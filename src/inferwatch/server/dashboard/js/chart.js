@@ -7,20 +7,18 @@ const PALETTE = ["#2f6fdf", "#e8590c", "#2b8a3e", "#ae3ec9", "#0c8599", "#c92a2a
   "#d9480f", "#1864ab"];
 export const MAX_SERIES = 50;
 
-// uPlot loads beside the modules (async): a chart waits for it only when it has data to draw.
+// uPlot loads beside the modules (async; early.js notes when it has loaded): a chart waits for it
+// only when it has data to draw. A page without that tag loads it now.
 let uPlotLoaded = null;
 export function uPlotReady() {
   if (window.uPlot) return Promise.resolve(window.uPlot);
   if (!uPlotLoaded) {
-    uPlotLoaded = new Promise((resolve, reject) => {
-      let tag = document.getElementById("uplot");
-      if (!tag) {  // a page without the tag (tests): load it now
-        tag = document.createElement("script");
-        tag.src = new URL("../vendor/uPlot.iife.min.js", import.meta.url).href;
-        document.head.append(tag);
-      }
+    uPlotLoaded = window.inferwatchUPlot || new Promise((resolve, reject) => {
+      const tag = document.createElement("script");
+      tag.src = new URL("../vendor/uPlot.iife.min.js", import.meta.url).href;
       tag.addEventListener("load", () => resolve(window.uPlot));
       tag.addEventListener("error", () => reject(new Error("the chart library did not load")));
+      document.head.append(tag);
     });
   }
   return uPlotLoaded;

@@ -4,9 +4,18 @@
 // leaves now, not once the modules and uPlot have loaded; api.js's get() takes each answer (once)
 // instead of asking again. The range and the URL are api.js's rangeOf(), rateWindow() and range():
 // keep them in step (a browser test checks that no query is sent twice).
+// It also notes when uPlot (loading async, its tag just above) has loaded or failed: nothing to miss.
 (() => {
   const early = new Map();
   window.inferwatchEarly = early;
+  const lib = document.getElementById("uplot");
+  if (lib) {
+    window.inferwatchUPlot = new Promise((resolve, reject) => {
+      lib.addEventListener("load", () => resolve(window.uPlot));
+      lib.addEventListener("error", () => reject(new Error("the chart library did not load")));
+    });
+    window.inferwatchUPlot.catch(() => {});  // a chart that waits for it reports it
+  }
   try {
     const [page, query] = location.hash.replace(/^#\/?/, "").split("?");
     if ((page || "overview") !== "overview") return;
