@@ -23,6 +23,7 @@ The load average is printed before and after: the machine may be shared.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -78,8 +79,8 @@ def fill(store: MemoryStore) -> int:
 
 
 def _load(browser: Any, url: str, answers: dict[str, bytes] | None, record: bool) -> dict[str, float]:
-    """One page load: from the server (``record``: its answers saved into ``answers``; ``answers``
-    None: not saved), else the saved ``answers`` replayed."""
+    """One page load from the server (``record``: page weight measured, the answers saved into
+    ``answers``), or with ``answers`` replayed; ``answers`` None and not ``record``: as a user."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
     sizes: list[int] = []
@@ -87,10 +88,11 @@ def _load(browser: Any, url: str, answers: dict[str, bytes] | None, record: bool
     def seen(r: Any) -> None:
         if "/api/" not in r.url:
             sizes.append(len(r.body()))
-        elif record and answers is not None:
+        elif answers is not None:
             answers[r.url] = r.body()
 
-    page.on("response", seen)
+    if record:  # the live rounds listen to nothing: Playwright's client costs CPU for each event
+        page.on("response", seen)
     if answers is not None and not record:
         page.route("**/api/**", lambda route: route.fulfill(
             status=200, content_type="application/json", body=answers[route.request.url])
@@ -146,23 +148,39 @@ def load_average() -> str:
     return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
-    args = ap.parse_args()
+def serve(conn: Any) -> None:
+    """In a child process: fill a store, serve it on loopback, send ``(series, url)``, stop when told."""
     clock = SimulatedClock(END)
     store = MemoryStore()
     n = fill(store)
     server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
                     clock=clock)
     http = ServerThread(create_app(server, extra_routes=dashboard_routes(server, None))).start()
-    before = load_average()
     try:
-        runs = measure(http.url + "/", args.chromium, args.rounds)
+        conn.send((n, http.url))
+        conn.recv()
     finally:
         http.stop()
         server.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    args = ap.parse_args()
+    # The server runs in a process of its own, as for a user: not on the GIL of Playwright's client.
+    mp = multiprocessing.get_context("spawn")
+    parent, child = mp.Pipe()
+    proc = mp.Process(target=serve, args=(child,), daemon=True)
+    proc.start()
+    n, url = parent.recv()
+    before = load_average()
+    try:
+        runs = measure(url + "/", args.chromium, args.rounds)
+    finally:
+        parent.send("stop")
+        proc.join(30)
     first, live, replay = runs["first"][0], runs["live"], runs["replay"]
     total = median(live, "total")
     print(f"{before} before, {load_average()} after")
