@@ -16,7 +16,8 @@ Every chart is a query against ``/api/v1/query_range``; these views only add wha
 PromQL cannot say (mute state, records, the playbook). Writes go through the
 alerting API's token-checked silence endpoints; the page sends the token in an
 ``Authorization`` header, which a cross-site form cannot set (CSRF-safe without
-cookies). The page's content security policy allows only its own scripts.
+cookies). The page's content security policy allows only its own scripts: its files, and
+early.js inline by its sha256 (it sends the overview's queries while the files load).
 """
 
 from __future__ import annotations
