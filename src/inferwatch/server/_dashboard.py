@@ -4,7 +4,8 @@
                                             what the overview's first queries need (server time,
                                             services, rules) in a JSON block: no round trip before them
     GET /dashboard/{version}/{file}         its scripts and the vendored uPlot, cached for good (the
-                                            version is a hash of the files: a new release, a new URL)
+                                            version is a hash of the files: a new release, a new URL);
+                                            read once at start, answered from memory
     GET /dashboard/{file}                   the same files, revalidated on every use (ETag)
     GET /api/v1/dashboard/alerts            active alerts with why each is muted (silence, inhibition, held)
     GET /api/v1/dashboard/timeline?since=S  alert state changes, notifications and actions since ``now - S``
@@ -27,6 +28,7 @@ import hashlib
 import json
 import logging
 import math
+import mimetypes
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,9 +36,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
+from starlette.routing import BaseRoute, Route
 
 from inferwatch.model import parse_duration
 from inferwatch.rules import format_go_float
@@ -57,6 +57,7 @@ _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+_FOREVER = "public, max-age=31536000, immutable"
 _STYLES = ("vendor/uPlot.min.css", "dashboard.css")  # inlined into the page: nothing blocks its first paint
 TIMELINE_MAX_S = 7 * 86400.0
 
@@ -157,25 +158,46 @@ def _finite(value: Any) -> Any:
     return value
 
 
-class _Static(StaticFiles):
-    """The page's files with a ``Cache-Control`` of their own (ETag and 304 as StaticFiles does)."""
+class StaticFromMemory:
+    """The page's files, read once and answered from memory on the event loop: no thread hop per
+    file (each one waited for the GIL behind the overview's queries), ETag and 304, a
+    ``Cache-Control`` of its own. Only files that exist under STATIC_DIR at start are served."""
 
-    def __init__(self, cache_control: str) -> None:
-        super().__init__(directory=STATIC_DIR)
+    def __init__(self, files: dict[str, tuple[bytes, str, str]], cache_control: str) -> None:
+        self.files = files
         self.cache_control = cache_control
 
-    def file_response(self, full_path: Any, stat_result: Any, scope: Scope,
-                      status_code: int = 200) -> Response:
-        res = super().file_response(full_path, stat_result, scope, status_code)
-        res.headers["Cache-Control"] = self.cache_control
-        return res
+    async def serve(self, req: Request) -> Response:
+        """GET (or HEAD) ``/dashboard/[{version}/]{path}``."""
+        found = self.files.get(req.path_params["path"])
+        if found is None:
+            return Response("Not Found", status_code=404, media_type="text/plain")
+        body, media_type, etag = found
+        headers = {"ETag": etag, "Cache-Control": self.cache_control}
+        if etag in req.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        return Response(body if req.method == "GET" else b"", media_type=media_type,
+                        headers={**headers, "Content-Length": str(len(body))})
 
 
-def static_version() -> str:
+def read_static() -> dict[str, tuple[bytes, str, str]]:
+    """Every file under STATIC_DIR: relative path -> (bytes, media type, ETag)."""
+    out = {}
+    for path in sorted(p for p in STATIC_DIR.rglob("*") if p.is_file()):
+        body = path.read_bytes()
+        media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        if path.suffix == ".js":  # the platform's table may lack it or call it text/plain
+            media_type = "text/javascript"
+        out[path.relative_to(STATIC_DIR).as_posix()] = (
+            body, media_type, '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
+    return out
+
+
+def static_version(files: dict[str, tuple[bytes, str, str]]) -> str:
     """A hash of the page's files: the versioned URL prefix under which they are cached for good."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in STATIC_DIR.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(STATIC_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    for name, (body, _, _) in sorted(files.items()):
+        digest.update(name.encode() + b"\0" + body)
     return "v" + digest.hexdigest()[:12]
 
 
@@ -227,7 +249,8 @@ def _data_block(name: str, text: str) -> str:
 def dashboard_routes(server: Server, pipeline: Pipeline | None,
                      drift: DriftReports | None = None) -> list[BaseRoute]:
     """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo."""
-    version = static_version()
+    files = read_static()
+    version = static_version(files)
     page = Page(version)
 
     async def index(_: Request) -> Response:
@@ -240,8 +263,8 @@ def dashboard_routes(server: Server, pipeline: Pipeline | None,
 
     return [
         Route("/", index),
-        Mount(f"/dashboard/{version}", _Static("public, max-age=31536000, immutable"), name="dashboard-v"),
-        Mount("/dashboard", _Static("no-cache"), name="dashboard"),
+        Route(f"/dashboard/{version}/{{path:path}}", StaticFromMemory(files, _FOREVER).serve),
+        Route("/dashboard/{path:path}", StaticFromMemory(files, "no-cache").serve),
         Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, pipeline))),
         Route("/api/v1/dashboard/timeline", _json(
             lambda r: timeline_view(pipeline, server.clock.now(), _since(r, "24h")))),
