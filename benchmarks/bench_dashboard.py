@@ -7,17 +7,24 @@ panel that draws raw series gets 50 of them (50 status codes, 50 GPUs, 50 hosts,
 50 features, 50 experiment variants; the latency and ratio panels draw what
 their aggregations give). The server runs on loopback (uvicorn, as ``serve``);
 headless Chromium (Debian's, driven by Playwright) opens the overview and waits
-until every panel has drawn. Reported, median over ``--rounds`` page loads:
+until every panel has drawn. One load warms the server up and records its answers;
+then, median over ``--rounds`` page loads, each in a fresh browser context (no cache):
 
 1. page weight: bytes of the page, scripts and styles (everything but /api/ answers);
-2. render: from the start of the overview's first query to the last panel drawn
-   (``document.body.dataset.rendered``), and from navigation start to the same moment;
-3. the server's share: the recorded range queries asked again one after another.
+2. the budget: from navigation start to the last panel drawn (``renderedAt``: what a user
+   waits for), against 1 s, with when the first range query left (resource timing) and how
+   long from it to the last panel drawn;
+3. the page's own cost: the same loads with the recorded answers replayed (no server work);
+4. the server's share: the recorded range queries asked again one after another.
+
+The load average is printed before and after: the machine may be shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import shutil
 import statistics
 import sys
@@ -32,8 +39,14 @@ from inferwatch.store import MemoryStore
 
 END = 1_800_000_000.0
 N = 50
+BUDGET_MS = 1000.0
+# Headless Chromium opens a window per browser context, and each window preloads its omnibox popup
+# (chrome://omnibox-popup.top-chrome, a WebUI in a renderer of its own): ~0.5-0.7 s of CPU per
+# context, competing with the page on a 2-core machine. A user's browser has its window open
+# already, so the popups are off here (as in the browser tests).
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup"]
 
 
 def fill(store: MemoryStore) -> int:
@@ -65,8 +78,9 @@ def fill(store: MemoryStore) -> int:
     return len(series)
 
 
-def _load(browser: Any, url: str, answers: dict[str, bytes], record: bool) -> dict[str, float]:
-    """One page load; ``record``: from the server (answers saved), else the saved answers replayed."""
+def _load(browser: Any, url: str, answers: dict[str, bytes] | None, record: bool) -> dict[str, float]:
+    """One page load from the server (``record``: page weight measured, the answers saved into
+    ``answers``), or with ``answers`` replayed; ``answers`` None and not ``record``: as a user."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
     sizes: list[int] = []
@@ -74,19 +88,24 @@ def _load(browser: Any, url: str, answers: dict[str, bytes], record: bool) -> di
     def seen(r: Any) -> None:
         if "/api/" not in r.url:
             sizes.append(len(r.body()))
-        elif record:
+        elif answers is not None:
             answers[r.url] = r.body()
 
-    page.on("response", seen)
-    if not record:
+    if record:  # the live rounds listen to nothing: Playwright's client costs CPU for each event
+        page.on("response", seen)
+    if answers is not None and not record:
         page.route("**/api/**", lambda route: route.fulfill(
-            status=200, content_type="application/json", body=answers[route.request.url]))
+            status=200, content_type="application/json", body=answers[route.request.url])
+            if route.request.url in answers else route.continue_())
     page.goto(url + "#/overview?refresh=0")
     page.wait_for_selector("body[data-rendered]", timeout=120_000)
-    out = {"weight": float(sum(sizes)), "render": float(page.evaluate("document.body.dataset.rendered")),
-           "total": float(page.evaluate("document.body.dataset.renderedAt")),
+    out = {"weight": float(sum(sizes)), "total": float(page.evaluate("document.body.dataset.renderedAt")),
+           "first_query": float(page.evaluate(
+               "Math.min(...performance.getEntriesByType('resource')"
+               ".filter((e) => e.name.includes('/api/v1/query_range')).map((e) => e.startTime))")),
            "series": float(page.evaluate("[...document.querySelectorAll('section.panel[data-series]')]"
                                          ".reduce((n, e) => Math.max(n, Number(e.dataset.series)), 0)"))}
+    out["render"] = out["total"] - out["first_query"]
     ctx.close()
     return out
 
@@ -103,25 +122,53 @@ def server_time(answers: dict[str, bytes]) -> tuple[int, float]:
     return len(urls), (time.perf_counter() - start) * 1000
 
 
-def measure(url: str, chromium: str, rounds: int) -> tuple[dict[str, float], dict[str, float]]:
-    """The first load from the server; then ``rounds`` loads with its answers replayed (median)."""
+def _revisits(browser: Any, url: str, rounds: int) -> list[dict[str, float]]:
+    """``rounds`` visits in one browser context after a first one: the files from the browser's cache."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    out = []
+    for i in range(rounds + 1):
+        page.goto("about:blank")
+        page.goto(url + "#/overview?refresh=0")
+        page.wait_for_selector("body[data-rendered]", timeout=120_000)
+        if i:
+            out.append({"total": float(page.evaluate("document.body.dataset.renderedAt")),
+                        "files": float(page.evaluate("performance.getEntriesByType('resource')"
+                                                     ".filter((e) => e.name.includes('/dashboard/')"
+                                                     " && e.transferSize > 0).length"))})
+    ctx.close()
+    return out
+
+
+def measure(url: str, chromium: str, rounds: int) -> dict[str, list[dict[str, float]]]:
+    """One load from the server (warm-up, answers recorded); ``rounds`` from the server; ``rounds``
+    second visits (files cached); ``rounds`` with the recorded answers replayed."""
     from playwright.sync_api import sync_playwright
 
     answers: dict[str, bytes] = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=FLAGS)
-        live = _load(browser, url, answers, record=True)
+        first = _load(browser, url, answers, record=True)
+        live = [_load(browser, url, None, record=False) for _ in range(rounds)]
+        again = _revisits(browser, url, rounds)
         replays = [_load(browser, url, answers, record=False) for _ in range(rounds)]
         browser.close()
-    live["queries"], live["server"] = server_time(answers)
-    return live, {k: statistics.median(r[k] for r in replays) for k in replays[0]}
+    first["queries"], first["server"] = server_time(answers)
+    return {"first": [first], "live": live, "again": again, "replay": replays}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
-    args = ap.parse_args()
+def median(loads: list[dict[str, float]], key: str) -> float:
+    """The median of ``key`` over ``loads``."""
+    return statistics.median(x[key] for x in loads)
+
+
+def load_average() -> str:
+    """The 1-minute load average and the number of cores."""
+    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+
+
+def serve(conn: Any) -> None:
+    """In a child process: fill a store, serve it on loopback, send ``(series, url)``, stop when told."""
     clock = SimulatedClock(END)
     store = MemoryStore()
     n = fill(store)
@@ -129,21 +176,55 @@ def main() -> int:
                     clock=clock)
     http = ServerThread(create_app(server, extra_routes=dashboard_routes(server, None))).start()
     try:
-        live, replay = measure(http.url + "/", args.chromium, args.rounds)
+        conn.send((n, http.url))
+        conn.recv()
     finally:
         http.stop()
         server.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    args = ap.parse_args()
+    # The server runs in a process of its own, as for a user: not on the GIL of Playwright's client.
+    mp = multiprocessing.get_context("spawn")
+    parent, child = mp.Pipe()
+    proc = mp.Process(target=serve, args=(child,), daemon=True)
+    proc.start()
+    n, url = parent.recv()
+    before = load_average()
+    try:
+        runs = measure(url + "/", args.chromium, args.rounds)
+    finally:
+        parent.send("stop")
+        proc.join(30)
+    first, live, replay = runs["first"][0], runs["live"], runs["replay"]
+    total = median(live, "total")
+    print(f"{before} before, {load_average()} after")
     print(f"store: {n} series, 241 samples each (1 h every 15 s); "
-          f"most series in one panel: {live['series']:.0f}")
-    print(f"page weight before data: {live['weight'] / 1024:.1f} KiB (budget 300 KB)")
-    print(f"overview from the server: {live['total']:.0f} ms from navigation start to the last panel drawn "
-          f"({live['render']:.0f} ms of it waiting for and drawing the queries)")
-    print(f"server alone: the overview's {live['queries']:.0f} range queries asked one after another "
-          f"take {live['server']:.0f} ms in all")
+          f"most series in one panel: {first['series']:.0f}")
+    print(f"page weight before data: {first['weight'] / 1024:.1f} KiB (budget 300 KB)")
+    print(f"first load (server warming up): {first['total']:.0f} ms from navigation start "
+          "to the last panel drawn")
+    print(f"overview from the server, {args.rounds} loads: "
+          + " ".join(f"{x['total']:.0f}" for x in live) + " ms from navigation start to the last panel drawn")
+    print(f"  median: first range query sent at {median(live, 'first_query'):.0f} ms, "
+          f"{median(live, 'render'):.0f} ms from it to the last panel drawn")
+    verdict = "within" if total < BUDGET_MS else "OVER"
+    print(f"  BUDGET from navigation start: median {total:.0f} ms vs {BUDGET_MS:.0f} ms = "
+          f"{total / BUDGET_MS:.2f}x the budget ({verdict})")
+    again = runs["again"]
+    print(f"second visits (files from the browser's cache: {median(again, 'files'):.0f} fetched), "
+          f"{args.rounds} loads: " + " ".join(f"{x['total']:.0f}" for x in again)
+          + f" ms, median {median(again, 'total'):.0f} ms from navigation start")
+    print(f"server alone: the overview's {first['queries']:.0f} range queries asked one after another "
+          f"take {first['server']:.0f} ms in all")
     print(f"overview with the same answers replayed (the page's own cost), median of {args.rounds}: "
-          f"{replay['total']:.0f} ms from navigation start, {replay['render']:.0f} ms from the first query "
-          f"(budget 1 s)")
-    return 0 if live["weight"] < 300_000 and live["total"] < 1000 else 1
+          f"{median(replay, 'total'):.0f} ms from navigation start (first range query at "
+          f"{median(replay, 'first_query'):.0f} ms), {median(replay, 'render'):.0f} ms from the first query")
+    return 0 if first["weight"] < 300_000 and total < BUDGET_MS else 1
 
 
 if __name__ == "__main__":

@@ -39,9 +39,11 @@ STORY = Story.of([
     Phase("outage", 420.0, Faults(unavailable_ratio=0.9), drift=1.0),
 ], end_s=4 * 3600.0)
 SPEED = 40.0
+# The omnibox popup's WebUI, preloaded in its own renderer for every browser context, costs ~0.5 s of
+# CPU each time on a shared machine for nothing these tests look at.
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage"]
+                  "--disable-dev-shm-usage", "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup"]
 
 
 def get_json(url: str) -> Any:

@@ -63,6 +63,49 @@ def test_every_page_loads_without_errors_and_the_overview_has_data(page: Watched
     assert page.take() == []
 
 
+def test_the_overview_sends_its_queries_while_loading_and_each_only_once(page: Watched,
+                                                                        demo: DemoServer) -> None:
+    # early.js (inline) sends the overview's range queries before the modules run; the panels must take
+    # those answers rather than ask again: a drift between early.js and api.js would send each twice.
+    sent: list[str] = []
+    page.page.on("request", lambda r: sent.append(r.url) if "/api/v1/query_range" in r.url else None)
+    page.page.goto(f"{demo.url}#/overview?refresh=0")
+    page.page.wait_for_selector("body[data-rendered]", timeout=TIMEOUT_MS)
+    spec = json.loads(page.page.inner_text("#overview-spec"))
+    queries = [q for section in spec for panel in section["panels"] for q in panel["queries"]]
+    assert len(sent) == len(set(sent)) == len(queries), sent
+    assert page.page.evaluate("window.inferwatchEarly.size") == 0  # every early answer was taken
+    # nothing asked before the first query: the services, rules and time came with the page
+    first = page.page.evaluate("performance.getEntriesByType('resource')"
+                               ".filter((e) => e.name.includes('/api/'))"
+                               ".sort((a, b) => a.startTime - b.startTime)[0].name")
+    assert "/api/v1/query_range" in first, first
+    qps = page.page.locator("section.panel[data-title='QPS by status code']")
+    assert qps.get_attribute("data-state") == "ok"
+    # a second overview (another range) asks for itself, once per query again
+    sent.clear()
+    before = page.page.evaluate("document.body.dataset.renderedAt")
+    page.page.evaluate("location.hash = '#/overview?range=15m&refresh=0'")
+    page.page.wait_for_function(
+        "(t) => document.body.dataset.rendered && document.body.dataset.renderedAt !== t",
+        arg=before, timeout=TIMEOUT_MS)
+    assert len(sent) == len(set(sent)) == len(queries) and all("step=15" in u for u in sent), sent
+    assert page.take() == []
+
+
+def test_without_the_chart_library_the_panels_say_so(page: Watched, demo: DemoServer) -> None:
+    page.page.route("**/uPlot.iife.min.js", lambda route: route.abort())
+    page.page.goto(f"{demo.url}#/overview?refresh=0")
+    page.page.wait_for_selector("body[data-rendered]", timeout=TIMEOUT_MS)  # not left loading
+    qps = page.page.locator("section.panel[data-title='QPS by status code']")
+    assert qps.get_attribute("data-state") == "error"
+    assert "the chart library did not load" in qps.inner_text()
+    # that request failed (and the console says so), nothing else
+    problems = page.take()
+    assert problems, "the failed request was not seen"
+    assert all("uPlot.iife.min.js" in p or "Failed to load resource" in p for p in problems), problems
+
+
 def test_the_p0_alert_is_red_with_its_label(page: Watched, demo: DemoServer) -> None:
     open_page(page, demo, "alerts")
     card = page.page.locator(P0_CARD).first

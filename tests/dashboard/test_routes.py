@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -73,8 +76,64 @@ def test_every_file_the_page_names_is_served(app: Any) -> None:
 
 
 def test_page_weight_before_data_is_under_300_kb() -> None:
-    total = sum(p.stat().st_size for p in STATIC_DIR.rglob("*") if p.suffix in (".html", ".js", ".css"))
+    total = sum(p.stat().st_size for p in STATIC_DIR.rglob("*")
+                if p.suffix in (".html", ".js", ".css", ".json"))
     assert total < 300_000, total
+
+
+def _blocks(html: str) -> dict[str, str]:
+    """Every <script> of the page: id (or src, or "inline") -> its text."""
+    out = {}
+    for attrs, text in re.findall(r"<script([^>]*)>(.*?)</script>", html, flags=re.S):
+        key = re.search(r'id="([^"]+)"', attrs) or re.search(r'src="([^"]+)"', attrs)
+        out[key.group(1) if key else "inline"] = text
+    return out
+
+
+def test_the_page_carries_what_the_overview_asks_first_and_only_its_own_inline_script(app: Any) -> None:
+    c, server, _ = app
+    server.components.store.append([Sample(Labels.of("inferwatch_requests_total", service=s), 9_990.0, 1.0)
+                                    for s in ("ranker", "search")])
+    res = c.get("/")
+    assert res.headers["cache-control"] == "no-store"  # the server's time is in it
+    blocks = _blocks(res.text)
+    boot = json.loads(blocks["boot"])
+    assert boot["now"] == server.clock.now() and boot["services"] == ["ranker", "search"]
+    assert boot["rules"] == [{"name": "Down", "query": "up == 0", "labels": boot["rules"][0]["labels"]}]
+    assert boot["rules"][0]["labels"]["tier"] == "P0"
+    spec = json.loads(blocks["overview-spec"])
+    assert spec == json.loads((STATIC_DIR / "overview.json").read_text())
+    # the one inline script is early.js, allowed by its hash and nothing else: no 'unsafe-inline'
+    assert blocks["inline"] == (STATIC_DIR / "js" / "early.js").read_text()
+    digest = base64.b64encode(hashlib.sha256(blocks["inline"].encode()).digest()).decode()
+    csp = res.headers["content-security-policy"]
+    assert f"script-src 'self' 'sha256-{digest}';" in csp and "unsafe" not in csp.split("style-src")[0]
+    # the styles are in the page: nothing to fetch before the first paint
+    assert "<style>" in res.text and "rel=\"stylesheet\"" not in res.text
+
+
+def test_a_label_value_cannot_close_the_boot_block(app: Any) -> None:
+    c, server, _ = app
+    evil = "x</script><script>alert(1)</script>"
+    server.components.store.append([Sample(Labels.of("inferwatch_requests_total", service=evil),
+                                           9_990.0, 1.0)])
+    html = c.get("/").text
+    assert "alert(1)</script>" not in html
+    assert json.loads(_blocks(html)["boot"])["services"] == [evil]
+
+
+def test_versioned_files_are_cached_for_good_and_the_plain_ones_revalidated(app: Any) -> None:
+    c, _, _ = app
+    html = c.get("/").text
+    [app_js] = re.findall(r'src="(dashboard/v[0-9a-f]{12}/js/app\.js)"', html)
+    res = c.get("/" + app_js)
+    assert res.status_code == 200 and "immutable" in res.headers["cache-control"]
+    plain = c.get("/dashboard/js/app.js")
+    assert plain.text == res.text and plain.headers["cache-control"] == "no-cache"
+    again = c.get("/dashboard/js/app.js", headers={"if-none-match": plain.headers["etag"]})
+    assert again.status_code == 304
+    # another version is not this one: not found, never cached for good under a wrong name
+    assert c.get("/dashboard/v000000000000/js/app.js").status_code == 404
 
 
 def test_alerts_view_says_which_silence_mutes_an_alert(app: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,10 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 def test_serve_answers_the_page_its_files_and_views(served: str) -> None:
     page = httpx.get(served + "/", timeout=10)
-    assert page.status_code == 200 and "dashboard/js/app.js" in page.text
+    app_js = re.search(r'src="(dashboard/v[0-9a-f]{12}/js/app\.js)"', page.text)
+    assert page.status_code == 200 and app_js, page.text[:2000]
     assert "script-src 'self'" in page.headers["content-security-policy"]
-    js = httpx.get(served + "/dashboard/js/app.js", timeout=10)
+    js = httpx.get(f"{served}/{app_js.group(1)}", timeout=10)
     assert js.status_code == 200 and "javascript" in js.headers["content-type"]
     assert httpx.get(served + "/dashboard/vendor/uPlot.iife.min.js", timeout=10).status_code == 200
     body = httpx.get(served + "/api/v1/dashboard/alerts", timeout=10).json()

@@ -1,7 +1,12 @@
 """The web dashboard at ``/``: static pages, and the few JSON views they need beyond the APIs.
 
-    GET /                                   the dashboard (one page, hash routes)
-    GET /dashboard/{file}                   its scripts, styles and the vendored uPlot
+    GET /                                   the dashboard (one page, hash routes), its styles inline and
+                                            what the overview's first queries need (server time,
+                                            services, rules) in a JSON block: no round trip before them
+    GET /dashboard/{version}/{file}         its scripts and the vendored uPlot, cached for good (the
+                                            version is a hash of the files: a new release, a new URL);
+                                            read once at start, answered from memory
+    GET /dashboard/{file}                   the same files, revalidated on every use (ETag)
     GET /api/v1/dashboard/alerts            active alerts with why each is muted (silence, inhibition, held)
     GET /api/v1/dashboard/timeline?since=S  alert state changes, notifications and actions since ``now - S``
     GET /api/v1/dashboard/digests           what the next digest of each digest receiver would say
@@ -12,22 +17,26 @@ Every chart is a query against ``/api/v1/query_range``; these views only add wha
 PromQL cannot say (mute state, records, the playbook). Writes go through the
 alerting API's token-checked silence endpoints; the page sends the token in an
 ``Authorization`` header, which a cross-site form cannot set (CSRF-safe without
-cookies). The page's content security policy allows only its own scripts.
+cookies). The page's content security policy allows only its own scripts: its files, and
+early.js inline by its sha256 (it sends the overview's queries while the files load).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import logging
 import math
+import mimetypes
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Route
 
 from inferwatch.model import parse_duration
 from inferwatch.rules import format_go_float
@@ -48,6 +57,8 @@ _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+_FOREVER = "public, max-age=31536000, immutable"
+_STYLES = ("vendor/uPlot.min.css", "dashboard.css")  # inlined into the page: nothing blocks its first paint
 TIMELINE_MAX_S = 7 * 86400.0
 
 DriftReports = Callable[[], list[dict[str, Any]]]
@@ -147,16 +158,113 @@ def _finite(value: Any) -> Any:
     return value
 
 
+class StaticFromMemory:
+    """The page's files, read once and answered from memory on the event loop: no thread hop per
+    file (each one waited for the GIL behind the overview's queries), ETag and 304, a
+    ``Cache-Control`` of its own. Only files that exist under STATIC_DIR at start are served."""
+
+    def __init__(self, files: dict[str, tuple[bytes, str, str]], cache_control: str) -> None:
+        self.files = files
+        self.cache_control = cache_control
+
+    async def serve(self, req: Request) -> Response:
+        """GET (or HEAD) ``/dashboard/[{version}/]{path}``."""
+        found = self.files.get(req.path_params["path"])
+        if found is None:
+            return Response("Not Found", status_code=404, media_type="text/plain")
+        body, media_type, etag = found
+        headers = {"ETag": etag, "Cache-Control": self.cache_control}
+        if etag in req.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        return Response(body if req.method == "GET" else b"", media_type=media_type,
+                        headers={**headers, "Content-Length": str(len(body))})
+
+
+def read_static() -> dict[str, tuple[bytes, str, str]]:
+    """Every file under STATIC_DIR: relative path -> (bytes, media type, ETag)."""
+    out = {}
+    for path in sorted(p for p in STATIC_DIR.rglob("*") if p.is_file()):
+        body = path.read_bytes()
+        media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        if path.suffix == ".js":  # the platform's table may lack it or call it text/plain
+            media_type = "text/javascript"
+        out[path.relative_to(STATIC_DIR).as_posix()] = (
+            body, media_type, '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
+    return out
+
+
+def static_version(files: dict[str, tuple[bytes, str, str]]) -> str:
+    """A hash of the page's files: the versioned URL prefix under which they are cached for good."""
+    digest = hashlib.sha256()
+    for name, (body, _, _) in sorted(files.items()):
+        digest.update(name.encode() + b"\0" + body)
+    return "v" + digest.hexdigest()[:12]
+
+
+class Page:
+    """index.html as served: styles inline, script URLs under ``dashboard/{version}/``, and early.js
+    inline after the per-request #boot block and #overview-spec (overview.json), its hash allowed by
+    the content security policy."""
+
+    def __init__(self, version: str) -> None:
+        css = "\n".join((STATIC_DIR / name).read_text() for name in _STYLES)
+        page = (STATIC_DIR / "index.html").read_text()
+        links = "".join(f'<link rel="stylesheet" href="dashboard/{name}">\n' for name in _STYLES)
+        if links not in page:
+            raise ValueError("index.html does not link its styles as expected")
+        page = page.replace(links, f"<style>\n{css}</style>\n")
+        early = (STATIC_DIR / "js" / "early.js").read_text()
+        spec = json.dumps(json.loads((STATIC_DIR / "overview.json").read_text()), separators=(",", ":"))
+        self.before, tag, after = page.partition('<script src="dashboard/js/early.js"></script>\n')
+        if not tag:
+            raise ValueError("index.html does not load dashboard/js/early.js")
+        self.after = (_data_block("overview-spec", spec) + f"<script>{early}</script>\n"
+                      + after).replace('="dashboard/', f'="dashboard/{version}/')
+        self.before = self.before.replace('="dashboard/', f'="dashboard/{version}/')
+        digest = base64.b64encode(hashlib.sha256(early.encode()).digest()).decode()
+        self.headers = {**_HEADERS, "Cache-Control": "no-store", "Content-Security-Policy":
+                        _HEADERS["Content-Security-Policy"].replace(
+                            "script-src 'self'", f"script-src 'self' 'sha256-{digest}'")}
+
+    def render(self, boot: dict[str, Any] | None) -> str:
+        """The page with ``boot`` (None: without it; the page then asks for itself)."""
+        block = "" if boot is None else _data_block("boot", json.dumps(_finite(boot), separators=(",", ":")))
+        return self.before + block + self.after
+
+
+def boot_view(server: Server) -> dict[str, Any]:
+    """What the overview asks before its first query: the server's time, the services, the rules."""
+    comps = server.components
+    return {"now": server.clock.now(), "services": comps.store.label_values("service"),
+            "rules": [{"name": r.name, "query": r.promql, "labels": dict(r.alert_labels)}
+                      for r in comps.rules]}
+
+
+def _data_block(name: str, text: str) -> str:
+    """JSON ``text`` as a data block (not run: the content security policy needs no exception)."""
+    safe = text.replace("<", "\\u003c")  # no "</script>" inside; JSON reads it back as "<"
+    return f'<script type="application/json" id="{name}">{safe}</script>\n'
+
+
 def dashboard_routes(server: Server, pipeline: Pipeline | None,
                      drift: DriftReports | None = None) -> list[BaseRoute]:
     """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo."""
+    files = read_static()
+    version = static_version(files)
+    page = Page(version)
 
     async def index(_: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html", headers=_HEADERS)
+        try:
+            boot = await run_in_threadpool(boot_view, server)
+        except Exception:  # the page asks for itself what it cannot be given
+            log.exception("the dashboard's boot data failed")
+            boot = None
+        return HTMLResponse(page.render(boot), headers=page.headers)
 
     return [
         Route("/", index),
-        Mount("/dashboard", StaticFiles(directory=STATIC_DIR), name="dashboard"),
+        Route(f"/dashboard/{version}/{{path:path}}", StaticFromMemory(files, _FOREVER).serve),
+        Route("/dashboard/{path:path}", StaticFromMemory(files, "no-cache").serve),
         Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, pipeline))),
         Route("/api/v1/dashboard/timeline", _json(
             lambda r: timeline_view(pipeline, server.clock.now(), _since(r, "24h")))),

@@ -24,8 +24,18 @@ async function parse(res, path) {
 }
 
 export async function get(path, params) {
-  const res = await fetch(url(path, params), { headers: { Accept: "application/json" }, credentials: "omit" });
+  const u = url(path, params);
+  const early = takeEarly(u.href);
+  const res = await (early || fetch(u, { headers: { Accept: "application/json" }, credentials: "omit" }));
   return parse(res, path);
+}
+
+// A request early.js sent for this URL while the page loaded, once (a later refresh asks again).
+function takeEarly(href) {
+  const early = window.inferwatchEarly;
+  const answer = early && early.get(href);
+  if (answer) early.delete(href);
+  return answer;
 }
 
 // Writes carry the token in a header, never a cookie: a cross-site page cannot forge them.
@@ -49,6 +59,12 @@ export function range(query, r) {
   return get("api/v1/query_range", { query, start: r.start, end: r.end, step: r.step });
 }
 
+// What the server put in the page (#boot: its time, the services, the rules), or null.
+export function readBoot() {
+  const el = document.getElementById("boot");
+  try { return el ? JSON.parse(el.textContent) : null; } catch { return null; }
+}
+
 // The server's clock: the time of an instant query (the demo's clock is simulated).
 export async function serverNow() {
   const data = await instant("1");
@@ -58,7 +74,8 @@ export async function serverNow() {
 export const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800 };
 
 // At most 160 points per chart (enough for a panel's width), on a step that is a multiple of 15 s,
-// the default scrape interval: fewer points to evaluate, send and draw.
+// the default scrape interval: fewer points to evaluate, send and draw. early.js computes the
+// overview's first range and rate window the same way: keep them in step.
 export function rangeOf(name, end) {
   const span = RANGES[name] || 3600;
   const step = 15 * Math.ceil(span / (160 * 15));

@@ -1,6 +1,6 @@
 // The router: one page at a time under #/<page>?params, a timer per page, theme, the alert count.
 
-import { get, serverNow } from "./api.js";
+import { get, readBoot, serverNow } from "./api.js";
 import { fmtTime, h, message, fill } from "./dom.js";
 
 const PAGES = {
@@ -12,11 +12,17 @@ const PAGES = {
   diagnose: () => import("./diagnose.js"),
 };
 let current = null;
+// The server's answers in the page are for the first page drawn only (and the header's first time):
+// what comes later asks again.
+let boot = readBoot();
 
 function newContext() {
   const timers = [];
   const leave = [];
+  const first = boot;
+  boot = null;
   return {
+    boot: first,
     every(ms, fn) { timers.push(setInterval(() => fn().catch((e) => console.warn(e)), ms)); },
     onLeave(fn) { leave.push(fn); },
     close() { timers.forEach(clearInterval); leave.forEach((f) => f()); },
@@ -46,9 +52,9 @@ async function route() {
   document.body.dataset.ready = name;
 }
 
-async function header() {
+async function header(now0) {
   try {
-    const [now, alerts] = await Promise.all([serverNow(), get("api/v1/alerts")]);
+    const [now, alerts] = await Promise.all([now0 ?? serverNow(), get("api/v1/alerts")]);
     document.getElementById("server-time").textContent = `server time ${fmtTime(now)}`;
     const firing = alerts.alerts.filter((a) => a.state === "firing").length;
     const count = document.getElementById("alert-count");
@@ -76,6 +82,7 @@ function theme() {
 
 theme();
 window.addEventListener("hashchange", route);
+const bootNow = boot && boot.now;
 route();
-header();
+header(bootNow);
 setInterval(header, 15000);

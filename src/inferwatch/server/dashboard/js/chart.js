@@ -7,6 +7,23 @@ const PALETTE = ["#2f6fdf", "#e8590c", "#2b8a3e", "#ae3ec9", "#0c8599", "#c92a2a
   "#d9480f", "#1864ab"];
 export const MAX_SERIES = 50;
 
+// uPlot loads beside the modules (async; early.js notes when it has loaded): a chart waits for it
+// only when it has data to draw. A page without that tag loads it now.
+let uPlotLoaded = null;
+export function uPlotReady() {
+  if (window.uPlot) return Promise.resolve(window.uPlot);
+  if (!uPlotLoaded) {
+    uPlotLoaded = window.inferwatchUPlot || new Promise((resolve, reject) => {
+      const tag = document.createElement("script");
+      tag.src = new URL("../vendor/uPlot.iife.min.js", import.meta.url).href;
+      tag.addEventListener("load", () => resolve(window.uPlot));
+      tag.addEventListener("error", () => reject(new Error("the chart library did not load")));
+      document.head.append(tag);
+    });
+  }
+  return uPlotLoaded;
+}
+
 function legendOf(metric, template) {
   if (template) return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, k) => metric[k] ?? "");
   return labelText(metric) || "value";
@@ -86,10 +103,11 @@ export function panel({ title, queries, unit, thresholds = [], note }) {
   async function load(r, vars) {
     const subst = (e) => e.replace(/\$(\w+)/g, (m, k) => (k in vars ? vars[k] : m));
     const exprs = queries.map((q) => ({ ...q, expr: subst(q.expr) }));
+    const asked = Promise.all(exprs.map(async (q) => ({ result: (await range(q.expr, r)).result,
+      legend: q.legend })));
     el.querySelector(".promql").replaceWith(promqlDetails(exprs));
     try {
-      const results = await Promise.all(exprs.map(async (q) => ({ result: (await range(q.expr, r)).result,
-        legend: q.legend })));
+      const results = await asked;
       const { xs, series } = align(results, r);
       const shown = series.slice(0, MAX_SERIES);
       const points = shown.reduce((n, s) => n + s.ys.filter((y) => y !== null).length, 0);
@@ -114,7 +132,9 @@ export function panel({ title, queries, unit, thresholds = [], note }) {
         legend: { show: shown.length <= 12 },
         plugins: [thresholdPlugin(thresholds)],
       };
-      plot = new window.uPlot(opts, [xs, ...shown.map((s) => s.ys)], plotEl);
+      const UPlot = await uPlotReady();
+      if (plot) { plot.destroy(); plot = null; }  // a newer load drew while this one waited
+      plot = new UPlot(opts, [xs, ...shown.map((s) => s.ys)], plotEl);
       el.dataset.state = "ok";
       return points;
     } catch (err) {

@@ -5,68 +5,29 @@ import { panel } from "./chart.js";
 import { fmtValue, h, hashParams, fill } from "./dom.js";
 
 const TIER_COLOURS = { P0: "#d6336c", P1: "#f08c00", P2: "#c9a400", review: "#f08c00", rollback: "#c92a2a" };
-const SVC = 'service="$service"';
 
-// Threshold lines from the loaded rules (by name), falling back to the default rule pack's values.
-function th(rules, name, fallback, label) {
-  const rule = rules.find((r) => r.name === name);
-  const m = rule && /([<>]=?|==)\s*([0-9.eE+-]+)\s*$/.exec(rule.query);
-  const tier = (rule && rule.labels.tier) || label;
-  return { value: m ? Number(m[2]) : fallback, label: `${tier} ${name}`, color: TIER_COLOURS[tier] || "#888" };
+// The panels are data (overview.json, which the server puts in the page as #overview-spec, so that
+// early.js can send their queries before this module has loaded).
+async function spec() {
+  const el = document.getElementById("overview-spec");
+  if (el) return JSON.parse(el.textContent);
+  const res = await fetch(new URL("../overview.json", import.meta.url), { credentials: "omit" });
+  return res.json();
 }
 
-function sections(rules) {
-  const lat = (q) => `histogram_quantile(${q}, sum by (le) (rate(inferwatch_request_duration_seconds_bucket{${SVC}}[$w])))`;
-  const reqs = (m) => `sum(rate(inferwatch_requests_total{${SVC}${m}}[$w]))`;
-  const conf = (q) => `histogram_quantile(${q}, sum by (le) (rate(inferwatch_prediction_confidence_bucket{${SVC}}[$w])))`;
-  return [
-    ["Service", [
-      { title: "QPS by status code", unit: "reqps",
-        queries: [{ expr: `sum by (code) (rate(inferwatch_requests_total{${SVC}}[$w]))`, legend: "{{code}}" }] },
-      { title: "Latency P50 / P99", unit: "s",
-        thresholds: [th(rules, "HighP99Latency", 0.5, "P2"), th(rules, "SevereLatency", 1, "P1")],
-        queries: [{ expr: lat(0.5), legend: "P50" }, { expr: lat(0.99), legend: "P99" }] },
-      { title: "Error and 503 ratios", unit: "ratio",
-        thresholds: [th(rules, "HighErrorRate", 0.01, "P2"), th(rules, "ServiceUnavailable", 0.5, "P0")],
-        queries: [{ expr: `${reqs(',code=~"5.."')} / ${reqs("")}`, legend: "5xx" },
-          { expr: `${reqs(',code="503"')} / ${reqs("")}`, legend: "503" }] },
-      { title: "In-flight requests", unit: "",
-        queries: [{ expr: `sum(inferwatch_inflight_requests{${SVC}})`, legend: "in flight" }] },
-    ]],
-    ["Infrastructure", [
-      { title: "GPU utilisation", unit: "percent", note: "no GPU metrics: scrape `inferwatch exporter` or dcgm-exporter",
-        queries: [{ expr: "DCGM_FI_DEV_GPU_UTIL", legend: "GPU {{gpu}} {{Hostname}}" }] },
-      { title: "GPU frame-buffer used", unit: "ratio", thresholds: [th(rules, "GPUMemoryHigh", 0.8, "P2")],
-        note: "no GPU metrics: scrape `inferwatch exporter` or dcgm-exporter",
-        queries: [{ expr: "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)", legend: "GPU {{gpu}} {{Hostname}}" }] },
-      { title: "PCIe throughput", unit: "Bps", note: "no GPU metrics: scrape `inferwatch exporter` or dcgm-exporter",
-        queries: [{ expr: "DCGM_FI_PROF_PCIE_RX_BYTES", legend: "rx GPU {{gpu}}" },
-          { expr: "DCGM_FI_PROF_PCIE_TX_BYTES", legend: "tx GPU {{gpu}}" }] },
-      { title: "Host CPU", unit: "ratio", thresholds: [th(rules, "CPUUtilizationHigh", 0.8, "P2")],
-        note: "no host metrics: scrape `inferwatch exporter` or node_exporter",
-        queries: [{ expr: '1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[$w]))', legend: "{{instance}}" }] },
-      { title: "Host memory used", unit: "ratio", note: "no host metrics: scrape `inferwatch exporter` or node_exporter",
-        queries: [{ expr: "1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes", legend: "{{instance}}" }] },
-    ]],
-    ["Model quality", [
-      { title: "Feature drift (PSI)", unit: "",
-        thresholds: [{ value: 0.1, label: "P2 drift", color: TIER_COLOURS.P2 },
-          { value: 0.25, label: "review", color: TIER_COLOURS.review },
-          { value: 0.5, label: "rollback", color: TIER_COLOURS.rollback }],
-        queries: [{ expr: `inferwatch_feature_psi{${SVC}}`, legend: "{{feature}}" }] },
-      { title: "Prediction confidence (P10 / P50 / P90, mean)", unit: "",
-        queries: [{ expr: conf(0.1), legend: "P10" }, { expr: conf(0.5), legend: "P50" }, { expr: conf(0.9), legend: "P90" },
-          { expr: `inferwatch_prediction_confidence_mean{${SVC}}`, legend: "mean {{model}}" }] },
-      { title: "Anomalous samples and low confidence", unit: "ratio",
-        thresholds: [th(rules, "AnomalousSamplesHigh", 0.05, "P1")],
-        queries: [{ expr: `inferwatch_anomalous_samples_ratio{${SVC}}`, legend: "anomalous {{model}}" },
-          { expr: `inferwatch_low_confidence_ratio{${SVC}}`, legend: "low confidence {{model}}" }] },
-    ]],
-    ["Business", [
-      { title: "Conversion rate", unit: "ratio", note: "no experiments recorded (inferwatch.business)",
-        queries: [{ expr: "inferwatch_conversion_rate", legend: "{{experiment}} {{variant}}" }] },
-    ]],
-  ];
+// A threshold line: from the loaded rule of that name (its comparison's number, its tier), falling
+// back to the default rule pack's value; or a fixed line.
+function th(rules, t) {
+  if (!t.rule) return { value: t.value, label: t.label, color: TIER_COLOURS[t.tier] || "#888" };
+  const rule = rules.find((r) => r.name === t.rule);
+  const m = rule && /([<>]=?|==)\s*([0-9.eE+-]+)\s*$/.exec(rule.query);
+  const tier = (rule && rule.labels.tier) || t.tier;
+  return { value: m ? Number(m[2]) : t.value, label: `${tier} ${t.rule}`, color: TIER_COLOURS[tier] || "#888" };
+}
+
+function sections(sectionSpecs, rules) {
+  return sectionSpecs.map(({ section, panels }) => [section,
+    panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) }))]);
 }
 
 async function abTests(el) {
@@ -89,10 +50,37 @@ async function abTests(el) {
 
 export async function render(main, ctx) {
   const params = hashParams();
-  const [services, rules, firstNow] = await Promise.all([get("api/v1/label/service/values"),
-    get("api/v1/rules").then((d) => d.groups.flatMap((g) => g.rules)), serverNow()]);
+  // The first overview of a page load has its services, rules and time from the page (no round trip).
+  const boot = ctx.boot;
+  const [specs, [services, rules, firstNow]] = await Promise.all([spec(), boot
+    ? [boot.services, boot.rules, boot.now]
+    : Promise.all([get("api/v1/label/service/values"),
+      get("api/v1/rules").then((d) => d.groups.flatMap((g) => g.rules)), serverNow()])]);
   const service = params.get("service") || services[0] || "";
   const rangeName = params.get("range") || "1h";
+  const panels = [];
+  const body = h("div", {});
+  for (const [name, panelSpecs] of sections(specs, rules)) {
+    const made = panelSpecs.map(panel);
+    panels.push(...made);
+    body.append(h("h2", {}, name), h("div", { class: "grid" }, made.map((p) => p.el)));
+  }
+  const ab = h("div", { id: "abtests" });
+  body.lastChild.append(h("section", { class: "panel" }, h("h3", {}, "A/B tests"), ab));
+
+  let now = firstNow;
+  async function load() {
+    const t0 = performance.now();
+    const r = rangeOf(rangeName, now ?? await serverNow());
+    now = null;
+    const vars = { service, w: rateWindow(r) };
+    // every query leaves now, all at once; each panel draws when its own answers are in
+    await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {})]);
+    document.body.dataset.renderedAt = String(performance.now());  // since navigation start
+    document.body.dataset.rendered = String(performance.now() - t0);
+  }
+  const first = load();  // the queries are on their way before the page is built
+
   const picker = h("select", { id: "service", "aria-label": "service" },
     (services.length ? services : [""]).map((s) => h("option", { value: s, selected: s === service }, s || "(none)")));
   const ranges = h("select", { id: "range", "aria-label": "time range" },
@@ -102,30 +90,10 @@ export async function render(main, ctx) {
       h("option", { value: v, selected: v === (params.get("refresh") || "30") }, t)));
   const go = () => { location.hash = `#/overview?service=${encodeURIComponent(picker.value)}&range=${ranges.value}&refresh=${refresh.value}`; };
   for (const s of [picker, ranges, refresh]) s.addEventListener("change", go);
-  const panels = [];
-  const body = h("div", {});
-  for (const [name, specs] of sections(rules)) {
-    const made = specs.map(panel);
-    panels.push(...made);
-    body.append(h("h2", {}, name), h("div", { class: "grid" }, made.map((p) => p.el)));
-  }
-  const ab = h("div", { id: "abtests" });
-  body.lastChild.append(h("section", { class: "panel" }, h("h3", {}, "A/B tests"), ab));
   fill(main, h("div", { class: "toolbar" }, h("label", {}, "service ", picker), h("label", {}, "range ", ranges),
     refresh), body);
-
-  let now = firstNow;
-  async function load() {
-    const t0 = performance.now();
-    const r = rangeOf(rangeName, now ?? await serverNow());
-    now = null;
-    const vars = { service, w: rateWindow(r) };
-    await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {})]);
-    document.body.dataset.renderedAt = String(performance.now());  // since navigation start
-    document.body.dataset.rendered = String(performance.now() - t0);
-  }
-  await load();
+  ctx.onLeave(() => panels.forEach((p) => p.destroy()));
+  await first;
   const every = Number(refresh.value);
   if (every > 0) ctx.every(every * 1000, load);
-  ctx.onLeave(() => panels.forEach((p) => p.destroy()));
 }
