@@ -1,7 +1,8 @@
 """Dynamic baselines on NAB: NAB's own score beside the public scoreboard (and the older tally).
 
-    python benchmarks/bench_nab.py [--files SUBSTR] [--no-prophet] [--recurrence N]
+    python benchmarks/bench_nab.py [--files SUBSTR] [--no-prophet] [--recurrence N] [--jobs N]
     python benchmarks/bench_nab.py --cv          # the settings grid, cross-validated by folder
+    python benchmarks/bench_nab.py --ideas       # detectors tried on top of the default's band
     python benchmarks/bench_nab.py --hindsight [--split all|tune|holdout]   # the older table
 
 By default it prints NAB's score (``benchmarks/nab_table.py``: probationary period, scaled
@@ -9,12 +10,14 @@ sigmoid, profiles standard and reward_low_FP_rate, normalised) per folder and in
 inferwatch's default, the opt-in variants, Prophet where installed and the detectors of
 NAB's public scoreboard (their own detections, ``anchors.json``), with alert counts.
 ``--cv`` scores a grid of settings once and picks, for each folder, the setting best on
-the other three (standard profile), then scores the held-out folder with it.
+the other three (standard profile), then scores the held-out folder with it. ``--ideas``
+does the same with detectors tried on top of the default's band (an anomaly likelihood,
+CUSUM, two detectors agreeing; ``nab_table.py``). ``--jobs`` scores files in parallel.
 
 ``--hindsight`` prints the earlier yardstick, described below.
 
 Methods, all with the same alert rule (``debounce`` and ``merge_gap`` from
-``BaselineConfig``'s defaults; (a) and (a') may also choose the merge gap). (c), (c+)
+``BaselineConfig``'s defaults; (a) and (a') may also choose the merge gap). (c), (c-)
 and (d) also have the recurrence hold of ``threshold: dynamic`` rules (``baseline.recurrence``,
 2: an excursion within the 2nd most extreme of the series' earlier ones on that side in the
 last 2 weeks does not alert; ``--recurrence 0`` turns it off); static rules have no such hold.
@@ -28,10 +31,11 @@ last 2 weeks does not alert; ``--recurrence 0`` turns it off); static rules have
              ties to fewer false alerts: the upper bound on what one static rule
              per file can DETECT, and the false alerts that costs.
 (b) 3sigma   rolling mean ± 3 standard deviations of the previous day (288 samples).
-(c) seasonal inferwatch's default baseline (``SeasonalBaseline`` with defaults, the
-             long-memory range included; ``seasonal.range_horizon: 0`` is the earlier default).
-(c+) windows the same with window-mean bands on (``windows: [6, 24]``, ``level_points: 144``):
-             the sensitive opt-in, chosen on the ``tune`` half like the defaults.
+(c) seasonal inferwatch's default baseline (``SeasonalBaseline`` with defaults: window-mean
+             bands ``windows: [6, 24]`` and ``level_points: 144`` since 2026-12-03, and the
+             long-memory range).
+(c-) point   the default before 2026-12-03: the point band alone (``windows: []``,
+             ``level_points: 12``), long-memory range included.
 (d) prophet  ``ProphetBaseline`` when installed, refit every 2 days (``--prophet-refit``) on
              the trailing week: about 0.5 s a fit, so daily refits would take ~10 minutes.
 
@@ -179,12 +183,12 @@ def seasonal(times: FloatArray, values: FloatArray) -> list[float]:
     return _dynamic(times, values, SeasonalBaseline(CFG.seasonal))
 
 
-WINDOWED = CFG.seasonal.model_copy(update={"windows": (6, 24), "level_points": 144})
+POINT_BAND = CFG.seasonal.model_copy(update={"windows": (), "level_points": 12})
 
 
-def seasonal_windows(times: FloatArray, values: FloatArray) -> list[float]:
-    """(c+): the default baseline with window-mean bands switched on."""
-    return _dynamic(times, values, SeasonalBaseline(WINDOWED))
+def seasonal_point(times: FloatArray, values: FloatArray) -> list[float]:
+    """(c-): the point band alone, the default before 2026-12-03."""
+    return _dynamic(times, values, SeasonalBaseline(POINT_BAND))
 
 
 def prophet(times: FloatArray, values: FloatArray) -> list[float]:
@@ -213,10 +217,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-prophet", action="store_true", help="skip (d) even when installed")
     ap.add_argument("--prophet-refit", default="2d", help="time between Prophet refits (2d)")
     ap.add_argument("--recurrence", type=int, metavar="N",
-                    help=f"recurrence hold for (c), (c+), (d) (default {CFG.recurrence}; 0: off)")
+                    help=f"recurrence hold for (c), (c-), (d) (default {CFG.recurrence}; 0: off)")
     ap.add_argument("--hindsight", action="store_true",
                     help="the older table: windows detected and false alerts against hindsight statics")
     ap.add_argument("--cv", action="store_true", help="the settings grid, cross-validated by folder")
+    ap.add_argument("--ideas", action="store_true",
+                    help="detectors tried on top of the default's band, cross-validated by folder")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="score files in N processes (NAB score, --cv, --ideas; default 1)")
     args = ap.parse_args(argv)
     global PROPHET_REFIT, RECURRENCE
     PROPHET_REFIT = parse_duration(args.prophet_refit)
@@ -227,7 +235,7 @@ def main(argv: list[str]) -> int:
     if not args.hindsight:
         return nab_main(args)
     methods: dict[str, Callable[[FloatArray, FloatArray], list[float]]] = {
-        "3sigma": rolling_3sigma, "seasonal": seasonal, "seasonal+win": seasonal_windows}
+        "3sigma": rolling_3sigma, "seasonal": seasonal, "seasonal-point": seasonal_point}
     if prophet_available() and not args.no_prophet:
         methods["prophet"] = prophet
     names = ["static", "static-max", *methods]
@@ -277,18 +285,27 @@ def main(argv: list[str]) -> int:
 
 def nab_main(args: argparse.Namespace) -> int:
     """NAB's score per folder and in total, both profiles, beside the scoreboard."""
-    from nab_table import Corpus, anchor_rows, cross_validate, grid_rows, print_table, run_method
+    from nab_table import (
+        Corpus,
+        anchor_rows,
+        cross_validate,
+        grid_rows,
+        idea_rows,
+        print_table,
+        run_method,
+        run_seasonal,
+    )
 
     corpus = Corpus.load(NAB, [n for n, _ in load("all", args.files)])
-    if args.cv:
-        grid = grid_rows(corpus, CFG, lambda u: SeasonalBaseline(CFG.seasonal.model_copy(update=u)))
-        cross_validate(corpus, grid)
+    if args.cv or args.ideas:
+        rows = grid_rows(corpus, CFG, args.jobs) if args.cv else idea_rows(corpus, CFG, args.jobs)
+        cross_validate(corpus, rows)
         return 0
     methods: dict[str, dict[str, list[int]]] = {}
-    variants: dict[str, tuple[Callable[[], Baseline], int | None]] = {
-        "inferwatch default": (lambda: SeasonalBaseline(CFG.seasonal), RECURRENCE),
-        "inferwatch +windows (opt-in)": (lambda: SeasonalBaseline(WINDOWED), RECURRENCE),
-        "inferwatch +windows, no hold": (lambda: SeasonalBaseline(WINDOWED), 0),
+    variants: dict[str, tuple[object, int | None]] = {
+        "inferwatch default": (CFG.seasonal, RECURRENCE),
+        "inferwatch default, no hold": (CFG.seasonal, 0),
+        "inferwatch point band (old dflt)": (POINT_BAND, RECURRENCE),
     }
     if prophet_available() and not args.no_prophet:
         from inferwatch.baseline import ProphetBaseline
@@ -297,7 +314,10 @@ def nab_main(args: argparse.Namespace) -> int:
         variants["prophet"] = (lambda: ProphetBaseline(pcfg), RECURRENCE)
     for name, (make, rec) in variants.items():
         t0 = time.perf_counter()
-        methods[name] = run_method(corpus, make, CFG, rec)
+        if callable(make):
+            methods[name] = run_method(corpus, make, CFG, rec)
+        else:
+            methods[name] = run_seasonal(corpus, make, CFG, rec, args.jobs)  # type: ignore[arg-type]
         print(f"  {name}: {time.perf_counter() - t0:.1f} s", flush=True)
     published: dict[str, float] = {}
     for key, entry in corpus.anchors.items():

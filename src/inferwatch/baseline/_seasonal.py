@@ -62,8 +62,7 @@ class _Window:
         self.half = math.nan
 
     def refresh(self, cfg: SeasonalConfig) -> None:
-        # the config checks window_min_points <= scale_points only when windows are on
-        # globally; a rule turning them on for itself gets the ring's capacity at most
+        # the ring keeps scale_points means: a smaller scale_points lowers the warm-up to that
         if len(self.means) < min(cfg.window_min_points, cfg.scale_points):
             return
         means = self.means.values()
@@ -109,19 +108,23 @@ class _Candidate:
             if len(self.recent) >= w.n:
                 w.means.push(sum(islice(reversed(self.recent), w.n)) / w.n)
 
-    def window_bounds(self, lower: float, upper: float, expected: float) -> tuple[float, float]:
+    def window_bounds(self, cfg: SeasonalConfig, lower: float, upper: float,
+                      expected: float) -> tuple[float, float]:
         """Narrow ``(lower, upper)`` to the values that keep every window mean in its band.
 
         The mean of the last ``n`` residuals including this one, ``(S + r) / n``,
         leaves ``±half`` exactly when ``r`` leaves ``[-n·half - S, n·half - S]``,
-        where ``S`` sums the previous ``n - 1`` residuals.
+        where ``S`` sums the previous ``n - 1`` residuals. ``half`` is at least the
+        point band's relative floor, so a flat series (every window mean 0) keeps a band.
         """
+        floor = max(cfg.relative_floor * abs(expected), 1e-12)
         for w in self.windows:
             if math.isnan(w.half) or len(self.recent) < w.n - 1:
                 continue
             prior = sum(islice(reversed(self.recent), w.n - 1))
-            lower = max(lower, expected - w.n * w.half - prior)
-            upper = min(upper, expected + w.n * w.half - prior)
+            half = max(w.half, floor)
+            lower = max(lower, expected - w.n * half - prior)
+            upper = min(upper, expected + w.n * half - prior)
         return lower, upper
 
     def half_width(self, cfg: SeasonalConfig, expected: float) -> float:
@@ -214,7 +217,7 @@ class SeasonalBaseline:
         _, expected, self.model = best
         cand = self._candidates[self.model]
         half = cand.half_width(cfg, expected)
-        lower, upper = cand.window_bounds(expected - half, expected + half, expected)
+        lower, upper = cand.window_bounds(cfg, expected - half, expected + half, expected)
         if self._range is not None and (r := self._range.bounds(t)) is not None:
             low, high = r
             pad = max(cfg.range_margin * (high - low), cfg.relative_floor * max(abs(low), abs(high)))
