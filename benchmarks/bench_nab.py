@@ -3,6 +3,7 @@
     python benchmarks/bench_nab.py [--files SUBSTR] [--no-prophet] [--recurrence N] [--jobs N]
     python benchmarks/bench_nab.py --cv          # the settings grid, cross-validated by folder
     python benchmarks/bench_nab.py --ideas       # detectors tried on top of the default's band
+    python benchmarks/bench_nab.py --cost        # CPU per point and state per series
     python benchmarks/bench_nab.py --hindsight [--split all|tune|holdout]   # the older table
 
 By default it prints NAB's score (``benchmarks/nab_table.py``: probationary period, scaled
@@ -223,6 +224,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cv", action="store_true", help="the settings grid, cross-validated by folder")
     ap.add_argument("--ideas", action="store_true",
                     help="detectors tried on top of the default's band, cross-validated by folder")
+    ap.add_argument("--cost", action="store_true",
+                    help="CPU per point and state size: the default against the point band")
     ap.add_argument("--jobs", type=int, default=1, metavar="N",
                     help="score files in N processes (NAB score, --cv, --ideas; default 1)")
     args = ap.parse_args(argv)
@@ -232,6 +235,8 @@ def main(argv: list[str]) -> int:
     if not NAB.is_dir():
         print(f"NAB data not found at {NAB}", file=sys.stderr)
         return 2
+    if args.cost:
+        return cost_main()
     if not args.hindsight:
         return nab_main(args)
     methods: dict[str, Callable[[FloatArray, FloatArray], list[float]]] = {
@@ -280,6 +285,41 @@ def main(argv: list[str]) -> int:
     print(f"\n{label:<58}" + "".join(f"| {probation[m].cell():<15}" for m in names))
     print("(NAB's probationary period; (a) and (a') re-chosen under that scoring)")
     _verdicts(probation, methods)
+    return 0
+
+
+COST_FILE = "realKnownCause/machine_temperature_system_failure.csv"  # the longest: 22 695 points
+
+
+def cost_main() -> int:
+    """Process CPU per point (predict + learn) in each quarter of the longest file, and the
+    state kept, for the default against the point band (the default before 2026-12-03).
+
+    A flat cost across the quarters is the O(1) amortised cost per point; the state stops
+    growing once the rings are full.
+    """
+    s = read_csv_series(NAB / COST_FILE)
+    n = len(s.times)
+    quarter = n // 4
+    rows: dict[str, tuple[list[float], int, int]] = {}
+    for name, seasonal in (("default", CFG.seasonal), ("point band", POINT_BAND)):
+        b = SeasonalBaseline(seasonal)
+        per_quarter = []
+        for q in range(4):
+            t0 = time.process_time()
+            for i in range(q * quarter, (q + 1) * quarter):
+                t = float(s.times[i])
+                b.predict(t)
+                b.learn(t, float(s.values[i]))
+            per_quarter.append((time.process_time() - t0) / quarter * 1e6)
+        rows[name] = (per_quarter, b.state_size(), len(json.dumps(b.to_state())))
+    print(f"{COST_FILE} ({n} points): process CPU per point (predict + learn), each quarter; state")
+    for name, (us, floats, saved) in rows.items():
+        print(f"  {name:<11} " + " ".join(f"{u:6.0f}" for u in us) + f" us/point; "
+              f"{floats} floats in memory, {saved / 1024:.0f} KiB saved as JSON")
+    (d_us, d_f, d_b), (p_us, p_f, p_b) = rows["default"], rows["point band"]
+    print(f"  ratio default / point band: CPU {sum(d_us) / sum(p_us):.2f}x, "
+          f"memory {d_f / p_f:.2f}x, saved {d_b / p_b:.2f}x")
     return 0
 
 

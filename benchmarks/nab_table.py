@@ -306,6 +306,34 @@ def cusum_flags(z: FloatArray, k: float = 2.0, h: float = 60.0) -> npt.NDArray[n
     return flags
 
 
+def novelty_flags(values: FloatArray, levels: int = 6, order: int = 3, recent: int = 12,
+                  need: int = 3, warm: int = 576) -> npt.NDArray[np.bool_]:
+    """A contextual novelty detector (CAD OSE's idea): each value is binned in ``levels`` bins
+    of the range seen so far (beyond it: a bin of its own); a context is the last ``order``
+    bins; flagged when ``need`` of the last ``recent`` contexts were never seen before
+    (the set of contexts is bounded by (levels + 2) ** order: O(1) per point)."""
+    flags = np.zeros(values.size, dtype=bool)
+    lo = hi = math.nan
+    seen: set[tuple[int, ...]] = set()
+    bins: list[int] = []
+    new: list[bool] = []
+    for i, x in enumerate(values):
+        if math.isnan(x):
+            continue
+        if math.isnan(lo):
+            lo = hi = float(x)
+        span = hi - lo
+        b = levels // 2 if span <= 0 else min(max(math.floor((x - lo) / span * levels), -1), levels)
+        bins = [*bins[1 - order:], b] if order > 1 else [b]
+        if len(bins) == order:
+            ctx = tuple(bins)
+            new = [*new[1 - recent:], ctx not in seen]
+            seen.add(ctx)
+            flags[i] = i >= warm and sum(new) >= need
+        lo, hi = min(lo, float(x)), max(hi, float(x))
+    return flags
+
+
 def _ideas_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig],
                 ) -> dict[str, list[int]]:
     _, t, v, seasonal, cfg = args
@@ -319,7 +347,11 @@ def _ideas_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, Baselin
         lik = likelihood_flags(z, threshold=thr)
         variants[f"likelihood z{thr:g} alone"] = lik
         variants[f"band or likelihood z{thr:g}"] = band | lik
-    variants["band and likelihood z2 (agree)"] = band & likelihood_flags(z, threshold=2.0)
+    variants["band and likelihood z2"] = band & likelihood_flags(z, threshold=2.0)  # agree
+    nov = novelty_flags(v)
+    variants["novelty alone"] = nov
+    variants["band or novelty"] = band | nov
+    variants["band and novelty"] = band & nov
     for k, h in ((1.0, 30.0), (2.0, 30.0), (2.0, 60.0)):
         variants[f"band or cusum k{k:g} h{h:g}"] = band | cusum_flags(z, k, h)
     out: dict[str, list[int]] = {}
