@@ -16,7 +16,7 @@ from inferwatch.baseline import (
     alert_windows,
     score_series,
 )
-from inferwatch.baseline._ring import Ring, robust_sigma
+from inferwatch.baseline._ring import Ring, _median, robust_sigma, robust_sigma_and_tail
 
 STEP = 300.0
 # the point band alone: the default before window means became the default (12-sample level)
@@ -205,6 +205,17 @@ def test_robust_sigma_is_scale_equivariant(xs: list[float], k: float) -> None:
     x = np.asarray(xs)
     assert robust_sigma(x) >= 0
     assert robust_sigma(k * x) == pytest.approx(k * robust_sigma(x), rel=1e-6, abs=1e-9)
+
+
+@given(st.lists(st.floats(-1e9, 1e9), min_size=1, max_size=80), st.floats(0.01, 1.0))
+def test_refresh_statistics_are_numpys_bit_for_bit(xs: list[float], q: float) -> None:
+    # property: the shared-median refresh gives exactly what numpy's median and quantile give
+    # (the bands, and so every alert, are unchanged by the faster path)
+    x = np.asarray(xs)
+    assert _median(x) == float(np.median(x))
+    sigma, tail = robust_sigma_and_tail(x, q)
+    assert sigma == robust_sigma(x)
+    assert tail == float(np.quantile(np.abs(x - np.median(x)), q))
 
 
 WINDOWED = SeasonalConfig(windows=(6, 24), level_points=144)

@@ -33,12 +33,10 @@ from collections import deque
 from itertools import islice
 from typing import Any
 
-import numpy as np
-
 from inferwatch.baseline._band import Band
 from inferwatch.baseline._profile import SeasonalProfile
 from inferwatch.baseline._range import LongRange
-from inferwatch.baseline._ring import Ring, robust_sigma
+from inferwatch.baseline._ring import Ring, robust_sigma_and_tail
 from inferwatch.config._baseline import SeasonalConfig
 
 __all__ = ["SeasonalBaseline"]
@@ -65,9 +63,8 @@ class _Window:
         # the ring keeps scale_points means: a smaller scale_points lowers the warm-up to that
         if len(self.means) < min(cfg.window_min_points, cfg.scale_points):
             return
-        means = self.means.values()
-        tail = float(np.quantile(np.abs(means - np.median(means)), cfg.tail_quantile))
-        self.half = max(cfg.window_band * robust_sigma(means), cfg.window_tail_factor * tail)
+        sigma, tail = robust_sigma_and_tail(self.means.values(), cfg.tail_quantile)
+        self.half = max(cfg.window_band * sigma, cfg.window_tail_factor * tail)
 
     def to_state(self) -> dict[str, Any]:
         return {"n": self.n, "means": self.means.to_state(),
@@ -93,10 +90,9 @@ class _Candidate:
         self.recent: deque[float] = deque(maxlen=max(cfg.windows, default=1))
 
     def refresh(self, cfg: SeasonalConfig) -> None:
-        resid = self.resid.values()
-        self.sigma = robust_sigma(resid)
-        dev = np.abs(resid - np.median(resid))
-        self.tail = float(np.quantile(dev, cfg.tail_quantile)) if cfg.tail_factor else 0.0
+        self.sigma, tail = robust_sigma_and_tail(self.resid.values(),
+                                                 cfg.tail_quantile if cfg.tail_factor else None)
+        self.tail = tail if cfg.tail_factor else 0.0
         for w in self.windows:
             w.refresh(cfg)
         self.since_refresh = 0
