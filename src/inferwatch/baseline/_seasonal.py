@@ -12,13 +12,15 @@ flat model and a short series (weekly never learned) falls back gracefully.
 Medians make every part resistant to the spikes it should find; the short
 median level re-learns a level shift within ``level_points / 2`` samples.
 
-With ``windows`` set, each candidate also tracks the mean of its last N
-residuals for each N, with a robust band of its own (``window_band`` deviations
-or ``window_tail_factor`` times the tail quantile of past window means). A
+With ``windows`` set (the default since 2026-12-03: 6 and 24), each candidate
+also tracks the mean of its last N residuals for each N, with a robust band of its
+own (``window_band`` deviations or ``window_tail_factor`` times the tail quantile
+of past window means). A
 sustained shift too small for the point band still moves the window mean out
 of its band. The returned band folds that test in: a value is outside it
 exactly when the point or any window mean would leave its band, so callers
-that only compare a value with a band need nothing new.
+that only compare a value with a band need nothing new. A window band is never
+narrower than the point band's ``relative_floor``.
 
 The long-memory range (``range_horizon``, 4 weeks) narrows the band the same
 way: a value beyond the lowest or highest of the past weeks (the last
