@@ -1,7 +1,9 @@
 """Dynamic baselines on NAB: NAB's own score beside the public scoreboard (and the older tally).
 
-    python benchmarks/bench_nab.py [--files SUBSTR] [--no-prophet] [--recurrence N]
+    python benchmarks/bench_nab.py [--files SUBSTR] [--no-prophet] [--recurrence N] [--jobs N]
     python benchmarks/bench_nab.py --cv          # the settings grid, cross-validated by folder
+    python benchmarks/bench_nab.py --ideas       # detectors tried on top of the default's band
+    python benchmarks/bench_nab.py --cost        # CPU per point and state per series
     python benchmarks/bench_nab.py --hindsight [--split all|tune|holdout]   # the older table
 
 By default it prints NAB's score (``benchmarks/nab_table.py``: probationary period, scaled
@@ -9,12 +11,14 @@ sigmoid, profiles standard and reward_low_FP_rate, normalised) per folder and in
 inferwatch's default, the opt-in variants, Prophet where installed and the detectors of
 NAB's public scoreboard (their own detections, ``anchors.json``), with alert counts.
 ``--cv`` scores a grid of settings once and picks, for each folder, the setting best on
-the other three (standard profile), then scores the held-out folder with it.
+the other three (standard profile), then scores the held-out folder with it. ``--ideas``
+does the same with detectors tried on top of the default's band (an anomaly likelihood,
+CUSUM, two detectors agreeing; ``nab_table.py``). ``--jobs`` scores files in parallel.
 
 ``--hindsight`` prints the earlier yardstick, described below.
 
 Methods, all with the same alert rule (``debounce`` and ``merge_gap`` from
-``BaselineConfig``'s defaults; (a) and (a') may also choose the merge gap). (c), (c+)
+``BaselineConfig``'s defaults; (a) and (a') may also choose the merge gap). (c), (c-)
 and (d) also have the recurrence hold of ``threshold: dynamic`` rules (``baseline.recurrence``,
 2: an excursion within the 2nd most extreme of the series' earlier ones on that side in the
 last 2 weeks does not alert; ``--recurrence 0`` turns it off); static rules have no such hold.
@@ -28,10 +32,11 @@ last 2 weeks does not alert; ``--recurrence 0`` turns it off); static rules have
              ties to fewer false alerts: the upper bound on what one static rule
              per file can DETECT, and the false alerts that costs.
 (b) 3sigma   rolling mean ± 3 standard deviations of the previous day (288 samples).
-(c) seasonal inferwatch's default baseline (``SeasonalBaseline`` with defaults, the
-             long-memory range included; ``seasonal.range_horizon: 0`` is the earlier default).
-(c+) windows the same with window-mean bands on (``windows: [6, 24]``, ``level_points: 144``):
-             the sensitive opt-in, chosen on the ``tune`` half like the defaults.
+(c) seasonal inferwatch's default baseline (``SeasonalBaseline`` with defaults: window-mean
+             bands ``windows: [6, 24]`` and ``level_points: 144`` since 2026-12-03, and the
+             long-memory range).
+(c-) point   the default before 2026-12-03: the point band alone (``windows: []``,
+             ``level_points: 12``), long-memory range included.
 (d) prophet  ``ProphetBaseline`` when installed, refit every 2 days (``--prophet-refit``) on
              the trailing week: about 0.5 s a fit, so daily refits would take ~10 minutes.
 
@@ -179,12 +184,12 @@ def seasonal(times: FloatArray, values: FloatArray) -> list[float]:
     return _dynamic(times, values, SeasonalBaseline(CFG.seasonal))
 
 
-WINDOWED = CFG.seasonal.model_copy(update={"windows": (6, 24), "level_points": 144})
+POINT_BAND = CFG.seasonal.model_copy(update={"windows": (), "level_points": 12})
 
 
-def seasonal_windows(times: FloatArray, values: FloatArray) -> list[float]:
-    """(c+): the default baseline with window-mean bands switched on."""
-    return _dynamic(times, values, SeasonalBaseline(WINDOWED))
+def seasonal_point(times: FloatArray, values: FloatArray) -> list[float]:
+    """(c-): the point band alone, the default before 2026-12-03."""
+    return _dynamic(times, values, SeasonalBaseline(POINT_BAND))
 
 
 def prophet(times: FloatArray, values: FloatArray) -> list[float]:
@@ -213,10 +218,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-prophet", action="store_true", help="skip (d) even when installed")
     ap.add_argument("--prophet-refit", default="2d", help="time between Prophet refits (2d)")
     ap.add_argument("--recurrence", type=int, metavar="N",
-                    help=f"recurrence hold for (c), (c+), (d) (default {CFG.recurrence}; 0: off)")
+                    help=f"recurrence hold for (c), (c-), (d) (default {CFG.recurrence}; 0: off)")
     ap.add_argument("--hindsight", action="store_true",
                     help="the older table: windows detected and false alerts against hindsight statics")
     ap.add_argument("--cv", action="store_true", help="the settings grid, cross-validated by folder")
+    ap.add_argument("--ideas", action="store_true",
+                    help="detectors tried on top of the default's band, cross-validated by folder")
+    ap.add_argument("--cost", action="store_true",
+                    help="CPU per point and state size: the default against the point band")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="score files in N processes (NAB score, --cv, --ideas; default 1)")
     args = ap.parse_args(argv)
     global PROPHET_REFIT, RECURRENCE
     PROPHET_REFIT = parse_duration(args.prophet_refit)
@@ -224,10 +235,12 @@ def main(argv: list[str]) -> int:
     if not NAB.is_dir():
         print(f"NAB data not found at {NAB}", file=sys.stderr)
         return 2
+    if args.cost:
+        return cost_main()
     if not args.hindsight:
         return nab_main(args)
     methods: dict[str, Callable[[FloatArray, FloatArray], list[float]]] = {
-        "3sigma": rolling_3sigma, "seasonal": seasonal, "seasonal+win": seasonal_windows}
+        "3sigma": rolling_3sigma, "seasonal": seasonal, "seasonal-point": seasonal_point}
     if prophet_available() and not args.no_prophet:
         methods["prophet"] = prophet
     names = ["static", "static-max", *methods]
@@ -275,20 +288,64 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+COST_FILE = "realKnownCause/machine_temperature_system_failure.csv"  # the longest: 22 695 points
+
+
+def cost_main() -> int:
+    """Process CPU per point (predict + learn) in each quarter of the longest file, and the
+    state kept, for the default against the point band (the default before 2026-12-03).
+
+    A flat cost across the quarters is the O(1) amortised cost per point; the state stops
+    growing once the rings are full.
+    """
+    s = read_csv_series(NAB / COST_FILE)
+    n = len(s.times)
+    quarter = n // 4
+    rows: dict[str, tuple[list[float], int, int]] = {}
+    for name, seasonal in (("default", CFG.seasonal), ("point band", POINT_BAND)):
+        b = SeasonalBaseline(seasonal)
+        per_quarter = []
+        for q in range(4):
+            t0 = time.process_time()
+            for i in range(q * quarter, (q + 1) * quarter):
+                t = float(s.times[i])
+                b.predict(t)
+                b.learn(t, float(s.values[i]))
+            per_quarter.append((time.process_time() - t0) / quarter * 1e6)
+        rows[name] = (per_quarter, b.state_size(), len(json.dumps(b.to_state())))
+    print(f"{COST_FILE} ({n} points): process CPU per point (predict + learn), each quarter; state")
+    for name, (us, floats, saved) in rows.items():
+        print(f"  {name:<11} " + " ".join(f"{u:6.0f}" for u in us) + f" us/point; "
+              f"{floats} floats in memory, {saved / 1024:.0f} KiB saved as JSON")
+    (d_us, d_f, d_b), (p_us, p_f, p_b) = rows["default"], rows["point band"]
+    print(f"  ratio default / point band: CPU {sum(d_us) / sum(p_us):.2f}x, "
+          f"memory {d_f / p_f:.2f}x, saved {d_b / p_b:.2f}x")
+    return 0
+
+
 def nab_main(args: argparse.Namespace) -> int:
     """NAB's score per folder and in total, both profiles, beside the scoreboard."""
-    from nab_table import Corpus, anchor_rows, cross_validate, grid_rows, print_table, run_method
+    from nab_table import (
+        Corpus,
+        anchor_rows,
+        cross_validate,
+        grid_rows,
+        idea_rows,
+        print_table,
+        run_method,
+        run_seasonal,
+    )
 
     corpus = Corpus.load(NAB, [n for n, _ in load("all", args.files)])
-    if args.cv:
-        grid = grid_rows(corpus, CFG, lambda u: SeasonalBaseline(CFG.seasonal.model_copy(update=u)))
-        cross_validate(corpus, grid)
+    if args.cv or args.ideas:
+        rows = grid_rows(corpus, CFG, args.jobs) if args.cv else idea_rows(corpus, CFG, args.jobs)
+        cross_validate(corpus, rows)
         return 0
     methods: dict[str, dict[str, list[int]]] = {}
-    variants: dict[str, tuple[Callable[[], Baseline], int | None]] = {
-        "inferwatch default": (lambda: SeasonalBaseline(CFG.seasonal), RECURRENCE),
-        "inferwatch +windows (opt-in)": (lambda: SeasonalBaseline(WINDOWED), RECURRENCE),
-        "inferwatch +windows, no hold": (lambda: SeasonalBaseline(WINDOWED), 0),
+    variants: dict[str, tuple[object, int | None]] = {
+        "inferwatch default": (CFG.seasonal, RECURRENCE),
+        "inferwatch default, no hold": (CFG.seasonal, 0),
+        "inferwatch point band (old dflt)": (POINT_BAND, RECURRENCE),
     }
     if prophet_available() and not args.no_prophet:
         from inferwatch.baseline import ProphetBaseline
@@ -297,7 +354,10 @@ def nab_main(args: argparse.Namespace) -> int:
         variants["prophet"] = (lambda: ProphetBaseline(pcfg), RECURRENCE)
     for name, (make, rec) in variants.items():
         t0 = time.perf_counter()
-        methods[name] = run_method(corpus, make, CFG, rec)
+        if callable(make):
+            methods[name] = run_method(corpus, make, CFG, rec)
+        else:
+            methods[name] = run_seasonal(corpus, make, CFG, rec, args.jobs)  # type: ignore[arg-type]
         print(f"  {name}: {time.perf_counter() - t0:.1f} s", flush=True)
     published: dict[str, float] = {}
     for key, entry in corpus.anchors.items():

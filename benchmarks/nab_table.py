@@ -11,18 +11,24 @@ profile's threshold are not in anchors.json).
 from __future__ import annotations
 
 import json
+import math
+import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from inferwatch.baseline import (
     PROFILES,
+    Band,
     Baseline,
     NabFile,
     NabTally,
+    SeasonalBaseline,
+    SeasonalConfig,
     alert_windows,
     parse_timestamp,
     read_csv_series,
@@ -136,33 +142,56 @@ def released_by(times: FloatArray, values: FloatArray, expected: FloatArray,
 
 # The grid --cv searches: baseline settings (each scored once per file), and the alert
 # rule's settings applied to those scores (recurrence hold, merge gap); one set for all files.
+# "point band" is the default before 2026-12-03 (no window means, a 12-sample level).
 GRID_BASELINES: dict[str, dict[str, object]] = {
+    "point band": {"windows": (), "level_points": 12},
     "default": {},
-    "win": {"windows": (6, 24), "level_points": 144},
-    "win band5": {"windows": (6, 24), "level_points": 144, "band": 5.0},
-    "win wband3.5": {"windows": (6, 24), "level_points": 144, "window_band": 3.5},
-    "win wtail1.1": {"windows": (6, 24), "level_points": 144, "window_tail_factor": 1.1},
+    "band5": {"band": 5.0},
+    "wband3.5": {"window_band": 3.5},
+    "wtail1.1": {"window_tail_factor": 1.1},
+    "wmin864": {"window_min_points": 864},
+    "warm1d": {"min_history": 86400.0},
 }
 GRID_RECURRENCE = (2, 0)
 GRID_MERGE = (36, 144)
 
 
-def grid_rows(corpus: Corpus, cfg: BaselineConfig, make: Callable[[Mapping[str, object]], Baseline],
-              ) -> dict[str, Rows]:
-    """Every grid setting's alert onsets: ``"<baseline> rec<N> gap<G>"`` -> rows per file."""
+def _grid_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig],
+               ) -> dict[str, list[int]]:
+    """One file's onsets for every (recurrence, merge gap) of the grid under one baseline setting."""
+    _, t, v, seasonal, cfg = args
+    scored = score_series(t, v, SeasonalBaseline(seasonal), cfg.direction)
+    out: dict[str, list[int]] = {}
+    for rec in GRID_RECURRENCE:
+        released = released_by(t, v, scored.expected, scored.anomalous, cfg, rec)
+        for gap in GRID_MERGE:
+            ws = alert_windows(scored.anomalous, v, scored.expected, debounce=cfg.debounce,
+                               merge_gap=gap, released=released)
+            out[f"rec{rec} gap{gap}"] = [w.start for w in ws]
+    return out
+
+
+def grid_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1) -> dict[str, Rows]:
+    """Every grid setting's alert onsets: ``"<baseline> rec<N> gap<G>"`` -> rows per file.
+
+    Files are scored in ``jobs`` processes (each file's score is independent and causal).
+    """
     out: dict[str, Rows] = {}
     for bname, update in GRID_BASELINES.items():
-        for n in corpus.names:
-            t, v = corpus.times[n], corpus.values[n]
-            scored = score_series(t, v, make(update), cfg.direction)
-            for rec in GRID_RECURRENCE:
-                released = released_by(t, v, scored.expected, scored.anomalous, cfg, rec)
-                for gap in GRID_MERGE:
-                    ws = alert_windows(scored.anomalous, v, scored.expected, debounce=cfg.debounce,
-                                       merge_gap=gap, released=released)
-                    out.setdefault(f"{bname} rec{rec} gap{gap}", {})[n] = [w.start for w in ws]
+        seasonal = cfg.seasonal.model_copy(update=update)
+        work = [(n, corpus.times[n], corpus.values[n], seasonal, cfg) for n in corpus.names]
+        for n, per in zip(corpus.names, _map(_grid_file, work, jobs), strict=True):
+            for k, rows in per.items():
+                out.setdefault(f"{bname} {k}", {})[n] = rows
         print(f"  scored {bname}", flush=True)
     return out
+
+
+def _map(fn: Callable[[Any], Any], work: list[Any], jobs: int) -> list[Any]:
+    if jobs <= 1:
+        return [fn(w) for w in work]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        return pool.map(fn, work, chunksize=1)
 
 
 def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
@@ -192,3 +221,153 @@ def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
     worst = min((t.normalised(std), f) for f, _, t in held if t.windows)
     print(f"  held-out folders pooled: {total.normalised(std):.1f} / {total.normalised(low):.1f}; "
           f"worst held-out folder (standard): {worst[1]} {worst[0]:.1f}")
+
+
+def _onsets_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig, int | None],
+                 ) -> list[int]:
+    _, t, v, seasonal, cfg, rec = args
+    return onsets(t, v, SeasonalBaseline(seasonal), cfg, rec)
+
+
+def run_seasonal(corpus: Corpus, seasonal: SeasonalConfig, cfg: BaselineConfig,
+                 recurrence: int | None = None, jobs: int = 1) -> Rows:
+    """:func:`run_method` for a seasonal setting, the files scored in ``jobs`` processes."""
+    work = [(n, corpus.times[n], corpus.values[n], seasonal, cfg, recurrence) for n in corpus.names]
+    return dict(zip(corpus.names, _map(_onsets_file, work, jobs), strict=True))
+
+
+# --- ideas measured on top of the default's band (--ideas): each causal, O(1) per point ------
+
+
+class _Traced:
+    """The default baseline, recording with each band the scale of the model behind it."""
+
+    def __init__(self, seasonal: SeasonalConfig) -> None:
+        self.b = SeasonalBaseline(seasonal)
+        self.sigma: list[float] = []
+
+    def predict(self, t: float) -> Band | None:
+        band = self.b.predict(t)
+        self.sigma.append(math.nan if band is None else self.b._candidates[self.b.model].sigma)
+        return band
+
+    def learn(self, t: float, value: float) -> None:
+        self.b.learn(t, value)
+
+    @property
+    def learned(self) -> bool:
+        return self.b.learned
+
+    def to_state(self) -> dict[str, Any]:
+        return self.b.to_state()
+
+
+def likelihood_flags(z: FloatArray, short: int = 10, long: int = 2016, threshold: float = 4.26,
+                     min_points: int = 576) -> npt.NDArray[np.bool_]:
+    """HTM's anomaly likelihood on |z|: the mean of the last ``short`` scores, as a z-score
+    against the mean and deviation of the previous ``long`` such means (running sums: O(1)),
+    flagged above ``threshold`` (4.26: a tail probability of 1e-5, HTM's alert level)."""
+    from collections import deque
+
+    u = np.abs(z)
+    flags = np.zeros(u.size, dtype=bool)
+    recent: deque[float] = deque(maxlen=short)
+    past: deque[float] = deque(maxlen=long)
+    s1 = s2 = 0.0
+    for i, x in enumerate(u):
+        if math.isnan(x):
+            continue
+        recent.append(float(x))
+        if len(recent) < short:
+            continue
+        m = sum(recent) / short
+        if len(past) >= min_points:
+            mu = s1 / len(past)
+            sd = math.sqrt(max(s2 / len(past) - mu * mu, 1e-12))
+            flags[i] = (m - mu) / sd > threshold
+        if len(past) == long:
+            s1 -= past[0]
+            s2 -= past[0] * past[0]
+        past.append(m)
+        s1 += m
+        s2 += m * m
+    return flags
+
+
+def cusum_flags(z: FloatArray, k: float = 2.0, h: float = 60.0) -> npt.NDArray[np.bool_]:
+    """Page's two-sided CUSUM on the normalised residuals (slack ``k``, decision level ``h``)."""
+    flags = np.zeros(z.size, dtype=bool)
+    hi = lo = 0.0
+    for i, x in enumerate(z):
+        if math.isnan(x):
+            continue
+        hi, lo = max(0.0, hi + x - k), max(0.0, lo - x - k)
+        flags[i] = hi > h or lo > h
+    return flags
+
+
+def novelty_flags(values: FloatArray, levels: int = 6, order: int = 3, recent: int = 12,
+                  need: int = 3, warm: int = 576) -> npt.NDArray[np.bool_]:
+    """A contextual novelty detector (CAD OSE's idea): each value is binned in ``levels`` bins
+    of the range seen so far (beyond it: a bin of its own); a context is the last ``order``
+    bins; flagged when ``need`` of the last ``recent`` contexts were never seen before
+    (the set of contexts is bounded by (levels + 2) ** order: O(1) per point)."""
+    flags = np.zeros(values.size, dtype=bool)
+    lo = hi = math.nan
+    seen: set[tuple[int, ...]] = set()
+    bins: list[int] = []
+    new: list[bool] = []
+    for i, x in enumerate(values):
+        if math.isnan(x):
+            continue
+        if math.isnan(lo):
+            lo = hi = float(x)
+        span = hi - lo
+        b = levels // 2 if span <= 0 else min(max(math.floor((x - lo) / span * levels), -1), levels)
+        bins = [*bins[1 - order:], b] if order > 1 else [b]
+        if len(bins) == order:
+            ctx = tuple(bins)
+            new = [*new[1 - recent:], ctx not in seen]
+            seen.add(ctx)
+            flags[i] = i >= warm and sum(new) >= need
+        lo, hi = min(lo, float(x)), max(hi, float(x))
+    return flags
+
+
+def _ideas_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig],
+                ) -> dict[str, list[int]]:
+    _, t, v, seasonal, cfg = args
+    traced = _Traced(seasonal)
+    scored = score_series(t, v, traced, cfg.direction)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.clip((v - scored.expected) / np.maximum(np.asarray(traced.sigma), 1e-12), -10, 10)
+    band = scored.anomalous
+    variants = {"default (band)": band}
+    for thr in (4.26, 6.0):
+        lik = likelihood_flags(z, threshold=thr)
+        variants[f"likelihood z{thr:g} alone"] = lik
+        variants[f"band or likelihood z{thr:g}"] = band | lik
+    variants["band and likelihood z2"] = band & likelihood_flags(z, threshold=2.0)  # agree
+    nov = novelty_flags(v)
+    variants["novelty alone"] = nov
+    variants["band or novelty"] = band | nov
+    variants["band and novelty"] = band & nov
+    for k, h in ((1.0, 30.0), (2.0, 30.0), (2.0, 60.0)):
+        variants[f"band or cusum k{k:g} h{h:g}"] = band | cusum_flags(z, k, h)
+    out: dict[str, list[int]] = {}
+    for label, flags in variants.items():
+        released = released_by(t, v, scored.expected, flags, cfg, cfg.recurrence)
+        ws = alert_windows(flags, v, scored.expected, debounce=cfg.debounce,
+                           merge_gap=cfg.merge_gap, released=released)
+        out[label] = [w.start for w in ws]
+    return out
+
+
+def idea_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1) -> dict[str, Rows]:
+    """Each idea's alert onsets (the default alert rule and hold) -> rows per file."""
+    work = [(n, corpus.times[n], corpus.values[n], cfg.seasonal, cfg) for n in corpus.names]
+    out: dict[str, Rows] = {}
+    for n, per in zip(corpus.names, _map(_ideas_file, work, jobs), strict=True):
+        for k, rows in per.items():
+            out.setdefault(k, {})[n] = rows
+    return out

@@ -77,18 +77,21 @@ def test_promql_verb_prints_a_rule_file(capsys: pytest.CaptureFixture[str]) -> N
 def test_score_windows_flag_catches_a_sustained_shift(
         tmp_path: Path, daily: Callable[..., tuple], capsys: pytest.CaptureFixture[str]) -> None:
     # rule: --windows/--level-points override the config: a 2-sigma shift held for 3 hours is
-    # one alert with them and none without
+    # one alert with window means (the default) and none with `--windows '' --level-points 12`
     t, v = daily(5, seed=3)  # noise sigma 0.5
     at = 4 * 288
     v[at : at + 36] += 1.0
     csv = tmp_path / "s.csv"
     _write_csv(csv, t, v)
-    assert main(["baseline", "score", "--csv", str(csv), "--json"]) == 0
+    assert main(["baseline", "score", "--csv", str(csv), "--json", "--windows", "",
+                 "--level-points", "12"]) == 0
     plain = json.loads(capsys.readouterr().out)["alerts"]
+    assert main(["baseline", "score", "--csv", str(csv), "--json"]) == 0
+    default = json.loads(capsys.readouterr().out)["alerts"]
     assert main(["baseline", "score", "--csv", str(csv), "--json", "--windows", "6,24",
                  "--level-points", "144"]) == 0
     windowed = json.loads(capsys.readouterr().out)["alerts"]
-    assert plain == [] and len(windowed) >= 1
+    assert plain == [] and len(windowed) >= 1 and default == windowed
 
 
 @pytest.mark.parametrize(("flags", "msg"), [

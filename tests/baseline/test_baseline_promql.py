@@ -24,9 +24,10 @@ def test_rules_pass_promtool_check(tmp_path: Path, require_tool: Callable[..., s
     out = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
-    # 10 records of the band, 8 more of the long-memory range, the alert
-    assert len(rules["groups"][0]["rules"]) == 19
-    assert "SUCCESS: 19 rules found" in out.stdout
+    # 10 records of the band, 8 more of the long-memory range, 7 of the window means
+    # (the residual, then a mean, its absolute value and its band for each of 6 and 24), the alert
+    assert len(rules["groups"][0]["rules"]) == 26
+    assert "SUCCESS: 26 rules found" in out.stdout
 
 
 def test_alert_follows_the_debounce_and_merge_gap() -> None:
@@ -68,7 +69,9 @@ def test_promtool_runs_the_rules_and_the_spike_fires(tmp_path: Path,
                                                      require_tool: Callable[..., str]) -> None:
     # rule: promtool as the oracle: the exported alert is pending, fires, resolves on schedule
     promtool = require_tool("promtool")
-    cfg = BaselineConfig(merge_gap=12)  # keep_firing_for 1h at 5m, so it resolves by 28h30m
+    # keep_firing_for 1h at 5m, so it resolves by 28h30m; the point band alone (window means
+    # have their own test below)
+    cfg = BaselineConfig(merge_gap=12, seasonal={"windows": ()})
     rules = promql_rules("lat", "latency", config=cfg, interval=300.0)
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
     (tmp_path / "test.yaml").write_text(_PROMTOOL_TEST)
@@ -129,7 +132,7 @@ def test_promtool_long_memory_range_catches_a_drift_the_band_learns(
     noise = rng.normal(0.0, 0.5, quiet + 96)
     values = [10.0 + x + max(0, i - quiet) / 12.0 for i, x in enumerate(noise)]
     seasonal = {} if range_on else {"range_horizon": 0}
-    cfg = BaselineConfig(seasonal=seasonal)
+    cfg = BaselineConfig(seasonal={**seasonal, "windows": ()})  # window means would see the ramp
     rules = promql_rules("lat", "latency", config=cfg, interval=300.0)
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
     test = _shift_test(values, "199h", firing=range_on).replace("95h55m", "191h55m")

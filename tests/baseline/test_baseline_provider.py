@@ -76,12 +76,13 @@ def test_changed_thresholds_apply_to_restored_series() -> None:
 
 
 def test_a_changed_state_shape_is_learned_afresh(caplog: pytest.LogCaptureFixture) -> None:
-    # rule: turning window means on changes what is kept: the saved series is not forced
-    # into the new shape; it relearns (no band until min_history again) and the log says so
+    # rule: turning window means on (the default since 2026-12-03) changes what is kept: a
+    # series saved without them is not forced into the new shape; it relearns (no band until
+    # min_history again) and the log says so
     rng = np.random.default_rng(4)
-    old = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0))
+    old = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0, windows=()))
     _feed(old, "k", rng.normal(10, 1, 300))
-    new = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0, windows=(6, 24)))
+    new = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0))
     with caplog.at_level(logging.INFO, logger="inferwatch.baseline"):
         new.restore_state(json.loads(json.dumps(old.export_state())))
     assert len(new) == 0
@@ -104,14 +105,14 @@ def test_series_beyond_the_cap_get_no_band_and_are_counted() -> None:
     assert len(bands) == 2 and bands.dropped == 1
 
 
-def test_a_rule_can_turn_window_means_on_for_itself() -> None:
-    # rule: `dynamic: {windows: [6, 24], level_points: 144}` on one rule catches a sustained
-    # 2-sigma shift (3 h) that the same rule without windows never flags
+def test_a_rule_can_turn_window_means_off_for_itself() -> None:
+    # rule: the default (window means [6, 24], level 144) catches a sustained 2-sigma shift
+    # (3 h) that a rule with `dynamic: {windows: [], level_points: 12}` never flags
     rng = np.random.default_rng(5)
     values = 10.0 + rng.normal(0.0, 0.5, 4 * 288 + 36)
     values[4 * 288:] += 1.0
-    plain = SeriesBands(BaselineConfig(), DynamicThreshold())
-    sustained = SeriesBands(BaselineConfig(), DynamicThreshold(windows=(6, 24), level_points=144))
+    plain = SeriesBands(BaselineConfig(), DynamicThreshold(windows=(), level_points=12))
+    sustained = SeriesBands(BaselineConfig(), DynamicThreshold())
 
     def outside(bands: SeriesBands) -> int:
         out = _feed(bands, "k", values)
@@ -131,6 +132,8 @@ def test_a_rule_can_turn_the_long_memory_range_off() -> None:
     values[quiet:] += np.arange(72) / 12.0  # +1 an hour
 
     def outside(dynamic: DynamicThreshold) -> int:
+        # the point band alone: window means would flag the ramp with or without the range
+        dynamic = dynamic.model_copy(update={"windows": (), "level_points": 12})
         out = _feed(SeriesBands(BaselineConfig(), dynamic), "k", values)
         return sum(b is not None and not b[0] <= v <= b[1]
                    for b, v in zip(out[quiet:], values[quiet:], strict=True))

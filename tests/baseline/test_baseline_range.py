@@ -29,8 +29,10 @@ def test_slow_drift_learned_by_the_band_alerts_as_a_new_high(daily: Callable[...
     t, v = daily(16, seed=11)  # swing 40..60, noise 0.5
     start = int(9 * 86400 / STEP)
     v[start:] += np.arange(t.size - start) * (4.0 / 288)  # +4 a day from day 9
-    assert _alerts(t, v, SeasonalConfig(range_horizon=0)) == []
-    alerts = _alerts(t, v, SeasonalConfig())
+    # the point band alone (no window means, the 12-sample level): the range is what alerts
+    point = SeasonalConfig(windows=(), level_points=12)
+    assert _alerts(t, v, point.model_copy(update={"range_horizon": 0})) == []
+    alerts = _alerts(t, v, point)
     assert alerts
     # the 9-day high is ~61.5 and the margin 10 % of the ~22 range: ~63.7, first passed by
     # the peak of day 10 (~64.5); each later alert is a daily peak beyond every earlier value

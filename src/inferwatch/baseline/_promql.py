@@ -24,8 +24,8 @@ for ``debounce`` evaluations (``for``), kept firing over ``merge_gap``.
 With ``seasonal.windows`` set, each window ``N`` adds ``…:window_mean_N`` (the
 mean of the last N residuals ``value - expected``), ``…:abs_window_mean_N`` and
 ``…:window_half_N`` (``max(window_band · 1.4826 · median, window_tail_factor ·
-tail quantile)`` of |window mean| over ``scale_window``, lagged like the scale,
-present once ``window_min_points`` window means exist), and the alert also
+tail quantile, relative_floor · |expected|)`` of |window mean| over ``scale_window``,
+lagged like the scale, present once ``window_min_points`` window means exist), and the alert also
 fires when a window mean leaves ``±window_half_N`` on the watched side.
 """
 
@@ -160,11 +160,14 @@ def _window_records(p: str, cfg: BaselineConfig, interval: float, sw: str,
                 f" {absm}[{sw}] offset {lag}))"
                 f" or {s.window_tail_factor:g} * quantile_over_time({s.tail_quantile:g},"
                 f" {absm}[{sw}] offset {lag})")
+        # at least the point band's relative floor, as natively (a flat series keeps a band)
+        floor = f"{s.relative_floor:g} * abs({p}:expected)"
         out += [
             (f"{p}:window_mean_{n}", f"avg_over_time({p}:residual[{rng}])"),
             (absm, f"abs({p}:window_mean_{n})"),
             (f"{p}:window_half_{n}",
-             f"({half}) and count_over_time({absm}[{sw}] offset {lag}) >= {s.window_min_points}"),
+             f"(({half}) > {floor} or {floor})"
+             f" and count_over_time({absm}[{sw}] offset {lag}) >= {s.window_min_points}"),
         ]
     return out
 

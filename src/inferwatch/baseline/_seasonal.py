@@ -12,13 +12,15 @@ flat model and a short series (weekly never learned) falls back gracefully.
 Medians make every part resistant to the spikes it should find; the short
 median level re-learns a level shift within ``level_points / 2`` samples.
 
-With ``windows`` set, each candidate also tracks the mean of its last N
-residuals for each N, with a robust band of its own (``window_band`` deviations
-or ``window_tail_factor`` times the tail quantile of past window means). A
+With ``windows`` set (the default since 2026-12-03: 6 and 24), each candidate
+also tracks the mean of its last N residuals for each N, with a robust band of its
+own (``window_band`` deviations or ``window_tail_factor`` times the tail quantile
+of past window means). A
 sustained shift too small for the point band still moves the window mean out
 of its band. The returned band folds that test in: a value is outside it
 exactly when the point or any window mean would leave its band, so callers
-that only compare a value with a band need nothing new.
+that only compare a value with a band need nothing new. A window band is never
+narrower than the point band's ``relative_floor``.
 
 The long-memory range (``range_horizon``, 4 weeks) narrows the band the same
 way: a value beyond the lowest or highest of the past weeks (the last
@@ -33,12 +35,10 @@ from collections import deque
 from itertools import islice
 from typing import Any
 
-import numpy as np
-
 from inferwatch.baseline._band import Band
 from inferwatch.baseline._profile import SeasonalProfile
 from inferwatch.baseline._range import LongRange
-from inferwatch.baseline._ring import Ring, robust_sigma
+from inferwatch.baseline._ring import Ring, robust_sigma_and_tail
 from inferwatch.config._baseline import SeasonalConfig
 
 __all__ = ["SeasonalBaseline"]
@@ -62,13 +62,11 @@ class _Window:
         self.half = math.nan
 
     def refresh(self, cfg: SeasonalConfig) -> None:
-        # the config checks window_min_points <= scale_points only when windows are on
-        # globally; a rule turning them on for itself gets the ring's capacity at most
+        # the ring keeps scale_points means: a smaller scale_points lowers the warm-up to that
         if len(self.means) < min(cfg.window_min_points, cfg.scale_points):
             return
-        means = self.means.values()
-        tail = float(np.quantile(np.abs(means - np.median(means)), cfg.tail_quantile))
-        self.half = max(cfg.window_band * robust_sigma(means), cfg.window_tail_factor * tail)
+        sigma, tail = robust_sigma_and_tail(self.means.values(), cfg.tail_quantile)
+        self.half = max(cfg.window_band * sigma, cfg.window_tail_factor * tail)
 
     def to_state(self) -> dict[str, Any]:
         return {"n": self.n, "means": self.means.to_state(),
@@ -94,10 +92,9 @@ class _Candidate:
         self.recent: deque[float] = deque(maxlen=max(cfg.windows, default=1))
 
     def refresh(self, cfg: SeasonalConfig) -> None:
-        resid = self.resid.values()
-        self.sigma = robust_sigma(resid)
-        dev = np.abs(resid - np.median(resid))
-        self.tail = float(np.quantile(dev, cfg.tail_quantile)) if cfg.tail_factor else 0.0
+        self.sigma, tail = robust_sigma_and_tail(self.resid.values(),
+                                                 cfg.tail_quantile if cfg.tail_factor else None)
+        self.tail = tail if cfg.tail_factor else 0.0
         for w in self.windows:
             w.refresh(cfg)
         self.since_refresh = 0
@@ -109,19 +106,23 @@ class _Candidate:
             if len(self.recent) >= w.n:
                 w.means.push(sum(islice(reversed(self.recent), w.n)) / w.n)
 
-    def window_bounds(self, lower: float, upper: float, expected: float) -> tuple[float, float]:
+    def window_bounds(self, cfg: SeasonalConfig, lower: float, upper: float,
+                      expected: float) -> tuple[float, float]:
         """Narrow ``(lower, upper)`` to the values that keep every window mean in its band.
 
         The mean of the last ``n`` residuals including this one, ``(S + r) / n``,
         leaves ``±half`` exactly when ``r`` leaves ``[-n·half - S, n·half - S]``,
-        where ``S`` sums the previous ``n - 1`` residuals.
+        where ``S`` sums the previous ``n - 1`` residuals. ``half`` is at least the
+        point band's relative floor, so a flat series (every window mean 0) keeps a band.
         """
+        floor = max(cfg.relative_floor * abs(expected), 1e-12)
         for w in self.windows:
             if math.isnan(w.half) or len(self.recent) < w.n - 1:
                 continue
             prior = sum(islice(reversed(self.recent), w.n - 1))
-            lower = max(lower, expected - w.n * w.half - prior)
-            upper = min(upper, expected + w.n * w.half - prior)
+            half = max(w.half, floor)
+            lower = max(lower, expected - w.n * half - prior)
+            upper = min(upper, expected + w.n * half - prior)
         return lower, upper
 
     def half_width(self, cfg: SeasonalConfig, expected: float) -> float:
@@ -214,7 +215,7 @@ class SeasonalBaseline:
         _, expected, self.model = best
         cand = self._candidates[self.model]
         half = cand.half_width(cfg, expected)
-        lower, upper = cand.window_bounds(expected - half, expected + half, expected)
+        lower, upper = cand.window_bounds(cfg, expected - half, expected + half, expected)
         if self._range is not None and (r := self._range.bounds(t)) is not None:
             low, high = r
             pad = max(cfg.range_margin * (high - low), cfg.relative_floor * max(abs(low), abs(high)))

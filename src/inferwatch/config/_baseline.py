@@ -22,7 +22,7 @@ class SeasonalConfig(FrozenModel):
     days: int = Field(7, ge=1, le=60, description="days of history kept per daily slot")
     weeks: int = Field(3, ge=1, le=12, description="weeks of history kept per weekly slot")
     slot_capacity: int = Field(64, ge=4, le=4096, description="most samples kept per slot")
-    level_points: int = Field(12, ge=3, le=1024, description="recent samples in the median level")
+    level_points: int = Field(144, ge=3, le=1024, description="recent samples in the median level")
     scale_points: int = Field(2016, ge=16, le=8192, description="recent residuals in the MAD scale")
     refresh_points: int = Field(12, ge=1, le=1024, description="samples between scale refreshes")
     band: float = Field(6.0, gt=0, description="band half-width in robust standard deviations")
@@ -39,7 +39,7 @@ class SeasonalConfig(FrozenModel):
         0.001, ge=0, description="smallest band half-width as a fraction of |expected|"
     )
     windows: tuple[int, ...] = Field(
-        (), description="also alert when the mean residual of the last N samples leaves its own "
+        (6, 24), description="also alert when the mean residual of the last N samples leaves its own "
         "band, for each N here (sustained shifts too small for the point band); () is off"
     )
     window_band: float = Field(
@@ -49,7 +49,8 @@ class SeasonalConfig(FrozenModel):
         1.3, ge=0, description="window band at least this times the tail quantile of window means"
     )
     window_min_points: int = Field(
-        576, ge=4, description="window means needed before a window band exists"
+        576, ge=4, description="window means needed before a window band exists "
+        "(at most scale_points are kept: a smaller scale_points lowers it to that)"
     )
 
     range_horizon: Duration = Field(
@@ -75,8 +76,6 @@ class SeasonalConfig(FrozenModel):
             raise ValueError("min_points cannot exceed scale_points")
         if any(not 2 <= w <= 1024 for w in self.windows):
             raise ValueError(f"windows must each be 2..1024 samples, got {list(self.windows)}")
-        if self.windows and self.window_min_points > self.scale_points:
-            raise ValueError("window_min_points cannot exceed scale_points")
         if self.range_horizon and self.range_horizon <= self.range_exclude:
             raise ValueError("range_horizon must exceed range_exclude (or be 0: off)")
         if self.range_horizon / self.range_slot > 8784:
