@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
                        help="override baseline.method from the config")
     score.add_argument("--windows", type=_windows, metavar="N[,N...]",
                        help="also flag sustained shifts: window means of the last N samples "
-                       "(overrides baseline.seasonal.windows; e.g. 6,24 with --level-points 144)")
+                       "(overrides baseline.seasonal.windows, default 6,24; '' turns them off)")
     score.add_argument("--level-points", type=int, metavar="N",
                        help="samples in the median level (overrides baseline.seasonal.level_points)")
     score.add_argument("--recurrence", type=_count, metavar="N",
