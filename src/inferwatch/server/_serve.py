@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import socket
 import sys
@@ -106,6 +107,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
 
+    _tune_gc()
     uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http),
                            on_started=started, port=port, on_stopping=app.state.executor.close)
     try:
@@ -116,6 +118,19 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         edge.close()
         if push is not None:
             push.stop()
+
+
+def _tune_gc() -> None:
+    """Fewer cyclic-GC passes for a long-running server that makes many young objects.
+
+    Everything built so far (modules, config, restored state) is moved out of the
+    collector's sight (``gc.freeze``), and a young-generation pass waits for 50,000
+    new container objects instead of 700: ingest makes label sets and samples by the
+    thousand, nearly all acyclic (reference counting frees them), and the default
+    threshold spent a quarter of a remote-write request of new series in the collector.
+    """
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
 
 
 def _uvicorn_server() -> Any:
