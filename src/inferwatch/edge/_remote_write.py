@@ -19,7 +19,7 @@ fields it does not know, as protobuf requires).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from inferwatch.edge import _snappy
 from inferwatch.model import Labels, Sample
@@ -56,8 +56,13 @@ def _series(labels: Labels, samples: list[Sample]) -> bytes:
     return bytes(out)
 
 
-def encode_write_request(samples: Iterable[Sample], *, extra: Labels | None = None) -> bytes:
-    """The snappy-compressed ``WriteRequest`` of ``samples`` (``extra`` labels added to each series)."""
+def encode_write_request(samples: Iterable[Sample], *, extra: Labels | None = None,
+                         compress: Callable[[bytes], bytes] | None = None) -> bytes:
+    """The snappy-compressed ``WriteRequest`` of ``samples`` (``extra`` labels added to each series).
+
+    ``compress`` is a snappy block compressor to use instead of this package's pure-Python one
+    (the server passes a native one; the edge agent keeps its dependencies minimal).
+    """
     grouped: dict[Labels, list[Sample]] = {}
     for s in samples:
         grouped.setdefault(s.labels, []).append(s)
@@ -65,7 +70,7 @@ def encode_write_request(samples: Iterable[Sample], *, extra: Labels | None = No
     for labels, group in grouped.items():
         full = Labels({**labels.to_dict(), **extra.to_dict()}) if extra else labels
         body += _field(1, _series(full, sorted(group, key=lambda s: s.t)))
-    return _snappy.compress(bytes(body))
+    return (compress or _snappy.compress)(bytes(body))
 
 
 def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:

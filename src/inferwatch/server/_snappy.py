@@ -1,4 +1,4 @@
-"""Snappy block decompression for the server: cramjam's (Rust) when installed, else the edge agent's.
+"""Snappy blocks for the server: cramjam's (Rust) codec when installed, else the edge agent's.
 
 Remote-write bodies are snappy blocks (no framing). The edge agent's codec is
 pure Python (the agent keeps its dependencies minimal) and expands about
@@ -10,6 +10,8 @@ body cannot make the server allocate gigabytes, and a corrupt stream raises
 >>> from inferwatch.edge import _snappy as edge_codec
 >>> decompress(edge_codec.compress(b"abc" * 100), max_bytes=1000) == b"abc" * 100
 True
+>>> edge_codec.decompress(compress(b"abc" * 100)) == b"abc" * 100
+True
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable
 
 from inferwatch.edge import _snappy as _edge  # the edge agent's codec (server may import edge: DESIGN.md)
 
-__all__ = ["TooLarge", "backend", "decompress"]
+__all__ = ["TooLarge", "backend", "compress", "decompress"]
 
 
 class TooLarge(ValueError):
@@ -58,3 +60,22 @@ def decompress(data: bytes, *, max_bytes: int) -> bytes:
     if len(out) != want:
         raise ValueError(f"snappy: expanded to {len(out)} bytes, announced {want}")
     return out
+
+
+@functools.cache
+def _compressor() -> Callable[[bytes], bytes]:
+    try:
+        snappy = importlib.import_module("cramjam").snappy
+    except ImportError:
+        return _edge.compress
+
+    def fast(data: bytes) -> bytes:
+        return bytes(snappy.compress_raw(data))
+
+    return fast
+
+
+def compress(data: bytes) -> bytes:
+    """``data`` as one snappy block (remote-write out): cramjam's when installed (1 MB in ~0.3 ms
+    against ~150 ms in pure Python), else the edge agent's."""
+    return _compressor()(data)
