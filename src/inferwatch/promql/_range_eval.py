@@ -307,25 +307,24 @@ def _presence(rows: Rows, keys: list[tuple[tuple[str, str], ...]]) -> dict[tuple
     return out
 
 
-def _and_unless(lhs: Rows, rhs: Rows, m: Matching, *, keep: bool) -> Rows:
-    sig = _sig_fn(m)
-    right = _presence(rhs, [sig(ls) for ls in rhs.labels])
-    hit = np.zeros(lhs.mask.shape, dtype=bool)
-    for i, ls in enumerate(lhs.labels):
-        got = right.get(sig(ls))
+def _present_in(rows: Rows, other: Rows, sig: Callable[[Labels], tuple[tuple[str, str], ...]]) -> np.ndarray:
+    """Per series of ``rows`` and step: whether ``other`` has a series of the same signature there."""
+    there = _presence(other, [sig(ls) for ls in other.labels])
+    out = np.zeros(rows.mask.shape, dtype=bool)
+    for i, ls in enumerate(rows.labels):
+        got = there.get(sig(ls))
         if got is not None:
-            hit[i] = got
+            out[i] = got
+    return out
+
+
+def _and_unless(lhs: Rows, rhs: Rows, m: Matching, *, keep: bool) -> Rows:
+    hit = _present_in(lhs, rhs, _sig_fn(m))
     return Rows(lhs.labels, lhs.vals, lhs.mask & (hit if keep else ~hit), lhs.ordered)
 
 
 def _or(lhs: Rows, rhs: Rows, m: Matching) -> Rows:
-    sig = _sig_fn(m)
-    left = _presence(lhs, [sig(ls) for ls in lhs.labels])
-    taken = np.zeros(rhs.mask.shape, dtype=bool)
-    for i, ls in enumerate(rhs.labels):
-        got = left.get(sig(ls))
-        if got is not None:
-            taken[i] = got
+    taken = _present_in(rhs, lhs, _sig_fn(m))
     return Rows(lhs.labels + rhs.labels, np.vstack([lhs.vals, rhs.vals]),
                 np.vstack([lhs.mask, rhs.mask & ~taken]), lhs.ordered and rhs.ordered)
 

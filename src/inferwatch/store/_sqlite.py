@@ -166,7 +166,7 @@ class SQLiteStore:
             index_get, new_get, first = self._index.get, new_series.get, self._next_id
             for k in missing:
                 ls = labels[k]
-                if type(ls) is not Labels and not isinstance(ls, Labels):
+                if not isinstance(ls, Labels):
                     check_labels(ls)  # raises: not a label set
                 sid = index_get(ls)
                 if sid is None:
@@ -181,19 +181,21 @@ class SQLiteStore:
         self._grow_last(self._next_id + len(new_series))
         return sids
 
-    def _remember(self, labels: Labels, sid: int) -> None:
-        # Keyed by id(): the object is kept alive in _keep, so its id cannot be reused meanwhile.
-        if len(self._by_object) > 4 * len(self._index) + 1024:
+    def _make_room(self, adding: int) -> None:
+        """Forget the objects seen so far when ``adding`` more would pass the bound (4x the series)."""
+        if len(self._by_object) + adding > 4 * len(self._index) + 1024:
             self._by_object.clear()
             self._keep.clear()
+
+    def _remember(self, labels: Labels, sid: int) -> None:
+        # Keyed by id(): the object is kept alive in _keep, so its id cannot be reused meanwhile.
+        self._make_room(0)
         self._by_object[id(labels)] = sid
         self._keep[id(labels)] = labels
 
     def _remember_new(self, new_series: dict[Labels, int]) -> None:
         """``_remember`` for a batch of series just created (the index already holds them)."""
-        if len(self._by_object) + len(new_series) > 4 * len(self._index) + 1024:
-            self._by_object.clear()
-            self._keep.clear()
+        self._make_room(len(new_series))
         self._by_object.update(zip(map(id, new_series), new_series.values(), strict=True))
         self._keep.update(zip(map(id, new_series), new_series, strict=True))
 
