@@ -238,12 +238,53 @@ def test_a_schema_1_file_opens_and_takes_new_series(tmp_path: Path) -> None:
     again.append([Sample(UP, 60.0, 2.0), Sample(Labels.of("up", job="b"), 60.0, 1.0)])
     again.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
     conn.close()
     last = SQLiteStore(path, clock=SimulatedClock(100.0))
     assert [str(x) for x in last.series([])] == ['up{job="a"}', 'up{job="b"}']
     assert last.select(parse_selector('up{job="a"}'), 0, 100)[0].t.tolist() == [50.0, 60.0]
     last.close()
+
+
+def test_a_schema_2_file_with_series_still_in_its_log_opens(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    SQLiteStore(path, clock=SimulatedClock(100.0)).close()
+    conn = sqlite3.connect(path)  # what a schema-2 inferwatch killed before compacting left
+    conn.executescript("""
+        DROP TABLE wal_series;
+        CREATE TABLE wal_series (seq INTEGER PRIMARY KEY, ids BLOB NOT NULL, labels TEXT NOT NULL,
+                                 names TEXT NOT NULL);
+        PRAGMA user_version = 2;""")
+    conn.execute("INSERT INTO wal_series (ids, labels, names) VALUES (?, ?, ?)",
+                 (np.array([7], dtype="<i8").tobytes(), '[[["__name__","up"],["job","old"]]]', '["up"]'))
+    conn.commit()
+    conn.close()
+    st = SQLiteStore(path, clock=SimulatedClock(100.0))
+    st.append([Sample(Labels.of("up", job="new"), 60.0, 1.0)])
+    assert [str(x) for x in st.series([])] == ['up{job="new"}', 'up{job="old"}']
+    st.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT id, labels, name FROM series WHERE labels LIKE '%old%'").fetchall() == [
+        (7, '[["__name__","up"],["job","old"]]', "up")]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    conn.close()
+
+
+@pytest.mark.parametrize("value", ["plain", "holds a \0 NUL", "]],[[ and \"quotes\""])
+def test_new_series_survive_a_crash_before_compaction_whatever_their_values(
+        tmp_path: Path, value: str) -> None:
+    path = tmp_path / "db.sqlite"
+    crashed = SQLiteStore(path, clock=SimulatedClock(100.0))  # never closed: its series stay in the log
+    labels = [Labels.of("up", job=value, instance=f"h{i}") for i in range(3)]
+    crashed.append([Sample(ls, 50.0, float(i)) for i, ls in enumerate(labels)])
+    assert crashed._conn is not None
+    assert crashed._conn.execute("SELECT count(*) FROM wal_series").fetchone()[0] == 1
+    again = SQLiteStore(path, clock=SimulatedClock(100.0))
+    assert again.series([]) == sorted(labels)
+    got = again.select(parse_selector("up"), 0, 100)
+    assert [(s.labels, s.v.tolist()) for s in got] == [(ls, [float(i)]) for i, ls in enumerate(labels)]
+    again.close()
+    crashed.close()
 
 
 def test_retention_while_compaction_cannot_run_forgets_logged_series(tmp_path: Path) -> None:

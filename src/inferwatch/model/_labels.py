@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, KeysView, Mapping
 from typing import Any
 
 __all__ = ["METRIC_NAME_LABEL", "Labels", "is_valid_label_name", "is_valid_metric_name"]
@@ -49,6 +49,22 @@ class Labels(Mapping[str, str]):
         if len(self._map) != len(items):
             raise ValueError(f"duplicate label name in {items!r}")
         self._hash = hash(items)
+
+    @classmethod
+    def from_sorted(cls, items: tuple[tuple[str, str], ...]) -> Labels:
+        """Build from pairs the caller has already checked: ``str`` names strictly ascending, no
+        empty value (a decoder that reads labels sorted, as remote-write sends them).
+
+        Nothing is checked here: it skips the copy, the sort and the checks of the constructor.
+
+        >>> Labels.from_sorted((("__name__", "up"), ("job", "a"))) == Labels.of("up", job="a")
+        True
+        """
+        self = object.__new__(cls)
+        self._items = items
+        self._map = dict(items)
+        self._hash = hash(items)
+        return self
 
     @classmethod
     def of(cls, name: str | None = None, /, **labels: str) -> Labels:
@@ -100,6 +116,16 @@ class Labels(Mapping[str, str]):
 
     def __getitem__(self, key: str) -> str:
         return self._map[key]
+
+    # Mapping's own get/keys/contains go through __getitem__ and __iter__ in Python; the dict's are C.
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._map.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._map
+
+    def keys(self) -> KeysView[str]:
+        return self._map.keys()
 
     def __iter__(self) -> Iterator[str]:
         return (k for k, _ in self._items)

@@ -159,6 +159,34 @@ class WriteRequestReader:
             pos = _label_any(raw, pos, pairs)
         return Labels(pairs)
 
+    def _new_labels(self, raw: bytes, pos: int, stop: int) -> Labels | None:
+        """The label set encoded by ``raw[pos:stop]`` when it is whole ``Label`` fields in the usual
+        encoding, names strictly ascending (as remote-write senders must send them); else ``None``."""
+        pairs: list[tuple[str, str]] = []
+        cache = self._pairs
+        known = cache.get
+        prev = ""
+        while pos < stop:
+            size = raw[pos + 1]
+            nxt = pos + 2 + size
+            if raw[pos] != _LEN1 or size >= 0x80:
+                return None
+            field = raw[pos:nxt]
+            pair = known(field)
+            if pair is None:
+                pair = _usual_label(raw, pos, nxt, stop)
+                if pair is None:
+                    return None
+                cache[field] = pair
+            name = pair[0]
+            if name <= prev:  # out of order, repeated or empty: the general reader decides
+                return None
+            prev = name
+            if pair[1]:  # a label with an empty value is no label
+                pairs.append(pair)
+            pos = nxt
+        return Labels.from_sorted(tuple(pairs)) if pos == stop else None
+
     def _walk(self, raw: bytes) -> tuple[list[Labels], list[int], list[int], list[int]]:
         """Per sample: its labels, where its value lies (-1: absent, 0.0), where its timestamp lies."""
         cache = self._labels
@@ -184,11 +212,19 @@ class WriteRequestReader:
             # cached run is whole Label fields and the next byte is a Sample's tag).
             if size > 18 and raw[end - 7] == _VARINT2:
                 if raw[end - 18] == _LEN2 and raw[end - 17] == 16 and raw[end - 16] == _DOUBLE1:
-                    ls, at = known(raw[start:end - 18]), end - 15
+                    stop, at = end - 18, end - 15
                 elif raw[end - 9] == _LEN2 and raw[end - 8] == 7:  # a value of 0 is left out
-                    ls, at = known(raw[start:end - 9]), -1
+                    stop, at = end - 9, -1
                 else:
-                    ls = None
+                    stop = 0
+                ls = None
+                if stop:
+                    key = raw[start:stop]
+                    ls = known(key)
+                    if ls is None:  # a new series: its labels read in one pass when usual
+                        ls = self._new_labels(raw, start, stop)
+                        if ls is not None:
+                            cache[key] = ls
                 if ls is not None:
                     labels.append(ls)
                     value_at.append(at)

@@ -10,17 +10,22 @@ __all__ = ["SeriesIndex"]
 
 
 class SeriesIndex:
-    """Series ids by label set, with inverted postings (label name -> value -> ids).
+    """Series ids by label set, with inverted postings (label pair -> ids).
 
-    Matching starts from the postings of the matchers that cannot match an
-    empty value (``a="x"``, ``a=~"x.+"``), intersects them, and filters the
-    rest label by label, as Prometheus's index does.
+    Postings are keyed by the ``(name, value)`` pair itself (one lookup per
+    label when a series is added: the pairs are the label set's own tuples),
+    with the values of each name kept aside for regular expressions and
+    ``label_values``. Matching starts from the postings of the matchers that
+    cannot match an empty value (``a="x"``, ``a=~"x.+"``), intersects them, and
+    filters the rest label by label, as Prometheus's index does.
     """
 
     def __init__(self) -> None:
         self._ids: dict[Labels, int] = {}
         self._labels: dict[int, Labels] = {}
-        self._postings: dict[str, dict[str, set[int]]] = {}
+        self._postings: dict[tuple[str, str], set[int]] = {}
+        self._values: dict[str, set[str]] = {}
+        self.lookup = self._ids.get  # ``get`` without a method call of its own (the append path)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -39,24 +44,20 @@ class SeriesIndex:
 
     def add(self, sid: int, labels: Labels) -> None:
         """Register ``labels`` under the new id ``sid``."""
-        self._ids[labels] = sid
-        self._labels[sid] = labels
-        for name, value in labels.items_tuple:
-            self._postings.setdefault(name, {}).setdefault(value, set()).add(sid)
+        self.add_many({labels: sid})
 
     def add_many(self, new: Mapping[Labels, int]) -> None:
         """Register each label set of ``new`` under its new id (``add`` for a batch)."""
         self._ids.update(new)
         self._labels.update(zip(new.values(), new, strict=True))
         postings = self._postings
+        known = postings.get
         for labels, sid in new.items():
-            for name, value in labels.items_tuple:
-                values = postings.get(name)
-                if values is None:
-                    values = postings[name] = {}
-                ids = values.get(value)
+            for pair in labels.items_tuple:
+                ids = known(pair)
                 if ids is None:
-                    values[value] = {sid}
+                    postings[pair] = {sid}
+                    self._values.setdefault(pair[0], set()).add(pair[1])
                 else:
                     ids.add(sid)
 
@@ -64,18 +65,20 @@ class SeriesIndex:
         """Forget series ``sid``."""
         labels = self._labels.pop(sid)
         del self._ids[labels]
-        for name, value in labels.items_tuple:
-            values = self._postings[name]
-            ids = values[value]
+        for pair in labels.items_tuple:
+            ids = self._postings[pair]
             ids.discard(sid)
             if not ids:
-                del values[value]
+                del self._postings[pair]
+                name, value = pair
+                values = self._values[name]
+                values.discard(value)
                 if not values:
-                    del self._postings[name]
+                    del self._values[name]
 
     def label_values(self, name: str) -> list[str]:
         """Sorted distinct values of label ``name``."""
-        return sorted(self._postings.get(name, {}))
+        return sorted(self._values.get(name, ()))
 
     def match(self, matchers: Sequence[Matcher]) -> list[int]:
         """Ids of the series that satisfy every matcher (all series for none)."""
@@ -98,11 +101,10 @@ class SeriesIndex:
         """The ids a matcher selects when it cannot match the empty value, else ``None``."""
         if m.matches(""):
             return None
-        values = self._postings.get(m.name, {})
         if m.op is MatchOp.EQ:
-            return set(values.get(m.value, ()))
+            return set(self._postings.get((m.name, m.value), ()))
         out: set[int] = set()
-        for value, ids in values.items():
+        for value in self._values.get(m.name, ()):
             if m.matches(value):
-                out |= ids
+                out |= self._postings[(m.name, value)]
         return out

@@ -163,17 +163,17 @@ class SQLiteStore:
         missing = np.flatnonzero(sids < 0).tolist()
         if missing:
             found: list[int] = []
-            index_get, new_get, first = self._index.get, new_series.get, self._next_id
+            lookup, add_new, first = self._index.lookup, new_series.setdefault, self._next_id
             for k in missing:
                 ls = labels[k]
-                if not isinstance(ls, Labels):
-                    check_labels(ls)  # raises: not a label set
-                sid = index_get(ls)
+                if type(ls) is not Labels:
+                    check_labels(ls)  # raises unless a label set
+                sid = lookup(ls)
                 if sid is None:
-                    sid = new_get(ls)
-                    if sid is None:
+                    nxt = first + len(new_series)
+                    sid = add_new(ls, nxt)
+                    if sid == nxt:  # first seen in this batch (an invalid one fails the whole batch)
                         check_labels(ls)
-                        sid = new_series[ls] = first + len(new_series)
                 else:
                     self._remember(ls, sid)
                 found.append(sid)

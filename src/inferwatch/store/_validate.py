@@ -12,7 +12,7 @@ __all__ = ["check_labels", "check_time"]
 
 # Names already found valid: a new series mostly repeats known metric and label names, so
 # a set lookup replaces a regex match. Bounded, so hostile input cannot grow it forever.
-_VALID_NAMES: set[str] = set()
+_VALID_NAMES: set[str] = {METRIC_NAME_LABEL}
 _VALID_METRICS: set[str] = set()
 _MAX_CACHED = 65536
 
@@ -22,6 +22,8 @@ def check_labels(labels: Labels) -> None:
     if type(labels) is not Labels and not isinstance(labels, Labels):
         raise InputError(f"a sample's labels must be inferwatch.model.Labels, got {type(labels).__name__}")
     metric = labels.name
+    if metric in _VALID_METRICS and _VALID_NAMES.issuperset(labels.keys()):
+        return  # the usual case: every name seen and found valid before
     if metric not in _VALID_METRICS:
         if not is_valid_metric_name(metric):
             raise InputError(f"invalid metric name {metric!r} in series {labels}")
