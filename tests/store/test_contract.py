@@ -96,6 +96,8 @@ BAD_BATCHES = [
     ("missing metric name", Sample(Labels({"job": "a"}), 1.0, 1.0)),
     ("invalid label name", Sample(Labels({"__name__": "up", "a-b": "x"}), 1.0, 1.0)),
     ("reserved label name", Sample(Labels({"__name__": "up", "__x": "x"}), 1.0, 1.0)),
+    ("reserved label name sorting before the metric name", Sample(Labels({"__name__": "up", "__a": "x"}), 1.0, 1.0)),
+    ("invalid label name among known ones", Sample(Labels({"__name__": "up", "job": "a", "x.y": "z"}), 1.0, 1.0)),
 ]
 
 
@@ -106,6 +108,13 @@ def test_bad_input_refuses_the_whole_batch(store: Store, rule: str, bad: Sample)
         store.append([Sample(UP_A, 2.0, 2.0), bad])
     assert _values(store, UP_A) == [(1, 1)], rule
     assert [str(x) for x in store.series([])] == [str(UP_A)]
+
+
+def test_new_series_checked_as_a_batch_accept_every_valid_name(store: Store) -> None:
+    # names that sort before __name__ (upper case, one underscore) and a metric never seen before
+    ok = [Labels({"__name__": "up", "Zone": "eu", "_shard": "1"}), Labels.of("fresh_metric:rate5m", job="a")]
+    store.append([Sample(UP_A, 1.0, 1.0)] + [Sample(ls, 1.0, 2.0) for ls in ok])
+    assert set(store.series([])) == {UP_A, *ok}
 
 
 def _fill(store: Store) -> None:

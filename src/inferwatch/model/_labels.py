@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, KeysView, Mapping
-from typing import Any
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["METRIC_NAME_LABEL", "Labels", "is_valid_label_name", "is_valid_metric_name"]
 
@@ -45,7 +46,7 @@ class Labels(Mapping[str, str]):
         pairs = labels.items() if isinstance(labels, Mapping) else labels
         items = tuple(sorted((str(k), str(v)) for k, v in pairs if v != ""))
         self._items: tuple[tuple[str, str], ...] = items
-        self._map: dict[str, str] = dict(items)
+        self._map: dict[str, str] | None = dict(items)
         if len(self._map) != len(items):
             raise ValueError(f"duplicate label name in {items!r}")
         self._hash = hash(items)
@@ -62,9 +63,16 @@ class Labels(Mapping[str, str]):
         """
         self = object.__new__(cls)
         self._items = items
-        self._map = dict(items)
+        self._map = None  # built on the first lookup by name: most stored series never need it
         self._hash = hash(items)
         return self
+
+    def _lookup(self) -> dict[str, str]:
+        """The label set as a dict, built once."""
+        m = self._map
+        if m is None:
+            m = self._map = dict(self._items)
+        return m
 
     @classmethod
     def of(cls, name: str | None = None, /, **labels: str) -> Labels:
@@ -76,12 +84,14 @@ class Labels(Mapping[str, str]):
     @property
     def name(self) -> str:
         """The metric name (``__name__``), or ``""``."""
-        return self._map.get(METRIC_NAME_LABEL, "")
+        return (self._map or self._lookup()).get(METRIC_NAME_LABEL, "")
 
-    @property
-    def items_tuple(self) -> tuple[tuple[str, str], ...]:
-        """The sorted ``(name, value)`` pairs."""
-        return self._items
+    if TYPE_CHECKING:
+        @property
+        def items_tuple(self) -> tuple[tuple[str, str], ...]:
+            """The sorted ``(name, value)`` pairs."""
+    else:  # the same, read in C (no Python frame): the store reads it for every new series
+        items_tuple = property(attrgetter("_items"), doc="The sorted ``(name, value)`` pairs.")
 
     def without(self, *names: str) -> Labels:
         """A copy without the given label names."""
@@ -115,17 +125,17 @@ class Labels(Mapping[str, str]):
         return h.hexdigest()
 
     def __getitem__(self, key: str) -> str:
-        return self._map[key]
+        return (self._map or self._lookup())[key]
 
     # Mapping's own get/keys/contains go through __getitem__ and __iter__ in Python; the dict's are C.
     def get(self, key: str, default: Any = None) -> Any:
-        return self._map.get(key, default)
+        return (self._map or self._lookup()).get(key, default)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._map
+        return key in (self._map or self._lookup())
 
     def keys(self) -> KeysView[str]:
-        return self._map.keys()
+        return (self._map or self._lookup()).keys()
 
     def __iter__(self) -> Iterator[str]:
         return (k for k, _ in self._items)

@@ -16,7 +16,8 @@ import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
-from itertools import repeat
+from itertools import compress, count, repeat
+from operator import is_
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +29,12 @@ from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, Samp
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
-from inferwatch.store._validate import check_labels, check_time, check_value
+from inferwatch.store._validate import check_labels, check_new_labels, check_time, check_value
 
 __all__ = ["SQLiteStore"]
 
 log = logging.getLogger(__name__)
+_LABELS = {Labels}
 
 
 def _as_column(x: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
@@ -162,22 +164,20 @@ class SQLiteStore:
         sids = np.fromiter(map(by_object.get, map(id, labels), repeat(-1)), dtype=np.int64, count=len(labels))
         missing = np.flatnonzero(sids < 0).tolist()
         if missing:
-            found: list[int] = []
-            lookup, add_new, first = self._index.lookup, new_series.setdefault, self._next_id
-            for k in missing:
-                ls = labels[k]
-                if type(ls) is not Labels:
-                    check_labels(ls)  # raises unless a label set
-                sid = lookup(ls)
-                if sid is None:
-                    nxt = first + len(new_series)
-                    sid = add_new(ls, nxt)
-                    if sid == nxt:  # first seen in this batch (an invalid one fails the whole batch)
-                        check_labels(ls)
-                else:
-                    self._remember(ls, sid)
-                found.append(sid)
-            sids[missing] = found
+            miss = [labels[k] for k in missing]
+            if not set(map(type, miss)) <= _LABELS:
+                for ls in miss:
+                    check_labels(ls)  # raises for the first that is not a label set
+            found = list(map(self._index.lookup, miss))
+            if None in found:  # new series: ids in order of first sight, checked as one batch
+                fresh = dict.fromkeys(compress(miss, map(is_, found, repeat(None))))
+                new_series.update(zip(fresh, count(self._next_id)))
+                check_new_labels(list(new_series))
+            if found.count(None) < len(found):  # known series in new objects (a scrape's new parse)
+                for ls, sid in zip(miss, found, strict=True):
+                    if sid is not None:
+                        self._remember(ls, sid)
+            sids[missing] = list(map(new_series.get, miss, found))
         self._grow_last(self._next_id + len(new_series))
         return sids
 
@@ -196,8 +196,8 @@ class SQLiteStore:
     def _remember_new(self, new_series: dict[Labels, int]) -> None:
         """``_remember`` for a batch of series just created (the index already holds them)."""
         self._make_room(len(new_series))
+        # not in _keep: the index holds these very objects (until retention, which forgets by_object)
         self._by_object.update(zip(map(id, new_series), new_series.values(), strict=True))
-        self._keep.update(zip(map(id, new_series), new_series, strict=True))
 
     def _grow_last(self, size: int) -> None:
         if size > self._last_t.shape[0]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from itertools import chain, repeat
+from operator import attrgetter, eq, itemgetter
 
 from inferwatch._exceptions import InputError
 from inferwatch.model import METRIC_NAME_LABEL, Labels, is_valid_label_name, is_valid_metric_name
 
-__all__ = ["check_labels", "check_time"]
+__all__ = ["check_labels", "check_new_labels", "check_time"]
 
 
 # Names already found valid: a new series mostly repeats known metric and label names, so
@@ -38,6 +41,27 @@ def check_labels(labels: Labels) -> None:
             raise InputError(f"label name {name!r} is reserved (starts with __) in series {labels}")
         if len(_VALID_NAMES) < _MAX_CACHED:
             _VALID_NAMES.add(name)
+
+
+_items, _first, _second = attrgetter("items_tuple"), itemgetter(0), itemgetter(1)
+
+
+def check_new_labels(sets: Sequence[Labels]) -> None:
+    """``check_labels`` for each of ``sets`` (the series a batch creates).
+
+    The usual batch, every name seen before and the metric name first in each
+    set, is checked in a few passes that run in C; any other falls back to one
+    ``check_labels`` per set, which names the first invalid one.
+    """
+    items = list(map(_items, sets))
+    if all(items):
+        firsts = list(map(_first, items))
+        if (all(map(eq, map(_first, firsts), repeat(METRIC_NAME_LABEL)))
+                and _VALID_METRICS.issuperset(map(_second, firsts))
+                and _VALID_NAMES.issuperset(map(_first, chain.from_iterable(items)))):
+            return
+    for labels in sets:
+        check_labels(labels)
 
 
 def check_time(t: float, labels: Labels) -> float:
