@@ -49,6 +49,8 @@ def test_metrics_report_evaluations_targets_alerts_and_storage(tmp_path: Path) -
     assert v[("inferwatch_targets", (("health", "up"),))] == 0
     assert v[("inferwatch_alerts", (("state", "pending"),))] >= 1  # TargetDown for job gone
     assert v[("inferwatch_storage_bytes", ())] > 0
+    assert v[("inferwatch_storage_checkpoints_total", ())] >= 0  # the store checkpoints in the background
+    assert v[("inferwatch_storage_checkpoint_failures_total", ())] == 0
     info = [k for k in v if k[0] == "inferwatch_build_info"]
     assert info and ("version", inferwatch.__version__) in info[0][1]
     assert ("process_cpu_seconds_total", ()) in v  # the process collectors are still there

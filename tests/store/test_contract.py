@@ -96,8 +96,10 @@ BAD_BATCHES = [
     ("missing metric name", Sample(Labels({"job": "a"}), 1.0, 1.0)),
     ("invalid label name", Sample(Labels({"__name__": "up", "a-b": "x"}), 1.0, 1.0)),
     ("reserved label name", Sample(Labels({"__name__": "up", "__x": "x"}), 1.0, 1.0)),
-    ("reserved label name sorting before the metric name", Sample(Labels({"__name__": "up", "__a": "x"}), 1.0, 1.0)),
-    ("invalid label name among known ones", Sample(Labels({"__name__": "up", "job": "a", "x.y": "z"}), 1.0, 1.0)),
+    ("reserved label name sorting before the metric name",
+     Sample(Labels({"__name__": "up", "__a": "x"}), 1.0, 1.0)),
+    ("invalid label name among known ones",
+     Sample(Labels({"__name__": "up", "job": "a", "x.y": "z"}), 1.0, 1.0)),
 ]
 
 

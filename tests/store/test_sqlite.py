@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -301,3 +302,31 @@ def test_retention_while_compaction_cannot_run_forgets_logged_series(tmp_path: P
     _disk.compact(conn)
     assert dict(_disk.load_series(conn)) == {2: b, 3: a}
     conn.close()
+
+
+def _fill_wal(st: SQLiteStore, rounds: int, first: int) -> None:
+    labels = [Labels.of("m", i=str(i)) for i in range(1000)]
+    for r in range(first, first + rounds):
+        st.append_columns(labels, np.full(1000, 50.0 + r / 100), np.ones(1000))
+
+
+def test_background_checkpoints_keep_the_wal_small_and_out_of_appends(tmp_path: Path) -> None:
+    plain = SQLiteStore(tmp_path / "plain.sqlite", clock=SimulatedClock(100.0))
+    bg = SQLiteStore(tmp_path / "bg.sqlite", clock=SimulatedClock(100.0), background_checkpoints=True)
+    assert bg.checkpointer is not None and bg._conn is not None
+    assert bg._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0  # appends never checkpoint
+    bg.checkpointer.every_bytes = 200_000
+    for k in range(1, 9):  # 8 x 12 appends: ~3.3 MB of WAL, under SQLite's own 4 MB checkpoint
+        _fill_wal(plain, 12, 12 * k)
+        _fill_wal(bg, 12, 12 * k)
+        assert bg.checkpointer.wait_for(k, timeout=60), f"checkpoint {k} never ran"
+    plain_wal = (tmp_path / "plain.sqlite-wal").stat().st_size
+    bg_wal = (tmp_path / "bg.sqlite-wal").stat().st_size
+    assert bg_wal < plain_wal / 2, (bg_wal, plain_wal)  # the WAL restarts after each checkpoint
+    bg.close()
+    plain.close()
+    assert not any(t.name == "tsdb-checkpoint" and t.is_alive() for t in threading.enumerate())
+    again = SQLiteStore(tmp_path / "bg.sqlite", clock=SimulatedClock(100.0))
+    assert len(again.series([])) == 1000
+    assert again.select(parse_selector('m{i="7"}'), 0, 100)[0].t.shape[0] == 96
+    again.close()

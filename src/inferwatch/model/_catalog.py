@@ -402,6 +402,14 @@ TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("he
 STORAGE_BYTES = MetricSpec(
     "inferwatch_storage_bytes", _G, "Bytes on disk of the SQLite store (with its WAL).", (), "bytes",
 )
+STORAGE_CHECKPOINTS_TOTAL = MetricSpec(
+    "inferwatch_storage_checkpoints_total", _C,
+    "WAL checkpoints of the SQLite store run by its background thread (they sync the disk).",
+)
+STORAGE_CHECKPOINT_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_storage_checkpoint_failures_total", _C,
+    "WAL checkpoints of the SQLite store that failed (a full disk); the WAL grows meanwhile.",
+)
 CONFIG_LAST_RELOAD_SUCCESSFUL = MetricSpec(
     "inferwatch_config_last_reload_successful", _G, "1 if the last config load or reload succeeded.",
 )
@@ -481,7 +489,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     DCGM_POWER_LIMIT, DCGM_XID_ERRORS, GPU_XID_ERRORS_TOTAL,
     UP, BUILD_INFO, RULE_EVALUATIONS_TOTAL, RULE_EVALUATION_FAILURES_TOTAL, RULE_EVALUATION_SECONDS_TOTAL,
     RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
-    STORAGE_BYTES, NOTIFICATIONS_TOTAL, ACTIONS_TOTAL, CONFIG_LAST_RELOAD_SUCCESSFUL,
+    STORAGE_BYTES, STORAGE_CHECKPOINTS_TOTAL, STORAGE_CHECKPOINT_FAILURES_TOTAL,
+    NOTIFICATIONS_TOTAL, ACTIONS_TOTAL, CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS,
     NOTIFICATION_QUEUE_LENGTH, NOTIFICATION_QUEUE_OLDEST_AGE,
     EDGE_SPOOL_BACKLOG, EDGE_SPOOL_DROPPED_TOTAL, EDGE_DEADBAND_SAMPLES_TOTAL, EDGE_HEARTBEAT_SECONDS,

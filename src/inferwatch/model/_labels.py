@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, KeysView, Mapping
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 __all__ = ["METRIC_NAME_LABEL", "Labels", "is_valid_label_name", "is_valid_metric_name"]
 
 METRIC_NAME_LABEL = "__name__"
+_T = TypeVar("_T")
 _METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -128,7 +129,11 @@ class Labels(Mapping[str, str]):
         return (self._map or self._lookup())[key]
 
     # Mapping's own get/keys/contains go through __getitem__ and __iter__ in Python; the dict's are C.
-    def get(self, key: str, default: Any = None) -> Any:
+    @overload
+    def get(self, key: str, /) -> str | None: ...
+    @overload
+    def get(self, key: str, default: str | _T, /) -> str | _T: ...
+    def get(self, key: str, default: Any = None, /) -> Any:
         return (self._map or self._lookup()).get(key, default)
 
     def __contains__(self, key: object) -> bool:

@@ -93,6 +93,12 @@ class _ServerCollector(Collector):
             size = _family(catalog.STORAGE_BYTES)
             size.add_metric([], float(_disk_bytes(comps.store)))
             yield size
+            if comps.store.checkpointer is not None:
+                done = _family(catalog.STORAGE_CHECKPOINTS_TOTAL)
+                done.add_metric([], float(comps.store.checkpointer.done))
+                failed = _family(catalog.STORAGE_CHECKPOINT_FAILURES_TOTAL)
+                failed.add_metric([], float(comps.store.checkpointer.failures))
+                yield from (done, failed)
         if self._deliveries is not None:
             yield from self._delivery(self._deliveries)
         if comps.remote is not None:

@@ -103,8 +103,11 @@ def reason(exc: Exception) -> str:
     return f"disk full ({exc})" if full else str(exc)
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating) the file in WAL mode with the schema; ``StoreError`` naming it if not."""
+def connect(path: Path, *, autocheckpoint: bool = True) -> sqlite3.Connection:
+    """Open (creating) the file in WAL mode with the schema; ``StoreError`` naming it if not.
+
+    ``autocheckpoint=False``: commits never checkpoint the WAL (someone else must: a ``Checkpointer``).
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
@@ -118,6 +121,8 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=10000")
         conn.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
+        if not autocheckpoint:
+            conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.executescript(_SCHEMA)
         if "sizes" not in {row[1] for row in conn.execute("PRAGMA table_info(wal_series)")}:
             conn.execute("ALTER TABLE wal_series ADD COLUMN sizes BLOB")  # schema 2: its rows stay JSON
@@ -372,7 +377,8 @@ def _forget_logged(conn: sqlite3.Connection, gone: set[int]) -> None:
             continue
         conn.execute("DELETE FROM wal_series WHERE seq = ?", (seq,))
         if any(kept):  # the rest in the JSON form: rare, and it holds any label
+            rest = np.array([i for i, k in zip(ids, kept, strict=True) if k], dtype=_I8)
             conn.execute("INSERT INTO wal_series (seq, ids, labels, names) VALUES (?, ?, ?, ?)",
-                         (seq, np.array([i for i, k in zip(ids, kept, strict=True) if k], dtype=_I8).tobytes(),
+                         (seq, rest.tobytes(),
                           _to_json([x for x, k in zip(sets, kept, strict=True) if k]),
                           _to_json([x for x, k in zip(names, kept, strict=True) if k])))

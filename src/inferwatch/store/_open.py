@@ -20,4 +20,4 @@ def open_store(config: StorageConfig, data_dir: str | Path, *, clock: Clock | No
     if config.type == "memory":
         return MemoryStore()
     return SQLiteStore(Path(data_dir) / TSDB_FILE, clock=clock, retention=config.retention,
-                       head_window=config.head_window)
+                       head_window=config.head_window, background_checkpoints=True)

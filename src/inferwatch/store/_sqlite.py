@@ -25,6 +25,7 @@ import numpy as np
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock
 from inferwatch.store import _disk
+from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, SampleBuffer, classify
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._protocol import AppendStats, Series
@@ -66,6 +67,7 @@ class SQLiteStore:
         head_window: float = 3600.0,
         compact_every: float = 1800.0,
         max_bytes: int | None = None,
+        background_checkpoints: bool = False,
     ) -> None:
         if batch_size < 1 or head_window < 0 or compact_every <= 0:
             raise ValueError("batch_size must be >= 1, head_window >= 0 and compact_every > 0")
@@ -87,7 +89,9 @@ class SQLiteStore:
         self._head_from = self._clock.now() - self.head_window
         self._last_compact = self._clock.now()
         self._compact_failing = False
-        self._conn: sqlite3.Connection | None = _disk.connect(self.path)
+        self._conn: sqlite3.Connection | None = _disk.connect(
+            self.path, autocheckpoint=not background_checkpoints)
+        self.checkpointer = Checkpointer(self.path) if background_checkpoints else None
         try:
             if max_bytes is not None:  # a cap on the file: writes past it fail as on a full disk
                 page = self._conn.execute("PRAGMA page_size").fetchone()[0]
@@ -95,6 +99,8 @@ class SQLiteStore:
             self._load(self._conn)
         except sqlite3.Error as exc:
             self._conn.close()
+            if self.checkpointer is not None:
+                self.checkpointer.close()
             raise StoreError(f"cannot read the store {self.path}: {_disk.reason(exc)}") from exc
 
     def _load(self, conn: sqlite3.Connection) -> None:
@@ -177,7 +183,7 @@ class SQLiteStore:
                 for ls, sid in zip(miss, found, strict=True):
                     if sid is not None:
                         self._remember(ls, sid)
-            sids[missing] = list(map(new_series.get, miss, found))
+            sids[missing] = list(map(new_series.get, miss, found))  # type: ignore[assignment]  # none left
         self._grow_last(self._next_id + len(new_series))
         return sids
 
@@ -248,6 +254,8 @@ class SQLiteStore:
         if new_series:
             self._index.add_many(new_series)
             self._remember_new(new_series)
+        if self.checkpointer is not None:  # about what the WAL grew by: 24 bytes a sample, a label set
+            self.checkpointer.wrote(24 * int(sids.shape[0]) + 64 * len(new_series))
         self._next_id += len(new_series)
         self.stats.series_created += len(new_series)
         self.stats.appended += int(sids.shape[0])
@@ -397,6 +405,8 @@ class SQLiteStore:
             if self._conn is None:
                 return
             # A failed compaction or checkpoint is harmless: the next open replays the WAL.
+            if self.checkpointer is not None:
+                self.checkpointer.close()
             with contextlib.suppress(sqlite3.Error):
                 _disk.compact(self._conn)
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
