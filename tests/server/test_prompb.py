@@ -115,3 +115,22 @@ def test_a_reader_that_forgets_its_caches_still_reads_right() -> None:
             cols = reader.read(body)
             assert cols.labels == [Labels.of("m", k=str(i), job="j")]
             assert cols.t.tolist() == [float(i + 1)] and cols.v.tolist() == [float(i)]
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed", "swapped"])
+def test_labels_in_any_order_read_as_the_one_sorted_label_set(order: str) -> None:
+    pairs = [("__name__", "m"), ("a", "1"), ("b", ""), ("c", "3")]
+    sent = {"sorted": pairs, "reversed": pairs[::-1],
+            "swapped": [pairs[0], pairs[3], pairs[2], pairs[1]]}[order]
+    reader = WriteRequestReader()
+    for ms in (1000, 2000):  # the second read finds the label bytes cached
+        got = reader.read(_body([(sent, [(ms, 1.0)]), (pairs, [(ms, 2.0)])], "gogo")).labels
+        assert [x.items_tuple for x in got] == [(("__name__", "m"), ("a", "1"), ("c", "3"))] * 2
+        assert got[0] == got[1] == Labels.of("m", a="1", c="3") and hash(got[0]) == hash(got[1])
+
+
+def test_a_repeated_label_name_is_refused_whatever_was_cached_before() -> None:
+    reader = WriteRequestReader()
+    reader.read(_body([([("__name__", "m"), ("a", "1")], [(1000, 1.0)])], "gogo"))  # caches both pairs
+    with pytest.raises(ValueError, match="duplicate label name"):
+        reader.read(_body([([("__name__", "m"), ("a", "1"), ("a", "2")], [(1000, 1.0)])], "gogo"))

@@ -119,6 +119,15 @@ def test_new_series_checked_as_a_batch_accept_every_valid_name(store: Store) -> 
     assert set(store.series([])) == {UP_A, *ok}
 
 
+def test_a_new_series_twice_in_one_batch_among_other_new_ones(store: Store) -> None:
+    a, b, c = (Labels.of("m", k=k) for k in "abc")
+    store.append([Sample(a, 1.0, 1.0), Sample(b, 1.0, 2.0), Sample(a, 2.0, 3.0), Sample(c, 1.0, 4.0)])
+    store.append([Sample(Labels.of("m", k="b"), 2.0, 5.0), Sample(Labels.of("m", k="d"), 2.0, 6.0)])
+    got = {s.labels["k"]: list(zip(s.t.tolist(), s.v.tolist(), strict=True))
+           for s in store.select(parse_selector("m"), 0, 10)}
+    assert got == {"a": [(1, 1), (2, 3)], "b": [(1, 2), (2, 5)], "c": [(1, 4)], "d": [(2, 6)]}
+
+
 def _fill(store: Store) -> None:
     store.append(
         [Sample(UP_A, float(t), 1.0) for t in range(0, 100, 10)]

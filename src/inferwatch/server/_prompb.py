@@ -150,7 +150,7 @@ class WriteRequestReader:
                 pair = known(field)
                 if pair is None:
                     pair = _usual_label(raw, pos, stop, end)
-                    if pair is not None:
+                    if pair is not None and pair[0] and pair[1]:  # the cache holds whole pairs only
                         cache[field] = pair
                 if pair is not None:
                     pairs.append(pair)
@@ -163,29 +163,35 @@ class WriteRequestReader:
         """The label set encoded by ``raw[pos:stop]`` when it is whole ``Label`` fields in the usual
         encoding, names strictly ascending (as remote-write senders must send them); else ``None``."""
         pairs: list[tuple[str, str]] = []
-        cache = self._pairs
-        known = cache.get
+        append = pairs.append
+        known = self._pairs.get
         prev = ""
         while pos < stop:
-            size = raw[pos + 1]
-            nxt = pos + 2 + size
-            if raw[pos] != _LEN1 or size >= 0x80:
-                return None
-            field = raw[pos:nxt]
-            pair = known(field)
+            # A cached field is whole, in the usual encoding, with a name and a value: bytes that
+            # equal one need no other check (a longer length byte or another tag cannot match).
+            nxt = pos + 2 + raw[pos + 1]
+            pair = known(raw[pos:nxt])
             if pair is None:
-                pair = _usual_label(raw, pos, nxt, stop)
+                pair = self._new_pair(raw, pos, nxt, stop)
                 if pair is None:
                     return None
-                cache[field] = pair
-            name = pair[0]
-            if name <= prev:  # out of order, repeated or empty: the general reader decides
+            if pair[0] <= prev:  # out of order or repeated: the general reader sorts or refuses
                 return None
-            prev = name
-            if pair[1]:  # a label with an empty value is no label
-                pairs.append(pair)
+            prev = pair[0]
+            append(pair)
             pos = nxt
         return Labels.from_sorted(tuple(pairs)) if pos == stop else None
+
+    def _new_pair(self, raw: bytes, pos: int, nxt: int, stop: int) -> tuple[str, str] | None:
+        """The pair of a ``Label`` field not seen before, cached when usual (``None`` otherwise, and
+        for an empty name or value, which the general reader handles)."""
+        if raw[pos] != _LEN1 or raw[pos + 1] >= 0x80:
+            return None
+        pair = _usual_label(raw, pos, nxt, stop)
+        if pair is None or not pair[0] or not pair[1]:
+            return None
+        self._pairs[raw[pos:nxt]] = pair
+        return pair
 
     def _walk(self, raw: bytes) -> tuple[list[Labels], list[int], list[int], list[int]]:
         """Per sample: its labels, where its value lies (-1: absent, 0.0), where its timestamp lies."""

@@ -10,6 +10,9 @@ import math
 import struct
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import deque
+from itertools import compress, repeat
+from operator import attrgetter, is_
 
 import numpy as np
 
@@ -18,6 +21,7 @@ __all__ = ["ACCEPTED", "DUPLICATE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffe
 ACCEPTED, NOOP, OUT_OF_ORDER, DUPLICATE = 0, 1, 2, 3
 _EMPTY = np.empty(0, dtype=np.float64)
 _EMPTY.flags.writeable = False
+_T, _V = attrgetter("t"), attrgetter("v")
 
 
 def _same_value(a: float, b: float) -> bool:
@@ -103,6 +107,28 @@ class Head:
             if buf is None:
                 buf = self.buffers[sid] = SampleBuffer()
             buf.push(t, v)
+
+    def push_columns(self, sids: np.ndarray, t: np.ndarray, v: np.ndarray, head_from: float) -> None:
+        """Append accepted samples (ascending in time per series) from ``head_from`` on.
+
+        One C-level pass a column (the buffers' lookups, then ``array.append``): no Python
+        frame per sample, and one per new series only.
+        """
+        if t.shape[0] and float(t.min()) < head_from:
+            keep = t >= head_from
+            sids, t, v = sids[keep], t[keep], v[keep]
+        ids = sids.tolist()
+        buffers = self.buffers
+        bufs = list(map(buffers.get, ids))
+        if None in bufs:
+            for k in compress(range(len(bufs)), map(is_, bufs, repeat(None))):
+                sid = ids[k]
+                buf = buffers.get(sid)  # a new series seen earlier in this batch
+                if buf is None:
+                    buf = buffers[sid] = SampleBuffer()
+                bufs[k] = buf
+        deque(map(array.append, map(_T, bufs), t.tolist()), maxlen=0)
+        deque(map(array.append, map(_V, bufs), v.tolist()), maxlen=0)
 
     def window(self, sid: int, start: float, end: float) -> tuple[np.ndarray, np.ndarray]:
         """The buffered samples of ``sid`` in ``[start, end]``."""

@@ -170,20 +170,29 @@ class SQLiteStore:
         sids = np.fromiter(map(by_object.get, map(id, labels), repeat(-1)), dtype=np.int64, count=len(labels))
         missing = np.flatnonzero(sids < 0).tolist()
         if missing:
-            miss = [labels[k] for k in missing]
+            miss = list(labels) if len(missing) == len(labels) else [labels[k] for k in missing]
             if not set(map(type, miss)) <= _LABELS:
                 for ls in miss:
                     check_labels(ls)  # raises for the first that is not a label set
             found = list(map(self._index.lookup, miss))
-            if None in found:  # new series: ids in order of first sight, checked as one batch
-                fresh = dict.fromkeys(compress(miss, map(is_, found, repeat(None))))
-                new_series.update(zip(fresh, count(self._next_id)))
-                check_new_labels(list(new_series))
-            if found.count(None) < len(found):  # known series in new objects (a scrape's new parse)
+            fresh = found.count(None)
+            if fresh < len(found):  # known series in new objects (a scrape's new parse)
                 for ls, sid in zip(miss, found, strict=True):
                     if sid is not None:
                         self._remember(ls, sid)
-            sids[missing] = list(map(new_series.get, miss, found))  # type: ignore[assignment]  # none left
+            if not fresh:
+                sids[missing] = found  # type: ignore[assignment]  # no None here
+            else:  # new series: ids in order of first sight, checked as one batch
+                unseen = miss if fresh == len(miss) else list(compress(miss, map(is_, found, repeat(None))))
+                new_series.update(zip(unseen, count(self._next_id)))
+                if len(new_series) < fresh:  # one series twice in the batch: number each once, in order
+                    new_series.clear()
+                    new_series.update(zip(dict.fromkeys(unseen), count(self._next_id)))
+                check_new_labels(list(new_series))
+                if fresh == len(miss) == len(new_series):  # all new, each once (a remote-write batch)
+                    sids[missing] = np.arange(self._next_id, self._next_id + fresh)
+                else:
+                    sids[missing] = list(map(new_series.get, miss, found))  # type: ignore[assignment]
         self._grow_last(self._next_id + len(new_series))
         return sids
 
@@ -262,14 +271,7 @@ class SQLiteStore:
         # Within one series the accepted times ascend, so the last write per id is its newest.
         self._last_t[sids] = t
         self._last_v[sids] = v
-        buffers, head_from = self._head.buffers, self._head_from
-        for sid, tt, vv in zip(sids.tolist(), t.tolist(), v.tolist(), strict=True):
-            if tt >= head_from:
-                buf = buffers.get(sid)
-                if buf is None:
-                    buf = buffers[sid] = SampleBuffer()
-                buf.t.append(tt)
-                buf.v.append(vv)
+        self._head.push_columns(sids, t, v, self._head_from)
 
     def _maintain(self, conn: sqlite3.Connection, *, old_samples: bool) -> None:
         """Compact the WAL when due (or when samples older than the head came in); cut the head."""
