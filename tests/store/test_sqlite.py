@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -323,9 +322,11 @@ def test_background_checkpoints_keep_the_wal_small_and_out_of_appends(tmp_path: 
     plain_wal = (tmp_path / "plain.sqlite-wal").stat().st_size
     bg_wal = (tmp_path / "bg.sqlite-wal").stat().st_size
     assert bg_wal < plain_wal / 2, (bg_wal, plain_wal)  # the WAL restarts after each checkpoint
+    checkpointer = bg.checkpointer
+    assert checkpointer.running
     bg.close()
     plain.close()
-    assert not any(t.name == "tsdb-checkpoint" and t.is_alive() for t in threading.enumerate())
+    assert not checkpointer.running
     again = SQLiteStore(tmp_path / "bg.sqlite", clock=SimulatedClock(100.0))
     assert len(again.series([])) == 1000
     assert again.select(parse_selector('m{i="7"}'), 0, 100)[0].t.shape[0] == 96

@@ -139,24 +139,16 @@ class WriteRequestReader:
     def _labels_from(self, raw: bytes) -> Labels:
         """The label set encoded by consecutive ``Label`` fields (``ValueError`` when malformed)."""
         pairs: list[tuple[str, str]] = []
-        cache = self._pairs
-        known = cache.get
+        known = self._pairs.get
         pos, end = 0, len(raw)
         while pos < end:
-            size = raw[pos + 1]
-            stop = pos + 2 + size
-            if size < 0x80:
-                field = raw[pos:stop]
-                pair = known(field)
-                if pair is None:
-                    pair = _usual_label(raw, pos, stop, end)
-                    if pair is not None and pair[0] and pair[1]:  # the cache holds whole pairs only
-                        cache[field] = pair
-                if pair is not None:
-                    pairs.append(pair)
-                    pos = stop
-                    continue
-            pos = _label_any(raw, pos, pairs)
+            stop = pos + 2 + raw[pos + 1]
+            pair = known(raw[pos:stop]) or self._new_pair(raw, pos, stop, end)
+            if pair is not None:
+                pairs.append(pair)
+                pos = stop
+            else:  # a long field, an empty name or value: read in full
+                pos = _label_any(raw, pos, pairs)
         return Labels(pairs)
 
     def _new_labels(self, raw: bytes, pos: int, stop: int) -> Labels | None:

@@ -46,6 +46,11 @@ class Checkpointer:
             self._pending = 0
             self._due.set()
 
+    @property
+    def running(self) -> bool:
+        """Whether the thread is alive (until ``close``)."""
+        return self._thread.is_alive()
+
     def wait_for(self, count: int, timeout: float) -> bool:
         """Whether ``count`` checkpoints have run, waiting up to ``timeout`` seconds for them."""
         with self._ran:
