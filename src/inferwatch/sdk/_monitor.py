@@ -16,11 +16,11 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._env import ENV_MULTIPROC_DIR
-from inferwatch.config._sdk import SdkConfig
+from inferwatch._env import ENV_MULTIPROC_DIR
 from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator
+from inferwatch.sdk._config import SdkConfig, sdk_config
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
 from inferwatch.sdk._generation import CURRENT, Generation, record
 from inferwatch.sdk._multiproc import MultiprocStore
@@ -80,7 +80,7 @@ class Monitor:
                 raise ConfigError(f"Monitor: {field} must be a string, got {value!r}")
         if not service:
             raise ConfigError("Monitor: service must not be empty")
-        cfg = config if config is not None else SdkConfig()
+        cfg = sdk_config(config)  # also the YAML's ``sdk:`` section (inferwatch.config.SdkConfig)
         self.service, self.model, self.version = service, model, version
         self.config = cfg
         self._clock: Clock = clock if clock is not None else SystemClock()
