@@ -29,7 +29,7 @@ class SdkConfig:
     >>> SdkConfig(buckets=(0.5, 0.1))
     Traceback (most recent call last):
     ...
-    inferwatch._exceptions.ConfigError: sdk.buckets: must be a non-empty, strictly increasing list of finite numbers, got (0.5, 0.1)
+    inferwatch._exceptions.ConfigError: sdk.buckets: must be strictly increasing numbers, got (0.5, 0.1)
     """
 
     queue_size: int = 65536
@@ -44,7 +44,7 @@ class SdkConfig:
             isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in b)
         if not ok or any(y <= x for x, y in pairwise(b)):
             raise ConfigError(
-                f"sdk.buckets: must be a non-empty, strictly increasing list of finite numbers, got {b!r}")
+                f"sdk.buckets: must be strictly increasing numbers, got {b!r}")
 
 
 def sdk_config(config: Any) -> SdkConfig:

@@ -15,8 +15,8 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
-from inferwatch._exceptions import ConfigError
 from inferwatch._env import ENV_MULTIPROC_DIR
+from inferwatch._exceptions import ConfigError
 from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator
