@@ -40,6 +40,9 @@ class SdkConfig:
         if not isinstance(q, int) or isinstance(q, bool) or q < 1:
             raise ConfigError(f"sdk.queue_size: must be an integer >= 1, got {q!r}")
         b = self.buckets
+        if isinstance(b, list):  # as pydantic accepted: kept frozen as a tuple
+            b = tuple(b)
+            object.__setattr__(self, "buckets", b)
         ok = isinstance(b, tuple) and b and all(
             isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in b)
         if not ok or any(y <= x for x, y in pairwise(b)):

@@ -51,10 +51,10 @@ def _valid(route: Any, status: Any, duration: Any) -> bool:
         isinstance(route, str)
         and isinstance(status, numbers.Integral)  # numpy's integers too, without importing numpy
         and not isinstance(status, bool)
-        and 100 <= status <= 599
+        and 100 <= int(status) <= 599
         and isinstance(duration, numbers.Real)
         and not isinstance(duration, bool)
-        and 0.0 <= duration < math.inf
+        and 0.0 <= float(duration) < math.inf
     )
 
 
