@@ -191,11 +191,12 @@ def test_a_generation_is_counted_but_kept_out_of_the_request_latency_histogram()
         client = TestClient(m.asgi(chat_app(m, clock)))
         for path in ("/v1/chat/completions", "/v1/completions", "/download"):
             assert client.post(path).status_code == 200
+        count, total = "inferwatch_request_duration_seconds_count", "inferwatch_requests_total"
         for route in ("/v1/chat/completions", "/v1/completions"):
-            assert m.get_sample_value("inferwatch_requests_total", {**REQ, "route": route, "code": "200"}) == 1
-            assert m.get_sample_value("inferwatch_request_duration_seconds_count", {**REQ, "route": route}) is None
+            assert m.get_sample_value(total, {**REQ, "route": route, "code": "200"}) == 1
+            assert m.get_sample_value(count, {**REQ, "route": route}) is None
         # a chunked download is no generation: its duration is its latency
-        assert m.get_sample_value("inferwatch_request_duration_seconds_count", {**REQ, "route": "/download"}) == 1
+        assert m.get_sample_value(count, {**REQ, "route": "/download"}) == 1
 
 
 def test_generation_histograms_carry_the_trace_id_as_exemplar() -> None:
