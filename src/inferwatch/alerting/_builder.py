@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from inferwatch.alerting._acks import Acks
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
 from inferwatch.alerting._alertstore import AlertStore
 from inferwatch.alerting._build import build_action, build_notifier
@@ -47,12 +48,13 @@ class Stores:
     outbox: Outbox
     alerts: AlertStore
     ledger: ActionLedger
+    acks: Acks
 
     @classmethod
     def open(cls, db: StateDB) -> Stores:
         """Load every store from ``db``."""
         return cls(db, NotificationLog(db), Silences(db), RecordLog(db), Outbox(db), AlertStore(db),
-                   ActionLedger(db))
+                   ActionLedger(db), Acks(db))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +104,8 @@ class PipelineBuilder:
             queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)
-            stages.chains[spec.name] = StageChain([mute, act, DedupStage(stores.nflog, spec.send_resolved),
-                                                   enqueue[spec.name]])
+            dedup = DedupStage(stores.nflog, spec.send_resolved, stores.acks)
+            stages.chains[spec.name] = StageChain([mute, act, dedup, enqueue[spec.name]])
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 send = _digest_sender(spec.deliver_to, StageChain([enqueue[spec.deliver_to]]))
