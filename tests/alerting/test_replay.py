@@ -1,8 +1,8 @@
 """Replay scenarios (tests/alerting/replay/*.yml): rules and the whole pipeline on simulated time.
 
 Each file's ``inferwatch.expect`` lists notifications as ``"t receiver alertname inst+ inst-"``
-(``+`` firing, ``-`` resolved; ``-`` as alertname for a digest; ``receiver#N`` for escalation step N) and actions as
-``"t action alertname phase"``; ``inferwatch.alerting`` is merged into the base config.
+(``+`` firing, ``-`` resolved; ``-`` as alertname for a digest; ``receiver#N`` for escalation
+step N) and actions as ``"t action alertname phase"``; ``inferwatch.alerting`` is merged into the base config.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ class AckLinks:
         if not self.enabled or self._key is None:
             return ""
         gid = group_id(group_key)
-        return f"{self._base}{ACK_LINK_PATH}?{urlencode({'group': gid, 'sig': link_signature(self._key, gid)})}"
+        query = urlencode({"group": gid, "sig": link_signature(self._key, gid)})
+        return f"{self._base}{ACK_LINK_PATH}?{query}"
 
     def verify(self, gid: str, sig: str) -> bool:
         """Whether ``sig`` is this server's signature of group ``gid``."""

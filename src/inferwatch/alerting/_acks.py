@@ -53,6 +53,10 @@ class Ack:
                 "at": self.at, "expires_at": self.expires_at}
 
 
+def _opt(value: object) -> float | None:
+    return None if value is None else float(str(value))
+
+
 class Acks:
     """The ``acks`` table with an in-memory copy; safe from any thread."""
 
@@ -61,8 +65,9 @@ class Acks:
         self._lock = threading.Lock()
         with db.transaction() as c:
             c.execute(_SCHEMA)
-        self._cache = {str(k): Ack(str(k), str(b), str(cm), float(str(t)), None if e is None else float(str(e)))
-                       for k, b, cm, t, e in db.query("SELECT group_key, by, comment, at, expires_at FROM acks")}
+        rows = db.query("SELECT group_key, by, comment, at, expires_at FROM acks")
+        self._cache = {str(k): Ack(str(k), str(b), str(cm), float(str(t)), _opt(e))
+                       for k, b, cm, t, e in rows}
 
     def add(self, ack: Ack) -> Ack:
         """Acknowledge (replacing an earlier acknowledgement of the same group)."""

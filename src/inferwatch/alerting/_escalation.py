@@ -154,7 +154,8 @@ class Escalator:
     def _save(self, ep: Episode) -> None:
         with self._db.transaction() as c:
             c.execute("INSERT OR REPLACE INTO escalations VALUES (?,?,?,?,?)",
-                      (ep.key, ep.policy, ep.started, json.dumps(sorted(ep.sent)), json.dumps(sorted(ep.notified))))
+                      (ep.key, ep.policy, ep.started, json.dumps(sorted(ep.sent)),
+                       json.dumps(sorted(ep.notified))))
 
     def next_wakeup(self) -> float | None:
         """The next step due after the last tick (a step held back by an ack or a silence waits for news)."""
@@ -163,7 +164,8 @@ class Escalator:
             policy = self._config.escalation(ep.policy)
             if policy is None:
                 continue
-            times += [t for i, k, t in _schedule(policy, ep.started) if (i, k) not in ep.sent and t > self._last]
+            times += [t for i, k, t in _schedule(policy, ep.started)
+                      if (i, k) not in ep.sent and t > self._last]
         return min(times, default=None)
 
 

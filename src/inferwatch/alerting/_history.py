@@ -87,8 +87,8 @@ class History:
               end: float = float("inf"), kinds: Sequence[str] = (), group_id: str = "",
               limit: int = 10_000) -> list[Event]:
         """Events from ``start`` to ``end`` (inclusive) whose labels match any of the matcher sets."""
-        sql, params = "SELECT t, kind, group_id, fingerprint, labels, detail FROM history WHERE t >= ? AND t <= ?", [
-            start if start != float("-inf") else -1e300, end if end != float("inf") else 1e300]
+        sql = "SELECT t, kind, group_id, fingerprint, labels, detail FROM history WHERE t >= ? AND t <= ?"
+        params: list[object] = [max(start, -1e300), min(end, 1e300)]
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params += list(kinds)

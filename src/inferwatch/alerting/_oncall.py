@@ -84,7 +84,8 @@ class OnCall:
             before = old.get(fp)
             was = before is not None and not before.resolved(now)
             if not a.resolved(now) and (not was or (before is not None and before.starts_at != a.starts_at)):
-                events.append(Event(now, "firing", a.labels, fingerprint=fp, detail={"starts_at": a.starts_at}))
+                events.append(Event(now, "firing", a.labels, fingerprint=fp,
+                                    detail={"starts_at": a.starts_at}))
             elif a.resolved(now) and was:
                 events.append(Event(now, "resolved", a.labels, fingerprint=fp))
         self.history.add(events)
@@ -94,8 +95,8 @@ class OnCall:
         events = []
         for a in g.firing():
             fp = fingerprint(a)
-            for kind, by in (("silenced", silences.silenced_by(a.labels, now)),
-                             ("inhibited", tuple(fingerprint(s) for s in inhibitor.inhibited_by(a.labels, now)))):
+            inhibitors = tuple(fingerprint(s) for s in inhibitor.inhibited_by(a.labels, now))
+            for kind, by in (("silenced", silences.silenced_by(a.labels, now)), ("inhibited", inhibitors)):
                 if by and (fp, kind) not in self._muted:
                     self._muted[(fp, kind)] = g.key
                     events.append(Event(now, kind, a.labels, group_id(g.key), fp, {"by": list(by)}))
@@ -110,7 +111,8 @@ class OnCall:
             detail = {"receiver": rec.receiver, "outcome": rec.status,
                       "alerts": len(g["alerts"]), **({"error": rec.error} if rec.error else {}),
                       **({"escalation": rec.escalation, "step": rec.step} if rec.step else {})}
-            events.append(Event(rec.t, "notified", g["group_labels"], group_id(g["group_key"]), detail=detail))
+            events.append(Event(rec.t, "notified", g["group_labels"], group_id(g["group_key"]),
+                                detail=detail))
         self.history.add(events)
 
     def escalated(self, e: StepEvent) -> None:

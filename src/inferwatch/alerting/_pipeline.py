@@ -18,9 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from inferwatch.alerting._actions import Action, ActionRecord
 from inferwatch.alerting._ack_link import AckLinks
 from inferwatch.alerting._acks import Ack
+from inferwatch.alerting._actions import Action, ActionRecord
 from inferwatch.alerting._builder import PipelineBuilder, Stores
 from inferwatch.alerting._delivery import (
     Executor,
@@ -30,8 +30,8 @@ from inferwatch.alerting._delivery import (
 )
 from inferwatch.alerting._dispatch import Dispatcher
 from inferwatch.alerting._escalation import Escalator
-from inferwatch.alerting._history import History
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
+from inferwatch.alerting._history import History
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
 from inferwatch.alerting._oncall import OnCall
@@ -101,8 +101,8 @@ class Pipeline:
             stages.notifiers, stages.queues, stages.chains, stages.digests)
         self.root = Route.build(config.route)
         self.dispatcher = Dispatcher(self.root, self._flush)
-        self.oncall = OnCall(stores.acks, History(self.db, config.history.retention, config.history.max_events),
-                             self.groups)
+        history = History(self.db, config.history.retention, config.history.max_events)
+        self.oncall = OnCall(stores.acks, history, self.groups)
         self.acks = stores.acks
         self.escalator = Escalator(config, self.db, stores.acks, self.mute,
                                    {name: self._update for name in self.chains}, self._send_step,
@@ -140,9 +140,11 @@ class Pipeline:
                     matchers: Sequence[Matcher] = (), expires_at: float | None = None) -> list[Ack]:
         """Acknowledge firing groups by id or matchers (``InputError`` when none matches)."""
         with self._lock:
-            return self.oncall.acknowledge(now, by, comment, gid=gid, matchers=matchers, expires_at=expires_at)
+            return self.oncall.acknowledge(now, by, comment, gid=gid, matchers=matchers,
+                                           expires_at=expires_at)
 
-    def unacknowledge(self, now: float, by: str, *, gid: str = "", matchers: Sequence[Matcher] = ()) -> list[Ack]:
+    def unacknowledge(self, now: float, by: str, *, gid: str = "",
+                      matchers: Sequence[Matcher] = ()) -> list[Ack]:
         """End acknowledgements; due escalation steps go out at once."""
         with self._lock:
             out = self.oncall.unacknowledge(now, by, gid=gid, matchers=matchers)
@@ -172,7 +174,8 @@ class Pipeline:
     def next_wakeup(self) -> float | None:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
-            times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(), *(d.due for d in self.digests.values()),
+            times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(),
+                     *(d.due for d in self.digests.values()),
                      *(q.next_wakeup() for q in self.queues.values())]
             return min((t for t in times if t is not None), default=None)
 

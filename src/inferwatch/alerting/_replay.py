@@ -207,7 +207,7 @@ class ReplayPipeline:
             self._drain(self._pipeline, until, inclusive=True)
 
     def extra(self) -> dict[str, Any]:
-        """The ``notifications``, ``actions`` (and with planned acknowledgements ``acks``) keys of the replay JSON (per test group, in time order)."""
+        """The replay JSON's ``notifications``, ``actions`` and (when the file acknowledges) ``acks``."""
         out = {"notifications": list(self.notifications), "actions": list(self.actions)}
         if self.planned_acks:
             out["acks"] = list(self.acks)

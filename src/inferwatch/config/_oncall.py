@@ -35,8 +35,18 @@ from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._types import Duration, FrozenModel
 
-__all__ = ["EscalationSpec", "EscalationStep", "HistoryConfig", "LayerSpec", "MemberSpec", "OnCallConfig",
-           "OverrideSpec", "ScheduleSpec", "SCHEDULE_PREFIX", "parse_local_time"]
+__all__ = [
+    "SCHEDULE_PREFIX",
+    "EscalationSpec",
+    "EscalationStep",
+    "HistoryConfig",
+    "LayerSpec",
+    "MemberSpec",
+    "OnCallConfig",
+    "OverrideSpec",
+    "ScheduleSpec",
+    "parse_local_time",
+]
 
 SCHEDULE_PREFIX = "schedule:"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
