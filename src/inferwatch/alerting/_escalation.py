@@ -121,14 +121,11 @@ class Escalator:
         step = policy.steps[i]
         note = (f"Escalation {policy.name}: step {i + 1} of {len(policy.steps)} "
                 f"({format_duration(step.after) if step.after else 'at once'}, not acknowledged)")
-        told: list[str] = []
-        for target in step.notify:
-            for receiver, extra in self._targets(target, now):
-                n = Notification(receiver, (g,), (note, *extra), escalation=policy.name, step=i + 1)
-                self._send(n, now)
-                ep.notified.add(receiver)
-                told.append(receiver)
-        self._on_step(StepEvent(g, policy.name, i + 1, tuple(told), now))
+        targets = [t for target in step.notify for t in self._targets(target, now)]
+        self._on_step(StepEvent(g, policy.name, i + 1, tuple(r for r, _ in targets), now))
+        for receiver, extra in targets:
+            ep.notified.add(receiver)
+            self._send(Notification(receiver, (g,), (note, *extra), escalation=policy.name, step=i + 1), now)
 
     def _targets(self, target: str, now: float) -> list[tuple[str, tuple[str, ...]]]:
         if not target.startswith(SCHEDULE_PREFIX):

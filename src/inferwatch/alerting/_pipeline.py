@@ -311,7 +311,7 @@ class _Hooks:
         self._p = p
 
     def owed(self, n: Notification) -> bool:
-        if n.kind != "alerts":
+        if n.kind != "alerts" or n.step:  # an escalation step is owed as such, whatever the log says
             return True
         return any(needs_update(self._p.nflog.get(n.receiver, g.key), g, True, g.now) for g in n.groups)
 
