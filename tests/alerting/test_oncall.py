@@ -252,6 +252,8 @@ def test_a_step_to_a_schedule_layer_tells_the_member_on_call() -> None:
     ("alerting: {oncall: {schedules: [{name: s, timezone: Mars/Base, "
      "layers: [{name: p, members: [{name: a}]}]}]}}",
      "unknown time zone"),
+    ("rules: {rules: [{name: X, dimension: service, tier: P1, signal: {type: metric, metric: m}, "
+     "threshold: 100, resolve_threshold: 120}]}", "clear side of threshold 100"),
 ])
 def test_bad_on_call_config_is_a_clear_error(yaml: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

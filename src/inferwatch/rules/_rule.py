@@ -36,6 +36,7 @@ class Rule:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     dynamic: DynamicThreshold | None = None
+    resolve_threshold: float | None = None
 
     @classmethod
     def from_spec(cls, spec: RuleSpec) -> Rule:
@@ -54,6 +55,7 @@ class Rule:
             labels=MappingProxyType(dict(spec.labels)),
             annotations=MappingProxyType(dict(spec.annotations)),
             dynamic=(spec.dynamic or DynamicThreshold()) if dynamic else None,
+            resolve_threshold=spec.resolve_threshold,
         )
 
     @property
@@ -68,6 +70,13 @@ class Rule:
         """The alert expression (signal, comparison, threshold); ``None``: dynamic, no fallback."""
         t = self.static_threshold
         return None if t is None else Binary(self.comparison, self.signal, Number(t))
+
+    @property
+    def hold_expr(self) -> Expr | None:
+        """What keeps an active alert active (the resolve threshold's side), or ``None`` without one."""
+        if self.resolve_threshold is None or self.threshold is None:
+            return None
+        return Binary(self.comparison, self.signal, Number(self.resolve_threshold))
 
     @property
     def promql(self) -> str:
