@@ -2,10 +2,12 @@
 
     dispatch (route, group) -> mute (inhibitions, silences) -> actions -> dedup -> enqueue
       outbox -> per-receiver queue (attempt with timeout, retry, rate limit) -> record
+      actions: ledger claim -> run with the action's timeout -> record, outcome notes
 
-Grouping, muting and dedup run on the tick, deterministically; sending runs on
-the executor (inline for replay and tests, a thread per attempt in the server),
-so a hanging receiver delays only itself.
+Grouping, muting and dedup run on the tick, deterministically; sending and
+actions run on the executor (inline for replay and tests, a thread per attempt
+or run in the server), so a hanging receiver or action delays only itself. In
+the server the evaluator's ``send`` only records the alerts and wakes the runner.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
 log = logging.getLogger("inferwatch.alerting")
 RESOLVED_RETENTION_S = 3600.0  # resolved alerts are forgotten after this
 GC_EVERY_S = 60.0  # the sweep is O(alerts): not on every tick of a storm
+_ACTIONS_ONLY = "\x00actions"  # an escalating group's action runs: no receiver
 NFLOG_RETENTION_S = 5 * 86400.0  # Alertmanager keeps its notification log 120 h
 
 
@@ -82,6 +85,7 @@ class Pipeline:
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
+        self._driven = False  # a runner ticks (set_waker(runner=True)): send only records
         self._last_gc = float("-inf")
         stores = Stores.open(self.db)
         self.nflog, self.silences, self.records, self.outbox = (
@@ -114,11 +118,16 @@ class Pipeline:
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """Take firing and resolved alerts from the evaluator (or a webhook), then flush what is due.
 
-        Returns without waiting for any receiver: sending runs on the executor.
+        Returns without waiting for any receiver or action: they run on the executor. Once a
+        runner drives the pipeline (``set_waker(..., runner=True)``), it only records the alerts
+        and wakes the runner.
         """
         with self._lock:
             self._put([self._normalise(a, now) for a in alerts], now)
-            self._tick(now)
+            if not self._driven:  # no runner (replay, tests, the demo): flush what is due now
+                self._tick(now)
+        if self._driven:  # the runner ticks: the evaluator never waits for a flush or an action
+            self._wake()
 
     def _put(self, fresh: list[Alert], now: float) -> None:
         self.oncall.received(self.alerts, fresh, now)
@@ -159,6 +168,7 @@ class Pipeline:
     def _tick(self, now: float) -> None:
         self.dispatcher.tick(now)
         self.escalator.tick(now)
+        self.act.release(_ACTIONS_ONLY, now)  # an escalating route's action runs: recorded, nothing to send
         for chain in self.chains.values():
             chain.tick(now)
         for q in self.queues.values():
@@ -170,18 +180,23 @@ class Pipeline:
         with self._lock:
             for q in self.queues.values():
                 q.collect(now)
+            self.act.collect(now)
 
     def next_wakeup(self) -> float | None:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
             times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(),
                      *(d.due for d in self.digests.values()),
-                     *(q.next_wakeup() for q in self.queues.values())]
+                     *(q.next_wakeup() for q in self.queues.values()), self.act.next_wakeup()]
             return min((t for t in times if t is not None), default=None)
 
-    def set_waker(self, fn: Callable[[], None]) -> None:
-        """``fn`` is called (from any thread) when a send finishes, so the runner ticks soon."""
+    def set_waker(self, fn: Callable[[], None], *, runner: bool = False) -> None:
+        """``fn`` is called (from any thread) when a send or an action finishes, so the runner ticks soon.
+
+        ``runner``: a runner ticks the pipeline, so ``send`` only records the alerts and calls ``fn``.
+        """
         self._waker = fn
+        self._driven = runner
 
     def _wake(self) -> None:
         self._waker()
@@ -224,6 +239,7 @@ class Pipeline:
             return
         self.oncall.flushed(g, self.inhibitor, self.silences, now)
         if route.options.escalation:
+            self._act_only(g, now)  # the steps notify; the route's actions run at the flush as anywhere
             self.escalator.flush(route.options.escalation, g, now)
         else:
             self._update(Notification(receiver, (g,)), now)
@@ -232,6 +248,11 @@ class Pipeline:
 
     def _update(self, n: Notification, now: float) -> None:
         self.chains[n.receiver].process(self.ack_links.add(n), now)
+
+    def _act_only(self, g: AlertGroup, now: float) -> None:
+        unmuted = self.mute.process(Notification(_ACTIONS_ONLY, (g,)), now)
+        if unmuted is not None:
+            self.act.process(unmuted, now)  # held while runs go on, then dropped in _tick
 
     def _send_step(self, n: Notification, now: float) -> None:
         n = self.ack_links.add(n)
