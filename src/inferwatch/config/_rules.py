@@ -220,6 +220,9 @@ class RuleSpec(FrozenModel):
     dynamic: DynamicThreshold | None = None
     for_: Duration = Field(0.0, alias="for", description="how long the condition must hold")
     keep_firing_for: Duration = Field(0.0, description="how long to keep firing once it clears")
+    resolve_threshold: float | None = Field(
+        None, description="hysteresis: an active alert resolves only once the signal passes this "
+        "(below the threshold for '>', above it for '<')")
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
@@ -252,6 +255,21 @@ class RuleSpec(FrozenModel):
     def _expr_threshold(cls, data: Any) -> Any:
         _threshold_in_expr(data)
         return data
+
+    @model_validator(mode="after")
+    def _hysteresis(self) -> RuleSpec:
+        r = self.resolve_threshold
+        if r is None:
+            return self
+        if self.threshold == "dynamic" or not math.isfinite(r):
+            raise ValueError("resolve_threshold needs a numeric threshold and must be finite")
+        t = float(self.threshold)
+        if (self.comparison in (">", ">=") and r > t) or (self.comparison in ("<", "<=") and r < t):
+            raise ValueError(f"resolve_threshold {r:g} must be on the clear side of threshold {t:g} "
+                             f"(comparison {self.comparison!r})")
+        if self.comparison in ("==", "!="):
+            raise ValueError("resolve_threshold needs an ordering comparison (>, >=, <, <=)")
+        return self
 
     @model_validator(mode="after")
     def _dynamic(self) -> RuleSpec:

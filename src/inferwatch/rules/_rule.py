@@ -37,6 +37,7 @@ class Rule:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     dynamic: DynamicThreshold | None = None
+    resolve_threshold: float | None = None
 
     @classmethod
     def from_spec(cls, spec: RuleSpec) -> Rule:
@@ -57,6 +58,7 @@ class Rule:
             for_=spec.for_, keep_firing_for=spec.keep_firing_for,
             labels=MappingProxyType(labels), annotations=MappingProxyType(annotations),
             dynamic=(spec.dynamic or DynamicThreshold()) if dynamic else None,
+            resolve_threshold=spec.resolve_threshold,
         )
 
     @property
@@ -71,6 +73,13 @@ class Rule:
         """The alert expression (signal, comparison, threshold); ``None``: dynamic, no fallback."""
         t = self.static_threshold
         return None if t is None else Binary(self.comparison, self.signal, Number(t))
+
+    @property
+    def hold_expr(self) -> Expr | None:
+        """What keeps an active alert active (the resolve threshold's side), or ``None`` without one."""
+        if self.resolve_threshold is None or self.threshold is None:
+            return None
+        return Binary(self.comparison, self.signal, Number(self.resolve_threshold))
 
     @property
     def promql(self) -> str:

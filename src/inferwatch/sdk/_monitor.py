@@ -288,6 +288,9 @@ class Monitor:
                      {(k, self.service): n for k, n in sorted(invalid.items())}),
             _gauge(catalog.SDK_QUEUE_CAPACITY, ("service",), {(self.service,): self._recorder.capacity}),
         ]
+        if self.multiprocess is not None:
+            out.append(_counter(catalog.SDK_ERRORS_TOTAL, ("kind", "service"),
+                                {("multiprocess", self.service): self.multiprocess.errors}))
         return out + extra
 
     def _collect_one(self, aggregator: Aggregator) -> list[Metric]:

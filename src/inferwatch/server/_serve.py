@@ -67,6 +67,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
+    from inferwatch.server._oncall_api import oncall_routes
+
+    routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
     from inferwatch.server._ingest import EdgeIngest, ingest_routes
 
     edge = EdgeIngest(config.edge, server.components.appender, clock,
