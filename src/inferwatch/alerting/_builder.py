@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from inferwatch.alerting._acks import Acks
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
 from inferwatch.alerting._alertstore import AlertStore
 from inferwatch.alerting._build import build_action, build_notifier
@@ -48,12 +49,13 @@ class Stores:
     outbox: Outbox
     alerts: AlertStore
     ledger: ActionLedger
+    acks: Acks
 
     @classmethod
     def open(cls, db: StateDB) -> Stores:
         """Load every store from ``db``."""
         return cls(db, NotificationLog(db), Silences(db), RecordLog(db), Outbox(db), AlertStore(db),
-                   ActionLedger(db))
+                   ActionLedger(db), Acks(db))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +106,8 @@ class PipelineBuilder:
             queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)
-            stages.chains[spec.name] = StageChain([mute, act.gate(spec.name),
-                                                   DedupStage(stores.nflog, spec.send_resolved),
-                                                   enqueue[spec.name]])
+            dedup = DedupStage(stores.nflog, spec.send_resolved, stores.acks)
+            stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), dedup, enqueue[spec.name]])
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 send = _digest_sender(spec.deliver_to, StageChain([enqueue[spec.deliver_to]]))

@@ -46,6 +46,10 @@ class MonitorHooks(Protocol):
         """Record one handled request."""
         ...
 
+    def count_request(self, route: str, status: int) -> None:
+        """Count a request by code without a latency (a generation's)."""
+        ...
+
     def record_exemplar(self, route: str, duration_s: float, trace_id: str) -> None:
         """Mark a recorded request as its latency bucket's exemplar."""
         ...

@@ -38,6 +38,7 @@ log = logging.getLogger("inferwatch.sdk")
 
 REQUEST = "request"
 REQUEST_EXEMPLAR = "request_exemplar"
+REQUEST_COUNT = "request_count"
 PREDICTION = "prediction"
 OUTCOME = "outcome"
 
@@ -123,6 +124,13 @@ class Monitor:
         """Record one handled request (enqueue only; a full queue drops and counts)."""
         if len(self._queue) < self._cap:
             self._queue.append((REQUEST, route, status, duration_s))
+        else:
+            self._recorder.drop(REQUEST)
+
+    def count_request(self, route: str, status: int) -> None:
+        """Count a request by code without a latency (a generation: see ``RequestAggregates.add_counts``)."""
+        if len(self._queue) < self._cap:
+            self._queue.append((REQUEST_COUNT, route, status))
         else:
             self._recorder.drop(REQUEST)
 
@@ -219,6 +227,7 @@ class Monitor:
 
     # The names the integrations used before the public hooks (kept for code written against them).
     _inflight_add = add_inflight
+    _count_request = count_request
     _attach_generations = enable_generations
 
     # --- background -------------------------------------------------------------------------
@@ -240,6 +249,9 @@ class Monitor:
             requests = groups.pop(REQUEST, None)
             if requests:
                 self._requests.add_batch(requests)
+            counts = groups.pop(REQUEST_COUNT, None)
+            if counts:
+                self._requests.add_counts(counts)
             exemplars = groups.pop(REQUEST_EXEMPLAR, None)
             if exemplars:
                 self._requests.add_exemplars([item[1] for item in exemplars], now)
