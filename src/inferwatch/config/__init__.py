@@ -14,6 +14,7 @@ from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._limits import HttpLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
+from inferwatch.config._redact import REDACTED, install_log_redaction, redact_text, redact_url
 from inferwatch.config._remote_write import RemoteWriteQueue, RemoteWriteSpec
 from inferwatch.config._root import Config
 from inferwatch.config._rules import RulesConfig
@@ -24,6 +25,7 @@ from inferwatch.config._types import Duration, FrozenModel, Secret
 
 __all__ = [
     "DEFAULT_BUCKETS",
+    "REDACTED",
     "AlertingConfig",
     "AlertmanagerSpec",
     "BaselineConfig",
@@ -45,6 +47,9 @@ __all__ = [
     "ServerConfig",
     "StorageConfig",
     "env",
+    "install_log_redaction",
     "load_config",
     "parse_config",
+    "redact_text",
+    "redact_url",
 ]

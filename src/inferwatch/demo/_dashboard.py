@@ -22,10 +22,13 @@ from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._serve import ServerThread
 from inferwatch.model import SystemClock
 from inferwatch.quality import DriftAggregator
-from inferwatch.server import create_app, dashboard_routes
-from inferwatch.server._alerting_api import alerting_routes  # as `serve` mounts it (not yet public)
-from inferwatch.server._otlp import trace_routes
-from inferwatch.tracing._store import TraceStore
+from inferwatch.server import (
+    alerting_routes,  # as `serve` mounts it (not yet public)
+    create_app,
+    dashboard_routes,
+    trace_routes,
+)
+from inferwatch.tracing import TraceStore
 
 __all__ = ["DashboardPart"]
 
