@@ -104,7 +104,7 @@ def _module_name(path: Path) -> str:
 @cache
 def modules() -> dict[str, Path]:
     """Every module under src/, by dotted name."""
-    return {_module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+    return {_module_name(p): p for p in sorted((SRC / "inferwatch").rglob("*.py"))}
 
 
 def _imports(name: str, path: Path) -> Iterator[tuple[str, int]]:
