@@ -8,6 +8,7 @@ from typing import TextIO
 from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._action_kinds import CommandAction, DegradeAction, HttpAction, RollbackAction
 from inferwatch.alerting._actions import Action, RecordingAction
+from inferwatch.alerting._build_cn import CN_SPECS, build_cn_notifier
 from inferwatch.alerting._email import EmailNotifier
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._kube import KubernetesScaleAction
@@ -41,10 +42,13 @@ __all__ = ["build_action", "build_notifier", "recording_action"]
 
 
 def build_notifier(spec: ReceiverSpec, http: HttpClient, external_url: str, stream: TextIO | None,
-                   warn: Callable[[str], None] | None = None) -> Notifier:
+                   warn: Callable[[str], None] | None = None, *, language: str = "en",
+                   timezone: str = "UTC") -> Notifier:
     """The notifier for a receiver spec; without credentials, a terminal fallback that says so once."""
     terminal = TerminalNotifier(spec.name, stream, external_url)
     try:
+        if isinstance(spec, CN_SPECS):
+            return build_cn_notifier(spec, http, external_url, language=language, timezone=timezone)
         return _build(spec, http, external_url, terminal)
     except MissingCredentialError as exc:  # any other error is a bug or a bad config: it surfaces
         return FallbackNotifier(exc.receiver, f"no credentials: needs {exc.missing}", terminal, warn)

@@ -97,8 +97,9 @@ class PipelineBuilder:
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 continue
-            notifier = self._overrides.get(spec.name) or build_notifier(spec, self._http, self._url,
-                                                                        self._stream, self._warn)
+            notifier = self._overrides.get(spec.name) or build_notifier(
+                spec, self._http, self._url, self._stream, self._warn, language=cfg.language,
+                timezone=cfg.timezone)
             queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)

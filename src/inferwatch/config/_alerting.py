@@ -15,6 +15,8 @@ WeCom group (``SevereLatency`` also degrades the service), P2 waits for the
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._alertmanagers import AlertmanagerSpec
@@ -156,6 +158,20 @@ class AlertingConfig(FrozenModel):
     alertmanagers: tuple[AlertmanagerSpec, ...] = Field((), description="also push alerts to these")
     external_labels: dict[str, str] = Field(
         default_factory=dict, description="added to pushed alerts (and Prometheus's external_labels)")
+    language: Literal["en", "zh-CN"] = Field(
+        "en", description="language of the built-in message templates (zh-CN: Chinese)")
+    timezone: str = Field("UTC", description="IANA time zone of times in messages, e.g. Asia/Shanghai")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
 
     @field_validator("external_labels")
     @classmethod

@@ -210,9 +210,22 @@ class DigestReceiverSpec(_Receiver):
         return v
 
 
+# The platforms of teams in China build on _Receiver above (imported here, after it exists).
+from inferwatch.config._receivers_cn import (  # noqa: E402
+    AliyunSmsReceiverSpec,
+    AliyunVoiceReceiverSpec,
+    DingTalkReceiverSpec,
+    FeishuReceiverSpec,
+    TencentSmsReceiverSpec,
+    TencentVoiceReceiverSpec,
+    WeComAppReceiverSpec,
+)
+
 ReceiverSpec = Annotated[
     WeComReceiverSpec | PagerDutyReceiverSpec | TwilioReceiverSpec | SlackReceiverSpec
-    | EmailReceiverSpec | WebhookReceiverSpec | TerminalReceiverSpec | DigestReceiverSpec,
+    | EmailReceiverSpec | WebhookReceiverSpec | TerminalReceiverSpec | DigestReceiverSpec
+    | DingTalkReceiverSpec | FeishuReceiverSpec | WeComAppReceiverSpec | AliyunVoiceReceiverSpec
+    | AliyunSmsReceiverSpec | TencentVoiceReceiverSpec | TencentSmsReceiverSpec,
     Field(discriminator="type"),
 ]
 

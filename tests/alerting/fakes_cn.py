@@ -1,0 +1,198 @@
+"""Loopback fakes of DingTalk, Feishu, the WeCom application API, Alibaba Cloud and Tencent Cloud.
+
+Each checks what the platform documents (signature, JSON shape, size, rate) and
+answers with the platform's own error codes. ``clock`` is the platform's clock
+(seconds); the signature windows and rate limits are read against it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+from alerting.fakes import Reply, Request
+
+Clock = Callable[[], float]
+
+
+def _json(obj: Any, status: int = 200) -> Reply:
+    return status, {"Content-Type": "application/json"}, json.dumps(obj, ensure_ascii=False).encode()
+
+
+class _Window:
+    """At most ``count`` in any ``per`` seconds; ``penalty``: refused for that long once over."""
+
+    def __init__(self, count: int, per: float, penalty: float = 0.0) -> None:
+        self.count, self.per, self.penalty = count, per, penalty
+        self.sent: list[float] = []
+        self.blocked_until = float("-inf")
+
+    def allow(self, now: float) -> bool:
+        if now < self.blocked_until:
+            return False
+        self.sent = [t for t in self.sent if t > now - self.per]
+        if len(self.sent) >= self.count:
+            self.blocked_until = now + self.penalty
+            return False
+        self.sent.append(now)
+        return True
+
+
+class FakeDingTalk:
+    """DingTalk group robot (``/robot/send?access_token=``), as its documentation states.
+
+    errcode 300001 unknown token; 310000 sign not match / keywords not in content
+    (the signature's timestamp must be within an hour); 43004 bad Content-Type;
+    40035 / 40044 missing or bad message; 460101 over 20,000 bytes; 130101 over 20
+    messages a minute, after which the robot is refused for 10 minutes. ``pings``
+    records whom each message would notify (``mobile:N``, ``user:ID``, ``@all``).
+    """
+
+    def __init__(self, token: str, secret: str | None, clock: Clock, keywords: tuple[str, ...] = ()) -> None:
+        self.token, self.secret, self.clock, self.keywords = token, secret, clock, keywords
+        self.window = _Window(20, 60.0, 600.0)
+        self.pings: list[set[str]] = []
+        self.texts: list[str] = []
+
+    def __call__(self, r: Request) -> Reply:
+        if r.method != "POST" or r.path != "/robot/send":
+            return 404, {}, b""
+        if r.query.get("access_token") != [self.token]:
+            return _json({"errcode": 300001, "errmsg": "token is not exist"})
+        if self.secret is not None and not self._signed(r):
+            return _json({"errcode": 310000, "errmsg": "sign not match, more: [https://ding-doc.dingtalk.com]"})
+        if not r.headers.get("content-type", "").startswith("application/json"):
+            return _json({"errcode": 43004, "errmsg": "无效的HTTP HEADER Content-Type"})
+        if len(r.body) > 20000:
+            return _json({"errcode": 460101, "errmsg": "message too long, exceed 20000 bytes"})
+        if not self.window.allow(self.clock()):
+            return _json({"errcode": 130101, "errmsg": "send too fast, exceed 20 times per minute"})
+        return self._message(r.json())
+
+    def _signed(self, r: Request) -> bool:
+        assert self.secret is not None
+        ts, sign = r.query.get("timestamp", [""])[0], r.query.get("sign", [""])[0]
+        if not ts.isdigit() or abs(int(ts) / 1000 - self.clock()) > 3600:
+            return False
+        want = hmac.new(self.secret.encode(), f"{ts}\n{self.secret}".encode(), hashlib.sha256).digest()
+        return hmac.compare_digest(base64.b64encode(want).decode(), sign)  # parse_qs undid the URL-encoding
+
+    def _message(self, b: Any) -> Reply:
+        md = b.get("markdown") if isinstance(b, dict) else None
+        if not isinstance(b, dict) or b.get("msgtype") != "markdown":
+            return _json({"errcode": 40044, "errmsg": "不合法的消息类型"})
+        if not isinstance(md, dict) or not all(isinstance(md.get(k), str) and md[k]
+                                               for k in ("title", "text")):
+            return _json({"errcode": 40035, "errmsg": "缺少参数 markdown.title/text"})
+        if self.keywords and not any(k in md["title"] + md["text"] for k in self.keywords):
+            return _json({"errcode": 310000, "errmsg": "keywords not in content"})
+        at = b.get("at", {})
+        mobiles, users = at.get("atMobiles", []), at.get("atUserIds", [])
+        if not all(isinstance(x, list) and all(isinstance(i, str) for i in x) for x in (mobiles, users)):
+            return _json({"errcode": 40035, "errmsg": "缺少参数 at"})
+        # markdown pings a mobile or user id only when "@<it>" is also in the text
+        pinged = {f"mobile:{m}" for m in mobiles if f"@{m}" in md["text"]}
+        pinged |= {f"user:{u}" for u in users if f"@{u}" in md["text"]}
+        self.pings.append(pinged | ({"@all"} if at.get("isAtAll") is True else set()))
+        self.texts.append(md["text"])
+        return _json({"errcode": 0, "errmsg": "ok"})
+
+
+_CARD_COLOURS = {"blue", "wathet", "turquoise", "green", "yellow", "orange", "red", "carmine", "violet",
+                 "purple", "indigo", "grey", "default"}
+
+
+class FakeFeishu:
+    """Feishu custom robot (``/open-apis/bot/v2/hook/TOKEN``), as its documentation states.
+
+    code 19001 unknown hook; 19021 "sign match fail or timestamp is not within one
+    hour from current time"; 19024 "Key Words Not Found"; 9499 bad request (body
+    over 20 KB, not JSON, card not in the card schema); 11232 "frequency limited"
+    over 100 a minute or 5 a second. ``cards`` records the accepted cards.
+    """
+
+    def __init__(self, token: str, secret: str | None, clock: Clock, keywords: tuple[str, ...] = ()) -> None:
+        self.token, self.secret, self.clock, self.keywords = token, secret, clock, keywords
+        self.minute, self.second = _Window(100, 60.0), _Window(5, 1.0)
+        self.cards: list[dict[str, Any]] = []
+
+    def __call__(self, r: Request) -> Reply:
+        if r.method != "POST" or r.path != f"/open-apis/bot/v2/hook/{self.token}":
+            return _json({"code": 19001, "data": {},
+                          "msg": "param invalid: incoming webhook access token invalid"})
+        if len(r.body) > 20 * 1024:
+            return _json({"code": 9499, "data": {}, "msg": "Bad Request: request body exceeds 20KB"})
+        try:
+            b = r.json()
+        except ValueError:
+            return _json({"code": 9499, "data": {}, "msg": "Bad Request"})
+        if self.secret is not None and not self._signed(b):
+            return _json({"code": 19021, "data": {},
+                          "msg": "sign match fail or timestamp is not within one hour from current time"})
+        now = self.clock()
+        if not (self.second.allow(now) and self.minute.allow(now)):
+            return _json({"code": 11232, "data": {},
+                          "msg": "frequency limited psm[lark.oapi.app_platform_runtime]"})
+        problem = _card_problem(b)
+        if problem:
+            return _json({"code": 9499, "data": {}, "msg": f"Bad Request: {problem}"})
+        if self.keywords and not any(k in json.dumps(b["card"], ensure_ascii=False) for k in self.keywords):
+            return _json({"code": 19024, "data": {}, "msg": "Key Words Not Found"})
+        self.cards.append(b["card"])
+        return _json({"code": 0, "data": {}, "msg": "success"})
+
+    def _signed(self, b: Any) -> bool:
+        assert self.secret is not None
+        ts, sign = str(b.get("timestamp", "")), str(b.get("sign", ""))
+        if not ts.isdigit() or abs(int(ts) - self.clock()) > 3600:
+            return False
+        want = hmac.new(f"{ts}\n{self.secret}".encode(), b"", hashlib.sha256).digest()
+        return hmac.compare_digest(base64.b64encode(want).decode(), sign)
+
+
+def _text_ok(t: Any) -> bool:
+    return (isinstance(t, dict) and t.get("tag") in ("plain_text", "lark_md")
+            and isinstance(t.get("content"), str))
+
+
+def _element_problem(e: Any) -> str:
+    if not isinstance(e, dict):
+        return "element not an object"
+    if e.get("tag") == "div":
+        fields = e.get("fields", [])
+        if "text" in e and not _text_ok(e["text"]):
+            return "div.text"
+        if not isinstance(fields, list) or not all(isinstance(f, dict) and _text_ok(f.get("text"))
+                                                   for f in fields):
+            return "div.fields"
+        return "" if "text" in e or fields else "div needs text or fields"
+    if e.get("tag") == "action":
+        acts = e.get("actions")
+        ok = isinstance(acts, list) and acts and all(
+            isinstance(a, dict) and a.get("tag") == "button" and _text_ok(a.get("text"))
+            and str(a.get("url", "")).startswith(("http://", "https://")) for a in acts)
+        return "" if ok else "action.actions"
+    return "" if e.get("tag") in ("hr", "note", "markdown", "img") else f"unknown tag {e.get('tag')!r}"
+
+
+def _card_problem(b: Any) -> str:
+    if not isinstance(b, dict) or b.get("msg_type") != "interactive" or not isinstance(b.get("card"), dict):
+        return "msg_type interactive with a card"
+    card = b["card"]
+    header = card.get("header", {})
+    if not _text_ok(header.get("title")) or header.get("template", "blue") not in _CARD_COLOURS:
+        return "header"
+    elements = card.get("elements")
+    if not isinstance(elements, list) or not elements:
+        return "elements"
+    return next((p for p in map(_element_problem, elements) if p), "")
+
+
+def parse_query(url: str) -> dict[str, str]:
+    """The query of ``url`` as a plain dict (a test helper)."""
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
