@@ -196,3 +196,66 @@ def _card_problem(b: Any) -> str:
 def parse_query(url: str) -> dict[str, str]:
     """The query of ``url`` as a plain dict (a test helper)."""
     return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+
+
+class FakeWeComApp:
+    """WeCom's application API: ``gettoken`` and ``message/send``, as documented.
+
+    gettoken: 40013 invalid corpid, 40001 invalid credential; tokens last 7,200 s
+    (``expire_all`` ends them early). message/send: 40014 invalid access_token,
+    42001 access_token expired, 40056 invalid agentid, 40058 markdown over 2,048
+    bytes, 81013 no valid recipient, 45009 over ``per_minute`` sends a minute;
+    unknown users come back in ``invaliduser``. ``delivered``: (users, content).
+    """
+
+    def __init__(self, corp_id: str, secret: str, agent_id: int, users: set[str], clock: Clock,
+                 per_minute: int = 1000) -> None:
+        self.corp_id, self.secret, self.agent_id, self.users, self.clock = corp_id, secret, agent_id, users, clock
+        self.tokens: dict[str, float] = {}
+        self.window = _Window(per_minute, 60.0)
+        self.delivered: list[tuple[list[str], str]] = []
+        self.gettoken_calls = 0
+
+    def expire_all(self) -> None:
+        self.tokens = dict.fromkeys(self.tokens, float("-inf"))
+
+    def __call__(self, r: Request) -> Reply:
+        if r.method == "GET" and r.path == "/cgi-bin/gettoken":
+            return self._gettoken(r)
+        if r.method == "POST" and r.path == "/cgi-bin/message/send":
+            return self._send(r)
+        return 404, {}, b""
+
+    def _gettoken(self, r: Request) -> Reply:
+        self.gettoken_calls += 1
+        if r.query.get("corpid") != [self.corp_id]:
+            return _json({"errcode": 40013, "errmsg": "invalid corpid"})
+        if r.query.get("corpsecret") != [self.secret]:
+            return _json({"errcode": 40001, "errmsg": "invalid credential"})
+        token = f"ACCESS-TOKEN-{self.gettoken_calls:04d}-" + "x" * 32
+        self.tokens[token] = self.clock() + 7200
+        return _json({"errcode": 0, "errmsg": "ok", "access_token": token, "expires_in": 7200})
+
+    def _send(self, r: Request) -> Reply:
+        token = r.query.get("access_token", [""])[0]
+        if token not in self.tokens:
+            return _json({"errcode": 40014, "errmsg": "invalid access_token"})
+        if self.clock() >= self.tokens[token]:
+            return _json({"errcode": 42001, "errmsg": "access_token expired"})
+        b = r.json()
+        if b.get("agentid") != self.agent_id:
+            return _json({"errcode": 40056, "errmsg": "invalid agentid"})
+        content = (b.get("markdown") or {}).get("content") if b.get("msgtype") == "markdown" else None
+        if not isinstance(content, str) or not content:
+            return _json({"errcode": 44004, "errmsg": "empty content"})
+        if len(content.encode()) > 2048:
+            return _json({"errcode": 40058, "errmsg": "markdown.content exceed max length 2048"})
+        if not self.window.allow(self.clock()):
+            return _json({"errcode": 45009, "errmsg": "api freq out of limit"})
+        asked = [u for u in str(b.get("touser", "")).split("|") if u]
+        valid = sorted(self.users) if "@all" in asked else [u for u in asked if u in self.users]
+        invalid = [u for u in asked if u not in self.users and u != "@all"]
+        if not valid and not b.get("toparty") and not b.get("totag"):
+            return _json({"errcode": 81013, "errmsg": "user & party & tag all invalid"})
+        self.delivered.append((valid, content))
+        return _json({"errcode": 0, "errmsg": "ok", "invaliduser": "|".join(invalid), "msgid": "MSGID"})

@@ -6,12 +6,13 @@ from inferwatch.alerting._dingtalk import DingTalkNotifier
 from inferwatch.alerting._feishu import FeishuNotifier
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notifier
-from inferwatch.config._receivers_cn import DingTalkReceiverSpec, FeishuReceiverSpec
+from inferwatch.alerting._wecom_app import WeComAppNotifier
+from inferwatch.config._receivers_cn import DingTalkReceiverSpec, FeishuReceiverSpec, WeComAppReceiverSpec
 
 __all__ = ["CN_SPECS", "CnSpec", "build_cn_notifier"]
 
-CnSpec = DingTalkReceiverSpec | FeishuReceiverSpec
-CN_SPECS = (DingTalkReceiverSpec, FeishuReceiverSpec)
+CnSpec = DingTalkReceiverSpec | FeishuReceiverSpec | WeComAppReceiverSpec
+CN_SPECS = (DingTalkReceiverSpec, FeishuReceiverSpec, WeComAppReceiverSpec)
 
 
 def build_cn_notifier(spec: CnSpec, http: HttpClient, external_url: str, *, language: str = "en",
@@ -19,4 +20,6 @@ def build_cn_notifier(spec: CnSpec, http: HttpClient, external_url: str, *, lang
     """The notifier of ``spec`` (raises ``MissingCredentialError`` without its credentials)."""
     if isinstance(spec, DingTalkReceiverSpec):
         return DingTalkNotifier(spec, http, external_url, language=language, timezone=timezone)
-    return FeishuNotifier(spec, http, external_url, language=language, timezone=timezone)
+    if isinstance(spec, FeishuReceiverSpec):
+        return FeishuNotifier(spec, http, external_url, language=language, timezone=timezone)
+    return WeComAppNotifier(spec, http, external_url, language=language, timezone=timezone)
