@@ -210,7 +210,8 @@ class FakeWeComApp:
 
     def __init__(self, corp_id: str, secret: str, agent_id: int, users: set[str], clock: Clock,
                  per_minute: int = 1000) -> None:
-        self.corp_id, self.secret, self.agent_id, self.users, self.clock = corp_id, secret, agent_id, users, clock
+        self.corp_id, self.secret, self.agent_id = corp_id, secret, agent_id
+        self.users, self.clock = users, clock
         self.tokens: dict[str, float] = {}
         self.window = _Window(per_minute, 60.0)
         self.delivered: list[tuple[list[str], str]] = []

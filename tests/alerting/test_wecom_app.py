@@ -85,7 +85,7 @@ def test_markdown_cut_to_2048_bytes_of_chinese(fake: Fake) -> None:
     ("wrong-secret-value-000", CORP, 40001, False), (SECRET, "ww-wrong", 40013, False)])
 def test_gettoken_errors_are_final_and_secret_free(fake: Fake, secret: str, corp: str, code: int,
                                                    retryable: bool) -> None:
-    api, svc, clock = setup(fake)
+    _, svc, clock = setup(fake)
     spec = WeComAppReceiverSpec(name="ops", corp_id=corp, agent_id=AGENT, secret=secret, url=svc.url,  # type: ignore[arg-type]
                                 to_user=("zhangsan",))
     with pytest.raises(NotifyError) as e:
@@ -94,7 +94,7 @@ def test_gettoken_errors_are_final_and_secret_free(fake: Fake, secret: str, corp
 
 
 def test_rate_limit_retried_and_no_recipient_final(fake: Fake) -> None:
-    api, svc, clock = setup(fake, per_minute=1)
+    _, svc, clock = setup(fake, per_minute=1)
     n = app(svc, clock)
     n.notify(note(alert()))
     with pytest.raises(NotifyError) as e:
@@ -119,4 +119,5 @@ def test_no_token_or_secret_in_logs(fake: Fake, caplog: pytest.LogCaptureFixture
 
 def test_config_needs_a_recipient() -> None:
     with pytest.raises(ConfigError, match="needs at least one of to_user, to_party, to_tag"):
-        parse_config("alerting: {receivers: [{name: a, type: wecom_app, corp_id: ww1, agent_id: 1, secret: s}]}")
+        parse_config("alerting: {receivers: [{name: a, type: wecom_app, corp_id: ww1, agent_id: 1, "
+                     "secret: s}]}")

@@ -32,7 +32,7 @@ WECOM_APP_MAX_BYTES = 2048
 RETRYABLE = frozenset({45009, -1, 40014, 42001})  # a token that went bad twice in a row: try again later
 STALE_TOKEN = frozenset({40014, 42001})
 EARLY_S = 300.0  # refresh this long before the token's stated expiry (clock skew, a slow request)
-DUPLICATE_CHECK_S = 1800  # WeCom drops a repeat of the same content within this: a retried send is not doubled
+DUPLICATE_CHECK_S = 1800  # WeCom drops a repeat of the same content within this: a retry is not doubled
 
 
 class WeComAppNotifier:
