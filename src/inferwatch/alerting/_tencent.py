@@ -128,8 +128,8 @@ class TencentVoiceNotifier(_TencentApi):
         for number in self.numbers(n):
             self.call("SendTtsVoice", {
                 "TemplateId": self._voice.template_id, "TemplateParamSet": self.param(n),
-                "CalledNumber": number, "VoiceSdkAppid": self._voice.voice_sdk_app_id, "PlayTimes": self._voice.play_times,
-                "SessionContext": n.id[:64]})
+                "CalledNumber": number, "VoiceSdkAppid": self._voice.voice_sdk_app_id,
+                "PlayTimes": self._voice.play_times, "SessionContext": n.id[:64]})
 
 
 class TencentSmsNotifier(_TencentApi):
