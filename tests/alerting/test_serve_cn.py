@@ -27,8 +27,11 @@ alerting:
   default_actions: false
   language: zh-CN
   timezone: Asia/Shanghai
-  route: {{receiver: ding, group_wait: 0s, routes: [{{matchers: ['tier="P0"'], receiver: lark, continue: true}},
-                                                    {{matchers: ['tier="P0"'], receiver: ding}}]}}
+  route:
+    receiver: ding
+    group_wait: 0s
+    routes: [{{matchers: ['tier="P0"'], receiver: lark, continue: true}},
+             {{matchers: ['tier="P0"'], receiver: ding}}]
   receivers:
     - {{name: ding, type: dingtalk, url: '{ding.url}/robot/send?access_token={DING_TOKEN}', secret: {SECRET}}}
     - {{name: lark, type: feishu, url: '{lark.url}/open-apis/bot/v2/hook/{DING_TOKEN}', secret: {SECRET}}}
