@@ -144,7 +144,7 @@ def test_dingtalk_storm_folds_into_20_a_minute(fake: Fake) -> None:
     now[0] = 61
     p.tick(61)
     assert len(svc.requests) == 21 and robot.window.blocked_until < 0  # never throttled
-    assert robot.texts[-1].count("[告警中") + robot.texts[-1].count("[firing") >= 10
+    assert robot.texts[-1].count("[FIRING:1]") == 30  # the 30 held groups, in one message
     sent = [a for r in p.records.recent() if r.status == "sent" for g in r.groups for a in g["alerts"]]
     assert len(sent) == 50
 

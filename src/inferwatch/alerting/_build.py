@@ -45,26 +45,28 @@ def build_notifier(spec: ReceiverSpec, http: HttpClient, external_url: str, stre
                    warn: Callable[[str], None] | None = None, *, language: str = "en",
                    timezone: str = "UTC") -> Notifier:
     """The notifier for a receiver spec; without credentials, a terminal fallback that says so once."""
-    terminal = TerminalNotifier(spec.name, stream, external_url)
+    language = spec.language or language  # a receiver's own language wins
+    terminal = TerminalNotifier(spec.name, stream, external_url, language=language, timezone=timezone)
     try:
         if isinstance(spec, CN_SPECS):
             return build_cn_notifier(spec, http, external_url, language=language, timezone=timezone)
-        return _build(spec, http, external_url, terminal)
+        return _build(spec, http, external_url, terminal, language, timezone)
     except MissingCredentialError as exc:  # any other error is a bug or a bad config: it surfaces
         return FallbackNotifier(exc.receiver, f"no credentials: needs {exc.missing}", terminal, warn)
 
 
-def _build(spec: ReceiverSpec, http: HttpClient, url: str, terminal: TerminalNotifier) -> Notifier:
+def _build(spec: ReceiverSpec, http: HttpClient, url: str, terminal: TerminalNotifier, language: str,
+           timezone: str) -> Notifier:
     if isinstance(spec, WeComReceiverSpec):
-        return WeComNotifier(spec, http, url)
+        return WeComNotifier(spec, http, url, language=language, timezone=timezone)
     if isinstance(spec, PagerDutyReceiverSpec):
         return PagerDutyNotifier(spec, http, url)
     if isinstance(spec, TwilioReceiverSpec):
         return TwilioNotifier(spec, http)
     if isinstance(spec, SlackReceiverSpec):
-        return SlackNotifier(spec, http, url)
+        return SlackNotifier(spec, http, url, language=language, timezone=timezone)
     if isinstance(spec, EmailReceiverSpec):
-        return EmailNotifier(spec, url)
+        return EmailNotifier(spec, url, language=language, timezone=timezone)
     if isinstance(spec, WebhookReceiverSpec):
         return WebhookNotifier(spec, http, url)
     if isinstance(spec, TerminalReceiverSpec | DigestReceiverSpec):

@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.rules import Alert
 
-__all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "render", "utf8_cost"]
+__all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "utf8_cost"]
 
 Cost = Callable[[str], int]
 
@@ -37,6 +37,8 @@ class Words:
 
     firing: str
     resolved: str
+    title_firing: str  # the title's [STATE:n], as Alertmanager writes it in English
+    title_resolved: str
     since: str
     ended: str
     value: str
@@ -45,18 +47,20 @@ class Words:
     more_one: str
     truncated: str
     tiers: dict[str, str]
+    title_tiers: dict[str, str]  # the tier as the title shows it (English: "P1", as Alertmanager users know)
     dimensions: dict[str, str]
     fields: dict[str, str]  # label name -> shown name
     sep: str  # between label pairs in the info line
 
 
 WORDS: dict[str, Words] = {
-    "en": Words("firing", "resolved", "since", "ended", "value", "dashboard", "… {n} more alerts",
-                "… 1 more alert", "… (truncated)",
-                {"P0": "P0 critical", "P1": "P1 major", "P2": "P2 warning"}, {},
+    "en": Words("firing", "resolved", "FIRING", "RESOLVED", "since", "ended", "value", "dashboard",
+                "… {n} more alerts", "… 1 more alert", "… (truncated)",
+                {"P0": "P0 critical", "P1": "P1 major", "P2": "P2 warning"}, {}, {},
                 {"dimension": "dimension", "tier": "tier", "service": "service"}, " · "),
-    "zh-CN": Words("告警中", "已恢复", "开始于", "恢复于", "当前值", "查看面板", "… 还有 {n} 条告警",
-                   "… 还有 1 条告警", "…（已截断）",
+    "zh-CN": Words("告警中", "已恢复", "告警中", "已恢复", "开始于", "恢复于", "当前值", "查看面板",
+                   "… 还有 {n} 条告警", "… 还有 1 条告警", "…（已截断）",
+                   {"P0": "P0 紧急", "P1": "P1 严重", "P2": "P2 警告"},
                    {"P0": "P0 紧急", "P1": "P1 严重", "P2": "P2 警告"},
                    {"infrastructure": "基础设施", "service": "服务", "quality": "模型质量",
                     "business": "业务"},
@@ -93,6 +97,11 @@ class Message:
     tier: str = ""
     status: str = "firing"
     fields: tuple[tuple[str, str], ...] = ()  # (shown name, value) of the first group
+
+    def mapped(self, fn: Callable[[str], str]) -> Message:
+        """A copy with ``fn`` applied to every line (escaping before the cut, so the cut sees it)."""
+        blocks = tuple(Block(tuple(map(fn, b.lines)), b.alerts) for b in self.blocks)
+        return replace(self, title=fn(self.title), blocks=blocks)
 
     def more(self, n: int) -> str:
         """The line standing for ``n`` alerts left out."""
@@ -142,13 +151,18 @@ def _when(t: float, tz: ZoneInfo) -> str:
     return datetime.fromtimestamp(t, tz).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
+def localized_title(g: AlertGroup, language: str = "en") -> str:
+    """``[FIRING:3] [P1 major] HighLatency service=ranker`` (``[告警中:3] [P1 严重] …`` in zh-CN)."""
+    return _title(g, WORDS.get(language, WORDS["en"]))
+
+
 def _title(g: AlertGroup, w: Words) -> str:
     n = len(g.firing()) if g.status == "firing" else len(g.resolved())
-    state = w.firing if g.status == "firing" else w.resolved
+    state = w.title_firing if g.status == "firing" else w.title_resolved
     name = g.labels.get("alertname") or (g.alerts[0].name if g.alerts else "")
     tier = g.common_labels().get("tier", "")
     labels = " ".join(f"{w.fields.get(k, k)}={v}" for k, v in g.labels.items() if k != "alertname")
-    prefix = f"[{state}:{n}]" + (f" [{w.tiers.get(tier, tier)}]" if tier else "")
+    prefix = f"[{state}:{n}]" + (f" [{w.title_tiers.get(tier, tier)}]" if tier else "")
     return " ".join(x for x in (prefix, name, labels) if x)
 
 

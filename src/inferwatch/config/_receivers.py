@@ -58,6 +58,8 @@ class _Receiver(FrozenModel):
     send_resolved: bool = Field(True, description="also notify when the alerts resolve")
     max_attempts: int = Field(5, ge=1, le=50, description="attempts before giving up")
     rate_limit: RateLimitSpec | None = None
+    language: Literal["en", "zh-CN"] | None = Field(
+        None, description="language of this receiver's messages (default: alerting.language)")
 
 
 class WeComReceiverSpec(_Receiver):

@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 LANGUAGES = ("en", "zh-CN")
-Language = Literal["en", "zh-CN"]
 _MOBILE = re.compile(r"\+?[0-9][0-9-]{4,19}")
 
 
@@ -54,11 +53,7 @@ def _phones(v: tuple[str, ...], e164: bool = False) -> tuple[str, ...]:
     return v
 
 
-class _CnReceiver(_Receiver):
-    language: Language | None = Field(None, description="en or zh-CN; default alerting.language")
-
-
-class DingTalkReceiverSpec(_CnReceiver):
+class DingTalkReceiverSpec(_Receiver):
     """DingTalk (钉钉) group robot: markdown, signed URL when ``secret`` is set, @ by mobile or user id."""
 
     type: Literal["dingtalk"] = "dingtalk"
@@ -81,7 +76,7 @@ class DingTalkReceiverSpec(_CnReceiver):
         return _phones(v)
 
 
-class FeishuReceiverSpec(_CnReceiver):
+class FeishuReceiverSpec(_Receiver):
     """Feishu / Lark (飞书) group robot: interactive cards coloured by tier, signed when ``secret`` is set."""
 
     type: Literal["feishu"] = "feishu"
@@ -97,7 +92,7 @@ class FeishuReceiverSpec(_CnReceiver):
         return _webhook(v, "https://open.feishu.cn/open-apis/bot/v2/hook/TOKEN", "path")
 
 
-class WeComAppReceiverSpec(_CnReceiver):
+class WeComAppReceiverSpec(_Receiver):
     """A WeCom (企业微信) application's messages to users, parties or tags (markdown)."""
 
     type: Literal["wecom_app"] = "wecom_app"
@@ -118,7 +113,7 @@ class WeComAppReceiverSpec(_CnReceiver):
         return self
 
 
-class _CloudPhone(_CnReceiver):
+class _CloudPhone(_Receiver):
     to: tuple[str, ...] = Field((), description="numbers to call or text; empty: the on-call schedule's")
     oncall: str = Field("", description="schedule whose on-call numbers are used when 'to' is empty")
     param_name: str = Field("alert", description="the template's variable that gets the alert text")
