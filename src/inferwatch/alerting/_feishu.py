@@ -82,7 +82,7 @@ class FeishuNotifier:
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body the robot is sent (signed when the robot has a secret)."""
-        msg = render(n, language=self._language, timezone=self._timezone, markdown=True)
+        msg = render(n, language=self._language, timezone=self._timezone, markdown=True, header=False)
         ack_url = str(getattr(n, "ack_url", "") or "")  # the on-call acknowledgement link, where there is one
         body: dict[str, Any] = {"msg_type": "interactive", "card": self._card(msg, "", ack_url)}
         if self._spec.secret is not None:

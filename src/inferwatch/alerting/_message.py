@@ -188,11 +188,12 @@ def _alert_line(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool)
     return f"{bullet}{w.resolved if resolved else w.firing}: {own}{value} ({when})"
 
 
-def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool) -> list[Block]:
+def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool,
+                  header: bool = True) -> list[Block]:
     title = _title(g, w)
-    head = [f"**{title}**" if markdown else title]
+    head = [f"**{title}**" if markdown else title] if header else []
     info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
-    if info:
+    if info and header:
         head.append(info)
     summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
     if summary:
@@ -201,13 +202,16 @@ def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool) -> list
 
 
 def render(n: Notification, *, language: str = "en", timezone: str = "UTC", external_url: str = "",
-           markdown: bool = False) -> Message:
-    """``n`` in ``language`` with times in ``timezone``; the digest's text is its notes."""
+           markdown: bool = False, header: bool = True) -> Message:
+    """``n`` in ``language`` with times in ``timezone``; the digest's text is its notes.
+
+    ``header=False`` leaves the first group's title and fields out of the lines (a card shows them).
+    """
     w = WORDS.get(language, WORDS["en"])
     tz = ZoneInfo(timezone)
     blocks: list[Block] = []
-    for g in n.groups if n.kind != "digest" else ():
-        blocks += _group_blocks(g, w, tz, markdown)
+    for i, g in enumerate(n.groups if n.kind != "digest" else ()):
+        blocks += _group_blocks(g, w, tz, markdown, header or i > 0)
     blocks += [Block((note,)) for note in n.notes]
     first = n.groups[0] if n.groups and n.kind != "digest" else None
     title = _title(first, w) if first is not None else (n.notes[0] if n.notes else "inferwatch")
