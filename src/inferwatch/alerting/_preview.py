@@ -129,7 +129,7 @@ def preview(config: AlertingConfig, receiver: str, alerts: Sequence[Alert], now:
         requests.append(request)
         return httpx.Response(200, json=_OK)
 
-    stream, warned = io.StringIO(), []
+    stream, warned = io.StringIO(), list[str]()
     http = HttpClient(transport=httpx.MockTransport(answer))
     notifier = build_notifier(spec, http, external_url, stream, warned.append, language=config.language,
                               timezone=config.timezone)
