@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from inferwatch.alerting._notes_zh import translate_note
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.rules import Alert
 
@@ -212,7 +213,7 @@ def render(n: Notification, *, language: str = "en", timezone: str = "UTC", exte
     blocks: list[Block] = []
     for i, g in enumerate(n.groups if n.kind != "digest" else ()):
         blocks += _group_blocks(g, w, tz, markdown, header or i > 0)
-    blocks += [Block((note,)) for note in n.notes]
+    blocks += [Block((translate_note(note, language),)) for note in n.notes]
     first = n.groups[0] if n.groups and n.kind != "digest" else None
     title = _title(first, w) if first is not None else (n.notes[0] if n.notes else "inferwatch")
     if external_url:
