@@ -81,7 +81,8 @@ def test_a_receiver_overrides_the_language() -> None:
     ("action degrade (fire): degraded via http://ranker/admin",
      "动作 degrade（触发）：已降级（http://ranker/admin）"),
     ("action rollback (fire): rollback of ranker-v2 to the previous version recommended "
-     "(automatic rollback not enabled)", "动作 rollback（触发）：建议将 ranker-v2 回滚到上一版本（未启用自动回滚）"),
+     "(automatic rollback not enabled)",
+     "动作 rollback（触发）：建议将 ranker-v2 回滚到上一版本（未启用自动回滚）"),
     ("action scale_out (fire): scaled deployment default/ranker from 2 to 3 replicas",
      "动作 scale_out（触发）：已将 deployment default/ranker 从 2 个副本扩容到 3 个"),
     ("action degrade (resolve): failed: POST http://x: HTTP 503",
