@@ -14,7 +14,8 @@ def test_switch_to_chinese_and_back(page: Watched, demo: DemoServer) -> None:
     p = page.page
     open_page(page, demo, "alerts")
     p.wait_for_selector(P0_CARD, timeout=TIMEOUT_MS)
-    assert p.inner_text("#lang") == "简体中文" and p.inner_text("#nav a[data-page='alerts']").startswith("Alerts")
+    nav = "#nav a[data-page='alerts']"
+    assert p.inner_text("#lang") == "简体中文" and p.inner_text(nav).startswith("Alerts")
     p.click("#lang")
     p.wait_for_selector("html[lang='zh-CN'] body[data-ready='alerts']", timeout=TIMEOUT_MS)
     p.wait_for_selector(P0_CARD, timeout=TIMEOUT_MS)
@@ -35,5 +36,5 @@ def test_switch_to_chinese_and_back(page: Watched, demo: DemoServer) -> None:
     page.shot("overview-zh-CN")
     p.click("#lang")
     p.wait_for_selector("html[lang='en'] body[data-ready='overview']", timeout=TIMEOUT_MS)
-    assert p.inner_text("#nav a[data-page='alerts']").startswith("Alerts") and p.inner_text("#lang") == "简体中文"
+    assert p.inner_text(nav).startswith("Alerts") and p.inner_text("#lang") == "简体中文"
     assert page.take() == []
