@@ -264,6 +264,9 @@ class RulesConfig(FrozenModel):
         (), description="engine rule packs to load: vllm, triton, tgi (rules on the engine's own metrics)"
     )
     rules: tuple[RuleSpec, ...] = Field((), description="your rules (a same-named one replaces the default)")
+    slo_replaces_static: bool = Field(
+        False, description="a service with an availability (latency) SLO drops the default pack's "
+        "error-rate (latency) rules: its burn-rate alerts page instead (docs/slo.md)")
 
     @field_validator("packs", mode="before")
     @classmethod

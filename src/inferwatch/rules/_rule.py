@@ -36,6 +36,7 @@ class Rule:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     dynamic: DynamicThreshold | None = None
+    condition: Expr | None = None  # a whole alert expression, no threshold (SLO burn-rate rules)
 
     @classmethod
     def from_spec(cls, spec: RuleSpec) -> Rule:
@@ -66,6 +67,8 @@ class Rule:
     @property
     def expr(self) -> Expr | None:
         """The alert expression (signal, comparison, threshold); ``None``: dynamic, no fallback."""
+        if self.condition is not None:
+            return self.condition
         t = self.static_threshold
         return None if t is None else Binary(self.comparison, self.signal, Number(t))
 
