@@ -19,7 +19,7 @@ AVAIL = "slos: [{service: ranker, type: availability, objective: 99.9}]"
 SLOTH_WINDOWS = ["5m", "30m", "1h", "2h", "6h", "1d", "3d"]
 
 
-def _rules(text: str):  # noqa: ANN202 - a RuleSet
+def _rules(text: str):
     return load_rule_set(parse_config(text))
 
 
@@ -55,7 +55,7 @@ def test_alerts_use_the_workbook_windows_and_map_onto_tiers() -> None:
     alerts = {a.labels["slo_alert"]: a for a in _rules(AVAIL).slo.alerts}
     budget = "0.0009999999999999432"  # (100 - 99.9) / 100, as Sloth writes it
     fast, slow, ticket = alerts["fast_page"].promql, alerts["slow_page"].promql, alerts["ticket"].promql
-    assert f"slo:sli_error:ratio_rate5m{{" in fast and f"> (14.4 * {budget})" in fast
+    assert "slo:sli_error:ratio_rate5m{" in fast and f"> (14.4 * {budget})" in fast
     assert "slo:sli_error:ratio_rate1h{" in fast and "ratio_rate6h" not in fast
     assert re.findall(r"ratio_rate(\w+)\{", slow) == ["30m", "6h"] and f"(6 * {budget})" in slow
     assert re.findall(r"ratio_rate(\w+)\{", ticket) == ["2h", "1d", "6h", "3d"]

@@ -12,8 +12,8 @@ from inferwatch.config._quality import QualityConfig
 from inferwatch.config._rules import RulesConfig
 from inferwatch.config._scrape import ScrapeConfig
 from inferwatch.config._sdk import SdkConfig
-from inferwatch.config._slo import SloFileEntry, SloSpec, check_thresholds
 from inferwatch.config._server import ServerConfig, StorageConfig
+from inferwatch.config._slo import SloFileEntry, SloSpec, check_thresholds
 from inferwatch.config._types import FrozenModel
 
 __all__ = ["Config"]

@@ -1,4 +1,4 @@
-"""``slos`` and ``slo_files``: service-level objectives (the ``inferwatch.slo`` package turns them into rules).
+"""``slos`` and ``slo_files``: service-level objectives (``inferwatch.slo`` turns them into rules).
 
 A shorthand declares an objective on what the SDK already records::
 
@@ -24,8 +24,8 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from inferwatch.config._types import Duration, FrozenModel
 from inferwatch.model import Tier, is_valid_label_name, parse_matchers
 
-__all__ = ["DEFAULT_MIN_EVENTS", "PERIODS", "TTFT_BUCKETS", "SloFileEntry", "SloFileRef", "SloSpec", "SloTiers",
-           "check_thresholds"]
+__all__ = ["DEFAULT_MIN_EVENTS", "PERIODS", "TTFT_BUCKETS", "SloFileEntry", "SloFileRef", "SloSpec",
+           "SloTiers", "check_thresholds"]
 
 DAY = 86400.0
 PERIODS: tuple[float, ...] = (30 * DAY, 28 * DAY)

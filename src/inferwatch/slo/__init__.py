@@ -7,7 +7,14 @@ and multi-window, multi-burn-rate alert rules with Sloth's names; error budgets.
 ['SLORankerAvailabilityFastBurn', 'SLORankerAvailabilitySlowBurn', 'SLORankerAvailabilityTicket']
 """
 
-from inferwatch.slo._generate import ALERT_WINDOWS, SLI_WINDOWS, AlertWindows, SloRules, burn_factor, slo_rules
+from inferwatch.slo._generate import (
+    ALERT_WINDOWS,
+    SLI_WINDOWS,
+    AlertWindows,
+    SloRules,
+    burn_factor,
+    slo_rules,
+)
 from inferwatch.slo._load import REPLACED_BY_SLO, RuleSet, load_rule_set, load_slos
 from inferwatch.slo._model import AlertSpec, EventsSli, RawSli, Slo
 from inferwatch.slo._sloth import load_sloth_file, parse_sloth_spec

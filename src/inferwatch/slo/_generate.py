@@ -115,7 +115,8 @@ def _sli_recordings(slo: Slo) -> list[RecordingRule]:
             text = f"({_query(slo.sli.error_query, w)})\n/\n({_query(slo.sli.total_query, w)})"
         else:
             text = f"({_query(slo.sli.error_ratio_query, w)})"
-        out.append(_rec(slo, f"slo:sli_error:ratio_rate{_w(w)}", text, {**base, "sloth_window": _w(w)}, group))
+        labels = {**base, "sloth_window": _w(w)}
+        out.append(_rec(slo, f"slo:sli_error:ratio_rate{_w(w)}", text, labels, group))
     p, sel = _w(slo.period), _sel(slo)
     five = f"slo:sli_error:ratio_rate5m{{{sel}}}"
     text = f"sum_over_time({five}[{p}])\n/ ignoring (sloth_window)\ncount_over_time({five}[{p}])"

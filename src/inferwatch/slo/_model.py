@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from inferwatch.config._slo import DEFAULT_MIN_EVENTS, SloTiers
 
-__all__ = ["AlertSpec", "EventsSli", "RawSli", "Slo", "WINDOW_TEMPLATE"]
+__all__ = ["WINDOW_TEMPLATE", "AlertSpec", "EventsSli", "RawSli", "Slo"]
 
 # Sloth's query template for the window ("{{.window}}", Go template syntax, spaces allowed).
 WINDOW_TEMPLATE = "{{.window}}"
