@@ -64,7 +64,7 @@ def shorthand_slo(spec: SloSpec, index: int) -> Slo:
     alerting = AlertSpec(alert, annotations={
         "summary": summary,
         "description": "The {{ $labels.sloth_slo }} SLO of {{ $labels.sloth_service }} burns its error "
-                       "budget too fast (error ratio {{ $value }}).",
+                       "budget too fast.",
     })
     return Slo(spec.service, name, spec.objective, _sli(spec), alerting, period=spec.period,
                labels=dict(spec.labels), description=spec.description or summary,
