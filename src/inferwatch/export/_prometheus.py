@@ -155,14 +155,17 @@ def rule_file_documents(config: Config) -> dict[str, dict[str, Any]]:
     return docs
 
 
+_PURPOSE = {"inferwatch.rules.yml": "alerting rules with fixed thresholds, one group per dimension",
+            "slo.rules.yml": "SLOs: Sloth's recording rules and burn-rate alerts"}
+_BASELINE_PURPOSE = "a dynamic baseline: band recording rules and the rule's alert"
+
+
 def export_prometheus(config: Config, opts: ExportOptions) -> list[ExportedFile]:
     """``prometheus.yml`` and ``rules/*.rules.yml``."""
     files = [ExportedFile("prometheus.yml", dump_yaml(prometheus_config(config, opts)),
                           "Prometheus: scrape jobs per target and dimension, rule files, Alertmanager, "
                           "remote_write", secret=has_secrets(config))]
     for path, doc in rule_file_documents(config).items():
-        what = ("alerting rules with fixed thresholds, one group per dimension" if path.endswith(
-            "/inferwatch.rules.yml") else "SLOs: Sloth's recording rules and burn-rate alerts" if path.endswith(
-            "/slo.rules.yml") else "a dynamic baseline: band recording rules and the rule's alert")
+        what = _PURPOSE.get(path.rsplit("/", 1)[-1], _BASELINE_PURPOSE)
         files.append(ExportedFile(path, dump_yaml(doc), what))
     return files

@@ -77,6 +77,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState())  # OTLP metrics in
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
     routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.appender, clock), token))
+    from inferwatch.server._slo_api import slo_routes
+
+    routes.extend(slo_routes(server))  # /api/v1/slos
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)

@@ -14,10 +14,12 @@ from inferwatch.slo._generate import (
     SloRules,
     burn_factor,
     slo_rules,
+    window_name,
 )
 from inferwatch.slo._load import REPLACED_BY_SLO, RuleSet, load_rule_set, load_slos
 from inferwatch.slo._model import AlertSpec, EventsSli, RawSli, Slo
 from inferwatch.slo._sloth import load_sloth_file, parse_sloth_spec
+from inferwatch.slo._status import slo_status
 
 __all__ = [
     "ALERT_WINDOWS",
@@ -36,4 +38,6 @@ __all__ = [
     "load_sloth_file",
     "parse_sloth_spec",
     "slo_rules",
+    "slo_status",
+    "window_name",
 ]

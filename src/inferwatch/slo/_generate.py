@@ -28,7 +28,8 @@ from inferwatch.model import Dimension, Tier, format_duration
 from inferwatch.rules import PromQLError, RecordingRule, Rule, parse_promql
 from inferwatch.slo._model import WINDOW_TEMPLATE, EventsSli, Slo
 
-__all__ = ["ALERT_WINDOWS", "SLI_WINDOWS", "AlertWindows", "SloRules", "burn_factor", "slo_rules"]
+__all__ = ["ALERT_WINDOWS", "SLI_WINDOWS", "AlertWindows", "SloRules", "burn_factor", "slo_rules",
+           "window_name"]
 
 _H = 3600.0
 SLI_WINDOWS: tuple[float, ...] = (300.0, 1800.0, _H, 2 * _H, 6 * _H, 24 * _H, 72 * _H)
@@ -78,7 +79,7 @@ class SloRules:
         return [{"name": name, "rules": rules} for name, rules in groups.items()]
 
 
-def _w(seconds: float) -> str:
+def window_name(seconds: float) -> str:
     """A window as Sloth names it: 5m, 1h, 1d, 30d (never 4w2d)."""
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size and seconds % size == 0:
@@ -87,7 +88,7 @@ def _w(seconds: float) -> str:
 
 
 def _query(template: str, window: float) -> str:
-    return template.replace(WINDOW_TEMPLATE, _w(window))
+    return template.replace(WINDOW_TEMPLATE, window_name(window))
 
 
 def _sel(slo: Slo) -> str:
@@ -115,9 +116,9 @@ def _sli_recordings(slo: Slo) -> list[RecordingRule]:
             text = f"({_query(slo.sli.error_query, w)})\n/\n({_query(slo.sli.total_query, w)})"
         else:
             text = f"({_query(slo.sli.error_ratio_query, w)})"
-        labels = {**base, "sloth_window": _w(w)}
-        out.append(_rec(slo, f"slo:sli_error:ratio_rate{_w(w)}", text, labels, group))
-    p, sel = _w(slo.period), _sel(slo)
+        labels = {**base, "sloth_window": window_name(w)}
+        out.append(_rec(slo, f"slo:sli_error:ratio_rate{window_name(w)}", text, labels, group))
+    p, sel = window_name(slo.period), _sel(slo)
     five = f"slo:sli_error:ratio_rate5m{{{sel}}}"
     text = f"sum_over_time({five}[{p}])\n/ ignoring (sloth_window)\ncount_over_time({five}[{p}])"
     out.append(_rec(slo, f"slo:sli_error:ratio_rate{p}", text, {**base, "sloth_window": p}, group))
@@ -127,7 +128,7 @@ def _sli_recordings(slo: Slo) -> list[RecordingRule]:
 def _meta_recordings(slo: Slo, version: str) -> list[RecordingRule]:
     base = {**slo.labels, **slo.sloth_labels}
     group = f"sloth-slo-meta-recordings-{slo.id}"
-    sel, p = _sel(slo), _w(slo.period)
+    sel, p = _sel(slo), window_name(slo.period)
     objective = slo.objective / 100.0
     per_budget = f"/ on(sloth_id, sloth_slo, sloth_service) group_left\nslo:error_budget:ratio{{{sel}}}"
     info = {**base, "sloth_mode": "cli-gen-prom", "sloth_objective": f"{slo.objective:g}",
@@ -147,7 +148,7 @@ def _meta_recordings(slo: Slo, version: str) -> list[RecordingRule]:
 def _pair(slo: Slo, w: AlertWindows) -> str:
     factor = f"({burn_factor(w, slo.period)!r} * {slo.error_budget!r})"
     sel = _sel(slo)
-    short, long = (f"max(slo:sli_error:ratio_rate{_w(x)}{{{sel}}} > {factor}) without (sloth_window)"
+    short, long = (f"max(slo:sli_error:ratio_rate{window_name(x)}{{{sel}}} > {factor}) without (sloth_window)"
                    for x in (w.short, w.long))
     cond = f"(\n    {short}\n    and\n    {long}\n)"
     if isinstance(slo.sli, EventsSli) and slo.min_events > 0:
