@@ -132,7 +132,7 @@ def test_a_sloth_spec_is_read_as_it_is() -> None:
     ("version: prometheus/v1\nservice: a\nslos: [{name: x, objective: 99, sli: {}, alerting: {name: A}}]",
      "exactly one of events"),
     ("version: prometheus/v1\nservice: a\nslos: [{name: x, objective: 99, sli: {raw: "
-     "{error_ratio_query: 'a{{.window}}'}}}]", "alerting.name is required"),
+     "{error_ratio_query: 'a{{.window}}'}}}]", "slos[0].alerting: Field required"),
     ("version: prometheus/v1\nservice: a\nslos: [{name: x, objective: 99, sli: {raw: "
      "{error_ratio_query: 'rate(a[{{.window}}]'}}, alerting: {name: A}}]", "spec.yaml: slos[0] (x)"),
     ("version: prometheus/v1\nservice: a\nslos: [{name: x, objective: 99, bogus: 1, sli: {raw: "

@@ -100,7 +100,7 @@ class _SloEntry(FrozenModel):
     description: str = ""
     labels: dict[str, str] = Field(default_factory=dict)
     sli: _Sli
-    alerting: _Alerting = Field(default_factory=_Alerting)
+    alerting: _Alerting
 
     _l = field_validator("labels")(_labels)
 
