@@ -153,3 +153,27 @@ def test_slo_replaces_static_drops_the_services_default_rules() -> None:
     assert 'service!~"ranker"' in replaced["HighErrorRate"]
     assert 'service!~"ranker"' in replaced["ServiceUnavailable"]
     assert 'service!~"ranker"' not in replaced["HighP99Latency"]  # no latency SLO for ranker
+
+
+def _alert(kind: str, sloth_id: str, t: float):  # an Alert
+    from inferwatch.model import Labels
+    from inferwatch.rules import Alert
+
+    # dimension "quality": outside the default P0-mutes-service-alerts rule, so only slo_alert decides
+    return Alert(Labels({"alertname": f"Burn{kind}", "slo_alert": kind, "sloth_id": sloth_id,
+                         "tier": "P1", "dimension": "quality", "service": sloth_id}), starts_at=t)
+
+
+def test_the_faster_slo_alert_inhibits_the_slower_of_the_same_slo() -> None:
+    from inferwatch.alerting import ReplayPipeline
+    from inferwatch.config import Config
+
+    pipeline = ReplayPipeline(Config().alerting)
+    sent = [_alert("slow_page", "a", 0), _alert("ticket", "a", 0), _alert("ticket", "b", 0)]
+    for t in range(0, 120, 10):
+        pipeline.send(sent, float(t))
+        pipeline.evaluated(float(t))
+    notified = {(a["labels"]["slo_alert"], a["labels"]["sloth_id"])
+                for n in pipeline.notifications for a in n["alerts"]}
+    # a's ticket is muted by a's slow page; b's ticket has no faster alert of its own
+    assert notified == {("slow_page", "a"), ("ticket", "b")}

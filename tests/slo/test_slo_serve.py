@@ -75,7 +75,8 @@ def test_serve_pages_on_a_fast_burn(tmp_path: Path, target: str) -> None:
         firing = {a["alertname"] for a in data["alerts"] if a["state"] == "firing"}
         assert "SLORankerAvailabilityFastBurn" in firing
         # Sloth's series are in the store, queryable like any other
-        q = client.get("/api/v1/query", params={"query": 'slo:sli_error:ratio_rate1h{sloth_id="ranker-availability"}'})
+        query = 'slo:sli_error:ratio_rate1h{sloth_id="ranker-availability"}'
+        q = client.get("/api/v1/query", params={"query": query})
         result = q.json()["data"]["result"]
         assert result and result[0]["metric"]["sloth_window"] == "1h"
         groups = client.get("/api/v1/rules").json()["data"]["groups"]
