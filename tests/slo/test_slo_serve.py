@@ -30,7 +30,7 @@ def _wait(client: httpx.Client, predicate: object, what: str, tries: int = 600) 
     raise AssertionError(f"{what} not seen after {tries} polls: {data}")
 
 
-def test_serve_pages_on_a_fast_burn(tmp_path: Path, target: str) -> None:
+def test_serve_pages_on_a_fast_burn(tmp_path: Path, target: str) -> None:  # noqa: F811 - the fixture
     config = (f"server: {{data_dir: '{tmp_path / 'data'}', evaluation_interval: 500ms, api_token: t}}\n"
               f"scrape: {{targets: [{{job: ranker, url: '{target}', interval: 250ms}}]}}\n"
               "rules: {default_pack: false}\n"
