@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
@@ -35,7 +35,9 @@ class Config(FrozenModel):
     slos: tuple[SloSpec, ...] = Field((), description="service-level objectives (docs/slo.md)")
     slo_files: tuple[SloFileEntry, ...] = Field((), description="Sloth prometheus/v1 spec files")
 
-    @model_validator(mode="after")
-    def _slo_thresholds(self) -> Config:
-        check_thresholds(self.slos, self.sdk.buckets)  # a latency SLO needs its bucket (sdk.buckets)
-        return self
+    @field_validator("slos")
+    @classmethod
+    def _slo_thresholds(cls, v: tuple[SloSpec, ...], info: ValidationInfo) -> tuple[SloSpec, ...]:
+        sdk = info.data.get("sdk")  # validated before: a latency SLO needs its bucket (sdk.buckets)
+        check_thresholds(v, sdk.buckets if isinstance(sdk, SdkConfig) else SdkConfig().buckets)
+        return v
