@@ -66,6 +66,12 @@ SDK_INVALID_TOTAL = MetricSpec(
     "Observations rejected as invalid (non-numeric, negative or NaN duration, bad status code).",
     ("service", "kind"),
 )
+SDK_ERRORS_TOTAL = MetricSpec(
+    "inferwatch_sdk_errors_total", _C,
+    "Failures inside the SDK that it survived (kind=multiprocess: the shared directory's file); "
+    "the app kept serving.",
+    ("service", "kind"),
+)
 
 # --- sdk: generative serving (OpenTelemetry GenAI names in sdk/_generation.py) ---
 _GEN = (*_SVC, "route")
@@ -469,7 +475,8 @@ def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
 
 CATALOG: Mapping[str, MetricSpec] = _index(
     REQUESTS_TOTAL, REQUEST_DURATION, INFLIGHT_REQUESTS, SDK_DROPPED_TOTAL, SDK_QUEUE_CAPACITY,
-    SDK_INVALID_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT, GENERATION_DURATION,
+    SDK_INVALID_TOTAL, SDK_ERRORS_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT,
+    GENERATION_DURATION,
     GENERATION_QUEUE, GENERATION_INPUT_TOKENS_TOTAL, GENERATION_OUTPUT_TOKENS_TOTAL,
     GENERATION_TOKENS_PER_SECOND, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,

@@ -212,6 +212,8 @@ class Evaluator:
             held_series = {lab for lab, _ in vec if band.held(_band_key(rule, lab))}
         elif rule.expr is None:
             return [], set()
+        elif rule.hold_expr is not None:
+            vec = self._hysteresis(rule, engine, ts)
         else:
             vec = _vector(engine.instant(rule.expr, ts), rule)
         out: list[tuple[Labels, Mapping[str, str], float]] = []
@@ -227,6 +229,15 @@ class Evaluator:
             if labels in held_series:
                 held.add(alert_labels.fingerprint())
         return out, held
+
+    def _hysteresis(self, rule: Rule, engine: QueryEngine, ts: float) -> list[tuple[Labels, float]]:
+        # Past the threshold, or past the resolve threshold while its alert is active (pending or firing).
+        assert rule.expr is not None and rule.hold_expr is not None
+        fire = {lab for lab, _ in _vector(engine.instant(rule.expr, ts), rule)}
+        known = self._alerts.get(rule.name, {})
+        active = {fp for fp, a in known.items() if a.state in (AlertState.PENDING, AlertState.FIRING)}
+        return [(lab, v) for lab, v in _vector(engine.instant(rule.hold_expr, ts), rule)
+                if lab in fire or _alert_labels(rule, lab, v).fingerprint() in active]
 
     def _outside(self, rule: Rule, band: BandProvider, labels: Labels, ts: float, value: float) -> bool:
         assert rule.dynamic is not None

@@ -46,6 +46,7 @@ log = logging.getLogger("inferwatch.sdk")
 __all__ = [
     "DURATION_BUCKETS",
     "GENERATION",
+    "GENERATION_EXEMPLAR",
     "TOKENS_PER_SECOND_BUCKETS",
     "TPOT_BUCKETS",
     "TTFT_BUCKETS",
@@ -56,6 +57,9 @@ __all__ = [
 
 GENERATION = "generation"
 """Observation kind: ``(route, model, status, ttft_s|None, duration_s, in, out, queue_s|None)``."""
+
+GENERATION_EXEMPLAR = "generation_exemplar"
+"""Observation kind: ``(route, model, ttft_s|None, duration_s, output_tokens, queue_s|None, trace_id)``."""
 
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 """``gen_ai.server.time_to_first_token`` boundaries (also used for queue time, a part of it)."""
@@ -76,12 +80,21 @@ CLIENT_CLOSED = 499
 class RequestMark:
     """What the middleware shares with a generation tracked inside its request."""
 
-    __slots__ = ("explicit", "t0")
+    __slots__ = ("explicit", "generation", "t0")
 
     def __init__(self, t0: float) -> None:
         self.t0 = t0
         self.explicit = False
         """Set when the application tracks the generation itself (the middleware then does not)."""
+        self.generation: tuple[Any, ...] | None = None
+        """The last generation recorded in this request (its trace id becomes that one's exemplar)."""
+
+    def exemplar(self, monitor: Monitor, trace_id: str) -> None:
+        """Make the request's kept trace the exemplar of its generation's buckets."""
+        item = self.generation
+        if item is not None:
+            route, model, _, ttft, duration, _, tokens_out, queue = item
+            monitor.observe(GENERATION_EXEMPLAR, (route, model, ttft, duration, tokens_out, queue, trace_id))
 
 
 CURRENT: ContextVar[RequestMark | None] = ContextVar("inferwatch_generation_request", default=None)
@@ -165,10 +178,14 @@ def _failed_status(exc_type: type[BaseException]) -> int:
 
 
 def record(monitor: Monitor, route: str, model: str, status: int, ttft_s: float | None, duration_s: float,
-           input_tokens: int, output_tokens: int, queue_s: float | None) -> None:
+           input_tokens: int, output_tokens: int, queue_s: float | None,
+           mark: RequestMark | None = None) -> None:
     """Enqueue one generation (checked on the background thread) and annotate the current span."""
     item = (route, model, status, ttft_s, duration_s, input_tokens, output_tokens, queue_s)
     monitor.observe(GENERATION, item)
+    mark = mark if mark is not None else CURRENT.get()
+    if mark is not None:
+        mark.generation = item
     if monitor.tracing is not None:
         try:
             annotate_span(model, ttft_s, duration_s, input_tokens, output_tokens)

@@ -48,7 +48,10 @@ class AsgiMiddleware:
 
     A streamed token response (``text/event-stream``, or a route in ``generative``)
     is also recorded as a generation, first body chunk = first token, unless the
-    app tracks it itself (see ``inferwatch.sdk._streaming``).
+    app tracks it itself (see ``inferwatch.sdk._streaming``). A generation's
+    request is counted by code (QPS, error ratios) but its duration stays out of
+    the request-latency histogram: a healthy stream lasts seconds, and its
+    latency is time to first token and per output token.
     """
 
     def __init__(self, app: AsgiApp, monitor: Monitor, route: RouteOf | None = None,
@@ -85,11 +88,18 @@ class AsgiMiddleware:
         finally:
             CURRENT.reset(current)
             route, duration = self._route(scope), monitor._mono() - t0
-            monitor.record_request(route, status, duration)
+            generative = watch.generative
+            if generative:  # counted, but its latency is the generation histograms' (no false pages)
+                monitor._count_request(route, status)
+            else:
+                monitor.record_request(route, status, duration)
             watch.done(route, status, duration)
             monitor._inflight_add(-1)
             if span is not None and (trace_id := span.end(status, route)):
-                monitor.record_exemplar(route, duration, trace_id)
+                if generative:
+                    watch.exemplar(monitor, trace_id)
+                else:
+                    monitor.record_exemplar(route, duration, trace_id)
 
 
 class WsgiMiddleware:

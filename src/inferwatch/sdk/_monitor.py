@@ -37,6 +37,7 @@ log = logging.getLogger("inferwatch.sdk")
 
 REQUEST = "request"
 REQUEST_EXEMPLAR = "request_exemplar"
+REQUEST_COUNT = "request_count"
 PREDICTION = "prediction"
 OUTCOME = "outcome"
 
@@ -122,6 +123,13 @@ class Monitor:
         """Record one handled request (enqueue only; a full queue drops and counts)."""
         if len(self._queue) < self._cap:
             self._queue.append((REQUEST, route, status, duration_s))
+        else:
+            self._recorder.drop(REQUEST)
+
+    def _count_request(self, route: str, status: int) -> None:
+        """Count a request by code without a latency (a generation: see ``RequestAggregates.add_counts``)."""
+        if len(self._queue) < self._cap:
+            self._queue.append((REQUEST_COUNT, route, status))
         else:
             self._recorder.drop(REQUEST)
 
@@ -229,6 +237,9 @@ class Monitor:
             requests = groups.pop(REQUEST, None)
             if requests:
                 self._requests.add_batch(requests)
+            counts = groups.pop(REQUEST_COUNT, None)
+            if counts:
+                self._requests.add_counts(counts)
             exemplars = groups.pop(REQUEST_EXEMPLAR, None)
             if exemplars:
                 self._requests.add_exemplars([item[1] for item in exemplars], now)
@@ -277,6 +288,9 @@ class Monitor:
                      {(k, self.service): n for k, n in sorted(invalid.items())}),
             _gauge(catalog.SDK_QUEUE_CAPACITY, ("service",), {(self.service,): self._recorder.capacity}),
         ]
+        if self.multiprocess is not None:
+            out.append(_counter(catalog.SDK_ERRORS_TOTAL, ("kind", "service"),
+                                {("multiprocess", self.service): self.multiprocess.errors}))
         return out + extra
 
     def _collect_one(self, aggregator: Aggregator) -> list[Metric]:

@@ -91,6 +91,28 @@ class RequestAggregates:
     invalid: int = 0
     exemplars: dict[str, dict[int, Exemplar]] = field(default_factory=dict)
     """Per route, the latest traced observation per bucket index (OpenMetrics exemplars)."""
+    counted: set[str] = field(default_factory=set)
+    """Routes counted without a latency (generations: their latency is the generation histograms')."""
+
+    def add_counts(self, items: Sequence[tuple[Any, ...]]) -> None:
+        """Count ``(tag, route, status)`` items by code only: no duration goes into the histogram.
+
+        A streamed generation's duration is the whole stream (seconds, by design), so
+        it would page the request-latency rules on healthy traffic; its latency is
+        judged by time to first token and per output token instead.
+        """
+        for _, route, status in items:
+            if not (isinstance(route, str) and isinstance(status, int) and not isinstance(status, bool)
+                    and 100 <= status <= 599):
+                self.invalid += 1
+                continue
+            if route not in self.counted:
+                known = len(self.counted | self.histograms.keys())
+                if route not in self.histograms and known >= MAX_ROUTES - 1:
+                    route = OTHER_ROUTE
+                self.counted.add(route)
+            key = (route, status)
+            self.codes[key] = self.codes.get(key, 0) + 1
 
     def add_exemplars(self, items: Sequence[tuple[str, float, str]], now: float) -> None:
         """Keep ``(route, duration_s, trace_id)`` as its bucket's exemplar (routes already counted)."""

@@ -56,13 +56,19 @@ class StreamWatch(RequestMark):
             self._stream = _is_event_stream(message.get("headers", ())) or (
                 bool(self._generative) and self._route(self._scope) in self._generative)
 
+    @property
+    def generative(self) -> bool:
+        """Whether this request is a generation (a token stream, or one the application recorded)."""
+        return self._stream or self.explicit
+
     def done(self, route: str, status: int, duration_s: float) -> None:
         """Record the stream as a generation, unless it was not one or the app recorded it."""
         if not self._stream or self.explicit:
             return
         ttft = self._first - self.t0 if self._first >= 0.0 else None
         self._monitor._attach_generations()
-        record(self._monitor, route, self._monitor.model, status, ttft, duration_s, 0, self._chunks, None)
+        record(self._monitor, route, self._monitor.model, status, ttft, duration_s, 0, self._chunks, None,
+               self)
 
 
 def _is_event_stream(headers: Any) -> bool:

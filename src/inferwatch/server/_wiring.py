@@ -139,6 +139,7 @@ def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
     their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
     from inferwatch.alerting import pipeline_from_config
+    from inferwatch.server._oncall_api import load_ack_key
 
     data_dir = data_dir_of(config) if config.storage.type == "sqlite" else None
-    return pipeline_from_config(config, data_dir, clock)
+    return pipeline_from_config(config, data_dir, clock, ack_key=load_ack_key(data_dir))

@@ -49,6 +49,7 @@ def _without_services(rule: Rule, spec: RuleSpec, services: list[str]) -> Rule:
 
 def _replace_static(config: Config, rules: list[Rule], slos: list[Slo]) -> list[Rule]:
     from inferwatch.rules._pack import default_rule_specs
+    from inferwatch.rules._rule import apply_overrides
 
     specs = {s.name: s for s in default_rule_specs()}
     own = {s.name for s in config.rules.rules}
@@ -57,7 +58,9 @@ def _replace_static(config: Config, rules: list[Rule], slos: list[Slo]) -> list[
         kinds = [k for k, names in REPLACED_BY_SLO.items() if r.name in names]
         services = sorted({s.service for s in slos if kinds and s.kind == kinds[0]})
         if services and r.name not in own and r.name in specs:
-            r = _without_services(r, specs[r.name], services)  # the SLO pages for these services
+            overrides = {k: v for k, v in config.rules.overrides.items() if k == r.name}
+            spec = apply_overrides({r.name: specs[r.name]}, overrides)[r.name]
+            r = _without_services(r, spec, services)  # the SLO pages for these services
         out.append(r)
     return out
 
