@@ -14,11 +14,13 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._kube import KubernetesScaleAction
 from inferwatch.alerting._notification import Notifier
 from inferwatch.alerting._pagerduty import PagerDutyNotifier
+from inferwatch.alerting._phone import ScheduleNumbers
 from inferwatch.alerting._slack import SlackNotifier
 from inferwatch.alerting._terminal import FallbackNotifier, TerminalNotifier
 from inferwatch.alerting._twilio import TwilioNotifier
 from inferwatch.alerting._webhook import WebhookNotifier
 from inferwatch.alerting._wecom import WeComNotifier
+from inferwatch.config._oncall import OnCallConfig
 from inferwatch.config._receivers import (
     ActionSpec,
     CommandActionSpec,
@@ -43,13 +45,15 @@ __all__ = ["build_action", "build_notifier", "recording_action"]
 
 def build_notifier(spec: ReceiverSpec, http: HttpClient, external_url: str, stream: TextIO | None,
                    warn: Callable[[str], None] | None = None, *, language: str = "en",
-                   timezone: str = "UTC") -> Notifier:
+                   timezone: str = "UTC", schedules: OnCallConfig | None = None) -> Notifier:
     """The notifier for a receiver spec; without credentials, a terminal fallback that says so once."""
     language = spec.language or language  # a receiver's own language wins
     terminal = TerminalNotifier(spec.name, stream, external_url, language=language, timezone=timezone)
     try:
         if isinstance(spec, CN_SPECS):
-            return build_cn_notifier(spec, http, external_url, language=language, timezone=timezone)
+            oncall = ScheduleNumbers(schedules, spec.name) if schedules is not None else None
+            return build_cn_notifier(spec, http, external_url, language=language, timezone=timezone,
+                                     oncall=oncall)
         return _build(spec, http, external_url, terminal, language, timezone)
     except MissingCredentialError as exc:  # any other error is a bug or a bad config: it surfaces
         return FallbackNotifier(exc.receiver, f"no credentials: needs {exc.missing}", terminal, warn)

@@ -14,8 +14,10 @@ from typing import Protocol
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._message import WORDS
 from inferwatch.alerting._notification import Notification
+from inferwatch.alerting._schedule import oncall_at
+from inferwatch.config._oncall import OnCallConfig
 
-__all__ = ["OnCallNumbers", "alert_phrase", "numbers_for"]
+__all__ = ["OnCallNumbers", "ScheduleNumbers", "alert_phrase", "numbers_for"]
 
 _UNSAFE = re.compile(r"[^\w\u4e00-\u9fff .:-]+")  # carriers refuse links and most symbols in variables
 _MORE = {"en": " and {n} more", "zh-CN": " 等{n}项"}
@@ -27,6 +29,26 @@ class OnCallNumbers(Protocol):
     def numbers(self, schedule: str, at: float) -> Sequence[str]:
         """Numbers to call, first to last."""
         ...
+
+
+class ScheduleNumbers:
+    """``OnCallNumbers`` over ``alerting.oncall``: the on-call member's contact for this receiver.
+
+    A member's ``contacts`` are keyed by receiver name; a receiver without its own key
+    takes the member's ``phone``.
+    """
+
+    def __init__(self, config: OnCallConfig, receiver: str) -> None:
+        self._config, self._receiver = config, receiver
+
+    def numbers(self, schedule: str, at: float) -> Sequence[str]:
+        """The number of whoever holds ``schedule`` (``NAME`` or ``NAME/LAYER``) at ``at``."""
+        found = self._config.layer(schedule)
+        if found is None:
+            return []
+        contacts = dict(oncall_at(found[0], found[1], at).contacts)
+        number = contacts.get(self._receiver) or contacts.get("phone")
+        return [number] if number else []
 
 
 def numbers_for(to: Sequence[str], schedule: str, oncall: OnCallNumbers | None, at: float,
