@@ -222,3 +222,59 @@ def test_config_check_names_the_problem(receiver: str, message: str) -> None:
 def test_notification_without_groups_still_has_a_phrase() -> None:
     digest = Notification("x", (), ("digest: 3 alerts",), "digest")
     assert alert_phrase(digest, "en", 35) == "digest: 3 alerts"
+
+
+ONCALL = """
+  oncall:
+    schedules:
+      - name: ml
+        timezone: Asia/Shanghai
+        rotation: 7d
+        handoff: "09:00"
+        start: "2026-01-05"
+        layers:
+          - name: primary
+            members: [{name: alice, contacts: {phone: "13800000001"}},
+                      {name: bob, contacts: {aliphone: "13900000002", phone: "13700000003"}}]
+"""
+
+
+def test_schedule_numbers_follow_the_rotation() -> None:
+    # rule: the on-call member's contact for this receiver, else their 'phone'
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from inferwatch.alerting._phone import ScheduleNumbers
+
+    cfg = parse_config("alerting:" + ONCALL).alerting
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=ZoneInfo("Asia/Shanghai")).timestamp()
+    book = ScheduleNumbers(cfg.oncall, "aliphone")
+    assert book.numbers("ml/primary", start + 86400) == ["13800000001"]  # alice: her phone
+    assert book.numbers("ml", start + 8 * 86400) == ["13900000002"]  # bob: his number for this receiver
+    assert ScheduleNumbers(cfg.oncall, "alisms").numbers("ml", start + 8 * 86400) == ["13700000003"]
+    assert book.numbers("nosuch", start) == []
+
+
+def test_serve_pipeline_calls_the_on_call_member(fake: Fake) -> None:
+    import random
+    import time
+
+    from inferwatch.alerting import Pipeline
+    from inferwatch.alerting._phone import ScheduleNumbers
+
+    api = FakeAliyun(AK_ID, AK_SECRET, time.time, "SingleCallByTts")
+    svc = fake(api)
+    cfg = parse_config("alerting:" + ONCALL + f"""
+  route: {{receiver: aliphone, group_wait: 0s}}
+  receivers:
+    - {{name: aliphone, type: aliyun_voice, access_key_id: {AK_ID}, access_key_secret: {AK_SECRET},
+       tts_code: TTS_1, oncall: ml/primary, url: '{svc.url}'}}
+""").alerting
+    Pipeline(cfg, actions=[], rng=random.Random(0)).send([alert(tier="P0")], now=0)
+    (want,) = ScheduleNumbers(cfg.oncall, "aliphone").numbers("ml/primary", time.time())
+    assert [x for x, _ in api.sent] == [want]
+
+
+def test_an_unknown_schedule_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="oncall names no schedule"):
+        parse_config("alerting: {receivers: [{name: v, type: aliyun_voice, oncall: nosuch}]}")

@@ -184,14 +184,11 @@ def test_feishu_resolved_is_green_and_ack_button_when_the_notification_has_one(f
     n.notify(note(alert(end=5.0)))
     assert bot.cards[0]["header"]["template"] == "green"
 
-    class WithAck(Notification):  # what the on-call work adds: an acknowledgement link
-        @property
-        def ack_url(self) -> str:
-            return "http://dash/ack/abc"
-
-    base = note(alert())
-    n.notify(WithAck(base.receiver, base.groups))
-    assert [b["url"] for b in bot.cards[1]["elements"][-1]["actions"]] == ["http://dash", "http://dash/ack/abc"]
+    # the on-call work adds an acknowledgement line per firing group: it becomes a button
+    n.notify(note(alert()).with_notes("Acknowledge: http://dash/ack?group=abc&sig=x"))
+    card = bot.cards[1]
+    assert [b["url"] for b in card["elements"][-1]["actions"]] == ["http://dash", "http://dash/ack?group=abc&sig=x"]
+    assert "Acknowledge" not in card["elements"][1]["text"]["content"]
 
 
 def test_feishu_signature_and_keyword_errors_are_final(fake: Fake) -> None:

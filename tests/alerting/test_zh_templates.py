@@ -87,6 +87,11 @@ def test_a_receiver_overrides_the_language() -> None:
      "动作 scale_out（触发）：已将 deployment default/ranker 从 2 个副本扩容到 3 个"),
     ("action degrade (resolve): failed: POST http://x: HTTP 503",
      "动作 degrade（恢复）：失败：POST http://x: HTTP 503"),
+    ("Acknowledge: http://dash/ack?group=g&sig=s", "认领：http://dash/ack?group=g&sig=s"),
+    ("Escalation p0: step 2 of 3 (5m, not acknowledged)", "升级 p0：第 2/3 步（5m 后，未认领）"),
+    ("Escalation p0: step 1 of 3 (at once, not acknowledged)", "升级 p0：第 1/3 步（立即，未认领）"),
+    ("On call (ml-oncall/primary): alice, aliphone: 13800000001",
+     "值班（ml-oncall/primary）：alice, aliphone: 13800000001"),
     ("something else", "something else"),
 ])
 def test_action_notes_in_chinese(note_text: str, chinese: str) -> None:

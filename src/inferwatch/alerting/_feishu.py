@@ -17,6 +17,7 @@ import base64
 import hashlib
 import hmac
 import json
+from dataclasses import replace
 from typing import Any
 
 from inferwatch._exceptions import MissingCredentialError, NotifyError
@@ -35,6 +36,7 @@ FEISHU_RETRYABLE = frozenset({11232})
 RATE_RETRY_S = 60.0
 COLOURS = {"P0": "red", "P1": "orange", "P2": "yellow"}
 _ACK = {"en": "Acknowledge", "zh-CN": "认领告警"}
+ACK_NOTE = "Acknowledge: "  # the line the on-call work adds per firing group
 
 
 def feishu_sign(timestamp_s: int, secret: str) -> str:
@@ -82,8 +84,11 @@ class FeishuNotifier:
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body the robot is sent (signed when the robot has a secret)."""
+        # the on-call acknowledgement link ("Acknowledge: URL" notes) becomes the card's button
+        acks = [x for x in n.notes if x.startswith(ACK_NOTE)]
+        ack_url = acks[0].removeprefix(ACK_NOTE).strip() if acks else ""
+        n = replace(n, notes=tuple(x for x in n.notes if x not in acks)) if acks else n
         msg = render(n, language=self._language, timezone=self._timezone, markdown=True, header=False)
-        ack_url = str(getattr(n, "ack_url", "") or "")  # the on-call acknowledgement link, where there is one
         body: dict[str, Any] = {"msg_type": "interactive", "card": self._card(msg, "", ack_url)}
         if self._spec.secret is not None:
             ts = int(self._clock.now())

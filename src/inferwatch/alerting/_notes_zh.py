@@ -36,13 +36,25 @@ _OUTCOMES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.S),
 ))
 
 
+# The on-call lines (acknowledgement link, escalation step, who is on call).
+_ONCALL: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.S), r) for p, r in (
+    (r"Acknowledge: (\S+)", r"认领：\1"),
+    (r"Escalation (\S+): step (\d+) of (\d+) \(at once, not acknowledged\)",
+     r"升级 \1：第 \2/\3 步（立即，未认领）"),
+    (r"Escalation (\S+): step (\d+) of (\d+) \((.+), not acknowledged\)",
+     r"升级 \1：第 \2/\3 步（\4 后，未认领）"),
+    (r"On call \((.+?)\): (.+)", r"值班（\1）：\2"),
+))
+
+
 def translate_note(note: str, language: str) -> str:
-    """``note`` in ``language`` (zh-CN: the action outcome translated; other text as it is)."""
+    """``note`` in ``language`` (zh-CN: action outcomes and on-call lines translated; other text as it is)."""
     if language != "zh-CN":
         return note
     m = _NOTE.fullmatch(note)
     if m is None:
-        return note
+        hit = next((p for p, _ in _ONCALL if p.fullmatch(note)), None)
+        return note if hit is None else hit.sub(dict(_ONCALL)[hit], note, count=1)
     outcome = m["outcome"]
     for pattern, replacement in _OUTCOMES:
         if pattern.fullmatch(outcome):
