@@ -28,6 +28,7 @@ from inferwatch.store import _disk
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, SampleBuffer, classify
 from inferwatch.store._index import SeriesIndex
+from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_new_labels, check_time, check_value
@@ -77,6 +78,8 @@ class SQLiteStore:
         self.head_window = float(head_window)
         self.compact_every = float(compact_every)
         self.stats = AppendStats()
+        self.limits: SeriesLimits | None = None
+        """Limits every new series must pass (``server.limits``); None: none."""
         self._clock: Clock = clock or SystemClock()
         self._lock = threading.RLock()
         self._index = SeriesIndex()
@@ -155,7 +158,11 @@ class SQLiteStore:
         with self._lock:
             conn = self._db()
             new_series: dict[Labels, int] = {}
-            sids = self._series_ids(labels, new_series)
+            try:
+                sids = self._series_ids(labels, new_series)
+            except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
+                self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
+                raise
             if not sids.shape[0] or int(np.bincount(sids).max()) <= 1:
                 keep = self._classify_unique(sids, t_a, v_a)
             else:
@@ -188,7 +195,10 @@ class SQLiteStore:
                 if len(new_series) < fresh:  # one series twice in the batch: number each once, in order
                     new_series.clear()
                     new_series.update(zip(dict.fromkeys(unseen), count(self._next_id)))
-                check_new_labels(list(new_series))
+                created = list(new_series)
+                if self.limits is not None:  # first: a million labels are refused before they are read
+                    self.limits.check_new(created, self._index)
+                check_new_labels(created)
                 if fresh == len(miss) == len(new_series):  # all new, each once (a remote-write batch)
                     sids[missing] = np.arange(self._next_id, self._next_id + fresh)
                 else:
@@ -306,6 +316,10 @@ class SQLiteStore:
                 raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
 
     # -- reading ----------------------------------------------------------------
+    def series_count(self) -> int:
+        """How many series the store holds (``server.limits.max_series`` counts these)."""
+        return len(self._index)
+
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
         with self._lock:
