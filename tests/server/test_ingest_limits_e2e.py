@@ -204,3 +204,29 @@ def test_a_scrape_over_a_limit_fails_as_prometheus_s_does(target: FakeTarget, tm
         assert [r["value"][1] for r in up] == ["0"]
         assert c.get("/api/v1/query", params={"query": "fine"}).json()["data"]["result"] == []
         assert discarded(s.url, "label_limit") >= 2  # the scrape's samples, refused whole
+
+
+def test_query_deadlines_hold_whatever_the_shape(tmp_path: Path) -> None:
+    # The issue: `card_boom + on(id) group_left card_boom` with timeout=100ms answered 200 after 9.9 s;
+    # a range query with timeout=1s answered 503 after 5.6 s.
+    with serve(f"storage: {{type: memory}}\nserver: {{api_token: {TOKEN}}}\n", tmp_path) as s:
+        now = time.time()
+        for b in range(10):  # 50,000 series
+            batch = [Sample(Labels.of("card_boom", id=str(b * 5000 + i)), now - 30, 1.0) for i in range(5000)]
+            assert push(s.url, batch).status_code == 204
+        cases = [("/api/v1/query", {"query": "card_boom + on(id) group_left card_boom", "timeout": "100ms"}),
+                 ("/api/v1/query", {"query": "card_boom + on(id) group_left card_boom", "timeout": "1s"}),
+                 ("/api/v1/query_range", {"query": "card_boom + on(id) group_left card_boom", "timeout": "1s",
+                                          "start": str(now - 3600), "end": str(now), "step": "15"})]
+        for path, params in cases:
+            t0 = time.monotonic()
+            r = httpx.get(f"{s.url}{path}", params=params, timeout=60)
+            took = time.monotonic() - t0
+            limit = float(params["timeout"].removesuffix("ms")) / 1000 if params["timeout"].endswith("ms") \
+                else float(params["timeout"].removesuffix("s"))
+            print(f"{path} timeout={params['timeout']}: {r.status_code} after {took:.3f} s")
+            assert r.status_code == 503 and r.json()["errorType"] == "timeout", r.text[:200]
+            slack = 0.1 if limit < 1 else 0.0  # loopback HTTP on a shared machine, for the 100 ms case
+            assert took < 1.5 * limit + slack, f"{path} {params['timeout']}: answered after {took:.3f} s"
+        ok = httpx.get(f"{s.url}/api/v1/query", params={"query": "count(card_boom)"}, timeout=60)
+        assert ok.status_code == 200  # the cut queries' workers stopped: the server answers
