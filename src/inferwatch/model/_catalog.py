@@ -519,3 +519,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     REMOTE_WRITE_PENDING, REMOTE_WRITE_SENT_TOTAL, REMOTE_WRITE_FAILED_TOTAL, REMOTE_WRITE_DROPPED_TOTAL,
     REMOTE_WRITE_RETRIES_TOTAL,
 )
+
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)
+"""The SDK's default latency histogram bounds: inference latencies, 1 ms to 10 s, x2 / x2.5 steps."""
