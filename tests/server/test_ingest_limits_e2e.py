@@ -211,11 +211,12 @@ def test_query_deadlines_hold_whatever_the_shape(tmp_path: Path) -> None:
     # a range query with timeout=1s answered 503 after 5.6 s.
     with serve(f"storage: {{type: memory}}\nserver: {{api_token: {TOKEN}}}\n", tmp_path) as s:
         now = time.time()
-        for b in range(10):  # 50,000 series
+        for b in range(20):  # 100,000 series
             batch = [Sample(Labels.of("card_boom", id=str(b * 5000 + i)), now - 30, 1.0) for i in range(5000)]
             assert push(s.url, batch).status_code == 204
         cases = [("/api/v1/query", {"query": "card_boom + on(id) group_left card_boom", "timeout": "100ms"}),
-                 ("/api/v1/query", {"query": "card_boom + on(id) group_left card_boom", "timeout": "1s"}),
+                 ("/api/v1/query", {"query": "sum by (id) (card_boom + on(id) group_left card_boom) "
+                                             "* on(id) group_left card_boom", "timeout": "1s"}),
                  ("/api/v1/query_range", {"query": "card_boom + on(id) group_left card_boom", "timeout": "1s",
                                           "start": str(now - 3600), "end": str(now), "step": "15"})]
         for path, params in cases:
