@@ -53,4 +53,8 @@ def test_without_slos_the_page_says_how_to_declare_them(tmp_path: Path, page: Wa
         page.page.wait_for_selector("body[data-ready='slos']", timeout=TIMEOUT_MS)
         assert "declare slos: or slo_files:" in page.page.inner_text("#slo-empty")
         assert page.page.locator("#nav a.active").inner_text() == "SLOs"
+        page.page.click("#lang")  # 简体中文: the page's texts too
+        page.page.wait_for_selector("html[lang='zh-CN'] body[data-ready='slos']", timeout=TIMEOUT_MS)
+        assert page.page.inner_text("#slo-empty").startswith("没有 SLO")
+        assert page.page.locator("#nav a.active").inner_text() == "SLO"
         assert page.take() == []
