@@ -143,6 +143,7 @@ def test_generation_alert_names_its_traces_on_the_card_and_in_the_message(
                 card.locator("p.traces a.trace").first.wait_for(timeout=20_000)
                 links = card.locator("p.traces a.trace").all_inner_texts()
                 href = card.locator("p.traces a.trace").first.get_attribute("href")
+                card_text = card.inner_text()
                 assert page.take() == []
             finally:
                 ctx.close()
@@ -153,6 +154,8 @@ def test_generation_alert_names_its_traces_on_the_card_and_in_the_message(
     assert len(first) == 32 and ann["example_traces"].startswith(f"{first} (3")  # TTFT ~3 s: the trace's
     assert ann["trace_url"] == f"{s.url}/api/v1/traces/{first}"  # absolute: the address serve listens on
     assert links and links[0] == first and href == f"api/v1/traces/{first}"
+    # the next step is this alert's (its route's robot), not the P1 tier's degrade action
+    assert "next step: wecom message" in card_text and "degrade" not in card_text
     (text, *_) = messages
     assert f"example traces: {first} (3" in text
     assert f"slowest trace: [{s.url}/api/v1/traces/{first}]({s.url}/api/v1/traces/{first})" in text
