@@ -1,4 +1,4 @@
-"""Issue 40 #5: status that is true: a print without credentials is not "sent"; the next step is the rule's."""
+"""Issue 40 #5: true status: a print without credentials is not "sent"; the next step is the rule's."""
 
 from __future__ import annotations
 
