@@ -6,7 +6,7 @@ aggregates (numpy) and prometheus-client renders the exposition.
 
 from inferwatch.sdk._aggregator import Aggregator
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, read_sample
-from inferwatch.sdk._generation import Generation
+from inferwatch.sdk._generation import Generation, GenerationSettings, Price
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
@@ -17,10 +17,12 @@ __all__ = [
     "Aggregator",
     "AsgiMiddleware",
     "Generation",
+    "GenerationSettings",
     "MetricsApp",
     "MetricsServer",
     "Monitor",
     "MonitorCollector",
+    "Price",
     "Tracking",
     "WsgiMiddleware",
     "read_sample",
