@@ -136,6 +136,15 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
         source_matchers=('tier="P0"',), target_matchers=('tier=~"P1|P2"', 'dimension="service"'),
         equal=("service",),
     ),
+    # An SLO's faster burn-rate alert mutes its slower ones (inferwatch.slo's slo_alert label).
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="fast_page"',), target_matchers=('slo_alert=~"slow_page|ticket"',),
+        equal=("sloth_id",),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="slow_page"',), target_matchers=('slo_alert="ticket"',),
+        equal=("sloth_id",),
+    ),
 )
 
 DEFAULT_RECEIVERS: tuple[ReceiverSpec, ...] = (

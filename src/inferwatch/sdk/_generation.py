@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from inferwatch._exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._monitor import Monitor
+    from inferwatch.sdk._hooks import MonitorHooks as Monitor  # the hooks it uses: no import cycle
 
 log = logging.getLogger("inferwatch.sdk")
 
@@ -209,29 +209,29 @@ class Generation:
             mark.explicit = True
             self._t0 = mark.t0
         else:
-            self._t0 = self._monitor._mono()
+            self._t0 = self._monitor.monotonic()
         return self
 
     def tokens(self, n: int = 1) -> None:
         """``n`` more output tokens were produced (the hot path: an int add)."""
         self.output_tokens += n
         if self._first < 0.0:
-            self._first = self._monitor._mono()
+            self._first = self._monitor.monotonic()
 
     def first_token(self) -> None:
         """Mark the first token's time now (without counting it); later calls change nothing."""
         if self._first < 0.0:
-            self._first = self._monitor._mono()
+            self._first = self._monitor.monotonic()
 
     def dequeued(self) -> None:
         """Mark the end of queueing: queue time is the time from arrival to this call."""
         if self._queue < 0.0:
-            self._queue = self._monitor._mono() - self._t0
+            self._queue = self._monitor.monotonic() - self._t0
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         m, t0 = self._monitor, self._t0
-        duration = m._mono() - t0
+        duration = m.monotonic() - t0
         ttft = self._first - t0 if self._first >= 0.0 else None
         status = self.status if exc_type is None else _failed_status(exc_type)
         record(m, self.route, self.model, status, ttft, duration, self.input_tokens, self.output_tokens,

@@ -10,13 +10,13 @@ route. Both paths give the same aggregates (a test checks it).
 from __future__ import annotations
 
 import math
+import numbers
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-import numpy as np
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Exemplar
@@ -30,8 +30,6 @@ MAX_ROUTES = 1000
 
 OTHER_ROUTE = "<other>"
 """The route label value that collects routes beyond ``MAX_ROUTES``."""
-
-_NUMBER = (int, float, np.integer, np.floating)
 
 
 def _plain_types(routes: Sequence[Any], statuses: Sequence[Any], durations: Sequence[Any]) -> bool:
@@ -51,12 +49,12 @@ def _valid(route: Any, status: Any, duration: Any) -> bool:
     """A request observation is usable: str route, HTTP status 100-599, finite duration >= 0."""
     return bool(
         isinstance(route, str)
-        and isinstance(status, int | np.integer)
+        and isinstance(status, numbers.Integral)  # numpy's integers too, without importing numpy
         and not isinstance(status, bool)
-        and 100 <= status <= 599
-        and isinstance(duration, _NUMBER)
+        and 100 <= int(status) <= 599
+        and isinstance(duration, numbers.Real)
         and not isinstance(duration, bool)
-        and 0.0 <= duration < math.inf
+        and 0.0 <= float(duration) < math.inf
     )
 
 
@@ -168,6 +166,8 @@ class RequestAggregates:
         self.invalid += bad
 
     def _add_large(self, routes: Sequence[str], statuses: Sequence[int], durations: Sequence[float]) -> None:
+        import numpy as np  # loaded by the first large batch, not by ``import inferwatch.sdk``
+
         status = np.fromiter(statuses, np.int64, len(statuses))
         dur = np.fromiter(durations, np.float64, len(durations))
         ok = (status >= 100) & (status <= 599) & (dur >= 0.0) & (dur < math.inf)  # NaN fails both
