@@ -7,6 +7,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from inferwatch.alerting._message import render
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
@@ -87,8 +88,15 @@ def trace_lines(a: Alert, *, markdown: bool = False) -> list[str]:
     return out
 
 
-def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "") -> str:
-    """The whole message: a title and lines per group, then notes and the dashboard link."""
+def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "",
+                      language: str = "en", timezone: str = "UTC") -> str:
+    """The whole message: a title and lines per group, then notes and the dashboard link.
+
+    In another language or time zone than English and UTC, the bilingual renderer writes it.
+    """
+    if language != "en" or timezone != "UTC":
+        return render(n, language=language, timezone=timezone, external_url=external_url,
+                      markdown=markdown).fit(1 << 30)
     parts: list[str] = []
     for g in n.groups if n.kind != "digest" else ():
         title = group_title(g)
