@@ -34,6 +34,12 @@ const ZH = new Map(Object.entries({
   "Anomalous samples and low confidence": "异常样本与低置信度", "Conversion rate": "转化率",
   "no running A/B tests": "没有进行中的 A/B 测试", "no data in this range": "此时间范围内没有数据",
   "lines:": "阈值线：",
+  // the SLOs page
+  SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
+  "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
+  "ticket windows burning": "工单窗口超标",
+  "no burn rate yet: the SLI's requests are not recorded in this range": "此时间范围内尚无燃烧率：SLI 的请求未被记录",
+  "no SLOs: declare slos: or slo_files: in the config (docs/slo.md)": "没有 SLO：在配置中声明 slos: 或 slo_files:（docs/slo.md）",
 }));
 
 const PATTERNS = [
@@ -45,6 +51,8 @@ const PATTERNS = [
   [/^digest (\S+): due (.+), (\d+) alerts$/, "汇总 $1：$2 发送，$3 条告警"],
   [/^and (\d+) earlier \(see the timeline\)$/, "另有 $1 条更早的记录（见时间线）"],
   [/^(\d+) firing$/, "$1 个告警中"],
+  [/^objective ([\d.]+) % over (\w+)$/, "目标 $1 %，周期 $2"], [/^firing: (\S+)$/, "告警中：$1"],
+  [/^(\S+): burn rate$/, "$1：燃烧率"],
 ];
 
 export function lang() {
