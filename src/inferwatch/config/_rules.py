@@ -329,6 +329,9 @@ class RulesConfig(FrozenModel):
     overrides: dict[str, RuleOverride] = Field(
         default_factory=dict, description="changes to loaded rules by name (for, threshold, tier, labels, "
         "annotations), without copying the whole rule")
+    slo_replaces_static: bool = Field(
+        False, description="a service with an availability (latency) SLO drops the default pack's "
+        "error-rate (latency) rules: its burn-rate alerts page instead (docs/slo.md)")
 
     @field_validator("packs", mode="before")
     @classmethod

@@ -8,7 +8,7 @@ from importlib import resources
 import yaml
 from pydantic import TypeAdapter
 
-from inferwatch.config._rules import RuleSpec
+from inferwatch.config import RuleSpec
 
 __all__ = ["default_rule_specs", "edge_rule_specs"]
 

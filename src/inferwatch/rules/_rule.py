@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config import Config
-from inferwatch.config._rules import DynamicThreshold, RuleOverride, RuleSpec
+from inferwatch.config import Config, DynamicThreshold, RuleOverride, RuleSpec
 from inferwatch.model import Dimension, Tier
 from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 from inferwatch.rules._promql import Binary, Expr, Number, PromQLError, parse_promql
@@ -39,6 +38,7 @@ class Rule:
     annotations: Mapping[str, str] = field(default_factory=dict)
     dynamic: DynamicThreshold | None = None
     resolve_threshold: float | None = None
+    condition: Expr | None = None  # a whole alert expression, no threshold (SLO burn-rate rules)
 
     @classmethod
     def from_spec(cls, spec: RuleSpec) -> Rule:
@@ -72,6 +72,8 @@ class Rule:
     @property
     def expr(self) -> Expr | None:
         """The alert expression (signal, comparison, threshold); ``None``: dynamic, no fallback."""
+        if self.condition is not None:
+            return self.condition
         t = self.static_threshold
         return None if t is None else Binary(self.comparison, self.signal, Number(t))
 

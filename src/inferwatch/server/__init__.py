@@ -10,6 +10,7 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
+from inferwatch.server._slo_api import slo_routes
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server._wiring import (
     ALERT_STATE_FILE,
@@ -40,5 +41,6 @@ __all__ = [
     "parse_listen",
     "preflight",
     "serve",
+    "slo_routes",
     "trace_routes",
 ]
