@@ -27,7 +27,8 @@ from inferwatch.alerting._notes_zh import translate_note
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.rules import Alert
 
-__all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "utf8_cost"]
+__all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "trace_lines",
+           "utf8_cost"]
 
 Cost = Callable[[str], int]
 
@@ -189,8 +190,27 @@ def _alert_line(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool)
     return f"{bullet}{w.resolved if resolved else w.firing}: {own}{value} ({when})"
 
 
+TRACE_WORDS = {"en": ("example traces", "slowest trace"), "zh-CN": ("慢请求示例追踪", "最慢的追踪")}
+"""The two trace lines' words per language (a latency alert's exemplars: ``TraceLinks``)."""
+
+
+def trace_lines(a: Alert, language: str = "en", markdown: bool = False) -> list[str]:
+    """A latency alert's example slow traces and the link to the slowest (none without them)."""
+    examples, slowest = TRACE_WORDS.get(language, TRACE_WORDS["en"])
+    traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
+    out = [f"    {examples}: {traces}"] if traces else []
+    if url:
+        out.append(f"    {slowest}: [{url}]({url})" if markdown else f"    {slowest}: {url}")
+    return out
+
+
+def _alert_block(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, language: str) -> Block:
+    traces = [] if a.resolved(g.now) else trace_lines(a, language, markdown)
+    return Block((_alert_line(a, g, w, tz, markdown), *traces), 1)
+
+
 def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool,
-                  header: bool = True) -> list[Block]:
+                  header: bool = True, language: str = "en") -> list[Block]:
     title = _title(g, w)
     head = [f"**{title}**" if markdown else title] if header else []
     info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
@@ -199,7 +219,7 @@ def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool,
     summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
     if summary:
         head.append(f"> {summary}" if markdown else summary)
-    return [Block(tuple(head)), *(Block((_alert_line(a, g, w, tz, markdown),), 1) for a in g.alerts)]
+    return [Block(tuple(head)), *(_alert_block(a, g, w, tz, markdown, language) for a in g.alerts)]
 
 
 def render(n: Notification, *, language: str = "en", timezone: str = "UTC", external_url: str = "",
@@ -212,7 +232,7 @@ def render(n: Notification, *, language: str = "en", timezone: str = "UTC", exte
     tz = ZoneInfo(timezone)
     blocks: list[Block] = []
     for i, g in enumerate(n.groups if n.kind != "digest" else ()):
-        blocks += _group_blocks(g, w, tz, markdown, header or i > 0)
+        blocks += _group_blocks(g, w, tz, markdown, header or i > 0, language)
     blocks += [Block((translate_note(note, language),)) for note in n.notes]
     first = n.groups[0] if n.groups and n.kind != "digest" else None
     title = _title(first, w) if first is not None else (n.notes[0] if n.notes else "inferwatch")

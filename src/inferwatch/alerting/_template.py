@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inferwatch.alerting._message import render
+from inferwatch.alerting._message import trace_lines as message_trace_lines
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
@@ -81,11 +82,7 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
 
 def trace_lines(a: Alert, *, markdown: bool = False) -> list[str]:
     """The example slow traces of a latency alert and the link to the slowest (none without them)."""
-    traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
-    out = [f"    example traces: {traces}"] if traces else []
-    if url:
-        out.append(f"    slowest trace: [{url}]({url})" if markdown else f"    slowest trace: {url}")
-    return out
+    return message_trace_lines(a, "en", markdown)
 
 
 def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "",
