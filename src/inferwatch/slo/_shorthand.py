@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from inferwatch.config._slo import SloSpec
+from inferwatch.config import SloSpec
 from inferwatch.model import metrics
 from inferwatch.slo._model import WINDOW_TEMPLATE, AlertSpec, EventsSli, Slo
 
