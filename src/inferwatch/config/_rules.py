@@ -123,9 +123,12 @@ class UpSignal(_Signal):
 
 
 class FeaturePsiSignal(_Signal):
-    """Per-feature PSI from the quality monitors."""
+    """Per-feature PSI from the quality monitors, only where it exceeds its no-drift critical value."""
 
     type: Literal["feature_psi"] = "feature_psi"
+    above_critical: bool = Field(
+        True, description="require PSI > inferwatch_feature_psi_critical too (noise in a small window "
+                          "cannot fire); false: the threshold alone")
 
 
 class AnomalousRatioSignal(_Signal):

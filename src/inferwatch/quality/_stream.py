@@ -11,6 +11,14 @@ At the end of each tumbling window (``quality.window``, 1 h by default, on the
 time the SDK passes in) the counts are scored against the profile and the
 window's values replace the exposed ones; an empty window exposes no PSI
 (the series go absent) and ``inferwatch_drift_window_samples`` 0.
+
+Evidence rule: a window with fewer than ``min_samples`` rows (default
+:data:`MIN_WINDOW_SAMPLES`) publishes its size but no PSI, critical value or
+anomalous ratio. Under no drift ``PSI / (1/N + 1/M)`` is about chi-square with
+``B − 1`` degrees of freedom, so at M = 1000 rows and 10 bins the 99.9th
+percentile of a PSI from noise is 0.028 (simulated; chi-square says 0.031):
+under a third of the 0.1 warning threshold. A 14-row window reaches 1.87 by
+chance, which is how a feature that never moved asked for a rollback.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import numpy as np
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
+from inferwatch._exceptions import InputError
 from inferwatch.model import metrics as catalog
 from inferwatch.quality._anomaly import FittedAnomaly, SupportDetector
 from inferwatch.quality._binning import IntArray
@@ -32,7 +41,10 @@ from inferwatch.quality._report import FeatureDrift
 from inferwatch.quality._rows import Block, Layout
 from inferwatch.quality._window import TumblingWindow
 
-__all__ = ["DriftAggregator", "WindowDrift"]
+__all__ = ["MIN_WINDOW_SAMPLES", "DriftAggregator", "WindowDrift"]
+
+MIN_WINDOW_SAMPLES = 1000
+"""Rows a window needs before its PSI is published (``quality.min_window_samples``; see above)."""
 
 
 class WindowDrift:
@@ -81,7 +93,11 @@ class DriftAggregator:
         window: float = 3600.0,
         detector: DriftDetector | None = None,
         anomaly: FittedAnomaly | None = None,
+        min_samples: int = MIN_WINDOW_SAMPLES,
     ) -> None:
+        if min_samples < 1:
+            raise InputError(f"min_samples must be at least 1, got {min_samples}")
+        self.min_samples = min_samples
         self.profile = profile
         self.labels = (service, model)
         binned = detector or DriftDetector(statistics=frozenset({"psi", "js"}))
@@ -155,11 +171,12 @@ class DriftAggregator:
         anomalous = _gauge(catalog.ANOMALOUS_SAMPLES_RATIO)
         rows = _gauge(catalog.DRIFT_WINDOW_SAMPLES)
         if last is not None:
-            for name, s in last.features.items():
-                psi.add_metric([svc, model, name], s.psi)
-                crit.add_metric([svc, model, name], s.psi_critical)
-            if last.anomalous_ratio is not None:
-                anomalous.add_metric([svc, model], last.anomalous_ratio)
+            if last.rows >= self.min_samples:  # the evidence rule: below it, only the size
+                for name, s in last.features.items():
+                    psi.add_metric([svc, model, name], s.psi)
+                    crit.add_metric([svc, model, name], s.psi_critical)
+                if last.anomalous_ratio is not None:
+                    anomalous.add_metric([svc, model], last.anomalous_ratio)
             rows.add_metric([svc, model], float(last.rows))
         bad = CounterMetricFamily(catalog.QUALITY_INVALID_TOTAL.family, catalog.QUALITY_INVALID_TOTAL.help,
                                   labels=catalog.QUALITY_INVALID_TOTAL.labels)

@@ -89,7 +89,11 @@ def _(spec: UpSignal) -> str:
 
 @signal_promql.register
 def _(spec: FeaturePsiSignal) -> str:
-    return _sel(metrics.FEATURE_PSI.name, spec.matchers)
+    psi = _sel(metrics.FEATURE_PSI.name, spec.matchers)
+    if not spec.above_critical:
+        return psi
+    # a filtering comparison keeps the PSI as the value, so "> threshold" applies to it next
+    return f"{psi} > {_sel(metrics.FEATURE_PSI_CRITICAL.name, spec.matchers)}"
 
 
 @signal_promql.register
