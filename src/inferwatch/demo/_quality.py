@@ -58,7 +58,8 @@ def quality_components(window_s: float = 300.0, seed: int | None = None) -> tupl
     profile = build_profile({name: reference[:, i] for i, name in enumerate(FEATURES)})
     # the demo's compressed windows hold a few hundred rows, fewer than the production default;
     # the default pack's critical-value guard still keeps noise from firing
-    drift = DriftAggregator(profile, service=SERVICE, model=MODEL, window=window_s, min_samples=DEMO_MIN_SAMPLES)
+    drift = DriftAggregator(profile, service=SERVICE, model=MODEL, window=window_s,
+                            min_samples=DEMO_MIN_SAMPLES)
     confidence = ConfidenceAggregator(service=SERVICE, model=MODEL, window=window_s)
     view = DriftView(drift)
     return DemoComponents(aggregators=[drift, confidence], parts=[view]), view
