@@ -110,10 +110,13 @@ class ErrorRatioSignal(_Windowed):
 
 
 class UnavailableRatioSignal(_Windowed):
-    """Rate of HTTP 503 responses over the rate of all requests."""
+    """Rate of HTTP 503 responses over the rate of all requests (held while traffic has stopped)."""
 
     type: Literal["unavailable_ratio"] = "unavailable_ratio"
     code: str = Field("503", description="exact code")
+    idle_hold: Duration = Field(
+        3600.0, ge=0, description="while the service has no requests at all, keep the last ratio it had "
+                                  "within this long (an outage that also stops traffic stays firing); 0: off")
 
 
 class UpSignal(_Signal):

@@ -79,7 +79,16 @@ def _(spec: ErrorRatioSignal) -> str:
 
 @signal_promql.register
 def _(spec: UnavailableRatioSignal) -> str:
-    return _ratio(f'code="{spec.code}"', spec)
+    ratio = _ratio(f'code="{spec.code}"', spec)
+    if not spec.idle_hold:
+        return ratio
+    # No requests make the ratio 0/0 = NaN, and the alert would resolve without a word when an
+    # outage also stops the traffic: while the service has none, the last defined ratio (within
+    # idle_hold, NaN filtered out by ">= 0") stands in for it.
+    w, by = format_duration(spec.window), _by(spec.by)
+    whole = f"sum by ({by}) (rate({_sel(metrics.REQUESTS_TOTAL.name, spec.matchers)}[{w}]))"
+    return (f"({ratio}) >= 0 or (last_over_time((({ratio}) >= 0)[{format_duration(spec.idle_hold)}:{w}]) "
+            f"and on ({by}) {whole} == 0)")
 
 
 @signal_promql.register

@@ -301,21 +301,28 @@ class Monitor:
             return []
 
     # --- integration ------------------------------------------------------------------------
-    def asgi(self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = ()) -> AsgiApp:
+    def asgi(
+        self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = (),
+        exclude: Iterable[str] | None = None,
+    ) -> AsgiApp:
         """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded.
 
         Streamed token responses (``text/event-stream``, or the ``generative`` routes)
-        are also recorded as generations, first body chunk = first token.
+        are also recorded as generations, first body chunk = first token. Paths in
+        ``exclude`` (default: ``/metrics`` and the health probes) are not recorded.
         """
-        from inferwatch.sdk._middleware import AsgiMiddleware
+        from inferwatch.sdk._middleware import EXCLUDED_PATHS, AsgiMiddleware
 
-        return AsgiMiddleware(app, self, route, generative)
+        return AsgiMiddleware(app, self, route, generative, EXCLUDED_PATHS if exclude is None else exclude)
 
-    def wsgi(self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None) -> WsgiApp:
-        """Wrap a WSGI app (Flask, Django) so each request is recorded."""
-        from inferwatch.sdk._middleware import WsgiMiddleware
+    def wsgi(
+        self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None,
+        exclude: Iterable[str] | None = None,
+    ) -> WsgiApp:
+        """Wrap a WSGI app (Flask, Django) so each request is recorded (``exclude``: as for ``asgi``)."""
+        from inferwatch.sdk._middleware import EXCLUDED_PATHS, WsgiMiddleware
 
-        return WsgiMiddleware(app, self, route)
+        return WsgiMiddleware(app, self, route, EXCLUDED_PATHS if exclude is None else exclude)
 
     def metrics_app(self) -> MetricsApp:
         """An ASGI app serving the exposition (OpenMetrics when the Accept header asks)."""
