@@ -11,8 +11,8 @@ from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
-__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id", "notification_text",
-           "parse_rfc3339", "rfc3339", "truncate_utf8", "webhook_payload"]
+__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
+           "notification_text", "parse_rfc3339", "rfc3339", "truncate_utf8", "webhook_payload"]
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
