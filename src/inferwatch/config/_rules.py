@@ -115,7 +115,7 @@ class UnavailableRatioSignal(_Windowed):
     type: Literal["unavailable_ratio"] = "unavailable_ratio"
     code: str = Field("503", description="exact code")
     idle_hold: Duration = Field(
-        3600.0, ge=0, description="while the service has no requests at all, keep the last ratio it had "
+        1800.0, ge=0, description="while the service has no requests at all, keep the last ratio it had "
                                   "within this long (an outage that also stops traffic stays firing); 0: off")
 
 
