@@ -18,6 +18,8 @@ def test_summary_counts_and_names_the_alerts_of_a_group() -> None:
     g = _group(*(alert("FeatureDriftReview", feature=f, value=0.3) for f in ("age", "income", "clicks")))
     assert group_summary(g) == "3 features: age, income, clicks"
     assert group_lines(g)[0] == "3 features: age, income, clicks"
+    storm = _group(*(alert("FeatureDriftReview", instance=f"h{i}") for i in range(500)))
+    assert group_summary(storm) == "500 instances: " + ", ".join(f"h{i}" for i in range(10)) + " and 490 more"
     one = _group(alert("FeatureDriftReview", feature="age"))
     assert group_summary(one) == "FeatureDriftReview on ranker"  # one alert: its own summary
 

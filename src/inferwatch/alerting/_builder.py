@@ -2,6 +2,7 @@
 
     per receiver:  mute -> actions -> dedup -> enqueue   (outbox -> that receiver's queue)
     per digest:    mute -> actions -> digest             (delivered through its target's queue)
+    actions:       ledger claim -> the executor (a thread per run in the server), with the action's timeout
 
 Everything varying is injected (HTTP client, random generator, executor, output
 stream); the stores come in opened (``Stores.open``), so the builder writes no SQL.
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from inferwatch.alerting._acks import Acks
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
 from inferwatch.alerting._alertstore import AlertStore
 from inferwatch.alerting._build import build_action, build_notifier
@@ -47,12 +49,13 @@ class Stores:
     outbox: Outbox
     alerts: AlertStore
     ledger: ActionLedger
+    acks: Acks
 
     @classmethod
     def open(cls, db: StateDB) -> Stores:
         """Load every store from ``db``."""
         return cls(db, NotificationLog(db), Silences(db), RecordLog(db), Outbox(db), AlertStore(db),
-                   ActionLedger(db))
+                   ActionLedger(db), Acks(db))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +93,9 @@ class PipelineBuilder:
         mute = MuteStage([inhibitor, stores.silences])
         built = self._actions if self._actions is not None else [
             build_action(a, self._http) for a in cfg.effective_actions()]
-        act = ActionStage(built, stores.ledger, on_action, once_per={
-            a.name: (a.once_per, a.cooldown) for a in cfg.effective_actions()})
+        specs = cfg.effective_actions()
+        act = ActionStage(built, stores.ledger, on_action, {a.name: (a.once_per, a.cooldown) for a in specs},
+                          executor=self._executor, timeouts={a.name: a.timeout for a in specs}, wake=wake)
         stages = Stages(inhibitor, mute, act, {}, {}, {}, {})
         enqueue: dict[str, EnqueueStage] = {}
         for spec in cfg.effective_receivers():
@@ -102,14 +106,14 @@ class PipelineBuilder:
             queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)
-            stages.chains[spec.name] = StageChain([mute, act, DedupStage(stores.nflog, spec.send_resolved),
-                                                   enqueue[spec.name]])
+            dedup = DedupStage(stores.nflog, spec.send_resolved, stores.acks)
+            stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), dedup, enqueue[spec.name]])
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 send = _digest_sender(spec.deliver_to, StageChain([enqueue[spec.deliver_to]]))
                 digest = DigestStage(spec.name, spec.at, spec.timezone, stores.db, send, now)
                 stages.digests[spec.name] = digest
-                stages.chains[spec.name] = StageChain([mute, act, digest])
+                stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), digest])
         return stages
 
     def _queue(self, spec: ReceiverSpec, notifier: Notifier, outbox: Outbox, outcomes: DeliveryHooks,

@@ -12,7 +12,10 @@ from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
 __all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
-           "notification_text", "parse_rfc3339", "rfc3339", "truncate_utf8", "webhook_payload"]
+           "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
+
+SUMMARY_NAMES, SUMMARY_CHARS = 10, 300
+"""A group summary names at most this many values, in at most this many characters (a storm stays short)."""
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
@@ -74,7 +77,9 @@ def group_summary(g: AlertGroup) -> str:
     if not differing:
         return next((a.annotations.get("summary", "") for a in shown if a.annotations.get("summary")), "")
     name, values = max(differing.items(), key=lambda kv: len(kv[1]))  # the label that tells them apart
-    return f"{len(shown)} {name}{'' if name.endswith('s') else 's'}: {', '.join(values)}"
+    named = ", ".join(values[:SUMMARY_NAMES])[:SUMMARY_CHARS]
+    more = f" and {len(values) - SUMMARY_NAMES} more" if len(values) > SUMMARY_NAMES else ""
+    return f"{len(shown)} {name}{'' if name.endswith('s') else 's'}: {named}{more}"
 
 
 def _shown(g: AlertGroup) -> tuple[Alert, ...]:
@@ -96,6 +101,17 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
         when = f"since {_when(a.starts_at)}" if status == "firing" else f"ended {_when(a.ends_at or 0)}"
         bullet = "- " if markdown else "  "
         out.append(f"{bullet}{status}: {own}{_value(a)} ({when})")
+        if status == "firing":
+            out.extend(trace_lines(a, markdown=markdown))
+    return out
+
+
+def trace_lines(a: Alert, *, markdown: bool = False) -> list[str]:
+    """The example slow traces of a latency alert and the link to the slowest (none without them)."""
+    traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
+    out = [f"    example traces: {traces}"] if traces else []
+    if url:
+        out.append(f"    slowest trace: [{url}]({url})" if markdown else f"    slowest trace: {url}")
     return out
 
 

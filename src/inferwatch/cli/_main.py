@@ -30,6 +30,10 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("edge", "inferwatch.cli._edge"),
     ("diagnose", "inferwatch.cli._diagnose"),
     ("silence", "inferwatch.cli._silence"),
+    ("ack", "inferwatch.cli._ack"),
+    ("history", "inferwatch.cli._history"),
+    ("oncall", "inferwatch.cli._oncall"),
+    ("slo", "inferwatch.cli._slo"),
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

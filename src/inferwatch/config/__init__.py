@@ -5,7 +5,7 @@
 30.0
 """
 
-from inferwatch.config import _env as env
+from inferwatch import _env as env
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig

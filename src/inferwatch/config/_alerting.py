@@ -18,6 +18,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._alertmanagers import AlertmanagerSpec
+from inferwatch.config._oncall import SCHEDULE_PREFIX, EscalationSpec, HistoryConfig, OnCallConfig
 from inferwatch.config._receivers import (
     ActionSpec,
     DegradeActionSpec,
@@ -46,6 +47,7 @@ class RouteSpec(FrozenModel):
     group_interval: Duration | None = Field(None, gt=0)
     repeat_interval: Duration | None = Field(None, gt=0)
     continue_: bool = Field(False, alias="continue")
+    escalation: str | None = Field(None, description="an escalation policy's name (inherited)")
     routes: tuple[RouteSpec, ...] = ()
 
     model_config = FrozenModel.model_config | {"populate_by_name": True}
@@ -70,6 +72,13 @@ class RouteSpec(FrozenModel):
         out = {self.receiver} if self.receiver else set()
         for child in self.routes:
             out |= child.receivers()
+        return out
+
+    def escalations(self) -> set[str]:
+        """Every escalation policy named in this subtree."""
+        out = {self.escalation} if self.escalation else set()
+        for child in self.routes:
+            out |= child.escalations()
         return out
 
 
@@ -127,6 +136,15 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
         source_matchers=('tier="P0"',), target_matchers=('tier=~"P1|P2"', 'dimension="service"'),
         equal=("service",),
     ),
+    # An SLO's faster burn-rate alert mutes its slower ones (inferwatch.slo's slo_alert label).
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="fast_page"',), target_matchers=('slo_alert=~"slow_page|ticket"',),
+        equal=("sloth_id",),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="slow_page"',), target_matchers=('slo_alert="ticket"',),
+        equal=("sloth_id",),
+    ),
 )
 
 DEFAULT_RECEIVERS: tuple[ReceiverSpec, ...] = (
@@ -156,6 +174,9 @@ class AlertingConfig(FrozenModel):
     alertmanagers: tuple[AlertmanagerSpec, ...] = Field((), description="also push alerts to these")
     external_labels: dict[str, str] = Field(
         default_factory=dict, description="added to pushed alerts (and Prometheus's external_labels)")
+    escalations: tuple[EscalationSpec, ...] = ()
+    oncall: OnCallConfig = Field(default_factory=OnCallConfig)
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
 
     @field_validator("external_labels")
     @classmethod
@@ -192,7 +213,34 @@ class AlertingConfig(FrozenModel):
         actions = [a.name for a in self.actions]
         if len(actions) != len(set(actions)):
             raise ValueError(f"action names must be unique: {sorted(actions)}")
+        self._check_escalations(known)
         return self
+
+    def _check_escalations(self, known: set[str]) -> None:
+        policies = [e.name for e in self.escalations]
+        if len(policies) != len(set(policies)):
+            raise ValueError(f"escalation names must be unique: {sorted(policies)}")
+        unknown = sorted(self.route.escalations() - set(policies))
+        if unknown:
+            raise ValueError(f"route names unknown escalations {unknown} (known: {sorted(policies)})")
+        for e in self.escalations:
+            for i, step in enumerate(e.steps):
+                for target in step.notify:
+                    where = f"escalation {e.name!r} steps[{i}].notify"
+                    if target.startswith(SCHEDULE_PREFIX):
+                        found = self.oncall.layer(target)
+                        if found is None:
+                            raise ValueError(f"{where}: unknown schedule layer {target!r}")
+                        contacts = {k for m in found[1].members for k in m.contacts}
+                        if not contacts <= known:
+                            raise ValueError(f"{where}: {target!r} has contacts for unknown receivers "
+                                             f"{sorted(contacts - known)}")
+                    elif target not in known:
+                        raise ValueError(f"{where}: unknown receiver {target!r} (known: {sorted(known)})")
+
+    def escalation(self, name: str) -> EscalationSpec | None:
+        """The escalation policy called ``name``."""
+        return next((e for e in self.escalations if e.name == name), None)
 
     def effective_receivers(self) -> tuple[ReceiverSpec, ...]:
         """The defaults, each replaced by a configured receiver of the same name, then the rest."""

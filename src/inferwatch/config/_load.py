@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from inferwatch._env import ENV_CONFIG
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._env import ENV_CONFIG
 from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
 from inferwatch.config._yaml import safe_load_strict

@@ -66,6 +66,12 @@ SDK_INVALID_TOTAL = MetricSpec(
     "Observations rejected as invalid (non-numeric, negative or NaN duration, bad status code).",
     ("service", "kind"),
 )
+SDK_ERRORS_TOTAL = MetricSpec(
+    "inferwatch_sdk_errors_total", _C,
+    "Failures inside the SDK that it survived (kind=multiprocess: the shared directory's file); "
+    "the app kept serving.",
+    ("service", "kind"),
+)
 
 # --- sdk: generative serving (OpenTelemetry GenAI names in sdk/_generation.py) ---
 _GEN = (*_SVC, "route")
@@ -479,7 +485,8 @@ def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
 
 CATALOG: Mapping[str, MetricSpec] = _index(
     REQUESTS_TOTAL, REQUEST_DURATION, INFLIGHT_REQUESTS, SDK_DROPPED_TOTAL, SDK_QUEUE_CAPACITY,
-    SDK_INVALID_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT, GENERATION_DURATION,
+    SDK_INVALID_TOTAL, SDK_ERRORS_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT,
+    GENERATION_DURATION,
     GENERATION_QUEUE, GENERATION_INPUT_TOKENS_TOTAL, GENERATION_OUTPUT_TOKENS_TOTAL,
     GENERATION_TOKENS_PER_SECOND, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
@@ -509,3 +516,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     REMOTE_WRITE_PENDING, REMOTE_WRITE_SENT_TOTAL, REMOTE_WRITE_FAILED_TOTAL, REMOTE_WRITE_DROPPED_TOTAL,
     REMOTE_WRITE_RETRIES_TOTAL,
 )
+
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)
+"""The SDK's default latency histogram bounds: inference latencies, 1 ms to 10 s, x2 / x2.5 steps."""

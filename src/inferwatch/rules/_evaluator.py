@@ -22,6 +22,7 @@ from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
+from inferwatch.rules._recording import Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template
@@ -92,10 +93,13 @@ class Evaluator:
         self, rules: Sequence[Rule], store: Store, *, clock: Clock, sink: AlertSink | None = None,
         state: AlertStateStore | None = None, band_factory: BandProviderFactory | None = None,
         resend_delay: float = 60.0, band_save_every: float = 300.0,
+        recordings: Sequence[RecordingRule] = (),
     ) -> None:
         """``band_save_every``: seconds between saves of the baselines' state (alert state is
-        saved every round; baselines are large and losing minutes of their learning is harmless)."""
+        saved every round; baselines are large and losing minutes of their learning is harmless).
+        ``recordings`` run first each round, so the alert rules read what they wrote (SLO rules)."""
         self.rules = list(rules)
+        self.recordings = list(recordings)
         self.band_save_every = band_save_every
         self._bands_saved_at = -math.inf
         self.store = store
@@ -106,6 +110,7 @@ class Evaluator:
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
         self._memo = LabelMemo()
+        self._recorder = Recorder(self.recordings, store, self._memo)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         self._save_failing = False
         if band_factory is not None:
@@ -140,6 +145,8 @@ class Evaluator:
                     if a.state is not AlertState.PENDING]
 
     def _round(self, ts: float) -> list[Alert]:
+        if self.recordings:
+            self._recorder.record(ts)
         engine = QueryEngine(self.store, memo=self._memo)
         to_send: list[Alert] = []
         for rule in self.rules:
@@ -205,6 +212,8 @@ class Evaluator:
             held_series = {lab for lab, _ in vec if band.held(_band_key(rule, lab))}
         elif rule.expr is None:
             return [], set()
+        elif rule.hold_expr is not None:
+            vec = self._hysteresis(rule, engine, ts)
         else:
             vec = _vector(engine.instant(rule.expr, ts), rule)
         out: list[tuple[Labels, Mapping[str, str], float]] = []
@@ -220,6 +229,15 @@ class Evaluator:
             if labels in held_series:
                 held.add(alert_labels.fingerprint())
         return out, held
+
+    def _hysteresis(self, rule: Rule, engine: QueryEngine, ts: float) -> list[tuple[Labels, float]]:
+        # Past the threshold, or past the resolve threshold while its alert is active (pending or firing).
+        assert rule.expr is not None and rule.hold_expr is not None
+        fire = {lab for lab, _ in _vector(engine.instant(rule.expr, ts), rule)}
+        known = self._alerts.get(rule.name, {})
+        active = {fp for fp, a in known.items() if a.state in (AlertState.PENDING, AlertState.FIRING)}
+        return [(lab, v) for lab, v in _vector(engine.instant(rule.hold_expr, ts), rule)
+                if lab in fire or _alert_labels(rule, lab, v).fingerprint() in active]
 
     def _outside(self, rule: Rule, band: BandProvider, labels: Labels, ts: float, value: float) -> bool:
         assert rule.dynamic is not None

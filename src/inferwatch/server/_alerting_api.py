@@ -34,7 +34,8 @@ from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, pars
 from inferwatch.rules import Alert
 from inferwatch.server._am_api import am_error, am_routes
 
-__all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "resolve_api_token"]
+__all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "json_body", "resolve_api_token",
+           "write_guard"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,11 @@ def _write(token: Secret, fn: Endpoint, error: Callable[[int, str], Response] = 
         except InputError as exc:
             return error(400, str(exc))
     return guarded
+
+
+def write_guard(token: Secret, fn: Endpoint) -> Endpoint:
+    """``fn`` behind the bearer token, with ``InputError`` answered 400 (other APIs' writes)."""
+    return _write(token, fn)
 
 
 async def json_body(request: Request) -> Any:

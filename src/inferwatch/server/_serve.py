@@ -59,7 +59,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
-    from inferwatch.server._trace_links import TraceLinks
+    from inferwatch.server._trace_links import TraceLinks, listen_url
 
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
@@ -67,6 +67,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token)
+    from inferwatch.server._oncall_api import oncall_routes
+
+    routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
     from inferwatch.server._ingest import EdgeIngest, ingest_routes
 
     edge = EdgeIngest(config.edge, server.components.appender, clock,
@@ -77,6 +80,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState())  # OTLP metrics in
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
     routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.appender, clock), token))
+    from inferwatch.server._slo_api import slo_routes
+
+    routes.extend(slo_routes(server))  # /api/v1/slos
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
@@ -103,6 +109,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
+        if not config.server.external_url:  # trace links in messages must open from anywhere
+            sink.base_url = server.base_url = listen_url(host, bound_port)
         print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)

@@ -28,10 +28,10 @@ from inferwatch.rules import (
     BandProviderFactory,
     Evaluator,
     Rule,
-    load_rules,
 )
 from inferwatch.server._remote_write_out import RemoteWrite
 from inferwatch.server._scrape import ScrapeLoop
+from inferwatch.slo import Slo, load_rule_set
 from inferwatch.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ class ServerComponents:
     evaluator: Evaluator
     state: AlertStateStore | None
     remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
+    slos: tuple[Slo, ...] = ()  # the SLOs whose rules the evaluator runs (/api/v1/slos)
 
     @property
     def appender(self) -> Store:
@@ -114,7 +115,8 @@ def build_components(
             data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the data directory {data_dir}: {exc}") from exc
-    rules = load_rules(config)
+    rule_set = load_rule_set(config)  # the rules, the default pack and the SLOs' (recordings first)
+    rules = rule_set.alerts
     if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
         band_factory = band_provider_factory(config.baseline)
     if store is None:
@@ -125,17 +127,19 @@ def build_components(
                                  transport=transport)
     state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
     evaluator = Evaluator(
-        rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory
+        rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory,
+        recordings=rule_set.recordings,
     )
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport)
-    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote)
+    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote, rule_set.slos)
 
 
 def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
     their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
     from inferwatch.alerting import pipeline_from_config
+    from inferwatch.server._oncall_api import load_ack_key
 
     data_dir = data_dir_of(config) if config.storage.type == "sqlite" else None
-    return pipeline_from_config(config, data_dir, clock)
+    return pipeline_from_config(config, data_dir, clock, ack_key=load_ack_key(data_dir))

@@ -9,6 +9,7 @@ const PAGES = {
   silences: () => import("./silences.js"),
   explore: () => import("./explore.js"),
   drift: () => import("./drift.js"),
+  slos: () => import("./slo.js"),
   diagnose: () => import("./diagnose.js"),
 };
 let current = null;
