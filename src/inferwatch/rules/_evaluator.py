@@ -20,7 +20,7 @@ from inferwatch._exceptions import StoreError
 from inferwatch.config._rules import DynamicThreshold
 from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
-from inferwatch.rules._engine import EvalError, LabelMemo, QueryEngine
+from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
 from inferwatch.rules._recording import Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
@@ -144,10 +144,13 @@ class Evaluator:
             return [a.to_alert() for inst in self._alerts.values() for a in inst.values()
                     if a.state is not AlertState.PENDING]
 
+    rule_timeout: float = RULE_TIMEOUT_S
+    """Real seconds one rule may take; past it the rule is cut (logged), the round goes on."""
+
     def _round(self, ts: float) -> list[Alert]:
         if self.recordings:
             self._recorder.record(ts)
-        engine = QueryEngine(self.store, memo=self._memo)
+        engine = QueryEngine(self.store, memo=self._memo, timeout=self.rule_timeout)
         to_send: list[Alert] = []
         for rule in self.rules:
             try:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from inferwatch._exceptions import StoreError
+from inferwatch._exceptions import InputError, StoreError
 from inferwatch.model import STALE_NAN, Labels, Sample, is_stale_nan
 from inferwatch.rules._engine import EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._promql import Expr
@@ -67,7 +67,7 @@ class Recorder:
                 gone = self._last[i] - {s.labels for s in samples}
                 samples += [Sample(lab, ts, STALE_NAN) for lab in gone]
                 self.store.append(samples)
-            except (EvalError, StoreError) as exc:
+            except (EvalError, StoreError, InputError) as exc:  # InputError: over a server.limits limit
                 log.warning("recording rule %s: evaluation at %s failed: %s", rule.record, ts, exc)
                 continue
             self._last[i] = {s.labels for s in samples if not is_stale_nan(s.v)}

@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from inferwatch.model import parse_duration
+from inferwatch.model import matches_all, parse_duration
 from inferwatch.rules import Rule, format_go_float
 from inferwatch.server._runtime import Server
 from inferwatch.server._trace_links import trace_notes
@@ -109,8 +109,28 @@ def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any
             "activeAt": a.active_since, "value": format_go_float(a.value), "held": a.held,
             "query": queries.get(a.alertname, ""), "silencedBy": silenced,
             "inhibited": any(m.mutes(labels, now) for m in others),
+            "response": response_of(pipeline, labels),
         })
     return out
+
+
+def response_of(pipeline: Pipeline | None, labels: dict[str, str]) -> str:
+    """What the pipeline does for an alert: its matching actions, then the receivers its routes name.
+
+    The card's "next step" says this rather than the tier's generic response, so a P1
+    alert that no action matches does not promise the degrade action. A receiver
+    without credentials says it only prints.
+    """
+    if pipeline is None:
+        return ""
+    acts = [f"{a.name} action" for a in pipeline.act.actions if matches_all(a.matchers, labels)]
+    names = dict.fromkeys(r.options.receiver for r in pipeline.root.match(labels))
+    return " + ".join([*acts, *(_message_to(pipeline, n) for n in names)])
+
+
+def _message_to(pipeline: Pipeline, receiver: str) -> str:
+    status = getattr(pipeline.notifiers.get(receiver), "delivered_as", "sent")
+    return f"{receiver} message" if status == "sent" else f"{receiver} message, {status}"
 
 
 def _with_traces(server: Server, rule: Rule | None, annotations: Mapping[str, str], labels: dict[str, str],

@@ -25,7 +25,13 @@ from inferwatch.server._preflight import config_warnings
 from inferwatch.server._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
-from inferwatch.server._wiring import ServerComponents, build_components, build_pipeline, data_dir_of
+from inferwatch.server._wiring import (
+    ServerComponents,
+    build_components,
+    build_pipeline,
+    data_dir_of,
+    series_limits,
+)
 
 __all__ = ["parse_listen", "serve"]
 
@@ -66,7 +72,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
-    routes = alerting_routes(pipeline, token)
+    routes = alerting_routes(pipeline, token, series_limits(config.server.limits))  # alerts' labels too
     from inferwatch.server._oncall_api import oncall_routes
 
     routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
@@ -77,9 +83,12 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
     routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
-    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState())  # OTLP metrics in
+    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState(),  # OTLP metrics in
+                                       sample_limit=config.server.limits.sample_limit)
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
-    routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.appender, clock), token))
+    routes.extend(remote_write_routes(RemoteWriteReceiver(
+        server.components.appender, clock, sample_limit=config.server.limits.sample_limit,
+        label_limit=config.server.limits.label_limit), token))
     from inferwatch.server._slo_api import slo_routes
 
     routes.extend(slo_routes(server))  # /api/v1/slos

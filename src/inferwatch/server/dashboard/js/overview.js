@@ -26,8 +26,14 @@ function th(rules, t) {
 }
 
 function sections(sectionSpecs, rules) {
-  return sectionSpecs.map(({ section, panels }) => [section,
-    panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) }))]);
+  return sectionSpecs.map(({ section, panels, generative }) => [section,
+    panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) })), generative]);
+}
+
+// The LLM section is for services that record generations: hidden while every one of its panels is empty.
+function showIfData(group) {
+  const empty = group.panels.every((p) => p.el.dataset.state === "empty");
+  for (const el of group.els) el.hidden = empty;
 }
 
 async function abTests(el) {
@@ -59,11 +65,17 @@ export async function render(main, ctx) {
   const service = params.get("service") || services[0] || "";
   const rangeName = params.get("range") || "1h";
   const panels = [];
+  const optional = [];
   const body = h("div", {});
-  for (const [name, panelSpecs] of sections(specs, rules)) {
+  for (const [name, panelSpecs, generative] of sections(specs, rules)) {
     const made = panelSpecs.map(panel);
     panels.push(...made);
-    body.append(h("h2", {}, name), h("div", { class: "grid" }, made.map((p) => p.el)));
+    const els = [h("h2", { "data-section": name }, name), h("div", { class: "grid" }, made.map((p) => p.el))];
+    if (generative) {
+      for (const el of els) el.hidden = true;  // until its panels have data
+      optional.push({ panels: made, els });
+    }
+    body.append(...els);
   }
   const ab = h("div", { id: "abtests" });
   body.lastChild.append(h("section", { class: "panel" }, h("h3", {}, "A/B tests"), ab));
@@ -76,6 +88,7 @@ export async function render(main, ctx) {
     const vars = { service, w: rateWindow(r) };
     // every query leaves now, all at once; each panel draws when its own answers are in
     await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {})]);
+    optional.forEach(showIfData);
     document.body.dataset.renderedAt = String(performance.now());  // since navigation start
     document.body.dataset.rendered = String(performance.now() - t0);
   }
