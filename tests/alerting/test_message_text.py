@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from alerting.conftest import alert
-from inferwatch.alerting import AlertGroup
+from inferwatch.alerting import AlertGroup, Notification
+from inferwatch.alerting._message import render
 from inferwatch.alerting._template import group_lines, group_summary
 from inferwatch.model import Labels
 
@@ -35,3 +36,15 @@ def test_a_firing_message_has_no_stale_resolved_lines() -> None:
     assert sum(ln.strip().startswith("firing:") for ln in lines) == 2
     done = _group(alert("FeatureDriftReview", feature="ctr", start=0.0, end=50.0))
     assert sum(ln.strip().startswith("resolved:") for ln in group_lines(done)) == 1
+
+
+def test_every_renderer_summarises_and_drops_stale_lines() -> None:
+    # rule: the bilingual renderer (WeCom, DingTalk, Feishu, zh-CN text) reads the same
+    g = _group(alert("FeatureDriftReview", feature="age", start=10.0),
+               alert("FeatureDriftReview", feature="ctr", start=0.0, end=50.0),
+               alert("FeatureDriftReview", feature="income", start=10.0))
+    for language in ("en", "zh-CN"):
+        text = render(Notification("wecom", (g,)), language=language, markdown=True).fit(1 << 20)
+        assert "2 features: age, income" in text
+        assert "ctr" not in text, text
+    assert group_summary(_group()) == ""

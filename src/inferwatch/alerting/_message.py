@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notes_zh import translate_note
 from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._summary import group_summary, shown_alerts
 from inferwatch.rules import Alert
 
 __all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "trace_lines",
@@ -216,10 +217,10 @@ def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool,
     info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
     if info and header:
         head.append(info)
-    summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
+    summary = group_summary(g)
     if summary:
         head.append(f"> {summary}" if markdown else summary)
-    return [Block(tuple(head)), *(_alert_block(a, g, w, tz, markdown, language) for a in g.alerts)]
+    return [Block(tuple(head)), *(_alert_block(a, g, w, tz, markdown, language) for a in shown_alerts(g))]
 
 
 def render(n: Notification, *, language: str = "en", timezone: str = "UTC", external_url: str = "",

@@ -10,14 +10,12 @@ from typing import Any
 from inferwatch.alerting._message import render
 from inferwatch.alerting._message import trace_lines as message_trace_lines
 from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._summary import group_summary, shown_alerts
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
 __all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
            "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
-
-SUMMARY_NAMES, SUMMARY_CHARS = 10, 300
-"""A group summary names at most this many values, in at most this many characters (a storm stays short)."""
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
@@ -64,31 +62,6 @@ def _value(a: Alert) -> str:
     return "" if math.isnan(a.value) else f" value={a.value:.4g}"
 
 
-def group_summary(g: AlertGroup) -> str:
-    """One alert's summary; for several, what they hold: ``3 features: age, income, clicks``."""
-    shown = _shown(g)
-    if len(shown) == 1:
-        return shown[0].annotations.get("summary", "")
-    first = shown[0].labels
-    common = {k for k, v in first.items() if all(a.labels.get(k) == v for a in shown)}
-    differing: dict[str, list[str]] = {}
-    for a in shown:
-        for k, v in a.labels.items():
-            if k not in common and v not in differing.setdefault(k, []):
-                differing[k].append(v)
-    if not differing:
-        return next((a.annotations.get("summary", "") for a in shown if a.annotations.get("summary")), "")
-    name, values = max(differing.items(), key=lambda kv: len(kv[1]))  # the label that tells them apart
-    named = ", ".join(values[:SUMMARY_NAMES])[:SUMMARY_CHARS]
-    more = f" and {len(values) - SUMMARY_NAMES} more" if len(values) > SUMMARY_NAMES else ""
-    return f"{len(shown)} {name}{'' if name.endswith('s') else 's'}: {named}{more}"
-
-
-def _shown(g: AlertGroup) -> tuple[Alert, ...]:
-    """The alerts a message lists: a firing group's firing ones (no stale resolved lines)."""
-    return g.firing() if g.status == "firing" else g.alerts
-
-
 def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
     """Summary, then one line per alert: what differs from the group (e.g. the instance)."""
     common = g.common_labels()
@@ -96,7 +69,7 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
     summary = group_summary(g)
     if summary:
         out.append(f"> {summary}" if markdown else summary)
-    for a in _shown(g):
+    for a in shown_alerts(g):
         own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
             "instance", a.name)
         status = "resolved" if a.resolved(g.now) else "firing"
