@@ -13,14 +13,14 @@ from inferwatch.alerting._acks import Ack, Acks, group_id
 from inferwatch.alerting._actions import ActionRecord
 from inferwatch.alerting._escalation import StepEvent
 from inferwatch.alerting._history import Event, History
-from inferwatch.alerting._inhibit import Inhibitor
+from inferwatch.alerting._inhibit import Inhibitor, Muter
 from inferwatch.alerting._notification import AlertGroup, fingerprint
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._silence import Silences
 from inferwatch.model import Labels, Matcher, matches_all
 from inferwatch.rules import Alert
 
-__all__ = ["OnCall"]
+__all__ = ["OnCall", "stands_for"]
 
 
 class OnCall:
@@ -124,6 +124,30 @@ class OnCall:
         """An action ran (or was skipped)."""
         self.history.add([Event(rec.t, "action", Labels(rec.labels), detail={
             "action": rec.action, "phase": rec.phase, "outcome": rec.outcome})])
+
+
+def stands_for(g: AlertGroup, alerts: Iterable[Alert], inhibitor: Inhibitor, mutes: Muter,
+               now: float) -> str | None:
+    """"Stands for N alerts" when the group's shown alerts speak for muted ones (``None`` if not).
+
+    Muted ones are the group's own (silenced, inhibited) and, elsewhere, those these inhibit
+    (a rollback's review and warning of the same feature); one message is one incident.
+    """
+    firing = g.firing()
+    shown = {fingerprint(a) for a in firing if not mutes.mutes(a.labels, now)}
+    if not shown:
+        return None
+    muted = {fingerprint(a) for a in firing} - shown
+    if any(inhibitor.is_source(fp) for fp in shown):  # a walk over the alerts only for a source
+        for a in alerts:
+            fp = fingerprint(a)
+            if fp not in shown and fp not in muted and not a.resolved(now) and any(
+                    fingerprint(s) in shown for s in inhibitor.inhibited_by(a.labels, now)):
+                muted.add(fp)
+    if not muted:
+        return None
+    return (f"Stands for {len(shown) + len(muted)} alerts: {len(shown)} shown, {len(muted)} muted "
+            f"(lower levels or consequences of these, or silenced)")
 
 
 def _group_event(t: float, kind: str, g: AlertGroup, detail: dict[str, object]) -> Event:

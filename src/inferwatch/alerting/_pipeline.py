@@ -36,10 +36,10 @@ from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._history import History
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
-from inferwatch.alerting._oncall import OnCall
+from inferwatch.alerting._oncall import OnCall, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
-from inferwatch.alerting._stages import EnqueueStage, needs_update
+from inferwatch.alerting._stages import EnqueueStage, MuteStage, needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
 from inferwatch.config import Config
@@ -242,7 +242,8 @@ class Pipeline:
             self._act_only(g, now)  # the steps notify; the route's actions run at the flush as anywhere
             self.escalator.flush(route.options.escalation, g, now)
         else:
-            self._update(Notification(receiver, (g,)), now)
+            note = stands_for(g, self.alerts.values(), self.inhibitor, _AnyMuter(self.mute), now)
+            self._update(Notification(receiver, (g,), (note,) if note else ()), now)
         if not g.firing():
             self.oncall.resolved(g.key)
 
@@ -319,6 +320,16 @@ class Pipeline:
         """Close the HTTP client and the state file."""
         self._http.close()
         self.db.close()
+
+
+class _AnyMuter:
+    """The mute stage's muters as one (silences, inhibitions)."""
+
+    def __init__(self, stage: MuteStage) -> None:
+        self._muters = stage.muters
+
+    def mutes(self, labels: Mapping[str, str], now: float) -> bool:
+        return any(m.mutes(labels, now) for m in self._muters)
 
 
 def _about(a: Alert, receiver: str) -> bool:
