@@ -39,6 +39,7 @@ from inferwatch.alerting._notification import AlertGroup, Notification, Notifier
 from inferwatch.alerting._oncall import OnCall, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
+from inferwatch.alerting._silence_end import SilencedResolutions
 from inferwatch.alerting._stages import EnqueueStage, MuteStage, needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
@@ -108,6 +109,7 @@ class Pipeline:
         history = History(self.db, config.history.retention, config.history.max_events)
         self.oncall = OnCall(stores.acks, history, self.groups)
         self.acks = stores.acks
+        self._swallowed = SilencedResolutions(self.silences, self.nflog, list(self.chains))
         self.escalator = Escalator(config, self.db, stores.acks, self.mute,
                                    {name: self._update for name in self.chains}, self._send_step,
                                    self._live_group, self.oncall.escalated)
@@ -131,6 +133,7 @@ class Pipeline:
 
     def _put(self, fresh: list[Alert], now: float) -> None:
         self.oncall.received(self.alerts, fresh, now)
+        self._swallowed.fired(fresh, now)
         for a in fresh:
             self.alerts[fingerprint(a)] = a
             self._updated[fingerprint(a)] = now
@@ -166,6 +169,8 @@ class Pipeline:
             self._tick(now)
 
     def _tick(self, now: float) -> None:
+        if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
+            self.dispatcher.put(self._swallowed.due(now), now)
         self.dispatcher.tick(now)
         self.escalator.tick(now)
         self.act.release(_ACTIONS_ONLY, now)  # an escalating route's action runs: recorded, nothing to send
@@ -186,6 +191,7 @@ class Pipeline:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
             times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(),
+                     self._swallowed.next_check(),
                      *(d.due for d in self.digests.values()),
                      *(q.next_wakeup() for q in self.queues.values()), self.act.next_wakeup()]
             return min((t for t in times if t is not None), default=None)
@@ -238,6 +244,8 @@ class Pipeline:
         if not g.alerts:
             return
         self.oncall.flushed(g, self.inhibitor, self.silences, now)
+        if self.config.resolved_after_silence:
+            self._swallowed.flushed(g, now)
         if route.options.escalation:
             self._act_only(g, now)  # the steps notify; the route's actions run at the flush as anywhere
             self.escalator.flush(route.options.escalation, g, now)

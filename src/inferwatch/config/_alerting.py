@@ -184,6 +184,9 @@ class AlertingConfig(FrozenModel):
     escalations: tuple[EscalationSpec, ...] = ()
     oncall: OnCallConfig = Field(default_factory=OnCallConfig)
     history: HistoryConfig = Field(default_factory=HistoryConfig)
+    resolved_after_silence: bool = Field(
+        True, description="send a resolved message when a silence ends on an alert that resolved under it "
+        "(to the receivers that heard it fire)")
 
     @field_validator("external_labels")
     @classmethod
