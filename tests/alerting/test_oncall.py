@@ -121,6 +121,7 @@ def test_history_records_each_kind_and_answers_matchers_and_times() -> None:
     told = [e.detail for e in p.oncall.history.query(kinds=("notified",))]
     assert told[0]["receiver"] == "phone" and told[0]["outcome"] == "sent" and told[0]["step"] == 1
     assert p.oncall.history.query([parse_matchers('service="other"')]) == []
+    assert p.oncall.history.query([parse_matchers('tier="P0"')], kinds=("notified",))  # common labels
     assert [e.kind for e in p.oncall.history.query(start=399, end=401)] == ["acknowledged"]
     (row,) = p.oncall.history.response_times(0, 1000)
     assert row["service"] == "ranker" and row["tier"] == "P0"

@@ -119,8 +119,8 @@ class Escalator:
 
     def _step(self, ep: Episode, policy: EscalationSpec, i: int, g: AlertGroup, now: float) -> None:
         step = policy.steps[i]
-        note = (f"Escalation {policy.name}: step {i + 1} of {len(policy.steps)} "
-                f"({format_duration(step.after) if step.after else 'at once'}, not acknowledged)")
+        note = f"Escalation {policy.name}: step {i + 1} of {len(policy.steps)}" + (
+            f" ({format_duration(step.after)} without acknowledgement)" if step.after else "")
         targets = [t for target in step.notify for t in self._targets(target, now)]
         self._on_step(StepEvent(g, policy.name, i + 1, tuple(r for r, _ in targets), now))
         for receiver, extra in targets:

@@ -7,6 +7,7 @@ per batch of events, on the notification thread (never the evaluation's).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from inferwatch._exceptions import InputError
 from inferwatch.alerting._acks import Ack, Acks, group_id
@@ -111,8 +112,7 @@ class OnCall:
             detail = {"receiver": rec.receiver, "outcome": rec.status,
                       "alerts": len(g["alerts"]), **({"error": rec.error} if rec.error else {}),
                       **({"escalation": rec.escalation, "step": rec.step} if rec.step else {})}
-            events.append(Event(rec.t, "notified", g["group_labels"], group_id(g["group_key"]),
-                                detail=detail))
+            events.append(Event(rec.t, "notified", _common(g), group_id(g["group_key"]), detail=detail))
         self.history.add(events)
 
     def escalated(self, e: StepEvent) -> None:
@@ -148,6 +148,13 @@ def stands_for(g: AlertGroup, alerts: Iterable[Alert], inhibitor: Inhibitor, mut
         return None
     return (f"Stands for {len(shown) + len(muted)} alerts: {len(shown)} shown, {len(muted)} muted "
             f"(lower levels or consequences of these, or silenced)")
+
+
+def _common(g: dict[str, Any]) -> dict[str, str]:
+    # The labels every alert of the group shares, so match[] on tier or feature finds the event too.
+    sets = [a["labels"] for a in g["alerts"]]
+    common = {k: v for k, v in sets[0].items() if all(s.get(k) == v for s in sets)} if sets else {}
+    return {**common, **g["group_labels"]}
 
 
 def _group_event(t: float, kind: str, g: AlertGroup, detail: dict[str, object]) -> Event:
