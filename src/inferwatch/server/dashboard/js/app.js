@@ -7,6 +7,7 @@ const PAGES = {
   overview: () => import("./overview.js"),
   alerts: () => import("./alerts.js"),
   silences: () => import("./silences.js"),
+  oncall: () => import("./oncall.js"),
   explore: () => import("./explore.js"),
   drift: () => import("./drift.js"),
   diagnose: () => import("./diagnose.js"),
