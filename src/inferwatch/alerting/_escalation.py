@@ -163,6 +163,9 @@ class Escalator:
                 continue
             times += [t for i, k, t in _schedule(policy, ep.started)
                       if (i, k) not in ep.sent and t > self._last]
+            ack = self._acks.get(ep.key, self._last)
+            if ack is not None and ack.expires_at is not None:  # the steps held by it resume then
+                times.append(ack.expires_at)
         return min(times, default=None)
 
 

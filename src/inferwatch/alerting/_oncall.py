@@ -6,7 +6,7 @@ per batch of events, on the notification thread (never the evaluation's).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from inferwatch._exceptions import InputError
@@ -90,6 +90,11 @@ class OnCall:
             elif a.resolved(now) and was:
                 events.append(Event(now, "resolved", a.labels, fingerprint=fp))
         self.history.add(events)
+
+    def pending(self, labels: Sequence[Mapping[str, str]], now: float) -> None:
+        """Alerts the evaluator holds pending (their ``for`` not yet over)."""
+        self.history.add([Event(now, "pending", lab, fingerprint=Labels(lab).fingerprint())
+                          for lab in labels])
 
     def flushed(self, g: AlertGroup, inhibitor: Inhibitor, silences: Silences, now: float) -> None:
         """A group's flush: alerts newly muted by a silence or an inhibition are events."""

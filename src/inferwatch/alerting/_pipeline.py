@@ -163,6 +163,13 @@ class Pipeline:
             self._tick(now)
             return out
 
+    def pending(self, labels: Sequence[Mapping[str, str]], now: float) -> None:
+        """The evaluator's newly pending alerts, for the history (the evaluator's ``on_pending``)."""
+        try:
+            self.oncall.pending(labels, now)
+        except Exception:  # the history must not break evaluation
+            log.exception("recording pending alerts failed")
+
     def tick(self, now: float) -> None:
         """Flush due groups, judge and start sends, deliver digests, forget old state."""
         with self._lock:
