@@ -14,7 +14,7 @@ PACKAGES = [
     "inferwatch", "inferwatch.model", "inferwatch.config", "inferwatch.sdk", "inferwatch.quality",
     "inferwatch.business", "inferwatch.collect", "inferwatch.store", "inferwatch.promql",
     "inferwatch.rules",
-    "inferwatch.baseline", "inferwatch.alerting", "inferwatch.tracing", "inferwatch.edge",
+    "inferwatch.baseline", "inferwatch.slo", "inferwatch.alerting", "inferwatch.tracing", "inferwatch.edge",
     "inferwatch.diagnose", "inferwatch.export", "inferwatch.server", "inferwatch.cli", "inferwatch.demo",
 ]
 

@@ -7,12 +7,13 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from inferwatch.alerting._message import render
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
 __all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_title", "notification_id", "notification_text",
-           "parse_rfc3339", "rfc3339", "truncate_utf8", "webhook_payload"]
+           "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
@@ -73,11 +74,29 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
         when = f"since {_when(a.starts_at)}" if status == "firing" else f"ended {_when(a.ends_at or 0)}"
         bullet = "- " if markdown else "  "
         out.append(f"{bullet}{status}: {own}{_value(a)} ({when})")
+        if status == "firing":
+            out.extend(trace_lines(a, markdown=markdown))
     return out
 
 
-def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "") -> str:
-    """The whole message: a title and lines per group, then notes and the dashboard link."""
+def trace_lines(a: Alert, *, markdown: bool = False) -> list[str]:
+    """The example slow traces of a latency alert and the link to the slowest (none without them)."""
+    traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
+    out = [f"    example traces: {traces}"] if traces else []
+    if url:
+        out.append(f"    slowest trace: [{url}]({url})" if markdown else f"    slowest trace: {url}")
+    return out
+
+
+def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "",
+                      language: str = "en", timezone: str = "UTC") -> str:
+    """The whole message: a title and lines per group, then notes and the dashboard link.
+
+    In another language or time zone than English and UTC, the bilingual renderer writes it.
+    """
+    if language != "en" or timezone != "UTC":
+        return render(n, language=language, timezone=timezone, external_url=external_url,
+                      markdown=markdown).fit(1 << 30)
     parts: list[str] = []
     for g in n.groups if n.kind != "digest" else ():
         title = group_title(g)

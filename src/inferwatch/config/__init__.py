@@ -5,13 +5,13 @@
 30.0
 """
 
-from inferwatch.config import _env as env
+from inferwatch import _env as env
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
-from inferwatch.config._limits import HttpLimits, QueryLimits
+from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._remote_write import RemoteWriteQueue, RemoteWriteSpec
@@ -33,6 +33,7 @@ __all__ = [
     "EdgeConfig",
     "FrozenModel",
     "HttpLimits",
+    "IngestLimits",
     "QualityConfig",
     "QueryLimits",
     "RemoteWriteQueue",

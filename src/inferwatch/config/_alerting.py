@@ -15,6 +15,8 @@ WeCom group (``SevereLatency`` also degrades the service), P2 waits for the
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._alertmanagers import AlertmanagerSpec
@@ -152,6 +154,15 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
         source_matchers=('alertname="FeatureDriftReview"',),
         target_matchers=('alertname="FeatureDriftWarning"',), equal=("service", "model", "feature"),
     ),
+    # An SLO's faster burn-rate alert mutes its slower ones (inferwatch.slo's slo_alert label).
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="fast_page"',), target_matchers=('slo_alert=~"slow_page|ticket"',),
+        equal=("sloth_id",),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="slow_page"',), target_matchers=('slo_alert="ticket"',),
+        equal=("sloth_id",),
+    ),
 )
 
 DEFAULT_RECEIVERS: tuple[ReceiverSpec, ...] = (
@@ -187,6 +198,20 @@ class AlertingConfig(FrozenModel):
     resolved_after_silence: bool = Field(
         True, description="send a resolved message when a silence ends on an alert that resolved under it "
         "(to the receivers that heard it fire)")
+    language: Literal["en", "zh-CN"] = Field(
+        "en", description="language of the built-in message templates (zh-CN: Chinese)")
+    timezone: str = Field("UTC", description="IANA time zone of times in messages, e.g. Asia/Shanghai")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
 
     @field_validator("external_labels")
     @classmethod
@@ -220,6 +245,10 @@ class AlertingConfig(FrozenModel):
         for r in self.effective_receivers():
             if isinstance(r, DigestReceiverSpec) and (r.deliver_to not in known or r.deliver_to == r.name):
                 raise ValueError(f"digest {r.name!r} delivers to unknown receiver {r.deliver_to!r}")
+        for r in self.effective_receivers():  # voice and SMS may take their numbers from a schedule
+            ref = getattr(r, "oncall", "")
+            if ref and self.oncall.layer(ref) is None:
+                raise ValueError(f"receiver {r.name!r}: oncall names no schedule (layer) {ref!r}")
         actions = [a.name for a in self.actions]
         if len(actions) != len(set(actions)):
             raise ValueError(f"action names must be unique: {sorted(actions)}")

@@ -19,6 +19,7 @@ Prometheus, labels and annotations. ``signal`` is either a bare name
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -38,6 +39,7 @@ __all__ = [
     "GpuMemoryRatioSignal",
     "LatencyQuantileSignal",
     "MetricSignal",
+    "RuleOverride",
     "RuleSpec",
     "RulesConfig",
     "SignalSpec",
@@ -248,6 +250,12 @@ class RuleSpec(FrozenModel):
                 raise ValueError(f"invalid label name {k!r}")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _expr_threshold(cls, data: Any) -> Any:
+        _threshold_in_expr(data)
+        return data
+
     @model_validator(mode="after")
     def _hysteresis(self) -> RuleSpec:
         r = self.resolve_threshold
@@ -273,6 +281,42 @@ class RuleSpec(FrozenModel):
         return self
 
 
+class RuleOverride(FrozenModel):
+    """Changes to a pack rule, by name: ``rules.overrides: {SevereLatency: {for: 10m, threshold: 2}}``.
+
+    Unset fields keep the rule's own; ``labels`` and ``annotations`` are merged
+    into the rule's. A summary written with ``{{ $threshold }}`` follows the new threshold.
+    """
+
+    threshold: float | None = Field(None, allow_inf_nan=False, description="a new fixed threshold")
+    comparison: Comparison | None = None
+    for_: Duration | None = Field(None, alias="for", description="a new for duration")
+    keep_firing_for: Duration | None = None
+    tier: Tier | None = None
+    labels: dict[str, str] = Field(default_factory=dict, description="labels added to the rule's or replaced")
+    annotations: dict[str, str] = Field(default_factory=dict, description="annotations added or replaced")
+
+    model_config = FrozenModel.model_config | {"populate_by_name": True}
+
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_COMPARED = re.compile(rf"^(?P<left>.*?)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<right>{_NUMBER})\s*$", re.DOTALL)
+
+
+def _threshold_in_expr(data: Any) -> None:
+    """A clear error for ``expr: ... > 2.5`` without ``threshold:`` (the pack compares for you)."""
+    if not isinstance(data, dict) or "threshold" in data:
+        return
+    signal = data.get("signal")
+    expr = signal.get("expr") if isinstance(signal, dict) and signal.get("type") == "expr" else None
+    m = _COMPARED.match(expr) if isinstance(expr, str) else None
+    if m:
+        raise ValueError(
+            f"the threshold is written inside the expression ({m.group('op')} {m.group('right')}): "
+            f"write expr: {m.group('left')!r} with comparison: {m.group('op')!r} and "
+            f"threshold: {m.group('right')} (inferwatch adds the comparison, and shows the value)")
+
+
 class RulesConfig(FrozenModel):
     """Rule settings: the default pack, the engine packs and the user's rules."""
 
@@ -282,6 +326,12 @@ class RulesConfig(FrozenModel):
         (), description="engine rule packs to load: vllm, triton, tgi (rules on the engine's own metrics)"
     )
     rules: tuple[RuleSpec, ...] = Field((), description="your rules (a same-named one replaces the default)")
+    overrides: dict[str, RuleOverride] = Field(
+        default_factory=dict, description="changes to loaded rules by name (for, threshold, tier, labels, "
+        "annotations), without copying the whole rule")
+    slo_replaces_static: bool = Field(
+        False, description="a service with an availability (latency) SLO drops the default pack's "
+        "error-rate (latency) rules: its burn-rate alerts page instead (docs/slo.md)")
 
     @field_validator("packs", mode="before")
     @classmethod

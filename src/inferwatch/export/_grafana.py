@@ -117,4 +117,9 @@ def export_grafana(config: Config, opts: ExportOptions) -> list[ExportedFile]:
     """``dashboards/*.json`` and ``provisioning/``."""
     files = [ExportedFile(f"dashboards/{d.uid}.json", dump_json(dashboard_json(d)), f"dashboard {d.title}")
              for d in DASHBOARDS]
+    if config.slos or config.slo_files:  # Sloth's series: budget, SLI, burn rate per window
+        from inferwatch.export._slo_dashboard import SLO_DASHBOARD, slo_dashboard_json
+
+        files.append(ExportedFile(f"dashboards/{SLO_DASHBOARD.uid}.json", dump_json(slo_dashboard_json()),
+                                  f"dashboard {SLO_DASHBOARD.title}"))
     return files + _provisioning(config, opts)

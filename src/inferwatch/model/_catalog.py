@@ -416,6 +416,18 @@ STORAGE_CHECKPOINT_FAILURES_TOTAL = MetricSpec(
     "inferwatch_storage_checkpoint_failures_total", _C,
     "WAL checkpoints of the SQLite store that failed (a full disk); the WAL grows meanwhile.",
 )
+STORAGE_SERIES = MetricSpec(
+    "inferwatch_storage_series", _G, "Series the store holds (they count toward server.limits.max_series).",
+)
+STORAGE_SERIES_LIMIT = MetricSpec(
+    "inferwatch_storage_series_limit", _G, "server.limits.max_series: new series beyond it are refused "
+    "(0: no limit).",
+)
+DISCARDED_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_discarded_samples_total", _C,
+    "Samples refused at ingest, by the limit or check that refused them (their batch is refused whole).",
+    ("reason",),
+)
 CONFIG_LAST_RELOAD_SUCCESSFUL = MetricSpec(
     "inferwatch_config_last_reload_successful", _G, "1 if the last config load or reload succeeded.",
 )
@@ -497,6 +509,7 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     UP, BUILD_INFO, RULE_EVALUATIONS_TOTAL, RULE_EVALUATION_FAILURES_TOTAL, RULE_EVALUATION_SECONDS_TOTAL,
     RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
     STORAGE_BYTES, STORAGE_CHECKPOINTS_TOTAL, STORAGE_CHECKPOINT_FAILURES_TOTAL,
+    STORAGE_SERIES, STORAGE_SERIES_LIMIT, DISCARDED_SAMPLES_TOTAL,
     NOTIFICATIONS_TOTAL, ACTIONS_TOTAL, CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS,
     NOTIFICATION_QUEUE_LENGTH, NOTIFICATION_QUEUE_OLDEST_AGE,
@@ -506,3 +519,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     REMOTE_WRITE_PENDING, REMOTE_WRITE_SENT_TOTAL, REMOTE_WRITE_FAILED_TOTAL, REMOTE_WRITE_DROPPED_TOTAL,
     REMOTE_WRITE_RETRIES_TOTAL,
 )
+
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)
+"""The SDK's default latency histogram bounds: inference latencies, 1 ms to 10 s, x2 / x2.5 steps."""

@@ -8,6 +8,7 @@ from inferwatch.rules._functions import bucket_quantile, extrapolated_rate
 from inferwatch.rules._lifecycle import AlertInstance
 from inferwatch.rules._pack import default_rule_pack
 from inferwatch.rules._promql import PromQLError, parse_promql
+from inferwatch.rules._recording import Recorder, RecordingRule
 from inferwatch.rules._replay import ReplayResult, run_replay
 from inferwatch.rules._rule import Rule, load_rules
 from inferwatch.rules._signals import signal_promql
@@ -28,6 +29,8 @@ __all__ = [
     "Evaluator",
     "PromQLError",
     "QueryEngine",
+    "Recorder",
+    "RecordingRule",
     "ReplayResult",
     "Rule",
     "TestFile",

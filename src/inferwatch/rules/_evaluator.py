@@ -20,8 +20,9 @@ from inferwatch._exceptions import StoreError
 from inferwatch.config._rules import DynamicThreshold
 from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
-from inferwatch.rules._engine import EvalError, LabelMemo, QueryEngine
+from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
+from inferwatch.rules._recording import Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template
@@ -92,10 +93,13 @@ class Evaluator:
         self, rules: Sequence[Rule], store: Store, *, clock: Clock, sink: AlertSink | None = None,
         state: AlertStateStore | None = None, band_factory: BandProviderFactory | None = None,
         resend_delay: float = 60.0, band_save_every: float = 300.0,
+        recordings: Sequence[RecordingRule] = (),
     ) -> None:
         """``band_save_every``: seconds between saves of the baselines' state (alert state is
-        saved every round; baselines are large and losing minutes of their learning is harmless)."""
+        saved every round; baselines are large and losing minutes of their learning is harmless).
+        ``recordings`` run first each round, so the alert rules read what they wrote (SLO rules)."""
         self.rules = list(rules)
+        self.recordings = list(recordings)
         self.band_save_every = band_save_every
         self._bands_saved_at = -math.inf
         self.store = store
@@ -106,6 +110,7 @@ class Evaluator:
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
         self._memo = LabelMemo()
+        self._recorder = Recorder(self.recordings, store, self._memo)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         self._save_failing = False
         # Called (off the lock) with the label sets that became pending in a round: the alert history.
@@ -148,8 +153,13 @@ class Evaluator:
             return [a.to_alert() for inst in self._alerts.values() for a in inst.values()
                     if a.state is not AlertState.PENDING]
 
+    rule_timeout: float = RULE_TIMEOUT_S
+    """Real seconds one rule may take; past it the rule is cut (logged), the round goes on."""
+
     def _round(self, ts: float) -> list[Alert]:
-        engine = QueryEngine(self.store, memo=self._memo)
+        if self.recordings:
+            self._recorder.record(ts)
+        engine = QueryEngine(self.store, memo=self._memo, timeout=self.rule_timeout)
         to_send: list[Alert] = []
         for rule in self.rules:
             try:

@@ -39,13 +39,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._monitor import Monitor
+    from inferwatch.sdk._hooks import MonitorHooks as Monitor  # the hooks it uses: no import cycle
 
 log = logging.getLogger("inferwatch.sdk")
 
 __all__ = [
     "DURATION_BUCKETS",
     "GENERATION",
+    "GENERATION_EXEMPLAR",
     "TOKENS_PER_SECOND_BUCKETS",
     "TPOT_BUCKETS",
     "TTFT_BUCKETS",
@@ -56,6 +57,9 @@ __all__ = [
 
 GENERATION = "generation"
 """Observation kind: ``(route, model, status, ttft_s|None, duration_s, in, out, queue_s|None)``."""
+
+GENERATION_EXEMPLAR = "generation_exemplar"
+"""Observation kind: ``(route, model, ttft_s|None, duration_s, output_tokens, queue_s|None, trace_id)``."""
 
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 """``gen_ai.server.time_to_first_token`` boundaries (also used for queue time, a part of it)."""
@@ -76,12 +80,21 @@ CLIENT_CLOSED = 499
 class RequestMark:
     """What the middleware shares with a generation tracked inside its request."""
 
-    __slots__ = ("explicit", "t0")
+    __slots__ = ("explicit", "generation", "t0")
 
     def __init__(self, t0: float) -> None:
         self.t0 = t0
         self.explicit = False
         """Set when the application tracks the generation itself (the middleware then does not)."""
+        self.generation: tuple[Any, ...] | None = None
+        """The last generation recorded in this request (its trace id becomes that one's exemplar)."""
+
+    def exemplar(self, monitor: Monitor, trace_id: str) -> None:
+        """Make the request's kept trace the exemplar of its generation's buckets."""
+        item = self.generation
+        if item is not None:
+            route, model, _, ttft, duration, _, tokens_out, queue = item
+            monitor.observe(GENERATION_EXEMPLAR, (route, model, ttft, duration, tokens_out, queue, trace_id))
 
 
 CURRENT: ContextVar[RequestMark | None] = ContextVar("inferwatch_generation_request", default=None)
@@ -129,29 +142,29 @@ class Generation:
             mark.explicit = True
             self._t0 = mark.t0
         else:
-            self._t0 = self._monitor._mono()
+            self._t0 = self._monitor.monotonic()
         return self
 
     def tokens(self, n: int = 1) -> None:
         """``n`` more output tokens were produced (the hot path: an int add)."""
         self.output_tokens += n
         if self._first < 0.0:
-            self._first = self._monitor._mono()
+            self._first = self._monitor.monotonic()
 
     def first_token(self) -> None:
         """Mark the first token's time now (without counting it); later calls change nothing."""
         if self._first < 0.0:
-            self._first = self._monitor._mono()
+            self._first = self._monitor.monotonic()
 
     def dequeued(self) -> None:
         """Mark the end of queueing: queue time is the time from arrival to this call."""
         if self._queue < 0.0:
-            self._queue = self._monitor._mono() - self._t0
+            self._queue = self._monitor.monotonic() - self._t0
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         m, t0 = self._monitor, self._t0
-        duration = m._mono() - t0
+        duration = m.monotonic() - t0
         ttft = self._first - t0 if self._first >= 0.0 else None
         status = self.status if exc_type is None else _failed_status(exc_type)
         record(m, self.route, self.model, status, ttft, duration, self.input_tokens, self.output_tokens,
@@ -165,10 +178,14 @@ def _failed_status(exc_type: type[BaseException]) -> int:
 
 
 def record(monitor: Monitor, route: str, model: str, status: int, ttft_s: float | None, duration_s: float,
-           input_tokens: int, output_tokens: int, queue_s: float | None) -> None:
+           input_tokens: int, output_tokens: int, queue_s: float | None,
+           mark: RequestMark | None = None) -> None:
     """Enqueue one generation (checked on the background thread) and annotate the current span."""
     item = (route, model, status, ttft_s, duration_s, input_tokens, output_tokens, queue_s)
     monitor.observe(GENERATION, item)
+    mark = mark if mark is not None else CURRENT.get()
+    if mark is not None:
+        mark.generation = item
     if monitor.tracing is not None:
         try:
             annotate_span(model, ttft_s, duration_s, input_tokens, output_tokens)

@@ -16,11 +16,13 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Exemplar
 
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._generation import (
     DURATION_BUCKETS,
     GENERATION,
+    GENERATION_EXEMPLAR,
     TOKENS_PER_SECOND_BUCKETS,
     TPOT_BUCKETS,
     TTFT_BUCKETS,
@@ -38,6 +40,8 @@ class _Histogram:
     buckets: list[int] = field(default_factory=list)
     sum: float = 0.0
     count: int = 0
+    exemplars: dict[int, Exemplar] = field(default_factory=dict)
+    """The latest traced observation per bucket index (served in OpenMetrics only)."""
 
     def __post_init__(self) -> None:
         self.buckets = [0] * (len(self.bounds) + 1)
@@ -47,9 +51,15 @@ class _Histogram:
         self.sum += value
         self.count += 1
 
-    def samples(self) -> list[tuple[str, int]]:
+    def exemplar(self, value: float, trace_id: str, now: float) -> None:
+        self.exemplars[bisect_left(self.bounds, value)] = Exemplar({"trace_id": trace_id}, value, now)
+
+    def samples(self) -> list[Any]:
         les = [*(repr(float(b)) for b in self.bounds), "+Inf"]
-        return list(zip(les, accumulate(self.buckets), strict=True))
+        out: list[Any] = list(zip(les, accumulate(self.buckets), strict=True))
+        for i, ex in self.exemplars.items():
+            out[i] = (*out[i], ex)
+        return out
 
 
 @dataclass
@@ -83,6 +93,18 @@ class _Series:
         if tokens_out > 0 and duration > 0.0:
             self.speed.observe(tokens_out / duration)
 
+    def exemplar(self, ttft: float | None, duration: float, tokens_out: int, queue: float | None,
+                 trace_id: str, now: float) -> None:
+        """Point the buckets this generation fell in to its kept trace."""
+        self.duration.exemplar(duration, trace_id, now)
+        if ttft is not None:
+            self.ttft.exemplar(ttft, trace_id, now)
+        tpot = time_per_output_token(ttft, duration, tokens_out)
+        if tpot is not None:
+            self.tpot.exemplar(tpot, trace_id, now)
+        if queue is not None:
+            self.queue.exemplar(queue, trace_id, now)
+
 
 @dataclass
 class GenerationAggregates:
@@ -91,7 +113,7 @@ class GenerationAggregates:
     service: str
     version: str
     reject: Callable[[str], None]
-    kinds: tuple[str, ...] = (GENERATION,)
+    kinds: tuple[str, ...] = (GENERATION, GENERATION_EXEMPLAR)
     series: dict[tuple[str, str], _Series] = field(default_factory=dict)
 
     def consume(self, kind: str, payloads: Sequence[Any], now: float) -> None:
@@ -99,6 +121,9 @@ class GenerationAggregates:
 
         Checked here, on the background thread, so the request thread only enqueues.
         """
+        if kind == GENERATION_EXEMPLAR:
+            self._exemplars(payloads, now)
+            return
         for item in payloads:
             if len(item) != 8 or not valid(*item):
                 self.reject(GENERATION)
@@ -107,6 +132,12 @@ class GenerationAggregates:
             self._series(route, model).add(
                 int(status), None if ttft is None else float(ttft), float(duration), int(tokens_in),
                 int(tokens_out), None if queue is None else float(queue))
+
+    def _exemplars(self, payloads: Sequence[Any], now: float) -> None:
+        for route, model, ttft, duration, tokens_out, queue, trace_id in payloads:
+            s = self.series.get((route, model))  # counted first: same queue, earlier item
+            if s is not None and valid(route, model, 200, ttft, duration, 0, tokens_out, queue):
+                s.exemplar(ttft, duration, tokens_out, queue, trace_id, now)
 
     def _series(self, route: str, model: str) -> _Series:
         key = (route, model)

@@ -8,14 +8,15 @@ one series per id).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from inferwatch.sdk._generation import CURRENT
+from inferwatch.sdk._hooks import AsgiApp, Receive, RouteOf, Scope, Send, WsgiApp
 from inferwatch.sdk._streaming import StreamWatch
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._monitor import Monitor
+    from inferwatch.sdk._hooks import MonitorHooks
 
 
 def asgi_carrier(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -29,12 +30,6 @@ def wsgi_carrier(environ: Mapping[str, Any]) -> dict[str, str]:
 
 __all__ = ["AsgiApp", "AsgiMiddleware", "RouteOf", "WsgiApp", "WsgiMiddleware", "route_of_scope"]
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-RouteOf = Callable[[Scope], str]
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def route_of_scope(scope: Scope) -> str:
@@ -48,10 +43,13 @@ class AsgiMiddleware:
 
     A streamed token response (``text/event-stream``, or a route in ``generative``)
     is also recorded as a generation, first body chunk = first token, unless the
-    app tracks it itself (see ``inferwatch.sdk._streaming``).
+    app tracks it itself (see ``inferwatch.sdk._streaming``). A generation's
+    request is counted by code (QPS, error ratios) but its duration stays out of
+    the request-latency histogram: a healthy stream lasts seconds, and its
+    latency is time to first token and per output token.
     """
 
-    def __init__(self, app: AsgiApp, monitor: Monitor, route: RouteOf | None = None,
+    def __init__(self, app: AsgiApp, monitor: MonitorHooks, route: RouteOf | None = None,
                  generative: Iterable[str] = ()) -> None:
         self.app, self._monitor, self._route = app, monitor, route or route_of_scope
         self._generative = frozenset(generative)
@@ -73,8 +71,8 @@ class AsgiMiddleware:
         tracing = monitor.tracing
         span = None if tracing is None else tracing.server_span(
             str(scope.get("method", "")), str(scope.get("path", "")), asgi_carrier(scope.get("headers", ())))
-        monitor._inflight_add(1)
-        t0 = monitor._mono()
+        monitor.add_inflight(1)
+        t0 = monitor.monotonic()
         watch = StreamWatch(monitor, scope, self._route, self._generative, t0)
         current = CURRENT.set(watch)
         try:
@@ -84,19 +82,26 @@ class AsgiMiddleware:
             raise
         finally:
             CURRENT.reset(current)
-            route, duration = self._route(scope), monitor._mono() - t0
-            monitor.record_request(route, status, duration)
+            route, duration = self._route(scope), monitor.monotonic() - t0
+            generative = watch.generative
+            if generative:  # counted, but its latency is the generation histograms' (no false pages)
+                monitor.count_request(route, status)
+            else:
+                monitor.record_request(route, status, duration)
             watch.done(route, status, duration)
-            monitor._inflight_add(-1)
+            monitor.add_inflight(-1)
             if span is not None and (trace_id := span.end(status, route)):
-                monitor.record_exemplar(route, duration, trace_id)
+                if generative:
+                    watch.exemplar(monitor, trace_id)
+                else:
+                    monitor.record_exemplar(route, duration, trace_id)
 
 
 class WsgiMiddleware:
     """Records status and duration (until the body is closed) of every WSGI request."""
 
     def __init__(
-        self, app: WsgiApp, monitor: Monitor, route: Callable[[dict[str, Any]], str] | None = None,
+        self, app: WsgiApp, monitor: MonitorHooks, route: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.app, self._monitor = app, monitor
         self._route = route or (lambda environ: str(environ.get("PATH_INFO", "") or "/"))
@@ -113,8 +118,8 @@ class WsgiMiddleware:
         tracing = monitor.tracing
         span = None if tracing is None else tracing.server_span(
             str(environ.get("REQUEST_METHOD", "")), str(environ.get("PATH_INFO", "")), wsgi_carrier(environ))
-        monitor._inflight_add(1)
-        t0 = monitor._mono()
+        monitor.add_inflight(1)
+        t0 = monitor.monotonic()
         try:
             body = self.app(environ, capture)
         except BaseException:
@@ -125,9 +130,9 @@ class WsgiMiddleware:
 
     def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any) -> None:
         m = self._monitor
-        route, duration = self._route(environ), m._mono() - t0
+        route, duration = self._route(environ), m.monotonic() - t0
         m.record_request(route, status, duration)
-        m._inflight_add(-1)
+        m.add_inflight(-1)
         if span is not None and (trace_id := span.end(status, route)):
             m.record_exemplar(route, duration, trace_id)
 

@@ -6,7 +6,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry
@@ -15,21 +14,23 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
+from inferwatch._env import ENV_MULTIPROC_DIR
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._env import ENV_MULTIPROC_DIR
-from inferwatch.config._sdk import SdkConfig
 from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator
+from inferwatch.sdk._config import SdkConfig, sdk_config
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
 from inferwatch.sdk._generation import CURRENT, Generation, record
 from inferwatch.sdk._multiproc import MultiprocStore
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
+from inferwatch.sdk._tracking import Tracking
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._middleware import AsgiApp, RouteOf, WsgiApp
-    from inferwatch.tracing import Stage, Tracing
+    from inferwatch.sdk._hooks import AsgiApp, RouteOf, WsgiApp
+    from inferwatch.sdk._stage import Stage
+    from inferwatch.sdk._tracing import Tracing
 
 __all__ = ["Monitor", "Tracking"]
 
@@ -37,6 +38,7 @@ log = logging.getLogger("inferwatch.sdk")
 
 REQUEST = "request"
 REQUEST_EXEMPLAR = "request_exemplar"
+REQUEST_COUNT = "request_count"
 PREDICTION = "prediction"
 OUTCOME = "outcome"
 
@@ -80,7 +82,7 @@ class Monitor:
                 raise ConfigError(f"Monitor: {field} must be a string, got {value!r}")
         if not service:
             raise ConfigError("Monitor: service must not be empty")
-        cfg = config if config is not None else SdkConfig()
+        cfg = sdk_config(config)  # also the YAML's ``sdk:`` section (inferwatch.config.SdkConfig)
         self.service, self.model, self.version = service, model, version
         self.config = cfg
         self._clock: Clock = clock if clock is not None else SystemClock()
@@ -113,7 +115,7 @@ class Monitor:
         self.tracing: Tracing | None = _tracing(service, tracing)
         """The tracing this monitor's middleware and stages use (None: metrics only)."""
         if self.tracing is not None:
-            from inferwatch.tracing._metrics import TracingMetrics
+            from inferwatch.sdk._tracing_metrics import TracingMetrics
 
             self.attach(TracingMetrics(self.tracing))
 
@@ -122,6 +124,13 @@ class Monitor:
         """Record one handled request (enqueue only; a full queue drops and counts)."""
         if len(self._queue) < self._cap:
             self._queue.append((REQUEST, route, status, duration_s))
+        else:
+            self._recorder.drop(REQUEST)
+
+    def count_request(self, route: str, status: int) -> None:
+        """Count a request by code without a latency (a generation: see ``RequestAggregates.add_counts``)."""
+        if len(self._queue) < self._cap:
+            self._queue.append((REQUEST_COUNT, route, status))
         else:
             self._recorder.drop(REQUEST)
 
@@ -135,7 +144,7 @@ class Monitor:
 
     def stage(self, name: str) -> Stage:
         """Time a pipeline stage (``with`` or decorator): a child span when tracing, always a histogram."""
-        from inferwatch.tracing._stage import Stage, StageAggregates
+        from inferwatch.sdk._stage import Stage, StageAggregates
 
         if not self._stages_attached:
             with self._lock:  # attach takes the lock too: decide first, attach after
@@ -146,7 +155,7 @@ class Monitor:
 
     def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0) -> Generation:
         """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``."""
-        self._attach_generations()
+        self.enable_generations()
         return Generation(self, route, self.model if model is None else model, input_tokens)
 
     def record_generation(
@@ -154,14 +163,15 @@ class Monitor:
         output_tokens: int, queue_s: float | None = None, *, model: str | None = None,
     ) -> None:
         """Record one finished generation at once (invalid values are counted, never raised)."""
-        self._attach_generations()
+        self.enable_generations()
         mark = CURRENT.get()
         if mark is not None:
             mark.explicit = True
         record(self, route, self.model if model is None else model, status, ttft_s, duration_s,
                input_tokens, output_tokens, queue_s)
 
-    def _attach_generations(self) -> None:
+    def enable_generations(self) -> None:
+        """Attach the generation aggregates (once); the streaming middleware calls it before recording."""
         if self._generations_attached:
             return
         from inferwatch.sdk._generation_metrics import GenerationAggregates
@@ -173,7 +183,7 @@ class Monitor:
 
     def instrument_httpx(self, client: Any) -> Any:
         """Make ``client`` (httpx, sync or async) send the current trace context on every call."""
-        from inferwatch.tracing._httpx import instrument_httpx
+        from inferwatch.sdk._httpx import instrument_httpx
 
         return instrument_httpx(client)
 
@@ -206,9 +216,19 @@ class Monitor:
         with self._counts_lock:
             self._invalid[kind] = self._invalid.get(kind, 0) + 1
 
-    def _inflight_add(self, delta: int) -> None:
+    def add_inflight(self, delta: int) -> None:
+        """Move the ``inferwatch_inflight_requests`` gauge by ``delta`` (the middleware's hook)."""
         with self._counts_lock:
             self._inflight += delta
+
+    def monotonic(self) -> float:
+        """The monitor's monotonic clock, seconds (durations of requests, stages and generations)."""
+        return self._mono()
+
+    # The names the integrations used before the public hooks (kept for code written against them).
+    _inflight_add = add_inflight
+    _count_request = count_request
+    _attach_generations = enable_generations
 
     # --- background -------------------------------------------------------------------------
     def attach(self, aggregator: Aggregator) -> None:
@@ -229,6 +249,9 @@ class Monitor:
             requests = groups.pop(REQUEST, None)
             if requests:
                 self._requests.add_batch(requests)
+            counts = groups.pop(REQUEST_COUNT, None)
+            if counts:
+                self._requests.add_counts(counts)
             exemplars = groups.pop(REQUEST_EXEMPLAR, None)
             if exemplars:
                 self._requests.add_exemplars([item[1] for item in exemplars], now)
@@ -338,28 +361,6 @@ class Monitor:
         return f"Monitor(service={self.service!r}, model={self.model!r}, version={self.version!r}, {state})"
 
 
-class Tracking:
-    """Times a block as one request; set ``.status`` to record a code other than 200."""
-
-    __slots__ = ("_monitor", "_route", "_t0", "status")
-
-    def __init__(self, monitor: Monitor, route: str) -> None:
-        self._monitor, self._route, self.status = monitor, route, 200
-        self._t0 = 0.0
-
-    def __enter__(self) -> Tracking:
-        self._monitor._inflight_add(1)
-        self._t0 = self._monitor._mono()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None,
-    ) -> None:
-        m = self._monitor
-        m.record_request(self._route, 500 if exc_type is not None else self.status, m._mono() - self._t0)
-        m._inflight_add(-1)
-
-
 def _multiprocess(
     directory: str | os.PathLike[str] | None,
     local: Callable[[], list[Metric]],
@@ -377,9 +378,9 @@ def _tracing(service: str, tracing: bool | Tracing) -> Tracing | None:
     if tracing is not True:
         return tracing
     try:
-        from inferwatch.tracing import setup
+        from inferwatch.sdk._tracing import setup
     except ImportError as exc:  # pragma: no cover - the tracing extra is missing
-        from inferwatch.tracing._setup import INSTALL_HINT
+        from inferwatch.sdk._tracing import INSTALL_HINT
 
         raise ConfigError(INSTALL_HINT) from exc
     return setup(service)

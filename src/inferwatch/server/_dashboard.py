@@ -29,7 +29,7 @@ import json
 import logging
 import math
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +39,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from inferwatch.model import parse_duration
-from inferwatch.rules import format_go_float
+from inferwatch.rules import Rule, format_go_float
 from inferwatch.server._runtime import Server
+from inferwatch.server._trace_links import trace_notes
 
 if TYPE_CHECKING:  # the server's package imports this module: keep alerting out of that import
     from inferwatch.alerting import Pipeline
@@ -98,15 +99,30 @@ def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any
     silences = pipeline.silences.list() if pipeline is not None else []
     others = [m for m in pipeline.mute.muters if m is not pipeline.silences] if pipeline is not None else []
     out = []
+    rules = {r.name: r for r in server.components.rules}
     for a in server.components.evaluator.active():
         labels = a.labels.to_dict()
         silenced = [s.id for s in silences if s.mutes(labels, now)]
+        annotations = _with_traces(server, rules.get(a.alertname), a.annotations, labels, now)
         out.append({
-            "labels": labels, "annotations": dict(a.annotations), "state": str(a.state),
+            "labels": labels, "annotations": annotations, "state": str(a.state),
             "activeAt": a.active_since, "value": format_go_float(a.value), "held": a.held,
             "query": queries.get(a.alertname, ""), "silencedBy": silenced,
             "inhibited": any(m.mutes(labels, now) for m in others),
         })
+    return out
+
+
+def _with_traces(server: Server, rule: Rule | None, annotations: Mapping[str, str], labels: dict[str, str],
+                 now: float) -> dict[str, str]:
+    """The alert's annotations plus its example slow traces (pending ones too: the card shows them)."""
+    out = dict(annotations)
+    if rule is not None and "example_traces" not in out:
+        try:
+            out.update(trace_notes(rule, labels, server.components.scrape.exemplars, now,
+                                   base_url=server.base_url))
+        except Exception:  # the card without traces rather than no card
+            log.debug("example traces not read for %s", rule.name, exc_info=True)
     return out
 
 

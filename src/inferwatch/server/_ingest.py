@@ -1,13 +1,15 @@
 """``POST /api/v1/edge/ingest``: edge devices' batches into the store, each batch stored once.
 
 Checks, in order, each answered with a JSON error naming what was wrong:
-413 a body over ``edge.max_body_bytes``; 401 no or an unknown device token;
+413 a body over ``edge.max_body_bytes`` (4 MiB); 401 no or an unknown device token;
 400 a body that is not gzip'ed JSON of the ingest format (the message names
 the field, e.g. ``body.series[3].v[17]``) or that expands past
 ``edge.max_decoded_bytes`` or holds more than ``edge.max_samples``; 403 a
-token of one device uploading as another; 409 ``unknown_series`` a version-2
-batch naming a series id whose labels the server does not have (the agent
-resends it with its definitions). Both versions are accepted (``_wire``);
+token of one device uploading as another; 400 a sample stamped more than 10 minutes
+ahead of the server's clock or before 2000, or a batch over a limit of ``server.limits``
+(labels, label lengths, series: the message names it), nothing of the batch stored;
+409 ``unknown_series`` a version-2 batch naming a series id whose labels the server
+does not have (the agent resends it with its definitions). Both versions are accepted (``_wire``);
 version-2 definitions are kept per device and spool in ``edge.sqlite``. A batch id already stored answers
 200 ``{"status": "duplicate"}`` and stores nothing (the agent retried a batch
 whose answer it did not get). Every sample gets ``device="<name>"`` from
@@ -37,6 +39,7 @@ from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
 from inferwatch.model import Clock, Labels, Sample
 from inferwatch.model import metrics as m
+from inferwatch.server._ingest_checks import check_batch
 from inferwatch.store import Store
 
 __all__ = ["EDGE_STATE_FILE", "DeviceStatus", "EdgeIngest", "SeenBatches", "ingest_routes"]
@@ -204,7 +207,12 @@ class EdgeIngest:
                 self._append([], device, now, status)
                 return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
             stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
-            self._append(stored, device, now, status)
+            try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
+                check_batch(self.store, [s.labels for s in stored], [s.t for s in stored], now,
+                            sample_limit=0, what="this edge batch")  # edge.max_samples bounds it
+                self._append(stored, device, now, status)
+            except InputError as exc:
+                raise _Reject(400, f"body: {exc}") from None
             self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
             status.samples += len(stored)
             status.batches += 1

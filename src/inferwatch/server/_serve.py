@@ -25,7 +25,13 @@ from inferwatch.server._preflight import config_warnings
 from inferwatch.server._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
-from inferwatch.server._wiring import ServerComponents, build_components, build_pipeline, data_dir_of
+from inferwatch.server._wiring import (
+    ServerComponents,
+    build_components,
+    build_pipeline,
+    data_dir_of,
+    series_limits,
+)
 
 __all__ = ["parse_listen", "serve"]
 
@@ -59,7 +65,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
-    from inferwatch.server._trace_links import TraceLinks
+    from inferwatch.server._trace_links import TraceLinks, listen_url
 
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
@@ -67,7 +73,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
-    routes = alerting_routes(pipeline, token)
+    routes = alerting_routes(pipeline, token, series_limits(config.server.limits))  # alerts' labels too
     from inferwatch.server._oncall_api import oncall_routes
 
     routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
@@ -78,9 +84,15 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
     routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
-    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState())  # OTLP metrics in
+    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState(),  # OTLP metrics in
+                                       sample_limit=config.server.limits.sample_limit)
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
-    routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.appender, clock), token))
+    routes.extend(remote_write_routes(RemoteWriteReceiver(
+        server.components.appender, clock, sample_limit=config.server.limits.sample_limit,
+        label_limit=config.server.limits.label_limit), token))
+    from inferwatch.server._slo_api import slo_routes
+
+    routes.extend(slo_routes(server))  # /api/v1/slos
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
@@ -109,6 +121,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
+        if not config.server.external_url:  # trace links in messages must open from anywhere
+            sink.base_url = server.base_url = listen_url(host, bound_port)
         print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
