@@ -241,3 +241,21 @@ def test_missing_url_falls_back_to_the_terminal() -> None:
         build_notifier(spec, HttpClient(), "", None, warned.append).notify(note(alert()))
     assert [w.split(";")[0] for w in warned] == ["dingtalk[d]: no credentials: needs url",
                                                  "feishu[f]: no credentials: needs url"]
+
+
+def test_the_shipped_fakes_serve_on_loopback() -> None:
+    # inferwatch.alerting.fakes: what a demo or a user's test can run without the network
+    import time
+
+    from inferwatch.alerting.fakes import FakeDingTalk as ShippedDingTalk
+    from inferwatch.alerting.fakes import LoopbackServer
+
+    robot = ShippedDingTalk(TOKEN, SECRET, time.time)
+    server = LoopbackServer(robot).start()
+    try:
+        spec = DingTalkReceiverSpec(name="ops", url=f"{server.url}/robot/send?access_token={TOKEN}",  # type: ignore[arg-type]
+                                    secret=SECRET)
+        DingTalkNotifier(spec, HttpClient()).notify(note(alert()))
+    finally:
+        server.stop()
+    assert len(robot.texts) == 1 and server.requests[0].query["access_token"] == [TOKEN]

@@ -8,12 +8,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inferwatch.alerting._message import render
+from inferwatch.alerting._message import trace_lines as message_trace_lines
 from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._summary import group_summary, shown_alerts
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
-__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_title", "notification_id", "notification_text",
-           "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
+__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
+           "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
@@ -64,10 +66,10 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
     """Summary, then one line per alert: what differs from the group (e.g. the instance)."""
     common = g.common_labels()
     out: list[str] = []
-    summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
+    summary = group_summary(g)
     if summary:
         out.append(f"> {summary}" if markdown else summary)
-    for a in g.alerts:
+    for a in shown_alerts(g):
         own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
             "instance", a.name)
         status = "resolved" if a.resolved(g.now) else "firing"
@@ -81,11 +83,7 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
 
 def trace_lines(a: Alert, *, markdown: bool = False) -> list[str]:
     """The example slow traces of a latency alert and the link to the slowest (none without them)."""
-    traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
-    out = [f"    example traces: {traces}"] if traces else []
-    if url:
-        out.append(f"    slowest trace: [{url}]({url})" if markdown else f"    slowest trace: {url}")
-    return out
+    return message_trace_lines(a, "en", markdown)
 
 
 def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "",

@@ -41,6 +41,9 @@ class FallbackNotifier:
     Says once why, so a fresh install never crashes and never hides an alert.
     """
 
+    delivered_as = "printed (no credentials)"
+    """The status its deliveries are recorded with: nothing left the machine."""
+
     def __init__(self, name: str, reason: str, terminal: TerminalNotifier,
                  warn: Callable[[str], None] | None = None) -> None:
         self.name = name

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from inferwatch.config._message_template import MessageTemplate
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.model import is_valid_label_name, parse_matchers
 
@@ -60,6 +61,8 @@ class _Receiver(FrozenModel):
     rate_limit: RateLimitSpec | None = None
     language: Literal["en", "zh-CN"] | None = Field(
         None, description="language of this receiver's messages (default: alerting.language)")
+    template: MessageTemplate | None = Field(
+        None, description="this receiver's title and per-alert line (WeCom, DingTalk, Feishu, voice, SMS)")
 
 
 class WeComReceiverSpec(_Receiver):
