@@ -67,6 +67,7 @@ ALLOWED_PRIVATE = {
     ("inferwatch.alerting._schedule", "inferwatch.config._oncall"),
     ("inferwatch.server._oncall_api", "inferwatch.alerting._acks"),
     ("inferwatch.server._oncall_api", "inferwatch.alerting._history"),
+    ("inferwatch.server._oncall_api", "inferwatch.alerting._notification"),
     ("inferwatch.server._oncall_api", "inferwatch.alerting._schedule"),
     # baseline's pydantic settings (see ALLOWED_UPWARD)
     ("inferwatch.baseline", "inferwatch.config._baseline"),

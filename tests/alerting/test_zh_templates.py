@@ -112,3 +112,33 @@ def test_p2_digest_in_chinese_at_local_time() -> None:
     assert n.notes[1] == "## 模型质量 (1)"
     # not resent since 0 (the evaluator would keep resending a firing one): resolved by 09:00
     assert n.notes[2] == "- Drift service=ranker：首次出现 1970-01-01 08:00，最近值 0.13，已恢复"
+
+
+def test_a_receiver_template_replaces_the_title_and_alert_line() -> None:
+    from inferwatch.config._message_template import MessageTemplate
+
+    t = MessageTemplate(title="{tier_name} {alertname}（{service}）{count} 条",
+                        alert="- {label[instance]}: {value} @ {since} {label[nosuch]}")
+    msg = render(note(alert(start=T0, value=0.5, instance="a", tier="P0"),
+                      alert(start=T0, value=0.7, instance="b", tier="P0")),
+                 language="zh-CN", timezone="Asia/Shanghai", template=t)
+    lines = msg.fit(4096).splitlines()
+    assert msg.title == lines[0] == "P0 紧急 HighLatency（ranker）2 条"
+    assert lines[-2:] == ["- a: 0.5 @ 2025-12-04 10:00:00 CST ", "- b: 0.7 @ 2025-12-04 10:00:00 CST "]
+
+
+def test_a_template_with_an_unknown_field_is_refused_at_load() -> None:
+    from inferwatch._exceptions import ConfigError
+
+    wanted = r"dingtalk\.template\.title: unknown field 'nosuch' \(known: state, "
+    with pytest.raises(ConfigError, match=wanted):
+        parse_config("alerting: {receivers: [{name: d, type: dingtalk, template: {title: '{nosuch}'}}]}")
+
+
+def test_voice_phrase_follows_the_receiver_template() -> None:
+    from inferwatch.alerting._phone import alert_phrase
+    from inferwatch.config._message_template import MessageTemplate
+
+    template = MessageTemplate(title="{service} 服务 {tier_name}")
+    phrase = alert_phrase(note(alert(tier="P0")), "zh-CN", 35, template)
+    assert phrase == "ranker 服务 P0 紧急"

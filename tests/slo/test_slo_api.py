@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pytest
 from starlette.testclient import TestClient
 
 from inferwatch.config import parse_config
-from inferwatch.model import Labels, Sample, SimulatedClock
+from inferwatch.model import Labels, Sample, SimulatedClock, parse_matchers
 from inferwatch.server import Server, build_components, create_app
 from inferwatch.server._slo_api import slo_routes
 from inferwatch.store import MemoryStore
@@ -72,3 +72,28 @@ def test_a_bad_time_is_a_400(client: Client) -> None:
     c, _, _ = client
     r = c.get("/api/v1/slos", params={"time": "yesterday"})
     assert r.status_code == 400 and r.json()["status"] == "error"
+
+
+def test_recorded_series_go_through_the_given_appender() -> None:
+    # serve hands the remote-write tee: recorded SLO series reach the remotes like scraped ones
+    from inferwatch.rules import Evaluator
+    from inferwatch.slo import load_rule_set
+
+    class Tee:
+        def __init__(self, store: MemoryStore) -> None:
+            self.store, self.names = store, set()
+
+        def append(self, samples: Iterable[Sample]) -> None:
+            batch = list(samples)
+            self.store.append(batch)
+            self.names |= {s.labels.get("__name__") for s in batch}
+
+    store = MemoryStore()
+    store.append([Sample(OK, t, t) for t in (0.0, 60.0)])
+    tee = Tee(store)
+    rs = load_rule_set(parse_config("slos: [{service: ranker, type: availability, objective: 99.9}]"))
+    Evaluator([], store, clock=SimulatedClock(60.0), recordings=rs.recordings, record_to=tee).evaluate(60.0)
+    assert {"slo:sli_error:ratio_rate5m", "slo:sli_error:ratio_rate30d", "sloth_slo_info"} <= tee.names
+    # no 5xx series at all (the service never failed): the SLI is 100 %, not missing
+    five = store.select(parse_matchers('__name__="slo:sli_error:ratio_rate5m"'), 0.0, 60.0)
+    assert five and list(five[0].v) == [0.0]

@@ -41,8 +41,8 @@ def test_recordings_have_sloths_names_and_labels() -> None:
     five = rs.recordings[0]
     assert dict(five.labels) == {"sloth_id": "ranker-availability", "sloth_service": "ranker",
                                  "sloth_slo": "availability", "sloth_window": "5m"}
-    assert str(five.expr) == ('(sum(rate(inferwatch_requests_total{service="ranker",code=~"5.."}[5m]))) / '
-                              '(sum(rate(inferwatch_requests_total{service="ranker"}[5m])))')
+    assert str(five.expr) == ('((sum(rate(inferwatch_requests_total{service="ranker",code=~"5.."}[5m])) or '
+                              'vector(0))) / (sum(rate(inferwatch_requests_total{service="ranker"}[5m])))')
     period = rs.recordings[7]
     assert "sum_over_time(slo:sli_error:ratio_rate5m{" in period.promql
     assert "[30d])\n/ ignoring (sloth_window)\ncount_over_time(" in period.promql

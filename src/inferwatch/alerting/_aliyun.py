@@ -104,7 +104,7 @@ class _AliyunRpc:
 
     def param(self, n: Notification) -> str:
         """The template variables as the JSON text the API takes."""
-        phrase = alert_phrase(n, self._language, self._spec.param_max_chars)
+        phrase = alert_phrase(n, self._language, self._spec.param_max_chars, self._spec.template)
         return json.dumps({self._spec.param_name: phrase}, ensure_ascii=False, separators=(",", ":"))
 
 

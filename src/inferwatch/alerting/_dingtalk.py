@@ -64,7 +64,7 @@ class DingTalkNotifier:
         """The JSON body the robot is sent."""
         s = self._spec
         msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
-                     markdown=True)
+                     markdown=True, template=s.template)
         title = msg.title
         if s.keywords and not any(k in title for k in s.keywords):  # keyword security: one in every message
             title = f"{s.keywords[0]} {title}"

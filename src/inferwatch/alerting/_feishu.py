@@ -88,7 +88,8 @@ class FeishuNotifier:
         acks = [x for x in n.notes if x.startswith(ACK_NOTE)]
         ack_url = acks[0].removeprefix(ACK_NOTE).strip() if acks else ""
         n = replace(n, notes=tuple(x for x in n.notes if x not in acks)) if acks else n
-        msg = render(n, language=self._language, timezone=self._timezone, markdown=True, header=False)
+        msg = render(n, language=self._language, timezone=self._timezone, markdown=True, header=False,
+                     template=self._spec.template)
         body: dict[str, Any] = {"msg_type": "interactive", "card": self._card(msg, "", ack_url)}
         if self._spec.secret is not None:
             ts = int(self._clock.now())

@@ -25,6 +25,8 @@ from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notes_zh import translate_note
 from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._summary import group_summary, shown_alerts
+from inferwatch.config import Labelled, MessageTemplate
 from inferwatch.rules import Alert
 
 __all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "trace_lines",
@@ -158,12 +160,19 @@ def localized_title(g: AlertGroup, language: str = "en") -> str:
     return _title(g, WORDS.get(language, WORDS["en"]))
 
 
-def _title(g: AlertGroup, w: Words) -> str:
+def _title(g: AlertGroup, w: Words, template: MessageTemplate | None = None) -> str:
     n = len(g.firing()) if g.status == "firing" else len(g.resolved())
     state = w.title_firing if g.status == "firing" else w.title_resolved
     name = g.labels.get("alertname") or (g.alerts[0].name if g.alerts else "")
-    tier = g.common_labels().get("tier", "")
+    common = g.common_labels()
+    tier = common.get("tier", "")
     labels = " ".join(f"{w.fields.get(k, k)}={v}" for k, v in g.labels.items() if k != "alertname")
+    if template is not None and template.title:
+        return template.title.format_map({
+            "state": w.firing if g.status == "firing" else w.resolved, "count": n, "tier": tier,
+            "tier_name": w.tiers.get(tier, tier), "alertname": name, "service": common.get("service", ""),
+            "dimension": w.dimensions.get(common.get("dimension", ""), common.get("dimension", "")),
+            "labels": labels, "label": Labelled(common.items())})
     prefix = f"[{state}:{n}]" + (f" [{w.title_tiers.get(tier, tier)}]" if tier else "")
     return " ".join(x for x in (prefix, name, labels) if x)
 
@@ -179,11 +188,18 @@ def _fields(g: AlertGroup, w: Words) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _alert_line(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool) -> str:
+def _alert_line(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool,
+                template: MessageTemplate | None = None) -> str:
     common = g.common_labels()
     own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
         "instance", a.name)
     resolved = a.resolved(g.now)
+    if template is not None and template.alert:
+        return template.alert.format_map({
+            "state": w.resolved if resolved else w.firing, "labels": own,
+            "value": "" if math.isnan(a.value) else f"{a.value:.4g}",
+            "since": _when(a.ends_at or 0, tz) if resolved else _when(a.starts_at, tz),
+            "label": Labelled(a.labels.items())})
     when = f"{w.ended} {_when(a.ends_at or 0, tz)}" if resolved else f"{w.since} {_when(a.starts_at, tz)}"
     value = "" if math.isnan(a.value) else f" {w.value}={a.value:.4g}"
     bullet = "- " if markdown else "  "
@@ -204,38 +220,41 @@ def trace_lines(a: Alert, language: str = "en", markdown: bool = False) -> list[
     return out
 
 
-def _alert_block(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, language: str) -> Block:
+def _alert_block(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, language: str,
+                 template: MessageTemplate | None = None) -> Block:
     traces = [] if a.resolved(g.now) else trace_lines(a, language, markdown)
-    return Block((_alert_line(a, g, w, tz, markdown), *traces), 1)
+    return Block((_alert_line(a, g, w, tz, markdown, template), *traces), 1)
 
 
-def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool,
-                  header: bool = True, language: str = "en") -> list[Block]:
-    title = _title(g, w)
+def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, header: bool = True,
+                  language: str = "en", template: MessageTemplate | None = None) -> list[Block]:
+    title = _title(g, w, template)
     head = [f"**{title}**" if markdown else title] if header else []
     info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
     if info and header:
         head.append(info)
-    summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
+    summary = group_summary(g)
     if summary:
         head.append(f"> {summary}" if markdown else summary)
-    return [Block(tuple(head)), *(_alert_block(a, g, w, tz, markdown, language) for a in g.alerts)]
+    return [Block(tuple(head)),
+            *(_alert_block(a, g, w, tz, markdown, language, template) for a in shown_alerts(g))]
 
 
 def render(n: Notification, *, language: str = "en", timezone: str = "UTC", external_url: str = "",
-           markdown: bool = False, header: bool = True) -> Message:
+           markdown: bool = False, header: bool = True, template: MessageTemplate | None = None) -> Message:
     """``n`` in ``language`` with times in ``timezone``; the digest's text is its notes.
 
-    ``header=False`` leaves the first group's title and fields out of the lines (a card shows them).
+    ``header=False`` leaves the first group's title and fields out of the lines (a card shows them);
+    ``template`` is the receiver's own title and per-alert line.
     """
     w = WORDS.get(language, WORDS["en"])
     tz = ZoneInfo(timezone)
     blocks: list[Block] = []
     for i, g in enumerate(n.groups if n.kind != "digest" else ()):
-        blocks += _group_blocks(g, w, tz, markdown, header or i > 0, language)
+        blocks += _group_blocks(g, w, tz, markdown, header or i > 0, language, template)
     blocks += [Block((translate_note(note, language),)) for note in n.notes]
     first = n.groups[0] if n.groups and n.kind != "digest" else None
-    title = _title(first, w) if first is not None else (n.notes[0] if n.notes else "inferwatch")
+    title = _title(first, w, template) if first is not None else (n.notes[0] if n.notes else "inferwatch")
     if external_url:
         link = f"[{w.dashboard}]({external_url})" if markdown else f"{w.dashboard}: {external_url}"
     else:

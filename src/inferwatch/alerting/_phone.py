@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from inferwatch._exceptions import NotifyError
-from inferwatch.alerting._message import WORDS
+from inferwatch.alerting._message import WORDS, render
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._schedule import oncall_at
-from inferwatch.config import OnCallConfig
+from inferwatch.config import MessageTemplate, OnCallConfig
 
 __all__ = ["OnCallNumbers", "ScheduleNumbers", "alert_phrase", "numbers_for"]
 
@@ -64,8 +64,12 @@ def numbers_for(to: Sequence[str], schedule: str, oncall: OnCallNumbers | None, 
     return found
 
 
-def alert_phrase(n: Notification, language: str, max_chars: int) -> str:
-    """``P0 紧急 ServiceDown ranker``: tier, alert and service, at most ``max_chars`` characters."""
+def alert_phrase(n: Notification, language: str, max_chars: int,
+                 template: MessageTemplate | None = None) -> str:
+    """``P0 紧急 ServiceDown ranker``: tier, alert and service, at most ``max_chars`` characters.
+
+    A receiver's ``template.title`` replaces the built-in phrase.
+    """
     w = WORDS.get(language, WORDS["en"])
     groups = n.groups
     if not groups:
@@ -75,6 +79,8 @@ def alert_phrase(n: Notification, language: str, max_chars: int) -> str:
     parts = [w.tiers.get(tier, tier), labels.get("alertname", ""), labels.get("service", "")]
     if groups[0].status == "resolved":
         parts.insert(0, w.resolved)
+    if template is not None and template.title:
+        parts = [render(n, language=language, template=template).title]
     text = _UNSAFE.sub(" ", " ".join(p for p in parts if p)).strip()
     more = len(n.alerts) - 1
     tail = _MORE.get(language, _MORE["en"]).format(n=more) if more > 0 else ""

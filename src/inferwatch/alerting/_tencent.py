@@ -105,7 +105,7 @@ class _TencentApi:
 
     def param(self, n: Notification) -> list[str]:
         """``TemplateParamSet``: the alert's phrase as the template's one variable."""
-        return [alert_phrase(n, self._language, self._spec.param_max_chars)]
+        return [alert_phrase(n, self._language, self._spec.param_max_chars, self._spec.template)]
 
 
 def _error(code: str, message: str) -> NotifyError:

@@ -46,12 +46,13 @@ class WeComNotifier:
         self._http = http
         self._external_url = external_url
         self._language, self._timezone = language, timezone
+        self._template = spec.template
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body the robot is sent; a long message is cut at a line, counting what is left out."""
         markdown = self.msgtype == "markdown"
         msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
-                     markdown=markdown)
+                     markdown=markdown, template=self._template)
         if not markdown:
             inner: dict[str, Any] = {"content": msg.fit(WECOM_TEXT_MAX_BYTES)}
             if self._userids:

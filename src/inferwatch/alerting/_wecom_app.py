@@ -71,7 +71,7 @@ class WeComAppNotifier:
         """The JSON body of ``message/send``."""
         s = self._spec
         msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
-                     markdown=True)
+                     markdown=True, template=s.template)
         body: dict[str, Any] = {key: "|".join(ids) for key, ids in (
             ("touser", s.to_user), ("toparty", s.to_party), ("totag", s.to_tag)) if ids}
         body.update({"msgtype": "markdown", "agentid": s.agent_id,

@@ -13,6 +13,7 @@ from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
+from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
 from inferwatch.config._oncall import (
     SCHEDULE_PREFIX,
     EscalationSpec,
@@ -93,6 +94,7 @@ from inferwatch.config._slo import (
 from inferwatch.config._types import Duration, FrozenModel, Secret
 
 __all__ = [
+    "ALERT_FIELDS",
     "DEFAULT_BUCKETS",
     "DEFAULT_MIN_EVENTS",
     "ENGINE_PACKS",
@@ -101,6 +103,7 @@ __all__ = [
     "PERIODS",
     "REDACTED",
     "SCHEDULE_PREFIX",
+    "TITLE_FIELDS",
     "TTFT_BUCKETS",
     "AbTestPValueSignal",
     "ActionSpec",
@@ -135,9 +138,11 @@ __all__ = [
     "IngestLimits",
     "InhibitRuleSpec",
     "KubernetesScaleSpec",
+    "Labelled",
     "LatencyQuantileSignal",
     "LayerSpec",
     "MemberSpec",
+    "MessageTemplate",
     "MetricSignal",
     "NotifyPolicy",
     "OnCallConfig",

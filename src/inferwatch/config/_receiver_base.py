@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from inferwatch.config._message_template import MessageTemplate
 from inferwatch.config._types import Duration, FrozenModel
 
 __all__ = ["RateLimitSpec"]
@@ -25,3 +26,5 @@ class _Receiver(FrozenModel):
     rate_limit: RateLimitSpec | None = None
     language: Literal["en", "zh-CN"] | None = Field(
         None, description="language of this receiver's messages (default: alerting.language)")
+    template: MessageTemplate | None = Field(
+        None, description="this receiver's title and per-alert line (WeCom, DingTalk, Feishu, voice, SMS)")

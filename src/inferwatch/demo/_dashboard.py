@@ -26,6 +26,7 @@ from inferwatch.server import (
     alerting_routes,  # as `serve` mounts it
     create_app,
     dashboard_routes,
+    oncall_routes,
     slo_routes,
     trace_routes,
 )
@@ -72,7 +73,7 @@ class DashboardPart:
         server, pipeline = self.alerts.server, self.pipeline.pipeline
         if server is None or pipeline is None:
             raise RuntimeError("DashboardPart starts after the AlertView and PipelineView parts")
-        routes = [*alerting_routes(pipeline, self.token),
+        routes = [*alerting_routes(pipeline, self.token), *oncall_routes(pipeline, self.token),
                   *dashboard_routes(server, pipeline, drift=self.drift_reports),
                   *trace_routes(self.traces),  # OTLP in (the demo's services), /api/v1/traces out
                   *slo_routes(server)]  # /api/v1/slos (the SLOs page; `inferwatch demo --slo`)

@@ -22,7 +22,7 @@ from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
-from inferwatch.rules._recording import Recorder, RecordingRule
+from inferwatch.rules._recording import Appender, Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template
@@ -93,11 +93,12 @@ class Evaluator:
         self, rules: Sequence[Rule], store: Store, *, clock: Clock, sink: AlertSink | None = None,
         state: AlertStateStore | None = None, band_factory: BandProviderFactory | None = None,
         resend_delay: float = 60.0, band_save_every: float = 300.0,
-        recordings: Sequence[RecordingRule] = (),
+        recordings: Sequence[RecordingRule] = (), record_to: Appender | None = None,
     ) -> None:
         """``band_save_every``: seconds between saves of the baselines' state (alert state is
         saved every round; baselines are large and losing minutes of their learning is harmless).
-        ``recordings`` run first each round, so the alert rules read what they wrote (SLO rules)."""
+        ``recordings`` run first each round, so the alert rules read what they wrote (SLO rules);
+        their samples go to ``record_to`` (default: ``store``)."""
         self.rules = list(rules)
         self.recordings = list(recordings)
         self.band_save_every = band_save_every
@@ -110,9 +111,12 @@ class Evaluator:
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
         self._memo = LabelMemo()
-        self._recorder = Recorder(self.recordings, store, self._memo)
+        self._recorder = Recorder(self.recordings, store, self._memo, record_to)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         self._save_failing = False
+        # Called (off the lock) with the label sets that became pending in a round: the alert history.
+        self.on_pending: Callable[[list[Labels], float], None] | None = None
+        self._new_pending: list[Labels] = []
         if band_factory is not None:
             for r in self.rules:
                 if r.dynamic is not None:
@@ -134,6 +138,12 @@ class Evaluator:
         ts = self.clock.now() if now is None else float(now)
         with self._lock:
             to_send = self._round(ts)
+            pending, self._new_pending = self._new_pending, []
+        if pending and self.on_pending is not None:
+            try:
+                self.on_pending(pending, ts)
+            except Exception:  # the history must not stop rule evaluation
+                log.exception("recording %d pending alerts failed", len(pending))
         if self.sink is not None:
             try:
                 self.sink.send(to_send, ts)
@@ -158,8 +168,10 @@ class Evaluator:
             except (EvalError, StoreError) as exc:
                 log.warning("rule %s: evaluation at %s failed: %s", rule.name, ts, exc)
                 continue
-            new = step_alerts(self._alerts[rule.name], results, ts, rule.for_, rule.keep_firing_for,
-                              held)
+            old = self._alerts[rule.name]
+            new = step_alerts(old, results, ts, rule.for_, rule.keep_firing_for, held)
+            self._new_pending += [a.labels for fp, a in new.items() if a.state is AlertState.PENDING
+                                  and (fp not in old or old[fp].state is not AlertState.PENDING)]
             for fp, a in new.items():
                 if a.needs_sending(ts, self.resend_delay):
                     a = replace(a, last_sent_at=ts)

@@ -4,6 +4,7 @@ from inferwatch.server._alerting_api import alerting_routes
 from inferwatch.server._api import create_app
 from inferwatch.server._dashboard import dashboard_routes
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
+from inferwatch.server._oncall_api import oncall_routes
 from inferwatch.server._otlp import trace_routes
 from inferwatch.server._preflight import config_warnings, preflight
 from inferwatch.server._runtime import Server
@@ -38,6 +39,7 @@ __all__ = [
     "create_app",
     "dashboard_routes",
     "data_dir_of",
+    "oncall_routes",
     "parse_listen",
     "preflight",
     "serve",

@@ -8,6 +8,7 @@
                                             read once at start, answered from memory
     GET /dashboard/{file}                   the same files, revalidated on every use (ETag)
     GET /api/v1/dashboard/alerts            active alerts with why each is muted (silence, inhibition, held)
+    GET /api/v1/dashboard/devices           edge devices: last contact, silence, samples, backlog, drops
     GET /api/v1/dashboard/timeline?since=S  alert state changes, notifications and actions since ``now - S``
     GET /api/v1/dashboard/digests           what the next digest of each digest receiver would say
     GET /api/v1/dashboard/diagnose/gpu      the GPU playbook on the stored series (``service``, ``since``)
@@ -282,8 +283,19 @@ def _data_block(name: str, text: str) -> str:
     return f'<script type="application/json" id="{name}">{safe}</script>\n'
 
 
+Devices = Callable[[], list[dict[str, Any]]]
+"""What the edge ingest knows of each device (``vars`` of its ``DeviceStatus``)."""
+
+
+def devices_view(devices: Devices | None, now: float) -> list[dict[str, Any]]:
+    """Each edge device with its silence (seconds since its last contact), by name."""
+    rows = devices() if devices is not None else []
+    out = [{**d, "silence_s": max(0.0, now - float(d.get("last_contact") or 0.0))} for d in rows]
+    return sorted(out, key=lambda d: str(d.get("device", "")))
+
+
 def dashboard_routes(server: Server, pipeline: Pipeline | None,
-                     drift: DriftReports | None = None) -> list[BaseRoute]:
+                     drift: DriftReports | None = None, devices: Devices | None = None) -> list[BaseRoute]:
     """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo."""
     files = read_static()
     version = static_version(files)
@@ -307,4 +319,5 @@ def dashboard_routes(server: Server, pipeline: Pipeline | None,
         Route("/api/v1/dashboard/digests", _json(lambda _: digests_view(pipeline, server.clock.now()))),
         Route("/api/v1/dashboard/diagnose/gpu", _json(lambda r: diagnose_view(server, r))),
         Route("/api/v1/dashboard/drift", _json(lambda _: _finite(drift() if drift is not None else []))),
+        Route("/api/v1/dashboard/devices", _json(lambda _: devices_view(devices, server.clock.now()))),
     ]

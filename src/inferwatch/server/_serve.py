@@ -70,13 +70,14 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
+    server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token, series_limits(config.server.limits))  # alerts' labels too
     from inferwatch.server._oncall_api import oncall_routes
 
     routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
-    from inferwatch.server._ingest import EdgeIngest, ingest_routes
+    from inferwatch.server._ingest import DeviceStatus, EdgeIngest, ingest_routes
 
     edge = EdgeIngest(config.edge, server.components.appender, clock,
                       data_dir if config.storage.type == "sqlite" else None)
@@ -94,7 +95,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes.extend(slo_routes(server))  # /api/v1/slos
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            built.evaluator.on_pending = pipeline.pending
+            return built
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))
@@ -103,7 +106,11 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
             signal.signal(signal.SIGHUP, reloader.on_signal)
     from inferwatch.server._dashboard import dashboard_routes
 
-    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline)],
+    def devices() -> list[dict[str, Any]]:  # the dashboard's devices: configured ones never heard from too
+        seen = dict(edge.devices)
+        return [dict(vars(seen.get(name) or DeviceStatus(name))) for name in {*config.edge.devices, *seen}]
+
+    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline, devices=devices)],
                      deliveries=deliveries)
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
     for warning in [exposure_warning(host), *config_warnings(config)]:

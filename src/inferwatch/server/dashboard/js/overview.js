@@ -54,6 +54,23 @@ async function abTests(el) {
     }))));
 }
 
+// Edge devices (serve's edge ingest): shown when any device has uploaded or is configured.
+async function devices(el) {
+  const rows = await get("api/v1/dashboard/devices");
+  el.hidden = !rows.length;
+  if (!rows.length) return;
+  const drops = (d) => Object.values(d.dropped || {}).reduce((a, b) => a + b, 0);
+  const ago = (s) => (s < 120 ? `${s.toFixed(0)} s` : s < 7200 ? `${(s / 60).toFixed(0)} min` : `${(s / 3600).toFixed(1)} h`);
+  fill(el.lastChild, h("table", { class: "table", id: "devices" },
+    h("thead", {}, h("tr", {}, ["device", "last seen", "samples", "batches", "buffer (backlog)", "dropped", "heartbeat"]
+      .map((c) => h("th", {}, c)))),
+    h("tbody", {}, rows.map((d) => h("tr", { "data-device": d.device },
+      h("td", {}, d.device), h("td", {}, d.last_contact ? `${ago(d.silence_s)} ago` : "never"),
+      h("td", {}, String(d.samples)), h("td", {}, String(d.batches)), h("td", {}, String(d.backlog)),
+      h("td", { class: drops(d) ? "bad" : "" }, String(drops(d))),
+      h("td", {}, d.heartbeat_s ? `${d.heartbeat_s} s` : "-"))))));
+}
+
 export async function render(main, ctx) {
   const params = hashParams();
   // The first overview of a page load has its services, rules and time from the page (no round trip).
@@ -79,6 +96,8 @@ export async function render(main, ctx) {
   }
   const ab = h("div", { id: "abtests" });
   body.lastChild.append(h("section", { class: "panel" }, h("h3", {}, "A/B tests"), ab));
+  const edge = h("section", { class: "panel", id: "edge-devices", hidden: true }, h("h3", {}, "Edge devices"), h("div", {}));
+  body.append(edge);
 
   let now = firstNow;
   async function load() {
@@ -87,7 +106,8 @@ export async function render(main, ctx) {
     now = null;
     const vars = { service, w: rateWindow(r) };
     // every query leaves now, all at once; each panel draws when its own answers are in
-    await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {})]);
+    await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {}),
+      devices(edge).catch(() => {})]);
     optional.forEach(showIfData);
     document.body.dataset.renderedAt = String(performance.now());  // since navigation start
     document.body.dataset.rendered = String(performance.now() - t0);
