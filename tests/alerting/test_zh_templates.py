@@ -149,8 +149,8 @@ def _expanded_pack_summaries() -> list[str]:
 
     from inferwatch.rules import default_rule_pack
 
-    values = {"threshold": "1", "gpu": "0", "Hostname": "node-1", "instance": "10.0.0.7:8000", "service": "ranker",
-              "job": "ranker", "model": "qwen-7b", "feature": "age", "experiment": "new-ranker"}
+    values = {"threshold": "1", "gpu": "0", "Hostname": "node-1", "instance": "10.0.0.7:8000",
+              "service": "ranker", "job": "ranker", "model": "qwen-7b", "feature": "age", "experiment": "new-ranker"}
     out = []
     for rule in default_rule_pack():
         text = getattr(rule, "annotations", {}).get("summary", "")
@@ -167,5 +167,6 @@ def test_default_pack_summaries_in_chinese() -> None:
     # a summary a later change rewrites falls back to English: at least most stay translated
     assert sum(s != t for s, t in translated.items()) >= 0.8 * len(summaries), translated
     assert translate_summary("P99 latency of ranker is over 1s", "zh-CN") == "ranker 的 P99 延迟超过 1 秒"
-    assert translate_summary("3 features: age, income, clicks", "zh-CN") == "共 3 个 feature：age, income, clicks"
+    several = translate_summary("3 features: age, income, clicks", "zh-CN")
+    assert several == "共 3 个 feature：age, income, clicks"
     assert translate_summary("my own words", "zh-CN") == "my own words"
