@@ -150,7 +150,8 @@ def _expanded_pack_summaries() -> list[str]:
     from inferwatch.rules import default_rule_pack
 
     values = {"threshold": "1", "gpu": "0", "Hostname": "node-1", "instance": "10.0.0.7:8000",
-              "service": "ranker", "job": "ranker", "model": "qwen-7b", "feature": "age", "experiment": "new-ranker"}
+              "service": "ranker", "job": "ranker", "model": "qwen-7b", "feature": "age",
+              "experiment": "new-ranker"}
     out = []
     for rule in default_rule_pack():
         text = getattr(rule, "annotations", {}).get("summary", "")
