@@ -139,7 +139,7 @@ async def _body(req: Request) -> bytes:
         raise _Refused(400, "the client disconnected before sending the whole body") from None
     body = b"".join(chunks)
     encoding = req.headers.get("content-encoding", "").strip().lower()
-    if encoding == "gzip":
+    if encoding == "gzip" or (encoding == "" and body[:2] == b"\x1f\x8b"):  # a damaged one says gzip
         return _gunzip(body)
     if encoding not in ("", "identity"):
         raise _Refused(415, f"unsupported content encoding {encoding!r}: send gzip or none")
@@ -154,6 +154,8 @@ def _gunzip(body: bytes) -> bytes:
         raise _Refused(400, f"invalid gzip body: {exc}") from None
     if len(out) > MAX_BODY_BYTES:
         raise _Refused(413, f"body over the limit of {MAX_BODY_BYTES} bytes once decompressed")
+    if not inflate.eof:
+        raise _Refused(400, "invalid gzip body: truncated (the gzip stream does not end)")
     return out
 
 

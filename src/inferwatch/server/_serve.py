@@ -82,7 +82,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
                       data_dir if config.storage.type == "sqlite" else None)
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
-    routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
+    routes.extend(trace_routes(open_trace_store(config, data_dir, clock), token))  # OTLP in, traces out
     otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState(),  # OTLP metrics in
                                        sample_limit=config.server.limits.sample_limit)
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
