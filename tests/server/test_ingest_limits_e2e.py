@@ -243,7 +243,8 @@ def test_every_write_in_the_openapi_document_refuses_a_missing_token(server: Ser
     answered = {}
     for method, path in writes:
         url = server.url + path.replace("{id}", "0").replace("{", "").replace("}", "")
-        r = httpx.request(method, url, content=b"{}", timeout=30, headers={"content-type": "application/json"})
+        r = httpx.request(method, url, content=b"{}", timeout=30,
+                          headers={"content-type": "application/json"})
         answered[(method, path)] = r.status_code
     open_ = {k: v for k, v in answered.items() if v != 401}
     assert not open_, f"writes answered without a token: {open_}"
