@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,12 @@ T0 = 1_700_000_000.0
 
 
 @pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     st: MemoryStore | SQLiteStore = (MemoryStore() if request.param == "memory"
                                      else SQLiteStore(tmp_path / "t.db"))
     st.limits = SeriesLimits(max_series=10, max_series_per_metric=4)
-    return st
+    yield st
+    st.close()
 
 
 @pytest.mark.parametrize(("labels", "reason"), [
