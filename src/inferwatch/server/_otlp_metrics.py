@@ -67,6 +67,7 @@ class OtlpMetricsReceiver:
     clock: Clock
     delta: DeltaState
     sample_limit: int = 0  # ``server.limits.sample_limit``: most samples one request may carry
+    retention: float | None = None  # ``storage.retention``: older samples are out of bounds
 
     def export(self, body: bytes, protobuf: bool) -> Translation:
         """Store one request body; ``_Refused`` (400/503) when it cannot be taken at all."""
@@ -81,7 +82,7 @@ class OtlpMetricsReceiver:
         try:
             samples = result.samples
             check_batch(self.store, [s.labels for s in samples], [s.t for s in samples], now,
-                        sample_limit=self.sample_limit, what="this OTLP request")
+                        sample_limit=self.sample_limit, what="this OTLP request", retention=self.retention)
             self.store.append(samples)
         except LimitExceeded as exc:  # labels, lengths, series (the store's), samples, time bounds
             raise _Refused(400, f"refused: {exc}") from None
