@@ -45,3 +45,16 @@ def test_the_slo_page_shows_budget_burn_and_the_burning_windows(tmp_path: Path, 
         page.shot("slos")
         assert page.take() == []
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
+
+
+def test_without_slos_the_page_says_how_to_declare_them(tmp_path: Path, page: Watched) -> None:
+    with serve(f"server: {{data_dir: '{tmp_path / 'data'}', api_token: t}}\n", tmp_path) as s:
+        page.page.goto(f"{s.url}/#/slos")
+        page.page.wait_for_selector("body[data-ready='slos']", timeout=TIMEOUT_MS)
+        assert "declare slos: or slo_files:" in page.page.inner_text("#slo-empty")
+        assert page.page.locator("#nav a.active").inner_text() == "SLOs"
+        page.page.click("#lang")  # 简体中文: the page's texts too
+        page.page.wait_for_selector("html[lang='zh-CN'] body[data-ready='slos']", timeout=TIMEOUT_MS)
+        assert page.page.inner_text("#slo-empty").startswith("没有 SLO")
+        assert page.page.locator("#nav a.active").inner_text() == "SLO"
+        assert page.take() == []

@@ -39,6 +39,7 @@ async def chat(request: Request) -> StreamingResponse:
             async for token in generate(prompt):     # the engine: 200 ms prefill, then 30 ms a token
                 g.tokens(1)                          # per token: an int add
                 yield f"data: {token}\n\n"
+            g.finish_reason = "stop"
 
     return StreamingResponse(stream(), media_type="text/event-stream")
 

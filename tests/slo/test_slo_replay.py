@@ -7,8 +7,10 @@ Both engines run the same rules: promtool reads ``rules/slo.rules.yml`` as
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,3 +58,14 @@ def test_promtool_passes_on_the_exported_rules(
     proc = subprocess.run([promtool, "test", "rules", path.name], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_inferwatch_replay_runs_the_slo_rules() -> None:
+    # the command line builds the same rule set (recordings first) and the notification pipeline
+    proc = subprocess.run(
+        [sys.executable, "-m", "inferwatch", "replay", "--config", str(CONFIG),
+         str(REPLAY / "fast_burn_pages.yaml")],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={k: v for k, v in os.environ.items() if k != "INFERWATCH_CONFIG"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "SUCCESS: 7/7 alert tests passed, 3 state changes, 1 notifications" in proc.stdout

@@ -41,8 +41,8 @@ def test_recordings_have_sloths_names_and_labels() -> None:
     five = rs.recordings[0]
     assert dict(five.labels) == {"sloth_id": "ranker-availability", "sloth_service": "ranker",
                                  "sloth_slo": "availability", "sloth_window": "5m"}
-    assert str(five.expr) == ('(sum(rate(inferwatch_requests_total{service="ranker",code=~"5.."}[5m]))) / '
-                              '(sum(rate(inferwatch_requests_total{service="ranker"}[5m])))')
+    assert str(five.expr) == ('((sum(rate(inferwatch_requests_total{service="ranker",code=~"5.."}[5m])) or '
+                              'vector(0))) / (sum(rate(inferwatch_requests_total{service="ranker"}[5m])))')
     period = rs.recordings[7]
     assert "sum_over_time(slo:sli_error:ratio_rate5m{" in period.promql
     assert "[30d])\n/ ignoring (sloth_window)\ncount_over_time(" in period.promql
@@ -177,3 +177,19 @@ def test_the_faster_slo_alert_inhibits_the_slower_of_the_same_slo() -> None:
                 for n in pipeline.notifications for a in n["alerts"]}
     # a's ticket is muted by a's slow page; b's ticket has no faster alert of its own
     assert notified == {("slow_page", "a"), ("ticket", "b")}
+
+
+def test_slo_files_are_read_from_the_config_files_directory(tmp_path: Path) -> None:
+    from inferwatch.config import load_config
+
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "p.yaml").write_text((SPECS / "payments.yaml").read_text())
+    (tmp_path / "inferwatch.yaml").write_text("slo_files: [specs/p.yaml]\n")
+    rs = load_rule_set(load_config(tmp_path / "inferwatch.yaml"))  # from any working directory
+    assert [s.id for s in rs.slos] == ["payments-charges-availability", "payments-refunds-latency"]
+
+
+def test_a_custom_bucket_makes_its_threshold_valid() -> None:
+    rs = _rules("sdk: {buckets: [0.1, 0.3, 1]}\n"
+                "slos: [{service: r, type: latency, objective: 99, threshold: 0.3}]")
+    assert 'le="0.3"' in str(rs.recordings[0].expr)

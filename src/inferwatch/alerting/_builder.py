@@ -101,8 +101,9 @@ class PipelineBuilder:
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 continue
-            notifier = self._overrides.get(spec.name) or build_notifier(spec, self._http, self._url,
-                                                                        self._stream, self._warn)
+            notifier = self._overrides.get(spec.name) or build_notifier(
+                spec, self._http, self._url, self._stream, self._warn, language=cfg.language,
+                timezone=cfg.timezone, schedules=cfg.oncall)
             queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)
@@ -111,7 +112,8 @@ class PipelineBuilder:
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 send = _digest_sender(spec.deliver_to, StageChain([enqueue[spec.deliver_to]]))
-                digest = DigestStage(spec.name, spec.at, spec.timezone, stores.db, send, now)
+                digest = DigestStage(spec.name, spec.at, spec.timezone, stores.db, send, now,
+                                     language=spec.language or cfg.language)
                 stages.digests[spec.name] = digest
                 stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), digest])
         return stages

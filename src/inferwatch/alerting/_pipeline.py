@@ -341,7 +341,8 @@ class _Hooks:
             firing = frozenset(fingerprint(a) for a in g.firing())
             resolved = frozenset(fingerprint(a) for a in g.resolved())
             self._p.nflog.log(n.receiver, g.key, firing, resolved, now)
-        self._p._record(NotificationRecord.of(n, now, "sent"))
+        notifier = self._p.notifiers.get(n.receiver)  # a stand-in without credentials only printed it
+        self._p._record(NotificationRecord.of(n, now, getattr(notifier, "delivered_as", "sent")))
 
     def gave_up(self, n: Notification, error: str, now: float) -> None:
         self._p._record(NotificationRecord.of(n, now, "failed", error))

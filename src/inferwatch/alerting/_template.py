@@ -7,6 +7,8 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from inferwatch.alerting._message import render
+from inferwatch.alerting._message import trace_lines as message_trace_lines
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
@@ -80,15 +82,18 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
 
 def trace_lines(a: Alert, *, markdown: bool = False) -> list[str]:
     """The example slow traces of a latency alert and the link to the slowest (none without them)."""
-    traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
-    out = [f"    example traces: {traces}"] if traces else []
-    if url:
-        out.append(f"    slowest trace: [{url}]({url})" if markdown else f"    slowest trace: {url}")
-    return out
+    return message_trace_lines(a, "en", markdown)
 
 
-def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "") -> str:
-    """The whole message: a title and lines per group, then notes and the dashboard link."""
+def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "",
+                      language: str = "en", timezone: str = "UTC") -> str:
+    """The whole message: a title and lines per group, then notes and the dashboard link.
+
+    In another language or time zone than English and UTC, the bilingual renderer writes it.
+    """
+    if language != "en" or timezone != "UTC":
+        return render(n, language=language, timezone=timezone, external_url=external_url,
+                      markdown=markdown).fit(1 << 30)
     parts: list[str] = []
     for g in n.groups if n.kind != "digest" else ():
         title = group_title(g)

@@ -34,6 +34,7 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("history", "inferwatch.cli._history"),
     ("oncall", "inferwatch.cli._oncall"),
     ("slo", "inferwatch.cli._slo"),
+    ("template", "inferwatch.cli._template"),
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

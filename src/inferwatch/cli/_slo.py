@@ -40,8 +40,7 @@ def add_parser(sub: Any) -> None:
 def _check(args: argparse.Namespace) -> int:
     import yaml
 
-    from inferwatch.config import load_config
-    from inferwatch.config._slo import SloFileRef
+    from inferwatch.config import SloFileRef, load_config
     from inferwatch.model import parse_duration
     from inferwatch.slo import load_slos, load_sloth_file, slo_rules
 

@@ -16,14 +16,16 @@ from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._remote_write import RemoteWriteQueue, RemoteWriteSpec
 from inferwatch.config._root import Config
-from inferwatch.config._rules import RulesConfig
+from inferwatch.config._rules import RulesConfig, RuleSpec
 from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import ServerConfig, StorageConfig
+from inferwatch.config._slo import DEFAULT_MIN_EVENTS, SloFileRef, SloSpec, SloTiers
 from inferwatch.config._types import Duration, FrozenModel, Secret
 
 __all__ = [
     "DEFAULT_BUCKETS",
+    "DEFAULT_MIN_EVENTS",
     "AlertingConfig",
     "AlertmanagerSpec",
     "BaselineConfig",
@@ -38,12 +40,16 @@ __all__ = [
     "QueryLimits",
     "RemoteWriteQueue",
     "RemoteWriteSpec",
+    "RuleSpec",
     "RulesConfig",
     "ScrapeConfig",
     "ScrapeTarget",
     "SdkConfig",
     "Secret",
     "ServerConfig",
+    "SloFileRef",
+    "SloSpec",
+    "SloTiers",
     "StorageConfig",
     "env",
     "load_config",

@@ -15,6 +15,8 @@ WeCom group (``SevereLatency`` also degrades the service), P2 waits for the
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._alertmanagers import AlertmanagerSpec
@@ -177,6 +179,20 @@ class AlertingConfig(FrozenModel):
     escalations: tuple[EscalationSpec, ...] = ()
     oncall: OnCallConfig = Field(default_factory=OnCallConfig)
     history: HistoryConfig = Field(default_factory=HistoryConfig)
+    language: Literal["en", "zh-CN"] = Field(
+        "en", description="language of the built-in message templates (zh-CN: Chinese)")
+    timezone: str = Field("UTC", description="IANA time zone of times in messages, e.g. Asia/Shanghai")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
 
     @field_validator("external_labels")
     @classmethod
@@ -210,6 +226,10 @@ class AlertingConfig(FrozenModel):
         for r in self.effective_receivers():
             if isinstance(r, DigestReceiverSpec) and (r.deliver_to not in known or r.deliver_to == r.name):
                 raise ValueError(f"digest {r.name!r} delivers to unknown receiver {r.deliver_to!r}")
+        for r in self.effective_receivers():  # voice and SMS may take their numbers from a schedule
+            ref = getattr(r, "oncall", "")
+            if ref and self.oncall.layer(ref) is None:
+                raise ValueError(f"receiver {r.name!r}: oncall names no schedule (layer) {ref!r}")
         actions = [a.name for a in self.actions]
         if len(actions) != len(set(actions)):
             raise ValueError(f"action names must be unique: {sorted(actions)}")

@@ -32,7 +32,15 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: cannot read config file: {exc}") from exc
-    return parse_config(text, source=str(p))
+    return _relative_to(parse_config(text, source=str(p)), p.parent)
+
+
+def _relative_to(config: Config, base: Path) -> Config:
+    """``slo_files`` paths resolved against the config file's directory (as Prometheus's rule_files)."""
+    if not config.slo_files:
+        return config
+    refs = tuple(r.model_copy(update={"path": str(base / r.path)}) for r in config.slo_files)
+    return config.model_copy(update={"slo_files": refs})
 
 
 def parse_config(text: str, *, source: str = "<config>") -> Config:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from inferwatch.config._message_template import MessageTemplate
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.model import is_valid_label_name, parse_matchers
 
@@ -58,6 +59,10 @@ class _Receiver(FrozenModel):
     send_resolved: bool = Field(True, description="also notify when the alerts resolve")
     max_attempts: int = Field(5, ge=1, le=50, description="attempts before giving up")
     rate_limit: RateLimitSpec | None = None
+    language: Literal["en", "zh-CN"] | None = Field(
+        None, description="language of this receiver's messages (default: alerting.language)")
+    template: MessageTemplate | None = Field(
+        None, description="this receiver's title and per-alert line (WeCom, DingTalk, Feishu, voice, SMS)")
 
 
 class WeComReceiverSpec(_Receiver):
@@ -210,9 +215,22 @@ class DigestReceiverSpec(_Receiver):
         return v
 
 
+# The platforms of teams in China build on _Receiver above (imported here, after it exists).
+from inferwatch.config._receivers_cn import (  # noqa: E402
+    AliyunSmsReceiverSpec,
+    AliyunVoiceReceiverSpec,
+    DingTalkReceiverSpec,
+    FeishuReceiverSpec,
+    TencentSmsReceiverSpec,
+    TencentVoiceReceiverSpec,
+    WeComAppReceiverSpec,
+)
+
 ReceiverSpec = Annotated[
     WeComReceiverSpec | PagerDutyReceiverSpec | TwilioReceiverSpec | SlackReceiverSpec
-    | EmailReceiverSpec | WebhookReceiverSpec | TerminalReceiverSpec | DigestReceiverSpec,
+    | EmailReceiverSpec | WebhookReceiverSpec | TerminalReceiverSpec | DigestReceiverSpec
+    | DingTalkReceiverSpec | FeishuReceiverSpec | WeComAppReceiverSpec | AliyunVoiceReceiverSpec
+    | AliyunSmsReceiverSpec | TencentVoiceReceiverSpec | TencentSmsReceiverSpec,
     Field(discriminator="type"),
 ]
 

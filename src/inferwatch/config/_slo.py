@@ -118,7 +118,7 @@ class SloSpec(_SloCommon):
 class SloFileRef(_SloCommon):
     """A Sloth ``prometheus/v1`` spec file, with the settings Sloth takes on its command line."""
 
-    path: str = Field(min_length=1)
+    path: str = Field(min_length=1, description="relative paths: from the config file's directory")
 
 
 def _file_ref(value: Any) -> Any:

@@ -110,6 +110,58 @@ GENERATION_TOKENS_PER_SECOND = MetricSpec(
     "inferwatch_generation_output_tokens_per_second", _H,
     "Output tokens per second of end-to-end latency, per response with at least one output token.", _GEN,
 )
+GENERATION_REQUEST_INPUT_TOKENS = MetricSpec(
+    "inferwatch_generation_request_input_tokens", _H,
+    "Input (prompt) tokens per generation request (gen_ai.client.token.usage's buckets).", _GEN,
+)
+GENERATION_REQUEST_OUTPUT_TOKENS = MetricSpec(
+    "inferwatch_generation_request_output_tokens", _H,
+    "Output (generated) tokens per generation request (gen_ai.client.token.usage's buckets).", _GEN,
+)
+GENERATION_FINISH_REASONS_TOTAL = MetricSpec(
+    "inferwatch_generation_finish_reasons_total", _C,
+    "Generations by why they ended (stop, length, abort, error...; unknown when not given).",
+    (*_GEN, "finish_reason"),
+)
+GENERATION_GOOD_REQUESTS_TOTAL = MetricSpec(
+    "inferwatch_generation_good_requests_total", _C,
+    "Successful generations within both targets: time to first token and time per output token "
+    "(goodput: divide by inferwatch_generation_requests_total; an SLO's good events).", _GEN,
+)
+GENERATION_TARGET_SECONDS = MetricSpec(
+    "inferwatch_generation_target_seconds", _G,
+    "The targets a good generation meets (target=time_to_first_token|time_per_output_token).",
+    (*_SVC, "target"), "seconds",
+)
+GENERATION_TENANT_REQUESTS_TOTAL = MetricSpec(
+    "inferwatch_generation_tenant_requests_total", _C, "Generation requests by tenant.",
+    (*_SVC, "tenant"),
+)
+GENERATION_COST_TOTAL = MetricSpec(
+    "inferwatch_generation_cost_total", _C,
+    "Cost of generations from the model's price table (input and output tokens), by tenant and currency.",
+    (*_SVC, "tenant", "currency"),
+)
+ENGINE_REQUESTS_RUNNING = MetricSpec(
+    "inferwatch_engine_requests_running", _G, "Requests the inference engine is running (in a batch).", _SVC,
+)
+ENGINE_REQUESTS_WAITING = MetricSpec(
+    "inferwatch_engine_requests_waiting", _G, "Requests waiting in the inference engine's queue.", _SVC,
+)
+ENGINE_KV_CACHE_USAGE = MetricSpec(
+    "inferwatch_engine_kv_cache_usage_ratio", _G, "Share of the engine's KV-cache blocks in use (0-1).", _SVC,
+)
+ENGINE_PREEMPTIONS_TOTAL = MetricSpec(
+    "inferwatch_engine_preemptions_total", _C, "Requests the engine preempted (KV cache full).", _SVC,
+)
+ENGINE_PREFIX_CACHE_QUERIES_TOTAL = MetricSpec(
+    "inferwatch_engine_prefix_cache_queries_total", _C,
+    "Prompt tokens looked up in the engine's prefix cache.", _SVC,
+)
+ENGINE_PREFIX_CACHE_HITS_TOTAL = MetricSpec(
+    "inferwatch_engine_prefix_cache_hits_total", _C,
+    "Prompt tokens found in the engine's prefix cache.", _SVC,
+)
 
 # --- tracing: pipeline stages -----------------------------------------------
 STAGE_DURATION = MetricSpec(
@@ -490,7 +542,11 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     SDK_INVALID_TOTAL, SDK_ERRORS_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT,
     GENERATION_DURATION,
     GENERATION_QUEUE, GENERATION_INPUT_TOKENS_TOTAL, GENERATION_OUTPUT_TOKENS_TOTAL,
-    GENERATION_TOKENS_PER_SECOND, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
+    GENERATION_TOKENS_PER_SECOND, GENERATION_REQUEST_INPUT_TOKENS, GENERATION_REQUEST_OUTPUT_TOKENS,
+    GENERATION_FINISH_REASONS_TOTAL, GENERATION_GOOD_REQUESTS_TOTAL, GENERATION_TARGET_SECONDS,
+    GENERATION_TENANT_REQUESTS_TOTAL, GENERATION_COST_TOTAL, ENGINE_REQUESTS_RUNNING, ENGINE_REQUESTS_WAITING,
+    ENGINE_KV_CACHE_USAGE, ENGINE_PREEMPTIONS_TOTAL, ENGINE_PREFIX_CACHE_QUERIES_TOTAL,
+    ENGINE_PREFIX_CACHE_HITS_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,

@@ -6,11 +6,11 @@ from inferwatch.rules._evaluator import ActiveAlert, BandProvider, BandProviderF
 from inferwatch.rules._export import to_prometheus_rule_groups, to_prometheus_rule_yaml
 from inferwatch.rules._functions import bucket_quantile, extrapolated_rate
 from inferwatch.rules._lifecycle import AlertInstance
-from inferwatch.rules._pack import default_rule_pack
+from inferwatch.rules._pack import default_rule_pack, default_rule_specs
 from inferwatch.rules._promql import PromQLError, parse_promql
 from inferwatch.rules._recording import Recorder, RecordingRule
 from inferwatch.rules._replay import ReplayResult, run_replay
-from inferwatch.rules._rule import Rule, load_rules
+from inferwatch.rules._rule import Rule, apply_overrides, load_rules
 from inferwatch.rules._signals import signal_promql
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template, format_go_float
@@ -34,8 +34,10 @@ __all__ = [
     "ReplayResult",
     "Rule",
     "TestFile",
+    "apply_overrides",
     "bucket_quantile",
     "default_rule_pack",
+    "default_rule_specs",
     "expand_template",
     "extrapolated_rate",
     "format_go_float",

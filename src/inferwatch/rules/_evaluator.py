@@ -22,7 +22,7 @@ from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
-from inferwatch.rules._recording import Recorder, RecordingRule
+from inferwatch.rules._recording import Appender, Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template
@@ -93,11 +93,12 @@ class Evaluator:
         self, rules: Sequence[Rule], store: Store, *, clock: Clock, sink: AlertSink | None = None,
         state: AlertStateStore | None = None, band_factory: BandProviderFactory | None = None,
         resend_delay: float = 60.0, band_save_every: float = 300.0,
-        recordings: Sequence[RecordingRule] = (),
+        recordings: Sequence[RecordingRule] = (), record_to: Appender | None = None,
     ) -> None:
         """``band_save_every``: seconds between saves of the baselines' state (alert state is
         saved every round; baselines are large and losing minutes of their learning is harmless).
-        ``recordings`` run first each round, so the alert rules read what they wrote (SLO rules)."""
+        ``recordings`` run first each round, so the alert rules read what they wrote (SLO rules);
+        their samples go to ``record_to`` (default: ``store``)."""
         self.rules = list(rules)
         self.recordings = list(recordings)
         self.band_save_every = band_save_every
@@ -110,7 +111,7 @@ class Evaluator:
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
         self._memo = LabelMemo()
-        self._recorder = Recorder(self.recordings, store, self._memo)
+        self._recorder = Recorder(self.recordings, store, self._memo, record_to)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         self._save_failing = False
         if band_factory is not None:

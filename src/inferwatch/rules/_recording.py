@@ -9,9 +9,10 @@ it at once instead of 5 minutes later.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Protocol
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.model import STALE_NAN, Labels, Sample, is_stale_nan
@@ -19,9 +20,17 @@ from inferwatch.rules._engine import EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._promql import Expr
 from inferwatch.store import Store
 
-__all__ = ["Recorder", "RecordingRule"]
+__all__ = ["Appender", "Recorder", "RecordingRule"]
 
 log = logging.getLogger(__name__)
+
+
+class Appender(Protocol):
+    """Where recorded samples go (a store, or a tee that also ships them)."""
+
+    def append(self, samples: Iterable[Sample]) -> None:
+        """Store ``samples``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -50,9 +59,13 @@ class RecordingRule:
 class Recorder:
     """Evaluates recording rules at a time and appends their samples to the store."""
 
-    def __init__(self, rules: Sequence[RecordingRule], store: Store, memo: LabelMemo | None = None) -> None:
+    def __init__(self, rules: Sequence[RecordingRule], store: Store, memo: LabelMemo | None = None,
+                 appender: Appender | None = None) -> None:
+        """Rules read ``store``; their samples go to ``appender`` (default: the store), which must
+        store them too (the server's remote-write tee: recorded series reach the remotes)."""
         self.rules = list(rules)
         self.store = store
+        self.appender: Appender = appender or store
         self._memo = memo or LabelMemo()
         self._last: list[set[Labels]] = [set() for _ in self.rules]
 
@@ -66,7 +79,7 @@ class Recorder:
                 samples = self._samples(rule, engine, ts)
                 gone = self._last[i] - {s.labels for s in samples}
                 samples += [Sample(lab, ts, STALE_NAN) for lab in gone]
-                self.store.append(samples)
+                self.appender.append(samples)
             except (EvalError, StoreError, InputError) as exc:  # InputError: over a server.limits limit
                 log.warning("recording rule %s: evaluation at %s failed: %s", rule.record, ts, exc)
                 continue

@@ -12,7 +12,7 @@ from typing import Any
 from inferwatch.sdk._aggregator import Aggregator
 from inferwatch.sdk._config import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, read_sample
-from inferwatch.sdk._generation import Generation
+from inferwatch.sdk._generation import Generation, GenerationSettings, Price
 from inferwatch.sdk._hooks import MonitorHooks
 from inferwatch.sdk._httpx import instrument_httpx
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
@@ -33,11 +33,13 @@ __all__ = [
     "AsgiMiddleware",
     "CountingExporter",
     "Generation",
+    "GenerationSettings",
     "MetricsApp",
     "MetricsServer",
     "Monitor",
     "MonitorCollector",
     "MonitorHooks",
+    "Price",
     "SamplingCounts",
     "SdkConfig",
     "ServerSpan",

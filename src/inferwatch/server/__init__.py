@@ -7,6 +7,7 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
+from inferwatch.server._slo_api import slo_routes
 from inferwatch.server._wiring import (
     ALERT_STATE_FILE,
     LoggingSink,
@@ -32,4 +33,5 @@ __all__ = [
     "data_dir_of",
     "parse_listen",
     "serve",
+    "slo_routes",
 ]

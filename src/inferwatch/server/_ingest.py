@@ -61,6 +61,8 @@ class SeenBatches:
                              "at REAL NOT NULL, PRIMARY KEY (device, id))")
             self._db.execute("CREATE TABLE IF NOT EXISTS series (device TEXT NOT NULL, spool TEXT NOT NULL, "
                              "id INTEGER NOT NULL, labels TEXT NOT NULL, PRIMARY KEY (device, spool, id))")
+            self._db.execute("CREATE TABLE IF NOT EXISTS devices (device TEXT PRIMARY KEY, "
+                             "status TEXT NOT NULL)")
         except sqlite3.Error as exc:
             raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
         self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
@@ -100,6 +102,24 @@ class SeenBatches:
             self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
             self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
 
+    def save_device(self, status: dict[str, Any]) -> None:
+        """Keep a device's statistics (a restart continues its counts and last contact)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
+                             (status["device"], json.dumps(status)))
+
+    def load_devices(self) -> list[dict[str, Any]]:
+        """The statistics of every device saved (a row that does not read is left out, logged)."""
+        out = []
+        with self._lock:
+            rows = self._db.execute("SELECT device, status FROM devices").fetchall()
+        for device, text in rows:
+            try:
+                out.append(dict(json.loads(text)))
+            except ValueError:
+                log.warning("edge state: device %r's statistics do not read; starting it afresh", device)
+        return out
+
     def close(self) -> None:
         """Close the file."""
         with self._lock:
@@ -120,6 +140,18 @@ class DeviceStatus:
     duplicates: int = 0
 
 
+def _restored(rows: list[dict[str, Any]]) -> dict[str, DeviceStatus]:
+    known = set(DeviceStatus.__dataclass_fields__)
+    out = {}
+    for row in rows:
+        try:
+            status = DeviceStatus(**{k: v for k, v in row.items() if k in known})
+        except TypeError:  # no device name: nothing to restore
+            continue
+        out[status.device] = status
+    return out
+
+
 class _Reject(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -133,7 +165,8 @@ class EdgeIngest:
         self.config, self.store, self.clock = config, store, clock
         self.retention: float | None = None  # ``storage.retention`` (serve): older samples are out of bounds
         self.seen = SeenBatches(data_dir / EDGE_STATE_FILE if data_dir else None)
-        self.devices: dict[str, DeviceStatus] = {}
+        self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
+        """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
         self._lock = threading.Lock()
         self._started = clock.now()
         self._stop = threading.Event()
@@ -206,6 +239,7 @@ class EdgeIngest:
             if self.seen.seen(device, batch.batch_id):
                 status.duplicates += 1
                 self._append([], device, now, status)
+                self.seen.save_device(vars(status))
                 return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
             stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
             try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
@@ -218,6 +252,7 @@ class EdgeIngest:
             self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
             status.samples += len(stored)
             status.batches += 1
+            self.seen.save_device(vars(status))
         return {"status": "success", "batch": batch.batch_id, "samples": len(stored)}
 
     def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus) -> None:

@@ -130,6 +130,8 @@ PATHS: dict[str, dict[str, Any]] = {
         {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}]}},
     "/api/v1/targets": {"get": _get("scrape targets and their health", None, 200)},
     "/api/v1/rules": {"get": _get("alert rules and their alerts", None, 200)},
+    "/api/v1/slos": {"get": _get("SLOs: objective, SLI, budget left, burn rate per window, alerts",
+                                 [_q("time", _TIME)], 200, 400)},
     "/api/v1/alerts": {"get": _get("active alerts", None, 200)},
     "/api/v1/notifications": {"get": _get("recent notifications", None, 200)},
     "/api/v1/actions": {"get": _get("action outcomes", None, 200)},

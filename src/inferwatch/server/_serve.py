@@ -76,7 +76,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     from inferwatch.server._oncall_api import oncall_routes
 
     routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
-    from inferwatch.server._ingest import EdgeIngest, ingest_routes
+    from inferwatch.server._ingest import DeviceStatus, EdgeIngest, ingest_routes
 
     edge = EdgeIngest(config.edge, server.components.appender, clock,
                       data_dir if config.storage.type == "sqlite" else None)
@@ -105,7 +105,11 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
             signal.signal(signal.SIGHUP, reloader.on_signal)
     from inferwatch.server._dashboard import dashboard_routes
 
-    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline)],
+    def devices() -> list[dict[str, Any]]:  # the dashboard's devices: configured ones never heard from too
+        seen = dict(edge.devices)
+        return [dict(vars(seen.get(name) or DeviceStatus(name))) for name in {*config.edge.devices, *seen}]
+
+    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline, devices=devices)],
                      deliveries=deliveries)
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
     for warning in [exposure_warning(host), *config_warnings(config)]:

@@ -129,7 +129,7 @@ def build_components(
     state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
     evaluator = Evaluator(
         rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory,
-        recordings=rule_set.recordings,
+        recordings=rule_set.recordings, record_to=remote.tee if remote is not None else None,
     )
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,

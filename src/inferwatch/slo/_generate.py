@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.model import Dimension, Tier, format_duration
+from inferwatch.promql import Expr
 from inferwatch.rules import PromQLError, RecordingRule, Rule, parse_promql
 from inferwatch.slo._model import WINDOW_TEMPLATE, EventsSli, Slo
 
@@ -95,7 +96,7 @@ def _sel(slo: Slo) -> str:
     return ", ".join(f'{k}="{v}"' for k, v in slo.sloth_labels.items())
 
 
-def _parse(text: str, slo: Slo, what: str) -> object:
+def _parse(text: str, slo: Slo, what: str) -> Expr:
     try:
         return parse_promql(text)
     except PromQLError as exc:
@@ -104,7 +105,7 @@ def _parse(text: str, slo: Slo, what: str) -> object:
 
 def _rec(slo: Slo, record: str, text: str, labels: dict[str, str], group: str) -> RecordingRule:
     expr = _parse(text, slo, record)
-    return RecordingRule(record, expr, MappingProxyType(labels), group, text)  # type: ignore[arg-type]
+    return RecordingRule(record, expr, MappingProxyType(labels), group, text)
 
 
 def _sli_recordings(slo: Slo) -> list[RecordingRule]:
@@ -169,9 +170,9 @@ def _alert(slo: Slo, kind: str, severity: str, pairs: tuple[AlertWindows, ...]) 
               "sloth_severity": severity, "slo_alert": kind}
     for reserved in ("tier", "severity", "dimension", "alertname"):  # inferwatch sets these
         labels.pop(reserved, None)
-    return Rule(name=f"{a.name}{_SUFFIX[kind]}", dimension=Dimension.SERVICE, tier=tier, signal=expr,  # type: ignore[arg-type]
+    return Rule(name=f"{a.name}{_SUFFIX[kind]}", dimension=Dimension.SERVICE, tier=tier, signal=expr,
                 comparison=">", threshold=None, labels=MappingProxyType(labels),
-                annotations=MappingProxyType(notes), condition=expr)  # type: ignore[arg-type]
+                annotations=MappingProxyType(notes), condition=expr)
 
 
 def _alerts(slo: Slo) -> list[Rule]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferwatch.config import Config
-from inferwatch.config._rules import RuleSpec
-from inferwatch.rules import RecordingRule, Rule, load_rules
+from inferwatch.config import Config, RuleSpec
+from inferwatch.rules import RecordingRule, Rule, apply_overrides, default_rule_specs, load_rules
 from inferwatch.slo._generate import SloRules, slo_rules
 from inferwatch.slo._model import Slo
 from inferwatch.slo._shorthand import shorthand_slo
@@ -48,9 +47,6 @@ def _without_services(rule: Rule, spec: RuleSpec, services: list[str]) -> Rule:
 
 
 def _replace_static(config: Config, rules: list[Rule], slos: list[Slo]) -> list[Rule]:
-    from inferwatch.rules._pack import default_rule_specs
-    from inferwatch.rules._rule import apply_overrides
-
     specs = {s.name: s for s in default_rule_specs()}
     own = {s.name for s in config.rules.rules}
     out = []

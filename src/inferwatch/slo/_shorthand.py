@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from inferwatch.config._slo import SloSpec
+from inferwatch.config import SloSpec
 from inferwatch.model import metrics
 from inferwatch.slo._model import WINDOW_TEMPLATE, AlertSpec, EventsSli, Slo
 
@@ -33,7 +33,9 @@ def _sli(spec: SloSpec) -> EventsSli:
     if spec.type == "availability":
         name = metrics.REQUESTS_TOTAL.name
         errors = _sel(name, svc, spec.matchers, 'code=~"5.."')
-        return EventsSli(f"sum(rate({errors}[{_W}]))", f"sum(rate({_sel(name, svc, spec.matchers)}[{_W}]))")
+        # `or vector(0)`: a service that never failed has no 5xx series, yet its SLI is 100 %, not absent
+        return EventsSli(f"(sum(rate({errors}[{_W}])) or vector(0))",
+                         f"sum(rate({_sel(name, svc, spec.matchers)}[{_W}]))")
     hist = metrics.REQUEST_DURATION.name if spec.type == "latency" else metrics.GENERATION_TTFT.name
     assert spec.threshold is not None
     count = f"sum(rate({_sel(hist + '_count', svc, spec.matchers)}[{_W}]))"

@@ -26,8 +26,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config import FrozenModel
-from inferwatch.config._slo import SloFileRef
+from inferwatch.config import FrozenModel, SloFileRef
 from inferwatch.model import is_valid_label_name, is_valid_metric_name
 from inferwatch.slo._model import WINDOW_TEMPLATE, AlertSpec, EventsSli, RawSli, Slo
 

@@ -2,6 +2,7 @@
 
 import { get, readBoot, serverNow } from "./api.js";
 import { fmtTime, h, message, fill } from "./dom.js";
+import { setup as language } from "./i18n.js";
 
 const PAGES = {
   overview: () => import("./overview.js"),
@@ -81,6 +82,7 @@ function theme() {
   });
 }
 
+language();
 theme();
 window.addEventListener("hashchange", route);
 const bootNow = boot && boot.now;
