@@ -87,6 +87,19 @@ def test_unacknowledge_lets_the_due_step_go_out_at_once() -> None:
     assert steps(recs) == [("phone", 1), ("second", 2)]
 
 
+def test_an_expiring_acknowledgement_lets_escalation_resume_on_its_own() -> None:
+    # rule: an ack with an expiry holds the steps until then; the pipeline wakes at the expiry
+    p, recs = make()
+    run(p, 0)
+    p.acknowledge(10, "ops", matchers=parse_matchers('tier="P0"'), expires_at=400)
+    p.tick(20)
+    assert p.next_wakeup() == 60  # the next group_interval flush; the expiry (400) is later
+    run(p, 390, start=30)
+    assert steps(recs) == [("phone", 1)]
+    run(p, 400, start=400)
+    assert steps(recs) == [("phone", 1), ("second", 2)]
+
+
 def test_acknowledge_errors_name_the_problem() -> None:
     p, _ = make()
     run(p, 0)
@@ -121,6 +134,7 @@ def test_history_records_each_kind_and_answers_matchers_and_times() -> None:
     told = [e.detail for e in p.oncall.history.query(kinds=("notified",))]
     assert told[0]["receiver"] == "phone" and told[0]["outcome"] == "sent" and told[0]["step"] == 1
     assert p.oncall.history.query([parse_matchers('service="other"')]) == []
+    assert p.oncall.history.query([parse_matchers('tier="P0"')], kinds=("notified",))  # common labels
     assert [e.kind for e in p.oncall.history.query(start=399, end=401)] == ["acknowledged"]
     (row,) = p.oncall.history.response_times(0, 1000)
     assert row["service"] == "ranker" and row["tier"] == "P0"
@@ -258,3 +272,19 @@ def test_a_step_to_a_schedule_layer_tells_the_member_on_call() -> None:
 def test_bad_on_call_config_is_a_clear_error(yaml: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_config(yaml)
+
+
+def test_the_evaluator_reports_newly_pending_alerts_into_the_history() -> None:
+    # rule: a rule with `for` is pending first; the evaluator says so once, the pipeline records it
+    from inferwatch.rules import Evaluator, load_rules
+    from inferwatch.store import MemoryStore
+
+    cfg = parse_config("rules: {default_pack: false, rules: [{name: Warming, dimension: service, tier: P2, "
+                       "signal: {type: expr, expr: 'vector(1)'}, threshold: 0, for: 5m}]}")
+    p, _ = make()
+    ev = Evaluator(load_rules(cfg), MemoryStore(), clock=SimulatedClock(0), sink=p)
+    ev.on_pending = p.pending
+    for t in (0.0, 60.0, 120.0):
+        ev.evaluate(t)
+    (e,) = p.oncall.history.query(kinds=("pending",))
+    assert e.t == 0.0 and e.labels["alertname"] == "Warming" and e.fingerprint

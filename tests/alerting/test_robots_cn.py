@@ -259,3 +259,23 @@ def test_the_shipped_fakes_serve_on_loopback() -> None:
     finally:
         server.stop()
     assert len(robot.texts) == 1 and server.requests[0].query["access_token"] == [TOKEN]
+
+
+def test_two_receivers_posting_to_one_robot_share_its_20_a_minute(fake: Fake) -> None:
+    # rule: the limit is the robot's, not the receiver's: two routes' receivers post to one group robot
+    now = [0.0]
+    robot = FakeDingTalk(TOKEN, None, lambda: now[0])
+    svc = fake(robot)
+    url = f"{svc.url}/robot/send?access_token={TOKEN}"
+    cfg = parse_config("alerting: {route: {receiver: a, group_wait: 0s, group_by: ['...'], routes: "
+                       "[{matchers: ['team=\"infra\"'], receiver: b}]}, receivers: "
+                       f"[{{name: a, type: dingtalk, url: '{url}'}}, "
+                       f"{{name: b, type: dingtalk, url: '{url}'}}]}}").alerting
+    p = Pipeline(cfg, actions=[], rng=random.Random(0))
+    p.send([alert(instance=f"i{i}", team="infra" if i % 2 else "ml") for i in range(40)], now=0)
+    assert len(svc.requests) == 20 and robot.window.blocked_until < 0  # never throttled
+    now[0] = 61
+    p.tick(61)
+    assert len(svc.requests) == 21  # the first receiver took the minute; the other's 20 folded into one
+    sent = [a for r in p.records.recent() if r.status == "sent" for g in r.groups for a in g["alerts"]]
+    assert len(sent) == 40

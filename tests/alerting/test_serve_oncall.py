@@ -64,7 +64,10 @@ def _config(tmp_path: Path, url: str) -> Path:
     cfg = tmp_path / "inferwatch.yml"
     cfg.write_text(f"""
 server: {{data_dir: '{tmp_path / "data"}', api_token: {TOKEN}, external_url: 'https://iw.example.com'}}
-rules: {{default_pack: false}}
+rules:
+  default_pack: false
+  rules: [{{name: Warming, dimension: service, tier: P2, signal: {{type: expr, expr: 'vector(1)'}},
+            threshold: 0, for: 1h}}]
 alerting:
   default_actions: false
   receivers:
@@ -166,6 +169,8 @@ def test_escalation_and_acknowledgement_by_api_cli_and_link(tmp_path: Path, hook
             assert kinds[0] == "firing" and kinds.count("escalated") == 2
             told = [(e["detail"]["receiver"], e["detail"]["step"]) for e in hist if e["kind"] == "notified"]
             assert told == [("first", 1), ("second", 2)]
+            pending = c.get(f"{url}/api/v1/alerts/history", params={"kind": "pending"}).json()["data"]
+            assert [e["labels"]["alertname"] for e in pending] == ["Warming"]  # the evaluator's, once
             bad = c.get(f"{url}/api/v1/alerts/history", params={"kind": "nope"})
             assert bad.status_code == 400 and "unknown" in bad.json()["error"]
         out = _cli(cfg, url, "history", 'alertname="Bravo"')

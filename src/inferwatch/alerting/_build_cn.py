@@ -10,6 +10,7 @@ from inferwatch.alerting._notification import Notifier
 from inferwatch.alerting._phone import OnCallNumbers
 from inferwatch.alerting._tencent import TencentSmsNotifier, TencentVoiceNotifier
 from inferwatch.alerting._wecom_app import WeComAppNotifier
+from inferwatch.config._receivers import ReceiverSpec, WeComReceiverSpec
 from inferwatch.config._receivers_cn import (
     AliyunSmsReceiverSpec,
     AliyunVoiceReceiverSpec,
@@ -20,12 +21,21 @@ from inferwatch.config._receivers_cn import (
     WeComAppReceiverSpec,
 )
 
-__all__ = ["CN_SPECS", "CnSpec", "build_cn_notifier"]
+__all__ = ["CN_SPECS", "CnSpec", "build_cn_notifier", "robot_key"]
 
 CnSpec = (DingTalkReceiverSpec | FeishuReceiverSpec | WeComAppReceiverSpec | AliyunVoiceReceiverSpec
           | AliyunSmsReceiverSpec | TencentVoiceReceiverSpec | TencentSmsReceiverSpec)
 CN_SPECS = (DingTalkReceiverSpec, FeishuReceiverSpec, WeComAppReceiverSpec, AliyunVoiceReceiverSpec,
             AliyunSmsReceiverSpec, TencentVoiceReceiverSpec, TencentSmsReceiverSpec)
+
+
+def robot_key(spec: ReceiverSpec) -> str:
+    """What a rate limit is counted per: the robot (two receivers posting to one robot share it)."""
+    if isinstance(spec, DingTalkReceiverSpec | FeishuReceiverSpec) and spec.url is not None:
+        return f"{spec.type}:{spec.url.reveal()}"  # in memory only, never shown
+    if isinstance(spec, WeComReceiverSpec) and spec.key is not None:
+        return f"wecom:{spec.url}:{spec.key.reveal()}"
+    return f"receiver:{spec.name}"
 
 
 def build_cn_notifier(spec: CnSpec, http: HttpClient, external_url: str, *, language: str = "en",

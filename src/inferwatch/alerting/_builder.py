@@ -19,6 +19,7 @@ from inferwatch.alerting._acks import Acks
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
 from inferwatch.alerting._alertstore import AlertStore
 from inferwatch.alerting._build import build_action, build_notifier
+from inferwatch.alerting._build_cn import robot_key
 from inferwatch.alerting._delivery import DeliveryHooks, Executor, RateWindow, ReceiverQueue, RetryPolicy
 from inferwatch.alerting._digest import DigestStage
 from inferwatch.alerting._http import HttpClient
@@ -98,13 +99,14 @@ class PipelineBuilder:
                           executor=self._executor, timeouts={a.name: a.timeout for a in specs}, wake=wake)
         stages = Stages(inhibitor, mute, act, {}, {}, {}, {})
         enqueue: dict[str, EnqueueStage] = {}
+        windows: dict[str, RateWindow] = {}  # by robot: receivers posting to one robot share its limit
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 continue
             notifier = self._overrides.get(spec.name) or build_notifier(
                 spec, self._http, self._url, self._stream, self._warn, language=cfg.language,
                 timezone=cfg.timezone, schedules=cfg.oncall)
-            queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
+            queue = self._queue(spec, notifier, stores.outbox, outcomes, wake, windows)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)
             dedup = DedupStage(stores.nflog, spec.send_resolved, stores.acks)
@@ -119,12 +121,14 @@ class PipelineBuilder:
         return stages
 
     def _queue(self, spec: ReceiverSpec, notifier: Notifier, outbox: Outbox, outcomes: DeliveryHooks,
-               wake: Callable[[], None]) -> ReceiverQueue:
+               wake: Callable[[], None], windows: dict[str, RateWindow]) -> ReceiverQueue:
         p = self.config.notify
         policy = RetryPolicy(spec.max_attempts, p.initial_backoff, p.max_backoff, p.jitter, p.attempt_timeout)
         # A stand-in notifier (tests, replay) is not the service: its rate limit does not apply.
         limited = spec.rate_limit is not None and spec.name not in self._overrides
-        rate = RateWindow(spec.rate_limit.count, spec.rate_limit.per) if spec.rate_limit and limited else None
+        rate = None
+        if spec.rate_limit and limited:
+            rate = windows.setdefault(robot_key(spec), RateWindow(spec.rate_limit.count, spec.rate_limit.per))
         return ReceiverQueue(spec.name, notifier, outbox, policy, outcomes, self._executor, self._rng,
                              rate, wake)
 

@@ -119,8 +119,8 @@ class Escalator:
 
     def _step(self, ep: Episode, policy: EscalationSpec, i: int, g: AlertGroup, now: float) -> None:
         step = policy.steps[i]
-        note = (f"Escalation {policy.name}: step {i + 1} of {len(policy.steps)} "
-                f"({format_duration(step.after) if step.after else 'at once'}, not acknowledged)")
+        note = f"Escalation {policy.name}: step {i + 1} of {len(policy.steps)}" + (
+            f" ({format_duration(step.after)} without acknowledgement)" if step.after else "")
         targets = [t for target in step.notify for t in self._targets(target, now)]
         self._on_step(StepEvent(g, policy.name, i + 1, tuple(r for r, _ in targets), now))
         for receiver, extra in targets:
@@ -163,6 +163,9 @@ class Escalator:
                 continue
             times += [t for i, k, t in _schedule(policy, ep.started)
                       if (i, k) not in ep.sent and t > self._last]
+            ack = self._acks.get(ep.key, self._last)
+            if ack is not None and ack.expires_at is not None:  # the steps held by it resume then
+                times.append(ack.expires_at)
         return min(times, default=None)
 
 

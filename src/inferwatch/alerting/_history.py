@@ -85,16 +85,19 @@ class History:
 
     def query(self, matchers: Sequence[Sequence[Matcher]] = (), start: float = float("-inf"),
               end: float = float("inf"), kinds: Sequence[str] = (), group_id: str = "",
-              limit: int = 10_000) -> list[Event]:
-        """Events from ``start`` to ``end`` (inclusive) whose labels match any of the matcher sets."""
+              limit: int = 10_000, fingerprints: Sequence[str] = ()) -> list[Event]:
+        """Events from ``start`` to ``end`` (inclusive) whose labels match any of the matcher sets.
+
+        ``group_id``: only that group's events, and those of its alerts' ``fingerprints``.
+        """
         sql = "SELECT t, kind, group_id, fingerprint, labels, detail FROM history WHERE t >= ? AND t <= ?"
         params: list[object] = [max(start, -1e300), min(end, 1e300)]
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params += list(kinds)
         if group_id:
-            sql += " AND group_id = ?"
-            params.append(group_id)
+            sql += f" AND (group_id = ? OR fingerprint IN ({','.join('?' * len(fingerprints))}))"
+            params += [group_id, *fingerprints]
         out: list[Event] = []
         for t, kind, gid, fp, labels, detail in self._db.query(sql + " ORDER BY t, id", tuple(params)):
             lab = json.loads(str(labels))

@@ -97,6 +97,10 @@ class Inhibitor:
                 if not bucket:
                     self._sources[i].pop(key, None)
 
+    def is_source(self, fp: str) -> bool:
+        """Whether the alert with fingerprint ``fp`` is a source of some rule."""
+        return fp in self._where
+
     def inhibited_by(self, labels: Mapping[str, str], now: float) -> list[Alert]:
         """The firing source alerts that inhibit ``labels`` (Alertmanager's ``inhibitedBy``)."""
         found: dict[str, Alert] = {}

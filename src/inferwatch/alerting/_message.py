@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notes_zh import translate_note
 from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._summary import group_summary, shown_alerts
 from inferwatch.config._message_template import Labelled, MessageTemplate
 from inferwatch.rules import Alert
 
@@ -232,10 +233,11 @@ def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, header:
     info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
     if info and header:
         head.append(info)
-    summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
+    summary = group_summary(g)
     if summary:
         head.append(f"> {summary}" if markdown else summary)
-    return [Block(tuple(head)), *(_alert_block(a, g, w, tz, markdown, language, template) for a in g.alerts)]
+    return [Block(tuple(head)),
+            *(_alert_block(a, g, w, tz, markdown, language, template) for a in shown_alerts(g))]
 
 
 def render(n: Notification, *, language: str = "en", timezone: str = "UTC", external_url: str = "",

@@ -6,21 +6,22 @@ per batch of events, on the notification thread (never the evaluation's).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from inferwatch._exceptions import InputError
 from inferwatch.alerting._acks import Ack, Acks, group_id
 from inferwatch.alerting._actions import ActionRecord
 from inferwatch.alerting._escalation import StepEvent
 from inferwatch.alerting._history import Event, History
-from inferwatch.alerting._inhibit import Inhibitor
+from inferwatch.alerting._inhibit import Inhibitor, Muter
 from inferwatch.alerting._notification import AlertGroup, fingerprint
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._silence import Silences
 from inferwatch.model import Labels, Matcher, matches_all
 from inferwatch.rules import Alert
 
-__all__ = ["OnCall"]
+__all__ = ["OnCall", "stands_for"]
 
 
 class OnCall:
@@ -90,6 +91,11 @@ class OnCall:
                 events.append(Event(now, "resolved", a.labels, fingerprint=fp))
         self.history.add(events)
 
+    def pending(self, labels: Sequence[Mapping[str, str]], now: float) -> None:
+        """Alerts the evaluator holds pending (their ``for`` not yet over)."""
+        self.history.add([Event(now, "pending", lab, fingerprint=Labels(lab).fingerprint())
+                          for lab in labels])
+
     def flushed(self, g: AlertGroup, inhibitor: Inhibitor, silences: Silences, now: float) -> None:
         """A group's flush: alerts newly muted by a silence or an inhibition are events."""
         events = []
@@ -111,8 +117,7 @@ class OnCall:
             detail = {"receiver": rec.receiver, "outcome": rec.status,
                       "alerts": len(g["alerts"]), **({"error": rec.error} if rec.error else {}),
                       **({"escalation": rec.escalation, "step": rec.step} if rec.step else {})}
-            events.append(Event(rec.t, "notified", g["group_labels"], group_id(g["group_key"]),
-                                detail=detail))
+            events.append(Event(rec.t, "notified", _common(g), group_id(g["group_key"]), detail=detail))
         self.history.add(events)
 
     def escalated(self, e: StepEvent) -> None:
@@ -124,6 +129,37 @@ class OnCall:
         """An action ran (or was skipped)."""
         self.history.add([Event(rec.t, "action", Labels(rec.labels), detail={
             "action": rec.action, "phase": rec.phase, "outcome": rec.outcome})])
+
+
+def stands_for(g: AlertGroup, alerts: Iterable[Alert], inhibitor: Inhibitor, mutes: Muter,
+               now: float) -> str | None:
+    """"Stands for N alerts" when the group's shown alerts speak for muted ones (``None`` if not).
+
+    Muted ones are the group's own (silenced, inhibited) and, elsewhere, those these inhibit
+    (a rollback's review and warning of the same feature); one message is one incident.
+    """
+    firing = g.firing()
+    shown = {fingerprint(a) for a in firing if not mutes.mutes(a.labels, now)}
+    if not shown:
+        return None
+    muted = {fingerprint(a) for a in firing} - shown
+    if any(inhibitor.is_source(fp) for fp in shown):  # a walk over the alerts only for a source
+        for a in alerts:
+            fp = fingerprint(a)
+            if fp not in shown and fp not in muted and not a.resolved(now) and any(
+                    fingerprint(s) in shown for s in inhibitor.inhibited_by(a.labels, now)):
+                muted.add(fp)
+    if not muted:
+        return None
+    return (f"Stands for {len(shown) + len(muted)} alerts: {len(shown)} shown, {len(muted)} muted "
+            f"(lower levels or consequences of these, or silenced)")
+
+
+def _common(g: dict[str, Any]) -> dict[str, str]:
+    # The labels every alert of the group shares, so match[] on tier or feature finds the event too.
+    sets = [a["labels"] for a in g["alerts"]]
+    common = {k: v for k, v in sets[0].items() if all(s.get(k) == v for s in sets)} if sets else {}
+    return {**common, **g["group_labels"]}
 
 
 def _group_event(t: float, kind: str, g: AlertGroup, detail: dict[str, object]) -> Event:

@@ -36,10 +36,11 @@ from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._history import History
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
-from inferwatch.alerting._oncall import OnCall
+from inferwatch.alerting._oncall import OnCall, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
-from inferwatch.alerting._stages import EnqueueStage, needs_update
+from inferwatch.alerting._silence_end import SilencedResolutions
+from inferwatch.alerting._stages import EnqueueStage, MuteStage, needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
 from inferwatch.config import Config
@@ -108,6 +109,7 @@ class Pipeline:
         history = History(self.db, config.history.retention, config.history.max_events)
         self.oncall = OnCall(stores.acks, history, self.groups)
         self.acks = stores.acks
+        self._swallowed = SilencedResolutions(self.silences, self.nflog, list(self.chains))
         self.escalator = Escalator(config, self.db, stores.acks, self.mute,
                                    {name: self._update for name in self.chains}, self._send_step,
                                    self._live_group, self.oncall.escalated)
@@ -131,6 +133,7 @@ class Pipeline:
 
     def _put(self, fresh: list[Alert], now: float) -> None:
         self.oncall.received(self.alerts, fresh, now)
+        self._swallowed.fired(fresh, now)
         for a in fresh:
             self.alerts[fingerprint(a)] = a
             self._updated[fingerprint(a)] = now
@@ -160,12 +163,21 @@ class Pipeline:
             self._tick(now)
             return out
 
+    def pending(self, labels: Sequence[Mapping[str, str]], now: float) -> None:
+        """The evaluator's newly pending alerts, for the history (the evaluator's ``on_pending``)."""
+        try:
+            self.oncall.pending(labels, now)
+        except Exception:  # the history must not break evaluation
+            log.exception("recording pending alerts failed")
+
     def tick(self, now: float) -> None:
         """Flush due groups, judge and start sends, deliver digests, forget old state."""
         with self._lock:
             self._tick(now)
 
     def _tick(self, now: float) -> None:
+        if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
+            self.dispatcher.put(self._swallowed.due(now), now)
         self.dispatcher.tick(now)
         self.escalator.tick(now)
         self.act.release(_ACTIONS_ONLY, now)  # an escalating route's action runs: recorded, nothing to send
@@ -186,6 +198,7 @@ class Pipeline:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
             times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(),
+                     self._swallowed.next_check(),
                      *(d.due for d in self.digests.values()),
                      *(q.next_wakeup() for q in self.queues.values()), self.act.next_wakeup()]
             return min((t for t in times if t is not None), default=None)
@@ -238,11 +251,14 @@ class Pipeline:
         if not g.alerts:
             return
         self.oncall.flushed(g, self.inhibitor, self.silences, now)
+        if self.config.resolved_after_silence:
+            self._swallowed.flushed(g, now)
         if route.options.escalation:
             self._act_only(g, now)  # the steps notify; the route's actions run at the flush as anywhere
             self.escalator.flush(route.options.escalation, g, now)
         else:
-            self._update(Notification(receiver, (g,)), now)
+            note = stands_for(g, self.alerts.values(), self.inhibitor, _AnyMuter(self.mute), now)
+            self._update(Notification(receiver, (g,), (note,) if note else ()), now)
         if not g.firing():
             self.oncall.resolved(g.key)
 
@@ -319,6 +335,16 @@ class Pipeline:
         """Close the HTTP client and the state file."""
         self._http.close()
         self.db.close()
+
+
+class _AnyMuter:
+    """The mute stage's muters as one (silences, inhibitions)."""
+
+    def __init__(self, stage: MuteStage) -> None:
+        self._muters = stage.muters
+
+    def mutes(self, labels: Mapping[str, str], now: float) -> bool:
+        return any(m.mutes(labels, now) for m in self._muters)
 
 
 def _about(a: Alert, receiver: str) -> bool:

@@ -50,7 +50,8 @@ class NotificationRecord:
     def entries(self) -> list[dict[str, Any]]:
         """One replay entry per group: ``t``, ``receiver``, ``group_labels``, ``alerts``."""
         return [{"t": self.t, "receiver": self.receiver, "group_labels": g["group_labels"],
-                 "alerts": g["alerts"], **self._step()} for g in self.groups]
+                 "alerts": g["alerts"], **self._step(), **({"notes": list(self.notes)} if self.notes else {})}
+                for g in self.groups]
 
 
 class RecordLog:

@@ -10,11 +10,12 @@ from typing import Any
 from inferwatch.alerting._message import render
 from inferwatch.alerting._message import trace_lines as message_trace_lines
 from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._summary import group_summary, shown_alerts
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
-__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_title", "notification_id", "notification_text",
-           "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
+__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
+           "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
@@ -65,10 +66,10 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
     """Summary, then one line per alert: what differs from the group (e.g. the instance)."""
     common = g.common_labels()
     out: list[str] = []
-    summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
+    summary = group_summary(g)
     if summary:
         out.append(f"> {summary}" if markdown else summary)
-    for a in g.alerts:
+    for a in shown_alerts(g):
         own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
             "instance", a.name)
         status = "resolved" if a.resolved(g.now) else "firing"

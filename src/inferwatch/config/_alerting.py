@@ -112,6 +112,11 @@ class NotifyPolicy(FrozenModel):
         "terminal", description="gets NotificationsFailing when the route would send it to the failing one")
 
 
+# One drift incident moves many features of one model at once: its quality alerts are one
+# group per service and model (one message), whatever their alertname and feature.
+_QUALITY_GROUP = RouteSpec(matchers=('dimension="quality"',), group_by=("service", "model"))
+
+
 def _default_route() -> RouteSpec:
     return RouteSpec(
         receiver="terminal",
@@ -121,8 +126,8 @@ def _default_route() -> RouteSpec:
         repeat_interval=4 * 3600.0,
         routes=(
             RouteSpec(matchers=('tier="P0"',), receiver="phone"),
-            RouteSpec(matchers=('tier="P1"',), receiver="wecom"),
-            RouteSpec(matchers=('tier="P2"',), receiver="digest"),
+            RouteSpec(matchers=('tier="P1"',), receiver="wecom", routes=(_QUALITY_GROUP,)),
+            RouteSpec(matchers=('tier="P2"',), receiver="digest", routes=(_QUALITY_GROUP,)),
         ),
     )
 
@@ -137,6 +142,17 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
     InhibitRuleSpec(
         source_matchers=('tier="P0"',), target_matchers=('tier=~"P1|P2"', 'dimension="service"'),
         equal=("service",),
+    ),
+    # A higher drift level of a feature says all the lower ones do: rollback mutes review and
+    # warning, review mutes warning, of the same feature of the same model.
+    InhibitRuleSpec(
+        source_matchers=('alertname="FeatureDriftRollback"',),
+        target_matchers=('alertname=~"FeatureDriftReview|FeatureDriftWarning"',),
+        equal=("service", "model", "feature"),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('alertname="FeatureDriftReview"',),
+        target_matchers=('alertname="FeatureDriftWarning"',), equal=("service", "model", "feature"),
     ),
     # An SLO's faster burn-rate alert mutes its slower ones (inferwatch.slo's slo_alert label).
     InhibitRuleSpec(
@@ -179,6 +195,9 @@ class AlertingConfig(FrozenModel):
     escalations: tuple[EscalationSpec, ...] = ()
     oncall: OnCallConfig = Field(default_factory=OnCallConfig)
     history: HistoryConfig = Field(default_factory=HistoryConfig)
+    resolved_after_silence: bool = Field(
+        True, description="send a resolved message when a silence ends on an alert that resolved under it "
+        "(to the receivers that heard it fire)")
     language: Literal["en", "zh-CN"] = Field(
         "en", description="language of the built-in message templates (zh-CN: Chinese)")
     timezone: str = Field("UTC", description="IANA time zone of times in messages, e.g. Asia/Shanghai")

@@ -194,5 +194,3 @@ class HistoryConfig(FrozenModel):
 
     retention: Duration = Field(90 * 86400.0, gt=0)
     max_events: int = Field(1_000_000, ge=1000, description="oldest events dropped beyond this")
-    resolved_after_silence: bool = Field(
-        True, description="send a resolved message when a silence ends on an alert that resolved under it")

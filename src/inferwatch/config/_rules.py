@@ -112,10 +112,13 @@ class ErrorRatioSignal(_Windowed):
 
 
 class UnavailableRatioSignal(_Windowed):
-    """Rate of HTTP 503 responses over the rate of all requests."""
+    """Rate of HTTP 503 responses over the rate of all requests (held while traffic has stopped)."""
 
     type: Literal["unavailable_ratio"] = "unavailable_ratio"
     code: str = Field("503", description="exact code")
+    idle_hold: Duration = Field(
+        1800.0, ge=0, description="while the service has no requests at all, keep the last ratio it had "
+                                  "within this long (an outage that also stops traffic stays firing); 0: off")
 
 
 class UpSignal(_Signal):
@@ -125,9 +128,12 @@ class UpSignal(_Signal):
 
 
 class FeaturePsiSignal(_Signal):
-    """Per-feature PSI from the quality monitors."""
+    """Per-feature PSI from the quality monitors, only where it exceeds its no-drift critical value."""
 
     type: Literal["feature_psi"] = "feature_psi"
+    above_critical: bool = Field(
+        True, description="require PSI > inferwatch_feature_psi_critical too (noise in a small window "
+                          "cannot fire); false: the threshold alone")
 
 
 class AnomalousRatioSignal(_Signal):

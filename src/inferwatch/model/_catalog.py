@@ -204,6 +204,16 @@ DRIFT_WINDOW_SAMPLES = MetricSpec(
     "inferwatch_drift_window_samples", _G, "Samples (rows) in the last closed drift window.",
     ("service", "model"),
 )
+SKETCH_PREFIX = "inferwatch_sketch_"
+"""Families under this prefix are window sketches that worker processes add up; never exposed."""
+DRIFT_SKETCH = MetricSpec(  # internal: not in CATALOG
+    SKETCH_PREFIX + "drift", _G, "Bin counts of one drift window (summed over workers, then scored).",
+    ("service", "model", "window", "feature", "bin"),
+)
+CONFIDENCE_SKETCH = MetricSpec(  # internal: not in CATALOG
+    SKETCH_PREFIX + "confidence", _G, "Sums of one confidence window (summed over workers).",
+    ("service", "model", "window", "field"),
+)
 QUALITY_INVALID_TOTAL = MetricSpec(
     "inferwatch_quality_invalid_observations_total", _C,
     "Prediction observations whose features or confidence could not be read (dropped, never raised).",

@@ -114,6 +114,9 @@ class Evaluator:
         self._recorder = Recorder(self.recordings, store, self._memo, record_to)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         self._save_failing = False
+        # Called (off the lock) with the label sets that became pending in a round: the alert history.
+        self.on_pending: Callable[[list[Labels], float], None] | None = None
+        self._new_pending: list[Labels] = []
         if band_factory is not None:
             for r in self.rules:
                 if r.dynamic is not None:
@@ -135,6 +138,12 @@ class Evaluator:
         ts = self.clock.now() if now is None else float(now)
         with self._lock:
             to_send = self._round(ts)
+            pending, self._new_pending = self._new_pending, []
+        if pending and self.on_pending is not None:
+            try:
+                self.on_pending(pending, ts)
+            except Exception:  # the history must not stop rule evaluation
+                log.exception("recording %d pending alerts failed", len(pending))
         if self.sink is not None:
             try:
                 self.sink.send(to_send, ts)
@@ -159,8 +168,10 @@ class Evaluator:
             except (EvalError, StoreError) as exc:
                 log.warning("rule %s: evaluation at %s failed: %s", rule.name, ts, exc)
                 continue
-            new = step_alerts(self._alerts[rule.name], results, ts, rule.for_, rule.keep_firing_for,
-                              held)
+            old = self._alerts[rule.name]
+            new = step_alerts(old, results, ts, rule.for_, rule.keep_firing_for, held)
+            self._new_pending += [a.labels for fp, a in new.items() if a.state is AlertState.PENDING
+                                  and (fp not in old or old[fp].state is not AlertState.PENDING)]
             for fp, a in new.items():
                 if a.needs_sending(ts, self.resend_delay):
                     a = replace(a, last_sent_at=ts)

@@ -4,6 +4,12 @@ The route label is the matched route template when the framework leaves one in
 the ASGI scope (Starlette and FastAPI set ``scope["route"]``), else the raw
 path; pass ``route=`` to choose it yourself (raw paths with ids in them make
 one series per id).
+
+Requests to the paths in ``exclude`` (by default :data:`EXCLUDED_PATHS`: the
+metrics endpoint and the usual health probes) pass through unrecorded: a scrape
+or a probe is not traffic, and counting them dilutes every ratio (a service
+failing every request read 0.9932 instead of 1.0) and hides a stop of the
+traffic. Pass ``exclude=()`` to record them too.
 """
 
 from __future__ import annotations
@@ -28,8 +34,11 @@ def wsgi_carrier(environ: Mapping[str, Any]) -> dict[str, str]:
     """The ``HTTP_*`` entries of a WSGI environ, keyed by lower-case header name."""
     return {k[5:].replace("_", "-").lower(): str(v) for k, v in environ.items() if k.startswith("HTTP_")}
 
-__all__ = ["AsgiApp", "AsgiMiddleware", "RouteOf", "WsgiApp", "WsgiMiddleware", "route_of_scope"]
+__all__ = ["EXCLUDED_PATHS", "AsgiApp", "AsgiMiddleware", "RouteOf", "WsgiApp", "WsgiMiddleware",
+           "route_of_scope"]
 
+EXCLUDED_PATHS: frozenset[str] = frozenset({"/metrics", "/health", "/healthz", "/livez", "/readyz", "/ping"})
+"""Paths the middleware does not record by default (exact match on the raw path)."""
 
 
 def route_of_scope(scope: Scope) -> str:
@@ -50,12 +59,13 @@ class AsgiMiddleware:
     """
 
     def __init__(self, app: AsgiApp, monitor: MonitorHooks, route: RouteOf | None = None,
-                 generative: Iterable[str] = ()) -> None:
+                 generative: Iterable[str] = (), exclude: Iterable[str] = EXCLUDED_PATHS) -> None:
         self.app, self._monitor, self._route = app, monitor, route or route_of_scope
         self._generative = frozenset(generative)
+        self._exclude = frozenset(exclude)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in self._exclude:
             await self.app(scope, receive, send)
             return
         monitor = self._monitor
@@ -102,11 +112,15 @@ class WsgiMiddleware:
 
     def __init__(
         self, app: WsgiApp, monitor: MonitorHooks, route: Callable[[dict[str, Any]], str] | None = None,
+        exclude: Iterable[str] = EXCLUDED_PATHS,
     ) -> None:
         self.app, self._monitor = app, monitor
         self._route = route or (lambda environ: str(environ.get("PATH_INFO", "") or "/"))
+        self._exclude = frozenset(exclude)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") in self._exclude:
+            return self.app(environ, start_response)
         monitor = self._monitor
         state = {"status": 500}
 

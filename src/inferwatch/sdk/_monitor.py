@@ -18,7 +18,7 @@ from inferwatch._env import ENV_MULTIPROC_DIR
 from inferwatch._exceptions import ConfigError
 from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
-from inferwatch.sdk._aggregator import Aggregator
+from inferwatch.sdk._aggregator import Aggregator, Mergeable, merge_sketches
 from inferwatch.sdk._config import SdkConfig, sdk_config
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
 from inferwatch.sdk._generation import (
@@ -105,11 +105,11 @@ class Monitor:
         self._invalid: dict[str, int] = {}
         self._closed = False
         self._cap = cfg.queue_size
-        self.multiprocess: MultiprocStore | None = _multiprocess(multiprocess_dir, self._families, self.flush)
+        self.multiprocess: MultiprocStore | None = _multiprocess(multiprocess_dir, self._shared, self.flush)
         """The shared store of all worker processes (None: this process only; see ``_multiproc``)."""
         self._recorder = Recorder(cfg.queue_size, self._handle, name=f"inferwatch-sdk-{service}")
         self._queue = self._recorder.queue
-        families = self._families if self.multiprocess is None else self.multiprocess.families
+        families = self._families if self.multiprocess is None else self._merged
         self.collector = MonitorCollector(families, self.flush, COLLECT_FLUSH_TIMEOUT_S)
         """A prometheus-client collector over this monitor's aggregates (register it anywhere)."""
         self.registry = CollectorRegistry(auto_describe=True)
@@ -317,12 +317,24 @@ class Monitor:
         value = self.registry.get_sample_value(name, dict(labels or {}))
         return None if value is None else float(value)
 
-    def _families(self) -> list[Metric]:
+    def _shared(self) -> list[Metric]:
+        """What this worker publishes to the others: mergeable aggregators share their sketches."""
+        return self._families(shared=True)
+
+    def _merged(self) -> list[Metric]:
+        """All workers' families, the sketches turned into gauges computed once on their sum."""
+        assert self.multiprocess is not None
+        families = self.multiprocess.families()
+        with self._lock:
+            mergeables = [a for a in self._aggregators if isinstance(a, Mergeable)]
+            return merge_sketches(families, mergeables, self._clock.now())
+
+    def _families(self, shared: bool = False) -> list[Metric]:
         svc = (self.service, self.model, self.version)
         with self._lock:
             out = list(self._requests.families(svc))
             invalid_requests = self._requests.invalid
-            extra = [m for a in self._aggregators for m in self._collect_one(a)]
+            extra = [m for a in self._aggregators for m in self._collect_one(a, shared)]
         with self._counts_lock:
             inflight, invalid = self._inflight, dict(self._invalid)
         invalid[REQUEST] = invalid.get(REQUEST, 0) + invalid_requests
@@ -341,29 +353,38 @@ class Monitor:
                                 {("multiprocess", self.service): self.multiprocess.errors}))
         return out + extra
 
-    def _collect_one(self, aggregator: Aggregator) -> list[Metric]:
+    def _collect_one(self, aggregator: Aggregator, shared: bool) -> list[Metric]:
         try:
+            if shared and isinstance(aggregator, Mergeable):
+                return list(aggregator.share(self._clock.now()))
             return list(aggregator.collect(self._clock.now()))
         except Exception:
             log.exception("inferwatch sdk: aggregator %r failed to collect; skipped", aggregator)
             return []
 
     # --- integration ------------------------------------------------------------------------
-    def asgi(self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = ()) -> AsgiApp:
+    def asgi(
+        self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = (),
+        exclude: Iterable[str] | None = None,
+    ) -> AsgiApp:
         """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded.
 
         Streamed token responses (``text/event-stream``, or the ``generative`` routes)
-        are also recorded as generations, first body chunk = first token.
+        are also recorded as generations, first body chunk = first token. Paths in
+        ``exclude`` (default: ``/metrics`` and the health probes) are not recorded.
         """
-        from inferwatch.sdk._middleware import AsgiMiddleware
+        from inferwatch.sdk._middleware import EXCLUDED_PATHS, AsgiMiddleware
 
-        return AsgiMiddleware(app, self, route, generative)
+        return AsgiMiddleware(app, self, route, generative, EXCLUDED_PATHS if exclude is None else exclude)
 
-    def wsgi(self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None) -> WsgiApp:
-        """Wrap a WSGI app (Flask, Django) so each request is recorded."""
-        from inferwatch.sdk._middleware import WsgiMiddleware
+    def wsgi(
+        self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None,
+        exclude: Iterable[str] | None = None,
+    ) -> WsgiApp:
+        """Wrap a WSGI app (Flask, Django) so each request is recorded (``exclude``: as for ``asgi``)."""
+        from inferwatch.sdk._middleware import EXCLUDED_PATHS, WsgiMiddleware
 
-        return WsgiMiddleware(app, self, route)
+        return WsgiMiddleware(app, self, route, EXCLUDED_PATHS if exclude is None else exclude)
 
     def metrics_app(self) -> MetricsApp:
         """An ASGI app serving the exposition (OpenMetrics when the Accept header asks)."""

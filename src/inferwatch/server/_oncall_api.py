@@ -30,6 +30,7 @@ from inferwatch._exceptions import InputError
 from inferwatch.alerting import Pipeline
 from inferwatch.alerting._acks import group_id
 from inferwatch.alerting._history import EVENT_KINDS
+from inferwatch.alerting._notification import fingerprint
 from inferwatch.alerting._schedule import shifts
 from inferwatch.config import Secret
 from inferwatch.model import Matcher, parse_duration, parse_matchers
@@ -176,10 +177,12 @@ def oncall_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
             limit = int(request.query_params.get("limit") or MAX_HISTORY)
         except ValueError:
             return JSONResponse({"error": "limit: an integer"}, status_code=400)
+        gid = request.query_params.get("group", "")
+        fps = [fingerprint(a) for g in pipeline.groups(clock.now()) if gid and group_id(g.key) == gid
+               for a in g.alerts]
         events = await run_in_threadpool(
             pipeline.oncall.history.query, sets, _time_param(request, "start", float("-inf")),
-            _time_param(request, "end", float("inf")), kinds, request.query_params.get("group", ""),
-            max(1, min(limit, MAX_HISTORY)))
+            _time_param(request, "end", float("inf")), kinds, gid, max(1, min(limit, MAX_HISTORY)), fps)
         return JSONResponse({"status": "success", "data": [e.to_json() for e in events]})
 
     async def stats(request: Request) -> Response:

@@ -70,6 +70,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
+    server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token, series_limits(config.server.limits))  # alerts' labels too
@@ -96,7 +97,9 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes.extend(slo_routes(server))  # /api/v1/slos
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            built.evaluator.on_pending = pipeline.pending
+            return built
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))

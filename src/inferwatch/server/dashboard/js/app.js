@@ -8,6 +8,7 @@ const PAGES = {
   overview: () => import("./overview.js"),
   alerts: () => import("./alerts.js"),
   silences: () => import("./silences.js"),
+  oncall: () => import("./oncall.js"),
   explore: () => import("./explore.js"),
   drift: () => import("./drift.js"),
   slos: () => import("./slo.js"),

@@ -34,6 +34,16 @@ const ZH = new Map(Object.entries({
   "Anomalous samples and low confidence": "异常样本与低置信度", "Conversion rate": "转化率",
   "no running A/B tests": "没有进行中的 A/B 测试", "no data in this range": "此时间范围内没有数据",
   "lines:": "阈值线：",
+  // the overview's LLM section and edge devices, the cards' delivery status
+  "Generative (LLM)": "生成式 (LLM)", "Time to first token P50 / P99": "首 token 时延 P50 / P99",
+  "Time per output token P50 / P99": "每个输出 token 时延 P50 / P99", "Output tokens per second": "每秒输出 token 数",
+  "Queue time P99": "排队时间 P99", "In flight, running and waiting": "处理中、运行中与等待中",
+  "Goodput (within TTFT and TPOT targets)": "有效请求比例（首 token 与每 token 时延均达标）",
+  "Finish reasons": "结束原因", "Tokens per request P50 / P99": "每请求 token 数 P50 / P99",
+  "KV cache and prefix cache": "KV 缓存与前缀缓存", "Preemptions per second": "每秒抢占次数",
+  "Cost per request by tenant": "按租户的每请求成本", "Edge devices": "边缘设备", device: "设备",
+  "last seen": "最近联系", samples: "样本数", batches: "批次数", "buffer (backlog)": "缓冲（积压）", dropped: "丢弃",
+  heartbeat: "心跳", never: "从未", "printed (no credentials)": "仅打印（无凭据）",
   // the SLOs page
   SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
   "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
@@ -53,6 +63,7 @@ const PATTERNS = [
   [/^(\d+) firing$/, "$1 个告警中"],
   [/^objective ([\d.]+) % over (\w+)$/, "目标 $1 %，周期 $2"], [/^firing: (\S+)$/, "告警中：$1"],
   [/^(\S+): burn rate$/, "$1：燃烧率"],
+  [/^(\d+) s ago$/, "$1 秒前"], [/^(\d+) min ago$/, "$1 分钟前"], [/^([\d.]+) h ago$/, "$1 小时前"],
 ];
 
 export function lang() {
