@@ -11,8 +11,8 @@ is scraped into the server, the app is stopped, the P0 page ``TargetDown`` is pr
 from __future__ import annotations
 
 import os
-import re
 import queue
+import re
 import shlex
 import signal
 import socket
@@ -27,7 +27,6 @@ from typing import IO
 
 import httpx
 import pytest
-
 from tests._require import require_module
 
 README = Path(__file__).parent.parent / "README.md"
@@ -128,7 +127,7 @@ def test_readme_quickstart_scrapes_the_app_and_pages_when_it_stops(
     run_app, init, serve = shell_lines()
     if framework == "Flask":
         run_app = run_app.split("# Flask: ", 1)[1]
-    init_argv = _argv(init.split("#")[0], ports) + ["--listen", f"127.0.0.1:{server_port}"]
+    init_argv = [*_argv(init.split("#")[0], ports), "--listen", f"127.0.0.1:{server_port}"]
     done = subprocess.run(init_argv, cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env=os.environ | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
     assert done.returncode == 0, done.stderr
@@ -137,7 +136,7 @@ def test_readme_quickstart_scrapes_the_app_and_pages_when_it_stops(
     app_log = (tmp_path / "app.log").open("w")
     with app_log, _started(_argv(run_app.split("#")[0], ports), tmp_path, stdout=app_log,
                            stderr=subprocess.STDOUT) as app, \
-         _started(_argv(serve.split("#")[0], ports) + ["--speed", "60"], tmp_path,
+         _started([*_argv(serve.split("#")[0], ports), "--speed", "60"], tmp_path,
                   stdout=subprocess.PIPE, stderr=subprocess.PIPE) as server:
         seen: list[str] = []
         assert _read_until(server.stderr, "listening on", seen), "".join(seen)  # type: ignore[arg-type]

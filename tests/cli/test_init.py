@@ -1,4 +1,4 @@
-"""Issue 38: `inferwatch init` writes a config that passes `config check`; every verb finds ./inferwatch.yaml."""
+"""Issue 38: `init` writes a config that passes `config check`; every verb finds ./inferwatch.yaml."""
 
 from __future__ import annotations
 

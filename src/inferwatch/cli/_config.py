@@ -40,15 +40,15 @@ def _path(args: argparse.Namespace) -> str | None:
 
     if args.file and args.config and args.file != args.config:
         raise InputError(f"two configs given: {args.file} and --config {args.config}")
-    return args.file or args.config
+    path: str | None = args.file or args.config
+    return path
 
 
 def _check(args: argparse.Namespace) -> int:
+    from inferwatch._env import ENV_CONFIG
     from inferwatch._exceptions import ConfigError
     from inferwatch.config import load_config
     from inferwatch.server import config_warnings, preflight
-
-    from inferwatch._env import ENV_CONFIG
 
     path = _path(args) or os.environ.get(ENV_CONFIG)
     if not path:

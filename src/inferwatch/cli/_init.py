@@ -19,7 +19,8 @@ DEFAULT_URL = "http://127.0.0.1:8000/metrics"
 
 TEMPLATE = """\
 # inferwatch.yaml written by `inferwatch init`; check it with `inferwatch config check`.
-# `inferwatch config show` prints every field with its default; `inferwatch serve` (no arguments) reads this file.
+# `inferwatch config show` prints every field with its default;
+# `inferwatch serve` (no arguments) reads this file.
 server:
   listen: {listen}               # the dashboard and the HTTP API: http://{listen_raw}/
   data_dir: ./data                  # SQLite store, alert state and the generated api_token

@@ -89,7 +89,8 @@ def _find_config(args: argparse.Namespace) -> None:
 
     from inferwatch._env import ENV_CONFIG
 
-    if getattr(args, "config", "") is None and not os.environ.get(ENV_CONFIG) and Path(DEFAULT_FILE).is_file():
+    unset = getattr(args, "config", "") is None and not os.environ.get(ENV_CONFIG)
+    if unset and Path(DEFAULT_FILE).is_file():
         args.config = DEFAULT_FILE
 
 
