@@ -72,7 +72,7 @@ class Agent:
                  on_event: Callable[[str], None] | None = None) -> None:
         self.cfg, self.clock = cfg, clock or SystemClock()
         self.sources = list(build_sources(cfg.sources) if sources is None else sources)
-        self.deadband = Deadband(cfg.deadband)
+        self.deadband = Deadband(cfg.deadband, fixed=frozenset({m.EDGE_HEARTBEAT_SECONDS.name}))
         self.spool = Spool(cfg.spool.path, max_age=cfg.spool.max_age, max_bytes=cfg.spool.max_bytes)
         self.uploader = Uploader(
             self.spool, target or build_target(cfg), clock=self.clock, batch_size=cfg.upload.batch_size,
@@ -110,7 +110,7 @@ class Agent:
             self.deadband.kinds.update({m.EDGE_SPOOL_DROPPED_TOTAL.name: MetricKind.COUNTER,
                                         m.EDGE_DEADBAND_SAMPLES_TOTAL.name: MetricKind.COUNTER})
             batch.extend(self._own_series(now))
-        out = [s for x in batch for s in self.deadband.offer(x)]
+        out = self.deadband.offer_all(batch)
         self.read += len(batch)
         self.sent += len(out)
         if not out:

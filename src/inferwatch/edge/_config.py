@@ -4,7 +4,9 @@
 
     device: cam-1                        # the device label of every series
     spool: {path: /var/lib/inferwatch-edge/spool.sqlite, max_age: 24h, max_bytes: 268435456}
-    deadband: {band: 0.1, floor: 0.01, heartbeat: 5m}
+    deadband: {band: 0.1, floor: 0.01, heartbeat: 5m,
+               heartbeat_max: 5m,            # > heartbeat: series that never move back off to it
+               floors: {bytes: 1024, seconds: 0.001, ratio: 0.01, celsius: 0.5, count: 1}}
     upload:
       type: ingest                       # or remote_write
       url: http://monitor:9464           # remote_write: the full write URL
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.edge._deadband import DeadbandSettings
+from inferwatch.edge._deadband import DEFAULT_FLOORS, DeadbandSettings
 from inferwatch.model import parse_duration
 
 __all__ = [
@@ -185,6 +187,15 @@ def _upload(r: _Reader, base: Path) -> UploadConfig:
                         r.duration("timeout", 10.0))
 
 
+def _floors(r: _Reader) -> dict[str, float]:
+    out = dict(DEFAULT_FLOORS)
+    for unit in r.raw:
+        if not isinstance(unit, str) or not unit.isidentifier():
+            raise r.fail(str(unit), "expected a unit word (bytes, seconds, ratio, count, ...)")
+        out[unit] = r.number(unit, 0.0)
+    return out
+
+
 def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(".")) -> AgentConfig:
     """Validate a parsed YAML document into an :class:`AgentConfig`."""
     top = _Reader(source, "", raw)
@@ -192,7 +203,7 @@ def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(
     device = top.text("device", "")
     sp, db = top.sub("spool"), top.sub("deadband")
     sp.check_keys(("path", "max_age", "max_bytes"))
-    db.check_keys(("band", "floor", "heartbeat"))
+    db.check_keys(("band", "floor", "heartbeat", "heartbeat_max", "floors"))
     max_bytes = sp.raw.get("max_bytes", SpoolConfig.max_bytes)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 4096:
         raise sp.fail("max_bytes", "expected an integer of bytes, at least 4096")
@@ -201,7 +212,12 @@ def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(
     band = db.raw.get("band", 0.1)
     if isinstance(band, bool) or not isinstance(band, int | float) or not 0 <= band < 10:
         raise db.fail("band", "expected a number from 0 to 10 (0.1 = 10 %)")
-    deadband = DeadbandSettings(float(band), db.number("floor", 0.01), db.duration("heartbeat", 300.0))
+    heartbeat = db.duration("heartbeat", 300.0)
+    heartbeat_max = db.duration("heartbeat_max", heartbeat)
+    if heartbeat_max < heartbeat:
+        raise db.fail("heartbeat_max", f"expected at least the heartbeat ({heartbeat:g} s)")
+    deadband = DeadbandSettings(float(band), db.number("floor", 0.01), heartbeat, heartbeat_max,
+                                _floors(db.sub("floors")))
     raw_sources = top.raw.get("sources", [{"type": "host"}])
     if not isinstance(raw_sources, list) or not raw_sources:
         raise top.fail("sources", "expected a non-empty list")

@@ -16,32 +16,50 @@ max(|reconstructed|, floor)``: the relative reconstruction error is at most
 ``band`` (the absolute error at most ``band * floor`` near zero). The
 property test ``tests/edge/test_deadband.py`` checks exactly this bound.
 
-Counters are handled as counters, not as jumping gauges: the reconstruction
-of a counter is the straight line through the last two sent samples (its
-rate holds), and a counter sample is sent when its increase since the last
-sent sample differs from that line's by more than ``band`` of the increase
-(with the floor), when a heartbeat is due, or when it went down (a reset:
-then the last sample before the reset is sent too, so the server's
-``rate()``/``increase()`` see the reset exactly as Prometheus would).
+Counters are sent as counters: the ends of straight segments, closed by a
+swinging door whose width follows the counter's rate, so the rate the server
+computes over any 5 minutes stays within the band (``_counters``); the
+server fills in the points between two sent ones at the device's step
+(gauges: the last value holds; counters: the line). The counters of one
+histogram or summary (``_bucket``, ``_sum``, ``_count`` of one label set)
+are sent as one unit: when one is sent, all are, at the same instant, so
+the server's ``histogram_quantile`` never sees buckets from different times.
+
+Near zero the band is absolute: ``floor`` by the unit the metric's name
+ends with (``floors``; bytes, seconds, ratios, counts) or the default
+``floor``. A series that never moves backs its heartbeat off, doubling up to
+``heartbeat_max`` (default: no back-off); the names in ``Deadband.fixed``
+(the agent's own heartbeat) keep theirs, so the server always knows the
+device is alive.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from inferwatch.edge._counters import CounterState, cut_previous, offer_counter, send_current
 from inferwatch.model import Labels, MetricKind, Sample
 
-__all__ = ["DEFAULT_BAND", "DEFAULT_FLOOR", "DEFAULT_HEARTBEAT_S", "Deadband", "DeadbandSettings"]
+__all__ = ["DEFAULT_BAND", "DEFAULT_FLOOR", "DEFAULT_FLOORS", "DEFAULT_HEARTBEAT_S", "Deadband",
+           "DeadbandSettings", "kind_of", "unit_of"]
 
 DEFAULT_BAND = 0.10  # the source's "only metrics that changed by more than 10 %"
 DEFAULT_FLOOR = 0.01  # below this magnitude the band is absolute: band * floor
 DEFAULT_HEARTBEAT_S = 300.0  # = Prometheus's 5 m lookback, so "last value holds" in PromQL too
+# the floor by unit (the metric name's last word, before _total/_bucket/...): a gauge of bytes
+# near zero moving by 100 bytes, or of seconds by 0.1 ms, is not news; "count" is any counter
+# without one of these units (requests, errors: whole events)
+DEFAULT_FLOORS: Mapping[str, float] = {"bytes": 1024.0, "seconds": 0.001, "ratio": 0.01, "celsius": 0.5,
+                                       "count": 1.0}
+_SUFFIXES = ("_total", "_bucket", "_count", "_sum", "_created")
+_UNIT_MEMBERS = ("_bucket", "_count", "_sum")
 
 
 @dataclass(frozen=True)
 class DeadbandSettings:
-    """The band (relative), its absolute floor near zero, and the heartbeat in seconds.
+    """The band (relative), its absolute floors near zero, the heartbeat and its back-off cap.
 
     >>> DeadbandSettings(band=0.1, floor=0.01, heartbeat=300.0).threshold(50.0)
     5.0
@@ -50,6 +68,8 @@ class DeadbandSettings:
     band: float = DEFAULT_BAND
     floor: float = DEFAULT_FLOOR
     heartbeat: float = DEFAULT_HEARTBEAT_S
+    heartbeat_max: float = 0.0  # 0: the heartbeat itself (no back-off)
+    floors: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_FLOORS))
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.band < 10.0) or not math.isfinite(self.band):
@@ -58,33 +78,79 @@ class DeadbandSettings:
             raise ValueError(f"deadband floor must be positive, got {self.floor}")
         if not (self.heartbeat > 0.0) or not math.isfinite(self.heartbeat):
             raise ValueError(f"heartbeat must be positive, got {self.heartbeat}")
+        if not math.isfinite(self.heartbeat_max) or 0.0 < self.heartbeat_max < self.heartbeat:
+            raise ValueError(f"heartbeat_max must be at least the heartbeat ({self.heartbeat}), "
+                             f"got {self.heartbeat_max}")
+        for unit, f in self.floors.items():
+            if not (f > 0.0) or not math.isfinite(f):
+                raise ValueError(f"deadband floor of {unit!r} must be positive, got {f}")
+        if self.heartbeat_max == 0.0:
+            object.__setattr__(self, "heartbeat_max", self.heartbeat)
 
-    def threshold(self, reference: float) -> float:
+    def threshold(self, reference: float, floor: float | None = None) -> float:
         """How far a value may move from ``reference`` and still not be sent."""
-        return self.band * max(abs(reference), self.floor)
+        return self.band * max(abs(reference), self.floor if floor is None else floor)
+
+    def floor_of(self, name: str, kind: MetricKind) -> float:
+        """The floor of a metric: its unit's, else ``count``'s for counters, else ``floor``."""
+        got = self.floors.get(unit_of(name))
+        if got is None and kind is MetricKind.COUNTER:
+            got = self.floors.get("count")
+        return self.floor if got is None else got
 
 
-@dataclass(slots=True)  # one per series: ~200 bytes less each than a __dict__
+def unit_of(name: str) -> str:
+    """The unit word of a metric name: ``node_network_receive_bytes_total`` -> ``bytes``."""
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name.rpartition("_")[2]
+
+
+def kind_of(name: str, kinds: Mapping[str, MetricKind]) -> tuple[MetricKind, bool]:
+    """How the deadband treats a sample name: (kind, member of a histogram/summary unit)."""
+    got = kinds.get(name)
+    if got is MetricKind.COUNTER:
+        return got, False
+    for suffix in _UNIT_MEMBERS:
+        if name.endswith(suffix) and kinds.get(name[: -len(suffix)]) in (MetricKind.HISTOGRAM,
+                                                                       MetricKind.SUMMARY):
+            return MetricKind.COUNTER, True
+    return MetricKind.GAUGE, False
+
+
+@dataclass(slots=True)  # one per gauge series: ~200 bytes less each than a __dict__
 class _State:
     t: float  # last sent
     v: float
     raw_t: float  # last seen (sent or not)
-    raw_v: float
-    raw_sent: bool
-    rate: float = 0.0  # counters: slope through the last two sent samples
+    hb: float  # this series' current heartbeat
+    floor: float
+    moved: bool = False
 
 
-def _moved(settings: DeadbandSettings, held: float, v: float) -> bool:
+def _moved(settings: DeadbandSettings, held: float, v: float, floor: float) -> bool:
     if math.isfinite(held) != math.isfinite(v):
         return True
     if not math.isfinite(v):
         return not (held == v or (math.isnan(held) and math.isnan(v)))
-    return abs(v - held) > settings.threshold(held)
+    return abs(v - held) > settings.threshold(held, floor)
+
+
+def _unit_key(labels: Labels) -> tuple[str, ...]:
+    name = labels.name
+    for suffix in _UNIT_MEMBERS:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return (name, *(f"{k}={v}" for k, v in sorted(labels.without("le", "quantile").to_dict().items())
+                    if k != "__name__"))
 
 
 @dataclass
 class Deadband:
-    """Filters samples per series; :meth:`offer` returns the samples to send (0, 1 or 2).
+    """Filters samples per series; :meth:`offer_all` returns the samples of a round to send.
 
     >>> from inferwatch.model import Labels, Sample
     >>> db = Deadband(DeadbandSettings(band=0.1, heartbeat=300.0))
@@ -94,51 +160,93 @@ class Deadband:
     """
 
     settings: DeadbandSettings = field(default_factory=DeadbandSettings)
-    kinds: dict[str, MetricKind] = field(default_factory=dict)  # metric name -> kind (default gauge)
-    _series: dict[Labels, _State] = field(default_factory=dict)
+    kinds: dict[str, MetricKind] = field(default_factory=dict)  # family name -> kind (default gauge)
+    fixed: frozenset[str] = frozenset()  # names whose heartbeat never backs off
+    _series: dict[Labels, _State | CounterState] = field(default_factory=dict)
 
     def offer(self, s: Sample) -> list[Sample]:
         """The samples to send because ``s`` arrived (``[]`` when the deadband holds it)."""
         st = self._series.get(s.labels)
-        if st is None or s.t < st.raw_t:  # first sample, or the clock stepped back: start over
-            self._series[s.labels] = _State(s.t, s.v, s.t, s.v, True)
+        if st is None or s.t < st_time(st):  # first sample, or the clock stepped back: start over
+            self._series[s.labels] = self._new(s)
             return [s]
-        if s.t == st.raw_t:
+        if s.t == st_time(st):
             return []  # a repeat of the same instant carries nothing new
-        if self.kinds.get(s.labels.name) is MetricKind.COUNTER:
-            out = self._counter(st, s)
-        else:
-            out = self._gauge(st, s)
-        st.raw_t, st.raw_v, st.raw_sent = s.t, s.v, bool(out)
+        if isinstance(st, CounterState):
+            cfg = self.settings
+            cap = cfg.heartbeat if s.labels.name in self.fixed else cfg.heartbeat_max
+            return [Sample(s.labels, t, v)
+                    for t, v in offer_counter(st, s.t, s.v, cfg.band, st.floor, cfg.heartbeat, cap)]
+        return self._gauge(st, s)
+
+    def offer_all(self, samples: Iterable[Sample]) -> list[Sample]:
+        """:meth:`offer` for one round; the counters of a histogram or summary are sent together."""
+        out: list[Sample] = []
+        units: dict[tuple[str, ...], set[float]] = {}
+        members: list[tuple[Labels, CounterState]] = []
+        for s in samples:
+            got = self.offer(s)
+            out.extend(got)
+            st = self._series[s.labels]
+            if isinstance(st, CounterState) and st.unit is not None:
+                members.append((s.labels, st))
+                if got:
+                    units.setdefault(st.unit, set()).update(x.t for x in got)
+        for labels, st in members:
+            due = units.get(st.unit or ())
+            if due:
+                out.extend(self._join(labels, st, due))
         return out
 
-    def _gauge(self, st: _State, s: Sample) -> list[Sample]:
-        if s.t - st.t >= self.settings.heartbeat or _moved(self.settings, st.v, s.v):
-            st.t, st.v = s.t, s.v
-            return [s]
-        return []
-
-    def _counter(self, st: _State, s: Sample) -> list[Sample]:
+    def _join(self, labels: Labels, st: CounterState, due: set[float]) -> list[Sample]:
+        """Send this member's points at the instants another member of its unit was sent."""
         out: list[Sample] = []
-        if s.v < st.raw_v:  # reset: the server must see the top before the drop
-            if not st.raw_sent:
-                out.append(Sample(s.labels, st.raw_t, st.raw_v))
-            st.t, st.v, st.rate = s.t, s.v, 0.0
-            return [*out, s]
-        predicted = st.v + st.rate * (s.t - st.t)
-        due = s.t - st.t >= self.settings.heartbeat
-        if due or abs(s.v - predicted) > self.settings.threshold(s.v - st.v):
-            st.rate = (s.v - st.v) / (s.t - st.t)
-            st.t, st.v = s.t, s.v
+        band = self.settings.band
+        if not st.psent and st.pt in due:
+            t, v = cut_previous(st, band, st.floor)
+            st.fits(st.rt, st.rv)
+            out.append(Sample(labels, t, v))
+        if not st.rsent and st.rt in due:
+            t, v = send_current(st, band, st.floor)
+            out.append(Sample(labels, t, v))
+        return out
+
+    def _new(self, s: Sample) -> _State | CounterState:
+        kind, member = kind_of(s.labels.name, self.kinds)
+        floor = self.settings.floor_of(s.labels.name, kind)
+        hb = self.settings.heartbeat
+        if kind is MetricKind.COUNTER:
+            st = CounterState(s.t, s.v, s.t, s.v, True, hb=hb, floor=floor,
+                              unit=_unit_key(s.labels) if member else None)
+            st.restart(s.t, s.v, self.settings.band, floor)
+            return st
+        return _State(s.t, s.v, s.t, hb, floor)
+
+    def _gauge(self, st: _State, s: Sample) -> list[Sample]:
+        st.raw_t = s.t
+        if _moved(self.settings, st.v, s.v, st.floor):
+            st.t, st.v, st.hb, st.moved = s.t, s.v, self.settings.heartbeat, False
+            return [s]
+        if s.v != st.v:
+            st.moved = True
+        if s.t - st.t >= st.hb:  # a heartbeat; one that never moved backs off (not the fixed ones)
+            cap = self.settings.heartbeat if s.labels.name in self.fixed else self.settings.heartbeat_max
+            st.hb = self.settings.heartbeat if st.moved else min(st.hb * 2.0, cap)
+            st.t, st.v, st.moved = s.t, s.v, False
             return [s]
         return []
 
     def forget_before(self, t: float) -> int:
         """Drop the state of series not seen since ``t`` (a target went away); returns how many."""
-        gone = [ls for ls, st in self._series.items() if st.raw_t < t]
+        gone = [ls for ls, st in self._series.items() if st_time(st) < t]
         for ls in gone:
             del self._series[ls]
         return len(gone)
 
     def __len__(self) -> int:
         return len(self._series)
+
+
+def st_time(st: _State | CounterState) -> float:
+    """When a series' state last saw a sample."""
+    return st.raw_t if isinstance(st, _State) else st.rt
