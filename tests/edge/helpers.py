@@ -149,3 +149,19 @@ def read_store(data_dir: Path, selector: str) -> dict[str, list[tuple[float, flo
 def agent_config(tmp: Path, url: str, **upload: object) -> AgentConfig:
     return AgentConfig("cam-1", spool=SpoolConfig(tmp / "spool.sqlite"),
                        upload=UploadConfig(url=url, token=TOKEN, **upload))  # type: ignore[arg-type]
+
+
+def served(sent: list[Sample], step: float, *, counters: tuple[str, ...] = (),
+           device: str = "cam-1") -> dict[str, list[tuple[float, float]]]:
+    """What ``serve`` stores of the samples an agent sent in format 3 (``read_store``'s shape): the
+    gaps between sent points filled in at ``step`` (server/_edge_fill.py; gauges hold, counters'
+    lines), by a server that saw them all."""
+    from inferwatch.edge import DeadbandSettings
+    from inferwatch.server._edge_fill import Filler
+
+    named = [Sample(s.labels.with_(device=device), s.t, s.v) for s in sent]
+    filled = Filler().fill(named, lambda ls: ls.name in counters, step, DeadbandSettings().heartbeat_max)
+    out: dict[str, list[tuple[float, float]]] = {}
+    for s in sorted(filled, key=lambda s: s.t):
+        out.setdefault(str(s.labels), []).append((s.t, s.v))
+    return out

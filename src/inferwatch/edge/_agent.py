@@ -60,7 +60,8 @@ def build_target(cfg: AgentConfig) -> Target:
     up = cfg.upload
     if up.type == "remote_write":
         return RemoteWriteTarget(up.url, cfg.device, up.token, timeout=up.timeout)
-    return IngestTarget(up.url, cfg.device, up.token or "", cfg.deadband.heartbeat, timeout=up.timeout)
+    return IngestTarget(up.url, cfg.device, up.token or "", cfg.deadband.heartbeat, timeout=up.timeout,
+                        version=up.format)
 
 
 class Agent:
@@ -73,6 +74,12 @@ class Agent:
         self.cfg, self.clock = cfg, clock or SystemClock()
         self.sources = list(build_sources(cfg.sources) if sources is None else sources)
         self.deadband = Deadband(cfg.deadband, fixed=frozenset({m.EDGE_HEARTBEAT_SECONDS.name}))
+        if isinstance(target, IngestTarget) or target is None:
+            target = target or build_target(cfg)
+            if isinstance(target, IngestTarget):  # format 3 tells the server the kinds and the step
+                target.kinds = self.deadband.kinds
+                target.step = min((s.interval for s in self.sources), default=0.0)
+                target.heartbeat_max = cfg.deadband.heartbeat_max
         self.spool = Spool(cfg.spool.path, max_age=cfg.spool.max_age, max_bytes=cfg.spool.max_bytes)
         self.uploader = Uploader(
             self.spool, target or build_target(cfg), clock=self.clock, batch_size=cfg.upload.batch_size,

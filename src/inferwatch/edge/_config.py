@@ -13,6 +13,7 @@
       token_file: /etc/inferwatch-edge/token    # or $INFERWATCH_EDGE_TOKEN
       batch_size: 1000
       interval: 5s
+      format: 3                          # ingest format; 2 for a server older than format 3
     sources:
       - {type: host, interval: 15s}
       - {type: gpu, interval: 15s}
@@ -77,6 +78,7 @@ class UploadConfig:
     backoff_base: float = 1.0
     backoff_cap: float = 300.0
     timeout: float = 10.0
+    format: int = 3  # ingest: 3 (columns; the server fills in between sent points) or 2 (older servers)
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ def _token(r: _Reader, base: Path) -> str | None:
 
 def _upload(r: _Reader, base: Path) -> UploadConfig:
     r.check_keys(("type", "url", "token", "token_file", "batch_size", "interval", "backoff_base",
-                  "backoff_cap", "timeout"))
+                  "backoff_cap", "timeout", "format"))
     kind = r.raw.get("type", "ingest")
     if kind not in ("ingest", "remote_write"):
         raise r.fail("type", "expected ingest or remote_write")
@@ -182,9 +184,12 @@ def _upload(r: _Reader, base: Path) -> UploadConfig:
     size = r.raw.get("batch_size", 1000)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 100_000:
         raise r.fail("batch_size", "expected an integer from 1 to 100000")
+    fmt = r.raw.get("format", 3)
+    if fmt not in (2, 3) or isinstance(fmt, bool):
+        raise r.fail("format", "expected 2 or 3 (the ingest format; 2 for servers before format 3)")
     return UploadConfig(kind, url, _token(r, base), size, r.duration("interval", 5.0),
                         r.duration("backoff_base", 1.0), r.duration("backoff_cap", 300.0),
-                        r.duration("timeout", 10.0))
+                        r.duration("timeout", 10.0), fmt)
 
 
 def _floors(r: _Reader) -> dict[str, float]:

@@ -10,12 +10,13 @@ counter went down (a reset: the top before the drop and the drop are sent,
 never joined by a line), or when the gap since the segment's start reached the
 series' heartbeat.
 
-``eps`` is ``band * max(rate * window / 4, floor)`` with ``rate`` the previous
-segment's slope: the line through a segment's two ends is within ``2 * eps`` of
-every point in between, so the increase over any ``window`` seconds is off by
-at most ``4 * eps = band * rate * window`` -- the rate within the band whenever
-it did not change by more than that between segments (``simulate`` measures the
-real worst case of every 5-minute window and reports it).
+``eps`` is ``band * max(rate * window / 4, floor)`` with ``rate`` the counter's
+recent rate (weighted over the last ``window / 4``; each point is held to the
+``eps`` of its own time, so the door narrows at once when the rate falls): the
+line through a segment's two ends is within about ``2 * eps`` of every point in
+between, so the increase over any ``window`` seconds is off by at most about
+``4 * eps = band * rate * window``, the rate within the band (``simulate``
+measures the real worst case of every 5-minute window and reports it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class CounterState:
     pt: float = math.nan  # the point seen before it
     pv: float = math.nan
     psent: bool = True
-    rate: float = 0.0  # slope of the previous segment
+    ew: float = 0.0  # the counter's recent rate (exponentially weighted over RATE_WINDOW_S / 4)
     lo: float = -math.inf
     hi: float = math.inf
     eps: float = 0.0
@@ -50,12 +51,16 @@ class CounterState:
     unit: tuple[str, ...] | None = None  # the histogram or summary it belongs to (sent as one)
 
     def restart(self, t: float, v: float, band: float, floor: float) -> None:
-        """Start a new segment at (t, v), a point that is sent; the slope so far becomes the rate."""
-        if t > self.t and v >= self.v:
-            self.rate = (v - self.v) / (t - self.t)
+        """Start a new segment at (t, v), a point that is sent."""
         self.t, self.v = t, v
         self.lo, self.hi = -math.inf, math.inf
-        self.eps = band * max(self.rate * RATE_WINDOW_S / 4.0, floor)
+        self.eps = band * max(self.ew * RATE_WINDOW_S / 4.0, floor)
+
+    def observe(self, dt: float, dv: float, band: float, floor: float) -> None:
+        """Follow the rate (a step of ``dt`` seconds that added ``dv``); the door's width follows it."""
+        alpha = 1.0 - math.exp(-dt / (RATE_WINDOW_S / 4.0))
+        self.ew += alpha * (dv / dt - self.ew)
+        self.eps = band * max(self.ew * RATE_WINDOW_S / 4.0, floor)
 
     def fits(self, t: float, v: float) -> bool:
         """Whether (t, v) keeps the door open; narrows it when it does (never for t <= start)."""
@@ -84,6 +89,7 @@ def offer_counter(st: CounterState, t: float, v: float, band: float, floor: floa
         return out
     if v != st.pv:
         st.moved = True
+    st.observe(t - st.pt, v - st.pv, band, floor)
     if not st.fits(t, v):
         out.append(cut_previous(st, band, floor))
         st.fits(t, v)  # the new segment's door, from the previous point
