@@ -103,11 +103,14 @@ def stop(proc: subprocess.Popen[str]) -> str:
 
 
 @contextmanager
-def serve(tmp: Path, *, port: int = 0, data: str = "data") -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """A real `inferwatch serve` with device ``cam-1`` (token :data:`TOKEN`); yields its URL."""
+def serve(tmp: Path, *, port: int = 0, data: str = "data",
+          more_devices: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A real `inferwatch serve` with device ``cam-1`` (token :data:`TOKEN`; ``more_devices``: token
+    ``<name>-<TOKEN>``); yields its URL."""
     cfg = tmp / "inferwatch.yml"
+    others = "".join(f", {d}: {d}-{TOKEN}" for d in more_devices)
     cfg.write_text(f"server: {{data_dir: '{tmp / data}', api_token: {API_TOKEN}, evaluation_interval: 1s}}\n"
-                   f"edge: {{devices: {{cam-1: {TOKEN}}}}}\n")
+                   f"edge: {{devices: {{cam-1: {TOKEN}{others}}}}}\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=clean_env())
