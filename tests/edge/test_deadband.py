@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -72,7 +73,8 @@ def test_histogram_is_sent_as_one_unit() -> None:
 
 
 def test_heartbeat_backs_off_for_series_that_never_move_but_not_the_fixed_ones() -> None:
-    db = Deadband(DeadbandSettings(heartbeat=300.0, heartbeat_max=1200.0), kinds={"c_total": MetricKind.COUNTER},
+    db = Deadband(DeadbandSettings(heartbeat=300.0, heartbeat_max=1200.0),
+                  kinds={"c_total": MetricKind.COUNTER},
                   fixed=frozenset({"beat"}))
     sent: dict[str, list[float]] = {}
     for t in range(0, 3601, 15):
@@ -97,7 +99,8 @@ def test_unit_floors() -> None:
 @settings(max_examples=150, deadline=None)
 @given(rates=st.lists(st.floats(0.0, 50.0), min_size=2, max_size=8), noise=st.floats(0.0, 0.3),
        seed=st.integers(0, 1000))
-def test_counter_rate_over_five_minutes_is_within_the_band(rates: list[float], noise: float, seed: int) -> None:
+def test_counter_rate_over_five_minutes_is_within_the_band(rates: list[float], noise: float,
+                                                           seed: int) -> None:
     # property: a counter whose rate holds for 10-minute spells (with noise per step), reconstructed
     # as the server does (the line between sent points, at the step), has its increase over every
     # 5-minute window within band * max(true increase, rate change allowance) of the truth
@@ -129,7 +132,7 @@ def test_counter_rate_over_five_minutes_is_within_the_band(rates: list[float], n
 
 def _interpolate(sent: list[tuple[float, float]], step: float) -> list[tuple[float, float]]:
     out = [sent[0]]
-    for (t0, v0), (t1, v1) in zip(sent, sent[1:], strict=False):
+    for (t0, v0), (t1, v1) in itertools.pairwise(sent):
         n = round((t1 - t0) / step)
         out += [(t0 + k * step, v0 + (v1 - v0) * k / n) for k in range(1, n + 1)]
     return out

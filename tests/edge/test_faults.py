@@ -163,7 +163,7 @@ def test_full_disk_keeps_the_agent_running_and_counts_drops(tmp_path: Path) -> N
     sent = _expected(120, 60)
     stored = sum(len(v) for v in _stored(tmp_path).values())
     # only the newest survived (the server filled in between them)
-    assert 0 < stored and any(_stored(tmp_path) == _split(sent[-k:]) for k in range(1, 40))
+    assert stored > 0 and any(_stored(tmp_path) == _split(sent[-k:]) for k in range(1, 40))
 
 
 class SteppingClock(SimulatedClock):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["CounterState", "RATE_WINDOW_S"]
+__all__ = ["RATE_WINDOW_S", "CounterState"]
 
 RATE_WINDOW_S = 300.0  # the rate window whose error the segments bound (Prometheus's usual 5m)
 

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inferwatch.edge._deadband import kind_of
 from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.edge._spool import Spool, SpoolBatch
 from inferwatch.edge._uploader import Outcome
-from inferwatch.edge._deadband import kind_of
 from inferwatch.edge._wire import AgentStats, Batch, encode_batch, encode_compact
 from inferwatch.edge._wire3 import WIRE_VERSION_COLUMNS, encode_columns
 from inferwatch.model import Labels, MetricKind
@@ -53,7 +53,8 @@ class IngestTarget:
     """``POST {url}/api/v1/edge/ingest`` with the device's token; gzip'ed JSON (see ``_wire``).
 
     Sends version 3 (``_wire3``; version 2 with ``version=2``): a batch carries the labels (and
-    kinds) of the series the server has not acknowledged yet (remembered per spool while the agent runs; after a restart the
+    kinds) of the series the server has not acknowledged yet (remembered per spool while the agent
+    runs; after a restart the
     first batches carry them again). A 409 (the server has lost them) resends the
     batch at once, same id, with every definition it needs.
     """

@@ -37,8 +37,8 @@ from inferwatch.collect import sample
 from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
 from inferwatch.model import Clock, Labels, Sample
-from inferwatch.server._edge_fill import Filler
 from inferwatch.model import metrics as m
+from inferwatch.server._edge_fill import Filler
 from inferwatch.store import Store
 
 __all__ = ["EDGE_STATE_FILE", "DeviceStatus", "EdgeIngest", "SeenBatches", "ingest_routes"]
@@ -218,7 +218,8 @@ class EdgeIngest:
             raise _Reject(400, str(exc)) from None
         spool = batch.batch_id.partition(":")[0]
         if batch.defs:
-            self.seen.define(device, spool, dict(batch.defs), dict(batch.kinds) if batch.version == 3 else None)
+            kinds = dict(batch.kinds) if batch.version == 3 else None
+            self.seen.define(device, spool, dict(batch.defs), kinds)
         if (batch.version == 1 or batch.device) and batch.device != device:
             raise _Reject(403, f"body.device: {batch.device!r:.80} is not the device of this token")
         now = self.clock.now()
