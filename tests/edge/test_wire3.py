@@ -138,3 +138,14 @@ def test_decode_columns_is_public_for_tools() -> None:
     raw = _raw(_body([Sample(A, T0, 1.5)], [1], {1: A}))
     header, defs, pairs, missing = decode_columns(raw, 10, lambda spool, sid: None)
     assert header["b"] == "5f3a:1-9" and defs == {1: (A, "g")} and pairs[0][1].v == 1.5 and not missing
+
+
+def test_rounded_gauges_go_as_small_integers() -> None:
+    # values the deadband rounded within the band: multiples of 10**5 cost a byte or two each
+    vals = [12300000.0, 12400000.0, 12300000.0, 9800000.0, 123400000000.0]
+    samples = [Sample(A, T0 + 15 * i, v) for i, v in enumerate(vals)]
+    raw = _raw(_body(samples, [1] * len(vals), {1: A}))
+    _, _, pairs, _ = decode_columns(raw, 10, lambda spool, sid: None)
+    assert [s.v for _, s in pairs] == vals
+    # mode 16 + 5, then zigzag varints of 123, +1, -1, -25, ...: two bytes, then one each
+    assert bytes([16 + 5, 246, 1, 2, 1, 49]) in raw

@@ -25,6 +25,11 @@ histogram or summary (``_bucket``, ``_sum``, ``_count`` of one label set)
 are sent as one unit: when one is sent, all are, at the same instant, so
 the server's ``histogram_quantile`` never sees buckets from different times.
 
+A gauge's sent value is rounded to the fewest decimal digits within an
+eighth of the band (``round_within``; the server holds the rounded value, and
+every point stays within the band of it): ``12345678`` goes as ``12300000``,
+which the encoder writes in a byte or two instead of eight.
+
 Near zero the band is absolute: ``floor`` by the unit the metric's name
 ends with (``floors``; bytes, seconds, ratios, counts) or the default
 ``floor``. A series that never moves backs its heartbeat off, doubling up to
@@ -168,8 +173,8 @@ class Deadband:
         """The samples to send because ``s`` arrived (``[]`` when the deadband holds it)."""
         st = self._series.get(s.labels)
         if st is None or s.t < st_time(st):  # first sample, or the clock stepped back: start over
-            self._series[s.labels] = self._new(s)
-            return [s]
+            st = self._series[s.labels] = self._new(s)
+            return [s] if isinstance(st, CounterState) else [Sample(s.labels, s.t, st.v)]
         if s.t == st_time(st):
             return []  # a repeat of the same instant carries nothing new
         if isinstance(st, CounterState):
@@ -220,20 +225,24 @@ class Deadband:
                               unit=_unit_key(s.labels) if member else None)
             st.restart(s.t, s.v, self.settings.band, floor)
             return st
-        return _State(s.t, s.v, s.t, hb, floor)
+        return _State(s.t, self._round(s.v, floor), s.t, hb, floor)
+
+    def _round(self, v: float, floor: float) -> float:
+        """``v`` to the fewest decimal digits within ``band / 8`` (cheap to encode, within the band)."""
+        return round_within(v, self.settings.band / 8.0, floor)
 
     def _gauge(self, st: _State, s: Sample) -> list[Sample]:
         st.raw_t = s.t
         if _moved(self.settings, st.v, s.v, st.floor):
-            st.t, st.v, st.hb, st.moved = s.t, s.v, self.settings.heartbeat, False
-            return [s]
+            st.t, st.v, st.hb, st.moved = s.t, self._round(s.v, st.floor), self.settings.heartbeat, False
+            return [Sample(s.labels, s.t, st.v)]
         if s.v != st.v:
             st.moved = True
         if s.t - st.t >= st.hb:  # a heartbeat; one that never moved backs off (not the fixed ones)
             cap = self.settings.heartbeat if s.labels.name in self.fixed else self.settings.heartbeat_max
             st.hb = self.settings.heartbeat if st.moved else min(st.hb * 2.0, cap)
-            st.t, st.v, st.moved = s.t, s.v, False
-            return [s]
+            st.t, st.v, st.moved = s.t, self._round(s.v, st.floor), False
+            return [Sample(s.labels, s.t, st.v)]
         return []
 
     def forget_before(self, t: float) -> int:
@@ -245,6 +254,22 @@ class Deadband:
 
     def __len__(self) -> int:
         return len(self._series)
+
+
+def round_within(v: float, tol: float, floor: float) -> float:
+    """``v`` rounded to a power of ten no coarser than ``2 * tol * max(|v|, floor)``: error <= tol of it.
+
+    >>> round_within(12345678.0, 0.0125, 1024.0), round_within(0.4567, 0.0125, 0.01)
+    (12300000.0, 0.46)
+    """
+    if not tol > 0 or not math.isfinite(v) or v == 0:
+        return v
+    k = math.floor(math.log10(2 * tol * max(abs(v), floor)))
+    if k < 0:
+        got = round(v, -k)
+    else:
+        got = float(round(v / 10**k) * 10**k)
+    return got if abs(got - v) <= tol * max(abs(v), floor) else v
 
 
 def st_time(st: _State | CounterState) -> float:

@@ -12,6 +12,8 @@ the columns::
     per series: values -- a mode byte, then
                           0..6  decimals: every value is an integer after * 10**mode:
                                 the first as a zigzag varint, then differences (counters: small)
+                          17..31 integers, all multiples of 10**(mode - 16): the same, divided by it
+                                (a gauge rounded within the band: 12300000 goes as 123)
                           255   floats: the first as 8 bytes, then each XOR the one before:
                                 a byte (leading zero bytes * 16 + length), the middle bytes
 
@@ -41,6 +43,7 @@ __all__ = ["MAGIC", "WIRE_VERSION_COLUMNS", "decode_columns", "encode_columns"]
 WIRE_VERSION_COLUMNS = 3
 MAGIC = b"IWE\x03"
 _FLOATS = 255
+_TENS = 16  # 16 + j: integers, every one a multiple of 10**j (j = 1..15), sent divided by it
 _MAX_DECIMALS = 6
 _D = struct.Struct(">d")
 _Q = struct.Struct(">Q")
@@ -68,13 +71,26 @@ def _decimals(values: Sequence[float]) -> int | None:
     return None
 
 
+def _tens(values: Sequence[float]) -> int:
+    """How many trailing zeros every (integral) value has: 12300000 and 4500000 -> 5."""
+    j = 15
+    for v in values:
+        n = int(v)
+        while j and n % 10**j:
+            j -= 1
+        if not j:
+            return 0
+    return j
+
+
 def _values(out: bytearray, values: Sequence[float]) -> None:
     k = _decimals(values)
     if k is not None and not any(v == 0 and math.copysign(1, v) < 0 for v in values):
-        out.append(k)
-        scale, prev = 10.0**k, 0
+        j = _tens(values) if k == 0 else 0
+        out.append(_TENS + j if j else k)
+        prev = 0
         for v in values:
-            n = round(v * scale)
+            n = int(v) // 10**j if j else round(v * 10.0**k)
             _zigzag(out, n - prev)
             prev = n
         return
@@ -161,13 +177,13 @@ class _Reader:
 
 def _read_values(r: _Reader, n: int, where: str) -> list[float]:
     mode = r.take(1, where)[0]
-    if mode <= _MAX_DECIMALS:
-        scale, acc, out = 10.0**mode, 0, []
+    if mode <= _MAX_DECIMALS or _TENS < mode <= _TENS + 15:
+        acc, out = 0, []
         for _ in range(n):
             acc += r.zigzag(where)
             if abs(acc) > 2**63:
                 raise InputError(f"{where}: value out of range")
-            out.append(acc / scale)
+            out.append(acc / 10.0**mode if mode <= _MAX_DECIMALS else float(acc * 10 ** (mode - _TENS)))
         return out
     if mode != _FLOATS:
         raise InputError(f"{where}: unknown value mode {mode}")
