@@ -89,7 +89,8 @@ def test_heartbeat_backs_off_for_series_that_never_move_but_not_the_fixed_ones()
 def test_unit_floors() -> None:
     s = DeadbandSettings()
     assert s.floor_of("node_memory_free_bytes", MetricKind.GAUGE) == 1024.0
-    assert s.floor_of("inferwatch_requests_total", MetricKind.COUNTER) == 1.0
+    assert s.floor_of("inferwatch_requests_total", MetricKind.COUNTER) == 10.0
+    assert s.floor_of("node_cpu_seconds_total", MetricKind.COUNTER) == 10.0
     assert s.floor_of("temp", MetricKind.GAUGE) == 0.01
     # a near-zero bytes gauge does not chatter: 90 bytes of noise around 0 stay held (not so at 0.01)
     db = Deadband(s)

@@ -10,13 +10,15 @@ counter went down (a reset: the top before the drop and the drop are sent,
 never joined by a line), or when the gap since the segment's start reached the
 series' heartbeat.
 
-``eps`` is ``band * max(rate * window / 4, floor)`` with ``rate`` the counter's
-recent rate (weighted over the last ``window / 4``; each point is held to the
-``eps`` of its own time, so the door narrows at once when the rate falls): the
-line through a segment's two ends is within about ``2 * eps`` of every point in
+``eps`` is ``band * max(rate * window, floor) / 4`` with ``rate`` the smaller of
+the counter's rate weighted over the last ``window / 4`` and over the last
+``window`` (each point is held to the ``eps`` of its own time, so the door
+narrows at once when the rate falls, and a burst does not widen it): the line
+through a segment's two ends is within about ``2 * eps`` of every point in
 between, so the increase over any ``window`` seconds is off by at most about
-``4 * eps = band * rate * window``, the rate within the band (``simulate``
-measures the real worst case of every 5-minute window and reports it).
+``4 * eps = band * max(increase, floor)``: the rate within the band, or the
+floor (``simulate`` measures the real worst case of every 5-minute window and
+reports it).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class CounterState:
     pv: float = math.nan
     psent: bool = True
     ew: float = 0.0  # the counter's recent rate (exponentially weighted over RATE_WINDOW_S / 4)
+    slow: float = 0.0  # and over RATE_WINDOW_S (a burst is not the window's rate)
     lo: float = -math.inf
     hi: float = math.inf
     eps: float = 0.0
@@ -54,13 +57,14 @@ class CounterState:
         """Start a new segment at (t, v), a point that is sent."""
         self.t, self.v = t, v
         self.lo, self.hi = -math.inf, math.inf
-        self.eps = band * max(self.ew * RATE_WINDOW_S / 4.0, floor)
+        self.eps = band * max(min(self.ew, self.slow) * RATE_WINDOW_S, floor) / 4.0
 
     def observe(self, dt: float, dv: float, band: float, floor: float) -> None:
         """Follow the rate (a step of ``dt`` seconds that added ``dv``); the door's width follows it."""
-        alpha = 1.0 - math.exp(-dt / (RATE_WINDOW_S / 4.0))
-        self.ew += alpha * (dv / dt - self.ew)
-        self.eps = band * max(self.ew * RATE_WINDOW_S / 4.0, floor)
+        rate = dv / dt
+        self.ew += (1.0 - math.exp(-dt / (RATE_WINDOW_S / 4.0))) * (rate - self.ew)
+        self.slow += (1.0 - math.exp(-dt / RATE_WINDOW_S)) * (rate - self.slow)
+        self.eps = band * max(min(self.ew, self.slow) * RATE_WINDOW_S, floor) / 4.0
 
     def fits(self, t: float, v: float) -> bool:
         """Whether (t, v) keeps the door open; narrows it when it does (never for t <= start)."""

@@ -54,10 +54,11 @@ DEFAULT_BAND = 0.10  # the source's "only metrics that changed by more than 10 %
 DEFAULT_FLOOR = 0.01  # below this magnitude the band is absolute: band * floor
 DEFAULT_HEARTBEAT_S = 300.0  # = Prometheus's 5 m lookback, so "last value holds" in PromQL too
 # the floor by unit (the metric name's last word, before _total/_bucket/...): a gauge of bytes
-# near zero moving by 100 bytes, or of seconds by 0.1 ms, is not news; "count" is any counter
-# without one of these units (requests, errors: whole events)
+# near zero moving by 100 bytes, or of seconds by 0.1 ms, is not news. A counter's floor is that
+# of its increase over 5 minutes: "<unit>_total", else "count": an error of one event, 1 s of CPU
+# time or 1 KiB in 5 minutes where fewer than 10 (10 KiB) went by is not news
 DEFAULT_FLOORS: Mapping[str, float] = {"bytes": 1024.0, "seconds": 0.001, "ratio": 0.01, "celsius": 0.5,
-                                       "count": 1.0}
+                                       "bytes_total": 10240.0, "count": 10.0}
 _SUFFIXES = ("_total", "_bucket", "_count", "_sum", "_created")
 _UNIT_MEMBERS = ("_bucket", "_count", "_sum")
 
@@ -97,10 +98,12 @@ class DeadbandSettings:
         return self.band * max(abs(reference), self.floor if floor is None else floor)
 
     def floor_of(self, name: str, kind: MetricKind) -> float:
-        """The floor of a metric: its unit's, else ``count``'s for counters, else ``floor``."""
-        got = self.floors.get(unit_of(name))
-        if got is None and kind is MetricKind.COUNTER:
-            got = self.floors.get("count")
+        """The floor of a metric: its unit's (counters: ``<unit>_total``'s first, else ``count``'s)."""
+        unit = unit_of(name)
+        if kind is MetricKind.COUNTER:
+            got = self.floors.get(unit + "_total", self.floors.get("count"))
+        else:
+            got = self.floors.get(unit)
         return self.floor if got is None else got
 
 
@@ -171,18 +174,25 @@ class Deadband:
 
     def offer(self, s: Sample) -> list[Sample]:
         """The samples to send because ``s`` arrived (``[]`` when the deadband holds it)."""
+        return self._offer(s)[0]
+
+    def _offer(self, s: Sample) -> tuple[list[Sample], _State | CounterState]:
         st = self._series.get(s.labels)
-        if st is None or s.t < st_time(st):  # first sample, or the clock stepped back: start over
-            st = self._series[s.labels] = self._new(s)
-            return [s] if isinstance(st, CounterState) else [Sample(s.labels, s.t, st.v)]
-        if s.t == st_time(st):
-            return []  # a repeat of the same instant carries nothing new
-        if isinstance(st, CounterState):
+        if type(st) is _State:  # the common case first (the agent's CPU per sample)
+            if s.t > st.raw_t:
+                return self._gauge(st, s), st
+            if s.t == st.raw_t:
+                return [], st  # a repeat of the same instant carries nothing new
+        elif st is not None and s.t >= st.rt:  # a counter
+            if s.t == st.rt:
+                return [], st
             cfg = self.settings
             cap = cfg.heartbeat if s.labels.name in self.fixed else cfg.heartbeat_max
             return [Sample(s.labels, t, v)
-                    for t, v in offer_counter(st, s.t, s.v, cfg.band, st.floor, cfg.heartbeat, cap)]
-        return self._gauge(st, s)
+                    for t, v in offer_counter(st, s.t, s.v, cfg.band, st.floor, cfg.heartbeat, cap)], st
+        # first sample, or the clock stepped back: start over
+        st = self._series[s.labels] = self._new(s)
+        return ([s] if isinstance(st, CounterState) else [Sample(s.labels, s.t, st.v)]), st
 
     def offer_all(self, samples: Iterable[Sample]) -> list[Sample]:
         """:meth:`offer` for one round; the counters of a histogram or summary are sent together."""
@@ -190,9 +200,9 @@ class Deadband:
         units: dict[tuple[str, ...], set[float]] = {}
         members: list[tuple[Labels, CounterState]] = []
         for s in samples:
-            got = self.offer(s)
-            out.extend(got)
-            st = self._series[s.labels]
+            got, st = self._offer(s)
+            if got:
+                out.extend(got)
             if isinstance(st, CounterState) and st.unit is not None:
                 members.append((s.labels, st))
                 if got:
@@ -233,7 +243,9 @@ class Deadband:
 
     def _gauge(self, st: _State, s: Sample) -> list[Sample]:
         st.raw_t = s.t
-        if _moved(self.settings, st.v, s.v, st.floor):
+        d = abs(s.v - st.v)
+        if (d > self.settings.band * max(abs(st.v), st.floor)) if d - d == 0 else \
+                _moved(self.settings, st.v, s.v, st.floor):
             st.t, st.v, st.hb, st.moved = s.t, self._round(s.v, st.floor), self.settings.heartbeat, False
             return [Sample(s.labels, s.t, st.v)]
         if s.v != st.v:

@@ -5,10 +5,12 @@ the columns::
 
     header: {"b": "<spool id>:<first>-<last>", "hb": 300, "hm": 300, "st": 15, "t0": <ms>, "tu": <ms>,
              "a": {...agent stats...}, "defs": {"7": {"l": {"__name__": ...}, "k": "c"}}}
+    instants: the batch's distinct times, (t - t0) / tu, as zigzag varints: the first, the
+              first step, then each step minus the one before (a steady 15 s step: zeros)
     varint  number of series
-    per series: varint id, varint points                    (all series first,)
-    per series: times  -- zigzag varints: first (t - t0) / tu, then the first step, then
-                          each step minus the one before (a steady 15 s step is all zeros)
+    per series, by id: zigzag id minus the one before, varint points   (all series first,)
+    per series: times  -- indexes into the instants, written the same way (a series read
+                          every round: 0, 1, 0, 0, ...; one point in the batch: one byte)
     per series: values -- a mode byte, then
                           0..6  decimals: every value is an integer after * 10**mode:
                                 the first as a zigzag varint, then differences (counters: small)
@@ -29,6 +31,7 @@ marker and infinities take the float mode).
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import struct
@@ -60,8 +63,21 @@ def _zigzag(out: bytearray, n: int) -> None:
     _varint(out, (n << 1) if n >= 0 else ((-n) << 1) - 1)
 
 
+def _zigzags(out: bytearray, ns: Sequence[int]) -> None:
+    """Many zigzag varints (one call per column: the agent's CPU per sample)."""
+    append = out.append
+    for n in ns:
+        n = (n << 1) if n >= 0 else ((-n) << 1) - 1
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+
+
 def _decimals(values: Sequence[float]) -> int | None:
-    for k in range(_MAX_DECIMALS + 1):
+    if all(v.is_integer() and abs(v) < 2**52 for v in values if v == v):  # the common case, at once
+        return 0 if all(v == v for v in values) else None
+    for k in range(1, _MAX_DECIMALS + 1):
         scale = 10.0**k
         try:
             if all(abs(v) < 2**52 / scale and round(v * scale) / scale == v for v in values):
@@ -88,11 +104,8 @@ def _values(out: bytearray, values: Sequence[float]) -> None:
     if k is not None and not any(v == 0 and math.copysign(1, v) < 0 for v in values):
         j = _tens(values) if k == 0 else 0
         out.append(_TENS + j if j else k)
-        prev = 0
-        for v in values:
-            n = int(v) // 10**j if j else round(v * 10.0**k)
-            _zigzag(out, n - prev)
-            prev = n
+        ns = [int(v) // 10**j for v in values] if j else [round(v * 10.0**k) for v in values]
+        _zigzags(out, [ns[0], *(b - a for a, b in itertools.pairwise(ns))])
         return
     out.append(_FLOATS)
     prev_bits = _Q.unpack(_D.pack(values[0]))[0]
@@ -121,29 +134,50 @@ def encode_columns(header: Mapping[str, Any], ids: Sequence[int], samples: Seque
     for t in times:
         unit = math.gcd(unit, t - t0)
     unit = unit or 1
+    instants = sorted(set(times))
+    index = {t: i for i, t in enumerate(instants)}
     cols: dict[int, tuple[list[int], list[float]]] = {}
     for sid, ms, s in zip(ids, times, samples, strict=True):
         ts, vs = cols.setdefault(sid, ([], []))
-        ts.append((ms - t0) // unit)
+        ts.append(index[ms])
         vs.append(s.v)
     head = json.dumps({**header, "v": WIRE_VERSION_COLUMNS, "t0": t0, "tu": unit}, separators=(",", ":"),
                       allow_nan=False).encode()
     out = bytearray(MAGIC)
     _varint(out, len(head))
     out += head
-    _varint(out, len(cols))
-    for sid, (ts, _) in cols.items():
-        _varint(out, sid)
-        _varint(out, len(ts))
-    for ts, _ in cols.values():
-        prev, step = 0, 0
-        for i, t in enumerate(ts):
-            d = t - prev
-            _zigzag(out, t if i == 0 else (d if i == 1 else d - step))
-            step, prev = (d if i else 0), t
-    for _, vs in cols.values():
-        _values(out, vs)
+    _varint(out, len(instants))
+    _dod(out, [(t - t0) // unit for t in instants])
+    order = sorted(cols)
+    _varint(out, len(order))
+    prev = 0
+    for sid in order:
+        _zigzag(out, sid - prev)
+        _varint(out, len(cols[sid][0]))
+        prev = sid
+    for sid in order:
+        _dod(out, cols[sid][0])
+    for sid in order:
+        _values(out, cols[sid][1])
     return gzip.compress(bytes(out), compresslevel=level, mtime=0)
+
+
+def _dod(out: bytearray, ts: Sequence[int]) -> None:
+    """The first, the first step, then each step minus the one before (a steady step: zeros)."""
+    if ts:
+        steps = [b - a for a, b in itertools.pairwise(ts)]
+        _zigzags(out, [ts[0], *steps[:1], *(b - a for a, b in itertools.pairwise(steps))])
+
+
+def _read_dod(r: _Reader, n: int, where: str) -> list[int]:
+    ts: list[int] = []
+    prev = step = 0
+    for k in range(n):
+        d = r.zigzag(where)
+        t = d if k == 0 else prev + (d if k == 1 else step + d)
+        step, prev = (t - prev if k else 0), t
+        ts.append(t)
+    return ts
 
 
 class _Reader:
@@ -230,21 +264,28 @@ def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Lab
     if not isinstance(t0, int) or not isinstance(unit, int) or unit < 1 or abs(t0) > 2**53:
         raise InputError("body.header: t0 and tu must be integers of milliseconds (tu >= 1)")
     spool = str(header.get("b", "")).partition(":")[0]
+    n_instants = r.varint("body.instants")
+    if n_instants > max_samples:
+        raise InputError(f"body: more than {max_samples} samples in one batch")
+    instants = _read_dod(r, n_instants, "body.instants")
+    if any(abs(t) * unit > 2**53 for t in instants):
+        raise InputError("body.instants: no time")
     count = r.varint("body.series")
-    heads = [(r.varint("body.series"), r.varint("body.series")) for _ in range(min(count, max_samples + 1))]
+    heads: list[tuple[int, int]] = []
+    sid = 0
+    for _ in range(min(count, max_samples + 1)):
+        sid += r.zigzag("body.series")
+        if sid < 0:
+            raise InputError("body.series: a negative series id")
+        heads.append((sid, r.varint("body.series")))
     if sum(n for _, n in heads) > max_samples or count > max_samples:
         raise InputError(f"body: more than {max_samples} samples in one batch")
     times: list[list[int]] = []
     for i, (_, n) in enumerate(heads):
-        where, ts, prev, step = f"body.s[{i}].t", [], 0, 0
-        for k in range(n):
-            d = r.zigzag(where)
-            t = d if k == 0 else prev + (d if k == 1 else step + d)
-            step, prev = (t - prev if k else 0), t
-            if abs(t) * unit > 2**53:
-                raise InputError(f"{where}[{k}]: no time")
-            ts.append(t)
-        times.append(ts)
+        idx = _read_dod(r, n, f"body.s[{i}].t")
+        if any(not 0 <= k < n_instants for k in idx):
+            raise InputError(f"body.s[{i}].t: an instant out of the batch's {n_instants}")
+        times.append([instants[k] for k in idx])
     out: list[tuple[int, Sample]] = []
     missing: set[int] = set()
     for i, ((sid, n), ts) in enumerate(zip(heads, times, strict=True)):
