@@ -168,3 +168,23 @@ def served(sent: list[Sample], step: float, *, counters: tuple[str, ...] = (),
     for s in sorted(filled, key=lambda s: s.t):
         out.setdefault(str(s.labels), []).append((s.t, s.v))
     return out
+
+
+def assert_served(got: dict[str, list[tuple[float, float]]], sent: list[Sample], step: float) -> None:
+    """``got`` (``read_store``) is :func:`served` of ``sent`` up to each series' last sent point, then
+    that point's value held at ``step`` (up to the last instant of the device's last batch)."""
+    assert served_ok(got, sent, step), (got, served(sent, step))
+
+
+def served_ok(got: dict[str, list[tuple[float, float]]], sent: list[Sample], step: float) -> bool:
+    """:func:`assert_served` as a yes or no."""
+    want = served(sent, step)
+    if sorted(got) != sorted(want):
+        return False
+    for key, points in got.items():
+        last = want[key][-1]
+        tail = [p for p in points if p[0] > last[0]]
+        if ([p for p in points if p[0] <= last[0]] != want[key] or any(v != last[1] for _, v in tail)
+                or [t for t, _ in tail] != [last[0] + step * (k + 1) for k in range(len(tail))]):
+            return False
+    return True

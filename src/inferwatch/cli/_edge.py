@@ -48,8 +48,9 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--floor", type=float, default=0.01,
                    help="absolute floor: near zero the band is deadband x floor (default 0.01)")
     s.add_argument("--heartbeat", default="5m", help="send a quiet series this often (default 5m)")
-    s.add_argument("--heartbeat-max", default=None,
-                   help="back a series that never moves off up to this heartbeat (default: no back-off)")
+    s.add_argument("--heartbeat-max", default="30m",
+                   help="back a series that never moves off up to this heartbeat (default 30m, the "
+                   "agent's for format-3 uploads; = --heartbeat: no back-off)")
     s.add_argument("--interval", default=None,
                    help="replay the points at this step (e.g. 15s, a device's collection interval) "
                    "instead of the file's timestamps")
@@ -78,7 +79,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from inferwatch.edge import DeadbandSettings
 
     heartbeat = _duration("--heartbeat", args.heartbeat)
-    top = _duration("--heartbeat-max", args.heartbeat_max) if args.heartbeat_max else heartbeat
+    top = max(_duration("--heartbeat-max", args.heartbeat_max), heartbeat)
     try:
         settings = DeadbandSettings(args.deadband, args.floor, heartbeat, top)
     except ValueError as exc:

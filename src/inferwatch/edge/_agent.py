@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import threading
@@ -73,16 +74,19 @@ class Agent:
                  on_event: Callable[[str], None] | None = None) -> None:
         self.cfg, self.clock = cfg, clock or SystemClock()
         self.sources = list(build_sources(cfg.sources) if sources is None else sources)
-        self.deadband = Deadband(cfg.deadband, fixed=frozenset({m.EDGE_HEARTBEAT_SECONDS.name}))
-        if isinstance(target, IngestTarget) or target is None:
-            target = target or build_target(cfg)
-            if isinstance(target, IngestTarget):  # format 3 tells the server the kinds and the step
-                target.kinds = self.deadband.kinds
-                target.step = min((s.interval for s in self.sources), default=0.0)
-                target.heartbeat_max = cfg.deadband.heartbeat_max
+        target = target or build_target(cfg)
+        settings = cfg.deadband
+        if isinstance(target, IngestTarget) and target.version == 3:  # the kinds and the step go along
+            target.step = min((s.interval for s in self.sources), default=0.0)
+            target.heartbeat_max = settings.heartbeat_max
+        else:  # Prometheus (remote-write) or an older server: no one holds a quiet series, no back-off
+            settings = dataclasses.replace(settings, heartbeat_max=settings.heartbeat)
+        self.deadband = Deadband(settings, fixed=frozenset({m.EDGE_HEARTBEAT_SECONDS.name}))
+        if isinstance(target, IngestTarget):
+            target.kinds = self.deadband.kinds
         self.spool = Spool(cfg.spool.path, max_age=cfg.spool.max_age, max_bytes=cfg.spool.max_bytes)
         self.uploader = Uploader(
-            self.spool, target or build_target(cfg), clock=self.clock, batch_size=cfg.upload.batch_size,
+            self.spool, target, clock=self.clock, batch_size=cfg.upload.batch_size,
             flush_interval=cfg.upload.interval, rng=rng,
             backoff=Backoff(cfg.upload.backoff_base, cfg.upload.backoff_cap), on_event=on_event,
         )

@@ -5,7 +5,8 @@
     device: cam-1                        # the device label of every series
     spool: {path: /var/lib/inferwatch-edge/spool.sqlite, max_age: 24h, max_bytes: 268435456}
     deadband: {band: 0.1, floor: 0.01, heartbeat: 5m,
-               heartbeat_max: 5m,            # > heartbeat: series that never move back off to it
+               heartbeat_max: 30m,           # series that never move back off to it (ingest
+                                             # format 3 only: serve holds them; 5m elsewhere)
                floors: {bytes: 1024, seconds: 0.001, ratio: 0.01, celsius: 0.5, count: 1}}
     upload:
       type: ingest                       # or remote_write
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.edge._deadband import DEFAULT_FLOORS, DeadbandSettings
+from inferwatch.edge._deadband import DEFAULT_FLOORS, DEFAULT_HEARTBEAT_MAX_S, DeadbandSettings
 from inferwatch.model import parse_duration
 
 __all__ = [
@@ -218,7 +219,7 @@ def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(
     if isinstance(band, bool) or not isinstance(band, int | float) or not 0 <= band < 10:
         raise db.fail("band", "expected a number from 0 to 10 (0.1 = 10 %)")
     heartbeat = db.duration("heartbeat", 300.0)
-    heartbeat_max = db.duration("heartbeat_max", heartbeat)
+    heartbeat_max = db.duration("heartbeat_max", max(DEFAULT_HEARTBEAT_MAX_S, heartbeat))
     if heartbeat_max < heartbeat:
         raise db.fail("heartbeat_max", f"expected at least the heartbeat ({heartbeat:g} s)")
     deadband = DeadbandSettings(float(band), db.number("floor", 0.01), heartbeat, heartbeat_max,

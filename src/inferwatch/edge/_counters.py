@@ -91,8 +91,8 @@ def offer_counter(st: CounterState, t: float, v: float, band: float, floor: floa
         out.append(send_current(st, band, floor))
         st.hb, st.moved = heartbeat, False
         return out
-    if v != st.pv:
-        st.moved = True
+    if v != st.pv:  # it moves: back to the short heartbeat at once (a rise is sent within it)
+        st.moved, st.hb = True, heartbeat
     st.observe(t - st.pt, v - st.pv, band, floor)
     if not st.fits(t, v):
         out.append(cut_previous(st, band, floor))

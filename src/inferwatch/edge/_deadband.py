@@ -33,7 +33,10 @@ which the encoder writes in a byte or two instead of eight.
 Near zero the band is absolute: ``floor`` by the unit the metric's name
 ends with (``floors``; bytes, seconds, ratios, counts) or the default
 ``floor``. A series that never moves backs its heartbeat off, doubling up to
-``heartbeat_max`` (default: no back-off); the names in ``Deadband.fixed``
+``heartbeat_max`` (here no back-off by default; the agent's config: 30 min,
+for format 3 uploads only, whose server holds a quiet gauge's value up to
+each batch's last instant); a counter that moves is back on the short
+heartbeat at once. The names in ``Deadband.fixed``
 (the agent's own heartbeat) keep theirs, so the server always knows the
 device is alive.
 """
@@ -47,12 +50,14 @@ from dataclasses import dataclass, field
 from inferwatch.edge._counters import CounterState, cut_previous, offer_counter, send_current
 from inferwatch.model import Labels, MetricKind, Sample
 
-__all__ = ["DEFAULT_BAND", "DEFAULT_FLOOR", "DEFAULT_FLOORS", "DEFAULT_HEARTBEAT_S", "Deadband",
+__all__ = ["DEFAULT_BAND", "DEFAULT_FLOOR", "DEFAULT_FLOORS", "DEFAULT_HEARTBEAT_MAX_S",
+           "DEFAULT_HEARTBEAT_S", "Deadband",
            "DeadbandSettings", "kind_of", "unit_of"]
 
 DEFAULT_BAND = 0.10  # the source's "only metrics that changed by more than 10 %"
 DEFAULT_FLOOR = 0.01  # below this magnitude the band is absolute: band * floor
 DEFAULT_HEARTBEAT_S = 300.0  # = Prometheus's 5 m lookback, so "last value holds" in PromQL too
+DEFAULT_HEARTBEAT_MAX_S = 1800.0  # the agent's back-off cap (serve holds quiet gauges; not remote-write)
 # the floor by unit (the metric name's last word, before _total/_bucket/...): a gauge of bytes
 # near zero moving by 100 bytes, or of seconds by 0.1 ms, is not news. A counter's floor is that
 # of its increase over 5 minutes: "<unit>_total", else "count": an error of one event, 1 s of CPU
@@ -183,7 +188,7 @@ class Deadband:
                 return self._gauge(st, s), st
             if s.t == st.raw_t:
                 return [], st  # a repeat of the same instant carries nothing new
-        elif st is not None and s.t >= st.rt:  # a counter
+        elif isinstance(st, CounterState) and s.t >= st.rt:  # a counter
             if s.t == st.rt:
                 return [], st
             cfg = self.settings
@@ -277,10 +282,7 @@ def round_within(v: float, tol: float, floor: float) -> float:
     if not tol > 0 or not math.isfinite(v) or v == 0:
         return v
     k = math.floor(math.log10(2 * tol * max(abs(v), floor)))
-    if k < 0:
-        got = round(v, -k)
-    else:
-        got = float(round(v / 10**k) * 10**k)
+    got = round(v, -k) if k < 0 else float(round(v / 10**k) * 10**k)
     return got if abs(got - v) <= tol * max(abs(v), floor) else v
 
 

@@ -236,7 +236,8 @@ class EdgeIngest:
             if batch.version == 3 and batch.step > 0:  # the points between sent ones (_edge_fill)
                 ids = self.seen.counters(device, spool)
                 counters = {x.labels for x, i in zip(stored, batch.series_ids, strict=True) if i in ids}
-                stored = self.filler.fill(stored, counters.__contains__, batch.step, batch.heartbeat_max)
+                stored = self.filler.fill(stored, counters.__contains__, batch.step, batch.heartbeat_max,
+                                          device)
             self._append(stored, device, now, status, received)
             self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
             status.samples += received
