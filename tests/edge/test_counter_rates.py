@@ -18,7 +18,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from inferwatch.edge import Agent, AgentConfig, DeadbandSettings, IngestTarget, SpoolConfig, UploadConfig
+from inferwatch.edge import (
+    Agent,
+    AgentConfig,
+    Deadband,
+    DeadbandSettings,
+    IngestTarget,
+    SpoolConfig,
+    UploadConfig,
+)
 from inferwatch.model import Labels, MetricKind, Sample, SimulatedClock
 
 from .helpers import TOKEN, serve
@@ -115,3 +123,33 @@ def test_camera_counters_rate_within_the_band(tmp_path: Path) -> None:
     assert worst_ratio <= 0.25, worst_ratio  # two rates each within 10 %: the ratio within ~22 %
     # rate over 1 minute: a value at every step, near the device's CPU count (1 CPU: idle + user)
     assert len(cpu) == len(got) and all(0.8 < v < 1.2 for v in cpu.values()), cpu
+
+
+def test_quiet_gauges_back_off_yet_every_instant_query_sees_them(tmp_path: Path) -> None:
+    # a device whose gauge never moves for 2 hours: with heartbeat_max 30m it is sent at 0, 5, 15, 35,
+    # 65 and 95 minutes (and the agent's own heartbeat every 5 minutes keeps the device alive), and
+    # serve holds its value at every step, so an instant query at any minute finds it
+    from .helpers import ScriptedSource, query
+
+    clock = SimulatedClock(T0)
+    cfg = AgentConfig("cam-1", spool=SpoolConfig(tmp_path / "spool.sqlite"),
+                      deadband=DeadbandSettings(heartbeat_max=1800.0),
+                      upload=UploadConfig(url="http://unused", token=TOKEN))
+    src = ScriptedSource(lambda n, t: 42.0, names=("quiet_celsius",))
+    with serve(tmp_path) as (url, _):
+        agent = Agent(cfg, clock=clock, sources=[src], target=IngestTarget(url, "cam-1", TOKEN))
+        for _ in range(480):  # 2 h at 15 s
+            agent.collect_once()
+            agent.uploader.step()
+            clock.advance(STEP)
+        agent.uploader.drain()
+        seen = [query(url, 'quiet_celsius{device="cam-1"}', T0 + 60 * k) for k in range(1, 119)]
+        agent.close()
+    assert all(list(v.values()) == [42.0] for v in seen), [k for k, v in enumerate(seen) if not v]
+    db = Deadband(DeadbandSettings(heartbeat_max=1800.0))
+    quiet = Labels.of("quiet_celsius")
+    sent = [s.t - T0 for k in range(480) for s in db.offer(Sample(quiet, T0 + STEP * k, 42.0))]
+    assert sent == [0, 300, 900, 2100, 3900, 5700]  # 5, 10, 20, then 30 minutes apart
+    assert agent.deadband._series[quiet].hb == 1800.0  # the agent backed off the same way
+    # the device-level heartbeat (the agent's own series, what EdgeDeviceOffline reads) never backs off
+    assert agent.deadband._series[Labels.of("inferwatch_edge_heartbeat_seconds")].hb == 300.0
