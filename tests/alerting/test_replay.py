@@ -1,8 +1,8 @@
 """Replay scenarios (tests/alerting/replay/*.yml): rules and the whole pipeline on simulated time.
 
 Each file's ``inferwatch.expect`` lists notifications as ``"t receiver alertname inst+ inst-"``
-(``+`` firing, ``-`` resolved; ``-`` as alertname for a digest) and actions as
-``"t action alertname phase"``; ``inferwatch.alerting`` is merged into the base config.
+(``+`` firing, ``-`` resolved; ``-`` as alertname for a digest; ``receiver#N`` for escalation
+step N) and actions as ``"t action alertname phase"``; ``inferwatch.alerting`` is merged into the base config.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ def _short(n: dict[str, Any]) -> str:
     name = names.pop() if len(names) == 1 and "alertname" in n["group_labels"] else "-"
     insts = " ".join(f"{a['labels'].get('instance', '?')}{'+' if a['status'] == 'firing' else '-'}"
                      for a in n["alerts"])
-    return f"{n['t']:g} {n['receiver']} {name} {insts}"
+    step = f"#{n['step']}" if n.get("step") else ""  # an escalation step
+    return f"{n['t']:g} {n['receiver']}{step} {name} {insts}"
 
 
 def test_at_least_twelve_scenarios() -> None:

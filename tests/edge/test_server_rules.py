@@ -1,4 +1,5 @@
-"""Server side: EdgeDeviceOffline (no data and no heartbeat for 2 heartbeats, P1) and EdgeBufferDropping (P2),
+"""Server side: EdgeDeviceOffline (no data and no heartbeat for 1.5 heartbeats, P1) and EdgeBufferDropping
+(P2),
 on a simulated clock, through the real ingest handler, store and rule evaluator."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def _firing(comps: object, now: float) -> list[tuple[str, str, str]]:
     return sorted((a.name, a.labels["device"], a.labels["tier"]) for a in alerts if not a.resolved(now))
 
 
-def test_offline_after_two_heartbeats_and_dropping_when_the_spool_drops(tmp_path: Path) -> None:
+def test_offline_after_a_heartbeat_and_a_half_and_dropping_when_the_spool_drops(tmp_path: Path) -> None:
     cfg = parse_config(f"server: {{data_dir: '{tmp_path}'}}\nstorage: {{type: memory}}\n"
                        "edge: {devices: {cam-1: tok1, cam-2: tok2}}\n")
     clock = SimulatedClock(T0)
@@ -40,7 +41,7 @@ def test_offline_after_two_heartbeats_and_dropping_when_the_spool_drops(tmp_path
         clock.advance(60)
     now = clock.now()
     ingest.watch(now)
-    # cam-2: silent since minute 4 = 16 min > 2 x its 2 min heartbeat; cam-1 dropped after minute 10
+    # cam-2: silent since minute 4 = 16 min > 1.5 x its 2 min heartbeat; cam-1 dropped after minute 10
     want = [("EdgeBufferDropping", "cam-1", "P2"), ("EdgeDeviceOffline", "cam-2", "P1")]
     assert _firing(comps, now) == want
     comps.close()

@@ -13,6 +13,7 @@ import yaml
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as gf_dashboard
 from grafana_foundation_sdk.models import units as gf_units
+from tests._require import require_module
 
 from inferwatch.config import Config
 from inferwatch.export import export
@@ -34,7 +35,7 @@ def test_the_dashboards_cover_the_four_dimensions_alerts_drift_and_gpu() -> None
     titles = {d["title"] for d in _dashboards().values()}
     assert titles == {"inferwatch / service", "inferwatch / infrastructure", "inferwatch / GPU",
                       "inferwatch / model quality and drift", "inferwatch / business",
-                      "inferwatch / alerts by tier"}
+                      "inferwatch / alerts by tier", "inferwatch / generative (LLM)"}
     drift = next(d for d in _dashboards().values() if "drift" in d["title"])
     assert any("inferwatch_feature_psi{" in t["expr"] and "{{feature}}" in t["legendFormat"]
                for p in drift["panels"] for t in p["targets"])
@@ -64,7 +65,7 @@ def test_every_rate_uses_rate_interval_and_every_selector_the_job_and_instance()
 
 
 def test_every_query_parses_with_a_full_promql_parser() -> None:
-    promql_parser = pytest.importorskip("promql_parser")
+    promql_parser = require_module("promql_parser")
     for _, _, t in _targets():
         promql_parser.parse(interpolate(t["expr"]))  # raises on a syntax error
 
@@ -108,3 +109,18 @@ def test_promtool_parses_every_dashboard_query(tmp_path: Path, require_tool: Cal
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"SUCCESS: {len(rules)} rules found" in proc.stdout
     assert export_to(tmp_path, "grafana").is_dir()
+
+
+def test_the_llm_dashboard_has_what_an_llm_team_reads() -> None:
+    # issue 40 #4: TTFT, TPOT, tokens/s, queue, running/waiting, goodput, finish reasons, token lengths,
+    # KV and prefix cache, preemptions, cost per request by tenant
+    llm = next(d for d in _dashboards().values() if d["title"] == "inferwatch / generative (LLM)")
+    exprs = " ".join(t["expr"] for p in llm["panels"] for t in p["targets"])
+    for name in ("time_to_first_token_seconds_bucket", "time_per_output_token_seconds_bucket",
+                 "generation_output_tokens_total", "queue_duration_seconds_bucket", "engine_requests_running",
+                 "engine_requests_waiting", "good_requests_total", "finish_reasons_total",
+                 "request_input_tokens_bucket", "request_output_tokens_bucket", "kv_cache_usage_ratio",
+                 "prefix_cache_hits_total", "engine_preemptions_total", "generation_cost_total"):
+        assert f"inferwatch_{name}" in exprs or name in exprs, name
+    titles = [p["title"] for p in llm["panels"]]
+    assert titles[:2] == ["Time to first token P50 / P99", "Time per output token P50 / P99"]

@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 from prometheus_client import CollectorRegistry
 
+from inferwatch import InputError
 from inferwatch.model import SimulatedClock
-from inferwatch.quality import ConfidenceAggregator, DriftAggregator, build_profile, psi
+from inferwatch.quality import (
+    MIN_WINDOW_SAMPLES,
+    ConfidenceAggregator,
+    DriftAggregator,
+    build_profile,
+    psi,
+    psi_from_counts,
+)
 
 
 class _Collector:
@@ -71,6 +79,31 @@ def test_empty_window_exposes_no_psi() -> None:
     assert _value(agg, 35.0, "inferwatch_drift_window_samples", {"service": "s", "model": ""}) == 0
 
 
+def test_small_window_publishes_its_size_but_no_psi() -> None:
+    # the evidence rule: a 14-row window of undrifted data once read PSI 1.87 and asked for a rollback
+    rng = np.random.default_rng(7)
+    agg = DriftAggregator(_profile(rng), service="s", window=10.0, min_samples=100)
+    agg.consume("prediction", [({"x": rng.normal(size=99), "c": ["a"] * 99}, None, None)], now=0.0)
+    lab = {"service": "s", "model": ""}
+    assert _value(agg, 10.0, "inferwatch_drift_window_samples", lab) == 99
+    assert _value(agg, 10.0, "inferwatch_feature_psi", {**lab, "feature": "x"}) is None
+    assert _value(agg, 10.0, "inferwatch_feature_psi_critical", {**lab, "feature": "x"}) is None
+    assert _value(agg, 10.0, "inferwatch_anomalous_samples_ratio", lab) is None
+    agg.consume("prediction", [({"x": rng.normal(size=100), "c": ["a"] * 100}, None, None)], now=10.0)
+    assert _value(agg, 20.0, "inferwatch_feature_psi", {**lab, "feature": "x"}) is not None
+
+
+def test_default_minimum_keeps_noise_well_under_the_warning_threshold() -> None:
+    # rule: at the default window size, PSI from sampling noise alone (10 equal bins, 10,000 reference
+    # rows) stays under a third of the 0.1 warning threshold in 99.9 % of windows
+    rng = np.random.default_rng(8)
+    ref = np.full(10, 1000)
+    noise = [psi_from_counts(ref, rng.multinomial(MIN_WINDOW_SAMPLES, [0.1] * 10)) for _ in range(4000)]
+    assert np.quantile(noise, 0.999) < 0.1 / 3
+    with pytest.raises(InputError, match="min_samples"):
+        DriftAggregator(_profile(rng), service="s", min_samples=0)
+
+
 def test_memory_is_bounded_by_bins() -> None:
     agg = DriftAggregator(_profile(np.random.default_rng(5)), service="s", window=10.0)
     before = agg.window_bytes
@@ -101,7 +134,7 @@ def test_end_to_end_through_monitor() -> None:
     drift = DriftAggregator(_profile(rng), service="svc", model="m", window=60.0)
     conf = ConfidenceAggregator(service="svc", model="m", window=60.0)
     with Monitor("svc", "m", clock=clock, aggregators=[drift, conf]) as mon:
-        for v in rng.normal(3.0, size=500):
+        for v in rng.normal(3.0, size=MIN_WINDOW_SAMPLES):
             mon.observe_prediction({"x": float(v), "c": "a"}, confidence=0.8)
         assert mon.flush(5.0)
         clock.advance(61.0)

@@ -65,6 +65,33 @@ def test_asgi_route_callback_and_reraise() -> None:
         assert count(monitor, "all", "500") == 1.0
 
 
+def test_metrics_and_health_routes_are_not_traffic_by_default() -> None:
+    # rule: a scrape or a probe is not a request of the service (it would dilute the 503 ratio and
+    # hide a stop of the traffic); exclude=() records them, a custom exclude replaces the default
+    clock = SimulatedClock(0.0)
+    with Monitor("svc", "m", "v1", clock=clock) as monitor:
+        routes = [Route(p, lambda r: PlainTextResponse("ok")) for p in ("/metrics", "/healthz", "/status")]
+        apps = {"default": monitor.asgi(Starlette(routes=routes), route=lambda s: "default" + s["path"]),
+                "all": monitor.asgi(Starlette(routes=routes), route=lambda s: "all" + s["path"], exclude=()),
+                "own": monitor.asgi(Starlette(routes=routes), route=lambda s: "own" + s["path"],
+                                    exclude=["/status"])}
+        for app in apps.values():
+            client = TestClient(app)
+            for path in ("/metrics", "/healthz", "/status"):
+                assert client.get(path).status_code == 200
+        recorded = {r + p for r in ("default", "all", "own") for p in ("/metrics", "/healthz", "/status")
+                    if count(monitor, r + p, "200")}
+        assert recorded == {"default/status", "all/metrics", "all/healthz", "all/status", "own/metrics",
+                            "own/healthz"}
+        wsgi = monitor.wsgi(wsgi_app, route=lambda e: "wsgi" + e["PATH_INFO"])
+        environ: dict[str, Any] = {"PATH_INFO": "/metrics"}
+        setup_testing_defaults(environ)
+        assert b"".join(wsgi(environ, lambda *a: None)) == b"ok"  # passed through untouched
+        assert call_wsgi(wsgi, "/ok")[0] == "200 OK"
+        assert count(monitor, "wsgi/metrics", "200") is None
+        assert count(monitor, "wsgi/ok", "200") == 1.0
+
+
 def wsgi_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
     path = environ["PATH_INFO"]
     if path == "/raise":

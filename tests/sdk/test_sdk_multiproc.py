@@ -22,7 +22,6 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.samples import Exemplar
 
-from inferwatch._exceptions import ConfigError
 from inferwatch.config._env import ENV_MULTIPROC_DIR
 from inferwatch.sdk import Monitor, read_sample
 from inferwatch.sdk._multiproc import DB_NAME, MultiprocStore, process_identity
@@ -251,7 +250,7 @@ def test_merged_exposition_is_valid_openmetrics_and_text(tmp_path: Path) -> None
     assert lines == {line for line in want.splitlines() if line.startswith("inferwatch_request")}
 
 
-def test_env_var_turns_it_on_and_a_bad_directory_is_a_config_error(
+def test_env_var_turns_it_on_and_a_bad_directory_never_stops_the_app(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(ENV_MULTIPROC_DIR, str(tmp_path / "mp"))
@@ -259,8 +258,8 @@ def test_env_var_turns_it_on_and_a_bad_directory_is_a_config_error(
         assert monitor.multiprocess is not None
         assert (tmp_path / "mp" / DB_NAME).exists()
     (tmp_path / "file").write_text("x")
-    with pytest.raises(ConfigError, match="multiprocess_dir"):
-        Monitor("svc", multiprocess_dir=tmp_path / "file")
+    with Monitor("svc", multiprocess_dir=tmp_path / "file") as monitor:  # serves alone, counts the error
+        assert monitor.multiprocess is not None and monitor.multiprocess.errors >= 1
 
 
 @pytest.mark.tools

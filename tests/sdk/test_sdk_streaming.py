@@ -178,3 +178,84 @@ def test_request_span_gets_genai_attributes() -> None:
     assert attrs["gen_ai.usage.output_tokens"] == TOKENS
     assert attrs["gen_ai.server.time_to_first_token"] == pytest.approx(TRUE_TTFT, abs=1e-3)
     assert attrs["gen_ai.server.time_per_output_token"] == pytest.approx(TRUE_TPOT, abs=1e-3)
+
+
+REQ = {**SVC, "model": "default-model"}
+
+
+def test_a_generation_is_counted_but_kept_out_of_the_request_latency_histogram() -> None:
+    # the stream lasts PREFILL + 11 gaps (0.455 s); in the request histogram it would page
+    # HighP99Latency on healthy traffic, so only its count (QPS, error ratio) goes there
+    clock = SimulatedClock(0.0)
+    with Monitor("chat", "default-model", "v1", clock=clock) as m:
+        client = TestClient(m.asgi(chat_app(m, clock)))
+        for path in ("/v1/chat/completions", "/v1/completions", "/download"):
+            assert client.post(path).status_code == 200
+        count, total = "inferwatch_request_duration_seconds_count", "inferwatch_requests_total"
+        for route in ("/v1/chat/completions", "/v1/completions"):
+            assert m.get_sample_value(total, {**REQ, "route": route, "code": "200"}) == 1
+            assert m.get_sample_value(count, {**REQ, "route": route}) is None
+        # a chunked download is no generation: its duration is its latency
+        assert m.get_sample_value(count, {**REQ, "route": "/download"}) == 1
+
+
+def test_generation_histograms_carry_the_trace_id_as_exemplar() -> None:
+    exporter = InMemorySpanExporter()
+    tracing = setup("chat", sample_ratio=1.0, exporter=exporter, install_global=False)
+    clock = SimulatedClock(0.0)
+    try:
+        with Monitor("chat", "default-model", "v1", clock=clock, tracing=tracing) as m:
+            client = TestClient(m.asgi(chat_app(m, clock)))
+            assert client.post("/v1/chat/completions").status_code == 200
+            assert client.post("/v1/completions").status_code == 200
+            assert tracing.force_flush()
+            text = m.metrics_text(openmetrics=True)
+    finally:
+        tracing.shutdown()
+    spans = {s.name: format(s.context.trace_id, "032x") for s in exporter.get_finished_spans()}
+    for route, model in (("/v1/chat/completions", "llama-3-8b"), ("/v1/completions", "default-model")):
+        trace_id = spans[f"POST {route}"]
+        for family in (TTFT, TPOT, "inferwatch_generation_duration_seconds"):
+            lines = [ln for ln in text.splitlines() if ln.startswith(family + "_bucket")
+                     and f'route="{route}"' in ln and f'model="{model}"' in ln and "# {" in ln]
+            assert len(lines) == 1, (family, route)
+            assert f'trace_id="{trace_id}"' in lines[0]
+    # the request histogram has no exemplar for a generation (its latency is not there)
+    assert not [ln for ln in text.splitlines() if ln.startswith("inferwatch_request_duration_seconds_bucket")
+                and "# {" in ln]
+
+
+def test_a_wsgi_generation_streamed_from_the_body_stays_out_of_the_request_histogram() -> None:
+    from collections.abc import Callable, Iterable
+    from wsgiref.util import setup_testing_defaults
+
+    clock = SimulatedClock(0.0)
+    with Monitor("chat", "default-model", "v1", clock=clock) as m:
+        def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            start_response("200 OK", [("content-type", "text/event-stream")])
+            if environ["PATH_INFO"] == "/download":
+                return [b"x" * 10]
+
+            def stream() -> Iterable[bytes]:  # runs while the server iterates the body
+                clock.advance(PREFILL_S)
+                with m.track_generation(route="/v1/chat/completions", model="llama-3-8b") as g:
+                    for i in range(TOKENS):
+                        if i:
+                            clock.advance(GAP_S)
+                        g.tokens(1)
+                        yield f"data: tok{i}\n\n".encode()
+            return stream()
+
+        wsgi = m.wsgi(app)
+        for path in ("/v1/chat/completions", "/download"):
+            environ: dict[str, Any] = {"PATH_INFO": path}
+            setup_testing_defaults(environ)
+            body = wsgi(environ, lambda *a: None)
+            assert b"".join(body)
+            body.close()  # type: ignore[attr-defined]
+        assert_truth(m, "/v1/chat/completions", "llama-3-8b")  # timed from the request's arrival
+        count = "inferwatch_request_duration_seconds_count"
+        assert m.get_sample_value("inferwatch_requests_total",
+                                  {**REQ, "route": "/v1/chat/completions", "code": "200"}) == 1
+        assert m.get_sample_value(count, {**REQ, "route": "/v1/chat/completions"}) is None
+        assert m.get_sample_value(count, {**REQ, "route": "/download"}) == 1

@@ -135,11 +135,12 @@ def test_the_receiver_stores_columns_and_refuses_with_the_sender_s_status() -> N
     from inferwatch.store import MemoryStore, parse_selector
 
     store = MemoryStore()
-    rx = RemoteWriteReceiver(store, SimulatedClock(1_000.0))
-    body = encode_write_request([Sample(Labels.of("up", job="a"), 990.0, 1.0),
-                                 Sample(Labels.of("up", job="b"), 990.0, 0.0)])
+    t0 = 1_700_000_000.0  # after 2000: earlier is out of bounds
+    rx = RemoteWriteReceiver(store, SimulatedClock(t0 + 1_000.0))
+    body = encode_write_request([Sample(Labels.of("up", job="a"), t0 + 990.0, 1.0),
+                                 Sample(Labels.of("up", job="b"), t0 + 990.0, 0.0)])
     assert rx.write(body) == 2 and rx.write(body) == 2  # the second time from the label cache
-    assert [s.v.tolist() for s in store.select(parse_selector("up"), 0, 2_000)] == [[1.0], [0.0]]
+    assert [s.v.tolist() for s in store.select(parse_selector("up"), t0, t0 + 2_000)] == [[1.0], [0.0]]
 
     def status(raw: bytes) -> int:
         with pytest.raises(Exception) as caught:  # the receiver's own refusal, with the status
@@ -151,6 +152,12 @@ def test_the_receiver_stores_columns_and_refuses_with_the_sender_s_status() -> N
     header = bytes([(announced >> s & 0x7F) | (0x80 if announced >> s + 7 else 0) for s in range(0, 28, 7)])
     assert status(header + b"\x00") == 413
     assert status(b"\x05garbage") == 400
-    ahead = encode_write_request([Sample(Labels.of("up", job="c"), 990.0, 1.0),
-                                  Sample(Labels.of("up", job="c"), 1_000.0 + 3_600, 2.0)])
-    assert status(ahead) == 400 and store.select(parse_selector('up{job="c"}'), 0, 10_000) == []
+    ahead = encode_write_request([Sample(Labels.of("up", job="c"), t0 + 990.0, 1.0),
+                                  Sample(Labels.of("up", job="c"), t0 + 1_000.0 + 3_600, 2.0)])
+    assert status(ahead) == 400 and store.select(parse_selector('up{job="c"}'), 0, t0 + 10_000) == []
+    old = encode_write_request([Sample(Labels.of("up", job="d"), 990.0, 1.0)])  # 1970: out of bounds
+    assert status(old) == 400 and store.select(parse_selector('up{job="d"}'), 0, t0 + 10_000) == []
+    assert store.stats.discarded == {"too_far_in_future": 2, "too_old": 1}
+    rx.retention = 86_400.0  # storage.retention: older than its start is out of bounds too
+    week_old = encode_write_request([Sample(Labels.of("up", job="e"), t0 - 7 * 86_400, 1.0)])
+    assert status(week_old) == 400 and store.stats.discarded["too_old"] == 2

@@ -8,17 +8,19 @@ from typing import TextIO
 from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._action_kinds import CommandAction, DegradeAction, HttpAction, RollbackAction
 from inferwatch.alerting._actions import Action, RecordingAction
+from inferwatch.alerting._build_cn import CN_SPECS, build_cn_notifier
 from inferwatch.alerting._email import EmailNotifier
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._kube import KubernetesScaleAction
 from inferwatch.alerting._notification import Notifier
 from inferwatch.alerting._pagerduty import PagerDutyNotifier
+from inferwatch.alerting._phone import ScheduleNumbers
 from inferwatch.alerting._slack import SlackNotifier
 from inferwatch.alerting._terminal import FallbackNotifier, TerminalNotifier
 from inferwatch.alerting._twilio import TwilioNotifier
 from inferwatch.alerting._webhook import WebhookNotifier
 from inferwatch.alerting._wecom import WeComNotifier
-from inferwatch.config._receivers import (
+from inferwatch.config import (
     ActionSpec,
     CommandActionSpec,
     DegradeActionSpec,
@@ -26,6 +28,7 @@ from inferwatch.config._receivers import (
     EmailReceiverSpec,
     HttpActionSpec,
     KubernetesScaleSpec,
+    OnCallConfig,
     PagerDutyReceiverSpec,
     ReceiverSpec,
     RollbackActionSpec,
@@ -41,26 +44,33 @@ __all__ = ["build_action", "build_notifier", "recording_action"]
 
 
 def build_notifier(spec: ReceiverSpec, http: HttpClient, external_url: str, stream: TextIO | None,
-                   warn: Callable[[str], None] | None = None) -> Notifier:
+                   warn: Callable[[str], None] | None = None, *, language: str = "en",
+                   timezone: str = "UTC", schedules: OnCallConfig | None = None) -> Notifier:
     """The notifier for a receiver spec; without credentials, a terminal fallback that says so once."""
-    terminal = TerminalNotifier(spec.name, stream, external_url)
+    language = spec.language or language  # a receiver's own language wins
+    terminal = TerminalNotifier(spec.name, stream, external_url, language=language, timezone=timezone)
     try:
-        return _build(spec, http, external_url, terminal)
+        if isinstance(spec, CN_SPECS):
+            oncall = ScheduleNumbers(schedules, spec.name) if schedules is not None else None
+            return build_cn_notifier(spec, http, external_url, language=language, timezone=timezone,
+                                     oncall=oncall)
+        return _build(spec, http, external_url, terminal, language, timezone)
     except MissingCredentialError as exc:  # any other error is a bug or a bad config: it surfaces
         return FallbackNotifier(exc.receiver, f"no credentials: needs {exc.missing}", terminal, warn)
 
 
-def _build(spec: ReceiverSpec, http: HttpClient, url: str, terminal: TerminalNotifier) -> Notifier:
+def _build(spec: ReceiverSpec, http: HttpClient, url: str, terminal: TerminalNotifier, language: str,
+           timezone: str) -> Notifier:
     if isinstance(spec, WeComReceiverSpec):
-        return WeComNotifier(spec, http, url)
+        return WeComNotifier(spec, http, url, language=language, timezone=timezone)
     if isinstance(spec, PagerDutyReceiverSpec):
         return PagerDutyNotifier(spec, http, url)
     if isinstance(spec, TwilioReceiverSpec):
         return TwilioNotifier(spec, http)
     if isinstance(spec, SlackReceiverSpec):
-        return SlackNotifier(spec, http, url)
+        return SlackNotifier(spec, http, url, language=language, timezone=timezone)
     if isinstance(spec, EmailReceiverSpec):
-        return EmailNotifier(spec, url)
+        return EmailNotifier(spec, url, language=language, timezone=timezone)
     if isinstance(spec, WebhookReceiverSpec):
         return WebhookNotifier(spec, http, url)
     if isinstance(spec, TerminalReceiverSpec | DigestReceiverSpec):

@@ -2,6 +2,7 @@
 
     per receiver:  mute -> actions -> dedup -> enqueue   (outbox -> that receiver's queue)
     per digest:    mute -> actions -> digest             (delivered through its target's queue)
+    actions:       ledger claim -> the executor (a thread per run in the server), with the action's timeout
 
 Everything varying is injected (HTTP client, random generator, executor, output
 stream); the stores come in opened (``Stores.open``), so the builder writes no SQL.
@@ -14,9 +15,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from inferwatch.alerting._acks import Acks
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
 from inferwatch.alerting._alertstore import AlertStore
 from inferwatch.alerting._build import build_action, build_notifier
+from inferwatch.alerting._build_cn import robot_key
 from inferwatch.alerting._delivery import DeliveryHooks, Executor, RateWindow, ReceiverQueue, RetryPolicy
 from inferwatch.alerting._digest import DigestStage
 from inferwatch.alerting._http import HttpClient
@@ -29,8 +32,7 @@ from inferwatch.alerting._records import RecordLog
 from inferwatch.alerting._silence import Silences
 from inferwatch.alerting._stages import DedupStage, EnqueueStage, MuteStage, StageChain
 from inferwatch.alerting._state import StateDB
-from inferwatch.config._alerting import AlertingConfig
-from inferwatch.config._receivers import DigestReceiverSpec, ReceiverSpec
+from inferwatch.config import AlertingConfig, DigestReceiverSpec, ReceiverSpec
 from inferwatch.rules import Alert
 
 __all__ = ["PipelineBuilder", "Stages", "Stores"]
@@ -47,12 +49,13 @@ class Stores:
     outbox: Outbox
     alerts: AlertStore
     ledger: ActionLedger
+    acks: Acks
 
     @classmethod
     def open(cls, db: StateDB) -> Stores:
         """Load every store from ``db``."""
         return cls(db, NotificationLog(db), Silences(db), RecordLog(db), Outbox(db), AlertStore(db),
-                   ActionLedger(db))
+                   ActionLedger(db), Acks(db))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,35 +93,41 @@ class PipelineBuilder:
         mute = MuteStage([inhibitor, stores.silences])
         built = self._actions if self._actions is not None else [
             build_action(a, self._http) for a in cfg.effective_actions()]
-        act = ActionStage(built, stores.ledger, on_action, once_per={
-            a.name: (a.once_per, a.cooldown) for a in cfg.effective_actions()})
+        specs = cfg.effective_actions()
+        act = ActionStage(built, stores.ledger, on_action, {a.name: (a.once_per, a.cooldown) for a in specs},
+                          executor=self._executor, timeouts={a.name: a.timeout for a in specs}, wake=wake)
         stages = Stages(inhibitor, mute, act, {}, {}, {}, {})
         enqueue: dict[str, EnqueueStage] = {}
+        windows: dict[str, RateWindow] = {}  # by robot: receivers posting to one robot share its limit
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 continue
-            notifier = self._overrides.get(spec.name) or build_notifier(spec, self._http, self._url,
-                                                                        self._stream, self._warn)
-            queue = self._queue(spec, notifier, stores.outbox, outcomes, wake)
+            notifier = self._overrides.get(spec.name) or build_notifier(
+                spec, self._http, self._url, self._stream, self._warn, language=cfg.language,
+                timezone=cfg.timezone, schedules=cfg.oncall)
+            queue = self._queue(spec, notifier, stores.outbox, outcomes, wake, windows)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)
-            stages.chains[spec.name] = StageChain([mute, act, DedupStage(stores.nflog, spec.send_resolved),
-                                                   enqueue[spec.name]])
+            dedup = DedupStage(stores.nflog, spec.send_resolved, stores.acks)
+            stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), dedup, enqueue[spec.name]])
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 send = _digest_sender(spec.deliver_to, StageChain([enqueue[spec.deliver_to]]))
-                digest = DigestStage(spec.name, spec.at, spec.timezone, stores.db, send, now)
+                digest = DigestStage(spec.name, spec.at, spec.timezone, stores.db, send, now,
+                                     language=spec.language or cfg.language)
                 stages.digests[spec.name] = digest
-                stages.chains[spec.name] = StageChain([mute, act, digest])
+                stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), digest])
         return stages
 
     def _queue(self, spec: ReceiverSpec, notifier: Notifier, outbox: Outbox, outcomes: DeliveryHooks,
-               wake: Callable[[], None]) -> ReceiverQueue:
+               wake: Callable[[], None], windows: dict[str, RateWindow]) -> ReceiverQueue:
         p = self.config.notify
         policy = RetryPolicy(spec.max_attempts, p.initial_backoff, p.max_backoff, p.jitter, p.attempt_timeout)
         # A stand-in notifier (tests, replay) is not the service: its rate limit does not apply.
         limited = spec.rate_limit is not None and spec.name not in self._overrides
-        rate = RateWindow(spec.rate_limit.count, spec.rate_limit.per) if spec.rate_limit and limited else None
+        rate = None
+        if spec.rate_limit and limited:
+            rate = windows.setdefault(robot_key(spec), RateWindow(spec.rate_limit.count, spec.rate_limit.per))
         return ReceiverQueue(spec.name, notifier, outbox, policy, outcomes, self._executor, self._rng,
                              rate, wake)
 

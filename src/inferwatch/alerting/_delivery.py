@@ -24,7 +24,7 @@ from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._notification import Notification, Notifier
 from inferwatch.alerting._outbox import Outbox, OutboxEntry
 
-__all__ = ["Attempt", "DeliveryHooks", "Executor", "InlineExecutor", "QueueStats", "RateWindow",
+__all__ = ["Attempt", "DeliveryHooks", "Executor", "InlineExecutor", "Job", "QueueStats", "RateWindow",
            "ReceiverQueue", "RetryPolicy", "ThreadExecutor"]
 
 log = logging.getLogger("inferwatch.alerting")
@@ -83,6 +83,11 @@ class Attempt:
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
 
+    @property
+    def thread_name(self) -> str:
+        """The name of the thread a ``ThreadExecutor`` runs it on."""
+        return f"notify-{self.notifier.name}"
+
     def run(self) -> None:
         """Call the notifier; keep its error; signal completion."""
         try:
@@ -94,28 +99,41 @@ class Attempt:
             self.on_done()
 
 
-class Executor(Protocol):
-    """Runs attempts."""
+class Job(Protocol):
+    """A delivery attempt or an action run: ``run`` never raises and signals its own completion."""
 
-    def start(self, attempt: Attempt) -> None:
+    @property
+    def thread_name(self) -> str:
+        """The name of the thread a ``ThreadExecutor`` runs it on."""
+        ...
+
+    def run(self) -> None:
+        """Do the work; keep the outcome; signal completion."""
+        ...
+
+
+class Executor(Protocol):
+    """Runs attempts and action runs."""
+
+    def start(self, attempt: Job) -> None:
         """Run (or begin running) ``attempt``."""
         ...
 
 
 class InlineExecutor:
-    """Runs an attempt at once on the calling thread (deterministic: replay and simulated time)."""
+    """Runs a job at once on the calling thread (deterministic: replay and simulated time)."""
 
-    def start(self, attempt: Attempt) -> None:
+    def start(self, attempt: Job) -> None:
         """Run it now."""
         attempt.run()
 
 
 class ThreadExecutor:
-    """Runs each attempt on a daemon thread of its own (the server)."""
+    """Runs each job on a daemon thread of its own (the server), so a hung one delays only itself."""
 
-    def start(self, attempt: Attempt) -> None:
+    def start(self, attempt: Job) -> None:
         """Start a thread."""
-        threading.Thread(target=attempt.run, name=f"notify-{attempt.notifier.name}", daemon=True).start()
+        threading.Thread(target=attempt.run, name=attempt.thread_name, daemon=True).start()
 
 
 class DeliveryHooks(Protocol):

@@ -21,6 +21,16 @@ from inferwatch.rules import Alert
 
 __all__ = ["DigestStage", "next_delivery"]
 
+# The digest's fixed words: heading, first seen, last value, still active, resolved, no value.
+_WORDS = {
+    "en": ("inferwatch digest {local} {tz}: {n} alerts", "first seen", "last value", "still active",
+           "resolved", "n/a", "{alertname} {shown}: {first_seen} {first}, {last_value} {value}, {state}", {}),
+    "zh-CN": ("inferwatch 每日汇总 {local} {tz}：共 {n} 条告警", "首次出现", "最近值", "仍在告警", "已恢复",
+              "无", "{alertname} {shown}：{first_seen} {first}，{last_value} {value}，{state}",
+              {"infrastructure": "基础设施", "service": "服务", "quality": "模型质量", "business": "业务",
+               "other": "其他"}),
+}
+
 
 def next_delivery(after: float, at: str, tz: ZoneInfo) -> float:
     """The first ``at`` (HH:MM local in ``tz``) strictly after ``after``.
@@ -53,8 +63,10 @@ class DigestStage:
     """The last stage of a digest receiver: collects, and on ``tick`` hands over the digest."""
 
     def __init__(self, name: str, at: str, timezone: str, db: StateDB,
-                 deliver: Callable[[Notification, float], None], start: float) -> None:
+                 deliver: Callable[[Notification, float], None], start: float,
+                 language: str = "en") -> None:
         self.name, self.at, self.tz = name, at, ZoneInfo(timezone)
+        self._words = _WORDS.get(language, _WORDS["en"])
         self._tzname = timezone
         self._db = db
         self._deliver = deliver
@@ -106,23 +118,25 @@ class DigestStage:
     def build(self, now: float) -> Notification:
         """The digest notification: one group per dimension, lines in the notes."""
         local = datetime.fromtimestamp(now, self.tz).strftime("%Y-%m-%d %H:%M")
-        lines = [f"inferwatch digest {local} {self._tzname}: {len(self._entries)} alerts"]
+        head, first_seen, last_value, active, resolved, none, line, dims = self._words
+        lines = [head.format(local=local, tz=self._tzname, n=len(self._entries))]
         groups = []
         by_dim: dict[str, list[_Entry]] = {}
         for e in self._entries.values():
             by_dim.setdefault(e.labels.get("dimension", "other"), []).append(e)
         for dim in sorted(by_dim):
             entries = sorted(by_dim[dim], key=lambda e: (e.first_seen, e.labels))
-            lines.append(f"## {dim} ({len(entries)})")
+            lines.append(f"## {dims.get(dim, dim)} ({len(entries)})")
             alerts = []
             for e in entries:
                 first = datetime.fromtimestamp(e.first_seen, self.tz).strftime("%Y-%m-%d %H:%M")
-                value = "n/a" if math.isnan(e.value) else f"{e.value:.4g}"
-                state = "still active" if e.active else "resolved"
+                value = none if math.isnan(e.value) else f"{e.value:.4g}"
+                state = active if e.active else resolved
                 shown = " ".join(f"{k}={v}" for k, v in e.labels.items()
                                  if k not in ("alertname", "tier", "severity", "dimension"))
-                lines.append(f"- {e.labels.get('alertname', '')} {shown}: first seen {first}, "
-                             f"last value {value}, {state}")
+                lines.append("- " + line.format(alertname=e.labels.get("alertname", ""), shown=shown,
+                                                first_seen=first_seen, first=first, last_value=last_value,
+                                                value=value, state=state))
                 alerts.append(Alert(e.labels, e.annotations, e.first_seen,
                                     None if e.active else e.last_seen, e.value))
             groups.append(AlertGroup(f"digest:{self.name}:{dim}", Labels({"dimension": dim}),

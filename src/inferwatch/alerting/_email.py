@@ -12,11 +12,13 @@ import ssl
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
+from functools import partial
 
 from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch.alerting._message import localized_title
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._template import group_title, notification_id, notification_text
-from inferwatch.config._receivers import EmailReceiverSpec
+from inferwatch.config import EmailReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["EmailNotifier"]
@@ -25,7 +27,8 @@ __all__ = ["EmailNotifier"]
 class EmailNotifier:
     """One message per notification to every address in ``to``."""
 
-    def __init__(self, spec: EmailReceiverSpec, external_url: str = "", clock: Clock | None = None) -> None:
+    def __init__(self, spec: EmailReceiverSpec, external_url: str = "", clock: Clock | None = None, *,
+                 language: str = "en", timezone: str = "UTC") -> None:
         self.name = f"email[{spec.name}]"
         missing = [n for n, v in (("smarthost", spec.smarthost), ("to", spec.to)) if not v]
         if missing:
@@ -35,19 +38,22 @@ class EmailNotifier:
         self._host, self._port = host, int(port)
         self._external_url = external_url
         self._clock = clock or SystemClock()
+        self._language, self._timezone = language, timezone
 
     def message(self, n: Notification) -> EmailMessage:
         """The e-mail."""
         when = max((g.now for g in n.groups), default=None)
         when = self._clock.now() if when is None else when
         msg = EmailMessage()
-        subject = "; ".join(group_title(g) for g in n.groups)[:200] or f"inferwatch {n.kind}"
+        title = group_title if self._language == "en" else partial(localized_title, language=self._language)
+        subject = "; ".join(title(g) for g in n.groups)[:200] or f"inferwatch {n.kind}"
         msg["Subject"] = " ".join(subject.split())  # a label's line break must not end the header
         msg["From"] = self._spec.from_
         msg["To"] = ", ".join(self._spec.to)
         msg["Date"] = format_datetime(datetime.fromtimestamp(when, UTC))
         msg["Message-ID"] = self._message_id(n, when)
-        msg.set_content(notification_text(n, external_url=self._external_url))
+        msg.set_content(notification_text(n, external_url=self._external_url, language=self._language,
+                                          timezone=self._timezone))
         return msg
 
     def _message_id(self, n: Notification, when: float) -> str:

@@ -11,15 +11,14 @@ from __future__ import annotations
 import base64
 import ssl
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 import httpx
 
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import http_error, transport_error
-from inferwatch.config._redact import install_log_redaction
-from inferwatch.config._types import Secret
+from inferwatch.config import Secret, install_log_redaction
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["HttpClient", "request_secrets"]
@@ -62,11 +61,12 @@ class HttpClient:
         self._clock = clock or SystemClock()
 
     def request(self, method: str, url: str | Secret, *, secrets: Iterable[Secret] = (),
-                **kwargs: Any) -> httpx.Response:
+                accept: Container[int] = (), **kwargs: Any) -> httpx.Response:
         """Send; raise ``NotifyError`` (no secret in it) for transport failures and non-2xx answers.
 
         ``url`` may be a ``Secret`` (a Slack webhook URL); ``secrets`` names values sent in
-        the body (PagerDuty's routing key) so that an echo of them is redacted too.
+        the body (PagerDuty's routing key) so that an echo of them is redacted too. A status
+        in ``accept`` is returned instead (a service whose error body says more than its status).
         """
         target = url.reveal() if isinstance(url, Secret) else url
         try:
@@ -75,7 +75,7 @@ class HttpClient:
             raise transport_error(exc) from None
         except (httpx.InvalidURL, ValueError):  # their messages quote the URL
             raise NotifyError("invalid URL or request", retryable=False) from None
-        if not 200 <= resp.status_code < 300:
+        if not 200 <= resp.status_code < 300 and resp.status_code not in accept:
             raise http_error(resp, secrets=request_secrets(url, kwargs, secrets), now=self._clock.now())
         return resp
 

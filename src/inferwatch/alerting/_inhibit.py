@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inferwatch.alerting._notification import fingerprint
-from inferwatch.config._alerting import InhibitRuleSpec
+from inferwatch.config import InhibitRuleSpec
 from inferwatch.model import Matcher, matches_all, parse_matchers
 from inferwatch.rules import Alert
 
@@ -96,6 +96,10 @@ class Inhibitor:
                 bucket.pop(fp, None)
                 if not bucket:
                     self._sources[i].pop(key, None)
+
+    def is_source(self, fp: str) -> bool:
+        """Whether the alert with fingerprint ``fp`` is a source of some rule."""
+        return fp in self._where
 
     def inhibited_by(self, labels: Mapping[str, str], now: float) -> list[Alert]:
         """The firing source alerts that inhibit ``labels`` (Alertmanager's ``inhibitedBy``)."""

@@ -60,6 +60,8 @@ class Notification:
     notes: tuple[str, ...] = field(default=())
     kind: str = "alerts"
     id: str = ""
+    escalation: str = ""  # the policy, when an escalation step sends this
+    step: int = 0  # that step, from 1
 
     @property
     def alerts(self) -> tuple[Alert, ...]:

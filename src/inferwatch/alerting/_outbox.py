@@ -39,7 +39,8 @@ class OutboxEntry:
 
 
 def _key(n: Notification) -> str:
-    return n.kind + "|" + "\n".join(g.key for g in n.groups)
+    step = f"#{n.escalation}/{n.step}" if n.step else ""  # a step is owed apart from the group's updates
+    return n.kind + step + "|" + "\n".join(g.key for g in n.groups)
 
 
 def _content(n: Notification) -> tuple[object, ...]:
@@ -50,6 +51,7 @@ def _content(n: Notification) -> tuple[object, ...]:
 def _to_json(n: Notification) -> str:
     return json.dumps({
         "receiver": n.receiver, "kind": n.kind, "id": n.id, "notes": list(n.notes),
+        "escalation": n.escalation, "step": n.step,
         "groups": [{"key": g.key, "labels": g.labels.to_dict(), "now": g.now,
                     "repeat_interval": None if g.repeat_interval == float("inf") else g.repeat_interval,
                     "alerts": [alert_to_json(a) for a in g.alerts]} for g in n.groups]})
@@ -61,7 +63,9 @@ def _from_json(text: str) -> Notification:
         AlertGroup(g["key"], Labels(g["labels"]), tuple(alert_from_json(a) for a in g["alerts"]),
                    float(g["now"]), float("inf") if g["repeat_interval"] is None else g["repeat_interval"])
         for g in b["groups"])
-    return _with_id(Notification(b["receiver"], groups, tuple(b["notes"]), b["kind"]), b["id"])
+    n = Notification(b["receiver"], groups, tuple(b["notes"]), b["kind"],
+                     escalation=str(b.get("escalation", "")), step=int(b.get("step", 0)))
+    return _with_id(n, b["id"])
 
 
 class Outbox:

@@ -2,10 +2,12 @@
 
     dispatch (route, group) -> mute (inhibitions, silences) -> actions -> dedup -> enqueue
       outbox -> per-receiver queue (attempt with timeout, retry, rate limit) -> record
+      actions: ledger claim -> run with the action's timeout -> record, outcome notes
 
-Grouping, muting and dedup run on the tick, deterministically; sending runs on
-the executor (inline for replay and tests, a thread per attempt in the server),
-so a hanging receiver delays only itself.
+Grouping, muting and dedup run on the tick, deterministically; sending and
+actions run on the executor (inline for replay and tests, a thread per attempt
+or run in the server), so a hanging receiver or action delays only itself. In
+the server the evaluator's ``send`` only records the alerts and wakes the runner.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from inferwatch.alerting._ack_link import AckLinks
+from inferwatch.alerting._acks import Ack
 from inferwatch.alerting._actions import Action, ActionRecord
 from inferwatch.alerting._builder import PipelineBuilder, Stores
 from inferwatch.alerting._delivery import (
@@ -27,17 +31,20 @@ from inferwatch.alerting._delivery import (
     ThreadExecutor,
 )
 from inferwatch.alerting._dispatch import Dispatcher
+from inferwatch.alerting._escalation import Escalator
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
+from inferwatch.alerting._history import History
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
+from inferwatch.alerting._oncall import OnCall, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
-from inferwatch.alerting._stages import needs_update
+from inferwatch.alerting._silence_end import SilencedResolutions
+from inferwatch.alerting._stages import EnqueueStage, MuteStage, needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
-from inferwatch.config import Config
-from inferwatch.config._alerting import AlertingConfig
-from inferwatch.model import Clock, SystemClock, matches_all
+from inferwatch.config import AlertingConfig, Config
+from inferwatch.model import Clock, Matcher, SystemClock, matches_all
 from inferwatch.rules import Alert
 
 __all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
@@ -45,6 +52,7 @@ __all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
 log = logging.getLogger("inferwatch.alerting")
 RESOLVED_RETENTION_S = 3600.0  # resolved alerts are forgotten after this
 GC_EVERY_S = 60.0  # the sweep is O(alerts): not on every tick of a storm
+_ACTIONS_ONLY = "\x00actions"  # an escalating group's action runs: no receiver
 NFLOG_RETENTION_S = 5 * 86400.0  # Alertmanager keeps its notification log 120 h
 
 
@@ -65,9 +73,10 @@ class Pipeline:
         notifiers: Mapping[str, Notifier] | None = None, actions: Sequence[Action] | None = None,
         external_url: str = "", http: HttpClient | None = None, rng: random.Random | None = None,
         stream: TextIO | None = None, warn: Callable[[str], None] | None = None,
-        executor: Executor | None = None,
+        executor: Executor | None = None, ack_key: bytes | None = None,
     ) -> None:
-        """``executor``: how attempts run (default inline: on the ticking thread)."""
+        """``executor``: how attempts run (default inline: on the ticking thread); ``ack_key`` signs
+        the one-click acknowledgement links (none without it or an ``external_url``)."""
         self.config = config
         self.clock = clock or SystemClock()
         self.db = db or StateDB(":memory:")
@@ -76,6 +85,7 @@ class Pipeline:
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
+        self._driven = False  # a runner ticks (set_waker(runner=True)): send only records
         self._last_gc = float("-inf")
         stores = Stores.open(self.db)
         self.nflog, self.silences, self.records, self.outbox = (
@@ -84,6 +94,7 @@ class Pipeline:
         self.health = ReceiverHealth(config.notify.failing_after)
         self.alerts: dict[str, Alert] = self._alert_store.load()
         self._updated: dict[str, float] = {}  # when each alert was last received (this run)
+        self.ack_links = AckLinks(external_url, ack_key)
         builder = PipelineBuilder(config, http=self._http, rng=rng or random.Random(),
                                   executor=executor or InlineExecutor(), external_url=external_url,
                                   stream=stream, warn=warn, notifiers=notifiers, actions=actions)
@@ -94,6 +105,13 @@ class Pipeline:
             stages.notifiers, stages.queues, stages.chains, stages.digests)
         self.root = Route.build(config.route)
         self.dispatcher = Dispatcher(self.root, self._flush)
+        history = History(self.db, config.history.retention, config.history.max_events)
+        self.oncall = OnCall(stores.acks, history, self.groups)
+        self.acks = stores.acks
+        self._swallowed = SilencedResolutions(self.silences, self.nflog, list(self.chains))
+        self.escalator = Escalator(config, self.db, stores.acks, self.mute,
+                                   {name: self._update for name in self.chains}, self._send_step,
+                                   self._live_group, self.oncall.escalated)
         self.dispatcher.put(self.alerts.values(), self.clock.now())
 
     # -- the AlertSink side -------------------------------------------------
@@ -101,13 +119,20 @@ class Pipeline:
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """Take firing and resolved alerts from the evaluator (or a webhook), then flush what is due.
 
-        Returns without waiting for any receiver: sending runs on the executor.
+        Returns without waiting for any receiver or action: they run on the executor. Once a
+        runner drives the pipeline (``set_waker(..., runner=True)``), it only records the alerts
+        and wakes the runner.
         """
         with self._lock:
             self._put([self._normalise(a, now) for a in alerts], now)
-            self._tick(now)
+            if not self._driven:  # no runner (replay, tests, the demo): flush what is due now
+                self._tick(now)
+        if self._driven:  # the runner ticks: the evaluator never waits for a flush or an action
+            self._wake()
 
     def _put(self, fresh: list[Alert], now: float) -> None:
+        self.oncall.received(self.alerts, fresh, now)
+        self._swallowed.fired(fresh, now)
         for a in fresh:
             self.alerts[fingerprint(a)] = a
             self._updated[fingerprint(a)] = now
@@ -122,13 +147,39 @@ class Pipeline:
                          a.value, a.generator_url)
         return a
 
+    def acknowledge(self, now: float, by: str, comment: str = "", *, gid: str = "",
+                    matchers: Sequence[Matcher] = (), expires_at: float | None = None) -> list[Ack]:
+        """Acknowledge firing groups by id or matchers (``InputError`` when none matches)."""
+        with self._lock:
+            return self.oncall.acknowledge(now, by, comment, gid=gid, matchers=matchers,
+                                           expires_at=expires_at)
+
+    def unacknowledge(self, now: float, by: str, *, gid: str = "",
+                      matchers: Sequence[Matcher] = ()) -> list[Ack]:
+        """End acknowledgements; due escalation steps go out at once."""
+        with self._lock:
+            out = self.oncall.unacknowledge(now, by, gid=gid, matchers=matchers)
+            self._tick(now)
+            return out
+
+    def pending(self, labels: Sequence[Mapping[str, str]], now: float) -> None:
+        """The evaluator's newly pending alerts, for the history (the evaluator's ``on_pending``)."""
+        try:
+            self.oncall.pending(labels, now)
+        except Exception:  # the history must not break evaluation
+            log.exception("recording pending alerts failed")
+
     def tick(self, now: float) -> None:
         """Flush due groups, judge and start sends, deliver digests, forget old state."""
         with self._lock:
             self._tick(now)
 
     def _tick(self, now: float) -> None:
+        if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
+            self.dispatcher.put(self._swallowed.due(now), now)
         self.dispatcher.tick(now)
+        self.escalator.tick(now)
+        self.act.release(_ACTIONS_ONLY, now)  # an escalating route's action runs: recorded, nothing to send
         for chain in self.chains.values():
             chain.tick(now)
         for q in self.queues.values():
@@ -140,17 +191,24 @@ class Pipeline:
         with self._lock:
             for q in self.queues.values():
                 q.collect(now)
+            self.act.collect(now)
 
     def next_wakeup(self) -> float | None:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
-            times = [self.dispatcher.next_wakeup(), *(d.due for d in self.digests.values()),
-                     *(q.next_wakeup() for q in self.queues.values())]
+            times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(),
+                     self._swallowed.next_check(),
+                     *(d.due for d in self.digests.values()),
+                     *(q.next_wakeup() for q in self.queues.values()), self.act.next_wakeup()]
             return min((t for t in times if t is not None), default=None)
 
-    def set_waker(self, fn: Callable[[], None]) -> None:
-        """``fn`` is called (from any thread) when a send finishes, so the runner ticks soon."""
+    def set_waker(self, fn: Callable[[], None], *, runner: bool = False) -> None:
+        """``fn`` is called (from any thread) when a send or an action finishes, so the runner ticks soon.
+
+        ``runner``: a runner ticks the pipeline, so ``send`` only records the alerts and calls ``fn``.
+        """
         self._waker = fn
+        self._driven = runner
 
     def _wake(self) -> None:
         self._waker()
@@ -189,14 +247,63 @@ class Pipeline:
             else:
                 log.error("%s about receiver %s has nowhere else to go", NOTIFICATIONS_FAILING, receiver)
             g = replace(g, alerts=own)
-        if g.alerts:
-            self.chains[receiver].process(Notification(receiver, (g,)), now)
+        if not g.alerts:
+            return
+        self.oncall.flushed(g, self.inhibitor, self.silences, now)
+        if self.config.resolved_after_silence:
+            self._swallowed.flushed(g, now)
+        if route.options.escalation:
+            self._act_only(g, now)  # the steps notify; the route's actions run at the flush as anywhere
+            self.escalator.flush(route.options.escalation, g, now)
+        else:
+            note = stands_for(g, self.alerts.values(), self.inhibitor, _AnyMuter(self.mute), now)
+            self._update(Notification(receiver, (g,), (note,) if note else ()), now)
+        if not g.firing():
+            self.oncall.resolved(g.key)
+
+    def _update(self, n: Notification, now: float) -> None:
+        self.chains[n.receiver].process(self.ack_links.add(n), now)
+
+    def _act_only(self, g: AlertGroup, now: float) -> None:
+        unmuted = self.mute.process(Notification(_ACTIONS_ONLY, (g,)), now)
+        if unmuted is not None:
+            self.act.process(unmuted, now)  # held while runs go on, then dropped in _tick
+
+    def _send_step(self, n: Notification, now: float) -> None:
+        n = self.ack_links.add(n)
+        if n.receiver in self.queues:  # a step is sent as such: no dedup against the group's updates
+            EnqueueStage(self.outbox, self.queues[n.receiver]).process(n, now)
+        else:
+            self.chains[n.receiver].process(n, now)
+
+    def _live_group(self, key: str, now: float) -> AlertGroup | None:
+        group = self.dispatcher.groups.get(key)
+        if group is None:
+            return None
+        return replace(group.snapshot(now), repeat_interval=group.route.options.repeat_interval)
+
+    def groups(self, now: float) -> list[AlertGroup]:
+        """The aggregation groups now (for acknowledgements, the API and the dashboard)."""
+        return [replace(g.snapshot(now), repeat_interval=g.route.options.repeat_interval)
+                for g in list(self.dispatcher.groups.values())]
+
+    def group_route(self, key: str) -> Route | None:
+        """The route of the group with ``key``."""
+        group = self.dispatcher.groups.get(key)
+        return None if group is None else group.route
 
     def _record(self, rec: NotificationRecord) -> None:
         self.records.add(rec)
         self._emit(rec)
 
     def _emit(self, rec: NotificationRecord | ActionRecord) -> None:
+        try:
+            if isinstance(rec, NotificationRecord):
+                self.oncall.notified(rec)
+            else:
+                self.oncall.acted(rec)
+        except Exception:  # the history must not break delivery
+            log.exception("recording history failed")
         for fn in self._listeners:
             try:
                 fn(rec)
@@ -229,6 +336,16 @@ class Pipeline:
         self.db.close()
 
 
+class _AnyMuter:
+    """The mute stage's muters as one (silences, inhibitions)."""
+
+    def __init__(self, stage: MuteStage) -> None:
+        self._muters = stage.muters
+
+    def mutes(self, labels: Mapping[str, str], now: float) -> bool:
+        return any(m.mutes(labels, now) for m in self._muters)
+
+
 def _about(a: Alert, receiver: str) -> bool:
     return a.labels.get("alertname") == NOTIFICATIONS_FAILING and a.labels.get("receiver") == receiver
 
@@ -240,7 +357,7 @@ class _Hooks:
         self._p = p
 
     def owed(self, n: Notification) -> bool:
-        if n.kind != "alerts":
+        if n.kind != "alerts" or n.step:  # an escalation step is owed as such, whatever the log says
             return True
         return any(needs_update(self._p.nflog.get(n.receiver, g.key), g, True, g.now) for g in n.groups)
 
@@ -249,7 +366,8 @@ class _Hooks:
             firing = frozenset(fingerprint(a) for a in g.firing())
             resolved = frozenset(fingerprint(a) for a in g.resolved())
             self._p.nflog.log(n.receiver, g.key, firing, resolved, now)
-        self._p._record(NotificationRecord.of(n, now, "sent"))
+        notifier = self._p.notifiers.get(n.receiver)  # a stand-in without credentials only printed it
+        self._p._record(NotificationRecord.of(n, now, getattr(notifier, "delivered_as", "sent")))
 
     def gave_up(self, n: Notification, error: str, now: float) -> None:
         self._p._record(NotificationRecord.of(n, now, "failed", error))

@@ -25,6 +25,8 @@ class NotificationRecord:
     groups: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
     error: str = ""
+    escalation: str = ""
+    step: int = 0
 
     @classmethod
     def of(cls, n: Notification, t: float, status: str, error: str = "") -> NotificationRecord:
@@ -34,17 +36,22 @@ class NotificationRecord:
              "alerts": [{"alertname": a.name, "labels": a.labels.to_dict(),
                          "status": "resolved" if a.resolved(g.now) else "firing"} for a in g.alerts]}
             for g in n.groups)
-        return cls(t, n.receiver, n.kind, status, groups, n.notes, error)
+        return cls(t, n.receiver, n.kind, status, groups, n.notes, error, n.escalation, n.step)
 
     def to_json(self) -> dict[str, Any]:
         """The API shape."""
         return {"t": self.t, "receiver": self.receiver, "kind": self.kind, "status": self.status,
-                "groups": list(self.groups), "notes": list(self.notes), "error": self.error}
+                "groups": list(self.groups), "notes": list(self.notes), "error": self.error,
+                **self._step()}
+
+    def _step(self) -> dict[str, Any]:
+        return {"escalation": self.escalation, "step": self.step} if self.step else {}
 
     def entries(self) -> list[dict[str, Any]]:
         """One replay entry per group: ``t``, ``receiver``, ``group_labels``, ``alerts``."""
         return [{"t": self.t, "receiver": self.receiver, "group_labels": g["group_labels"],
-                 "alerts": g["alerts"]} for g in self.groups]
+                 "alerts": g["alerts"], **self._step(), **({"notes": list(self.notes)} if self.notes else {})}
+                for g in self.groups]
 
 
 class RecordLog:
@@ -59,7 +66,8 @@ class RecordLog:
         for (body,) in reversed(rows):
             b = json.loads(str(body))
             self._recent.append(NotificationRecord(b["t"], b["receiver"], b["kind"], b["status"],
-                                                   tuple(b["groups"]), tuple(b["notes"]), b["error"]))
+                                                   tuple(b["groups"]), tuple(b["notes"]), b["error"],
+                                                   b.get("escalation", ""), b.get("step", 0)))
 
     def add(self, rec: NotificationRecord) -> None:
         """Keep a record."""

@@ -6,6 +6,13 @@ A test file may carry silences under its ``inferwatch:`` key::
       silences:
         - {at: 10m, duration: 1h, matchers: ['service="ranker"'], created_by: ops, comment: deploy}
         - {at: 0s, duration: 2h, matchers: ['alertname="Drift"'], expire_at: 30m}
+
+and acknowledgements (of the firing groups with a matching alert at ``at``)::
+
+    inferwatch:
+      acks:
+        - {at: 7m, matchers: ['alertname="ServiceUnavailable"'], by: ops, comment: on it}
+        - {at: 3m, matchers: ['tier="P0"'], by: ops, unack_at: 20m}
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._silence import Silence
 from inferwatch.alerting._terminal import RecordingNotifier
-from inferwatch.config._alerting import AlertingConfig
-from inferwatch.model import SimulatedClock, parse_duration
+from inferwatch.config import AlertingConfig
+from inferwatch.model import Matcher, SimulatedClock, parse_duration, parse_matchers
 from inferwatch.rules import Alert
 
 __all__ = ["ReplayPipeline"]
@@ -33,6 +40,36 @@ class _PlannedSilence:
     at: float
     silence: Silence
     expire_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class _PlannedAck:
+    at: float
+    matchers: tuple[Matcher, ...]
+    by: str
+    comment: str
+    unack_at: float | None
+
+
+def _plan_acks(extensions: Mapping[str, Any]) -> list[_PlannedAck]:
+    raw = extensions.get("acks", []) if isinstance(extensions, Mapping) else []
+    if not isinstance(raw, list):
+        raise InputError("inferwatch.acks: expected a list")
+    out = []
+    for i, a in enumerate(raw):
+        where = f"inferwatch.acks[{i}]"
+        if not isinstance(a, Mapping):
+            raise InputError(f"{where}: expected a mapping")
+        try:
+            ms = tuple(m for t in a.get("matchers", []) for m in parse_matchers(str(t)))
+        except ValueError as exc:
+            raise InputError(f"{where}.matchers: {exc}") from None
+        if not ms:
+            raise InputError(f"{where}.matchers: at least one matcher is needed")
+        unack = _dur(a["unack_at"], f"{where}.unack_at") if "unack_at" in a else None
+        out.append(_PlannedAck(_dur(a.get("at", 0), f"{where}.at"), ms, str(a.get("by", "replay")),
+                               str(a.get("comment", "")), unack))
+    return out
 
 
 def _dur(value: Any, where: str) -> float:
@@ -69,6 +106,8 @@ class ReplayPipeline:
     def __init__(self, config: AlertingConfig, extensions: Mapping[str, Any] | None = None) -> None:
         self.config = config
         self.silences = _plan(extensions or {})
+        self.planned_acks = _plan_acks(extensions or {})
+        self.acks: list[dict[str, Any]] = []
         self.notifications: list[dict[str, Any]] = []
         self.actions: list[dict[str, Any]] = []
         self._pipeline: Pipeline | None = None
@@ -117,9 +156,28 @@ class ReplayPipeline:
         due = [t for i, s in enumerate(self.silences)
                for t, kind in ((s.at, "add"), (s.expire_at, "expire"))
                if t is not None and (i, kind) not in self._applied and t <= until]
+        due += [t for i, a in enumerate(self.planned_acks)
+                for t, kind in ((a.at, "ack"), (a.unack_at, "unack"))
+                if t is not None and (i, kind) not in self._applied and t <= until]
         return min(due, default=None)
 
+    def _apply_acks(self, p: Pipeline, now: float) -> None:
+        for i, a in enumerate(self.planned_acks):
+            for t, kind in ((a.at, "ack"), (a.unack_at, "unack")):
+                if t is None or t > now or (i, kind) in self._applied:
+                    continue
+                self._applied.add((i, kind))
+                try:
+                    if kind == "ack":
+                        done = p.acknowledge(now, a.by, a.comment, matchers=a.matchers)
+                    else:
+                        done = p.unacknowledge(now, a.by, matchers=a.matchers)
+                except InputError:
+                    done = []  # nothing firing matched at that time: shown as no groups
+                self.acks.append({"t": now, "action": kind, "by": a.by, "groups": len(done)})
+
     def _apply_silences(self, p: Pipeline, now: float) -> None:
+        self._apply_acks(p, now)
         for i, s in enumerate(self.silences):
             if s.at <= now and (i, "add") not in self._applied:
                 self._applied.add((i, "add"))
@@ -149,5 +207,8 @@ class ReplayPipeline:
             self._drain(self._pipeline, until, inclusive=True)
 
     def extra(self) -> dict[str, Any]:
-        """The ``notifications`` and ``actions`` keys of the replay JSON (per test group, in time order)."""
-        return {"notifications": list(self.notifications), "actions": list(self.actions)}
+        """The replay JSON's ``notifications``, ``actions`` and (when the file acknowledges) ``acks``."""
+        out = {"notifications": list(self.notifications), "actions": list(self.actions)}
+        if self.planned_acks:
+            out["acks"] = list(self.acks)
+        return out

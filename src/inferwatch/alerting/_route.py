@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inferwatch.config._alerting import RouteSpec
+from inferwatch.config import RouteSpec
 from inferwatch.model import Labels, Matcher, matches_all, parse_matchers
 
 __all__ = ["Route", "RouteOptions"]
@@ -30,6 +30,7 @@ class RouteOptions:
     group_wait: float
     group_interval: float
     repeat_interval: float
+    escalation: str | None = None
 
     @property
     def group_by_all(self) -> bool:
@@ -67,6 +68,7 @@ class Route:
             group_wait=_pick(spec.group_wait, _ROOT_DEFAULTS["group_wait"]),
             group_interval=_pick(spec.group_interval, _ROOT_DEFAULTS["group_interval"]),
             repeat_interval=_pick(spec.repeat_interval, _ROOT_DEFAULTS["repeat_interval"]),
+            escalation=spec.escalation,
         )
         root = cls(spec, root_opts, "{}", None)
         root._add_children(spec)
@@ -81,6 +83,7 @@ class Route:
                 group_wait=_pick(child_spec.group_wait, p.group_wait),
                 group_interval=_pick(child_spec.group_interval, p.group_interval),
                 repeat_interval=_pick(child_spec.repeat_interval, p.repeat_interval),
+                escalation=child_spec.escalation or p.escalation,
             )
             inner = ",".join(str(m) for t in child_spec.matchers for m in parse_matchers(t))
             child = Route(child_spec, opts, f"{self.key}/{{{inner}}}/{i}", self)

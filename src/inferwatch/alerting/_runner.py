@@ -25,7 +25,7 @@ class PipelineRunner:
 
     def start(self) -> None:
         """Start the thread."""
-        self.pipeline.set_waker(self._wake.set)
+        self.pipeline.set_waker(self._wake.set, runner=True)
         self._thread = threading.Thread(target=self._run, name="notify", daemon=True)
         self._thread.start()
 

@@ -12,7 +12,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._template import notification_text, truncate_utf8
-from inferwatch.config._receivers import SlackReceiverSpec
+from inferwatch.config import SlackReceiverSpec
 
 __all__ = ["SlackNotifier", "slack_escape"]
 
@@ -32,17 +32,20 @@ def slack_escape(text: str) -> str:
 class SlackNotifier:
     """Posts each notification as one message."""
 
-    def __init__(self, spec: SlackReceiverSpec, http: HttpClient, external_url: str = "") -> None:
+    def __init__(self, spec: SlackReceiverSpec, http: HttpClient, external_url: str = "", *,
+                 language: str = "en", timezone: str = "UTC") -> None:
         self.name = f"slack[{spec.name}]"
         if spec.webhook_url is None:
             raise MissingCredentialError(self.name, "webhook_url")
         self._url = spec.webhook_url
         self._http = http
         self._external_url = external_url
+        self._language, self._timezone = language, timezone
 
     def text(self, n: Notification) -> str:
         """The message text, escaped, then cut (never inside an entity)."""
-        text = notification_text(n, markdown=False, external_url=self._external_url)
+        text = notification_text(n, markdown=False, external_url=self._external_url, language=self._language,
+                                 timezone=self._timezone)
         room = _SLACK_MAX_BYTES
         while True:  # escaping makes the text longer: cut the raw text until the escaped one fits
             escaped = slack_escape(truncate_utf8(text, room, "…(truncated)"))

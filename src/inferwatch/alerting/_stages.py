@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
+from inferwatch.alerting._acks import Acks
 from inferwatch.alerting._delivery import ReceiverQueue
 from inferwatch.alerting._inhibit import Muter
 from inferwatch.alerting._nflog import NotificationLog, NotifyEntry
@@ -45,8 +46,12 @@ class MuteStage(_NoTick):
         return n.with_groups(groups) if groups else None
 
 
-def needs_update(entry: NotifyEntry | None, g: AlertGroup, send_resolved: bool, now: float) -> bool:
-    """Alertmanager's dedup rule: new firing alerts, newly resolved ones, or the repeat is due."""
+def needs_update(entry: NotifyEntry | None, g: AlertGroup, send_resolved: bool, now: float,
+                 acked: bool = False) -> bool:
+    """Alertmanager's dedup rule: new firing alerts, newly resolved ones, or the repeat is due.
+
+    An acknowledged group gets no repeats (its news still goes out).
+    """
     firing = {fingerprint(a) for a in g.firing()}
     resolved = {fingerprint(a) for a in g.resolved()}
     if entry is None:
@@ -58,21 +63,23 @@ def needs_update(entry: NotifyEntry | None, g: AlertGroup, send_resolved: bool, 
         return bool(entry.firing)
     if send_resolved and not resolved <= entry.resolved:
         return True
-    return entry.sent_at + g.repeat_interval <= now
+    return not acked and entry.sent_at + g.repeat_interval <= now
 
 
 class DedupStage(_NoTick):
     """Passes only groups whose state changed since the last delivery (or whose repeat is due)."""
 
-    def __init__(self, nflog: NotificationLog, send_resolved: bool) -> None:
+    def __init__(self, nflog: NotificationLog, send_resolved: bool, acks: Acks | None = None) -> None:
         self.nflog = nflog
         self.send_resolved = send_resolved
+        self.acks = acks
 
     def process(self, n: Notification, now: float) -> Notification | None:
         """Keep groups that need an update; drop resolved alerts if the receiver wants none."""
         groups = []
         for g in n.groups:
-            if not needs_update(self.nflog.get(n.receiver, g.key), g, self.send_resolved, now):
+            acked = self.acks is not None and self.acks.get(g.key, now) is not None
+            if not needs_update(self.nflog.get(n.receiver, g.key), g, self.send_resolved, now, acked):
                 continue
             if not self.send_resolved:
                 g = replace(g, alerts=g.firing())

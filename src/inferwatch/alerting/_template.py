@@ -7,12 +7,15 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from inferwatch.alerting._message import render
+from inferwatch.alerting._message import trace_lines as message_trace_lines
 from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting._summary import group_summary, shown_alerts
 from inferwatch.model import Labels, alertmanager_fingerprint
 from inferwatch.rules import Alert
 
-__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_title", "notification_id", "notification_text",
-           "parse_rfc3339", "rfc3339", "truncate_utf8", "webhook_payload"]
+__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
+           "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
@@ -63,21 +66,35 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
     """Summary, then one line per alert: what differs from the group (e.g. the instance)."""
     common = g.common_labels()
     out: list[str] = []
-    summary = next((a.annotations.get("summary", "") for a in g.alerts if a.annotations.get("summary")), "")
+    summary = group_summary(g)
     if summary:
         out.append(f"> {summary}" if markdown else summary)
-    for a in g.alerts:
+    for a in shown_alerts(g):
         own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
             "instance", a.name)
         status = "resolved" if a.resolved(g.now) else "firing"
         when = f"since {_when(a.starts_at)}" if status == "firing" else f"ended {_when(a.ends_at or 0)}"
         bullet = "- " if markdown else "  "
         out.append(f"{bullet}{status}: {own}{_value(a)} ({when})")
+        if status == "firing":
+            out.extend(trace_lines(a, markdown=markdown))
     return out
 
 
-def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "") -> str:
-    """The whole message: a title and lines per group, then notes and the dashboard link."""
+def trace_lines(a: Alert, *, markdown: bool = False) -> list[str]:
+    """The example slow traces of a latency alert and the link to the slowest (none without them)."""
+    return message_trace_lines(a, "en", markdown)
+
+
+def notification_text(n: Notification, *, markdown: bool = False, external_url: str = "",
+                      language: str = "en", timezone: str = "UTC") -> str:
+    """The whole message: a title and lines per group, then notes and the dashboard link.
+
+    In another language or time zone than English and UTC, the bilingual renderer writes it.
+    """
+    if language != "en" or timezone != "UTC":
+        return render(n, language=language, timezone=timezone, external_url=external_url,
+                      markdown=markdown).fit(1 << 30)
     parts: list[str] = []
     for g in n.groups if n.kind != "digest" else ():
         title = group_title(g)

@@ -17,15 +17,18 @@ __all__ = ["FallbackNotifier", "RecordingNotifier", "TerminalNotifier"]
 class TerminalNotifier:
     """Prints each notification (to ``stream``, standard output by default)."""
 
-    def __init__(self, name: str, stream: TextIO | None = None, external_url: str = "") -> None:
+    def __init__(self, name: str, stream: TextIO | None = None, external_url: str = "", *,
+                 language: str = "en", timezone: str = "UTC") -> None:
         self.name = f"terminal[{name}]"
+        self._language, self._timezone = language, timezone
         self._stream = stream
         self._external_url = external_url
         self._lock = threading.Lock()
 
     def notify(self, n: Notification) -> None:
         """Write the message, prefixed with the receiver."""
-        text = notification_text(n, external_url=self._external_url)
+        text = notification_text(n, external_url=self._external_url, language=self._language,
+                                 timezone=self._timezone)
         out = self._stream or sys.stdout
         with self._lock:
             out.write(f"--- {n.receiver} ---\n{text}\n")
@@ -37,6 +40,9 @@ class FallbackNotifier:
 
     Says once why, so a fresh install never crashes and never hides an alert.
     """
+
+    delivered_as = "printed (no credentials)"
+    """The status its deliveries are recorded with: nothing left the machine."""
 
     def __init__(self, name: str, reason: str, terminal: TerminalNotifier,
                  warn: Callable[[str], None] | None = None) -> None:

@@ -2,7 +2,9 @@
 
 When the delivery core gives a group its stable idempotency key, it is sent as
 the ``Idempotency-Key`` header (and, by ``webhook_payload``, in the body), so a
-receiver can drop the repeat of a send that a crash interrupted.
+receiver can drop the repeat of a send that a crash interrupted. inferwatch's own
+lines travel as ``notes`` and an escalation step as ``escalation``, beside
+Alertmanager's keys.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._template import notification_id, webhook_payload
-from inferwatch.config._receivers import WebhookReceiverSpec
+from inferwatch.config import WebhookReceiverSpec
 
 __all__ = ["IDEMPOTENCY_HEADER", "WebhookNotifier"]
 
@@ -36,6 +38,10 @@ class WebhookNotifier:
             headers["Authorization"] = f"Bearer {self._spec.bearer_token.reveal()}"
         for g in n.groups:
             body = webhook_payload(n.receiver, g, self._external_url, self._spec.max_alerts)
+            if n.notes:  # inferwatch's lines (escalation step, acknowledgement link), beside Alertmanager's
+                body["notes"] = list(n.notes)
+            if n.step:
+                body["escalation"] = {"policy": n.escalation, "step": n.step}
             key = notification_id(g)
             sent = {**headers, IDEMPOTENCY_HEADER: key} if key else headers
             self._http.request("POST", self._spec.url, json=body, headers=sent)

@@ -8,8 +8,8 @@ Mentions follow the robot API: ``mentioned_list`` (user ids) and
 on ``msgtype: text``; markdown can mention a user id only, as ``<@userid>`` in
 the content. So a receiver that mentions phone numbers or ``@all`` sends text
 (content at most 2,048 bytes), any other markdown (at most 4,096 bytes); a
-longer message is cut with a pointer to the dashboard, and the mentions are
-never the part that is cut.
+longer message is cut at a line boundary with "… N more alerts" and the
+dashboard link, and the mentions are never the part that is cut.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._classify import RETRYABLE_WECOM_ERRCODES, service_error
 from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._message import render
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting._template import notification_text, truncate_utf8
-from inferwatch.config._receivers import WeComReceiverSpec
+from inferwatch.config import WeComReceiverSpec
 
 __all__ = ["WECOM_MAX_BYTES", "WECOM_TEXT_MAX_BYTES", "WeComNotifier"]
 
@@ -34,7 +34,8 @@ WECOM_TEXT_MAX_BYTES = 2048
 class WeComNotifier:
     """Sends each notification as one message (markdown, or text when it must @mention by phone)."""
 
-    def __init__(self, spec: WeComReceiverSpec, http: HttpClient, external_url: str = "") -> None:
+    def __init__(self, spec: WeComReceiverSpec, http: HttpClient, external_url: str = "", *,
+                 language: str = "en", timezone: str = "UTC") -> None:
         self.name = f"wecom[{spec.name}]"
         if spec.key is None:
             raise MissingCredentialError(self.name, "key")
@@ -44,25 +45,25 @@ class WeComNotifier:
         self.msgtype = "text" if self._mobiles or "@all" in self._userids else "markdown"
         self._http = http
         self._external_url = external_url
-
-    def _pointer(self) -> str:
-        return f"…(truncated; full list: {self._external_url or 'the inferwatch dashboard'})"
+        self._language, self._timezone = language, timezone
+        self._template = spec.template
 
     def body(self, n: Notification) -> dict[str, Any]:
-        """The JSON body the robot is sent."""
-        if self.msgtype == "text":
-            text = notification_text(n, markdown=False, external_url=self._external_url)
-            inner: dict[str, Any] = {"content": truncate_utf8(text, WECOM_TEXT_MAX_BYTES, self._pointer())}
+        """The JSON body the robot is sent; a long message is cut at a line, counting what is left out."""
+        markdown = self.msgtype == "markdown"
+        msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
+                     markdown=markdown, template=self._template)
+        if not markdown:
+            inner: dict[str, Any] = {"content": msg.fit(WECOM_TEXT_MAX_BYTES)}
             if self._userids:
                 inner["mentioned_list"] = list(self._userids)
             if self._mobiles:
                 inner["mentioned_mobile_list"] = list(self._mobiles)
             return {"msgtype": "text", "text": inner}
         # An alert's label could carry "<@someone>": break it, so only our own mentions ping.
-        text = notification_text(n, markdown=True, external_url=self._external_url).replace("<@", "<\u200b@")
-        tail = ("\n" + " ".join(f"<@{u}>" for u in self._userids)) if self._userids else ""
-        room = WECOM_MAX_BYTES - len(tail.encode())
-        content = truncate_utf8(text, room, self._pointer()) + tail
+        msg = msg.mapped(lambda line: line.replace("<@", "<\u200b@"))
+        mentions = " ".join(f"<@{u}>" for u in self._userids)
+        content = msg.fit(WECOM_MAX_BYTES, keep=[mentions] if mentions else [])
         return {"msgtype": "markdown", "markdown": {"content": content}}
 
     def notify(self, n: Notification) -> None:

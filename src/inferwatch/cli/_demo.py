@@ -33,6 +33,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rate", type=float, default=40.0, metavar="RPS",
                    help="load generator's maximum requests per second (default: 40)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    p.add_argument("--slo", action="store_true",
+                   help="declare availability and latency SLOs for the demo service: their burn-rate "
+                   "alerts replace its static error and latency rules (docs/slo.md)")
     p.set_defaults(func=_run)
 
 
@@ -57,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
 
     components, drift = quality_components(seed=args.seed)
     pipeline = PipelineView()  # started before the server part, which forwards its alerts to it
-    alerts = AlertView(forward=pipeline)
+    alerts = AlertView(forward=pipeline, slos=args.slo)
     try:
         dashboard = DashboardPart(alerts, pipeline, drift.drift, port=args.dashboard_port)
     except OSError as exc:

@@ -15,7 +15,8 @@ targets:
   prometheus      prometheus.yml (scrape jobs, rule_files, alertmanagers, remote_write) and rules/*.rules.yml
                   (every rule; dynamic baselines as recording rules plus their alert)
   alertmanager    alertmanager.yml (routes, timers, inhibit rules, receivers: PagerDuty, e-mail,
-                  Slack, webhook natively; WeCom robot, digest, terminal and the actions through
+                  Slack, webhook natively; WeCom robot and app, DingTalk, Feishu, Aliyun/Tencent
+                  voice and SMS, digest, terminal and the actions through
                   inferwatch's /api/v1/alertmanager) and inferwatch-behind-alertmanager.yaml
                   (the config of that receiving inferwatch server)
   grafana         dashboards/*.json (service, infrastructure/GPU, quality/drift, business, alerts)

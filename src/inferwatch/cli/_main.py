@@ -30,6 +30,11 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("edge", "inferwatch.cli._edge"),
     ("diagnose", "inferwatch.cli._diagnose"),
     ("silence", "inferwatch.cli._silence"),
+    ("ack", "inferwatch.cli._ack"),
+    ("history", "inferwatch.cli._history"),
+    ("oncall", "inferwatch.cli._oncall"),
+    ("slo", "inferwatch.cli._slo"),
+    ("template", "inferwatch.cli._template"),
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -58,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if args.verb != "edge":  # the edge agent has no httpx (http.client) and must not load pydantic
-        from inferwatch.config._redact import install_log_redaction
+        from inferwatch.config import install_log_redaction
 
         install_log_redaction()  # httpx logs request URLs (a WeCom key, a Slack webhook path)
     try:

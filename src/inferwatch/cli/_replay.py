@@ -31,15 +31,16 @@ def add_parser(sub: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from inferwatch.alerting import ReplayPipeline
     from inferwatch.config import load_config
-    from inferwatch.rules import load_rules
-    from inferwatch.rules._replay import run_replay
-    from inferwatch.rules._testfile import load_test_file
+    from inferwatch.rules import load_test_file, run_replay
 
     config = load_config(args.config)
-    rules = load_rules(config)
+    from inferwatch.slo import load_rule_set
+
+    rule_set = load_rule_set(config)  # the SLOs' recordings run before the alert rules each round
     test = load_test_file(args.testfile)
     pipeline = ReplayPipeline(config.alerting, test.extensions.get("inferwatch", test.extensions))
-    result = run_replay(test, rules, sink=pipeline, on_evaluated=pipeline.evaluated)
+    result = run_replay(test, rule_set.alerts, sink=pipeline, on_evaluated=pipeline.evaluated,
+                        recordings=rule_set.recordings)
     result.extra.update(pipeline.extra())
     if args.json:
         print_json(result.to_json())

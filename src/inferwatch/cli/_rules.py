@@ -39,15 +39,17 @@ def add_parser(sub: Any) -> None:
 
 def _rules(args: argparse.Namespace) -> list[Any]:
     from inferwatch.config import load_config
-    from inferwatch.rules import load_rules
+    from inferwatch.slo import load_rule_set
 
-    return load_rules(load_config(args.config))
+    return load_rule_set(load_config(args.config)).alerts
 
 
 def _check(args: argparse.Namespace) -> int:
     rules = _rules(args)
     no_promql = [r.name for r in rules if r.expr is None]
-    print(f"{len(rules)} rules ok" + (f"; without a PromQL form (dynamic, no fallback): "
+    recordings = _recordings(args)
+    print(f"{len(rules)} rules ok" + (f", {len(recordings)} SLO recording rules" if recordings else "")
+          + (f"; without a PromQL form (dynamic, no fallback): "
                                        f"{', '.join(no_promql)}" if no_promql else ""))
     return 0
 
@@ -57,8 +59,7 @@ def _list(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     if args.pack:
-        from inferwatch.rules import Rule
-        from inferwatch.rules._engine_packs import engine_rule_specs
+        from inferwatch.rules import Rule, engine_rule_specs
 
         rules: list[Any] = [Rule.from_spec(s) for s in engine_rule_specs(args.pack)]
     else:
@@ -69,17 +70,34 @@ def _list(args: argparse.Namespace) -> int:
              "expr": r.promql or f"{r.signal} (dynamic)", "dynamic": r.dynamic is not None,
              **({"bands": [{"series": k, "learned": v} for k, v in sorted(bands[r.name].items())]}
                 if r.name in bands else {})} for r in rules]
+    recordings = [] if args.pack else _recordings(args)
     if args.json:
-        print_json(rows)
+        print_json(rows + [{"name": rec.record, "type": "recording", "group": rec.group,
+                            "labels": dict(rec.labels), "expr": rec.promql} for rec in recordings])
         return 0
     width = max([22, *(len(row["name"]) for row in rows)])
     for row in rows:
-        kind = "dynamic" if row["dynamic"] else "static"
+        kind = "slo" if row["name"] in _slo_alert_names(rules) else "dynamic" if row["dynamic"] else "static"
         print(f"{row['name']:{width}} {row['tier']} {row['dimension']:14} {kind:7} for {row['for']:>5g}s  "
               f"{row['expr']}")
         for b in row.get("bands", []):
             print(f"{'':{width + 4}}band {b['series'] or '{}'}: {'learned' if b['learned'] else 'learning'}")
+    for rec in recordings:
+        print(f"{rec.record:{width}} {'--':2} {rec.labels.get('sloth_id', ''):14} {'record':7}  {rec.promql}"
+              .replace("\n", " "))
     return 0
+
+
+def _slo_alert_names(rules: list[Any]) -> set[str]:
+    return {r.name for r in rules if r.condition is not None}
+
+
+def _recordings(args: argparse.Namespace) -> list[Any]:
+    """The SLOs' recording rules (Sloth's names), listed after the alert rules."""
+    from inferwatch.config import load_config
+    from inferwatch.slo import load_rule_set
+
+    return list(load_rule_set(load_config(args.config)).recordings)
 
 
 def _saved_bands(cfg: Any, rules: list[Any]) -> dict[str, dict[str, bool]]:
@@ -104,7 +122,14 @@ def _saved_bands(cfg: Any, rules: list[Any]) -> dict[str, dict[str, bool]]:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from inferwatch.rules import to_prometheus_rule_yaml
+    import yaml
 
-    print(to_prometheus_rule_yaml(_rules(args)), end="")
+    from inferwatch.config import load_config
+    from inferwatch.rules import to_prometheus_rule_groups
+    from inferwatch.slo import load_rule_set
+
+    rule_set = load_rule_set(load_config(args.config))
+    doc = to_prometheus_rule_groups([r for r in rule_set.alerts if r.condition is None])
+    doc["groups"] += rule_set.slo.prometheus_groups()  # the SLOs: Sloth's recordings, then their alerts
+    print(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000), end="")
     return 0

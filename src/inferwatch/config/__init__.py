@@ -5,46 +5,188 @@
 30.0
 """
 
-from inferwatch.config import _env as env
-from inferwatch.config._alerting import AlertingConfig
+from inferwatch import _env as env
+from inferwatch.config._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
-from inferwatch.config._limits import HttpLimits, QueryLimits
+from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
+from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
+from inferwatch.config._oncall import (
+    SCHEDULE_PREFIX,
+    EscalationSpec,
+    EscalationStep,
+    HistoryConfig,
+    LayerSpec,
+    MemberSpec,
+    OnCallConfig,
+    OverrideSpec,
+    ScheduleSpec,
+    parse_local_time,
+)
 from inferwatch.config._quality import QualityConfig
+from inferwatch.config._receivers import (
+    PAGERDUTY_KEY_LEN,
+    ActionSpec,
+    CommandActionSpec,
+    DegradeActionSpec,
+    DigestReceiverSpec,
+    EmailReceiverSpec,
+    HttpActionSpec,
+    KubernetesScaleSpec,
+    PagerDutyReceiverSpec,
+    RateLimitSpec,
+    ReceiverSpec,
+    RollbackActionSpec,
+    SlackReceiverSpec,
+    TerminalReceiverSpec,
+    TwilioReceiverSpec,
+    WebhookReceiverSpec,
+    WeComReceiverSpec,
+)
+from inferwatch.config._receivers_cn import (
+    LANGUAGES,
+    AliyunSmsReceiverSpec,
+    AliyunVoiceReceiverSpec,
+    DingTalkReceiverSpec,
+    FeishuReceiverSpec,
+    TencentSmsReceiverSpec,
+    TencentVoiceReceiverSpec,
+    WeComAppReceiverSpec,
+)
+from inferwatch.config._redact import REDACTED, install_log_redaction, redact_text, redact_url
 from inferwatch.config._remote_write import RemoteWriteQueue, RemoteWriteSpec
 from inferwatch.config._root import Config
-from inferwatch.config._rules import RulesConfig
+from inferwatch.config._rules import (
+    ENGINE_PACKS,
+    AbTestPValueSignal,
+    AnomalousRatioSignal,
+    CpuUtilizationSignal,
+    DynamicThreshold,
+    ErrorRatioSignal,
+    ExprSignal,
+    FeaturePsiSignal,
+    GpuMemoryRatioSignal,
+    LatencyQuantileSignal,
+    MetricSignal,
+    RuleOverride,
+    RulesConfig,
+    RuleSpec,
+    SignalSpec,
+    UnavailableRatioSignal,
+    UpSignal,
+)
 from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import ServerConfig, StorageConfig
+from inferwatch.config._slo import (
+    DEFAULT_MIN_EVENTS,
+    PERIODS,
+    TTFT_BUCKETS,
+    SloFileEntry,
+    SloFileRef,
+    SloSpec,
+    SloTiers,
+    check_thresholds,
+)
 from inferwatch.config._types import Duration, FrozenModel, Secret
 
 __all__ = [
+    "ALERT_FIELDS",
     "DEFAULT_BUCKETS",
+    "DEFAULT_MIN_EVENTS",
+    "ENGINE_PACKS",
+    "LANGUAGES",
+    "PAGERDUTY_KEY_LEN",
+    "PERIODS",
+    "REDACTED",
+    "SCHEDULE_PREFIX",
+    "TITLE_FIELDS",
+    "TTFT_BUCKETS",
+    "AbTestPValueSignal",
+    "ActionSpec",
     "AlertingConfig",
     "AlertmanagerSpec",
+    "AliyunSmsReceiverSpec",
+    "AliyunVoiceReceiverSpec",
+    "AnomalousRatioSignal",
     "BaselineConfig",
     "CollectConfig",
+    "CommandActionSpec",
     "Config",
+    "CpuUtilizationSignal",
+    "DegradeActionSpec",
+    "DigestReceiverSpec",
+    "DingTalkReceiverSpec",
     "Duration",
+    "DynamicThreshold",
     "EdgeConfig",
+    "EmailReceiverSpec",
+    "ErrorRatioSignal",
+    "EscalationSpec",
+    "EscalationStep",
+    "ExprSignal",
+    "FeaturePsiSignal",
+    "FeishuReceiverSpec",
     "FrozenModel",
+    "GpuMemoryRatioSignal",
+    "HistoryConfig",
+    "HttpActionSpec",
     "HttpLimits",
+    "IngestLimits",
+    "InhibitRuleSpec",
+    "KubernetesScaleSpec",
+    "Labelled",
+    "LatencyQuantileSignal",
+    "LayerSpec",
+    "MemberSpec",
+    "MessageTemplate",
+    "MetricSignal",
+    "NotifyPolicy",
+    "OnCallConfig",
+    "OverrideSpec",
+    "PagerDutyReceiverSpec",
     "QualityConfig",
     "QueryLimits",
+    "RateLimitSpec",
+    "ReceiverSpec",
     "RemoteWriteQueue",
     "RemoteWriteSpec",
+    "RollbackActionSpec",
+    "RouteSpec",
+    "RuleOverride",
+    "RuleSpec",
     "RulesConfig",
+    "ScheduleSpec",
     "ScrapeConfig",
     "ScrapeTarget",
     "SdkConfig",
     "Secret",
     "ServerConfig",
+    "SignalSpec",
+    "SlackReceiverSpec",
+    "SloFileEntry",
+    "SloFileRef",
+    "SloSpec",
+    "SloTiers",
     "StorageConfig",
+    "TencentSmsReceiverSpec",
+    "TencentVoiceReceiverSpec",
+    "TerminalReceiverSpec",
+    "TwilioReceiverSpec",
+    "UnavailableRatioSignal",
+    "UpSignal",
+    "WeComAppReceiverSpec",
+    "WeComReceiverSpec",
+    "WebhookReceiverSpec",
+    "check_thresholds",
     "env",
+    "install_log_redaction",
     "load_config",
     "parse_config",
+    "parse_local_time",
+    "redact_text",
+    "redact_url",
 ]

@@ -15,9 +15,12 @@ WeCom group (``SevereLatency`` also degrades the service), P2 waits for the
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._alertmanagers import AlertmanagerSpec
+from inferwatch.config._oncall import SCHEDULE_PREFIX, EscalationSpec, HistoryConfig, OnCallConfig
 from inferwatch.config._receivers import (
     ActionSpec,
     DegradeActionSpec,
@@ -46,6 +49,7 @@ class RouteSpec(FrozenModel):
     group_interval: Duration | None = Field(None, gt=0)
     repeat_interval: Duration | None = Field(None, gt=0)
     continue_: bool = Field(False, alias="continue")
+    escalation: str | None = Field(None, description="an escalation policy's name (inherited)")
     routes: tuple[RouteSpec, ...] = ()
 
     model_config = FrozenModel.model_config | {"populate_by_name": True}
@@ -70,6 +74,13 @@ class RouteSpec(FrozenModel):
         out = {self.receiver} if self.receiver else set()
         for child in self.routes:
             out |= child.receivers()
+        return out
+
+    def escalations(self) -> set[str]:
+        """Every escalation policy named in this subtree."""
+        out = {self.escalation} if self.escalation else set()
+        for child in self.routes:
+            out |= child.escalations()
         return out
 
 
@@ -101,6 +112,11 @@ class NotifyPolicy(FrozenModel):
         "terminal", description="gets NotificationsFailing when the route would send it to the failing one")
 
 
+# One drift incident moves many features of one model at once: its quality alerts are one
+# group per service and model (one message), whatever their alertname and feature.
+_QUALITY_GROUP = RouteSpec(matchers=('dimension="quality"',), group_by=("service", "model"))
+
+
 def _default_route() -> RouteSpec:
     return RouteSpec(
         receiver="terminal",
@@ -110,8 +126,8 @@ def _default_route() -> RouteSpec:
         repeat_interval=4 * 3600.0,
         routes=(
             RouteSpec(matchers=('tier="P0"',), receiver="phone"),
-            RouteSpec(matchers=('tier="P1"',), receiver="wecom"),
-            RouteSpec(matchers=('tier="P2"',), receiver="digest"),
+            RouteSpec(matchers=('tier="P1"',), receiver="wecom", routes=(_QUALITY_GROUP,)),
+            RouteSpec(matchers=('tier="P2"',), receiver="digest", routes=(_QUALITY_GROUP,)),
         ),
     )
 
@@ -126,6 +142,26 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
     InhibitRuleSpec(
         source_matchers=('tier="P0"',), target_matchers=('tier=~"P1|P2"', 'dimension="service"'),
         equal=("service",),
+    ),
+    # A higher drift level of a feature says all the lower ones do: rollback mutes review and
+    # warning, review mutes warning, of the same feature of the same model.
+    InhibitRuleSpec(
+        source_matchers=('alertname="FeatureDriftRollback"',),
+        target_matchers=('alertname=~"FeatureDriftReview|FeatureDriftWarning"',),
+        equal=("service", "model", "feature"),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('alertname="FeatureDriftReview"',),
+        target_matchers=('alertname="FeatureDriftWarning"',), equal=("service", "model", "feature"),
+    ),
+    # An SLO's faster burn-rate alert mutes its slower ones (inferwatch.slo's slo_alert label).
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="fast_page"',), target_matchers=('slo_alert=~"slow_page|ticket"',),
+        equal=("sloth_id",),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('slo_alert="slow_page"',), target_matchers=('slo_alert="ticket"',),
+        equal=("sloth_id",),
     ),
 )
 
@@ -156,6 +192,26 @@ class AlertingConfig(FrozenModel):
     alertmanagers: tuple[AlertmanagerSpec, ...] = Field((), description="also push alerts to these")
     external_labels: dict[str, str] = Field(
         default_factory=dict, description="added to pushed alerts (and Prometheus's external_labels)")
+    escalations: tuple[EscalationSpec, ...] = ()
+    oncall: OnCallConfig = Field(default_factory=OnCallConfig)
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    resolved_after_silence: bool = Field(
+        True, description="send a resolved message when a silence ends on an alert that resolved under it "
+        "(to the receivers that heard it fire)")
+    language: Literal["en", "zh-CN"] = Field(
+        "en", description="language of the built-in message templates (zh-CN: Chinese)")
+    timezone: str = Field("UTC", description="IANA time zone of times in messages, e.g. Asia/Shanghai")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
 
     @field_validator("external_labels")
     @classmethod
@@ -189,10 +245,41 @@ class AlertingConfig(FrozenModel):
         for r in self.effective_receivers():
             if isinstance(r, DigestReceiverSpec) and (r.deliver_to not in known or r.deliver_to == r.name):
                 raise ValueError(f"digest {r.name!r} delivers to unknown receiver {r.deliver_to!r}")
+        for r in self.effective_receivers():  # voice and SMS may take their numbers from a schedule
+            ref = getattr(r, "oncall", "")
+            if ref and self.oncall.layer(ref) is None:
+                raise ValueError(f"receiver {r.name!r}: oncall names no schedule (layer) {ref!r}")
         actions = [a.name for a in self.actions]
         if len(actions) != len(set(actions)):
             raise ValueError(f"action names must be unique: {sorted(actions)}")
+        self._check_escalations(known)
         return self
+
+    def _check_escalations(self, known: set[str]) -> None:
+        policies = [e.name for e in self.escalations]
+        if len(policies) != len(set(policies)):
+            raise ValueError(f"escalation names must be unique: {sorted(policies)}")
+        unknown = sorted(self.route.escalations() - set(policies))
+        if unknown:
+            raise ValueError(f"route names unknown escalations {unknown} (known: {sorted(policies)})")
+        for e in self.escalations:
+            for i, step in enumerate(e.steps):
+                for target in step.notify:
+                    where = f"escalation {e.name!r} steps[{i}].notify"
+                    if target.startswith(SCHEDULE_PREFIX):
+                        found = self.oncall.layer(target)
+                        if found is None:
+                            raise ValueError(f"{where}: unknown schedule layer {target!r}")
+                        contacts = {k for m in found[1].members for k in m.contacts}
+                        if not contacts <= known:
+                            raise ValueError(f"{where}: {target!r} has contacts for unknown receivers "
+                                             f"{sorted(contacts - known)}")
+                    elif target not in known:
+                        raise ValueError(f"{where}: unknown receiver {target!r} (known: {sorted(known)})")
+
+    def escalation(self, name: str) -> EscalationSpec | None:
+        """The escalation policy called ``name``."""
+        return next((e for e in self.escalations if e.name == name), None)
 
     def effective_receivers(self) -> tuple[ReceiverSpec, ...]:
         """The defaults, each replaced by a configured receiver of the same name, then the rest."""

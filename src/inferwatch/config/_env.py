@@ -1,37 +1,16 @@
-"""Every environment variable inferwatch reads, documented in one place."""
+"""The environment variables, re-exported from ``inferwatch._env`` (their one home, light to import)."""
 
-from __future__ import annotations
+from inferwatch._env import (
+    ENV_API_TOKEN,
+    ENV_CONFIG,
+    ENV_DATA_DIR,
+    ENV_EDGE_TOKEN,
+    ENV_MULTIPROC_DIR,
+    ENV_REQUIRE_TOOLS,
+    ENVIRONMENT,
+)
 
 __all__ = [
     "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_MULTIPROC_DIR",
     "ENV_REQUIRE_TOOLS",
 ]
-
-ENV_CONFIG = "INFERWATCH_CONFIG"
-"""Path of the YAML config used when ``--config`` is not given."""
-
-ENV_DATA_DIR = "INFERWATCH_DATA_DIR"
-"""Overrides ``server.data_dir`` (where SQLite files and state live)."""
-
-ENV_API_TOKEN = "INFERWATCH_API_TOKEN"
-"""Token for write requests to the server's API (overrides ``server.api_token``)."""
-
-ENV_EDGE_TOKEN = "INFERWATCH_EDGE_TOKEN"
-"""The edge agent's upload token (overrides ``upload.token_file``); the agent reads it as
-``inferwatch.edge.ENV_EDGE_TOKEN`` (it cannot import config: a test checks both agree)."""
-
-ENV_MULTIPROC_DIR = "INFERWATCH_MULTIPROC_DIR"
-"""SDK: a directory shared by the worker processes of one server; every ``Monitor`` in them
-then answers ``/metrics`` for all workers (same as ``Monitor(..., multiprocess_dir=DIR)``)."""
-
-ENV_REQUIRE_TOOLS = "INFERWATCH_REQUIRE_TOOLS"
-"""Tests: ``1`` turns a missing external tool (promtool, alertmanager, chromium) into a failure."""
-
-ENVIRONMENT: dict[str, str] = {
-    ENV_CONFIG: "path of the YAML config used when --config is not given",
-    ENV_DATA_DIR: "overrides server.data_dir",
-    ENV_API_TOKEN: "token for API writes (overrides server.api_token)",
-    ENV_EDGE_TOKEN: "the edge agent's upload token (overrides upload.token_file)",
-    ENV_MULTIPROC_DIR: "SDK: directory shared by a server's worker processes (metrics of all workers)",
-    ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
-}

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from inferwatch.config._types import Duration, FrozenModel
 
-__all__ = ["HttpLimits", "QueryLimits"]
+__all__ = ["HttpLimits", "IngestLimits", "QueryLimits"]
 
 
 class QueryLimits(FrozenModel):
@@ -31,3 +31,23 @@ class HttpLimits(FrozenModel):
     max_body_bytes: int = Field(
         1 << 20, gt=0, description="largest request body (413 beyond); /api/v1/alertmanager and ingest too")
     max_json_depth: int = Field(32, gt=0, le=512, description="deepest JSON nesting in a request body (400)")
+
+
+class IngestLimits(FrozenModel):
+    """Bounds on what comes in (scrape, remote write, OTLP, edge, alerts), in Prometheus's and Mimir's names.
+
+    A request over a limit is refused whole (400 naming the limit; nothing stored);
+    a scrape over one fails (``up`` 0, the reason in ``/api/v1/targets``). 0 turns a limit off.
+    """
+
+    label_limit: int = Field(30, ge=0, description="most labels a series (or an alert) may have")
+    label_name_length_limit: int = Field(1024, ge=0, description="longest label name, in characters")
+    label_value_length_limit: int = Field(2048, ge=0, description="longest label value, in characters")
+    sample_limit: int = Field(
+        1_000_000, ge=0, description="most samples one request (or one scrape, when its target sets none) "
+        "may carry")
+    max_series: int | None = Field(
+        None, ge=0, description="most series the store holds; new series beyond it are refused. Unset: "
+        "sized to the machine, a quarter of its memory at about 2.7 kB a series, at most 1,000,000")
+    max_series_per_metric: int = Field(
+        200_000, ge=0, description="most series one metric name may have")

@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from inferwatch._env import ENV_CONFIG
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._env import ENV_CONFIG
 from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
 from inferwatch.config._yaml import safe_load_strict
@@ -32,7 +32,15 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: cannot read config file: {exc}") from exc
-    return parse_config(text, source=str(p))
+    return _relative_to(parse_config(text, source=str(p)), p.parent)
+
+
+def _relative_to(config: Config, base: Path) -> Config:
+    """``slo_files`` paths resolved against the config file's directory (as Prometheus's rule_files)."""
+    if not config.slo_files:
+        return config
+    refs = tuple(r.model_copy(update={"path": str(base / r.path)}) for r in config.slo_files)
+    return config.model_copy(update={"slo_files": refs})
 
 
 def parse_config(text: str, *, source: str = "<config>") -> Config:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
@@ -13,6 +13,7 @@ from inferwatch.config._rules import RulesConfig
 from inferwatch.config._scrape import ScrapeConfig
 from inferwatch.config._sdk import SdkConfig
 from inferwatch.config._server import ServerConfig, StorageConfig
+from inferwatch.config._slo import SloFileEntry, SloSpec, check_thresholds
 from inferwatch.config._types import FrozenModel
 
 __all__ = ["Config"]
@@ -31,3 +32,12 @@ class Config(FrozenModel):
     collect: CollectConfig = Field(default_factory=CollectConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     edge: EdgeConfig = Field(default_factory=EdgeConfig)
+    slos: tuple[SloSpec, ...] = Field((), description="service-level objectives (docs/slo.md)")
+    slo_files: tuple[SloFileEntry, ...] = Field((), description="Sloth prometheus/v1 spec files")
+
+    @field_validator("slos")
+    @classmethod
+    def _slo_thresholds(cls, v: tuple[SloSpec, ...], info: ValidationInfo) -> tuple[SloSpec, ...]:
+        sdk = info.data.get("sdk")  # validated before: a latency SLO needs its bucket (sdk.buckets)
+        check_thresholds(v, sdk.buckets if isinstance(sdk, SdkConfig) else SdkConfig().buckets)
+        return v

@@ -19,6 +19,7 @@ Prometheus, labels and annotations. ``signal`` is either a bare name
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -38,6 +39,7 @@ __all__ = [
     "GpuMemoryRatioSignal",
     "LatencyQuantileSignal",
     "MetricSignal",
+    "RuleOverride",
     "RuleSpec",
     "RulesConfig",
     "SignalSpec",
@@ -110,10 +112,13 @@ class ErrorRatioSignal(_Windowed):
 
 
 class UnavailableRatioSignal(_Windowed):
-    """Rate of HTTP 503 responses over the rate of all requests."""
+    """Rate of HTTP 503 responses over the rate of all requests (held while traffic has stopped)."""
 
     type: Literal["unavailable_ratio"] = "unavailable_ratio"
     code: str = Field("503", description="exact code")
+    idle_hold: Duration = Field(
+        1800.0, ge=0, description="while the service has no requests at all, keep the last ratio it had "
+                                  "within this long (an outage that also stops traffic stays firing); 0: off")
 
 
 class UpSignal(_Signal):
@@ -123,9 +128,12 @@ class UpSignal(_Signal):
 
 
 class FeaturePsiSignal(_Signal):
-    """Per-feature PSI from the quality monitors."""
+    """Per-feature PSI from the quality monitors, only where it exceeds its no-drift critical value."""
 
     type: Literal["feature_psi"] = "feature_psi"
+    above_critical: bool = Field(
+        True, description="require PSI > inferwatch_feature_psi_critical too (noise in a small window "
+                          "cannot fire); false: the threshold alone")
 
 
 class AnomalousRatioSignal(_Signal):
@@ -218,6 +226,9 @@ class RuleSpec(FrozenModel):
     dynamic: DynamicThreshold | None = None
     for_: Duration = Field(0.0, alias="for", description="how long the condition must hold")
     keep_firing_for: Duration = Field(0.0, description="how long to keep firing once it clears")
+    resolve_threshold: float | None = Field(
+        None, description="hysteresis: an active alert resolves only once the signal passes this "
+        "(below the threshold for '>', above it for '<')")
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
@@ -245,6 +256,27 @@ class RuleSpec(FrozenModel):
                 raise ValueError(f"invalid label name {k!r}")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _expr_threshold(cls, data: Any) -> Any:
+        _threshold_in_expr(data)
+        return data
+
+    @model_validator(mode="after")
+    def _hysteresis(self) -> RuleSpec:
+        r = self.resolve_threshold
+        if r is None:
+            return self
+        if self.threshold == "dynamic" or not math.isfinite(r):
+            raise ValueError("resolve_threshold needs a numeric threshold and must be finite")
+        t = float(self.threshold)
+        if (self.comparison in (">", ">=") and r > t) or (self.comparison in ("<", "<=") and r < t):
+            raise ValueError(f"resolve_threshold {r:g} must be on the clear side of threshold {t:g} "
+                             f"(comparison {self.comparison!r})")
+        if self.comparison in ("==", "!="):
+            raise ValueError("resolve_threshold needs an ordering comparison (>, >=, <, <=)")
+        return self
+
     @model_validator(mode="after")
     def _dynamic(self) -> RuleSpec:
         if self.threshold != "dynamic" and self.dynamic is not None:
@@ -253,6 +285,42 @@ class RuleSpec(FrozenModel):
         if reserved:
             raise ValueError(f"labels {sorted(reserved)} are set by inferwatch from name/tier/dimension")
         return self
+
+
+class RuleOverride(FrozenModel):
+    """Changes to a pack rule, by name: ``rules.overrides: {SevereLatency: {for: 10m, threshold: 2}}``.
+
+    Unset fields keep the rule's own; ``labels`` and ``annotations`` are merged
+    into the rule's. A summary written with ``{{ $threshold }}`` follows the new threshold.
+    """
+
+    threshold: float | None = Field(None, allow_inf_nan=False, description="a new fixed threshold")
+    comparison: Comparison | None = None
+    for_: Duration | None = Field(None, alias="for", description="a new for duration")
+    keep_firing_for: Duration | None = None
+    tier: Tier | None = None
+    labels: dict[str, str] = Field(default_factory=dict, description="labels added to the rule's or replaced")
+    annotations: dict[str, str] = Field(default_factory=dict, description="annotations added or replaced")
+
+    model_config = FrozenModel.model_config | {"populate_by_name": True}
+
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_COMPARED = re.compile(rf"^(?P<left>.*?)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<right>{_NUMBER})\s*$", re.DOTALL)
+
+
+def _threshold_in_expr(data: Any) -> None:
+    """A clear error for ``expr: ... > 2.5`` without ``threshold:`` (the pack compares for you)."""
+    if not isinstance(data, dict) or "threshold" in data:
+        return
+    signal = data.get("signal")
+    expr = signal.get("expr") if isinstance(signal, dict) and signal.get("type") == "expr" else None
+    m = _COMPARED.match(expr) if isinstance(expr, str) else None
+    if m:
+        raise ValueError(
+            f"the threshold is written inside the expression ({m.group('op')} {m.group('right')}): "
+            f"write expr: {m.group('left')!r} with comparison: {m.group('op')!r} and "
+            f"threshold: {m.group('right')} (inferwatch adds the comparison, and shows the value)")
 
 
 class RulesConfig(FrozenModel):
@@ -264,6 +332,12 @@ class RulesConfig(FrozenModel):
         (), description="engine rule packs to load: vllm, triton, tgi (rules on the engine's own metrics)"
     )
     rules: tuple[RuleSpec, ...] = Field((), description="your rules (a same-named one replaces the default)")
+    overrides: dict[str, RuleOverride] = Field(
+        default_factory=dict, description="changes to loaded rules by name (for, threshold, tier, labels, "
+        "annotations), without copying the whole rule")
+    slo_replaces_static: bool = Field(
+        False, description="a service with an availability (latency) SLO drops the default pack's "
+        "error-rate (latency) rules: its burn-rate alerts page instead (docs/slo.md)")
 
     @field_validator("packs", mode="before")
     @classmethod

@@ -7,17 +7,15 @@ from itertools import pairwise
 from pydantic import Field, field_validator
 
 from inferwatch.config._types import FrozenModel
+from inferwatch.model import metrics
 
 __all__ = ["DEFAULT_BUCKETS", "SdkConfig"]
 
-# Inference latencies: 1 ms to 10 s, roughly x2 / x2.5 steps.
-DEFAULT_BUCKETS: tuple[float, ...] = (
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-)
+DEFAULT_BUCKETS = metrics.LATENCY_BUCKETS
 
 
 class SdkConfig(FrozenModel):
-    """How the SDK records."""
+    """The YAML's ``sdk:`` section (``Monitor`` takes it or ``inferwatch.sdk.SdkConfig``, its light twin)."""
 
     queue_size: int = Field(65536, ge=1, description="bounded queue between request and aggregator")
     buckets: tuple[float, ...] = Field(DEFAULT_BUCKETS, description="latency histogram bounds, s")

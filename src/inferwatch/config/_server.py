@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from inferwatch.config._limits import HttpLimits, QueryLimits
+from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._remote_write import RemoteWriteSpec
 from inferwatch.config._types import Duration, FrozenModel, Secret
 
@@ -22,6 +22,8 @@ class ServerConfig(FrozenModel):
     external_url: str = Field("", description="URL of the dashboard, linked from notifications")
     query: QueryLimits = Field(default_factory=QueryLimits, description="bounds on API queries")
     http: HttpLimits = Field(default_factory=HttpLimits, description="bounds on HTTP clients")
+    limits: IngestLimits = Field(
+        default_factory=IngestLimits, description="bounds on what comes in: labels, samples, series")
     remote_write: list[RemoteWriteSpec] = Field(
         default_factory=list, description="receivers every stored sample is shipped to (remote-write 1.0)")
 

@@ -16,8 +16,7 @@ from inferwatch.config import parse_config
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._terminal import format_clock
 from inferwatch.rules import Alert, AlertSink
-from inferwatch.server import Server, build_components
-from inferwatch.server._trace_links import TraceLinks
+from inferwatch.server import Server, TraceLinks, build_components
 
 __all__ = ["AlertView"]
 
@@ -28,13 +27,23 @@ scrape:
   targets:
     - {{job: demo, url: "{url}", interval: {interval}ms, timeout: {timeout}ms}}
 """
+# `inferwatch demo --slo`: the service's objectives page instead of its static error and latency
+# rules (docs/slo.md): the latency phase and the outage each page from a fast burn.
+SLO_CONFIG = """
+slos:
+  - {service: demo, type: availability, objective: 99.9}
+  - {service: demo, type: latency, objective: 99, threshold: 1.0}
+rules: {slo_replaces_static: true}
+"""
 
 
 class AlertView:
     """A DemoPart running the embedded server against the demo service and listing its alerts."""
 
-    def __init__(self, interval_s: float = 15.0, forward: AlertSink | None = None, keep: int = 6) -> None:
+    def __init__(self, interval_s: float = 15.0, forward: AlertSink | None = None, keep: int = 6,
+                 *, slos: bool = False) -> None:
         self.interval_s, self.forward, self.keep = interval_s, forward, keep
+        self.slos = slos  # declare the demo service's SLOs (SLO_CONFIG)
         self._lock = threading.Lock()
         self._firing: dict[str, Alert] = {}
         self._log: list[str] = []
@@ -75,7 +84,8 @@ class AlertView:
     def start(self, ctx: DemoContext) -> None:
         """Build the server from a small config (memory store, default rules) and start it."""
         ms = round(self.interval_s * 1000)
-        config = parse_config(CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2))
+        text = CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2)
+        config = parse_config(text + (SLO_CONFIG if self.slos else ""))
         self._start = ctx.clock.now()
         clock = ctx.clock.compressed()  # one speed for scheduling and waiting
         # latency alerts name example slow traces (the service's exemplars); bound before the first send

@@ -19,6 +19,8 @@ from inferwatch.quality import ConfidenceAggregator, DriftAggregator, build_prof
 __all__ = ["DriftView", "quality_components"]
 
 SERVICE, MODEL = "demo", "ctr-logreg"
+DEMO_MIN_SAMPLES = 20
+"""Rows a demo drift window needs before its PSI is published."""
 
 
 class DriftView:
@@ -54,7 +56,10 @@ def quality_components(window_s: float = 300.0, seed: int | None = None) -> tupl
     """Components with drift and confidence aggregators (windows of ``window_s`` story seconds)."""
     reference = FeatureGenerator(np.random.default_rng(seed)).sample(5000)
     profile = build_profile({name: reference[:, i] for i, name in enumerate(FEATURES)})
-    drift = DriftAggregator(profile, service=SERVICE, model=MODEL, window=window_s)
+    # the demo's compressed windows hold tens to hundreds of rows (far fewer in its outage), not 1000;
+    # the default pack's critical-value guard still keeps noise from firing
+    drift = DriftAggregator(profile, service=SERVICE, model=MODEL, window=window_s,
+                            min_samples=DEMO_MIN_SAMPLES)
     confidence = ConfidenceAggregator(service=SERVICE, model=MODEL, window=window_s)
     view = DriftView(drift)
     return DemoComponents(aggregators=[drift, confidence], parts=[view]), view

@@ -5,7 +5,11 @@ integration (PagerDuty, e-mail, Slack, webhook). The others go to inferwatch's
 Alertmanager receiver, ``POST /api/v1/alertmanager``, which delivers them with
 inferwatch's own notifiers: the WeCom group robot (Alertmanager's
 ``wechat_configs`` speaks the WeCom *application* API with a corp id and
-agent, not the robot webhook), Twilio calls, the terminal and the P2 digest.
+agent, not the robot webhook), Twilio calls, the terminal and the P2 digest;
+DingTalk and Feishu robots and Alibaba Cloud / Tencent Cloud voice and SMS,
+which Alertmanager has no integration for; and WeCom application messages,
+so that they carry inferwatch's messages (``alerting.language``, byte
+limits, the token refresh) rather than Alertmanager's default template.
 Actions (scale-out, degrade, rollback) run in inferwatch too: for each, a
 first route with the action's matchers and ``continue: true`` sends the
 alerts to the ``inferwatch-actions`` receiver, so the rest of the tree routes
@@ -20,8 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferwatch.alerting import Route
-from inferwatch.config import Config
-from inferwatch.config._alerting import RouteSpec
+from inferwatch.config import Config, RouteSpec
 from inferwatch.export._behind import behind_alertmanager_config
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._native import is_native, native_receiver

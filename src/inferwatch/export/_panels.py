@@ -143,6 +143,56 @@ BUSINESS = DashboardSpec("inferwatch-business", "inferwatch / business", (
         "{{experiment}} {{variant}}"),)),
 ))
 
+_BY_MODEL = "{{service}} {{model}}"
+_M = "sum by (service, model) "
+
+
+def _q(q: float, name: str) -> str:
+    return f"histogram_quantile({q}, sum by (service, model, le) ({_rate(name + '_bucket')}))"
+
+
+def _per(a: str, b: str, by: str = "service, model") -> str:
+    return f"sum by ({by}) ({_rate(a)}) / sum by ({by}) ({_rate(b)})"
+
+
+LLM = DashboardSpec("inferwatch-llm", "inferwatch / generative (LLM)", (
+    PanelSpec("Time to first token P50 / P99", "s", (
+        Query(_q(0.5, metrics.GENERATION_TTFT.name), "P50 " + _BY_MODEL),
+        Query(_q(0.99, metrics.GENERATION_TTFT.name), "P99 " + _BY_MODEL)), thresholds=(2.5,)),
+    PanelSpec("Time per output token P50 / P99", "s", (
+        Query(_q(0.5, metrics.GENERATION_TPOT.name), "P50 " + _BY_MODEL),
+        Query(_q(0.99, metrics.GENERATION_TPOT.name), "P99 " + _BY_MODEL)), thresholds=(0.2,)),
+    PanelSpec("Output tokens per second", "short", (Query(
+        f"sum by (service, model) ({_rate(metrics.GENERATION_OUTPUT_TOKENS_TOTAL.name)})", _BY_MODEL),)),
+    PanelSpec("Queue time P99", "s", (Query(_q(0.99, metrics.GENERATION_QUEUE.name), _BY_MODEL),),
+              thresholds=(1.0,)),
+    PanelSpec("In flight, running and waiting", "short", (
+        Query(f"sum by (service) ({_s(metrics.INFLIGHT_REQUESTS.name)})", "in flight {{service}}"),
+        Query(f"{_M}({_s(metrics.ENGINE_REQUESTS_RUNNING.name)})", "running " + _BY_MODEL),
+        Query(f"{_M}({_s(metrics.ENGINE_REQUESTS_WAITING.name)})", "waiting " + _BY_MODEL))),
+    PanelSpec("Goodput (within TTFT and TPOT targets)", "percentunit", (Query(
+        _per(metrics.GENERATION_GOOD_REQUESTS_TOTAL.name, metrics.GENERATION_REQUESTS_TOTAL.name),
+        _BY_MODEL),)),
+    PanelSpec("Finish reasons", "reqps", (Query(
+        f"sum by (service, finish_reason) ({_rate(metrics.GENERATION_FINISH_REASONS_TOTAL.name)})",
+        "{{service}} {{finish_reason}}"),)),
+    PanelSpec("Tokens per request P50 / P99", "short", (
+        Query(_q(0.5, metrics.GENERATION_REQUEST_INPUT_TOKENS.name), "input P50 " + _BY_MODEL),
+        Query(_q(0.99, metrics.GENERATION_REQUEST_INPUT_TOKENS.name), "input P99 " + _BY_MODEL),
+        Query(_q(0.5, metrics.GENERATION_REQUEST_OUTPUT_TOKENS.name), "output P50 " + _BY_MODEL),
+        Query(_q(0.99, metrics.GENERATION_REQUEST_OUTPUT_TOKENS.name), "output P99 " + _BY_MODEL))),
+    PanelSpec("KV-cache usage and prefix-cache hit ratio", "percentunit", (
+        Query(f"max by (service, model) ({_s(metrics.ENGINE_KV_CACHE_USAGE.name)})", "KV cache " + _BY_MODEL),
+        Query(_per(metrics.ENGINE_PREFIX_CACHE_HITS_TOTAL.name,
+                   metrics.ENGINE_PREFIX_CACHE_QUERIES_TOTAL.name), "prefix hits " + _BY_MODEL))),
+    PanelSpec("Preemptions per second", "ops", (Query(
+        f"sum by (service, model) ({_rate(metrics.ENGINE_PREEMPTIONS_TOTAL.name)})", _BY_MODEL),)),
+    PanelSpec("Cost per request by tenant", "short", (Query(
+        f"sum by (tenant, currency) ({_rate(metrics.GENERATION_COST_TOTAL.name)}) / on (tenant) group_left "
+        f"sum by (tenant) ({_rate(metrics.GENERATION_TENANT_REQUESTS_TOTAL.name)})",
+        "{{tenant}} {{currency}}"),)),
+))
+
 ALERTS = DashboardSpec("inferwatch-alerts", "inferwatch / alerts by tier", (
     PanelSpec("Firing alerts by tier", "short", (Query(
         'count by (tier) (ALERTS{alertstate="firing"})', "{{tier}}"),)),
@@ -152,4 +202,4 @@ ALERTS = DashboardSpec("inferwatch-alerts", "inferwatch / alerts by tier", (
         'ALERTS{alertstate="firing"}', "{{tier}} {{alertname}} {{service}}"),), kind="table"),
 ))
 
-DASHBOARDS: tuple[DashboardSpec, ...] = (SERVICE, INFRASTRUCTURE, GPU, QUALITY, BUSINESS, ALERTS)
+DASHBOARDS: tuple[DashboardSpec, ...] = (SERVICE, LLM, INFRASTRUCTURE, GPU, QUALITY, BUSINESS, ALERTS)

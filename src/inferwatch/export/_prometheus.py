@@ -7,6 +7,8 @@ seasonal baseline's recording rules and an alert with the rule's name, labels
 and annotations (``rules/baseline-<rule>.rules.yml``); its fixed fallback
 applies while the band has too little history, as in the embedded evaluator.
 ``server.remote_write`` becomes ``remote_write`` (:mod:`inferwatch.export._remote_write`).
+The SLOs (``slos``, ``slo_files``) become Sloth's recording and alert groups
+in ``rules/slo.rules.yml``.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from inferwatch.baseline import BaselineConfig, promql_rules, rule_seasonal_config
-from inferwatch.config import Config
-from inferwatch.config._scrape import ScrapeTarget
+from inferwatch.config import Config, ScrapeTarget
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._options import ExportOptions
 from inferwatch.export._remote_write import has_secrets, remote_write_configs
 from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, format_duration
-from inferwatch.rules import Rule, load_rules, to_prometheus_rule_groups
+from inferwatch.rules import Rule, to_prometheus_rule_groups
+from inferwatch.slo import load_rule_set
 
 __all__ = [
     "RULES_DIR", "baseline_rule_groups", "export_prometheus", "prometheus_config", "rule_file_documents",
@@ -138,15 +140,23 @@ def baseline_rule_groups(rule: Rule, baseline: BaselineConfig, interval: float) 
 
 
 def rule_file_documents(config: Config) -> dict[str, dict[str, Any]]:
-    """The rule files by path: fixed-threshold rules, then one file per dynamic rule."""
-    rules = load_rules(config)
+    """The rule files by path: fixed-threshold rules, one file per dynamic rule, the SLOs' rules."""
+    rule_set = load_rule_set(config)
+    rules = rule_set.alerts
     docs = {f"{RULES_DIR}/inferwatch.rules.yml":
             to_prometheus_rule_groups([r for r in rules if r.threshold is not None])}
+    if rule_set.slos:
+        docs[f"{RULES_DIR}/slo.rules.yml"] = {"groups": rule_set.slo.prometheus_groups()}
     for r in rules:
         if r.dynamic is not None:
             docs[f"{RULES_DIR}/baseline-{r.name}.rules.yml"] = baseline_rule_groups(
                 r, config.baseline, config.server.evaluation_interval)
     return docs
+
+
+_PURPOSE = {"inferwatch.rules.yml": "alerting rules with fixed thresholds, one group per dimension",
+            "slo.rules.yml": "SLOs: Sloth's recording rules and burn-rate alerts"}
+_BASELINE_PURPOSE = "a dynamic baseline: band recording rules and the rule's alert"
 
 
 def export_prometheus(config: Config, opts: ExportOptions) -> list[ExportedFile]:
@@ -155,7 +165,6 @@ def export_prometheus(config: Config, opts: ExportOptions) -> list[ExportedFile]
                           "Prometheus: scrape jobs per target and dimension, rule files, Alertmanager, "
                           "remote_write", secret=has_secrets(config))]
     for path, doc in rule_file_documents(config).items():
-        what = ("alerting rules with fixed thresholds, one group per dimension" if path.endswith(
-            "/inferwatch.rules.yml") else "a dynamic baseline: band recording rules and the rule's alert")
+        what = _PURPOSE.get(path.rsplit("/", 1)[-1], _BASELINE_PURPOSE)
         files.append(ExportedFile(path, dump_yaml(doc), what))
     return files

@@ -66,6 +66,12 @@ SDK_INVALID_TOTAL = MetricSpec(
     "Observations rejected as invalid (non-numeric, negative or NaN duration, bad status code).",
     ("service", "kind"),
 )
+SDK_ERRORS_TOTAL = MetricSpec(
+    "inferwatch_sdk_errors_total", _C,
+    "Failures inside the SDK that it survived (kind=multiprocess: the shared directory's file); "
+    "the app kept serving.",
+    ("service", "kind"),
+)
 
 # --- sdk: generative serving (OpenTelemetry GenAI names in sdk/_generation.py) ---
 _GEN = (*_SVC, "route")
@@ -103,6 +109,58 @@ GENERATION_OUTPUT_TOKENS_TOTAL = MetricSpec(
 GENERATION_TOKENS_PER_SECOND = MetricSpec(
     "inferwatch_generation_output_tokens_per_second", _H,
     "Output tokens per second of end-to-end latency, per response with at least one output token.", _GEN,
+)
+GENERATION_REQUEST_INPUT_TOKENS = MetricSpec(
+    "inferwatch_generation_request_input_tokens", _H,
+    "Input (prompt) tokens per generation request (gen_ai.client.token.usage's buckets).", _GEN,
+)
+GENERATION_REQUEST_OUTPUT_TOKENS = MetricSpec(
+    "inferwatch_generation_request_output_tokens", _H,
+    "Output (generated) tokens per generation request (gen_ai.client.token.usage's buckets).", _GEN,
+)
+GENERATION_FINISH_REASONS_TOTAL = MetricSpec(
+    "inferwatch_generation_finish_reasons_total", _C,
+    "Generations by why they ended (stop, length, abort, error...; unknown when not given).",
+    (*_GEN, "finish_reason"),
+)
+GENERATION_GOOD_REQUESTS_TOTAL = MetricSpec(
+    "inferwatch_generation_good_requests_total", _C,
+    "Successful generations within both targets: time to first token and time per output token "
+    "(goodput: divide by inferwatch_generation_requests_total; an SLO's good events).", _GEN,
+)
+GENERATION_TARGET_SECONDS = MetricSpec(
+    "inferwatch_generation_target_seconds", _G,
+    "The targets a good generation meets (target=time_to_first_token|time_per_output_token).",
+    (*_SVC, "target"), "seconds",
+)
+GENERATION_TENANT_REQUESTS_TOTAL = MetricSpec(
+    "inferwatch_generation_tenant_requests_total", _C, "Generation requests by tenant.",
+    (*_SVC, "tenant"),
+)
+GENERATION_COST_TOTAL = MetricSpec(
+    "inferwatch_generation_cost_total", _C,
+    "Cost of generations from the model's price table (input and output tokens), by tenant and currency.",
+    (*_SVC, "tenant", "currency"),
+)
+ENGINE_REQUESTS_RUNNING = MetricSpec(
+    "inferwatch_engine_requests_running", _G, "Requests the inference engine is running (in a batch).", _SVC,
+)
+ENGINE_REQUESTS_WAITING = MetricSpec(
+    "inferwatch_engine_requests_waiting", _G, "Requests waiting in the inference engine's queue.", _SVC,
+)
+ENGINE_KV_CACHE_USAGE = MetricSpec(
+    "inferwatch_engine_kv_cache_usage_ratio", _G, "Share of the engine's KV-cache blocks in use (0-1).", _SVC,
+)
+ENGINE_PREEMPTIONS_TOTAL = MetricSpec(
+    "inferwatch_engine_preemptions_total", _C, "Requests the engine preempted (KV cache full).", _SVC,
+)
+ENGINE_PREFIX_CACHE_QUERIES_TOTAL = MetricSpec(
+    "inferwatch_engine_prefix_cache_queries_total", _C,
+    "Prompt tokens looked up in the engine's prefix cache.", _SVC,
+)
+ENGINE_PREFIX_CACHE_HITS_TOTAL = MetricSpec(
+    "inferwatch_engine_prefix_cache_hits_total", _C,
+    "Prompt tokens found in the engine's prefix cache.", _SVC,
 )
 
 # --- tracing: pipeline stages -----------------------------------------------
@@ -145,6 +203,16 @@ FEATURE_PSI_CRITICAL = MetricSpec(
 DRIFT_WINDOW_SAMPLES = MetricSpec(
     "inferwatch_drift_window_samples", _G, "Samples (rows) in the last closed drift window.",
     ("service", "model"),
+)
+SKETCH_PREFIX = "inferwatch_sketch_"
+"""Families under this prefix are window sketches that worker processes add up; never exposed."""
+DRIFT_SKETCH = MetricSpec(  # internal: not in CATALOG
+    SKETCH_PREFIX + "drift", _G, "Bin counts of one drift window (summed over workers, then scored).",
+    ("service", "model", "window", "feature", "bin"),
+)
+CONFIDENCE_SKETCH = MetricSpec(  # internal: not in CATALOG
+    SKETCH_PREFIX + "confidence", _G, "Sums of one confidence window (summed over workers).",
+    ("service", "model", "window", "field"),
 )
 QUALITY_INVALID_TOTAL = MetricSpec(
     "inferwatch_quality_invalid_observations_total", _C,
@@ -410,6 +478,18 @@ STORAGE_CHECKPOINT_FAILURES_TOTAL = MetricSpec(
     "inferwatch_storage_checkpoint_failures_total", _C,
     "WAL checkpoints of the SQLite store that failed (a full disk); the WAL grows meanwhile.",
 )
+STORAGE_SERIES = MetricSpec(
+    "inferwatch_storage_series", _G, "Series the store holds (they count toward server.limits.max_series).",
+)
+STORAGE_SERIES_LIMIT = MetricSpec(
+    "inferwatch_storage_series_limit", _G, "server.limits.max_series: new series beyond it are refused "
+    "(0: no limit).",
+)
+DISCARDED_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_discarded_samples_total", _C,
+    "Samples refused at ingest, by the limit or check that refused them (their batch is refused whole).",
+    ("reason",),
+)
 CONFIG_LAST_RELOAD_SUCCESSFUL = MetricSpec(
     "inferwatch_config_last_reload_successful", _G, "1 if the last config load or reload succeeded.",
 )
@@ -469,9 +549,14 @@ def _index(*specs: MetricSpec) -> Mapping[str, MetricSpec]:
 
 CATALOG: Mapping[str, MetricSpec] = _index(
     REQUESTS_TOTAL, REQUEST_DURATION, INFLIGHT_REQUESTS, SDK_DROPPED_TOTAL, SDK_QUEUE_CAPACITY,
-    SDK_INVALID_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT, GENERATION_DURATION,
+    SDK_INVALID_TOTAL, SDK_ERRORS_TOTAL, GENERATION_REQUESTS_TOTAL, GENERATION_TTFT, GENERATION_TPOT,
+    GENERATION_DURATION,
     GENERATION_QUEUE, GENERATION_INPUT_TOKENS_TOTAL, GENERATION_OUTPUT_TOKENS_TOTAL,
-    GENERATION_TOKENS_PER_SECOND, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
+    GENERATION_TOKENS_PER_SECOND, GENERATION_REQUEST_INPUT_TOKENS, GENERATION_REQUEST_OUTPUT_TOKENS,
+    GENERATION_FINISH_REASONS_TOTAL, GENERATION_GOOD_REQUESTS_TOTAL, GENERATION_TARGET_SECONDS,
+    GENERATION_TENANT_REQUESTS_TOTAL, GENERATION_COST_TOTAL, ENGINE_REQUESTS_RUNNING, ENGINE_REQUESTS_WAITING,
+    ENGINE_KV_CACHE_USAGE, ENGINE_PREEMPTIONS_TOTAL, ENGINE_PREFIX_CACHE_QUERIES_TOTAL,
+    ENGINE_PREFIX_CACHE_HITS_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
@@ -490,6 +575,7 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     UP, BUILD_INFO, RULE_EVALUATIONS_TOTAL, RULE_EVALUATION_FAILURES_TOTAL, RULE_EVALUATION_SECONDS_TOTAL,
     RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
     STORAGE_BYTES, STORAGE_CHECKPOINTS_TOTAL, STORAGE_CHECKPOINT_FAILURES_TOTAL,
+    STORAGE_SERIES, STORAGE_SERIES_LIMIT, DISCARDED_SAMPLES_TOTAL,
     NOTIFICATIONS_TOTAL, ACTIONS_TOTAL, CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS,
     NOTIFICATION_QUEUE_LENGTH, NOTIFICATION_QUEUE_OLDEST_AGE,
@@ -499,3 +585,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     REMOTE_WRITE_PENDING, REMOTE_WRITE_SENT_TOTAL, REMOTE_WRITE_FAILED_TOTAL, REMOTE_WRITE_DROPPED_TOTAL,
     REMOTE_WRITE_RETRIES_TOTAL,
 )
+
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)
+"""The SDK's default latency histogram bounds: inference latencies, 1 ms to 10 s, x2 / x2.5 steps."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inferwatch.model import Labels, Matcher, MatchOp
+from inferwatch.model._deadline import check
 from inferwatch.promql._aggregate import aggregate
 from inferwatch.promql._ast import (
     Aggregate,
@@ -70,6 +71,7 @@ class Evaluator:
 
     def eval(self, e: Expr, ts: int) -> Value:
         """The value of ``e`` at step ``ts`` (ms)."""
+        check()  # every node of every step (the loops inside check on their own)
         if isinstance(e, Number):
             return e.value
         if isinstance(e, String):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inferwatch.model import Labels, Matcher
+from inferwatch.model._deadline import watching
 from inferwatch.promql._ast import Expr, Selector, ValueType
 from inferwatch.promql._engine import DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._parser import parse_typed
@@ -67,6 +68,10 @@ class Engine:
 
     def instant(self, query: str | Expr, t: float) -> InstantResult:
         """Evaluate at ``t`` (Unix seconds)."""
+        with watching(self._poll if self.cancelled is not None else None):
+            return self._instant(query, t)
+
+    def _instant(self, query: str | Expr, t: float) -> InstantResult:
         expr, typ = parse_typed(query) if isinstance(query, str) else (query, _type_of(query))
         ev = self._evaluator(t, t)
         ev.prepare(expr)
@@ -86,7 +91,11 @@ class Engine:
         return [(ls, ts / 1000, v) for ls, ts, v in ev.latest(sel, round(t * 1000))]
 
     def range(self, query: str | Expr, start: float, end: float, step: float) -> RangeResult:
-        """Evaluate at ``start, start + step, … <= end``."""
+        """Evaluate at ``start, start + step, … <= end`` (the deadline checked all along)."""
+        with watching(self._poll if self.cancelled is not None else None):
+            return self._range(query, start, end, step)
+
+    def _range(self, query: str | Expr, start: float, end: float, step: float) -> RangeResult:
         expr, typ = parse_typed(query) if isinstance(query, str) else (query, _type_of(query))
         if typ not in (ValueType.SCALAR, ValueType.VECTOR):
             doc = {"matrix": "range vector", "string": "string"}[typ.value]

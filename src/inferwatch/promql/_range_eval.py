@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from inferwatch.model import Labels, MatchOp
+from inferwatch.model._deadline import checked
 from inferwatch.promql._ast import (
     COMPARISONS,
     Aggregate,
@@ -71,10 +72,10 @@ class RangeEvaluator:
             return [(Labels(), list(zip(ts, value.tolist(), strict=True)))]
         assert isinstance(value, Rows)
         by: dict[Labels, list[int]] = {}
-        for i, ls in enumerate(value.labels):
+        for i, ls in enumerate(checked(value.labels)):
             by.setdefault(ls, []).append(i)
         out: list[tuple[Labels, list[tuple[float, float]]]] = []
-        for ls, idx in by.items():
+        for ls, idx in checked(by.items()):
             mask = value.mask[idx]
             if len(idx) > 1:
                 if (mask.sum(axis=0) > 1).any():
@@ -311,7 +312,7 @@ def _present_in(rows: Rows, other: Rows, sig: Callable[[Labels], tuple[tuple[str
     """Per series of ``rows`` and step: whether ``other`` has a series of the same signature there."""
     there = _presence(other, [sig(ls) for ls in other.labels])
     out = np.zeros(rows.mask.shape, dtype=bool)
-    for i, ls in enumerate(rows.labels):
+    for i, ls in enumerate(checked(rows.labels)):
         got = there.get(sig(ls))
         if got is not None:
             out[i] = got
@@ -335,13 +336,13 @@ def _vector_op(b: Binary, lhs: Rows, rhs: Rows, m: Matching) -> Rows:
         lhs, rhs = rhs, lhs
     sig = _sig_fn(m)
     right: dict[tuple[tuple[str, str], ...], int] = {}
-    for j, rs in enumerate(rhs.labels):
+    for j, rs in enumerate(checked(rhs.labels)):
         if right.setdefault(sig(rs), j) != j:
             raise Fallback("many series on the matched side")  # the instant path names them per step
     li: list[int] = []
     rj: list[int] = []
     seen: set[tuple[tuple[str, str], ...]] = set()
-    for i, ls in enumerate(lhs.labels):
+    for i, ls in enumerate(checked(lhs.labels)):
         key = sig(ls)
         match = right.get(key)
         if match is None:
@@ -355,7 +356,8 @@ def _vector_op(b: Binary, lhs: Rows, rhs: Rows, m: Matching) -> Rows:
     steps = lhs.mask.shape[1]
     if not li:
         return Rows.empty(steps)
-    metrics = [_result_labels(lhs.labels[i], rhs.labels[j], b, m) for i, j in zip(li, rj, strict=True)]
+    pairs = checked(zip(li, rj, strict=True))
+    metrics = [_result_labels(lhs.labels[i], rhs.labels[j], b, m) for i, j in pairs]
     if len(set(metrics)) != len(metrics):
         raise Fallback("grouping labels do not make matches unique")
     lv, rv = lhs.vals[li], rhs.vals[rj]

@@ -31,12 +31,13 @@ from inferwatch.quality._psi import (
     psi_from_counts,
 )
 from inferwatch.quality._report import DriftReport, FeatureDrift
-from inferwatch.quality._stream import DriftAggregator, WindowDrift
+from inferwatch.quality._stream import MIN_WINDOW_SAMPLES, DriftAggregator, WindowDrift
 from inferwatch.quality._verdict import Thresholds, Verdict
 
 __all__ = [
     "CONFIDENCE_BUCKETS",
     "DEFAULT_EPSILON",
+    "MIN_WINDOW_SAMPLES",
     "STATISTICS",
     "UNSEEN",
     "CategoricalProfile",

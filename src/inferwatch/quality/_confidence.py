@@ -25,12 +25,16 @@ from inferwatch.model import metrics as catalog
 from inferwatch.quality._binning import FloatArray
 from inferwatch.quality._profile import NumericProfile
 from inferwatch.quality._psi import DEFAULT_EPSILON, psi_from_counts
+from inferwatch.quality._sketch import Key, decode, encode, is_sketch
 from inferwatch.quality._window import TumblingWindow
 
 __all__ = ["CONFIDENCE_BUCKETS", "ConfidenceAggregator", "ConfidenceWindow"]
 
 CONFIDENCE_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 """Upper bounds of the confidence histogram (``+Inf`` is added)."""
+
+
+_SUMS = ("count", "total", "low", "entropy_count", "entropy_total")
 
 
 class ConfidenceWindow:
@@ -43,6 +47,23 @@ class ConfidenceWindow:
         self.entropy_count = 0
         self.entropy_total = 0.0
         self.bins = np.zeros(bins, np.int64)
+
+    def values(self) -> dict[Key, float]:
+        """The window as sketch values: every one adds across workers."""
+        out: dict[Key, float] = {(k,): float(getattr(self, k)) for k in _SUMS}
+        out.update({(f"bin{i}",): float(n) for i, n in enumerate(self.bins.tolist()) if n})
+        return out
+
+    @classmethod
+    def of(cls, bins: int, values: dict[Key, float]) -> ConfidenceWindow:
+        """The window a (summed) sketch describes."""
+        w = cls(bins)
+        w.count, w.low, w.entropy_count = (int(values.get((k,), 0))
+                                           for k in ("count", "low", "entropy_count"))
+        w.total, w.entropy_total = values.get(("total",), 0.0), values.get(("entropy_total",), 0.0)
+        for i in range(bins):
+            w.bins[i] = int(values.get((f"bin{i}",), 0))
+        return w
 
     @property
     def mean(self) -> float | None:
@@ -91,13 +112,13 @@ class ConfidenceAggregator:
         self._lock = threading.Lock()
         self.invalid = 0
         self.last: ConfidenceWindow | None = None
+        self._closed_start = 0.0  # start of ``last``
         """The last closed window (None before the first closes)."""
 
     def consume(self, kind: str, payloads: Sequence[Any], now: float) -> None:
         """Add a batch of payloads (unreadable confidences are counted and dropped)."""
         with self._lock:
-            if self._window.advance(now):
-                self.last, self._open = self._open, ConfidenceWindow(self._ref_bins)
+            self._roll(now)
             conf: list[FloatArray] = []
             probs: list[FloatArray] = []
             for p in payloads:
@@ -132,26 +153,46 @@ class ConfidenceAggregator:
             self._open.entropy_total += float(h.sum())
             self._open.entropy_count += h.size
 
+    def _roll(self, now: float) -> None:
+        start = self._window.start
+        if self._window.advance(now) and start is not None:
+            self.last, self._open = self._open, ConfidenceWindow(self._ref_bins)
+            self._closed_start = start
+
     def collect(self, now: float) -> Iterable[Metric]:
         """The cumulative histogram and the last closed window's gauges."""
+        shared = list(self.share(now))
+        return [f for f in shared if not is_sketch(f)] + list(self.merged(shared, now))
+
+    def share(self, now: float) -> Iterable[Metric]:
+        """What a worker publishes: the cumulative histogram and its open and last closed windows' sketch."""
         with self._lock:
-            if self._window.advance(now):
-                self.last, self._open = self._open, ConfidenceWindow(self._ref_bins)
-            hist, total, last = self._hist.copy(), self._sum, self.last
+            self._roll(now)
+            hist, total = self._hist.copy(), self._sum
+            windows = {} if self.last is None else {self._closed_start: self.last.values()}
+            if self._window.start is not None:
+                windows[self._window.start] = self._open.values()
         svc, model = self.labels
         spec = catalog.PREDICTION_CONFIDENCE
         h = HistogramMetricFamily(spec.family, spec.help, labels=spec.labels)
         cum = np.cumsum(hist)
         buckets = [(_le(b), float(n)) for b, n in zip(self._bounds.tolist(), cum[:-1].tolist(), strict=True)]
         h.add_metric([svc, model], [*buckets, ("+Inf", float(cum[-1]))], sum_value=total)
-        out: list[Metric] = [h]
-        values = {
+        return [h, encode(catalog.CONFIDENCE_SKETCH, svc, model, windows)]
+
+    def merged(self, sketches: Sequence[Metric], now: float) -> Iterable[Metric]:
+        """The gauges of the window before ``now``'s, on every worker's sums added up."""
+        svc, model = self.labels
+        values = decode(sketches, catalog.CONFIDENCE_SKETCH, svc, model, self._window.previous_start(now))
+        last = ConfidenceWindow.of(self._ref_bins, values) if values else None
+        gauges = {
             catalog.PREDICTION_CONFIDENCE_MEAN: last.mean if last else None,
             catalog.LOW_CONFIDENCE_RATIO: (last.low / last.count) if last and last.count else None,
             catalog.PREDICTION_ENTROPY: last.entropy if last else None,
             catalog.CONFIDENCE_PSI: self._psi(last),
         }
-        for s, v in values.items():
+        out: list[Metric] = []
+        for s, v in gauges.items():
             g = GaugeMetricFamily(s.family, s.help, labels=s.labels)
             if v is not None:
                 g.add_metric([svc, model], v)

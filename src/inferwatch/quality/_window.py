@@ -28,6 +28,10 @@ class TumblingWindow:
         """Start time of the open window (None before the first observation)."""
         return None if self._index is None else self._index * self.seconds
 
+    def previous_start(self, now: float) -> float:
+        """Start of the window before ``now``'s: the one a reader at ``now`` scores."""
+        return (math.floor(now / self.seconds) - 1) * self.seconds
+
     def advance(self, now: float) -> bool:
         """Move to ``now``'s window; True when that closed the open window."""
         index = math.floor(now / self.seconds)

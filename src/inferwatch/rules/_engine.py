@@ -6,15 +6,18 @@ rules (e.g. ``inferwatch_requests_total[1m]``) is read from the store once.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inferwatch.model import Labels
 from inferwatch.promql import Engine, EvalError, Expr, LoadCache, Matrix
 from inferwatch.store import Store
 
-__all__ = ["LOOKBACK_S", "EvalError", "LabelMemo", "QueryEngine", "Vector"]
+__all__ = ["LOOKBACK_S", "RULE_TIMEOUT_S", "EvalError", "LabelMemo", "QueryEngine", "Vector"]
 
 LOOKBACK_S = 300.0
+RULE_TIMEOUT_S = 10.0  # as a Prometheus rule group's context, bounded (its interval would be 15 s)
 Vector = list[tuple[Labels, float]]
 
 
@@ -50,11 +53,17 @@ class QueryEngine:
     store: Store
     lookback: float = LOOKBACK_S
     memo: LabelMemo = field(default_factory=LabelMemo)
+    timeout: float = RULE_TIMEOUT_S
+    """Real seconds one rule may take: a runaway rule is cut (``QueryTimeout``, an ``EvalError``), the
+    round goes on. ``max_samples`` is the engine's (50,000,000, as Prometheus's)."""
+    monotonic: Callable[[], float] = time.monotonic
     _cache: LoadCache = field(default_factory=dict)
 
     def instant(self, expr: Expr, t: float) -> Vector | float:
         """The value of ``expr`` at time ``t`` (Unix seconds): a vector or a scalar."""
-        res = Engine(self.store, lookback=self.lookback, cache=self._cache).instant(expr, t)
+        deadline, now = self.monotonic() + self.timeout, self.monotonic
+        res = Engine(self.store, lookback=self.lookback, cache=self._cache,
+                     cancelled=lambda: now() > deadline).instant(expr, t)
         if isinstance(res.value, Matrix | str):
             raise EvalError(f"expression gives a {res.type.value}, not a vector or scalar")
         return res.value

@@ -17,11 +17,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from inferwatch._exceptions import StoreError
-from inferwatch.config._rules import DynamicThreshold
+from inferwatch.config import DynamicThreshold
 from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
-from inferwatch.rules._engine import EvalError, LabelMemo, QueryEngine
+from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
+from inferwatch.rules._recording import Appender, Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template
@@ -92,10 +93,14 @@ class Evaluator:
         self, rules: Sequence[Rule], store: Store, *, clock: Clock, sink: AlertSink | None = None,
         state: AlertStateStore | None = None, band_factory: BandProviderFactory | None = None,
         resend_delay: float = 60.0, band_save_every: float = 300.0,
+        recordings: Sequence[RecordingRule] = (), record_to: Appender | None = None,
     ) -> None:
         """``band_save_every``: seconds between saves of the baselines' state (alert state is
-        saved every round; baselines are large and losing minutes of their learning is harmless)."""
+        saved every round; baselines are large and losing minutes of their learning is harmless).
+        ``recordings`` run first each round, so the alert rules read what they wrote (SLO rules);
+        their samples go to ``record_to`` (default: ``store``)."""
         self.rules = list(rules)
+        self.recordings = list(recordings)
         self.band_save_every = band_save_every
         self._bands_saved_at = -math.inf
         self.store = store
@@ -106,8 +111,12 @@ class Evaluator:
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
         self._memo = LabelMemo()
+        self._recorder = Recorder(self.recordings, store, self._memo, record_to)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         self._save_failing = False
+        # Called (off the lock) with the label sets that became pending in a round: the alert history.
+        self.on_pending: Callable[[list[Labels], float], None] | None = None
+        self._new_pending: list[Labels] = []
         if band_factory is not None:
             for r in self.rules:
                 if r.dynamic is not None:
@@ -129,6 +138,12 @@ class Evaluator:
         ts = self.clock.now() if now is None else float(now)
         with self._lock:
             to_send = self._round(ts)
+            pending, self._new_pending = self._new_pending, []
+        if pending and self.on_pending is not None:
+            try:
+                self.on_pending(pending, ts)
+            except Exception:  # the history must not stop rule evaluation
+                log.exception("recording %d pending alerts failed", len(pending))
         if self.sink is not None:
             try:
                 self.sink.send(to_send, ts)
@@ -139,8 +154,13 @@ class Evaluator:
             return [a.to_alert() for inst in self._alerts.values() for a in inst.values()
                     if a.state is not AlertState.PENDING]
 
+    rule_timeout: float = RULE_TIMEOUT_S
+    """Real seconds one rule may take; past it the rule is cut (logged), the round goes on."""
+
     def _round(self, ts: float) -> list[Alert]:
-        engine = QueryEngine(self.store, memo=self._memo)
+        if self.recordings:
+            self._recorder.record(ts)
+        engine = QueryEngine(self.store, memo=self._memo, timeout=self.rule_timeout)
         to_send: list[Alert] = []
         for rule in self.rules:
             try:
@@ -148,8 +168,10 @@ class Evaluator:
             except (EvalError, StoreError) as exc:
                 log.warning("rule %s: evaluation at %s failed: %s", rule.name, ts, exc)
                 continue
-            new = step_alerts(self._alerts[rule.name], results, ts, rule.for_, rule.keep_firing_for,
-                              held)
+            old = self._alerts[rule.name]
+            new = step_alerts(old, results, ts, rule.for_, rule.keep_firing_for, held)
+            self._new_pending += [a.labels for fp, a in new.items() if a.state is AlertState.PENDING
+                                  and (fp not in old or old[fp].state is not AlertState.PENDING)]
             for fp, a in new.items():
                 if a.needs_sending(ts, self.resend_delay):
                     a = replace(a, last_sent_at=ts)
@@ -205,6 +227,8 @@ class Evaluator:
             held_series = {lab for lab, _ in vec if band.held(_band_key(rule, lab))}
         elif rule.expr is None:
             return [], set()
+        elif rule.hold_expr is not None:
+            vec = self._hysteresis(rule, engine, ts)
         else:
             vec = _vector(engine.instant(rule.expr, ts), rule)
         out: list[tuple[Labels, Mapping[str, str], float]] = []
@@ -220,6 +244,15 @@ class Evaluator:
             if labels in held_series:
                 held.add(alert_labels.fingerprint())
         return out, held
+
+    def _hysteresis(self, rule: Rule, engine: QueryEngine, ts: float) -> list[tuple[Labels, float]]:
+        # Past the threshold, or past the resolve threshold while its alert is active (pending or firing).
+        assert rule.expr is not None and rule.hold_expr is not None
+        fire = {lab for lab, _ in _vector(engine.instant(rule.expr, ts), rule)}
+        known = self._alerts.get(rule.name, {})
+        active = {fp for fp, a in known.items() if a.state in (AlertState.PENDING, AlertState.FIRING)}
+        return [(lab, v) for lab, v in _vector(engine.instant(rule.hold_expr, ts), rule)
+                if lab in fire or _alert_labels(rule, lab, v).fingerprint() in active]
 
     def _outside(self, rule: Rule, band: BandProvider, labels: Labels, ts: float, value: float) -> bool:
         assert rule.dynamic is not None

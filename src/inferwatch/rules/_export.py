@@ -16,7 +16,7 @@ __all__ = ["to_prometheus_rule_groups", "to_prometheus_rule_yaml"]
 
 
 def _rule(r: Rule) -> dict[str, Any]:
-    out: dict[str, Any] = {"alert": r.name, "expr": r.promql}
+    out: dict[str, Any] = {"alert": r.name, "expr": _expr(r)}
     if r.for_:
         out["for"] = format_duration(r.for_)
     if r.keep_firing_for:
@@ -25,6 +25,14 @@ def _rule(r: Rule) -> dict[str, Any]:
     if r.annotations:
         out["annotations"] = dict(r.annotations)
     return out
+
+
+def _expr(r: Rule) -> str:
+    # Hysteresis in PromQL: past the resolve threshold counts only while the rule's own alert is active.
+    if r.hold_expr is None:
+        return r.promql
+    dropped = ", ".join(["alertname", "alertstate", *sorted(r.alert_labels)])
+    return f'({r.promql}) or (({r.hold_expr}) and ignoring({dropped}) ALERTS{{alertname="{r.name}"}})'
 
 
 def to_prometheus_rule_groups(

@@ -20,6 +20,7 @@ from inferwatch.model import Labels, Sample, SimulatedClock
 from inferwatch.rules._alert import AlertSink, AlertState
 from inferwatch.rules._evaluator import Evaluator
 from inferwatch.rules._lifecycle import AlertInstance
+from inferwatch.rules._recording import RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._testfile import AlertTest, TestFile, TestGroup
 from inferwatch.store import MemoryStore
@@ -107,13 +108,15 @@ def _load(store: MemoryStore, group: TestGroup) -> None:
 def run_replay(
     test: TestFile, rules: Sequence[Rule], *, sink: AlertSink | None = None,
     on_evaluated: Callable[[float, SimulatedClock], None] | None = None,
+    recordings: Sequence[RecordingRule] = (),
 ) -> ReplayResult:
     """Run every test group; ``sink`` receives the alerts as the server's pipeline would.
 
     ``on_evaluated(ts, clock)`` runs after each evaluation (e.g. to tick a
-    notification pipeline on the same simulated time).
+    notification pipeline on the same simulated time); ``recordings`` run
+    before the alert rules each round (the SLO rules).
     """
-    result = _ResultBuilder()
+    result = _ResultBuilder(recordings)
     for gi, group in enumerate(test.groups):
         where = f"{test.path}: tests[{gi}]" + (f" ({group.name})" if group.name else "")
         result.run_group(group, rules, test.evaluation_interval, where, sink, on_evaluated)
@@ -124,8 +127,9 @@ def run_replay(
 class _ResultBuilder:
     """Collects one replay's failures and timeline across groups."""
 
-    def __init__(self) -> None:
+    def __init__(self, recordings: Sequence[RecordingRule] = ()) -> None:
         self.out = ReplayResult()
+        self.recordings = recordings
 
     def run_group(
         self, group: TestGroup, rules: Sequence[Rule], step: float, where: str,
@@ -135,7 +139,7 @@ class _ResultBuilder:
         store = MemoryStore()
         _load(store, group)
         clock = SimulatedClock(0.0)
-        ev = Evaluator(rules, store, clock=clock, sink=sink)
+        ev = Evaluator(rules, store, clock=clock, sink=sink, recordings=self.recordings)
         pending = sorted(group.alert_tests, key=lambda t: t.eval_time)
         n_steps = math.floor(group.max_eval_time / step + 1e-9)
         for k in range(n_steps + 1):

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config import Config
-from inferwatch.config._rules import DynamicThreshold, RuleSpec
+from inferwatch.config import Config, DynamicThreshold, RuleOverride, RuleSpec
 from inferwatch.model import Dimension, Tier
+from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 from inferwatch.rules._promql import Binary, Expr, Number, PromQLError, parse_promql
 from inferwatch.rules._signals import signal_promql
-from inferwatch.rules._template import TemplateError, check_template
+from inferwatch.rules._template import TemplateError, check_template, with_threshold
 
-__all__ = ["Rule", "load_rules"]
+__all__ = ["Rule", "default_rule_pack", "load_rules"]
 
 
 @dataclass(frozen=True)
@@ -36,24 +37,29 @@ class Rule:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     dynamic: DynamicThreshold | None = None
+    resolve_threshold: float | None = None
+    condition: Expr | None = None  # a whole alert expression, no threshold (SLO burn-rate rules)
 
     @classmethod
     def from_spec(cls, spec: RuleSpec) -> Rule:
         """Compile a config rule; raise ``ConfigError`` naming the rule on a bad expression."""
+        dynamic = spec.threshold == "dynamic"
+        threshold = None if dynamic else float(spec.threshold)
+        labels = {k: with_threshold(v, threshold) for k, v in spec.labels.items()}
+        annotations = {k: with_threshold(v, threshold) for k, v in spec.annotations.items()}
         try:
             signal = parse_promql(signal_promql(spec.signal))
-            for text in (*spec.labels.values(), *spec.annotations.values()):
+            for text in (*labels.values(), *annotations.values()):
                 check_template(text)
         except (PromQLError, TemplateError) as exc:
             raise ConfigError(f"rule {spec.name}: {exc}") from None
-        dynamic = spec.threshold == "dynamic"
         return cls(
             name=spec.name, dimension=spec.dimension, tier=spec.tier, signal=signal,
-            comparison=spec.comparison, threshold=None if dynamic else float(spec.threshold),
+            comparison=spec.comparison, threshold=threshold,
             for_=spec.for_, keep_firing_for=spec.keep_firing_for,
-            labels=MappingProxyType(dict(spec.labels)),
-            annotations=MappingProxyType(dict(spec.annotations)),
+            labels=MappingProxyType(labels), annotations=MappingProxyType(annotations),
             dynamic=(spec.dynamic or DynamicThreshold()) if dynamic else None,
+            resolve_threshold=spec.resolve_threshold,
         )
 
     @property
@@ -66,8 +72,17 @@ class Rule:
     @property
     def expr(self) -> Expr | None:
         """The alert expression (signal, comparison, threshold); ``None``: dynamic, no fallback."""
+        if self.condition is not None:
+            return self.condition
         t = self.static_threshold
         return None if t is None else Binary(self.comparison, self.signal, Number(t))
+
+    @property
+    def hold_expr(self) -> Expr | None:
+        """What keeps an active alert active (the resolve threshold's side), or ``None`` without one."""
+        if self.resolve_threshold is None or self.threshold is None:
+            return None
+        return Binary(self.comparison, self.signal, Number(self.resolve_threshold))
 
     @property
     def promql(self) -> str:
@@ -85,7 +100,6 @@ class Rule:
 def load_rules(config: Config) -> list[Rule]:
     """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
     from inferwatch.rules._engine_packs import engine_rule_specs  # engine packs (rules.packs)
-    from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 
     specs: dict[str, RuleSpec] = {}
     pack, edge, engines = default_rule_specs(), edge_rule_specs(), engine_rule_specs(config.rules.packs)
@@ -100,4 +114,37 @@ def load_rules(config: Config) -> list[Rule]:
     specs.update({s.name: s for s in engines if s.name not in config.rules.disable})
     for s in config.rules.rules:
         specs[s.name] = s
-    return [Rule.from_spec(s) for s in specs.values()]
+    return [Rule.from_spec(s) for s in apply_overrides(specs, config.rules.overrides, known).values()]
+
+
+def apply_overrides(specs: dict[str, RuleSpec], overrides: Mapping[str, RuleOverride],
+                    known: Iterable[str] = ()) -> dict[str, RuleSpec]:
+    """``specs`` with ``rules.overrides`` applied by rule name (labels and annotations merged).
+
+    A pack rule that is not loaded (disabled, or an edge rule without devices) is
+    named in ``known``: its override is kept for when it is, not an error.
+    """
+    unknown = sorted(set(overrides) - set(specs) - set(known))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], [*specs, *known], n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"rules.overrides: no rule named {', '.join(map(repr, unknown))} ({hint}"
+                          f"the rules are {', '.join(sorted(specs))})")
+    out = dict(specs)
+    for name, o in overrides.items():
+        spec = specs.get(name)
+        if spec is None:
+            continue
+        changes = o.model_dump(exclude_unset=True, by_alias=False)
+        changes["labels"] = {**spec.labels, **o.labels}
+        changes["annotations"] = {**spec.annotations, **o.annotations}
+        try:
+            out[name] = RuleSpec.model_validate({**spec.model_dump(by_alias=False), **changes})
+        except ValueError as exc:
+            raise ConfigError(f"rules.overrides.{name}: {exc}") from None
+    return out
+
+
+def default_rule_pack() -> list[Rule]:
+    """The default pack, compiled."""
+    return [Rule.from_spec(s) for s in default_rule_specs()]

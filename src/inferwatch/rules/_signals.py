@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from inferwatch.config._rules import (
+from inferwatch.config import (
     AbTestPValueSignal,
     AnomalousRatioSignal,
     CpuUtilizationSignal,
@@ -63,8 +63,8 @@ def _(spec: LatencyQuantileSignal) -> str:
             f"(rate({bucket}[{format_duration(spec.window)}])))")
 
 
-def _ratio(code_matcher: str, spec: ErrorRatioSignal | UnavailableRatioSignal) -> str:
-    w = format_duration(spec.window)
+def _ratio(code_matcher: str, spec: ErrorRatioSignal | UnavailableRatioSignal, window: float = 0.0) -> str:
+    w = format_duration(window or spec.window)
     name = metrics.REQUESTS_TOTAL.name
     part = _sel(name, spec.matchers, code_matcher)
     whole = _sel(name, spec.matchers)
@@ -79,7 +79,23 @@ def _(spec: ErrorRatioSignal) -> str:
 
 @signal_promql.register
 def _(spec: UnavailableRatioSignal) -> str:
-    return _ratio(f'code="{spec.code}"', spec)
+    code = f'code="{spec.code}"'
+    ratio = _ratio(code, spec)
+    if not spec.idle_hold:
+        return ratio
+    # No requests make the ratio 0/0 = NaN, and the alert would resolve without a word when an
+    # outage also stops the traffic: while the service has none, the ratio of the last stretch
+    # that had traffic (within idle_hold; NaN filtered out by ">= 0") stands in for it. That
+    # stretch is a tile of twice the window (the subquery's step equals its rate window, so the
+    # tiles cover the time without gaps): an outage long enough to fire fills the tile in which
+    # the traffic stopped. Coarser tiles cost fewer evaluations (a subquery evaluates its inner
+    # expression at every step).
+    w, by = format_duration(spec.window), _by(spec.by)
+    tile = 2 * spec.window
+    whole = f"sum by ({by}) (rate({_sel(metrics.REQUESTS_TOTAL.name, spec.matchers)}[{w}]))"
+    hold = f"[{format_duration(spec.idle_hold)}:{format_duration(tile)}]"
+    last = f"last_over_time((({_ratio(code, spec, tile)}) >= 0){hold})"
+    return f"({ratio}) >= 0 or ({last} and on ({by}) {whole} == 0)"
 
 
 @signal_promql.register
@@ -89,7 +105,11 @@ def _(spec: UpSignal) -> str:
 
 @signal_promql.register
 def _(spec: FeaturePsiSignal) -> str:
-    return _sel(metrics.FEATURE_PSI.name, spec.matchers)
+    psi = _sel(metrics.FEATURE_PSI.name, spec.matchers)
+    if not spec.above_critical:
+        return psi
+    # a filtering comparison keeps the PSI as the value, so "> threshold" applies to it next
+    return f"{psi} > {_sel(metrics.FEATURE_PSI_CRITICAL.name, spec.matchers)}"
 
 
 @signal_promql.register

@@ -1,28 +1,67 @@
-"""The SDK: ``Monitor`` (non-blocking recording), middleware and exposition.
+"""The SDK: ``Monitor`` (non-blocking recording), middleware, exposition and the service's tracing.
 
 The request thread only appends to a bounded queue; one background thread
-aggregates (numpy) and prometheus-client renders the exposition.
+aggregates (numpy, loaded by the first large batch) and prometheus-client renders
+the exposition. Importing the SDK loads no pydantic, starlette, numpy or
+OpenTelemetry; tracing (``setup_tracing``, stages as spans, tail sampling) loads
+OpenTelemetry when it is set up. ``inferwatch.tracing`` re-exports the tracing names.
 """
 
+from typing import Any
+
 from inferwatch.sdk._aggregator import Aggregator
+from inferwatch.sdk._config import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, read_sample
-from inferwatch.sdk._generation import Generation
+from inferwatch.sdk._generation import Generation, GenerationSettings, Price
+from inferwatch.sdk._hooks import MonitorHooks
+from inferwatch.sdk._httpx import instrument_httpx
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
+from inferwatch.sdk._stage import MAX_STAGES, Stage, StageAggregates
+from inferwatch.sdk._tracing import INSTALL_HINT as TRACING_INSTALL_HINT
+from inferwatch.sdk._tracing import CountingExporter, ServerSpan, Tracing
+from inferwatch.sdk._tracing import setup as setup_tracing
 
 __all__ = [
+    "DEFAULT_BUCKETS",
     "MAX_ROUTES",
+    "MAX_STAGES",
     "OTHER_ROUTE",
+    "TRACING_INSTALL_HINT",
     "Aggregator",
     "AsgiMiddleware",
+    "CountingExporter",
     "Generation",
+    "GenerationSettings",
     "MetricsApp",
     "MetricsServer",
     "Monitor",
     "MonitorCollector",
+    "MonitorHooks",
+    "Price",
+    "SamplingCounts",
+    "SdkConfig",
+    "ServerSpan",
+    "Stage",
+    "StageAggregates",
+    "TailSamplingProcessor",
+    "Tracing",
     "Tracking",
     "WsgiMiddleware",
+    "instrument_httpx",
+    "keeps_by_ratio",
     "read_sample",
     "route_of_scope",
+    "setup_tracing",
 ]
+
+_NEEDS_OTEL = {"SamplingCounts", "TailSamplingProcessor", "keeps_by_ratio"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NEEDS_OTEL:  # OpenTelemetry's SDK loads only when these are used
+        from inferwatch.sdk import _sampling
+
+        return getattr(_sampling, name)
+    raise AttributeError(f"module 'inferwatch.sdk' has no attribute {name!r}")

@@ -9,12 +9,17 @@ protocol; the SDK never imports them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from prometheus_client.metrics_core import Metric
 
-__all__ = ["Aggregator"]
+from inferwatch.model import metrics as catalog
+
+__all__ = ["Aggregator", "Mergeable", "merge_sketches"]
+
+log = logging.getLogger("inferwatch.sdk")
 
 
 @runtime_checkable
@@ -31,3 +36,37 @@ class Aggregator(Protocol):
     def collect(self, now: float) -> Iterable[Metric]:
         """Metric families for exposition (called under the monitor's lock)."""
         ...
+
+
+@runtime_checkable
+class Mergeable(Protocol):
+    """An aggregator whose windows add across worker processes (drift, confidence).
+
+    Under a multiprocess directory each worker publishes ``share(now)`` instead of
+    ``collect(now)``: counters and histograms (which the store sums) plus *sketch*
+    families (names under ``SKETCH_PREFIX``: window sums, one row per worker). A
+    scrape hands every worker's sketches to ``merged``, which computes the gauges
+    once on their sum; sketches themselves are never exposed.
+    """
+
+    def share(self, now: float) -> Iterable[Metric]:
+        """What this worker publishes: summable families and its sketches."""
+        ...
+
+    def merged(self, sketches: Sequence[Metric], now: float) -> Iterable[Metric]:
+        """The gauges computed on all workers' sketches (each sample is one worker's share)."""
+        ...
+
+
+def merge_sketches(
+    families: Sequence[Metric], mergeables: Sequence[Mergeable], now: float,
+) -> list[Metric]:
+    """``families`` without their sketches, plus what each mergeable computes from them."""
+    sketches = [f for f in families if f.name.startswith(catalog.SKETCH_PREFIX)]
+    out = [f for f in families if not f.name.startswith(catalog.SKETCH_PREFIX)]
+    for m in mergeables:
+        try:
+            out += m.merged(sketches, now)
+        except Exception:  # one broken aggregator costs its own gauges, never the scrape
+            log.exception("inferwatch sdk: aggregator %r failed to merge the workers' sketches", m)
+    return out

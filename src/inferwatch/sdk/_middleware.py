@@ -4,18 +4,25 @@ The route label is the matched route template when the framework leaves one in
 the ASGI scope (Starlette and FastAPI set ``scope["route"]``), else the raw
 path; pass ``route=`` to choose it yourself (raw paths with ids in them make
 one series per id).
+
+Requests to the paths in ``exclude`` (by default :data:`EXCLUDED_PATHS`: the
+metrics endpoint and the usual health probes) pass through unrecorded: a scrape
+or a probe is not traffic, and counting them dilutes every ratio (a service
+failing every request read 0.9932 instead of 1.0) and hides a stop of the
+traffic. Pass ``exclude=()`` to record them too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from inferwatch.sdk._generation import CURRENT
+from inferwatch.sdk._generation import CURRENT, RequestMark
+from inferwatch.sdk._hooks import AsgiApp, Receive, RouteOf, Scope, Send, WsgiApp
 from inferwatch.sdk._streaming import StreamWatch
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._monitor import Monitor
+    from inferwatch.sdk._hooks import MonitorHooks
 
 
 def asgi_carrier(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -27,14 +34,11 @@ def wsgi_carrier(environ: Mapping[str, Any]) -> dict[str, str]:
     """The ``HTTP_*`` entries of a WSGI environ, keyed by lower-case header name."""
     return {k[5:].replace("_", "-").lower(): str(v) for k, v in environ.items() if k.startswith("HTTP_")}
 
-__all__ = ["AsgiApp", "AsgiMiddleware", "RouteOf", "WsgiApp", "WsgiMiddleware", "route_of_scope"]
+__all__ = ["EXCLUDED_PATHS", "AsgiApp", "AsgiMiddleware", "RouteOf", "WsgiApp", "WsgiMiddleware",
+           "route_of_scope"]
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-RouteOf = Callable[[Scope], str]
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+EXCLUDED_PATHS: frozenset[str] = frozenset({"/metrics", "/health", "/healthz", "/livez", "/readyz", "/ping"})
+"""Paths the middleware does not record by default (exact match on the raw path)."""
 
 
 def route_of_scope(scope: Scope) -> str:
@@ -48,16 +52,20 @@ class AsgiMiddleware:
 
     A streamed token response (``text/event-stream``, or a route in ``generative``)
     is also recorded as a generation, first body chunk = first token, unless the
-    app tracks it itself (see ``inferwatch.sdk._streaming``).
+    app tracks it itself (see ``inferwatch.sdk._streaming``). A generation's
+    request is counted by code (QPS, error ratios) but its duration stays out of
+    the request-latency histogram: a healthy stream lasts seconds, and its
+    latency is time to first token and per output token.
     """
 
-    def __init__(self, app: AsgiApp, monitor: Monitor, route: RouteOf | None = None,
-                 generative: Iterable[str] = ()) -> None:
+    def __init__(self, app: AsgiApp, monitor: MonitorHooks, route: RouteOf | None = None,
+                 generative: Iterable[str] = (), exclude: Iterable[str] = EXCLUDED_PATHS) -> None:
         self.app, self._monitor, self._route = app, monitor, route or route_of_scope
         self._generative = frozenset(generative)
+        self._exclude = frozenset(exclude)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in self._exclude:
             await self.app(scope, receive, send)
             return
         monitor = self._monitor
@@ -73,8 +81,8 @@ class AsgiMiddleware:
         tracing = monitor.tracing
         span = None if tracing is None else tracing.server_span(
             str(scope.get("method", "")), str(scope.get("path", "")), asgi_carrier(scope.get("headers", ())))
-        monitor._inflight_add(1)
-        t0 = monitor._mono()
+        monitor.add_inflight(1)
+        t0 = monitor.monotonic()
         watch = StreamWatch(monitor, scope, self._route, self._generative, t0)
         current = CURRENT.set(watch)
         try:
@@ -84,24 +92,39 @@ class AsgiMiddleware:
             raise
         finally:
             CURRENT.reset(current)
-            route, duration = self._route(scope), monitor._mono() - t0
-            monitor.record_request(route, status, duration)
+            route, duration = self._route(scope), monitor.monotonic() - t0
+            generative = watch.generative
+            if generative:  # counted, but its latency is the generation histograms' (no false pages)
+                monitor.count_request(route, status)
+            else:
+                monitor.record_request(route, status, duration)
             watch.done(route, status, duration)
-            monitor._inflight_add(-1)
+            monitor.add_inflight(-1)
             if span is not None and (trace_id := span.end(status, route)):
-                monitor.record_exemplar(route, duration, trace_id)
+                if generative:
+                    watch.exemplar(monitor, trace_id)
+                else:
+                    monitor.record_exemplar(route, duration, trace_id)
 
 
 class WsgiMiddleware:
-    """Records status and duration (until the body is closed) of every WSGI request."""
+    """Records status and duration (until the body is closed) of every WSGI request.
+
+    A request in which the application tracks a generation (``track_generation`` in
+    the view or while its body is iterated) is counted by code only, as under ASGI.
+    """
 
     def __init__(
-        self, app: WsgiApp, monitor: Monitor, route: Callable[[dict[str, Any]], str] | None = None,
+        self, app: WsgiApp, monitor: MonitorHooks, route: Callable[[dict[str, Any]], str] | None = None,
+        exclude: Iterable[str] = EXCLUDED_PATHS,
     ) -> None:
         self.app, self._monitor = app, monitor
         self._route = route or (lambda environ: str(environ.get("PATH_INFO", "") or "/"))
+        self._exclude = frozenset(exclude)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") in self._exclude:
+            return self.app(environ, start_response)
         monitor = self._monitor
         state = {"status": 500}
 
@@ -113,37 +136,57 @@ class WsgiMiddleware:
         tracing = monitor.tracing
         span = None if tracing is None else tracing.server_span(
             str(environ.get("REQUEST_METHOD", "")), str(environ.get("PATH_INFO", "")), wsgi_carrier(environ))
-        monitor._inflight_add(1)
-        t0 = monitor._mono()
+        monitor.add_inflight(1)
+        t0 = monitor.monotonic()
+        mark = RequestMark(t0)
+        current = CURRENT.set(mark)
         try:
             body = self.app(environ, capture)
         except BaseException:
-            self._done(environ, 500, t0, span)
+            self._done(environ, 500, t0, span, mark)
             raise
+        finally:
+            CURRENT.reset(current)
         return _ClosingBody(
-            body, lambda failed: self._done(environ, 500 if failed else state["status"], t0, span))
+            body, lambda failed: self._done(environ, 500 if failed else state["status"], t0, span, mark),
+            mark)
 
-    def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any) -> None:
+    def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any, mark: RequestMark) -> None:
         m = self._monitor
-        route, duration = self._route(environ), m._mono() - t0
-        m.record_request(route, status, duration)
-        m._inflight_add(-1)
+        route, duration = self._route(environ), m.monotonic() - t0
+        if mark.explicit:  # a generation: its latency is the generation histograms'
+            m.count_request(route, status)
+        else:
+            m.record_request(route, status, duration)
+        m.add_inflight(-1)
         if span is not None and (trace_id := span.end(status, route)):
-            m.record_exemplar(route, duration, trace_id)
+            if mark.explicit:
+                mark.exemplar(m, trace_id)
+            else:
+                m.record_exemplar(route, duration, trace_id)
 
 
 class _ClosingBody:
     """Iterates the app's body and records once when the server closes it (PEP 3333)."""
 
-    def __init__(self, body: Iterable[bytes], done: Callable[[bool], None]) -> None:
+    def __init__(self, body: Iterable[bytes], done: Callable[[bool], None], mark: RequestMark) -> None:
         self._body, self._done, self._failed, self._recorded = body, done, False, False
+        self._mark = mark
 
     def __iter__(self) -> Iterator[bytes]:
-        try:
-            yield from self._body
-        except BaseException:
-            self._failed = True
-            raise
+        it = iter(self._body)
+        while True:
+            current = CURRENT.set(self._mark)  # a generator body tracking a generation finds its request
+            try:
+                chunk = next(it)
+            except StopIteration:
+                return
+            except BaseException:
+                self._failed = True
+                raise
+            finally:
+                CURRENT.reset(current)
+            yield chunk
 
     def close(self) -> None:
         try:

@@ -6,7 +6,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry
@@ -15,21 +14,32 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
+from inferwatch._env import ENV_MULTIPROC_DIR
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._env import ENV_MULTIPROC_DIR
-from inferwatch.config._sdk import SdkConfig
 from inferwatch.model import Clock, SystemClock
 from inferwatch.model import metrics as catalog
-from inferwatch.sdk._aggregator import Aggregator
+from inferwatch.sdk._aggregator import Aggregator, Mergeable, merge_sketches
+from inferwatch.sdk._config import SdkConfig, sdk_config
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
-from inferwatch.sdk._generation import CURRENT, Generation, record
+from inferwatch.sdk._generation import (
+    CURRENT,
+    ENGINE,
+    Generation,
+    GenerationSettings,
+    Price,
+    generation_prices,
+    generation_targets,
+    record,
+)
 from inferwatch.sdk._multiproc import MultiprocStore
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
+from inferwatch.sdk._tracking import Tracking
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._middleware import AsgiApp, RouteOf, WsgiApp
-    from inferwatch.tracing import Stage, Tracing
+    from inferwatch.sdk._hooks import AsgiApp, RouteOf, WsgiApp
+    from inferwatch.sdk._stage import Stage
+    from inferwatch.sdk._tracing import Tracing
 
 __all__ = ["Monitor", "Tracking"]
 
@@ -37,6 +47,7 @@ log = logging.getLogger("inferwatch.sdk")
 
 REQUEST = "request"
 REQUEST_EXEMPLAR = "request_exemplar"
+REQUEST_COUNT = "request_count"
 PREDICTION = "prediction"
 OUTCOME = "outcome"
 
@@ -80,7 +91,7 @@ class Monitor:
                 raise ConfigError(f"Monitor: {field} must be a string, got {value!r}")
         if not service:
             raise ConfigError("Monitor: service must not be empty")
-        cfg = config if config is not None else SdkConfig()
+        cfg = sdk_config(config)  # also the YAML's ``sdk:`` section (inferwatch.config.SdkConfig)
         self.service, self.model, self.version = service, model, version
         self.config = cfg
         self._clock: Clock = clock if clock is not None else SystemClock()
@@ -94,11 +105,11 @@ class Monitor:
         self._invalid: dict[str, int] = {}
         self._closed = False
         self._cap = cfg.queue_size
-        self.multiprocess: MultiprocStore | None = _multiprocess(multiprocess_dir, self._families, self.flush)
+        self.multiprocess: MultiprocStore | None = _multiprocess(multiprocess_dir, self._shared, self.flush)
         """The shared store of all worker processes (None: this process only; see ``_multiproc``)."""
         self._recorder = Recorder(cfg.queue_size, self._handle, name=f"inferwatch-sdk-{service}")
         self._queue = self._recorder.queue
-        families = self._families if self.multiprocess is None else self.multiprocess.families
+        families = self._families if self.multiprocess is None else self._merged
         self.collector = MonitorCollector(families, self.flush, COLLECT_FLUSH_TIMEOUT_S)
         """A prometheus-client collector over this monitor's aggregates (register it anywhere)."""
         self.registry = CollectorRegistry(auto_describe=True)
@@ -107,13 +118,15 @@ class Monitor:
         for aggregator in aggregators:
             self.attach(aggregator)
         self._stages_attached = False
-        self._generations_attached = False
+        self._generations_attached = self._engine_attached = False
+        self.generation_settings = GenerationSettings()
+        """Goodput targets and prices (replaced whole by ``set_generation_targets`` / ``set_prices``)."""
         self._attach_lock = threading.Lock()  # taken before _lock, never under another lock
         self._owns_tracing = tracing is True
         self.tracing: Tracing | None = _tracing(service, tracing)
         """The tracing this monitor's middleware and stages use (None: metrics only)."""
         if self.tracing is not None:
-            from inferwatch.tracing._metrics import TracingMetrics
+            from inferwatch.sdk._tracing_metrics import TracingMetrics
 
             self.attach(TracingMetrics(self.tracing))
 
@@ -122,6 +135,13 @@ class Monitor:
         """Record one handled request (enqueue only; a full queue drops and counts)."""
         if len(self._queue) < self._cap:
             self._queue.append((REQUEST, route, status, duration_s))
+        else:
+            self._recorder.drop(REQUEST)
+
+    def count_request(self, route: str, status: int) -> None:
+        """Count a request by code without a latency (a generation: see ``RequestAggregates.add_counts``)."""
+        if len(self._queue) < self._cap:
+            self._queue.append((REQUEST_COUNT, route, status))
         else:
             self._recorder.drop(REQUEST)
 
@@ -135,7 +155,7 @@ class Monitor:
 
     def stage(self, name: str) -> Stage:
         """Time a pipeline stage (``with`` or decorator): a child span when tracing, always a histogram."""
-        from inferwatch.tracing._stage import Stage, StageAggregates
+        from inferwatch.sdk._stage import Stage, StageAggregates
 
         if not self._stages_attached:
             with self._lock:  # attach takes the lock too: decide first, attach after
@@ -144,36 +164,62 @@ class Monitor:
                 self.attach(StageAggregates((self.service, self.model, self.version), self.config.buckets))
         return Stage(self, name)
 
-    def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0) -> Generation:
+    def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0,
+                         tenant: str = "") -> Generation:
         """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``."""
-        self._attach_generations()
-        return Generation(self, route, self.model if model is None else model, input_tokens)
+        self.enable_generations()
+        return Generation(self, route, self.model if model is None else model, input_tokens, tenant)
 
     def record_generation(
         self, route: str, status: int, ttft_s: float | None, duration_s: float, input_tokens: int,
         output_tokens: int, queue_s: float | None = None, *, model: str | None = None,
+        finish_reason: str = "", tenant: str = "",
     ) -> None:
         """Record one finished generation at once (invalid values are counted, never raised)."""
-        self._attach_generations()
+        self.enable_generations()
         mark = CURRENT.get()
         if mark is not None:
             mark.explicit = True
         record(self, route, self.model if model is None else model, status, ttft_s, duration_s,
-               input_tokens, output_tokens, queue_s)
+               input_tokens, output_tokens, queue_s, finish_reason=finish_reason, tenant=tenant)
 
-    def _attach_generations(self) -> None:
+    def set_generation_targets(self, *, ttft_s: float = 2.5, tpot_s: float = 0.2) -> None:
+        """The targets a good generation meets (``inferwatch_generation_good_requests_total``: goodput)."""
+        self.generation_settings = generation_targets(self.generation_settings, ttft_s, tpot_s)
+
+    def set_prices(self, prices: Mapping[str, Price]) -> None:
+        """Prices per model (``Price(input_per_million, output_per_million, currency)``): cost by tenant."""
+        self.generation_settings = generation_prices(self.generation_settings, prices)
+
+    def record_engine(self, *, model: str | None = None, running: float | None = None,
+                      waiting: float | None = None, kv_cache_usage: float | None = None, preemptions: int = 0,
+                      prefix_cache_queries: int = 0, prefix_cache_hits: int = 0) -> None:
+        """The engine's state now (gauges) and what happened since the last call (counts); never raises."""
+        if not self._engine_attached:
+            from inferwatch.sdk._engine import EngineAggregates
+
+            with self._attach_lock:
+                if not self._engine_attached:
+                    self.attach(EngineAggregates(self.service, self.version, self._reject))
+                    self._engine_attached = True
+        self.observe(ENGINE, (self.model if model is None else model, running, waiting, kv_cache_usage,
+                              preemptions, prefix_cache_queries, prefix_cache_hits))
+
+    def enable_generations(self) -> None:
+        """Attach the generation aggregates (once); the streaming middleware calls it before recording."""
         if self._generations_attached:
             return
         from inferwatch.sdk._generation_metrics import GenerationAggregates
 
         with self._attach_lock:  # attached before any thread enqueues one
             if not self._generations_attached:
-                self.attach(GenerationAggregates(self.service, self.version, self._reject))
+                self.attach(GenerationAggregates(self.service, self.version, self._reject,
+                                                 settings=lambda: self.generation_settings))
                 self._generations_attached = True
 
     def instrument_httpx(self, client: Any) -> Any:
         """Make ``client`` (httpx, sync or async) send the current trace context on every call."""
-        from inferwatch.tracing._httpx import instrument_httpx
+        from inferwatch.sdk._httpx import instrument_httpx
 
         return instrument_httpx(client)
 
@@ -206,9 +252,19 @@ class Monitor:
         with self._counts_lock:
             self._invalid[kind] = self._invalid.get(kind, 0) + 1
 
-    def _inflight_add(self, delta: int) -> None:
+    def add_inflight(self, delta: int) -> None:
+        """Move the ``inferwatch_inflight_requests`` gauge by ``delta`` (the middleware's hook)."""
         with self._counts_lock:
             self._inflight += delta
+
+    def monotonic(self) -> float:
+        """The monitor's monotonic clock, seconds (durations of requests, stages and generations)."""
+        return self._mono()
+
+    # The names the integrations used before the public hooks (kept for code written against them).
+    _inflight_add = add_inflight
+    _count_request = count_request
+    _attach_generations = enable_generations
 
     # --- background -------------------------------------------------------------------------
     def attach(self, aggregator: Aggregator) -> None:
@@ -229,6 +285,9 @@ class Monitor:
             requests = groups.pop(REQUEST, None)
             if requests:
                 self._requests.add_batch(requests)
+            counts = groups.pop(REQUEST_COUNT, None)
+            if counts:
+                self._requests.add_counts(counts)
             exemplars = groups.pop(REQUEST_EXEMPLAR, None)
             if exemplars:
                 self._requests.add_exemplars([item[1] for item in exemplars], now)
@@ -258,12 +317,24 @@ class Monitor:
         value = self.registry.get_sample_value(name, dict(labels or {}))
         return None if value is None else float(value)
 
-    def _families(self) -> list[Metric]:
+    def _shared(self) -> list[Metric]:
+        """What this worker publishes to the others: mergeable aggregators share their sketches."""
+        return self._families(shared=True)
+
+    def _merged(self) -> list[Metric]:
+        """All workers' families, the sketches turned into gauges computed once on their sum."""
+        assert self.multiprocess is not None
+        families = self.multiprocess.families()
+        with self._lock:
+            mergeables = [a for a in self._aggregators if isinstance(a, Mergeable)]
+            return merge_sketches(families, mergeables, self._clock.now())
+
+    def _families(self, shared: bool = False) -> list[Metric]:
         svc = (self.service, self.model, self.version)
         with self._lock:
             out = list(self._requests.families(svc))
             invalid_requests = self._requests.invalid
-            extra = [m for a in self._aggregators for m in self._collect_one(a)]
+            extra = [m for a in self._aggregators for m in self._collect_one(a, shared)]
         with self._counts_lock:
             inflight, invalid = self._inflight, dict(self._invalid)
         invalid[REQUEST] = invalid.get(REQUEST, 0) + invalid_requests
@@ -277,31 +348,43 @@ class Monitor:
                      {(k, self.service): n for k, n in sorted(invalid.items())}),
             _gauge(catalog.SDK_QUEUE_CAPACITY, ("service",), {(self.service,): self._recorder.capacity}),
         ]
+        if self.multiprocess is not None:
+            out.append(_counter(catalog.SDK_ERRORS_TOTAL, ("kind", "service"),
+                                {("multiprocess", self.service): self.multiprocess.errors}))
         return out + extra
 
-    def _collect_one(self, aggregator: Aggregator) -> list[Metric]:
+    def _collect_one(self, aggregator: Aggregator, shared: bool) -> list[Metric]:
         try:
+            if shared and isinstance(aggregator, Mergeable):
+                return list(aggregator.share(self._clock.now()))
             return list(aggregator.collect(self._clock.now()))
         except Exception:
             log.exception("inferwatch sdk: aggregator %r failed to collect; skipped", aggregator)
             return []
 
     # --- integration ------------------------------------------------------------------------
-    def asgi(self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = ()) -> AsgiApp:
+    def asgi(
+        self, app: AsgiApp, route: RouteOf | None = None, generative: Iterable[str] = (),
+        exclude: Iterable[str] | None = None,
+    ) -> AsgiApp:
         """Wrap an ASGI app (Starlette, FastAPI) so each HTTP request is recorded.
 
         Streamed token responses (``text/event-stream``, or the ``generative`` routes)
-        are also recorded as generations, first body chunk = first token.
+        are also recorded as generations, first body chunk = first token. Paths in
+        ``exclude`` (default: ``/metrics`` and the health probes) are not recorded.
         """
-        from inferwatch.sdk._middleware import AsgiMiddleware
+        from inferwatch.sdk._middleware import EXCLUDED_PATHS, AsgiMiddleware
 
-        return AsgiMiddleware(app, self, route, generative)
+        return AsgiMiddleware(app, self, route, generative, EXCLUDED_PATHS if exclude is None else exclude)
 
-    def wsgi(self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None) -> WsgiApp:
-        """Wrap a WSGI app (Flask, Django) so each request is recorded."""
-        from inferwatch.sdk._middleware import WsgiMiddleware
+    def wsgi(
+        self, app: WsgiApp, route: Callable[[dict[str, Any]], str] | None = None,
+        exclude: Iterable[str] | None = None,
+    ) -> WsgiApp:
+        """Wrap a WSGI app (Flask, Django) so each request is recorded (``exclude``: as for ``asgi``)."""
+        from inferwatch.sdk._middleware import EXCLUDED_PATHS, WsgiMiddleware
 
-        return WsgiMiddleware(app, self, route)
+        return WsgiMiddleware(app, self, route, EXCLUDED_PATHS if exclude is None else exclude)
 
     def metrics_app(self) -> MetricsApp:
         """An ASGI app serving the exposition (OpenMetrics when the Accept header asks)."""
@@ -335,28 +418,6 @@ class Monitor:
         return f"Monitor(service={self.service!r}, model={self.model!r}, version={self.version!r}, {state})"
 
 
-class Tracking:
-    """Times a block as one request; set ``.status`` to record a code other than 200."""
-
-    __slots__ = ("_monitor", "_route", "_t0", "status")
-
-    def __init__(self, monitor: Monitor, route: str) -> None:
-        self._monitor, self._route, self.status = monitor, route, 200
-        self._t0 = 0.0
-
-    def __enter__(self) -> Tracking:
-        self._monitor._inflight_add(1)
-        self._t0 = self._monitor._mono()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None,
-    ) -> None:
-        m = self._monitor
-        m.record_request(self._route, 500 if exc_type is not None else self.status, m._mono() - self._t0)
-        m._inflight_add(-1)
-
-
 def _multiprocess(
     directory: str | os.PathLike[str] | None,
     local: Callable[[], list[Metric]],
@@ -374,9 +435,9 @@ def _tracing(service: str, tracing: bool | Tracing) -> Tracing | None:
     if tracing is not True:
         return tracing
     try:
-        from inferwatch.tracing import setup
+        from inferwatch.sdk._tracing import setup
     except ImportError as exc:  # pragma: no cover - the tracing extra is missing
-        from inferwatch.tracing._setup import INSTALL_HINT
+        from inferwatch.sdk._tracing import INSTALL_HINT
 
         raise ConfigError(INSTALL_HINT) from exc
     return setup(service)

@@ -63,8 +63,8 @@ import psutil
 from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Exemplar, Sample
 
-from inferwatch._exceptions import ConfigError
 from inferwatch.model import metrics as catalog
+from inferwatch.sdk._multiproc_file import SharedFile
 
 __all__ = ["DB_NAME", "FLUSH_INTERVAL_S", "SUMMED_GAUGES", "MultiprocStore", "process_alive"]
 
@@ -171,7 +171,8 @@ class MultiprocStore:
         self._local, self._flush = local, flush
         self._identity, self._alive = identity, alive
         self._lock = threading.Lock()  # one connection, used by the publisher and by scrapes
-        self._db = _connect(self.path)
+        self._file = SharedFile(self.path, _connect)  # never raises: a broken file degrades, see there
+        self._generation = self._file.generation
         self._worker: int | None = None
         self._pid = 0
         self._written: dict[tuple[str, str], Row] = {}
@@ -181,21 +182,42 @@ class MultiprocStore:
         self._thread: threading.Thread | None = None
         self._interval = interval_s
         with self._lock:
-            self._compact()  # a starting worker usually replaces a dead one
+            self._guarded("starting", self._compact)  # a starting worker usually replaces a dead one
         atexit.register(self.close)
+
+    @property
+    def errors(self) -> int:
+        """Failures of the shared file so far (``inferwatch_sdk_errors_total{kind="multiprocess"}``)."""
+        return self._file.errors
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        db = self._file.db()  # raises sqlite3.Error (Unavailable) while the file is failing
+        if self._file.generation != self._generation:  # a new file: this worker's rows are not in it
+            self._generation, self._worker, self._written, self._meta = self._file.generation, None, {}, set()
+        return db
+
+    def _guarded(self, doing: str, step: Callable[[], object]) -> bool:
+        """Run ``step`` on the shared file; on a failure let the file count, log and repair it."""
+        try:
+            step()
+        except (sqlite3.Error, OSError) as exc:
+            self._file.failed(exc, doing)
+            return False
+        return True
 
     # --- publishing -------------------------------------------------------------------------
     def publish(self) -> None:
         """Write this worker's current state (only the samples that changed since the last write)."""
         with self._lock:
             if not self._retired:
-                self._publish()
+                self._guarded("publishing to", self._publish)
 
     def _publish(self) -> None:
         families = self._local()
+        worker = self._register()
         rows = dict(_flatten(families))
         meta = {(f.name, f.type, f.documentation, f.unit) for f in families} - self._meta
-        worker = self._register()
         changed = [(worker, n, lb, *r) for (n, lb), r in rows.items() if self._written.get((n, lb)) != r]
         gone = [(worker, n, lb) for n, lb in self._written.keys() - rows.keys()]
         if changed or gone or meta:
@@ -208,10 +230,11 @@ class MultiprocStore:
 
     def _register(self) -> int:
         """This process's worker id (a new one after a fork: the child is another worker)."""
+        db = self._db  # first: a new file forgets this worker's id
         pid, started = self._identity()
         if self._worker is None or pid != self._pid:
-            with _transaction(self._db):
-                cur = self._db.execute("INSERT INTO workers(pid, started) VALUES (?, ?)", (pid, started))
+            with _transaction(db):
+                cur = db.execute("INSERT INTO workers(pid, started) VALUES (?, ?)", (pid, started))
             self._worker, self._pid, self._written = int(cur.lastrowid or 0), pid, {}
         return self._worker
 
@@ -238,16 +261,18 @@ class MultiprocStore:
         served, and the error logged: a scrape never fails because of the store.
         """
         with self._lock:
-            try:
-                if not self._retired:
-                    self._publish()
-                    self._start()
-                self._compact()
-                return self._read()
-            except (sqlite3.Error, OSError):
-                log.exception("inferwatch sdk: reading %s failed; serving this worker's metrics only",
-                              self.path)
-                return self._local()
+            if not self._retired:
+                self._start()
+                if not self._guarded("publishing to", self._publish) and self._file.is_open:
+                    self._guarded("publishing to", self._publish)  # into the file the repair started
+            out: list[Metric] = []
+            if self._guarded("reading", lambda: out.extend(self._merged())):
+                return out
+            return self._local()
+
+    def _merged(self) -> list[Metric]:
+        self._compact()
+        return self._read()
 
     def _read(self) -> list[Metric]:
         db = self._db
@@ -282,9 +307,9 @@ class MultiprocStore:
                 with self._lock:
                     if self._retired:
                         return
-                    self._publish()
-                    self._compact()
-            except Exception:
+                    if self._guarded("publishing to", self._publish):
+                        self._guarded("compacting", self._compact)
+            except Exception:  # a bug, not the file: this thread must keep going
                 log.exception("inferwatch sdk: publishing to %s failed; retrying", self.path)
 
     def close(self) -> None:
@@ -301,26 +326,34 @@ class MultiprocStore:
             with self._lock:
                 if self._retired:
                     return
-                self._publish()
                 self._retired = True
+                self._guarded("publishing to", self._publish)
                 if self._worker is not None:
-                    with _transaction(self._db):
-                        self._fold(self._worker)
+                    self._guarded("retiring from", self._retire)
         except Exception:
             log.exception("inferwatch sdk: final publish to %s failed", self.path)
 
+    def _retire(self) -> None:
+        db = self._db
+        if self._worker is not None:
+            with _transaction(db):
+                self._fold(self._worker)
+
 
 def _connect(path: Path) -> sqlite3.Connection:
+    """Open (or create) the shared file; ``OSError``/``sqlite3.Error`` are ``SharedFile``'s to handle."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a host crash may lose the last publish, never corrupt
         with _transaction(db):
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 db.execute(statement)
-    except (OSError, sqlite3.Error) as exc:
-        raise ConfigError(f"multiprocess_dir: cannot use {path.parent}: {exc}") from exc
+        db.execute("SELECT count(*) FROM workers").fetchone()  # a damaged file fails here, not later
+    except BaseException:
+        db.close()
+        raise
     return db
 
 

@@ -10,13 +10,13 @@ route. Both paths give the same aggregates (a test checks it).
 from __future__ import annotations
 
 import math
+import numbers
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-import numpy as np
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Exemplar
@@ -30,8 +30,6 @@ MAX_ROUTES = 1000
 
 OTHER_ROUTE = "<other>"
 """The route label value that collects routes beyond ``MAX_ROUTES``."""
-
-_NUMBER = (int, float, np.integer, np.floating)
 
 
 def _plain_types(routes: Sequence[Any], statuses: Sequence[Any], durations: Sequence[Any]) -> bool:
@@ -51,12 +49,12 @@ def _valid(route: Any, status: Any, duration: Any) -> bool:
     """A request observation is usable: str route, HTTP status 100-599, finite duration >= 0."""
     return bool(
         isinstance(route, str)
-        and isinstance(status, int | np.integer)
+        and isinstance(status, numbers.Integral)  # numpy's integers too, without importing numpy
         and not isinstance(status, bool)
-        and 100 <= status <= 599
-        and isinstance(duration, _NUMBER)
+        and 100 <= int(status) <= 599
+        and isinstance(duration, numbers.Real)
         and not isinstance(duration, bool)
-        and 0.0 <= duration < math.inf
+        and 0.0 <= float(duration) < math.inf
     )
 
 
@@ -91,6 +89,28 @@ class RequestAggregates:
     invalid: int = 0
     exemplars: dict[str, dict[int, Exemplar]] = field(default_factory=dict)
     """Per route, the latest traced observation per bucket index (OpenMetrics exemplars)."""
+    counted: set[str] = field(default_factory=set)
+    """Routes counted without a latency (generations: their latency is the generation histograms')."""
+
+    def add_counts(self, items: Sequence[tuple[Any, ...]]) -> None:
+        """Count ``(tag, route, status)`` items by code only: no duration goes into the histogram.
+
+        A streamed generation's duration is the whole stream (seconds, by design), so
+        it would page the request-latency rules on healthy traffic; its latency is
+        judged by time to first token and per output token instead.
+        """
+        for _, route, status in items:
+            if not (isinstance(route, str) and isinstance(status, int) and not isinstance(status, bool)
+                    and 100 <= status <= 599):
+                self.invalid += 1
+                continue
+            if route not in self.counted:
+                known = len(self.counted | self.histograms.keys())
+                if route not in self.histograms and known >= MAX_ROUTES - 1:
+                    route = OTHER_ROUTE
+                self.counted.add(route)
+            key = (route, status)
+            self.codes[key] = self.codes.get(key, 0) + 1
 
     def add_exemplars(self, items: Sequence[tuple[str, float, str]], now: float) -> None:
         """Keep ``(route, duration_s, trace_id)`` as its bucket's exemplar (routes already counted)."""
@@ -146,6 +166,8 @@ class RequestAggregates:
         self.invalid += bad
 
     def _add_large(self, routes: Sequence[str], statuses: Sequence[int], durations: Sequence[float]) -> None:
+        import numpy as np  # loaded by the first large batch, not by ``import inferwatch.sdk``
+
         status = np.fromiter(statuses, np.int64, len(statuses))
         dur = np.fromiter(durations, np.float64, len(durations))
         ok = (status >= 100) & (status <= 599) & (dur >= 0.0) & (dur < math.inf)  # NaN fails both

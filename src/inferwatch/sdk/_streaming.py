@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from inferwatch.sdk._generation import RequestMark, record
 
 if TYPE_CHECKING:
-    from inferwatch.sdk._middleware import RouteOf, Scope
-    from inferwatch.sdk._monitor import Monitor
+    from inferwatch.sdk._hooks import MonitorHooks as Monitor  # the hooks it uses: no import cycle
+    from inferwatch.sdk._hooks import RouteOf, Scope
 
 __all__ = ["EVENT_STREAM", "StreamWatch"]
 
@@ -51,18 +51,24 @@ class StreamWatch(RequestMark):
             if self._stream and message.get("body"):
                 self._chunks += 1
                 if self._first < 0.0:
-                    self._first = self._monitor._mono()
+                    self._first = self._monitor.monotonic()
         elif kind == "http.response.start":
             self._stream = _is_event_stream(message.get("headers", ())) or (
                 bool(self._generative) and self._route(self._scope) in self._generative)
+
+    @property
+    def generative(self) -> bool:
+        """Whether this request is a generation (a token stream, or one the application recorded)."""
+        return self._stream or self.explicit
 
     def done(self, route: str, status: int, duration_s: float) -> None:
         """Record the stream as a generation, unless it was not one or the app recorded it."""
         if not self._stream or self.explicit:
             return
         ttft = self._first - self.t0 if self._first >= 0.0 else None
-        self._monitor._attach_generations()
-        record(self._monitor, route, self._monitor.model, status, ttft, duration_s, 0, self._chunks, None)
+        self._monitor.enable_generations()
+        record(self._monitor, route, self._monitor.model, status, ttft, duration_s, 0, self._chunks, None,
+               self)
 
 
 def _is_event_stream(headers: Any) -> bool:

@@ -33,8 +33,10 @@ from inferwatch.config import Config, Secret, env
 from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, parse_matcher
 from inferwatch.rules import Alert
 from inferwatch.server._am_api import am_error, am_routes
+from inferwatch.store import DEFAULT_LIMITS, SeriesLimits
 
-__all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "resolve_api_token"]
+__all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "json_body", "resolve_api_token",
+           "write_guard"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +89,11 @@ def _write(token: Secret, fn: Endpoint, error: Callable[[int, str], Response] = 
         except InputError as exc:
             return error(400, str(exc))
     return guarded
+
+
+def write_guard(token: Secret, fn: Endpoint) -> Endpoint:
+    """``fn`` behind the bearer token, with ``InputError`` answered 400 (other APIs' writes)."""
+    return _write(token, fn)
 
 
 async def json_body(request: Request) -> Any:
@@ -162,8 +169,8 @@ def parse_silence(body: Any, now: float) -> Silence:
                        str(body.get("id") or ""))
 
 
-def parse_webhook(body: Any, now: float) -> list[Alert]:
-    """Alerts from Alertmanager's webhook JSON (version 4)."""
+def parse_webhook(body: Any, now: float, limits: SeriesLimits = DEFAULT_LIMITS) -> list[Alert]:
+    """Alerts from Alertmanager's webhook JSON (version 4); labels over ``limits`` refuse it whole."""
     if not isinstance(body, dict) or not isinstance(body.get("alerts"), list):
         raise InputError("webhook: expected Alertmanager's JSON with an 'alerts' list")
     if str(body.get("version", "4")) != "4":
@@ -175,6 +182,7 @@ def parse_webhook(body: Any, now: float) -> list[Alert]:
             bad = next((k for k in labels if not is_valid_label_name(k)), None)
             if bad is not None:
                 raise InputError(f"webhook: alerts[{i}].labels: invalid label name {bad!r}")
+            limits.check_labels(labels, f"webhook: alerts[{i}].labels")
             starts = parse_rfc3339(str(a.get("startsAt", ""))) or now
             ends = parse_rfc3339(str(a.get("endsAt", "")))
             if a.get("status") == "resolved":
@@ -188,8 +196,8 @@ def parse_webhook(body: Any, now: float) -> list[Alert]:
     return out
 
 
-def alerting_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
-    """The routes to mount in the server's app."""
+def alerting_routes(pipeline: Pipeline, token: Secret, limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
+    """The routes to mount in the server's app (alerts' labels within ``limits``: ``server.limits``)."""
     clock = pipeline.clock
 
     def am_write(fn: Endpoint) -> Endpoint:  # errors of the API v2 routes in Alertmanager's shape
@@ -230,7 +238,7 @@ def alerting_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
 
     async def webhook(request: Request) -> Response:
         now = clock.now()
-        alerts = parse_webhook(await json_body(request), now)
+        alerts = parse_webhook(await json_body(request), now, limits)
         await run_in_threadpool(pipeline.send, alerts, now)
         return JSONResponse({"status": "success", "alerts": len(alerts)})
 
@@ -241,7 +249,7 @@ def alerting_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
         return JSONResponse([r.to_json() for r in pipeline.act.records()])
 
     return [
-        *am_routes(pipeline, am_write, json_body),
+        *am_routes(pipeline, am_write, json_body, limits),
         Route("/api/v2/silences", list_silences, methods=["GET"]),
         Route("/api/v2/silences", am_write(post_silence), methods=["POST"]),
         Route("/api/v2/silence/{id}", get_silence, methods=["GET"]),

@@ -37,6 +37,7 @@ from inferwatch.model import (
     parse_matcher,
 )
 from inferwatch.rules import Alert
+from inferwatch.store import DEFAULT_LIMITS, SeriesLimits
 
 __all__ = ["AM_API_VERSION", "am_error", "am_routes", "parse_postable_alerts"]
 
@@ -208,7 +209,7 @@ def _string_map(raw: Any, where: str) -> dict[str, str]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _postable(a: Any, where: str, now: float) -> Alert:
+def _postable(a: Any, where: str, now: float, limits: SeriesLimits) -> Alert:
     if not isinstance(a, dict):
         raise InputError(f"{where}: expected an object")
     labels = {k: v for k, v in _string_map(a.get("labels"), f"{where}.labels").items() if v}
@@ -217,6 +218,7 @@ def _postable(a: Any, where: str, now: float) -> Alert:
     bad = next((k for k in labels if not is_valid_label_name(k)), None)
     if bad is not None:
         raise InputError(f"{where}.labels: invalid label name {bad[:64]!r}")
+    limits.check_labels(Labels(labels), f"{where}.labels")
     starts, ends = _opt_time(a, "startsAt", where), _opt_time(a, "endsAt", where)
     if starts is None:
         starts = ends if ends is not None else now
@@ -229,14 +231,16 @@ def _postable(a: Any, where: str, now: float) -> Alert:
                  float("nan"), url)
 
 
-def parse_postable_alerts(body: Any, now: float) -> tuple[list[Alert], list[str]]:
+def parse_postable_alerts(
+    body: Any, now: float, limits: SeriesLimits = DEFAULT_LIMITS,
+) -> tuple[list[Alert], list[str]]:
     """``postableAlerts``: the valid alerts, and one message per invalid one (Alertmanager keeps the rest)."""
     if not isinstance(body, list):
         raise InputError("alerts: expected a JSON list of alerts")
     good, errors = [], []
     for i, a in enumerate(body):
         try:
-            good.append(_postable(a, f"alerts[{i}]", now))
+            good.append(_postable(a, f"alerts[{i}]", now, limits))
         except InputError as exc:
             errors.append(str(exc))
     return good, errors
@@ -278,7 +282,8 @@ def _version_info() -> dict[str, str]:
             "version": AM_API_VERSION}
 
 
-def am_routes(pipeline: Pipeline, write: Write, json_body: Callable[[Request], Any]) -> list[Route]:
+def am_routes(pipeline: Pipeline, write: Write, json_body: Callable[[Request], Any],
+              limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
     """The routes; ``write`` wraps a handler with the token check and the 400 on ``InputError``."""
     clock = pipeline.clock
     started = clock.now()
@@ -304,7 +309,7 @@ def am_routes(pipeline: Pipeline, write: Write, json_body: Callable[[Request], A
 
     async def post_alerts(request: Request) -> Response:
         now = clock.now()
-        alerts, errors = parse_postable_alerts(await json_body(request), now)
+        alerts, errors = parse_postable_alerts(await json_body(request), now, limits)
         if alerts:
             await run_in_threadpool(pipeline.send, alerts, now)
         if errors:

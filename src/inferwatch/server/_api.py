@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from inferwatch.edge import INGEST_PATH
 from inferwatch.server._guard import Guard
 from inferwatch.server._openapi import OPENAPI_PATH, openapi_document
 from inferwatch.server._prom_routes import prometheus_routes
@@ -69,7 +70,8 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
         Route(OPENAPI_PATH, openapi),
         *extra_routes,
     ]
-    guard = Middleware(Guard, limits=server.config.server.http)  # body size, JSON depth, clean 500s
+    guard = Middleware(Guard, limits=server.config.server.http,  # body size, JSON depth, clean 500s
+                       paths={INGEST_PATH: server.config.edge.max_body_bytes})
     app = Starlette(routes=routes, exception_handlers={404: not_found}, middleware=[guard])
     app.state.executor = executor
     return app

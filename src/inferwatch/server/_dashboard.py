@@ -8,6 +8,7 @@
                                             read once at start, answered from memory
     GET /dashboard/{file}                   the same files, revalidated on every use (ETag)
     GET /api/v1/dashboard/alerts            active alerts with why each is muted (silence, inhibition, held)
+    GET /api/v1/dashboard/devices           edge devices: last contact, silence, samples, backlog, drops
     GET /api/v1/dashboard/timeline?since=S  alert state changes, notifications and actions since ``now - S``
     GET /api/v1/dashboard/digests           what the next digest of each digest receiver would say
     GET /api/v1/dashboard/diagnose/gpu      the GPU playbook on the stored series (``service``, ``since``)
@@ -29,7 +30,7 @@ import json
 import logging
 import math
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,9 +39,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from inferwatch.model import parse_duration
-from inferwatch.rules import format_go_float
+from inferwatch.model import matches_all, parse_duration
+from inferwatch.rules import Rule, format_go_float
 from inferwatch.server._runtime import Server
+from inferwatch.server._trace_links import trace_notes
 
 if TYPE_CHECKING:  # the server's package imports this module: keep alerting out of that import
     from inferwatch.alerting import Pipeline
@@ -98,15 +100,50 @@ def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any
     silences = pipeline.silences.list() if pipeline is not None else []
     others = [m for m in pipeline.mute.muters if m is not pipeline.silences] if pipeline is not None else []
     out = []
+    rules = {r.name: r for r in server.components.rules}
     for a in server.components.evaluator.active():
         labels = a.labels.to_dict()
         silenced = [s.id for s in silences if s.mutes(labels, now)]
+        annotations = _with_traces(server, rules.get(a.alertname), a.annotations, labels, now)
         out.append({
-            "labels": labels, "annotations": dict(a.annotations), "state": str(a.state),
+            "labels": labels, "annotations": annotations, "state": str(a.state),
             "activeAt": a.active_since, "value": format_go_float(a.value), "held": a.held,
             "query": queries.get(a.alertname, ""), "silencedBy": silenced,
             "inhibited": any(m.mutes(labels, now) for m in others),
+            "response": response_of(pipeline, labels),
         })
+    return out
+
+
+def response_of(pipeline: Pipeline | None, labels: dict[str, str]) -> str:
+    """What the pipeline does for an alert: its matching actions, then the receivers its routes name.
+
+    The card's "next step" says this rather than the tier's generic response, so a P1
+    alert that no action matches does not promise the degrade action. A receiver
+    without credentials says it only prints.
+    """
+    if pipeline is None:
+        return ""
+    acts = [f"{a.name} action" for a in pipeline.act.actions if matches_all(a.matchers, labels)]
+    names = dict.fromkeys(r.options.receiver for r in pipeline.root.match(labels))
+    return " + ".join([*acts, *(_message_to(pipeline, n) for n in names)])
+
+
+def _message_to(pipeline: Pipeline, receiver: str) -> str:
+    status = getattr(pipeline.notifiers.get(receiver), "delivered_as", "sent")
+    return f"{receiver} message" if status == "sent" else f"{receiver} message, {status}"
+
+
+def _with_traces(server: Server, rule: Rule | None, annotations: Mapping[str, str], labels: dict[str, str],
+                 now: float) -> dict[str, str]:
+    """The alert's annotations plus its example slow traces (pending ones too: the card shows them)."""
+    out = dict(annotations)
+    if rule is not None and "example_traces" not in out:
+        try:
+            out.update(trace_notes(rule, labels, server.components.scrape.exemplars, now,
+                                   base_url=server.base_url))
+        except Exception:  # the card without traces rather than no card
+            log.debug("example traces not read for %s", rule.name, exc_info=True)
     return out
 
 
@@ -246,8 +283,19 @@ def _data_block(name: str, text: str) -> str:
     return f'<script type="application/json" id="{name}">{safe}</script>\n'
 
 
+Devices = Callable[[], list[dict[str, Any]]]
+"""What the edge ingest knows of each device (``vars`` of its ``DeviceStatus``)."""
+
+
+def devices_view(devices: Devices | None, now: float) -> list[dict[str, Any]]:
+    """Each edge device with its silence (seconds since its last contact), by name."""
+    rows = devices() if devices is not None else []
+    out = [{**d, "silence_s": max(0.0, now - float(d.get("last_contact") or 0.0))} for d in rows]
+    return sorted(out, key=lambda d: str(d.get("device", "")))
+
+
 def dashboard_routes(server: Server, pipeline: Pipeline | None,
-                     drift: DriftReports | None = None) -> list[BaseRoute]:
+                     drift: DriftReports | None = None, devices: Devices | None = None) -> list[BaseRoute]:
     """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo."""
     files = read_static()
     version = static_version(files)
@@ -271,4 +319,5 @@ def dashboard_routes(server: Server, pipeline: Pipeline | None,
         Route("/api/v1/dashboard/digests", _json(lambda _: digests_view(pipeline, server.clock.now()))),
         Route("/api/v1/dashboard/diagnose/gpu", _json(lambda r: diagnose_view(server, r))),
         Route("/api/v1/dashboard/drift", _json(lambda _: _finite(drift() if drift is not None else []))),
+        Route("/api/v1/dashboard/devices", _json(lambda _: devices_view(devices, server.clock.now()))),
     ]

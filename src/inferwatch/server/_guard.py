@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 # Endpoints whose bodies are legitimately larger than the default (batches of samples or alerts).
 BODY_LIMITS: Mapping[str, int] = {
-    "/api/v1/write": 32 << 20, "/api/v1/ingest": 32 << 20, "/api/v1/otlp": 32 << 20,
+    "/api/v1/write": 32 << 20, "/api/v1/otlp": 32 << 20,
     "/v1/metrics": 32 << 20, "/v1/traces": 32 << 20, "/api/v1/alertmanager": 8 << 20,
     "/api/v2/alerts": 8 << 20,  # batches from a Prometheus that treats the server as its Alertmanager
 }
@@ -55,7 +55,9 @@ def json_depth(body: bytes) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def _limit_for(path: str, default: int) -> int:
+def _limit_for(path: str, default: int, paths: Mapping[str, int]) -> int:
+    if path in paths:
+        return paths[path]
     for prefix, limit in BODY_LIMITS.items():
         if path == prefix or path.startswith(prefix + "/"):
             return max(limit, default)
@@ -78,8 +80,10 @@ def _where(exc: BaseException) -> str:
 class Guard:
     """ASGI middleware applying :class:`HttpLimits` to bodies, and turning crashes into a clean 500."""
 
-    def __init__(self, app: Any, limits: HttpLimits) -> None:
+    def __init__(self, app: Any, limits: HttpLimits, paths: Mapping[str, int] | None = None) -> None:
         self.app, self.limits = app, limits
+        self.paths: Mapping[str, int] = dict(paths or {})
+        """Exact paths with a limit of their own (edge ingest: ``edge.max_body_bytes``)."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -91,7 +95,7 @@ class Guard:
         if not host_allowed(host, allowed):
             await _answer(send, 421, "bad_data", f"Host {host[:100]!r} is not this server's (DNS rebinding?)")
             return
-        limit = _limit_for(scope["path"], self.limits.max_body_bytes)
+        limit = _limit_for(scope["path"], self.limits.max_body_bytes, self.paths)
         problem, body = await self._read(scope, receive, limit)
         if problem is not None:
             await _answer(send, *problem)

@@ -1,13 +1,15 @@
 """``POST /api/v1/edge/ingest``: edge devices' batches into the store, each batch stored once.
 
 Checks, in order, each answered with a JSON error naming what was wrong:
-413 a body over ``edge.max_body_bytes``; 401 no or an unknown device token;
+413 a body over ``edge.max_body_bytes`` (4 MiB); 401 no or an unknown device token;
 400 a body that is not gzip'ed JSON of the ingest format (the message names
 the field, e.g. ``body.series[3].v[17]``) or that expands past
 ``edge.max_decoded_bytes`` or holds more than ``edge.max_samples``; 403 a
-token of one device uploading as another; 409 ``unknown_series`` a version-2
-batch naming a series id whose labels the server does not have (the agent
-resends it with its definitions). Both versions are accepted (``_wire``);
+token of one device uploading as another; 400 a sample stamped more than 10 minutes
+ahead of the server's clock or before 2000, or a batch over a limit of ``server.limits``
+(labels, label lengths, series: the message names it), nothing of the batch stored;
+409 ``unknown_series`` a version-2 batch naming a series id whose labels the server
+does not have (the agent resends it with its definitions). Both versions are accepted (``_wire``);
 version-2 definitions are kept per device and spool in ``edge.sqlite``. A batch id already stored answers
 200 ``{"status": "duplicate"}`` and stores nothing (the agent retried a batch
 whose answer it did not get). Every sample gets ``device="<name>"`` from
@@ -39,6 +41,7 @@ from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
 from inferwatch.model import Clock, Labels, Sample
 from inferwatch.model import metrics as m
 from inferwatch.server._edge_fill import Filler
+from inferwatch.server._ingest_checks import check_batch
 from inferwatch.store import Store
 
 __all__ = ["EDGE_STATE_FILE", "DeviceStatus", "EdgeIngest", "SeenBatches", "ingest_routes"]
@@ -60,6 +63,8 @@ class SeenBatches:
                              "at REAL NOT NULL, PRIMARY KEY (device, id))")
             self._db.execute("CREATE TABLE IF NOT EXISTS series (device TEXT NOT NULL, spool TEXT NOT NULL, "
                              "id INTEGER NOT NULL, labels TEXT NOT NULL, PRIMARY KEY (device, spool, id))")
+            self._db.execute("CREATE TABLE IF NOT EXISTS devices (device TEXT PRIMARY KEY, "
+                             "status TEXT NOT NULL)")
         except sqlite3.Error as exc:
             raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
         self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
@@ -122,6 +127,24 @@ class SeenBatches:
             self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
             self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
 
+    def save_device(self, status: dict[str, Any]) -> None:
+        """Keep a device's statistics (a restart continues its counts and last contact)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
+                             (status["device"], json.dumps(status)))
+
+    def load_devices(self) -> list[dict[str, Any]]:
+        """The statistics of every device saved (a row that does not read is left out, logged)."""
+        out = []
+        with self._lock:
+            rows = self._db.execute("SELECT device, status FROM devices").fetchall()
+        for device, text in rows:
+            try:
+                out.append(dict(json.loads(text)))
+            except ValueError:
+                log.warning("edge state: device %r's statistics do not read; starting it afresh", device)
+        return out
+
     def close(self) -> None:
         """Close the file."""
         with self._lock:
@@ -142,6 +165,18 @@ class DeviceStatus:
     duplicates: int = 0
 
 
+def _restored(rows: list[dict[str, Any]]) -> dict[str, DeviceStatus]:
+    known = set(DeviceStatus.__dataclass_fields__)
+    out = {}
+    for row in rows:
+        try:
+            status = DeviceStatus(**{k: v for k, v in row.items() if k in known})
+        except TypeError:  # no device name: nothing to restore
+            continue
+        out[status.device] = status
+    return out
+
+
 class _Reject(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -153,8 +188,10 @@ class EdgeIngest:
 
     def __init__(self, config: EdgeConfig, store: Store, clock: Clock, data_dir: Path | None) -> None:
         self.config, self.store, self.clock = config, store, clock
+        self.retention: float | None = None  # ``storage.retention`` (serve): older samples are out of bounds
         self.seen = SeenBatches(data_dir / EDGE_STATE_FILE if data_dir else None)
-        self.devices: dict[str, DeviceStatus] = {}
+        self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
+        """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
         self.filler = Filler()
         self._lock = threading.Lock()
         self._started = clock.now()
@@ -230,18 +267,26 @@ class EdgeIngest:
             if self.seen.seen(device, batch.batch_id):
                 status.duplicates += 1
                 self._append([], device, now, status)
+                self.seen.save_device(vars(status))
                 return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
             stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
             received = len(stored)
-            if batch.version == 3 and batch.step > 0:  # the points between sent ones (_edge_fill)
-                ids = self.seen.counters(device, spool)
-                counters = {x.labels for x, i in zip(stored, batch.series_ids, strict=True) if i in ids}
-                stored = self.filler.fill(stored, counters.__contains__, batch.step, batch.heartbeat_max,
-                                          device)
-            self._append(stored, device, now, status, received)
+            try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
+                check_batch(self.store, [s.labels for s in stored], [s.t for s in stored], now,
+                            sample_limit=0, what="this edge batch",  # edge.max_samples bounds it
+                            retention=self.retention)
+                if batch.version == 3 and batch.step > 0:  # the points between sent ones (_edge_fill)
+                    ids = self.seen.counters(device, spool)
+                    counters = {x.labels for x, i in zip(stored, batch.series_ids, strict=True) if i in ids}
+                    stored = self.filler.fill(stored, counters.__contains__, batch.step, batch.heartbeat_max,
+                                              device)
+                self._append(stored, device, now, status, received)
+            except InputError as exc:
+                raise _Reject(400, f"body: {exc}") from None
             self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
             status.samples += received
             status.batches += 1
+            self.seen.save_device(vars(status))
         return {"status": "success", "batch": batch.batch_id, "samples": received}
 
     def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from inferwatch.config import Config
 from inferwatch.model import SimulatedClock, format_duration
 from inferwatch.promql import DEFAULT_LOOKBACK_MS
-from inferwatch.rules import Rule, load_rules
+from inferwatch.rules import Rule
+from inferwatch.slo import load_rule_set
 
 __all__ = ["config_warnings", "preflight"]
 
@@ -19,7 +20,7 @@ def preflight(config: Config) -> list[Rule]:
     """
     from inferwatch.alerting import pipeline_from_config
 
-    rules = load_rules(config)
+    rules = load_rule_set(config).alerts  # the SLO files are read and their queries parsed here
     pipeline = pipeline_from_config(config, None, SimulatedClock(0.0))  # in memory: nothing written
     close = getattr(pipeline, "close", None)
     if callable(close):

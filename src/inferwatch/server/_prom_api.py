@@ -64,7 +64,8 @@ def query_handler(
     async def call(params: Params) -> Any:
         if executor is None:
             return await run_in_threadpool(fn, params, None)
-        return await executor.run(lambda ctx: fn(params, ctx))
+        # the request's own ``timeout`` bounds the answer too: 503 at it, whatever the worker is doing
+        return await executor.run(lambda ctx: fn(params, ctx), timeout=params.duration("timeout"))
 
     return _endpoint(call)
 

@@ -127,9 +127,14 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
         rules_json = [] if kind == "record" else [
             _rule(r, active.get(r.name, []), last, took, comps.evaluator.band_status(r.name))
             for r in comps.rules]
-        return {"groups": [{"name": "inferwatch", "file": "inferwatch.yml", "rules": rules_json,
-                            "interval": comps.config.server.evaluation_interval, "limit": 0,
-                            "evaluationTime": server.stats.last_duration, "lastEvaluation": rfc3339(last)}]}
+        group = {"interval": comps.config.server.evaluation_interval, "limit": 0,
+                 "evaluationTime": server.stats.last_duration, "lastEvaluation": rfc3339(last)}
+        recorded: dict[str, list[dict[str, Any]]] = {}  # the SLOs' recording rules, in Sloth's groups
+        for rec in [] if kind == "alert" else comps.evaluator.recordings:
+            recorded.setdefault(rec.group, []).append(_recording(rec, last, took))
+        return {"groups": [{"name": "inferwatch", "file": "inferwatch.yml", "rules": rules_json, **group},
+                           *({"name": name, "file": "slo.rules.yml", "rules": items, **group}
+                             for name, items in recorded.items())]}
 
     def alerts(_: Params) -> Any:
         return {"alerts": [a for group in alerts_of().values() for a in group]}
@@ -147,6 +152,11 @@ def _alert(a: Any) -> dict[str, Any]:
     if a.held:  # inferwatch's addition to Prometheus's shape, only when it applies
         out["held"] = True
     return out
+
+
+def _recording(r: Any, last: float | None, took: float) -> dict[str, Any]:
+    return {"name": r.record, "query": r.promql, "labels": dict(r.labels), "health": "ok", "lastError": "",
+            "evaluationTime": took, "lastEvaluation": rfc3339(last), "type": "recording"}
 
 
 def _rule(r: Any, alerts: list[dict[str, Any]], last: float | None, took: float,

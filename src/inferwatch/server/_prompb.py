@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inferwatch.model import Labels
+from inferwatch.store import LimitExceeded
 
 __all__ = ["Columns", "WriteRequestReader"]
 
@@ -117,12 +118,20 @@ def _label_any(raw: bytes, pos: int, pairs: list[tuple[str, str]]) -> int:
 class WriteRequestReader:
     """Reads ``WriteRequest`` bytes into :class:`Columns`, remembering label sets by their bytes."""
 
-    def __init__(self, max_series: int = 200_000) -> None:
+    def __init__(self, max_series: int = 200_000, label_limit: int = 0) -> None:
         self.max_series = max_series
+        self.label_limit = label_limit
+        """Most labels a series may have (``server.limits.label_limit``; 0: none): a longer label run
+        is counted before it is decoded, and refused (``LimitExceeded``) without decoding it."""
         self._labels: dict[bytes, Labels] = {}
         # one Label field's bytes -> (name, value): label pairs repeat across series (job, instance,
         # the metric name), so a new series mostly reuses decoded, shared strings
         self._pairs: dict[bytes, tuple[str, str]] = {}
+
+    def forget(self) -> None:
+        """Forget every label set and pair remembered (after a refused request)."""
+        self._labels.clear()
+        self._pairs.clear()
 
     def read(self, raw: bytes) -> Columns:
         """The samples of one request (``ValueError`` or ``IndexError`` when malformed)."""
@@ -220,6 +229,8 @@ class WriteRequestReader:
                     key = raw[start:stop]
                     ls = known(key)
                     if ls is None:  # a new series: its labels read in one pass when usual
+                        if self.label_limit and stop - start > _LONG_RUN * self.label_limit:
+                            _count_labels(raw, start, stop, self.label_limit)
                         ls = self._new_labels(raw, start, stop)
                         if ls is not None:
                             cache[key] = ls
@@ -243,6 +254,8 @@ class WriteRequestReader:
             key = raw[start:q]
             ls = known(key)
             if ls is None:
+                if self.label_limit and q - start > _LONG_RUN * self.label_limit:
+                    _count_labels(raw, start, q, self.label_limit)
                 ls = cache[key] = self._labels_from(key)
             while q < end:
                 tag = raw[q]
@@ -269,6 +282,22 @@ class WriteRequestReader:
                     q = _skip(raw, q, end)
             pos = end
         return labels, value_at, time_at, time_end
+
+
+_LONG_RUN = 64  # bytes a label: a run longer than this per allowed label is counted before it is read
+
+
+def _count_labels(raw: bytes, pos: int, stop: int, limit: int) -> None:
+    """Raise ``LimitExceeded`` if the run of ``Label`` fields in ``raw[pos:stop]`` holds over ``limit``
+    of them (the fields are skipped by their lengths, not decoded: a million take a fraction of a second)."""
+    n = 0
+    while pos < stop:
+        size, start = (raw[pos + 1], pos + 2) if raw[pos + 1] < 0x80 else _varint(raw, pos + 1)
+        pos = start + size
+        n += 1
+    if n > limit:
+        raise LimitExceeded("label_limit", (
+            f"label_limit exceeded (number of labels: {n}, limit: {limit}; the series was not decoded)"))
 
 
 def _values(buf: np.ndarray, value_at: list[int]) -> np.ndarray:

@@ -143,13 +143,18 @@ class QueryExecutor:
         self._lock = threading.Lock()
         self._closed = False
 
-    def context(self) -> QueryContext:
-        """A new query context with this executor's limits."""
-        return QueryContext(self.limits.timeout, self.limits.max_samples, monotonic=self._monotonic)
+    def context(self, timeout: float | None = None) -> QueryContext:
+        """A new query context with this executor's limits (``timeout`` if shorter than its own)."""
+        limit = min(timeout, self.limits.timeout) if timeout else self.limits.timeout
+        return QueryContext(limit, self.limits.max_samples, monotonic=self._monotonic)
 
-    async def run(self, work: Callable[[QueryContext], T]) -> T:
-        """Run ``work(ctx)`` on a worker; :class:`QueryTimeout` past the timeout (the worker stops too)."""
-        ctx = self.context()
+    async def run(self, work: Callable[[QueryContext], T], timeout: float | None = None) -> T:
+        """Run ``work(ctx)`` on a worker; :class:`QueryTimeout` past the timeout (the worker stops too).
+
+        ``timeout`` (a request's own, when shorter than ``query.timeout``) is answered at once when it
+        passes, whatever the worker is doing; the worker stops at its next deadline check.
+        """
+        ctx = self.context(timeout)
 
         def guarded() -> T:
             ctx.check("queue")  # the time spent waiting for a worker counts, as in Prometheus
@@ -163,11 +168,10 @@ class QueryExecutor:
             self._live[ctx] = (loop, fut)
         fut.add_done_callback(_retrieve)  # a result nobody awaits any more is not an error to log
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), timeout=self.limits.timeout)
+            return await asyncio.wait_for(asyncio.shield(fut), timeout=ctx.timeout)
         except TimeoutError:
             ctx.cancelled.set()
-            raise QueryTimeout(
-                f"query timed out in query execution (timeout {self.limits.timeout:g}s)") from None
+            raise QueryTimeout(f"query timed out in query execution (timeout {ctx.timeout:g}s)") from None
         except asyncio.CancelledError:
             ctx.cancelled.set()
             if fut.cancelled() and self._closed:  # close() cancelled it: answer, do not vanish

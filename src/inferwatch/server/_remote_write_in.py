@@ -6,8 +6,10 @@ columns by :mod:`inferwatch.server._prompb` (label sets already seen are
 found by their bytes), appended to the store as columns. Answers, as
 Prometheus 2.42's ``--web.enable-remote-write-receiver`` does: 204 when
 stored; 400 for a body that does not decode, a sample with an invalid metric
-or label name, or one stamped more than ``MAX_AHEAD_S`` ahead of the server's
-clock (out of bounds, as scrapes refuse it) — then nothing of the request is
+or label name, one stamped more than ``MAX_AHEAD_S`` ahead of the server's
+clock or before 2000 (out of bounds, as scrapes refuse it), or a request over a
+limit of ``server.limits`` (labels, lengths, samples, series; the message names
+the limit; see ``_ingest_checks``) — then nothing of the request is
 stored, as Prometheus rolls the request back, and a 400 tells the sender not
 to retry. 401 without the server's write token, 413 over
 ``MAX_DECODED_BYTES``, 503 when the store cannot write (the sender retries).
@@ -24,7 +26,6 @@ import hmac
 import logging
 from dataclasses import dataclass, field
 
-import numpy as np
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -34,9 +35,9 @@ from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
 from inferwatch.model import Clock
 from inferwatch.server import _snappy
-from inferwatch.server._prompb import Columns, WriteRequestReader
-from inferwatch.server._scrape_limits import MAX_AHEAD_S
-from inferwatch.store import Store, append_columns
+from inferwatch.server._ingest_checks import check_batch
+from inferwatch.server._prompb import WriteRequestReader
+from inferwatch.store import LimitExceeded, Store, append_columns, count_discarded
 
 __all__ = ["MAX_DECODED_BYTES", "WRITE_PATH", "RemoteWriteReceiver", "remote_write_routes"]
 
@@ -62,6 +63,12 @@ class RemoteWriteReceiver:
     # label sets by their bytes: a sender repeats its series in every request, so (as a scrape
     # cache does) a known series skips decoding and validating its label set again
     reader: WriteRequestReader = field(default_factory=lambda: WriteRequestReader(MAX_CACHED_SERIES))
+    sample_limit: int = 0  # ``server.limits.sample_limit``: most samples one request may carry
+    label_limit: int = 0  # ``server.limits.label_limit``: a longer series is refused before it is decoded
+    retention: float | None = None  # ``storage.retention``: older samples are out of bounds
+
+    def __post_init__(self) -> None:
+        self.reader.label_limit = self.label_limit
 
     def write(self, body: bytes) -> int:
         """Store one request; return its sample count (``_Refused`` with the status when refused)."""
@@ -69,25 +76,24 @@ class RemoteWriteReceiver:
             cols = self.reader.read(_snappy.decompress(body, max_bytes=MAX_DECODED_BYTES))
         except _snappy.TooLarge as exc:
             raise _Refused(413, f"remote-write: {exc}") from None
+        except LimitExceeded as exc:
+            count_discarded(self.store, exc.reason, 1)
+            raise _Refused(400, f"{exc}; nothing of this request was stored") from None
         except (ValueError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
             raise _Refused(400, f"not a snappy-compressed remote-write WriteRequest: {exc}") from None
-        _check_bounds(cols, self.clock.now())
         try:
+            check_batch(self.store, cols.labels, cols.t, self.clock.now(), sample_limit=self.sample_limit,
+                        what="this remote-write request", retention=self.retention)
             append_columns(self.store, cols.labels, cols.t, cols.v)
+        except LimitExceeded as exc:
+            self.reader.forget()  # a refused label set is not worth remembering (it may be huge)
+            raise _Refused(400, f"{exc}; nothing of this request was stored"
+                           if "nothing of" not in str(exc) else str(exc)) from None
         except InputError as exc:
             raise _Refused(400, str(exc)) from None
         except StoreError as exc:
             raise _Refused(503, f"store: {exc}") from None
         return len(cols.labels)
-
-
-def _check_bounds(cols: Columns, now: float) -> None:
-    ahead = np.flatnonzero(cols.t > now + MAX_AHEAD_S)
-    if ahead.shape[0]:
-        first = int(ahead[0])
-        raise _Refused(400, f"out of bounds: {ahead.shape[0]} samples stamped more than {MAX_AHEAD_S:g}s "
-                            f"ahead of the server's clock (first: {cols.labels[first]} at "
-                            f"{cols.t[first]:.3f}); nothing of this request was stored")
 
 
 def remote_write_routes(receiver: RemoteWriteReceiver, token: Secret) -> list[Route]:

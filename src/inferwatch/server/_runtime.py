@@ -48,6 +48,8 @@ class Server:
         self._swap = threading.Lock()
         self.ready = threading.Event()
         self.stats = EvalStats(last_reload_success_t=clock.now())  # the first load counts
+        self.base_url = components.config.server.external_url.rstrip("/")
+        """The server's absolute URL for links in alerts (``serve`` sets the listen address without one)."""
 
     @property
     def config(self) -> Config:

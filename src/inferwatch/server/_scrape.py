@@ -25,8 +25,7 @@ from dataclasses import dataclass
 import httpx
 
 from inferwatch._exceptions import InferwatchError
-from inferwatch.config import ScrapeTarget
-from inferwatch.config._redact import REDACTED, install_log_redaction, redact_url
+from inferwatch.config import REDACTED, ScrapeTarget, install_log_redaction, redact_url
 from inferwatch.model import STALE_NAN, Clock, Labels
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server._scrape_limits import (
@@ -37,7 +36,7 @@ from inferwatch.server._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.store import ExemplarStore, Store, append_columns
+from inferwatch.store import ExemplarStore, LimitExceeded, Store, append_columns, count_discarded
 
 __all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
 
@@ -112,8 +111,11 @@ class ScrapeLoop:
     def __init__(
         self, targets: Sequence[ScrapeTarget], store: Store, *, clock: Clock,
         transport: httpx.BaseTransport | None = None, exemplars: ExemplarStore | None = None,
+        sample_limit: int = 0,
     ) -> None:
         self.store = store
+        self.sample_limit = sample_limit
+        """``server.limits.sample_limit``: a target's own ``sample_limit`` when it sets none."""
         self.exemplars = exemplars if exemplars is not None else ExemplarStore()
         """The exemplars scraped from OpenMetrics targets (kept across reloads by ``adopt``)."""
         self.clock = clock
@@ -158,7 +160,11 @@ class ScrapeLoop:
         try:
             body = fetch(self._client, target.cfg)  # network time is real time, as httpx's timeout
             parsed = target.parser.parse(body.text, now, body.content_type)
-            check_limits(target.cfg, parsed.labels)
+            try:
+                check_limits(target.cfg, parsed.labels, self.sample_limit)
+            except ScrapeFailed as exc:  # counted as the store counts its own refusals
+                count_discarded(self.store, str(exc).split(" exceeded")[0].replace(" ", "_"), len(parsed))
+                raise
             error = duplicate_error(body.text, parsed.labels)
             dropped = drop_future(parsed.labels, parsed.t, parsed.v, now)
             if dropped:
@@ -179,7 +185,15 @@ class ScrapeLoop:
         report = [0.0 if error else 1.0, duration, n, n, float(parsed.series_added)]
         v = [*v, *([STALE_NAN] * len(stale)), *report]
         try:
-            append_columns(self.store, labels, t, v)
+            try:
+                append_columns(self.store, labels, t, v)
+            except LimitExceeded as exc:  # the scrape fails as Prometheus's does: up 0, nothing else kept
+                error, parsed = str(exc), ParsedScrape()
+                stale = list(target.tracked.values())  # a failed scrape: everything it had goes stale
+                labels = [*stale, *target.report]
+                t = [*([now] * len(stale)), *([now] * len(target.report))]
+                v = [*([STALE_NAN] * len(stale)), 0.0, duration, 0.0, 0.0, 0.0]
+                append_columns(self.store, labels, t, v)
         except InferwatchError as exc:
             error = f"store refused the scrape: {exc}"
             if not self._store_failing:  # once per episode: a full disk refuses every scrape

@@ -71,10 +71,15 @@ def fetch(client: httpx.Client, target: ScrapeTarget, *,
         raise ScrapeFailed(str(exc) or type(exc).__name__) from None
 
 
-def check_limits(target: ScrapeTarget, labels: Sequence[Labels]) -> None:
-    """Raise :class:`ScrapeFailed` if the scrape breaks the target's sample or label limits."""
-    if target.sample_limit and len(labels) > target.sample_limit:
-        raise ScrapeFailed(f"sample limit exceeded (samples: {len(labels)}, limit: {target.sample_limit})")
+def check_limits(target: ScrapeTarget, labels: Sequence[Labels], default_sample_limit: int = 0) -> None:
+    """Raise :class:`ScrapeFailed` if the scrape breaks the target's sample or label limits.
+
+    ``default_sample_limit`` (``server.limits.sample_limit``) applies when the target sets none;
+    the server's label and series limits are the store's (``inferwatch.store.SeriesLimits``).
+    """
+    sample_limit = target.sample_limit or default_sample_limit
+    if sample_limit and len(labels) > sample_limit:
+        raise ScrapeFailed(f"sample limit exceeded (samples: {len(labels)}, limit: {sample_limit})")
     if not (target.label_limit or target.label_name_length_limit or target.label_value_length_limit):
         return
     for ls in set(labels):

@@ -89,6 +89,7 @@ class _ServerCollector(Collector):
         for h in _HEALTH:
             targets.add_metric([h], float(health.get(h, 0)))
         yield targets
+        yield from self._limits(comps.store)
         if isinstance(comps.store, SQLiteStore):
             size = _family(catalog.STORAGE_BYTES)
             size.add_metric([], float(_disk_bytes(comps.store)))
@@ -122,6 +123,22 @@ class _ServerCollector(Collector):
         when = _family(catalog.CONFIG_LAST_RELOAD_SUCCESS)
         when.add_metric([], st.last_reload_success_t or 0.0)
         yield from (total, failed, secs, last, at, ok, when)
+
+    @staticmethod
+    def _limits(store: object) -> Iterator[Metric]:
+        counted = getattr(store, "series_count", None)
+        if counted is not None:
+            series = _family(catalog.STORAGE_SERIES)
+            series.add_metric([], float(counted()))
+            yield series
+        limits = getattr(store, "limits", None)
+        limit = _family(catalog.STORAGE_SERIES_LIMIT)
+        limit.add_metric([], float(limits.max_series if limits is not None else 0))
+        discarded = _family(catalog.DISCARDED_SAMPLES_TOTAL)
+        stats = getattr(store, "stats", None)
+        for reason, n in sorted(getattr(stats, "discarded", {}).items()):
+            discarded.add_metric([reason], float(n))
+        yield from (limit, discarded)
 
     @staticmethod
     def _delivery(deliveries: DeliveryCounts) -> Iterator[Metric]:

@@ -25,7 +25,13 @@ from inferwatch.server._preflight import config_warnings
 from inferwatch.server._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
-from inferwatch.server._wiring import ServerComponents, build_components, build_pipeline, data_dir_of
+from inferwatch.server._wiring import (
+    ServerComponents,
+    build_components,
+    build_pipeline,
+    data_dir_of,
+    series_limits,
+)
 
 __all__ = ["parse_listen", "serve"]
 
@@ -59,27 +65,41 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     pipeline = build_pipeline(config, clock=clock)
     token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
     sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
-    from inferwatch.server._trace_links import TraceLinks
+    from inferwatch.server._trace_links import TraceLinks, listen_url
 
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
+    server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
-    routes = alerting_routes(pipeline, token)
-    from inferwatch.server._ingest import EdgeIngest, ingest_routes
+    routes = alerting_routes(pipeline, token, series_limits(config.server.limits))  # alerts' labels too
+    from inferwatch.server._oncall_api import oncall_routes
+
+    routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
+    from inferwatch.server._ingest import DeviceStatus, EdgeIngest, ingest_routes
 
     edge = EdgeIngest(config.edge, server.components.appender, clock,
                       data_dir if config.storage.type == "sqlite" else None)
+    edge.retention = config.storage.retention
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
-    routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
-    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState())  # OTLP metrics in
+    routes.extend(trace_routes(open_trace_store(config, data_dir, clock), token))  # OTLP in, traces out
+    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState(),  # OTLP metrics in
+                                       sample_limit=config.server.limits.sample_limit,
+                                       retention=config.storage.retention)
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
-    routes.extend(remote_write_routes(RemoteWriteReceiver(server.components.appender, clock), token))
+    routes.extend(remote_write_routes(RemoteWriteReceiver(
+        server.components.appender, clock, sample_limit=config.server.limits.sample_limit,
+        label_limit=config.server.limits.label_limit, retention=config.storage.retention), token))
+    from inferwatch.server._slo_api import slo_routes
+
+    routes.extend(slo_routes(server))  # /api/v1/slos
     if reload is not None:
         def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            return build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            built.evaluator.on_pending = pipeline.pending
+            return built
 
         reloader = Reloader(server, reload, build, announce=lambda line: print(
             f"inferwatch serve: {line}", file=sys.stderr, flush=True))
@@ -88,7 +108,11 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
             signal.signal(signal.SIGHUP, reloader.on_signal)
     from inferwatch.server._dashboard import dashboard_routes
 
-    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline)],
+    def devices() -> list[dict[str, Any]]:  # the dashboard's devices: configured ones never heard from too
+        seen = dict(edge.devices)
+        return [dict(vars(seen.get(name) or DeviceStatus(name))) for name in {*config.edge.devices, *seen}]
+
+    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline, devices=devices)],
                      deliveries=deliveries)
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
     for warning in [exposure_warning(host), *config_warnings(config)]:
@@ -103,6 +127,8 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
+        if not config.server.external_url:  # trace links in messages must open from anywhere
+            sink.base_url = server.base_url = listen_url(host, bound_port)
         print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)

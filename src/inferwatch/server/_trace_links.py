@@ -6,13 +6,15 @@ carry the trace ids of recent kept traces as exemplars (scraped from
 OpenMetrics); ``TraceLinks`` wraps the evaluator's sink and, for each firing
 alert whose rule reads series with exemplars, adds ``example_traces`` (the
 slowest few trace ids of the alert's series in the last ``window_s``, with
-their latencies) and ``trace_url`` (the slowest trace in the server's trace API).
+their latencies) and ``trace_url`` (the slowest trace in the server's trace API, an
+absolute URL: ``server.external_url``, else the address the server listens on).
 Alerts of rules over series without exemplars pass unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import socket
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -23,7 +25,7 @@ from inferwatch.store import Exemplar, ExemplarSeries, ExemplarStore
 if TYPE_CHECKING:
     from inferwatch.server._wiring import ServerComponents
 
-__all__ = ["EXAMPLES", "TraceLinks", "slowest_traces"]
+__all__ = ["EXAMPLES", "TraceLinks", "listen_url", "slowest_traces", "trace_notes"]
 
 EXAMPLES = 3
 """Trace ids named per alert."""
@@ -62,12 +64,25 @@ class TraceLinks:
         rule = rules.get(alert.name)
         if rule is None or alert.resolved(now):
             return alert
-        found = store.select(selectors(rule.signal), now - self.window_s, now)
-        mine = [r for r in found if all(r.series.get(k, v) == v for k, v in alert.labels.items())]
-        slow = slowest_traces(mine)
-        if not slow:
-            return alert
-        ids = [e.labels["trace_id"] for e in slow]
-        notes = {"example_traces": ", ".join(f"{i} ({e.value:.3g}s)" for i, e in zip(ids, slow, strict=True)),
-                 "trace_url": f"{self.base_url}/api/v1/traces/{ids[0]}"}
-        return replace(alert, annotations={**alert.annotations, **notes})
+        notes = trace_notes(rule, alert.labels.to_dict(), store, now, self.window_s, self.base_url)
+        return replace(alert, annotations={**alert.annotations, **notes}) if notes else alert
+
+
+def trace_notes(rule: Rule, labels: Mapping[str, str], store: ExemplarStore, now: float,
+                window_s: float = 900.0, base_url: str = "") -> dict[str, str]:
+    """``example_traces`` and ``trace_url`` of an alert of ``rule`` with ``labels`` ({}: no exemplars)."""
+    found = store.select(selectors(rule.signal), now - window_s, now)
+    mine = [r for r in found if all(r.series.get(k, v) == v for k, v in labels.items())]
+    slow = slowest_traces(mine)
+    if not slow:
+        return {}
+    ids = [e.labels["trace_id"] for e in slow]
+    return {"example_traces": ", ".join(f"{i} ({e.value:.3g}s)" for i, e in zip(ids, slow, strict=True)),
+            "trace_url": f"{base_url.rstrip('/')}/api/v1/traces/{ids[0]}"}
+
+
+def listen_url(host: str, port: int) -> str:
+    """The server's own base URL, for when ``server.external_url`` is unset (a wildcard: the host's name)."""
+    if host in ("", "0.0.0.0", "::"):
+        host = socket.getfqdn()
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

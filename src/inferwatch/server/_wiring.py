@@ -18,7 +18,7 @@ import httpx
 
 from inferwatch._exceptions import StoreError
 from inferwatch.baseline import band_provider_factory
-from inferwatch.config import Config
+from inferwatch.config import Config, IngestLimits
 from inferwatch.config import env as config_env
 from inferwatch.model import Clock
 from inferwatch.rules import (
@@ -28,17 +28,17 @@ from inferwatch.rules import (
     BandProviderFactory,
     Evaluator,
     Rule,
-    load_rules,
 )
 from inferwatch.server._remote_write_out import RemoteWrite
 from inferwatch.server._scrape import ScrapeLoop
-from inferwatch.store import Store, open_store
+from inferwatch.slo import Slo, load_rule_set
+from inferwatch.store import SeriesLimits, Store, open_store, set_limits
 
 if TYPE_CHECKING:
     from inferwatch.alerting import Pipeline
 
 __all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "build_components", "data_dir_of"]
-__all__ += ["build_pipeline"]  # the alerting pipeline of serve (issue 20)
+__all__ += ["build_pipeline", "series_limits"]  # the alerting pipeline of serve (issue 20); limits
 
 log = logging.getLogger(__name__)
 ALERT_STATE_FILE = "alerts.sqlite"
@@ -66,6 +66,7 @@ class ServerComponents:
     evaluator: Evaluator
     state: AlertStateStore | None
     remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
+    slos: tuple[Slo, ...] = ()  # the SLOs whose rules the evaluator runs (/api/v1/slos)
 
     @property
     def appender(self) -> Store:
@@ -114,7 +115,8 @@ def build_components(
             data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the data directory {data_dir}: {exc}") from exc
-    rules = load_rules(config)
+    rule_set = load_rule_set(config)  # the rules, the default pack and the SLOs' (recordings first)
+    rules = rule_set.alerts
     if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
         band_factory = band_provider_factory(config.baseline)
     if store is None:
@@ -123,19 +125,37 @@ def build_components(
             data_dir.mkdir(parents=True, exist_ok=True)  # the queue lives there with memory storage too
             remote = RemoteWrite(config.server.remote_write, store, data_dir, clock=clock,
                                  transport=transport)
+    set_limits(store, series_limits(config.server.limits))  # a reload applies changed limits too
     state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
     evaluator = Evaluator(
-        rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory
+        rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory,
+        recordings=rule_set.recordings, record_to=remote.tee if remote is not None else None,
     )
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
-    scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport)
-    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote)
+    scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
+                        sample_limit=config.server.limits.sample_limit)
+    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote, rule_set.slos)
+
+
+BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)
+
+
+def series_limits(limits: IngestLimits) -> SeriesLimits:
+    """The store's new-series limits from ``server.limits`` (``max_series`` unset: sized to the machine)."""
+    max_series = limits.max_series
+    if max_series is None:
+        import psutil
+
+        max_series = min(1_000_000, psutil.virtual_memory().total // 4 // BYTES_PER_SERIES)
+    return SeriesLimits(limits.label_limit, limits.label_name_length_limit, limits.label_value_length_limit,
+                        max_series, limits.max_series_per_metric)
 
 
 def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
     their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
     from inferwatch.alerting import pipeline_from_config
+    from inferwatch.server._oncall_api import load_ack_key
 
     data_dir = data_dir_of(config) if config.storage.type == "sqlite" else None
-    return pipeline_from_config(config, data_dir, clock)
+    return pipeline_from_config(config, data_dir, clock, ack_key=load_ack_key(data_dir))

@@ -8,6 +8,13 @@
 """
 
 from inferwatch.store._exemplars import Exemplar, ExemplarSeries, ExemplarStore
+from inferwatch.store._limits import (
+    DEFAULT_LIMITS,
+    LimitExceeded,
+    SeriesLimits,
+    check_sample_limit,
+    count_discarded,
+)
 from inferwatch.store._memory import MemoryStore, append_columns
 from inferwatch.store._open import TSDB_FILE, open_store
 from inferwatch.store._protocol import AppendStats, Series, Store
@@ -15,18 +22,31 @@ from inferwatch.store._selector import parse_selector
 from inferwatch.store._sqlite import SQLiteStore
 from inferwatch.store._util import stale_mask
 
+
+def set_limits(store: object, limits: SeriesLimits | None) -> None:
+    """Give ``store`` (or the store behind a tee) the limits its new series must pass."""
+    target = getattr(store, "store", store)  # the remote-write tee wraps the store
+    if hasattr(target, "limits"):
+        target.limits = limits
+
 __all__ = [
+    "DEFAULT_LIMITS",
     "TSDB_FILE",
     "AppendStats",
     "Exemplar",
     "ExemplarSeries",
     "ExemplarStore",
+    "LimitExceeded",
     "MemoryStore",
     "SQLiteStore",
     "Series",
+    "SeriesLimits",
     "Store",
     "append_columns",
+    "check_sample_limit",
+    "count_discarded",
     "open_store",
     "parse_selector",
+    "set_limits",
     "stale_mask",
 ]

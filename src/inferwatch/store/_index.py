@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from inferwatch.model import Labels, Matcher, MatchOp
+from inferwatch.model import METRIC_NAME_LABEL, Labels, Matcher, MatchOp
 
 __all__ = ["SeriesIndex"]
 
@@ -29,6 +29,10 @@ class SeriesIndex:
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    def metric_series(self, metric: str) -> int:
+        """How many series the metric ``metric`` has (the postings of its name)."""
+        return len(self._postings.get((METRIC_NAME_LABEL, metric), ()))
 
     def get(self, labels: Labels) -> int | None:
         """The id of ``labels``, or ``None``."""

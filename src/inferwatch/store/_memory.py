@@ -9,8 +9,10 @@ import numpy as np
 
 from inferwatch._exceptions import StoreError
 from inferwatch.model import Labels, Matcher, Sample
+from inferwatch.model._deadline import checked
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head
 from inferwatch.store._index import SeriesIndex
+from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_time, check_value
@@ -52,12 +54,16 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._closed = False
         self.stats = AppendStats()
+        self.limits: SeriesLimits | None = None
+        """Limits every new series must pass (``server.limits``); None: none."""
 
     def append(self, samples: Iterable[Sample]) -> None:
         """Add a batch (see the store's append rules)."""
         with self._lock:
             self._check_open()
             batch = validate_batch(samples, self._index)
+            if self.limits is not None:
+                self._check_limits(batch)
             stats, head, index = self.stats, self._head, self._index
             for labels, t, v in batch:
                 sid = index.get(labels)
@@ -75,12 +81,25 @@ class MemoryStore:
                 elif verdict == DUPLICATE:
                     stats.duplicate += 1
 
+    def _check_limits(self, batch: list[tuple[Labels, float, float]]) -> None:
+        assert self.limits is not None
+        new = [ls for ls in dict.fromkeys(ls for ls, _, _ in batch) if self._index.get(ls) is None]
+        try:
+            self.limits.check_new(new, self._index)
+        except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
+            self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(batch)
+            raise
+
+    def series_count(self) -> int:
+        """How many series the store holds (``server.limits.max_series`` counts these)."""
+        return len(self._index)
+
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]``."""
         with self._lock:
             self._check_open()
             out = []
-            for sid in self._index.match(matchers):
+            for sid in checked(self._index.match(matchers)):  # a query's deadline holds here too
                 t, v = self._head.window(sid, start, end)
                 if t.shape[0]:
                     out.append(Series(self._index.labels(sid), t, v))

@@ -19,7 +19,7 @@ Append rules (the same in every implementation, as in Prometheus's TSDB):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -54,6 +54,8 @@ class AppendStats:
     out_of_order: int = 0
     duplicate: int = 0
     series_created: int = 0
+    discarded: dict[str, int] = field(default_factory=dict)
+    """Samples of batches refused whole for breaking a limit, by the limit's name (``_limits``)."""
 
 
 @runtime_checkable

@@ -24,10 +24,12 @@ import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock
+from inferwatch.model._deadline import checked
 from inferwatch.store import _disk
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, SampleBuffer, classify
 from inferwatch.store._index import SeriesIndex
+from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_new_labels, check_time, check_value
@@ -77,6 +79,8 @@ class SQLiteStore:
         self.head_window = float(head_window)
         self.compact_every = float(compact_every)
         self.stats = AppendStats()
+        self.limits: SeriesLimits | None = None
+        """Limits every new series must pass (``server.limits``); None: none."""
         self._clock: Clock = clock or SystemClock()
         self._lock = threading.RLock()
         self._index = SeriesIndex()
@@ -155,7 +159,11 @@ class SQLiteStore:
         with self._lock:
             conn = self._db()
             new_series: dict[Labels, int] = {}
-            sids = self._series_ids(labels, new_series)
+            try:
+                sids = self._series_ids(labels, new_series)
+            except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
+                self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
+                raise
             if not sids.shape[0] or int(np.bincount(sids).max()) <= 1:
                 keep = self._classify_unique(sids, t_a, v_a)
             else:
@@ -188,7 +196,10 @@ class SQLiteStore:
                 if len(new_series) < fresh:  # one series twice in the batch: number each once, in order
                     new_series.clear()
                     new_series.update(zip(dict.fromkeys(unseen), count(self._next_id)))
-                check_new_labels(list(new_series))
+                created = list(new_series)
+                if self.limits is not None:  # first: a million labels are refused before they are read
+                    self.limits.check_new(created, self._index)
+                check_new_labels(created)
                 if fresh == len(miss) == len(new_series):  # all new, each once (a remote-write batch)
                     sids[missing] = np.arange(self._next_id, self._next_id + fresh)
                 else:
@@ -306,6 +317,10 @@ class SQLiteStore:
                 raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
 
     # -- reading ----------------------------------------------------------------
+    def series_count(self) -> int:
+        """How many series the store holds (``server.limits.max_series`` counts these)."""
+        return len(self._index)
+
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
         with self._lock:
@@ -315,7 +330,7 @@ class SQLiteStore:
             if start < self._head_from:
                 out = self._select_disk(conn, ids, start, end)
             else:
-                for sid in ids:
+                for sid in checked(ids):  # a query's deadline holds inside a wide read too
                     t, v = self._head.window(sid, start, end)
                     if t.shape[0]:
                         out.append(Series(self._index.labels(sid), t, v))
@@ -329,11 +344,12 @@ class SQLiteStore:
         head_from = self._head_from
         try:
             self._compact_for_read()
-            old = {sid: (t, v) for sid, t, v in _disk.read_chunks(conn, ids, start, min(end, head_from))}
+            chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
+            old = {sid: (t, v) for sid, t, v in checked(chunks)}
         except (sqlite3.Error, OverflowError) as exc:
             raise StoreError(f"cannot read the store {self.path}: {_disk.reason(exc)}") from exc
         out = []
-        for sid in ids:
+        for sid in checked(ids):
             t0, v0 = old.get(sid, (None, None))
             t1, v1 = self._head.window(sid, head_from, end) if end >= head_from else (None, None)
             if t0 is not None and v0 is not None:

@@ -61,11 +61,15 @@ function exampleTraces(text) {
   return h("p", { class: "traces" }, h("b", {}, "example slow traces: "), ...items.flat());
 }
 
+// Green only for what happened: a print without credentials and a skipped action are neither sent nor failed.
+const statusClass = (status) => (status === "sent" ? "ok" : status.startsWith("printed") ? "warn" : "bad");
+const actionClass = (e) => (e.outcome.startsWith("skipped") ? "warn" : e.ok ? "ok" : "bad");
+
 function card(a, events, now) {
   const ann = a.annotations;
   const actions = events.filter((e) => e.kind === "action" && sameAlert(a, e));
   const notes = events.filter((e) => e.kind === "notification" && notifiedAbout(a, e));
-  const next = ann.next_step || ann.runbook_url || (TIERS[a.labels.tier] || {}).response || "";
+  const next = ann.next_step || ann.runbook_url || a.response || (TIERS[a.labels.tier] || {}).response || "";
   const silence = `#/silences?new=${encodeURIComponent(JSON.stringify(a.labels))}`;
   return h("article", { class: `alert tier-${a.labels.tier || "other"}`, "data-alertname": a.labels.alertname,
     "data-state": a.state, "data-muted": a.silencedBy.length || a.inhibited ? "true" : "false" },
@@ -79,9 +83,9 @@ function card(a, events, now) {
   ann.example_traces ? exampleTraces(ann.example_traces) : null,
   why(a),
   recordList(actions, (e) => [`${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
-    h("span", { class: e.ok ? "ok" : "bad" }, e.outcome)]),
+    h("span", { class: actionClass(e) }, e.outcome)]),
   recordList(notes, (e) => [`${fmtTime(e.t)} ${e.type} notification to ${e.receiver}: `,
-    h("span", { class: e.status === "sent" ? "ok" : "bad" }, e.status), e.error ? ` (${e.error})` : ""]),
+    h("span", { class: statusClass(e.status) }, e.status), e.error ? ` (${e.error})` : ""]),
   a.query ? promqlDetails([{ expr: a.query }]) : null);
 }
 

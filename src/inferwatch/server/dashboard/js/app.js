@@ -2,13 +2,16 @@
 
 import { get, readBoot, serverNow } from "./api.js";
 import { fmtTime, h, message, fill } from "./dom.js";
+import { setup as language } from "./i18n.js";
 
 const PAGES = {
   overview: () => import("./overview.js"),
   alerts: () => import("./alerts.js"),
   silences: () => import("./silences.js"),
+  oncall: () => import("./oncall.js"),
   explore: () => import("./explore.js"),
   drift: () => import("./drift.js"),
+  slos: () => import("./slo.js"),
   diagnose: () => import("./diagnose.js"),
 };
 let current = null;
@@ -80,6 +83,7 @@ function theme() {
   });
 }
 
+language();
 theme();
 window.addEventListener("hashchange", route);
 const bootNow = boot && boot.now;

@@ -29,7 +29,12 @@ export async function render(main) {
   const params = hashParams();
   const rangeName = params.get("range") || "1h";
   const now = await serverNow();
-  const [psi, reports] = await Promise.all([instant("inferwatch_feature_psi", now), get("api/v1/dashboard/drift")]);
+  // The table shows the latest PSI within the chart's range (not only at this instant), so it never
+  // says "no PSI" above a chart with data; the window sizes say why a window has no verdict.
+  const span = RANGES[rangeName] || 3600;
+  const [psi, sizes, reports] = await Promise.all([
+    instant(`last_over_time(inferwatch_feature_psi[${span}s])`, now),
+    instant("inferwatch_drift_window_samples", now), get("api/v1/dashboard/drift")]);
   const detail = new Map();
   for (const r of reports) for (const f of r.features) detail.set(`${r.service}/${r.model}/${f.name}`, { ...f, window: r });
   const rows = psi.result.map((s) => ({ m: s.metric, psi: Number(s.value[1]) }))
@@ -47,14 +52,17 @@ export async function render(main) {
         h("td", {}, num(v)), h("td", {}, num(d && d.ks)), h("td", {}, num(d && d.js)),
         h("td", {}, h("span", { class: `badge v-${cls}` }, text)),
         h("td", {}, d ? histogram(d) : h("span", { class: "muted small" }, "histogram: in-process drift only")));
-    }))) : h("p", { class: "muted" }, "no PSI series yet (inferwatch_feature_psi appears when a drift window closes)");
+    }))) : h("p", { class: "muted", id: "drift-empty" }, `no PSI in the last ${rangeName} `
+      + "(inferwatch_feature_psi appears when a drift window with enough rows closes)");
+  const small = sizes.result.map((s) => `${s.metric.service || "-"}/${s.metric.model || "-"}: last window ${Number(s.value[1])} rows`);
   const hist = panel({ title: "PSI history", unit: "",
     thresholds: [{ value: 0.1, label: "P2 drift", color: "#c9a400" }, { value: 0.25, label: "review", color: "#f08c00" },
       { value: 0.5, label: "rollback", color: "#c92a2a" }],
     queries: [{ expr: "inferwatch_feature_psi", legend: "{{model}} {{feature}}" }] });
   const windows = reports.map((r) => `${r.service}/${r.model}: window from ${fmtTime(r.start)}, ${r.rows} rows`);
   fill(main, h("h2", {}, "Drift"), h("div", { class: "toolbar" }, h("label", {}, "range ", rangeSel)),
-    windows.length ? h("p", { class: "muted small" }, windows.join("; ")) : null, table, hist.el);
+    windows.length ? h("p", { class: "muted small" }, windows.join("; ")) : null,
+    small.length ? h("p", { class: "muted small", id: "drift-sizes" }, small.join("; ")) : null, table, hist.el);
   const r = rangeOf(rangeName, now);
   await hist.load(r, { w: rateWindow(r) });
 }

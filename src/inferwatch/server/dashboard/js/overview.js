@@ -26,8 +26,14 @@ function th(rules, t) {
 }
 
 function sections(sectionSpecs, rules) {
-  return sectionSpecs.map(({ section, panels }) => [section,
-    panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) }))]);
+  return sectionSpecs.map(({ section, panels, generative }) => [section,
+    panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) })), generative]);
+}
+
+// The LLM section is for services that record generations: hidden while every one of its panels is empty.
+function showIfData(group) {
+  const empty = group.panels.every((p) => p.el.dataset.state === "empty");
+  for (const el of group.els) el.hidden = empty;
 }
 
 async function abTests(el) {
@@ -48,6 +54,23 @@ async function abTests(el) {
     }))));
 }
 
+// Edge devices (serve's edge ingest): shown when any device has uploaded or is configured.
+async function devices(el) {
+  const rows = await get("api/v1/dashboard/devices");
+  el.hidden = !rows.length;
+  if (!rows.length) return;
+  const drops = (d) => Object.values(d.dropped || {}).reduce((a, b) => a + b, 0);
+  const ago = (s) => (s < 120 ? `${s.toFixed(0)} s` : s < 7200 ? `${(s / 60).toFixed(0)} min` : `${(s / 3600).toFixed(1)} h`);
+  fill(el.lastChild, h("table", { class: "table", id: "devices" },
+    h("thead", {}, h("tr", {}, ["device", "last seen", "samples", "batches", "buffer (backlog)", "dropped", "heartbeat"]
+      .map((c) => h("th", {}, c)))),
+    h("tbody", {}, rows.map((d) => h("tr", { "data-device": d.device },
+      h("td", {}, d.device), h("td", {}, d.last_contact ? `${ago(d.silence_s)} ago` : "never"),
+      h("td", {}, String(d.samples)), h("td", {}, String(d.batches)), h("td", {}, String(d.backlog)),
+      h("td", { class: drops(d) ? "bad" : "" }, String(drops(d))),
+      h("td", {}, d.heartbeat_s ? `${d.heartbeat_s} s` : "-"))))));
+}
+
 export async function render(main, ctx) {
   const params = hashParams();
   // The first overview of a page load has its services, rules and time from the page (no round trip).
@@ -59,14 +82,22 @@ export async function render(main, ctx) {
   const service = params.get("service") || services[0] || "";
   const rangeName = params.get("range") || "1h";
   const panels = [];
+  const optional = [];
   const body = h("div", {});
-  for (const [name, panelSpecs] of sections(specs, rules)) {
+  for (const [name, panelSpecs, generative] of sections(specs, rules)) {
     const made = panelSpecs.map(panel);
     panels.push(...made);
-    body.append(h("h2", {}, name), h("div", { class: "grid" }, made.map((p) => p.el)));
+    const els = [h("h2", { "data-section": name }, name), h("div", { class: "grid" }, made.map((p) => p.el))];
+    if (generative) {
+      for (const el of els) el.hidden = true;  // until its panels have data
+      optional.push({ panels: made, els });
+    }
+    body.append(...els);
   }
   const ab = h("div", { id: "abtests" });
   body.lastChild.append(h("section", { class: "panel" }, h("h3", {}, "A/B tests"), ab));
+  const edge = h("section", { class: "panel", id: "edge-devices", hidden: true }, h("h3", {}, "Edge devices"), h("div", {}));
+  body.append(edge);
 
   let now = firstNow;
   async function load() {
@@ -75,7 +106,9 @@ export async function render(main, ctx) {
     now = null;
     const vars = { service, w: rateWindow(r) };
     // every query leaves now, all at once; each panel draws when its own answers are in
-    await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {})]);
+    await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {}),
+      devices(edge).catch(() => {})]);
+    optional.forEach(showIfData);
     document.body.dataset.renderedAt = String(performance.now());  // since navigation start
     document.body.dataset.rendered = String(performance.now() - t0);
   }

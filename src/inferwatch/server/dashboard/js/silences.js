@@ -25,7 +25,7 @@ export function parseMatchers(text) {
   });
 }
 
-function tokenBox(onChange) {
+export function tokenBox(onChange) {
   const input = h("input", { id: "token", type: "password", autocomplete: "off", placeholder: "API token", "aria-label": "API token" });
   const box = h("div", { class: "token" });
   function draw() {

@@ -9,9 +9,10 @@ raises into the call (a failing propagator is logged and skipped).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["instrument_httpx"]
 
@@ -38,9 +39,11 @@ def instrument_httpx(client: httpx.Client | httpx.AsyncClient) -> Any:
         import opentelemetry.propagate  # noqa: F401  (fail here, with the hint, not in a request)
     except ImportError as exc:
         from inferwatch._exceptions import ConfigError
-        from inferwatch.tracing._setup import INSTALL_HINT
+        from inferwatch.sdk._tracing import INSTALL_HINT
 
         raise ConfigError(INSTALL_HINT) from exc
+    import httpx  # the caller's client is one: loaded already, not by ``import inferwatch.sdk``
+
     hook: Any = _inject_async if isinstance(client, httpx.AsyncClient) else _inject
     hooks = client.event_hooks
     if hook not in hooks["request"]:

@@ -10,7 +10,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from inferwatch.model import metrics as catalog
-from inferwatch.tracing._setup import Tracing
+from inferwatch.sdk._tracing import Tracing
 
 __all__ = ["TracingMetrics"]
 

@@ -25,7 +25,7 @@ from prometheus_client.samples import Exemplar
 from inferwatch.model import metrics as catalog
 
 if TYPE_CHECKING:
-    from inferwatch.sdk import Monitor
+    from inferwatch.sdk._hooks import MonitorHooks
 
 __all__ = ["MAX_STAGES", "STAGE", "Stage", "StageAggregates"]
 
@@ -56,7 +56,7 @@ class Stage:
 
     __slots__ = ("_monitor", "_name", "_span", "_t0", "_token")
 
-    def __init__(self, monitor: Monitor, name: str) -> None:
+    def __init__(self, monitor: MonitorHooks, name: str) -> None:
         self._monitor, self._name = monitor, name
         self._span: Any = None
         self._token: Any = None
@@ -69,13 +69,13 @@ class Stage:
 
             self._span = tracing.tracer.start_span(self._name, attributes={"inferwatch.stage": self._name})
             self._token = context.attach(trace.set_span_in_context(self._span))
-        self._t0 = self._monitor._mono()
+        self._t0 = self._monitor.monotonic()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         m = self._monitor
-        duration, failed, span = m._mono() - self._t0, exc_type is not None, self._span
+        duration, failed, span = m.monotonic() - self._t0, exc_type is not None, self._span
         if span is None:
             m.observe(STAGE, (self._name, duration, failed, ""))
             return

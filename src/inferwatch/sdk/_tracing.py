@@ -23,10 +23,9 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
     from opentelemetry.trace import Tracer
 
-    from inferwatch.tracing._http import ServerSpan
-    from inferwatch.tracing._sampling import TailSamplingProcessor
+    from inferwatch.sdk._sampling import TailSamplingProcessor
 
-__all__ = ["INSTALL_HINT", "Tracing", "setup"]
+__all__ = ["INSTALL_HINT", "ServerSpan", "Tracing", "setup"]
 
 log = logging.getLogger("inferwatch.tracing")
 
@@ -67,8 +66,6 @@ class Tracing:
 
     def server_span(self, method: str, path: str, carrier: Mapping[str, str]) -> ServerSpan:
         """Start a request's SERVER span, the child of the ``traceparent`` in ``carrier`` if any."""
-        from inferwatch.tracing._http import ServerSpan
-
         return ServerSpan(self, method, path, carrier)
 
     def force_flush(self, timeout_s: float = 5.0) -> bool:
@@ -156,7 +153,7 @@ def _build(service_name: str, endpoint: str | None, sample_ratio: float, slow_th
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
     from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
-    from inferwatch.tracing._sampling import TailSamplingProcessor
+    from inferwatch.sdk._sampling import TailSamplingProcessor
 
     attributes = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: service_name}
     head_sampled = bool(os.environ.get("OTEL_TRACES_SAMPLER"))
@@ -185,3 +182,47 @@ def _otlp_exporter(endpoint: str | None, timeout_s: float) -> SpanExporter:
         endpoint = endpoint.rstrip("/") + TRACES_PATH
     timeout = None if os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") else timeout_s
     return OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+
+
+# The server span of an HTTP request, continued from an incoming W3C ``traceparent``:
+# The SDK's middleware asks the monitor's ``Tracing`` for a ``ServerSpan`` when a
+# request arrives and ends it with the status and route once the app answered;
+# the span is current while the app runs, so stages become its children. The
+# propagator is OpenTelemetry's global one (``OTEL_PROPAGATORS``; W3C trace
+# context and baggage by default).
+
+class ServerSpan:
+    """One request's SERVER span: current from ``__init__`` until ``end``."""
+
+    __slots__ = ("_method", "_span", "_token", "_tracing")
+
+    def __init__(self, tracing: Tracing, method: str, path: str, carrier: Mapping[str, str]) -> None:
+        from opentelemetry import context, propagate, trace
+        from opentelemetry.trace import SpanKind
+
+        parent = propagate.extract(carrier)
+        self._method, self._tracing = method, tracing
+        self._span = tracing.tracer.start_span(
+            method, context=parent, kind=SpanKind.SERVER,
+            attributes={"http.request.method": method, "url.path": path},
+        )
+        self._token = context.attach(trace.set_span_in_context(self._span, parent))
+
+    def end(self, status: int, route: str) -> str:
+        """Name the span ``METHOD route``, record the status (5xx is an error), end it, restore context.
+
+        Returns the trace id (32 hex digits) when the trace is kept, so the
+        request's latency observation may point to it as an exemplar; else ``""``.
+        """
+        from opentelemetry import context
+        from opentelemetry.trace import Status, StatusCode
+
+        span = self._span
+        span.update_name(f"{self._method} {route}")
+        span.set_attribute("http.route", route)
+        span.set_attribute("http.response.status_code", status)
+        if status >= 500:
+            span.set_status(Status(StatusCode.ERROR))
+        span.end()
+        context.detach(self._token)
+        return format(span.get_span_context().trace_id, "032x") if self._tracing.kept(span) else ""

@@ -1,0 +1,53 @@
+"""The server client shared by the on-call verbs: address and token from the config and its data dir."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_server_args", "call"]
+
+
+def add_server_args(p: argparse.ArgumentParser) -> None:
+    """``--url`` and ``--token``."""
+    p.add_argument("--url", help="server URL (default: http://<server.listen> from the config)")
+    p.add_argument("--token", help="API token for writes (default: $INFERWATCH_API_TOKEN, "
+                   "server.api_token, else the data directory's api_token file)")
+
+
+def _target(args: argparse.Namespace) -> tuple[str, str]:
+    from inferwatch.config import env, load_config
+
+    cfg = load_config(args.config)
+    url = args.url or f"http://{cfg.server.listen}"
+    token = args.token or os.environ.get(env.ENV_API_TOKEN) or (
+        cfg.server.api_token.reveal() if cfg.server.api_token else "")
+    if not token:
+        path = Path(os.environ.get(env.ENV_DATA_DIR) or cfg.server.data_dir) / "api_token"
+        token = path.read_text().strip() if path.is_file() else ""
+    return url.rstrip("/"), token
+
+
+def call(args: argparse.Namespace, method: str, path: str, body: Any = None,
+         params: list[tuple[str, str | int | float | bool | None]] | None = None) -> Any:
+    """One request; an error answer or an unreachable server is an ``InputError`` (one line)."""
+    import httpx
+
+    from inferwatch._exceptions import InputError
+
+    url, token = _target(args)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        resp = httpx.request(method, url + path, json=body, headers=headers, params=params, timeout=10)
+    except httpx.HTTPError as exc:
+        raise InputError(f"cannot reach the server at {url}: {exc.__class__.__name__}") from None
+    if resp.status_code >= 400:
+        try:
+            answer = resp.json()
+            msg = answer if isinstance(answer, str) else answer.get("error", resp.text)
+        except (ValueError, AttributeError):
+            msg = resp.text
+        raise InputError(f"server answered {resp.status_code}: {msg}")
+    return resp.json()

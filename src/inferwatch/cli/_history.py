@@ -1,0 +1,88 @@
+"""``inferwatch history``: the alert history of a running server, or MTTA/MTTR with ``--stats``."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from typing import Any
+
+from inferwatch.cli._client import add_server_args, call
+from inferwatch.cli._common import add_config_arg, print_json
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``history``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "history", help="what fired, who was told and when, who acknowledged (a running server)",
+        description="Print the alert history: firing, resolved, notified (receiver and outcome), "
+        "escalated, acknowledged, silenced, inhibited and action events, oldest first. Each MATCHER "
+        "selects events whose labels match it (any of them). --stats prints MTTA and MTTR per "
+        "service and tier instead.")
+    add_config_arg(p)
+    add_server_args(p)
+    p.add_argument("matchers", nargs="*", help="label matchers such as 'service=\"ranker\"'")
+    p.add_argument("--since", default="24h", help="how far back (default 24h)")
+    p.add_argument("--kind", action="append", default=[], help="only these event kinds (repeatable)")
+    p.add_argument("--group", default="", help="only this group id")
+    p.add_argument("--stats", action="store_true", help="MTTA and MTTR per service and tier")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from inferwatch._exceptions import InputError
+    from inferwatch.model import SystemClock, parse_duration
+
+    try:
+        start = SystemClock().now() - parse_duration(args.since)
+    except ValueError as exc:
+        raise InputError(f"--since: {exc}") from None
+    if args.stats:
+        rows = call(args, "GET", "/api/v1/alerts/stats", params=[("start", f"{start:.3f}")])["data"]
+        if args.json:
+            print_json(rows)
+            return 0
+        print(f"{'SERVICE':16}  {'TIER':4}  {'ALERTS':6}  {'ACKED':5}  {'MTTA':8}  {'RESOLVED':8}  MTTR")
+        for r in rows:
+            print(f"{r['service'][:16]:16}  {r['tier'][:4]:4}  {r['alerts']:6}  {r['acknowledged']:5}  "
+                  f"{_dur(r['mtta_seconds']):8}  {r['resolved']:8}  {_dur(r['mttr_seconds'])}")
+        return 0
+    params = [("start", f"{start:.3f}"), *(("match[]", m) for m in args.matchers),
+              *(("kind", k) for k in args.kind)]
+    if args.group:
+        params.append(("group", args.group))
+    events = call(args, "GET", "/api/v1/alerts/history", params=params)["data"]
+    if args.json:
+        print_json(events)
+        return 0
+    for e in events:
+        when = datetime.fromtimestamp(e["t"], UTC).strftime("%Y-%m-%d %H:%M:%S")
+        print(f"{when}  {e['kind']:14}  {_what(e)}")
+    return 0
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    from inferwatch.model import format_duration
+
+    return format_duration(round(seconds))
+
+
+def _what(e: dict[str, Any]) -> str:
+    labels = e["labels"]
+    name = labels.get("alertname", "")
+    rest = ",".join(f"{k}={v}" for k, v in labels.items() if k in ("service", "tier", "instance", "feature"))
+    d = e.get("detail", {})
+    extra = {
+        "notified": lambda: f"-> {d.get('receiver')} {d.get('outcome')}"
+                            + (f" (step {d['step']})" if d.get("step") else ""),
+        "escalated": lambda: f"{d.get('escalation')} step {d.get('step')} -> "
+                             + ",".join(d.get("receivers", [])),
+        "acknowledged": lambda: f"by {d.get('by')}" + (f": {d['comment']}" if d.get("comment") else ""),
+        "unacknowledged": lambda: f"by {d.get('by')}",
+        "action": lambda: f"{d.get('action')} {d.get('phase')}: {d.get('outcome')}",
+    }.get(e["kind"], lambda: "")()
+    return f"{name} {{{rest}}} {extra}".rstrip()

@@ -1,0 +1,136 @@
+// The dashboard's language: English or 简体中文, switched with the header's button and remembered.
+//
+// The pages write English; in Chinese a watcher translates every text the pages put in the
+// document (an exact phrase, or a pattern such as "since 5 min ago"), including what a page redraws
+// on its timer. A text nobody translated (a metric name, a label value, a rule's own summary) stays.
+
+const KEY = "inferwatch.lang";
+
+const ZH = new Map(Object.entries({
+  // header and navigation
+  Overview: "总览", Alerts: "告警", Silences: "静默", Explore: "查询", Drift: "漂移", Diagnose: "诊断",
+  Dark: "深色", Light: "浅色", "Loading…": "加载中…",
+  // tiers, states, responses
+  "P0 critical": "P0 紧急", "P1 major": "P1 严重", "P2 warning": "P2 警告", "no tier": "无级别",
+  firing: "告警中", pending: "待定", inactive: "未触发", resolved: "已恢复", sent: "已发送", failed: "失败",
+  "scale-out action + phone escalation": "扩容动作 + 电话升级",
+  "degrade action + WeCom group message": "降级动作 + 企业微信群消息",
+  "collected into the next-morning digest": "汇入次日早晨的汇总",
+  // the alerts page
+  "Silence…": "静默…", "next step:": "下一步：", none: "无", "Last 24 hours": "最近 24 小时",
+  "Next digest": "下一次汇总", "nothing happened": "无事件", "no digest receiver configured": "未配置汇总接收者",
+  time: "时间", tier: "级别", event: "事件", what: "内容", action: "动作", notification: "通知", alert: "告警",
+  "inhibited: a higher-tier alert with the same labels fires": "已抑制：相同标签的更高级别告警正在触发",
+  "held: this excursion repeats earlier ones (recurrence), it stays pending": "暂缓：此次偏离与此前的重复（周期性），保持待定",
+  "silenced by": "静默规则", "example slow traces:": "慢请求示例：",
+  // the overview
+  service: "服务", range: "时间范围", "refresh off": "不自动刷新", "every 10 s": "每 10 秒", "every 30 s": "每 30 秒",
+  "every 1 min": "每 1 分钟", "(none)": "（无）", "A/B tests": "A/B 测试",
+  Service: "服务", Infrastructure: "基础设施", "Model quality": "模型质量", Business: "业务",
+  "QPS by status code": "按状态码的 QPS", "Latency P50 / P99": "延迟 P50 / P99", "Error and 503 ratios": "错误率与 503 比例",
+  "In-flight requests": "处理中的请求", "GPU utilisation": "GPU 利用率", "GPU frame-buffer used": "GPU 显存占用",
+  "PCIe throughput": "PCIe 吞吐", "Host CPU": "主机 CPU", "Host memory used": "主机内存占用",
+  "Feature drift (PSI)": "特征漂移 (PSI)", "Prediction confidence (P10 / P50 / P90, mean)": "预测置信度 (P10 / P50 / P90, 均值)",
+  "Anomalous samples and low confidence": "异常样本与低置信度", "Conversion rate": "转化率",
+  "no running A/B tests": "没有进行中的 A/B 测试", "no data in this range": "此时间范围内没有数据",
+  "lines:": "阈值线：",
+  // the overview's LLM section and edge devices, the cards' delivery status
+  "Generative (LLM)": "生成式 (LLM)", "Time to first token P50 / P99": "首 token 时延 P50 / P99",
+  "Time per output token P50 / P99": "每个输出 token 时延 P50 / P99", "Output tokens per second": "每秒输出 token 数",
+  "Queue time P99": "排队时间 P99", "In flight, running and waiting": "处理中、运行中与等待中",
+  "Goodput (within TTFT and TPOT targets)": "有效请求比例（首 token 与每 token 时延均达标）",
+  "Finish reasons": "结束原因", "Tokens per request P50 / P99": "每请求 token 数 P50 / P99",
+  "KV cache and prefix cache": "KV 缓存与前缀缓存", "Preemptions per second": "每秒抢占次数",
+  "Cost per request by tenant": "按租户的每请求成本", "Edge devices": "边缘设备", device: "设备",
+  "last seen": "最近联系", samples: "样本数", batches: "批次数", "buffer (backlog)": "缓冲（积压）", dropped: "丢弃",
+  heartbeat: "心跳", never: "从未", "printed (no credentials)": "仅打印（无凭据）",
+  // the SLOs page
+  SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
+  "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
+  "ticket windows burning": "工单窗口超标",
+  "no burn rate yet: the SLI's requests are not recorded in this range": "此时间范围内尚无燃烧率：SLI 的请求未被记录",
+  "no SLOs: declare slos: or slo_files: in the config (docs/slo.md)": "没有 SLO：在配置中声明 slos: 或 slo_files:（docs/slo.md）",
+}));
+
+const PATTERNS = [
+  // the default rule pack's summaries (alerting/_notes_zh.py says the same for messages)
+  [/^GPU (.+) on (.+) uses over 80% of its memory$/, "$2 上的 GPU $1 显存占用超过 80%"],
+  [/^CPU of (.+) is over 80% busy$/, "$1 的 CPU 使用率超过 80%"],
+  [/^P99 latency of (.+) is over (.+)s$/, "$1 的 P99 延迟超过 $2 秒"],
+  [/^Over 1% of (.+) requests fail$/, "$1 超过 1% 的请求失败"],
+  [/^(.+) answers HTTP 503 to half of its requests or more$/, "$1 对一半及以上的请求返回 HTTP 503"],
+  [/^(.+) has received no requests for 5 minutes$/, "$1 已 5 分钟没有收到请求"],
+  [/^Target (.+) of job (.+) is down$/, "任务 $2 的目标 $1 已宕机"],
+  [/^P99 time to first token of (.+) on (.+) is over (.+)s$/, "$2 上 $1 的 P99 首 token 时间超过 $3 秒"],
+  [/^P99 time per output token of (.+) on (.+) is over (.+)s$/, "$2 上 $1 的 P99 每输出 token 时间超过 $3 秒"],
+  [/^P99 queue time of (.+) requests on (.+) is over (.+)s$/, "$2 上 $1 请求的 P99 排队时间超过 $3 秒"],
+  [/^Feature (.+) of (.+) drifts \(PSI > 0\.1\)$/, "$2 的特征 $1 发生漂移（PSI > 0.1）"],
+  [/^Feature (.+) of (.+) needs review \(PSI > 0\.25\)$/, "$2 的特征 $1 需要人工复核（PSI > 0.25）"],
+  [/^Feature (.+) of (.+) drifts enough to roll back \(PSI > 0\.5\)$/, "$2 的特征 $1 漂移严重，建议回滚（PSI > 0.5）"],
+  [/^Over 5% of (.+) samples are anomalous$/, "$1 超过 5% 的样本异常"],
+  [/^A\/B test (.+) shows a significant difference$/, "A/B 测试 $1 出现显著差异"],
+  [/^Alerts \((\d+) firing, (\d+) pending\)$/, "告警（$1 个告警中，$2 个待定）"],
+  [/^value (.+)$/, "当前值 $1"],
+  [/^since (\d+) s ago$/, "开始于 $1 秒前"], [/^since (\d+) min ago$/, "开始于 $1 分钟前"],
+  [/^since ([\d.]+) h ago$/, "开始于 $1 小时前"], [/^since ([\d.]+) d ago$/, "开始于 $1 天前"],
+  [/^server time (.+)$/, "服务器时间 $1"], [/^server unreachable: (.+)$/, "服务器无法访问：$1"],
+  [/^digest (\S+): due (.+), (\d+) alerts$/, "汇总 $1：$2 发送，$3 条告警"],
+  [/^and (\d+) earlier \(see the timeline\)$/, "另有 $1 条更早的记录（见时间线）"],
+  [/^(\d+) firing$/, "$1 个告警中"],
+  [/^objective ([\d.]+) % over (\w+)$/, "目标 $1 %，周期 $2"], [/^firing: (\S+)$/, "告警中：$1"],
+  [/^(\S+): burn rate$/, "$1：燃烧率"],
+  [/^(\d+) s ago$/, "$1 秒前"], [/^(\d+) min ago$/, "$1 分钟前"], [/^([\d.]+) h ago$/, "$1 小时前"],
+];
+
+export function lang() {
+  return localStorage.getItem(KEY) === "zh-CN" ? "zh-CN" : "en";
+}
+
+// ``text`` in the chosen language (surrounding spaces kept).
+export function t(text) {
+  if (lang() !== "zh-CN") return text;
+  const core = text.trim();
+  if (!core) return text;
+  let out = ZH.get(core);
+  if (out === undefined) {
+    const hit = PATTERNS.find(([re]) => re.test(core));
+    if (!hit) return text;
+    out = core.replace(hit[0], hit[1]);
+  }
+  return text.replace(core, out);
+}
+
+function translateTree(root) {
+  if (root.nodeType === Node.TEXT_NODE) {
+    const next = t(root.nodeValue);
+    if (next !== root.nodeValue) root.nodeValue = next;
+    return;
+  }
+  if (root.nodeType !== Node.ELEMENT_NODE || root.closest("script, style, pre, code, textarea, .promql")) return;
+  const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (!n.parentElement.closest("script, style, pre, code, textarea, .promql")) translateTree(n);
+  }
+}
+
+// The header's button, and (in Chinese) the watcher; called once by app.js.
+export function setup() {
+  const zh = lang() === "zh-CN";
+  document.documentElement.lang = zh ? "zh-CN" : "en";
+  const btn = document.getElementById("lang");
+  if (btn) {
+    btn.textContent = zh ? "English" : "简体中文";
+    btn.addEventListener("click", () => {
+      localStorage.setItem(KEY, zh ? "en" : "zh-CN");
+      location.reload();  // every page redraws in the other language
+    });
+  }
+  if (!zh) return;
+  translateTree(document.body);
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "characterData") translateTree(r.target);
+      else r.addedNodes.forEach(translateTree);
+    }
+  }).observe(document.body, { childList: true, characterData: true, subtree: true });
+}

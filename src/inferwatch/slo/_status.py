@@ -1,0 +1,73 @@
+"""Where each SLO stands now, read back from its recorded series: SLI, budget left, burn per window."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from inferwatch.rules import EvalError, QueryEngine, parse_promql
+from inferwatch.slo._generate import ALERT_WINDOWS, SLI_WINDOWS, burn_factor, window_name
+from inferwatch.slo._model import Slo
+from inferwatch.store import Store
+
+__all__ = ["slo_status"]
+
+
+def _num(v: float | None) -> float | None:
+    return v if v is not None and math.isfinite(v) else None
+
+
+def _value(engine: QueryEngine, metric: str, slo: Slo, t: float) -> float | None:
+    try:
+        res = engine.instant(parse_promql(f'{metric}{{sloth_id="{slo.id}"}}'), t)
+    except EvalError:
+        return None
+    if not isinstance(res, list) or not res:
+        return None
+    return _num(max(v for _, v in res))
+
+
+def _burning(slo: Slo, burn: Mapping[str, float | None]) -> list[str]:
+    """The alerts whose window pairs both burn over their factor now (the traffic guard aside)."""
+    out = []
+    for kind, _, pairs in ALERT_WINDOWS:
+        for w in pairs:
+            factor = burn_factor(w, slo.period)
+            s, lg = burn.get(window_name(w.short)), burn.get(window_name(w.long))
+            if s is not None and lg is not None and s > factor and lg > factor:
+                out.append(kind)
+                break
+    return out
+
+
+def _one(slo: Slo, engine: QueryEngine, t: float, alerts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    windows = [*SLI_WINDOWS, slo.period]
+    ratios = {window_name(w): _value(engine, f"slo:sli_error:ratio_rate{window_name(w)}", slo, t)
+              for w in windows}
+    budget = slo.error_budget
+    burn = {w: (None if r is None else r / budget) for w, r in ratios.items()}
+    five = ratios["5m"]
+    return {
+        "id": slo.id, "service": slo.service, "name": slo.name, "kind": slo.kind,
+        "objective": slo.objective, "error_budget": budget, "period": window_name(slo.period),
+        "description": slo.description, "min_events": slo.min_events,
+        "sli": None if five is None else 1 - five,
+        "budget_remaining": _value(engine, "slo:period_error_budget_remaining:ratio", slo, t),
+        "windows": [{"window": w, "error_ratio": ratios[w], "burn_rate": burn[w]} for w in ratios],
+        "burning": _burning(slo, burn),
+        "tiers": {k: getattr(slo.tiers, k).value for k in ("fast_page", "slow_page", "ticket")},
+        "alerts": [a for a in alerts if a.get("labels", {}).get("sloth_id") == slo.id],
+    }
+
+
+def slo_status(slos: Iterable[Slo], store: Store, t: float,
+               alerts: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Each SLO's state at ``t`` (JSON-ready); ``alerts``: active alerts as ``{"labels": ...}``.
+
+    ``sli`` is the share of good events over the last 5 minutes;
+    ``budget_remaining`` the share of the period's budget left (negative once
+    spent); ``burning`` the alerts whose windows both burn over their factor.
+    """
+    engine = QueryEngine(store)
+    return [_one(s, engine, t, alerts) for s in slos]

@@ -1,0 +1,135 @@
+"""Limits on what a store takes in: labels per series, label lengths, series in all and per metric.
+
+One check, in the store's new-series path, so every way in (scrape, remote
+write, OTLP, edge ingest, rule output) meets the same limits and only a new
+series pays for them (a known series passed them when it was created). A
+batch breaking a limit raises :class:`LimitExceeded` before anything of it is
+written (the whole batch is refused, as Prometheus rolls back a scrape or a
+remote-write request) and its samples are counted in
+``AppendStats.discarded[reason]``. The names are Prometheus's and Mimir's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
+from typing import Protocol
+
+from inferwatch._exceptions import InputError
+from inferwatch.model import Labels
+
+__all__ = [
+    "DEFAULT_LIMITS", "LimitExceeded", "SeriesCounts", "SeriesLimits",
+    "check_sample_limit", "count_discarded",
+]
+
+_items = attrgetter("items_tuple")
+
+
+class LimitExceeded(InputError):
+    """A batch broke an ingest limit; ``reason`` is the limit's name (``label_limit``, ``max_series``...)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class SeriesCounts(Protocol):
+    """What the check needs of a store's index: series in all, and per metric name."""
+
+    def __len__(self) -> int: ...
+
+    def metric_series(self, metric: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class SeriesLimits:
+    """The limits a new series must pass (0 = no limit), with Prometheus's and Mimir's names."""
+
+    label_limit: int = 30
+    label_name_length_limit: int = 1024
+    label_value_length_limit: int = 2048
+    max_series: int = 1_000_000
+    max_series_per_metric: int = 200_000
+
+    def check_new(self, new: Sequence[Labels], counts: SeriesCounts) -> None:
+        """Raise :class:`LimitExceeded` if creating the series ``new`` breaks a limit."""
+        if not new:
+            return
+        if self.max_series and len(counts) + len(new) > self.max_series:
+            raise LimitExceeded("max_series", (
+                f"max_series limit exceeded: {len(counts)} series stored, {len(new)} new in this batch, "
+                f"limit {self.max_series} (server.limits.max_series)"))
+        items = list(map(_items, new))
+        if self.label_limit and max(map(len, items)) > self.label_limit:
+            ls = next(ls for ls, it in zip(new, items, strict=True) if len(it) > self.label_limit)
+            raise LimitExceeded("label_limit", (
+                f"label_limit exceeded (metric: {_metric(ls)}, number of labels: {len(ls)}, "
+                f"limit: {self.label_limit})"))
+        shortest = min(x for x in (self.label_name_length_limit, self.label_value_length_limit) if x) \
+            if (self.label_name_length_limit or self.label_value_length_limit) else 0
+        # one pass in C over every name and value; only a batch holding a long one is looked at closely
+        if shortest and max(map(len, chain.from_iterable(chain.from_iterable(items)))) > shortest:
+            for ls in new:
+                self._check_lengths(ls)
+        if self.max_series_per_metric:
+            self._check_per_metric(new, counts)
+
+    def check_labels(self, ls: Labels, where: str = "") -> None:
+        """The label count and lengths of one label set (an alert's): ``LimitExceeded`` naming the limit."""
+        try:
+            if self.label_limit and len(ls) > self.label_limit:
+                raise LimitExceeded("label_limit", (
+                    f"label_limit exceeded (number of labels: {len(ls)}, limit: {self.label_limit})"))
+            self._check_lengths(ls)
+        except LimitExceeded as exc:
+            if where:
+                raise LimitExceeded(exc.reason, f"{where}: {exc}") from None
+            raise
+
+    def _check_lengths(self, ls: Labels) -> None:
+        for name, value in ls.items_tuple:
+            if self.label_name_length_limit and len(name) > self.label_name_length_limit:
+                raise LimitExceeded("label_name_length_limit", (
+                    f"label_name_length_limit exceeded (metric: {_metric(ls)}, label name: {name[:50]}..., "
+                    f"length: {len(name)}, limit: {self.label_name_length_limit})"))
+            if self.label_value_length_limit and len(value) > self.label_value_length_limit:
+                raise LimitExceeded("label_value_length_limit", (
+                    f"label_value_length_limit exceeded (metric: {_metric(ls)}, label name: {name[:50]}, "
+                    f"value: {value[:50]!r}..., length: {len(value)}, "
+                    f"limit: {self.label_value_length_limit})"))
+
+    def _check_per_metric(self, new: Sequence[Labels], counts: SeriesCounts) -> None:
+        limit = self.max_series_per_metric
+        for metric, n in Counter(map(_metric, new)).items():
+            have = counts.metric_series(metric)
+            if have + n > limit:
+                raise LimitExceeded("max_series_per_metric", (
+                    f"max_series_per_metric limit exceeded (metric: {metric}, {have} series stored, "
+                    f"{n} new in this batch, limit {limit})"))
+
+
+DEFAULT_LIMITS = SeriesLimits()
+"""``server.limits``' defaults."""
+
+
+def _metric(ls: Labels) -> str:
+    return ls.name[:100]
+
+
+def check_sample_limit(n: int, limit: int, what: str) -> None:
+    """Raise :class:`LimitExceeded` (``sample_limit``) if ``what`` carries more than ``limit`` samples."""
+    if limit and n > limit:
+        raise LimitExceeded("sample_limit", (
+            f"sample_limit exceeded: {n} samples in {what}, limit {limit} (server.limits.sample_limit)"))
+
+
+def count_discarded(store: object, reason: str, n: int) -> None:
+    """Count ``n`` samples refused for ``reason`` in ``store``'s ``stats.discarded`` (a tee's store's)."""
+    stats = getattr(getattr(store, "store", store), "stats", None)
+    discarded = getattr(stats, "discarded", None)
+    if isinstance(discarded, dict):
+        discarded[reason] = discarded.get(reason, 0) + n

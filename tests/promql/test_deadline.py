@@ -1,0 +1,91 @@
+"""Deadlines that hold whatever the query's shape: the engine checks inside its loops (issue 31, 4).
+
+Before, the deadline was checked between store reads and steps only: one step of
+``card_boom + on(id) group_left card_boom`` over a wide vector ran to its end. Each query
+here takes seconds without a deadline; with one of 1 s it stops within 1.5x of it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import pytest
+
+from inferwatch.model import Dimension, Labels, Sample, SimulatedClock, Tier
+from inferwatch.model._deadline import check, checked, watching
+from inferwatch.promql import Engine, QueryTimeout, parse_promql
+from inferwatch.rules import Evaluator, Rule
+from inferwatch.store import MemoryStore
+
+T0 = 1_700_000_000.0
+N = 30_000
+TIMEOUT = 1.0  # a loaded machine: a gen-2 garbage collection alone can take 0.2 s
+
+
+@pytest.fixture(scope="module")
+def wide() -> MemoryStore:
+    store = MemoryStore()
+    store.append([Sample(Labels.of("card_boom", id=str(i)), T0 + s * 15.0, float(s))
+                  for s in range(3) for i in range(N)])
+    store.append([Sample(Labels.of("up", job="api"), T0 + 30, 1.0)])
+    return store
+
+
+def deadline_after(seconds: float) -> Callable[[], bool]:
+    deadline = time.monotonic() + seconds
+    return lambda: time.monotonic() > deadline
+
+
+@pytest.mark.parametrize("query", [
+    "card_boom + on(id) group_left card_boom",
+    "sum by (id) (card_boom) * on(id) card_boom",
+    "count(card_boom == bool 1) or card_boom",
+])
+def test_an_instant_query_stops_within_1_5x_its_timeout(wide: MemoryStore, query: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout):  # without the deadline each takes 3 to 6 s here
+        Engine(wide, cancelled=deadline_after(TIMEOUT)).instant(query, T0 + 30)
+    took = time.monotonic() - started
+    assert took < 1.5 * TIMEOUT, f"{query}: stopped after {took:.3f} s, timeout {TIMEOUT} s"
+
+
+def test_a_range_query_stops_within_1_5x_its_timeout(wide: MemoryStore) -> None:
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout):
+        Engine(wide, cancelled=deadline_after(TIMEOUT)).range(
+            "card_boom + on(id) group_left card_boom", T0, T0 + 3600, 15)
+    took = time.monotonic() - started
+    assert took < 1.5 * TIMEOUT, f"stopped after {took:.3f} s"
+
+
+def test_without_a_deadline_the_checks_do_nothing(wide: MemoryStore) -> None:
+    check()  # no query watching: nothing to raise
+    assert list(checked(range(3000))) == list(range(3000))
+    calls: list[int] = []
+    with watching(lambda: calls.append(1)):
+        assert sum(1 for _ in checked(range(3000))) == 3000
+    assert len(calls) == 3  # every 1,024 items
+    value = Engine(wide).instant("count(card_boom)", T0 + 30).value
+    assert value == [(Labels(), float(N))]
+
+
+def rule(name: str, signal: str) -> Rule:
+    return Rule(name=name, dimension=Dimension.SERVICE, tier=Tier.P1, signal=parse_promql(signal),
+                comparison=">", threshold=0.0)
+
+
+def test_a_runaway_rule_is_cut_and_the_round_goes_on(
+    wide: MemoryStore, caplog: pytest.LogCaptureFixture,
+) -> None:
+    rules = [rule("Runaway", "card_boom + on(id) group_left card_boom"), rule("Fine", "up")]
+    ev = Evaluator(rules, wide, clock=SimulatedClock(T0 + 30))
+    ev.rule_timeout = TIMEOUT
+    caplog.set_level(logging.WARNING, "inferwatch.rules")
+    started = time.monotonic()
+    firing = ev.evaluate(T0 + 30)
+    took = time.monotonic() - started
+    assert [a.name for a in firing] == ["Fine"]
+    assert any("Runaway" in r.getMessage() and "timed out" in r.getMessage() for r in caplog.records)
+    assert took < 1.5 * TIMEOUT + 1.0  # the cut rule, then the rest of the round
