@@ -145,7 +145,7 @@ def test_server_restart_mid_batch_stores_it_once(tmp_path: Path) -> None:
         agent.uploader.drain()
         devices = httpx.get(f"{url}/api/v1/edge/devices", timeout=5).json()["data"]
         agent.close()
-    # the device's statistics survive the restart (edge.sqlite): the batch stored once, then 1 duplicate
+    # the device's statistics are kept across the restart: the batch stored before it, its resend a duplicate
     assert [(d["batches"], d["duplicates"]) for d in devices] == [(1, 1)]
     assert_served(_stored(tmp_path), _expected(30, 60), 60.0)
 
