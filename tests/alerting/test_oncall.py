@@ -189,6 +189,7 @@ def test_acks_work_on_routes_without_escalation_too() -> None:
     p.send([alert(instance="a"), alert(instance="b")], now=700)
     p.tick(720)
     assert len(recs["terminal"].sent) == 2
+    assert "Acknowledged by ops" in recs["terminal"].sent[1].notes  # shown where the group is shown
 
 
 SCHEDULE = """

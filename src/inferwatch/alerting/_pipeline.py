@@ -263,7 +263,9 @@ class Pipeline:
             self.oncall.resolved(g.key)
 
     def _update(self, n: Notification, now: float) -> None:
-        self.chains[n.receiver].process(self.ack_links.add(n), now)
+        acks = [a for g in n.groups if (a := self.acks.get(g.key, now)) is not None]
+        n = n.with_notes(*(f"Acknowledged by {a.by}" + (f": {a.comment}" if a.comment else "") for a in acks))
+        self.chains[n.receiver].process(n if acks else self.ack_links.add(n), now)
 
     def _act_only(self, g: AlertGroup, now: float) -> None:
         unmuted = self.mute.process(Notification(_ACTIONS_ONLY, (g,)), now)
@@ -287,6 +289,16 @@ class Pipeline:
         """The aggregation groups now (for acknowledgements, the API and the dashboard)."""
         return [replace(g.snapshot(now), repeat_interval=g.route.options.repeat_interval)
                 for g in list(self.dispatcher.groups.values())]
+
+    def acked(self, now: float) -> dict[str, list[Ack]]:
+        """The acknowledgements holding for each alert (by fingerprint) through its groups."""
+        out: dict[str, list[Ack]] = {}
+        for g in self.groups(now):
+            ack = self.acks.get(g.key, now)
+            if ack is not None:
+                for a in g.alerts:
+                    out.setdefault(fingerprint(a), []).append(ack)
+        return out
 
     def group_route(self, key: str) -> Route | None:
         """The route of the group with ``key``."""
