@@ -36,11 +36,11 @@ from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._history import History
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
-from inferwatch.alerting._oncall import OnCall, stands_for
+from inferwatch.alerting._oncall import OnCall, group_state, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
 from inferwatch.alerting._silence_end import SilencedResolutions
-from inferwatch.alerting._stages import EnqueueStage, MuteStage, needs_update
+from inferwatch.alerting._stages import EnqueueStage, needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
 from inferwatch.config import Config
@@ -257,7 +257,7 @@ class Pipeline:
             self._act_only(g, now)  # the steps notify; the route's actions run at the flush as anywhere
             self.escalator.flush(route.options.escalation, g, now)
         else:
-            note = stands_for(g, self.alerts.values(), self.inhibitor, _AnyMuter(self.mute), now)
+            note = stands_for(g, self.alerts.values(), self.inhibitor, self.mute.muters, now)
             self._update(Notification(receiver, (g,), (note,) if note else ()), now)
         if not g.firing():
             self.oncall.resolved(g.key)
@@ -287,8 +287,16 @@ class Pipeline:
 
     def groups(self, now: float) -> list[AlertGroup]:
         """The aggregation groups now (for acknowledgements, the API and the dashboard)."""
-        return [replace(g.snapshot(now), repeat_interval=g.route.options.repeat_interval)
-                for g in list(self.dispatcher.groups.values())]
+        with self._lock:  # the ticking thread changes them
+            return [replace(g.snapshot(now), repeat_interval=g.route.options.repeat_interval)
+                    for g in self.dispatcher.groups.values()]
+
+    def group_states(self, now: float) -> list[dict[str, object]]:
+        """Each group with its receiver, acknowledgement and escalation (the on-call API's view)."""
+        with self._lock:
+            return [group_state(agg.snapshot(now), agg.route.options.receiver, self.acks.get(agg.key, now),
+                                self.escalator.episodes.get(agg.key))
+                    for agg in self.dispatcher.groups.values()]
 
     def acked(self, now: float) -> dict[str, list[Ack]]:
         """The acknowledgements holding for each alert (by fingerprint) through its groups."""
@@ -299,11 +307,6 @@ class Pipeline:
                 for a in g.alerts:
                     out.setdefault(fingerprint(a), []).append(ack)
         return out
-
-    def group_route(self, key: str) -> Route | None:
-        """The route of the group with ``key``."""
-        group = self.dispatcher.groups.get(key)
-        return None if group is None else group.route
 
     def _record(self, rec: NotificationRecord) -> None:
         self.records.add(rec)
@@ -347,16 +350,6 @@ class Pipeline:
         """Close the HTTP client and the state file."""
         self._http.close()
         self.db.close()
-
-
-class _AnyMuter:
-    """The mute stage's muters as one (silences, inhibitions)."""
-
-    def __init__(self, stage: MuteStage) -> None:
-        self._muters = stage.muters
-
-    def mutes(self, labels: Mapping[str, str], now: float) -> bool:
-        return any(m.mutes(labels, now) for m in self._muters)
 
 
 def _about(a: Alert, receiver: str) -> bool:
