@@ -2,7 +2,7 @@
 
 Before, the deadline was checked between store reads and steps only: one step of
 ``card_boom + on(id) group_left card_boom`` over a wide vector ran to its end. Each query
-here takes seconds without a deadline; with one of 0.5 s it stops within 1.5x of it.
+here takes seconds without a deadline; with one of 1 s it stops within 1.5x of it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from inferwatch.rules import Evaluator, Rule
 from inferwatch.store import MemoryStore
 
 T0 = 1_700_000_000.0
-N = 20_000
-TIMEOUT = 0.5
+N = 30_000
+TIMEOUT = 1.0  # a loaded machine: a gen-2 garbage collection alone can take 0.2 s
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +45,8 @@ def deadline_after(seconds: float) -> Callable[[], bool]:
 ])
 def test_an_instant_query_stops_within_1_5x_its_timeout(wide: MemoryStore, query: str) -> None:
     started = time.monotonic()
-    with pytest.raises(QueryTimeout):
-        for _ in range(50):  # bounded: without the deadline each takes about a second
-            Engine(wide, cancelled=deadline_after(TIMEOUT)).instant(query, T0 + 30)
-            raise AssertionError("the query finished: make the store wider for this machine")
+    with pytest.raises(QueryTimeout):  # without the deadline each takes 3 to 6 s here
+        Engine(wide, cancelled=deadline_after(TIMEOUT)).instant(query, T0 + 30)
     took = time.monotonic() - started
     assert took < 1.5 * TIMEOUT, f"{query}: stopped after {took:.3f} s, timeout {TIMEOUT} s"
 

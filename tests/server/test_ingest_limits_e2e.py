@@ -231,3 +231,20 @@ def test_query_deadlines_hold_whatever_the_shape(tmp_path: Path) -> None:
             assert took < 1.5 * limit + slack, f"{path} {params['timeout']}: answered after {took:.3f} s"
         ok = httpx.get(f"{s.url}/api/v1/query", params={"query": "count(card_boom)"}, timeout=60)
         assert ok.status_code == 200  # the cut queries' workers stopped: the server answers
+
+
+def test_every_write_in_the_openapi_document_refuses_a_missing_token(server: Served) -> None:
+    from inferwatch.server._openapi import OPENAPI_PATH
+
+    doc = httpx.get(f"{server.url}{OPENAPI_PATH}", timeout=30).json()
+    writes = [(method.upper(), path) for path, ops in doc["paths"].items() for method in ops
+              if method.lower() in ("post", "put", "delete", "patch")]
+    assert ("POST", "/v1/traces") in writes and len(writes) >= 8
+    answered = {}
+    for method, path in writes:
+        url = server.url + path.replace("{id}", "0").replace("{", "").replace("}", "")
+        r = httpx.request(method, url, content=b"{}", timeout=30,
+                          headers={"content-type": "application/json"})
+        answered[(method, path)] = r.status_code
+    open_ = {k: v for k, v in answered.items() if v != 401}
+    assert not open_, f"writes answered without a token: {open_}"

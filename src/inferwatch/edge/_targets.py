@@ -28,6 +28,8 @@ def classify(status: int) -> Outcome:
     """An HTTP status as an :class:`Outcome`."""
     if 200 <= status < 300:
         return Outcome.OK
+    if status == 413:
+        return Outcome.TOO_LARGE  # the batch is fine, only too big: the uploader splits it
     if status >= 500 or status in (401, 403, 408, 429):
         return Outcome.RETRY
     return Outcome.REJECT

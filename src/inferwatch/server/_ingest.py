@@ -163,6 +163,7 @@ class EdgeIngest:
 
     def __init__(self, config: EdgeConfig, store: Store, clock: Clock, data_dir: Path | None) -> None:
         self.config, self.store, self.clock = config, store, clock
+        self.retention: float | None = None  # ``storage.retention`` (serve): older samples are out of bounds
         self.seen = SeenBatches(data_dir / EDGE_STATE_FILE if data_dir else None)
         self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
         """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
@@ -243,7 +244,8 @@ class EdgeIngest:
             stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
             try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
                 check_batch(self.store, [s.labels for s in stored], [s.t for s in stored], now,
-                            sample_limit=0, what="this edge batch")  # edge.max_samples bounds it
+                            sample_limit=0, what="this edge batch",  # edge.max_samples bounds it
+                            retention=self.retention)
                 self._append(stored, device, now, status)
             except InputError as exc:
                 raise _Reject(400, f"body: {exc}") from None
