@@ -309,7 +309,8 @@ def test_the_oncall_verb_shows_now_and_next_from_the_config(tmp_path: Path) -> N
 
     cfg = tmp_path / "c.yml"
     cfg.write_text(SCHEDULE)
-    argv = [sys.executable, "-m", "inferwatch", "oncall", "--config", str(cfg), "--at", "2026-03-10T17:00:00Z"]
+    argv = [sys.executable, "-m", "inferwatch", "oncall", "--config", str(cfg),
+            "--at", "2026-03-10T17:00:00Z"]
     table = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert table.returncode == 0, table.stderr
     assert "ml/primary" in table.stdout and "carol (override)" in table.stdout  # 13:00 in New York
