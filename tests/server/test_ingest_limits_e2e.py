@@ -117,6 +117,11 @@ def test_otlp_metrics_refuses_a_point_with_too_many_attributes(server: Served) -
     assert series_of(server.url, "otlp_wide") == []
     ok = httpx.post(f"{server.url}/v1/metrics", json=otlp_gauge(3), headers=AUTH, timeout=60)
     assert ok.status_code == 200 and len(series_of(server.url, "otlp_wide")) == 1
+    truncated = gzip.compress(json.dumps(otlp_gauge(3)).encode())[:-12]  # said "invalid JSON" before
+    for encoding in ("gzip", ""):
+        r = httpx.post(f"{server.url}/v1/metrics", content=truncated, timeout=60, headers={
+            **AUTH, "Content-Type": "application/json", "Content-Encoding": encoding})
+        assert r.status_code == 400 and "invalid gzip body" in r.json()["error"], r.text
 
 
 def edge_body(series: list[dict[str, Any]], batch: str, pad: int = 0, level: int = 6) -> bytes:
