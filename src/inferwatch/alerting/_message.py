@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from inferwatch.alerting._notes_zh import translate_note
+from inferwatch.alerting._notes_zh import translate_note, translate_summary
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._summary import group_summary, shown_alerts
-from inferwatch.config._message_template import Labelled, MessageTemplate
+from inferwatch.config import Labelled, MessageTemplate
 from inferwatch.rules import Alert
 
 __all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "trace_lines",
@@ -233,7 +233,7 @@ def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, header:
     info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
     if info and header:
         head.append(info)
-    summary = group_summary(g)
+    summary = translate_summary(group_summary(g), language)
     if summary:
         head.append(f"> {summary}" if markdown else summary)
     return [Block(tuple(head)),

@@ -43,8 +43,7 @@ from inferwatch.alerting._silence_end import SilencedResolutions
 from inferwatch.alerting._stages import EnqueueStage, MuteStage, needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
-from inferwatch.config import Config
-from inferwatch.config._alerting import AlertingConfig
+from inferwatch.config import AlertingConfig, Config
 from inferwatch.model import Clock, Matcher, SystemClock, matches_all
 from inferwatch.rules import Alert
 
