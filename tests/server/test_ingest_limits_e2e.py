@@ -232,7 +232,7 @@ def test_query_deadlines_hold_whatever_the_shape(tmp_path: Path) -> None:
                 else float(params["timeout"].removesuffix("s"))
             print(f"{path} timeout={params['timeout']}: {r.status_code} after {took:.3f} s")
             assert r.status_code == 503 and r.json()["errorType"] == "timeout", r.text[:200]
-            slack = 0.3 if limit < 1 else 0.0  # loopback HTTP on a loaded, shared machine (100 ms case)
+            slack = 0.35 if limit < 1 else 0.0  # loopback HTTP on a loaded machine: 0.36 s seen at load 9
             assert took < 1.5 * limit + slack, f"{path} {params['timeout']}: answered after {took:.3f} s"
         ok = httpx.get(f"{s.url}/api/v1/query", params={"query": "count(card_boom)"}, timeout=60)
         assert ok.status_code == 200  # the cut queries' workers stopped: the server answers
