@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 from inferwatch.alerting._notes_zh import translate_note, translate_summary
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._summary import group_summary, shown_alerts
-from inferwatch.config._message_template import Labelled, MessageTemplate
+from inferwatch.config import Labelled, MessageTemplate
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
 

@@ -23,9 +23,7 @@ from starlette.routing import Route
 
 from inferwatch.config import Config, Secret
 from inferwatch.model import Clock
-from inferwatch.tracing._breakdown import breakdown
-from inferwatch.tracing._otlp import OtlpError, decode_json, decode_protobuf
-from inferwatch.tracing._store import SpanRecord, TraceStore
+from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
 __all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
 

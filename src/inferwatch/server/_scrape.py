@@ -25,8 +25,7 @@ from dataclasses import dataclass
 import httpx
 
 from inferwatch._exceptions import InferwatchError
-from inferwatch.config import ScrapeTarget
-from inferwatch.config._redact import REDACTED, install_log_redaction, redact_url
+from inferwatch.config import REDACTED, ScrapeTarget, install_log_redaction, redact_url
 from inferwatch.model import STALE_NAN, Clock, Labels
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server._scrape_limits import (

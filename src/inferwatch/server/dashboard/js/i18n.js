@@ -44,6 +44,8 @@ const ZH = new Map(Object.entries({
   "Cost per request by tenant": "按租户的每请求成本", "Edge devices": "边缘设备", device: "设备",
   "last seen": "最近联系", samples: "样本数", batches: "批次数", "buffer (backlog)": "缓冲（积压）", dropped: "丢弃",
   heartbeat: "心跳", never: "从未", "printed (no credentials)": "仅打印（无凭据）",
+  "no request latency in this range (a generation's is in the Generative (LLM) section)":
+    "此时间范围内没有请求延迟（生成请求的延迟见“生成式 (LLM)”部分）",
   // the SLOs page
   SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
   "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
