@@ -10,6 +10,8 @@
 
 from inferwatch.quality._anomaly import FittedAnomaly, FittedSupport, SupportDetector
 from inferwatch.quality._binning import bin_counts, equal_width_cuts, quantile_cuts
+from inferwatch.quality._calibration import Identity, Isotonic, fit_calibrator
+from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
 from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggregator
 from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
@@ -35,6 +37,7 @@ from inferwatch.quality._stream import MIN_WINDOW_SAMPLES, DriftAggregator, Wind
 from inferwatch.quality._verdict import Thresholds, Verdict
 
 __all__ = [
+    "CBPE",
     "CONFIDENCE_BUCKETS",
     "DEFAULT_EPSILON",
     "MIN_WINDOW_SAMPLES",
@@ -47,9 +50,13 @@ __all__ = [
     "DriftReport",
     "FeatureDrift",
     "FittedAnomaly",
+    "FittedCBPE",
     "FittedDrift",
     "FittedSupport",
+    "Identity",
+    "Isotonic",
     "NumericProfile",
+    "PerformanceEstimate",
     "Profile",
     "SupportDetector",
     "TestResult",
@@ -61,6 +68,7 @@ __all__ = [
     "chi2_homogeneity",
     "dump_profile",
     "equal_width_cuts",
+    "fit_calibrator",
     "js_distance",
     "ks_2samp",
     "load_profile",
