@@ -61,7 +61,7 @@ class ColumnSpec:
             values = _numeric(table, column, where)
             bad = ~np.isnan(values) & (values != 0) & (values != 1)
             if bad.any():
-                raise InputError(f"{where}: column {column!r} must hold 0/1 labels, found {values[bad][0]!r}")
+                raise InputError(f"{where}: column {column!r} must hold 0/1 labels, found {float(values[bad][0])!r}")
             return values
         return _encode(col, self.classes, f"{where}: column {column!r}")
 
