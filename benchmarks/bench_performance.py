@@ -60,8 +60,11 @@ def nannyml_python(explicit: str | None) -> Path:
 
 def run_nannyml(py: Path, out: Path, repeats: int) -> dict:
     """NannyML's estimates and times; it also writes the shared inputs into ``out``."""
-    subprocess.run([str(py), str(HERE / "performance_nannyml.py"), str(out), str(repeats)],
-                   check=True, timeout=NANNYML_TIMEOUT_S)
+    subprocess.run(
+        [str(py), str(HERE / "performance_nannyml.py"), str(out), str(repeats)],
+        check=True,
+        timeout=NANNYML_TIMEOUT_S,
+    )
     return json.loads((out / "nannyml.json").read_text())
 
 
@@ -103,8 +106,10 @@ def report(name: str, nml: dict, ours: list[dict], real: list[dict], ours_s: flo
         print(f"  {m:<10} {a:>12.4f} {b:>15.4f} {b / a if a else float('nan'):>7.3f}")
     speed = nml["seconds"] / ours_s
     ok &= speed >= 20
-    print(f"  time: nannyml {nml['seconds'] * 1000:.0f} ms, inferwatch {ours_s * 1000:.1f} ms, "
-          f"{speed:.0f}x faster")
+    print(
+        f"  time: nannyml {nml['seconds'] * 1000:.0f} ms, inferwatch {ours_s * 1000:.1f} ms, "
+        f"{speed:.0f}x faster"
+    )
     return ok
 
 

@@ -21,9 +21,9 @@ from pathlib import Path
 os.environ["NML_DISABLE_USAGE_LOGGING"] = "1"  # no analytics calls: no network here, and never timed
 os.environ["NML_DISABLE_USER_ANALYTICS"] = "1"
 
-import nannyml as nml  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import nannyml as nml
+import numpy as np
+import pandas as pd
 
 warnings.filterwarnings("ignore")
 METRICS = ["roc_auc", "accuracy", "f1", "precision", "recall"]
@@ -33,13 +33,20 @@ def _titanic() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     from sklearn.linear_model import LogisticRegression
 
     ref, ana, tgt = nml.load_titanic_dataset()
+
     def features(df: pd.DataFrame) -> np.ndarray:
-        x = pd.DataFrame({
-            "pclass": df["Pclass"], "male": (df["Sex"] == "male").astype(float),
-            "age": df["Age"].fillna(ref["Age"].median()), "sibsp": df["SibSp"], "parch": df["Parch"],
-            "fare": np.log1p(df["Fare"].fillna(ref["Fare"].median())),
-        })
+        x = pd.DataFrame(
+            {
+                "pclass": df["Pclass"],
+                "male": (df["Sex"] == "male").astype(float),
+                "age": df["Age"].fillna(ref["Age"].median()),
+                "sibsp": df["SibSp"],
+                "parch": df["Parch"],
+                "fare": np.log1p(df["Fare"].fillna(ref["Fare"].median())),
+            }
+        )
         return x.to_numpy(dtype=float)
+
     model = LogisticRegression(max_iter=1000).fit(features(ref), ref["Survived"])
     for df in (ref, ana):
         df["y_pred_proba"] = model.predict_proba(features(df))[:, 1].round(4)
@@ -54,21 +61,52 @@ def datasets() -> list[dict]:
     multi = nml.load_synthetic_multiclass_classification_dataset()
     classes = ["prepaid_card", "highstreet_card", "upmarket_card"]
     return [
-        {"name": "car_loan", "frames": car, "id": "id", "y_true": "repaid", "proba": "y_pred_proba", "chunk": 5000},
-        {"name": "synthetic_binary", "frames": binary, "id": "id", "y_true": "work_home_actual",
-         "proba": "y_pred_proba", "chunk": 5000},
-        {"name": "synthetic_multiclass", "frames": multi, "id": "id", "y_true": "y_true",
-         "proba": {c: f"y_pred_proba_{c}" for c in classes}, "chunk": 6000},
-        {"name": "titanic", "frames": _titanic(), "id": "PassengerId", "y_true": "Survived",
-         "proba": "y_pred_proba", "chunk": 100},
+        {
+            "name": "car_loan",
+            "frames": car,
+            "id": "id",
+            "y_true": "repaid",
+            "proba": "y_pred_proba",
+            "chunk": 5000,
+        },
+        {
+            "name": "synthetic_binary",
+            "frames": binary,
+            "id": "id",
+            "y_true": "work_home_actual",
+            "proba": "y_pred_proba",
+            "chunk": 5000,
+        },
+        {
+            "name": "synthetic_multiclass",
+            "frames": multi,
+            "id": "id",
+            "y_true": "y_true",
+            "proba": {c: f"y_pred_proba_{c}" for c in classes},
+            "chunk": 6000,
+        },
+        {
+            "name": "titanic",
+            "frames": _titanic(),
+            "id": "PassengerId",
+            "y_true": "Survived",
+            "proba": "y_pred_proba",
+            "chunk": 100,
+        },
     ]
 
 
 def _run(d: dict, ref: pd.DataFrame, ana: pd.DataFrame) -> pd.DataFrame:
     chunker = nml.chunk.SizeBasedChunker(chunk_size=d["chunk"], incomplete="drop")
     multi = isinstance(d["proba"], dict)
-    est = nml.CBPE(y_pred_proba=d["proba"], y_pred="y_pred", y_true=d["y_true"], metrics=METRICS, chunker=chunker,
-                   problem_type="classification_multiclass" if multi else "classification_binary")
+    est = nml.CBPE(
+        y_pred_proba=d["proba"],
+        y_pred="y_pred",
+        y_true=d["y_true"],
+        metrics=METRICS,
+        chunker=chunker,
+        problem_type="classification_multiclass" if multi else "classification_binary",
+    )
     est.fit(ref)
     return est.estimate(ana).filter(period="analysis").to_df()
 
@@ -84,8 +122,14 @@ def main(out: Path, repeats: int) -> None:
             df = _run(d, ref, ana)
             best = min(best, time.perf_counter() - t)
         chunks = [{m: float(df[(m, "value")].iloc[i]) for m in METRICS} for i in range(len(df))]
-        results[d["name"]] = {"seconds": best, "chunks": chunks, "chunk": d["chunk"], "id": d["id"],
-                              "y_true": d["y_true"], "proba": d["proba"]}
+        results[d["name"]] = {
+            "seconds": best,
+            "chunks": chunks,
+            "chunk": d["chunk"],
+            "id": d["id"],
+            "y_true": d["y_true"],
+            "proba": d["proba"],
+        }
         for part, frame in (("reference", ref), ("analysis", ana), ("targets", tgt)):
             frame.drop(columns=["timestamp"], errors="ignore").to_parquet(out / f"{d['name']}.{part}.parquet")
         print(f"nannyml {d['name']}: {len(chunks)} chunks, {best:.3f} s", file=sys.stderr, flush=True)

@@ -34,13 +34,28 @@ def files(tmp_path: Path) -> dict[str, Path]:
         "ref": _write(tmp_path / "ref.csv", ["id", "score", "pred", "label"], ref),
         "ana": _write(tmp_path / "ana.csv", ["id", "score", "pred"], ana),
         "tgt": _write(tmp_path / "tgt.csv", ["id", "label"], tgt),
-        "y": y, "p": p, "pred": pred,  # type: ignore[dict-item]
+        "y": y,
+        "p": p,
+        "pred": pred,  # type: ignore[dict-item]
     }
 
 
 def _args(f: dict[str, Path], *extra: str) -> list[str]:
-    return ["performance", "estimate", "--reference", str(f["ref"]), "--analysis", str(f["ana"]),
-            "--y-pred-proba", "score", "--y-pred", "pred", "--y-true", "label", *extra]
+    return [
+        "performance",
+        "estimate",
+        "--reference",
+        str(f["ref"]),
+        "--analysis",
+        str(f["ana"]),
+        "--y-pred-proba",
+        "score",
+        "--y-pred",
+        "pred",
+        "--y-true",
+        "label",
+        *extra,
+    ]
 
 
 def test_json_shape_chunks_in_file_order_last_partial_dropped(
@@ -50,7 +65,9 @@ def test_json_shape_chunks_in_file_order_last_partial_dropped(
     doc = json.loads(capsys.readouterr().out)
     assert list(doc) == ["chunks"]
     assert [(c["index"], c["start"], c["end"], c["rows"]) for c in doc["chunks"]] == [
-        (0, 0, 999, 1000), (1, 1000, 1999, 1000)]  # rows 2000..2499 form a partial chunk: dropped
+        (0, 0, 999, 1000),
+        (1, 1000, 1999, 1000),
+    ]  # rows 2000..2499 form a partial chunk: dropped
     for c in doc["chunks"]:
         assert list(c) == ["index", "start", "end", "rows", "estimated", "lower", "upper"]
         assert list(c["estimated"]) == METRICS
@@ -58,9 +75,21 @@ def test_json_shape_chunks_in_file_order_last_partial_dropped(
             assert c["lower"][m] <= c["estimated"][m] <= c["upper"][m]
 
 
-def test_targets_add_realized_equal_to_scikit_learn(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    args = _args(files, "--chunk-size", "1000", "--metrics", "accuracy,roc_auc",
-                 "--analysis-targets", str(files["tgt"]), "--id-col", "id", "--json")
+def test_targets_add_realized_equal_to_scikit_learn(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _args(
+        files,
+        "--chunk-size",
+        "1000",
+        "--metrics",
+        "accuracy,roc_auc",
+        "--analysis-targets",
+        str(files["tgt"]),
+        "--id-col",
+        "id",
+        "--json",
+    )
     assert main(args) == 0
     chunks = json.loads(capsys.readouterr().out)["chunks"]
     y, p, pred = files["y"], files["p"], files["pred"]  # type: ignore[misc]
@@ -84,12 +113,30 @@ def test_parquet_and_multiclass(tmp_path: Path, capsys: pytest.CaptureFixture[st
     y = names[(rng.random((3000, 1)) > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)]
     pred = names[p.argmax(axis=1)]
     cols = {f"p_{c}": p[:, i] for i, c in enumerate(names)}
-    pq.write_table(pa.table({**{k: v[:2000] for k, v in cols.items()}, "pred": pred[:2000], "truth": y[:2000]}),
-                   tmp_path / "ref.parquet")
-    pq.write_table(pa.table({**{k: v[2000:] for k, v in cols.items()}, "pred": pred[2000:]}), tmp_path / "ana.pq")
-    args = ["performance", "estimate", "--reference", str(tmp_path / "ref.parquet"), "--analysis",
-            str(tmp_path / "ana.pq"), "--y-pred-proba", "cat=p_cat,dog=p_dog,emu=p_emu", "--y-pred", "pred",
-            "--y-true", "truth", "--chunk-size", "500", "--json"]
+    pq.write_table(
+        pa.table({**{k: v[:2000] for k, v in cols.items()}, "pred": pred[:2000], "truth": y[:2000]}),
+        tmp_path / "ref.parquet",
+    )
+    pq.write_table(
+        pa.table({**{k: v[2000:] for k, v in cols.items()}, "pred": pred[2000:]}), tmp_path / "ana.pq"
+    )
+    args = [
+        "performance",
+        "estimate",
+        "--reference",
+        str(tmp_path / "ref.parquet"),
+        "--analysis",
+        str(tmp_path / "ana.pq"),
+        "--y-pred-proba",
+        "cat=p_cat,dog=p_dog,emu=p_emu",
+        "--y-pred",
+        "pred",
+        "--y-true",
+        "truth",
+        "--chunk-size",
+        "500",
+        "--json",
+    ]
     assert main(args) == 0
     chunks = json.loads(capsys.readouterr().out)["chunks"]
     assert len(chunks) == 2
@@ -97,22 +144,26 @@ def test_parquet_and_multiclass(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert abs(chunks[0]["estimated"]["accuracy"] - real) < 0.08
 
 
-@pytest.mark.parametrize(("change", "wanted"), [
-    (["--y-pred-proba", "nope"], "ref.csv: no column named 'nope'"),
-    (["--y-true", "pred2"], "ref.csv: no column named 'pred2'"),
-    (["--chunk-size", "0"], "--chunk-size must be a positive number of rows, not 0"),
-    (["--metrics", "auc"], "unknown metric 'auc'"),
-    (["--analysis-targets", "x.csv"], "--analysis-targets needs --id-col COL"),
-    (["--y-pred-proba", "a=score"], "LABEL=COL,LABEL=COL for multiclass"),
-])
-def test_bad_input_is_one_clear_line(files: dict[str, Path], capsys: pytest.CaptureFixture[str],
-                                     change: list[str], wanted: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "wanted"),
+    [
+        (["--y-pred-proba", "nope"], "ref.csv: no column named 'nope'"),
+        (["--y-true", "pred2"], "ref.csv: no column named 'pred2'"),
+        (["--chunk-size", "0"], "--chunk-size must be a positive number of rows, not 0"),
+        (["--metrics", "auc"], "unknown metric 'auc'"),
+        (["--analysis-targets", "x.csv"], "--analysis-targets needs --id-col COL"),
+        (["--y-pred-proba", "a=score"], "LABEL=COL,LABEL=COL for multiclass"),
+    ],
+)
+def test_bad_input_is_one_clear_line(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], change: list[str], wanted: str
+) -> None:
     args = _args(files)
     for i in range(0, len(change), 2):
         if change[i] in args:
             args[args.index(change[i]) + 1] = change[i + 1]
         else:
-            args += change[i:i + 2]
+            args += change[i : i + 2]
     assert main(args) != 0
     err = capsys.readouterr().err
     assert wanted in err and "Traceback" not in err, err
@@ -120,8 +171,20 @@ def test_bad_input_is_one_clear_line(files: dict[str, Path], capsys: pytest.Capt
 
 def test_labels_must_be_binary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ref = _write(tmp_path / "ref.csv", ["score", "pred", "label"], [[0.2, 0, 0], [0.7, 1, 2]] * 20)
-    args = ["performance", "estimate", "--reference", str(ref), "--analysis", str(ref),
-            "--y-pred-proba", "score", "--y-pred", "pred", "--y-true", "label"]
+    args = [
+        "performance",
+        "estimate",
+        "--reference",
+        str(ref),
+        "--analysis",
+        str(ref),
+        "--y-pred-proba",
+        "score",
+        "--y-pred",
+        "pred",
+        "--y-true",
+        "label",
+    ]
     assert main(args) != 0
     assert "ref.csv: column 'label' must hold 0/1 labels, found 2.0" in capsys.readouterr().err
 

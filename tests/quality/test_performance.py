@@ -25,7 +25,7 @@ from inferwatch.quality._perf_metrics import (
 def _binary_data(rng: np.random.Generator, n: int, shift: float = 0.0) -> tuple[np.ndarray, ...]:
     p = np.clip(rng.beta(2, 2, size=n) + shift, 0, 1)
     y = (rng.random(n) < p).astype(np.float64)
-    raw = p ** 1.5  # monotone but miscalibrated: the calibrator has work to do
+    raw = p**1.5  # monotone but miscalibrated: the calibrator has work to do
     return y, (raw > 0.4).astype(np.float64), raw
 
 
@@ -53,7 +53,9 @@ def test_multiclass_metrics_equal_scikit_learn_macro() -> None:
     assert got["accuracy"] == pytest.approx(skm.accuracy_score(y, pred), abs=1e-12)
     for name, fn in (("precision", skm.precision_score), ("recall", skm.recall_score), ("f1", skm.f1_score)):
         assert got[name] == pytest.approx(fn(y, pred, average="macro"), abs=1e-12)
-    assert got["roc_auc"] == pytest.approx(skm.roc_auc_score(y, p, multi_class="ovr", average="macro"), abs=1e-12)
+    assert got["roc_auc"] == pytest.approx(
+        skm.roc_auc_score(y, p, multi_class="ovr", average="macro"), abs=1e-12
+    )
 
 
 def test_regression_metrics_equal_scikit_learn() -> None:
@@ -148,9 +150,12 @@ def test_cbpe_warns_when_the_window_leaves_the_reference_support() -> None:
     assert est.warnings and "outside the reference's range" in est.warnings[0]
 
 
-@pytest.mark.parametrize(("kwargs", "wanted"), [
-    ({"metrics": ("accuracy", "auc")}, "unknown metric 'auc'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "wanted"),
+    [
+        ({"metrics": ("accuracy", "auc")}, "unknown metric 'auc'"),
+    ],
+)
 def test_cbpe_settings_fail_fast(kwargs: dict[str, object], wanted: str) -> None:
     with pytest.raises(InputError, match=wanted):
         CBPE(**kwargs)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""``inferwatch performance estimate``: estimated (and realized) classifier performance per chunk of a file."""
+"""``inferwatch performance estimate``: estimated (and realized) classifier performance per chunk."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ _METRICS = "roc_auc,accuracy,f1,precision,recall"
 def add_parser(sub: Any) -> None:
     """Register ``performance``."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "performance", help="estimate a classifier's performance on unlabelled data (CBPE)",
+        "performance",
+        help="estimate a classifier's performance on unlabelled data (CBPE)",
         description="Confidence-based performance estimation: calibrate the scores on a labelled reference, "
         "then estimate ROC AUC, accuracy, precision, recall and F1 per chunk of unlabelled analysis rows, "
         "with a ±3σ sampling-error band. Assumes calibrated scores carry over (no concept drift).",
@@ -24,15 +25,30 @@ def add_parser(sub: Any) -> None:
     verbs = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     est = verbs.add_parser("estimate", help="estimate per chunk of the analysis file")
     est.add_argument("--reference", required=True, metavar="REF", help="CSV or Parquet file with labels")
-    est.add_argument("--analysis", required=True, metavar="ANALYSIS", help="CSV or Parquet file without labels")
-    est.add_argument("--y-pred-proba", required=True, metavar="COL",
-                     help="score column (binary, labels 0/1) or LABEL=COL,LABEL=COL,... (multiclass)")
+    est.add_argument(
+        "--analysis", required=True, metavar="ANALYSIS", help="CSV or Parquet file without labels"
+    )
+    est.add_argument(
+        "--y-pred-proba",
+        required=True,
+        metavar="COL",
+        help="score column (binary, labels 0/1) or LABEL=COL,LABEL=COL,... (multiclass)",
+    )
     est.add_argument("--y-pred", required=True, metavar="COL", help="predicted class column")
     est.add_argument("--y-true", required=True, metavar="COL", help="true class column (in the reference)")
-    est.add_argument("--chunk-size", type=int, default=5000, metavar="N",
-                     help="rows per chunk, in file order; a last partial chunk is dropped (default 5000)")
-    est.add_argument("--metrics", default=_METRICS, metavar="LIST", help=f"comma-separated (default {_METRICS})")
-    est.add_argument("--analysis-targets", metavar="FILE", help="labels of the analysis rows: adds 'realized'")
+    est.add_argument(
+        "--chunk-size",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="rows per chunk, in file order; a last partial chunk is dropped (default 5000)",
+    )
+    est.add_argument(
+        "--metrics", default=_METRICS, metavar="LIST", help=f"comma-separated (default {_METRICS})"
+    )
+    est.add_argument(
+        "--analysis-targets", metavar="FILE", help="labels of the analysis rows: adds 'realized'"
+    )
     est.add_argument("--id-col", metavar="COL", help="column joining --analysis-targets to the analysis rows")
     est.add_argument("--json", action="store_true", help="print JSON")
     est.set_defaults(func=_estimate)
@@ -46,7 +62,9 @@ def _estimate(args: argparse.Namespace) -> int:
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     spec = ColumnSpec.parse(args.y_pred_proba, args.y_pred, args.y_true)
     if args.analysis_targets and not args.id_col:
-        raise InputError("--analysis-targets needs --id-col COL, the column that joins targets to analysis rows")
+        raise InputError(
+            "--analysis-targets needs --id-col COL, the column that joins targets to analysis rows"
+        )
     reference = read_table(args.reference)
     analysis = read_table(args.analysis)
     truth = None
@@ -56,8 +74,15 @@ def _estimate(args: argparse.Namespace) -> int:
         labels = spec.labels(targets, spec.y_true, tname)
         ids = _id(targets, args.id_col, tname)
         truth = join_targets(_id(analysis, args.id_col, str(args.analysis)), ids, labels)
-    chunks = estimate_chunks(reference, analysis, spec, chunk_size=args.chunk_size, metrics=metrics, truth=truth,
-                             names=(str(args.reference), str(args.analysis)))
+    chunks = estimate_chunks(
+        reference,
+        analysis,
+        spec,
+        chunk_size=args.chunk_size,
+        metrics=metrics,
+        truth=truth,
+        names=(str(args.reference), str(args.analysis)),
+    )
     for c in chunks:
         for w in c.estimate.warnings:
             print(f"chunk {c.index} (rows {c.start}-{c.end}): {w}", file=sys.stderr)

@@ -67,7 +67,9 @@ class CBPE:
     def __post_init__(self) -> None:
         unknown = [m for m in self.metrics if m not in CLASSIFICATION_METRICS]
         if unknown:
-            raise InputError(f"unknown metric {unknown[0]!r}: choose from {', '.join(CLASSIFICATION_METRICS)}")
+            raise InputError(
+                f"unknown metric {unknown[0]!r}: choose from {', '.join(CLASSIFICATION_METRICS)}"
+            )
 
     def fit(self, y_true: npt.ArrayLike, y_pred: npt.ArrayLike, scores: npt.ArrayLike) -> FittedCBPE:
         """Fit calibrators on reference labels, predictions and scores (1-d binary, n × k multiclass)."""
@@ -77,7 +79,10 @@ class CBPE:
             raise InputError(f"reference labels must be class indices 0..{k - 1}")
         cols = [s] if s.ndim == 1 else [s[:, c] for c in range(k)]
         targets = [t == 1] if s.ndim == 1 else [t == c for c in range(k)]
-        cal = tuple(fit_calibrator(c, y.astype(np.float64), seed=self.seed) for c, y in zip(cols, targets, strict=True))
+        cal = tuple(
+            fit_calibrator(c, y.astype(np.float64), seed=self.seed)
+            for c, y in zip(cols, targets, strict=True)
+        )
         lo = tuple(float(np.quantile(c, self.support_quantile)) for c in cols)
         hi = tuple(float(np.quantile(c, 1 - self.support_quantile)) for c in cols)
         return FittedCBPE(self, k, cal, lo, hi)
@@ -115,10 +120,12 @@ class FittedCBPE:
         else:
             est, conf, sd = _multiclass(pred, s, p, self.settings)
         out_share = self._outside(s)
-        warn = ()
+        warn: tuple[str, ...] = ()
         if out_share > self.settings.support_warn_share:
-            warn = (f"{out_share:.1%} of the window's scores lie outside the reference's range "
-                    f"(expected {2 * self.settings.support_quantile:.1%}): the estimate may not hold",)
+            warn = (
+                f"{out_share:.1%} of the window's scores lie outside the reference's range "
+                f"(expected {2 * self.settings.support_quantile:.1%}): the estimate may not hold",
+            )
         lower = {m: _clip(est[m] - 3 * sd[m]) for m in est}
         upper = {m: _clip(est[m] + 3 * sd[m]) for m in est}
         return PerformanceEstimate(int(s.shape[0]), est, lower, upper, conf, out_share, warn)
@@ -131,9 +138,9 @@ class FittedCBPE:
         return float(out.mean())
 
 
-def _check(scores: npt.ArrayLike, y_pred: npt.ArrayLike, y_true: npt.ArrayLike | None) -> tuple[
-    Array, npt.NDArray[np.int64] | None, npt.NDArray[np.int64]
-]:
+def _check(
+    scores: npt.ArrayLike, y_pred: npt.ArrayLike, y_true: npt.ArrayLike | None
+) -> tuple[Array, npt.NDArray[np.int64] | None, npt.NDArray[np.int64]]:
     s = np.asarray(scores, dtype=np.float64)
     pred = np.asarray(y_pred, dtype=np.float64)
     if s.ndim not in (1, 2) or s.shape[0] != pred.shape[0]:
@@ -171,7 +178,9 @@ def _expected_auc(score: Array, p: Array) -> float:
     return _ratio(num, den)
 
 
-def _binary_point(pred: npt.NDArray[np.int64], score: Array, p: Array) -> tuple[dict[str, float], dict[str, float]]:
+def _binary_point(
+    pred: npt.NDArray[np.int64], score: Array, p: Array
+) -> tuple[dict[str, float], dict[str, float]]:
     """Point estimates and their sampling standard deviations for class 1 (delta method)."""
     on = pred == 1
     pq = p * (1 - p)
@@ -194,7 +203,10 @@ def _binary_point(pred: npt.NDArray[np.int64], score: Array, p: Array) -> tuple[
         "recall": _ratio(math.sqrt(fn * fn * v1 + tp * tp * v0), (tp + fn) ** 2),
         "f1": _ratio(2 * math.sqrt((n_on + fn) ** 2 * v1 + tp * tp * v0), d * d),
         "roc_auc": _auc_sd(auc, tp + fn, fp + tn),
-        "_tn": tn, "_fp": fp, "_fn": fn, "_tp": tp,
+        "_tn": tn,
+        "_fp": fp,
+        "_fn": fn,
+        "_tp": tp,
     }
     return est, sd
 

@@ -122,9 +122,10 @@ def binary_metrics(y_true: Array, y_pred: Array, score: Array, names: tuple[str,
 
 
 def multiclass_metrics(
-    y_true: npt.NDArray[np.int64], y_pred: npt.NDArray[np.int64], scores: Array, names: tuple[str, ...]
+    y_true: npt.ArrayLike, y_pred: npt.ArrayLike, scores: Array, names: tuple[str, ...]
 ) -> dict[str, float]:
     """Macro-averaged metrics over the classes 0..k-1 (``scores`` is n × k)."""
+    y_true, y_pred = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
     k = scores.shape[1]
     out: dict[str, float] = {}
     for name in names:

@@ -61,7 +61,9 @@ class ColumnSpec:
             values = _numeric(table, column, where)
             bad = ~np.isnan(values) & (values != 0) & (values != 1)
             if bad.any():
-                raise InputError(f"{where}: column {column!r} must hold 0/1 labels, found {float(values[bad][0])!r}")
+                raise InputError(
+                    f"{where}: column {column!r} must hold 0/1 labels, found {float(values[bad][0])!r}"
+                )
             return values
         return _encode(col, self.classes, f"{where}: column {column!r}")
 
@@ -79,7 +81,10 @@ class ChunkPerformance:
     def to_json(self) -> dict[str, object]:
         """The CLI's JSON object for this chunk (NaN written as null)."""
         out: dict[str, object] = {
-            "index": self.index, "start": self.start, "end": self.end, "rows": self.estimate.rows,
+            "index": self.index,
+            "start": self.start,
+            "end": self.end,
+            "rows": self.estimate.rows,
             "estimated": _nulls(self.estimate.estimated),
             "lower": _nulls(self.estimate.lower),
             "upper": _nulls(self.estimate.upper),
@@ -99,7 +104,7 @@ def estimate_chunks(
     truth: npt.NDArray[np.float64] | None = None,
     names: tuple[str, str] = ("reference", "analysis"),
 ) -> list[ChunkPerformance]:
-    """Fit on ``reference``, estimate each full chunk of ``analysis``; ``truth`` (NaN = no label) adds realized."""
+    """Fit on ``reference``, estimate each full chunk of ``analysis``; ``truth`` (NaN: none) adds realized."""
     if chunk_size < 1:
         raise InputError(f"--chunk-size must be a positive number of rows, not {chunk_size}")
     ref, ana = names
@@ -124,7 +129,9 @@ def estimate_chunks(
 
 
 def _realized(
-    truth: npt.NDArray[np.float64], pred: npt.NDArray[np.float64], scores: npt.NDArray[np.float64],
+    truth: npt.NDArray[np.float64],
+    pred: npt.NDArray[np.float64],
+    scores: npt.NDArray[np.float64],
     metrics: tuple[str, ...],
 ) -> dict[str, float]:
     known = ~np.isnan(truth)
@@ -159,9 +166,11 @@ def _encode(col: Column, classes: tuple[str, ...], where: str) -> npt.NDArray[np
     """Positions of each value in ``classes`` (numbers compared as numbers); NaN for missing."""
     if col.dtype == np.float64:
         try:
-            index = {float(c): i for i, c in enumerate(classes)}
+            index: dict[object, int] = {float(c): i for i, c in enumerate(classes)}
         except ValueError as exc:
-            raise InputError(f"{where} is numeric but the class labels are not: {', '.join(classes)}") from exc
+            raise InputError(
+                f"{where} is numeric but the class labels are not: {', '.join(classes)}"
+            ) from exc
         values = [math.nan if math.isnan(v) else v for v in col.tolist()]
     else:
         index = {c: i for i, c in enumerate(classes)}
@@ -180,7 +189,9 @@ def _nulls(d: Mapping[str, float]) -> dict[str, float | None]:
     return {k: (v if math.isfinite(v) else None) for k, v in d.items()}
 
 
-def join_targets(ids: Column, target_ids: Column, targets: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def join_targets(
+    ids: Column, target_ids: Column, targets: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """Each analysis row's target by id (NaN where the targets file has none)."""
     lookup = dict(zip(target_ids.tolist(), targets.tolist(), strict=True))
     return np.array([lookup.get(i, math.nan) for i in ids.tolist()], dtype=np.float64)
