@@ -193,4 +193,4 @@ def test_table_output(files: dict[str, Path], capsys: pytest.CaptureFixture[str]
     assert main(_args(files, "--chunk-size", "2500")) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["chunk", "rows", "roc_auc"]
-    assert out[1].split()[:2] == ["0", "0-2499"]
+    assert out[1].split()[:2] == ["0", "0-2499"] and out[1].index("0-2499") + 6 == out[0].index("rows") + 4

@@ -110,4 +110,4 @@ def _table(chunks: list[Any], metrics: list[str]) -> None:
             v, lo, hi = c.estimate.estimated[m], c.estimate.lower[m], c.estimate.upper[m]
             real = "" if c.realized is None else f" ({c.realized[m]:.3f})"
             cells.append(f"{v:.3f} [{lo:.3f},{hi:.3f}]{real}".rjust(22))
-        print(f"{c.index:>5} {c.start:>6}-{c.end:<6}  " + "  ".join(cells))
+        print(f"{c.index:>5} {f'{c.start}-{c.end}':>13}  " + "  ".join(cells))
