@@ -32,6 +32,7 @@ from inferwatch.quality._psi import (
     psi_critical,
     psi_from_counts,
 )
+from inferwatch.quality._realized import RealizedPerformance
 from inferwatch.quality._report import DriftReport, FeatureDrift
 from inferwatch.quality._stream import MIN_WINDOW_SAMPLES, DriftAggregator, WindowDrift
 from inferwatch.quality._verdict import Thresholds, Verdict
@@ -58,6 +59,7 @@ __all__ = [
     "NumericProfile",
     "PerformanceEstimate",
     "Profile",
+    "RealizedPerformance",
     "SupportDetector",
     "TestResult",
     "Thresholds",
