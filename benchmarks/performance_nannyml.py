@@ -54,6 +54,16 @@ def _titanic() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return ref, ana, tgt
 
 
+def _small_chunks() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Calibrated scores, labels drawn from them (seeded): many 100-row chunks show each estimator's bias."""
+    rng = np.random.default_rng(36)
+    p = rng.beta(1.2, 1.2, size=40000).round(4)
+    y = (rng.random(40000) < p).astype(int)
+    df = pd.DataFrame({"id": np.arange(40000), "y_pred_proba": p, "y_pred": (p > 0.5).astype(int), "y": y})
+    ref, ana = df.iloc[:20000].copy(), df.iloc[20000:].copy()
+    return ref, ana.drop(columns=["y"]), ana[["id", "y"]]
+
+
 def datasets() -> list[dict]:
     """name, problem, frames, columns, chunk size."""
     car = nml.load_synthetic_car_loan_dataset()
