@@ -9,7 +9,12 @@ with parameters and bodies generated from the schema and then mutated
 (wrong types, missing fields, hostile strings, deep nesting, oversized and
 non-JSON bodies, bad or missing tokens). It counts responses by status and
 fails on any response >= 500, any traceback in a response, and any
-traceback in the server's log. Prints one JSON summary; exit 1 on failure.
+traceback in the server's log. Then the ingest limits (issue 31): remote-write
+and OTLP requests with too many labels (31 to 100,000), too long label names
+and values (up to 1 MB), and a cardinality ramp of new series past
+``max_series_per_metric`` and ``max_series`` (the started server's are 5,000 and
+20,000); each must be refused with 400 naming its limit, nothing else.
+Prints one JSON summary; exit 1 on failure.
 """
 
 from __future__ import annotations
@@ -136,6 +141,69 @@ def _request(doc: dict[str, Any], rng: random.Random) -> tuple[str, str, dict[st
     return method.upper(), url, kw
 
 
+def _limit_cases(rng: random.Random) -> list[tuple[str, str, bytes, dict[str, str], str]]:
+    """(case, path, body, headers, the limit the answer must name): label count, lengths, on two ways in."""
+    from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
+    from inferwatch.model import Labels, Sample
+
+    now = time.time()
+    rw = {**REMOTE_WRITE_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    out = []
+    for n in (31, 1000, 100_000):
+        ls = Labels({"__name__": "fuzz_wide", **{f"l{i}": "x" for i in range(n - 1)}})
+        out.append((f"remote write, {n} labels", "/api/v1/write",
+                    encode_write_request([Sample(ls, now, 1.0)]), rw, "label_limit"))
+    for size in (1025, 10_000):
+        ls = Labels({"__name__": "fuzz_long", "n" * size: "x"})
+        out.append((f"remote write, a {size}-character label name", "/api/v1/write",
+                    encode_write_request([Sample(ls, now, 1.0)]), rw, "label_name_length_limit"))
+    for size in (2049, 1_000_000):
+        ls = Labels.of("fuzz_long", v="".join(rng.choice("abcdef") for _ in range(size)))
+        out.append((f"remote write, a {size}-character label value", "/api/v1/write",
+                    encode_write_request([Sample(ls, now, 1.0)]), rw, "label_value_length_limit"))
+    for n in (31, 5000):
+        attrs = [{"key": f"a{i}", "value": {"stringValue": "x"}} for i in range(n)]
+        point = {"timeUnixNano": str(time.time_ns()), "asDouble": 1.0, "attributes": attrs}
+        doc = {"resourceMetrics": [{"scopeMetrics": [{"metrics": [
+            {"name": "fuzz_otlp", "gauge": {"dataPoints": [point]}}]}]}]}
+        out.append((f"OTLP, {n} attributes", "/v1/metrics", json.dumps(doc).encode(),
+                    {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}, "label_limit"))
+    return out
+
+
+def limits(url: str, seed: int) -> dict[str, Any]:
+    """The ingest-limit cases and the cardinality ramp; what each got, and the failures."""
+    from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
+    from inferwatch.model import Labels, Sample
+
+    rng = random.Random(seed)
+    got: dict[str, str] = {}
+    failures: list[str] = []
+    with httpx.Client(base_url=url, timeout=120) as client:
+        for case, path, body, headers, limit in _limit_cases(rng):
+            r = client.post(path, content=body, headers=headers)
+            got[case] = f"{r.status_code} {r.text[:90]}"
+            if r.status_code != 400 or limit not in r.text:
+                failures.append(f"{case}: {got[case]}")
+        # cardinality: 1,000 new series a request, one metric, then many metrics, until refused
+        rw = {**REMOTE_WRITE_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+        for ramp, limit, name in (("one metric", "max_series_per_metric", lambda r: "fuzz_card"),
+                                  ("many metrics", "max_series", lambda r: f"fuzz_card_{r}")):
+            accepted, answer = 0, None
+            for r in range(60):  # bounded: the limits are 5,000 and 20,000 series
+                batch = [Sample(Labels.of(name(r), id=f"{r}-{i}"), time.time(), 1.0) for i in range(1000)]
+                answer = client.post("/api/v1/write", content=encode_write_request(batch), headers=rw)
+                if answer.status_code != 204:
+                    break
+                accepted += 1000
+            assert answer is not None
+            got[f"cardinality, {ramp}"] = (f"{accepted} series taken, then {answer.status_code} "
+                                           f"{answer.text[:90]}")
+            if answer.status_code != 400 or limit not in answer.text:
+                failures.append(f"cardinality, {ramp}: {got[f'cardinality, {ramp}']}")
+    return {"cases": got, "failures": failures}
+
+
 def _traceback(text: str) -> bool:
     return "Traceback (most recent call last)" in text or bool(re.search(r'File "[^"]+", line \d+', text))
 
@@ -171,7 +239,8 @@ def fuzz(url: str, cases: int, seed: int) -> dict[str, Any]:
 
 def _serve(tmp: Path) -> tuple[subprocess.Popen[str], str]:
     cfg = tmp / "inferwatch.yml"
-    cfg.write_text(f"server: {{data_dir: '{tmp / 'data'}', api_token: {TOKEN}, query: {{timeout: 10s}}}}\n"
+    cfg.write_text(f"server: {{data_dir: '{tmp / 'data'}', api_token: {TOKEN}, query: {{timeout: 10s}}, "
+                   "limits: {max_series: 20000, max_series_per_metric: 5000}}\n"
                    "scrape: {targets: [{job: down, url: 'http://127.0.0.1:1/metrics', interval: 5s, "
                    "timeout: 1s}]}\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("INFERWATCH_")}
@@ -199,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
             proc, url = _serve(Path(tmp))
             try:
                 summary = fuzz(url, args.cases, args.seed)
+                summary["limits"] = limits(url, args.seed)
+                summary["failed"] += len(summary["limits"]["failures"])
             finally:
                 proc.send_signal(signal.SIGTERM)
                 _, err = proc.communicate(timeout=60)

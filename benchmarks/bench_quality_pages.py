@@ -3,8 +3,8 @@
 The README's model server (``quality_pages_app.py``: Starlette, ``Monitor``, a
 ``DriftAggregator``) runs under real ``uvicorn --workers 2`` with a multiprocess
 directory. Compressed time (a file every worker reads as its clock) moves in
-15 s steps; each step sends 6 requests of 5 rows and scrapes ``/metrics`` once,
-as ``inferwatch serve`` would. Story: 30 minutes of healthy traffic (the app
+15 s steps; each step sends 6 requests of 5 rows and records one scrape of
+``/metrics``, as ``inferwatch serve`` would. Story: 30 minutes of healthy traffic (the app
 starts 60 s before a drift window closes), 25 minutes with ``age`` and
 ``income`` shifted (PSI about 0.34: review, not rollback), a 3-minute outage
 answering 503, then the traffic stops for 17 minutes while scrapes go on.
@@ -152,7 +152,13 @@ def drive(tmp: Path) -> tuple[Series, dict[str, Any]]:
                         codes[r.status_code] = codes.get(r.status_code, 0) + 1
                         if r.status_code == 200:
                             pids.add(r.json()["pid"])
-                scrape = clients[step % len(clients)].get("/metrics").text  # scrapes reach either worker
+                # Scrapes reach either worker. A worker publishes its state when scraped (else every
+                # 0.5 s of real time): compressed steps are far shorter than that, so every worker is
+                # scraped and the last one's answer recorded, as fresh as a real 15 s interval makes it.
+                order = clients[step % len(clients):] + clients[:step % len(clients)]
+                for other in order[1:]:
+                    other.get("/metrics")
+                scrape = order[0].get("/metrics").text
                 for family in text_string_to_metric_families(scrape):
                     for s in family.samples:
                         if s.name.startswith("inferwatch_") and not s.name.endswith("_created"):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests import _require
 
 from inferwatch.config._env import ENV_REQUIRE_TOOLS
 
@@ -29,18 +29,7 @@ def _isolate_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def require_tool() -> Callable[..., str]:
     """Return the path of an external binary; skip without it, fail under CI's switch."""
-
-    def _require(*names: str) -> str:
-        for name in names:
-            path = shutil.which(name)
-            if path:
-                return path
-        msg = f"external tool not installed: {' or '.join(names)}"
-        if os.environ.get(ENV_REQUIRE_TOOLS) == "1":
-            pytest.fail(msg + f" ({ENV_REQUIRE_TOOLS}=1)")
-        pytest.skip(msg)
-
-    return _require
+    return _require.require_tool
 
 
 @pytest.fixture

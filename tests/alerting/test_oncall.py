@@ -189,6 +189,7 @@ def test_acks_work_on_routes_without_escalation_too() -> None:
     p.send([alert(instance="a"), alert(instance="b")], now=700)
     p.tick(720)
     assert len(recs["terminal"].sent) == 2
+    assert "Acknowledged by ops" in recs["terminal"].sent[1].notes  # shown where the group is shown
 
 
 SCHEDULE = """
@@ -253,6 +254,17 @@ def test_a_step_to_a_schedule_layer_tells_the_member_on_call() -> None:
     p.tick(t0)
     (n,) = recs["sms"].sent
     assert n.step == 1 and any("carol" in x and "+1555003" in x for x in n.notes)
+
+
+def test_a_pack_rule_takes_keep_firing_for_and_a_resolve_threshold_by_override() -> None:
+    from inferwatch.rules import load_rules
+
+    cfg = parse_config("rules: {overrides: {FeatureDriftRollback: "
+                       "{keep_firing_for: 10m, resolve_threshold: 0.4}}}")
+    (rule,) = [r for r in load_rules(cfg) if r.name == "FeatureDriftRollback"]
+    assert (rule.keep_firing_for, rule.resolve_threshold) == (600.0, 0.4)
+    with pytest.raises(ConfigError, match="clear side"):
+        load_rules(parse_config("rules: {overrides: {FeatureDriftRollback: {resolve_threshold: 0.9}}}"))
 
 
 @pytest.mark.parametrize(("yaml", "message"), [

@@ -142,3 +142,32 @@ def test_voice_phrase_follows_the_receiver_template() -> None:
     template = MessageTemplate(title="{service} 服务 {tier_name}")
     phrase = alert_phrase(note(alert(tier="P0")), "zh-CN", 35, template)
     assert phrase == "ranker 服务 P0 紧急"
+
+
+def _expanded_pack_summaries() -> list[str]:
+    import re as _re
+
+    from inferwatch.rules import default_rule_pack
+
+    values = {"threshold": "1", "gpu": "0", "Hostname": "node-1", "instance": "10.0.0.7:8000",
+              "service": "ranker", "job": "ranker", "model": "qwen-7b", "feature": "age",
+              "experiment": "new-ranker"}
+    out = []
+    for rule in default_rule_pack():
+        text = getattr(rule, "annotations", {}).get("summary", "")
+        text = _re.sub(r"\{\{\s*\$labels\.(\w+)\s*\}\}", lambda m: values.get(m.group(1), "x"), text)
+        out.append(_re.sub(r"\{\{\s*\$threshold\s*\}\}", "1", text))
+    return [x for x in out if x]
+
+
+def test_default_pack_summaries_in_chinese() -> None:
+    from inferwatch.alerting._notes_zh import translate_summary
+
+    summaries = _expanded_pack_summaries()
+    translated = {s: translate_summary(s, "zh-CN") for s in summaries}
+    # a summary a later change rewrites falls back to English: at least most stay translated
+    assert sum(s != t for s, t in translated.items()) >= 0.8 * len(summaries), translated
+    assert translate_summary("P99 latency of ranker is over 1s", "zh-CN") == "ranker 的 P99 延迟超过 1 秒"
+    several = translate_summary("3 features: age, income, clicks", "zh-CN")
+    assert several == "共 3 个 feature：age, income, clicks"
+    assert translate_summary("my own words", "zh-CN") == "my own words"

@@ -6,6 +6,7 @@ import logging
 import sys
 
 import pytest
+from tests._require import require_module
 
 from inferwatch.collect import CLOCK_EVENT_REASONS, FakeGPU, FakeNVML, GpuCollector
 from inferwatch.model import CATALOG
@@ -130,7 +131,7 @@ def test_without_the_binding(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_real_pynvml_on_this_machine_reports_down_without_a_driver() -> None:
-    pynvml = pytest.importorskip("pynvml")
+    pynvml = require_module("pynvml")
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError:

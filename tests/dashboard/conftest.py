@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._require import require_module, require_tool
 
 from inferwatch.demo import (
     AlertView,
@@ -117,7 +118,7 @@ def demo() -> Iterator[DemoServer]:
 @pytest.fixture(scope="package")
 def browser(require_tool_once: str) -> Iterator[Any]:
     """A headless Chromium from Debian, driven by Playwright (no downloaded browser)."""
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = require_module("playwright.sync_api")
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=require_tool_once, args=CHROMIUM_FLAGS)
         try:
@@ -129,17 +130,7 @@ def browser(require_tool_once: str) -> Iterator[Any]:
 @pytest.fixture(scope="package")
 def require_tool_once() -> str:
     """The chromium binary (package scope: one browser for all the checks)."""
-    import shutil
-
-    from inferwatch.config._env import ENV_REQUIRE_TOOLS
-
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        msg = "external tool not installed: chromium"
-        if os.environ.get(ENV_REQUIRE_TOOLS) == "1":
-            pytest.fail(msg + f" ({ENV_REQUIRE_TOOLS}=1)")
-        pytest.skip(msg)
-    return path
+    return require_tool("chromium", "chromium-browser")
 
 
 class Watched:

@@ -23,6 +23,7 @@ def test_switch_to_chinese_and_back(page: Watched, demo: DemoServer) -> None:
     assert card.locator(".badge.tier").inner_text() == "P0 紧急"
     assert card.locator(".state").inner_text() == "告警中"
     assert card.locator("header").inner_text().count("开始于") == 1
+    assert "对一半及以上的请求返回 HTTP 503" in card.inner_text()  # the rule's summary, translated
     assert p.inner_text("#nav a[data-page='alerts']").startswith("告警")
     assert p.inner_text("#theme") in ("深色", "浅色") and p.inner_text("#lang") == "English"
     headings = p.locator("main h2").all_inner_texts()

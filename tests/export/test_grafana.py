@@ -13,6 +13,7 @@ import yaml
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as gf_dashboard
 from grafana_foundation_sdk.models import units as gf_units
+from tests._require import require_module
 
 from inferwatch.config import Config
 from inferwatch.export import export
@@ -64,7 +65,7 @@ def test_every_rate_uses_rate_interval_and_every_selector_the_job_and_instance()
 
 
 def test_every_query_parses_with_a_full_promql_parser() -> None:
-    promql_parser = pytest.importorskip("promql_parser")
+    promql_parser = require_module("promql_parser")
     for _, _, t in _targets():
         promql_parser.parse(interpolate(t["expr"]))  # raises on a syntax error
 

@@ -223,3 +223,39 @@ def test_generation_histograms_carry_the_trace_id_as_exemplar() -> None:
     # the request histogram has no exemplar for a generation (its latency is not there)
     assert not [ln for ln in text.splitlines() if ln.startswith("inferwatch_request_duration_seconds_bucket")
                 and "# {" in ln]
+
+
+def test_a_wsgi_generation_streamed_from_the_body_stays_out_of_the_request_histogram() -> None:
+    from collections.abc import Callable, Iterable
+    from wsgiref.util import setup_testing_defaults
+
+    clock = SimulatedClock(0.0)
+    with Monitor("chat", "default-model", "v1", clock=clock) as m:
+        def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            start_response("200 OK", [("content-type", "text/event-stream")])
+            if environ["PATH_INFO"] == "/download":
+                return [b"x" * 10]
+
+            def stream() -> Iterable[bytes]:  # runs while the server iterates the body
+                clock.advance(PREFILL_S)
+                with m.track_generation(route="/v1/chat/completions", model="llama-3-8b") as g:
+                    for i in range(TOKENS):
+                        if i:
+                            clock.advance(GAP_S)
+                        g.tokens(1)
+                        yield f"data: tok{i}\n\n".encode()
+            return stream()
+
+        wsgi = m.wsgi(app)
+        for path in ("/v1/chat/completions", "/download"):
+            environ: dict[str, Any] = {"PATH_INFO": path}
+            setup_testing_defaults(environ)
+            body = wsgi(environ, lambda *a: None)
+            assert b"".join(body)
+            body.close()  # type: ignore[attr-defined]
+        assert_truth(m, "/v1/chat/completions", "llama-3-8b")  # timed from the request's arrival
+        count = "inferwatch_request_duration_seconds_count"
+        assert m.get_sample_value("inferwatch_requests_total",
+                                  {**REQ, "route": "/v1/chat/completions", "code": "200"}) == 1
+        assert m.get_sample_value(count, {**REQ, "route": "/v1/chat/completions"}) is None
+        assert m.get_sample_value(count, {**REQ, "route": "/download"}) == 1

@@ -6,21 +6,20 @@ Each command's effect is checked through the API, not through amtool's own outpu
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from tests._require import require_tool
 
 from inferwatch.model import alertmanager_fingerprint
 
 from ._proc import Served, serve
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("amtool") is None,
-                                 reason="amtool (prometheus-alertmanager) missing")]
+AMTOOL = require_tool("amtool")  # Debian's prometheus-alertmanager; the oracle: CI must have it
+pytestmark = [pytest.mark.slow]
 
 TOKEN = "am-t0ken-for-tests"
 CONFIG = """\

@@ -5,7 +5,6 @@ statuses (silenced, inhibited by which alert), receivers and groups.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -14,14 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
+from tests._require import require_tool
 
 from export._engines import alertmanager, poll, prometheus
 
 from ._proc import serve
 
-AM_BINARY = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(AM_BINARY is None, reason="prometheus-alertmanager missing")]
+AM_BINARY = require_tool("prometheus-alertmanager", "alertmanager")  # the oracle: CI must have it
+pytestmark = [pytest.mark.slow]
 Clients = tuple[httpx.Client, httpx.Client]
 
 TOKEN = "diff-t0ken"
@@ -77,7 +76,6 @@ def shape(x: Any) -> Any:
 def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, httpx.Client]]:
     tmp = tmp_path_factory.mktemp("am-diff")
     (tmp / "am.yml").write_text(AM_CONFIG)
-    assert AM_BINARY is not None
     with alertmanager(AM_BINARY, tmp / "am.yml", tmp) as am, serve(IW_CONFIG, tmp) as iw, \
             httpx.Client(base_url=am.url, timeout=10) as a, \
             httpx.Client(base_url=iw.url, timeout=10, headers={"Authorization": f"Bearer {TOKEN}"}) as i:
@@ -185,10 +183,6 @@ def test_the_same_alert_resolved_leaves_both(both: Clients) -> None:
     assert _fingerprints(a) == _fingerprints(i) and len(_fingerprints(i)) == 3
 
 
-PROM_BINARY = shutil.which("prometheus")
-
-
-@pytest.mark.skipif(PROM_BINARY is None, reason="prometheus missing")
 def test_a_real_prometheus_sends_its_alerts_to_inferwatch_as_to_an_alertmanager(tmp_path: Path) -> None:
     with serve(IW_CONFIG, tmp_path) as iw, httpx.Client(base_url=iw.url, timeout=10) as i:
         host = iw.url.removeprefix("http://")
@@ -205,8 +199,7 @@ def test_a_real_prometheus_sends_its_alerts_to_inferwatch_as_to_an_alertmanager(
             "alerting:\n  alertmanagers:\n  - api_version: v2\n"
             f"    authorization: {{credentials: {TOKEN}}}\n"
             f"    static_configs: [{{targets: ['{host}']}}]\n")
-        assert PROM_BINARY is not None
-        with prometheus(PROM_BINARY, tmp_path / "prometheus.yml", tmp_path):
+        with prometheus(require_tool("prometheus"), tmp_path / "prometheus.yml", tmp_path):
             (alert,) = poll(lambda: i.get("/api/v2/alerts").json(), timeout=60, what="Prometheus's alert")
     labels = {"alertname": "GpuHot", "service": "ranker", "severity": "warning"}
     assert alert["labels"] == labels and alert["annotations"] == {"summary": "from prometheus"}

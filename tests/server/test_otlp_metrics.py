@@ -1,4 +1,7 @@
-"""A real ``inferwatch serve`` fed by the real OpenTelemetry SDK's OTLP/HTTP metric exporter."""
+"""A real ``inferwatch serve`` fed by the real OpenTelemetry SDK's OTLP/HTTP metric exporter.
+
+OpenTelemetry is a dev dependency (the tracing extra): imported, never skipped.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-
-pytest.importorskip("opentelemetry.sdk.metrics")
-pytest.importorskip("opentelemetry.exporter.otlp.proto.http.metric_exporter")
-
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (

@@ -158,3 +158,6 @@ def test_the_receiver_stores_columns_and_refuses_with_the_sender_s_status() -> N
     old = encode_write_request([Sample(Labels.of("up", job="d"), 990.0, 1.0)])  # 1970: out of bounds
     assert status(old) == 400 and store.select(parse_selector('up{job="d"}'), 0, t0 + 10_000) == []
     assert store.stats.discarded == {"too_far_in_future": 2, "too_old": 1}
+    rx.retention = 86_400.0  # storage.retention: older than its start is out of bounds too
+    week_old = encode_write_request([Sample(Labels.of("up", job="e"), t0 - 7 * 86_400, 1.0)])
+    assert status(week_old) == 400 and store.stats.discarded["too_old"] == 2

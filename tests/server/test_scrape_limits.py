@@ -89,6 +89,9 @@ def test_a_scrape_past_a_limit_fails_with_the_reason(
     assert (h.health, h.samples) == ("down", 0) and reason in h.last_error, h.last_error
     assert _up(store) == [0.0]
     assert store.select(parse_selector("a"), 0, 1e12) == []  # nothing of the scrape was kept
+    if "size" not in reason:  # the body was parsed: its samples count as discarded, by the limit's name
+        name = reason.split(" exceeded")[0].replace(" ", "_")
+        assert set(store.stats.discarded) == {name} and store.stats.discarded[name] >= 1
 
 
 def test_a_far_future_sample_is_refused_and_does_not_poison_its_series(target: FakeTarget) -> None:

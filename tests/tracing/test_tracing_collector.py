@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+from tests._require import require_tool
 
 from inferwatch.tracing import collector_config, collector_yaml
 
@@ -31,9 +31,7 @@ def test_policies_match_the_service_and_pipeline_is_wired() -> None:
 def test_otelcol_validates_the_config(tmp_path: Path) -> None:
     # Not a `tools` test: no registry reachable here ships the Collector (Debian has none), so CI
     # cannot be made to have it; it runs where `otelcol-contrib` is on the PATH.
-    otelcol = shutil.which("otelcol-contrib")
-    if otelcol is None:
-        pytest.skip("otelcol-contrib is not installed (not packaged by Debian or PyPI)")
+    otelcol = require_tool("otelcol-contrib", ci_has_it=False)  # not packaged by Debian or PyPI
     path = tmp_path / "otelcol.yaml"
     path.write_text(collector_yaml())
     out = subprocess.run([otelcol, "validate", f"--config={path}"],

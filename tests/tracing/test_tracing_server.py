@@ -19,6 +19,8 @@ from inferwatch.tracing._store import SpanRecord, TraceStore
 
 T0 = time.time_ns() - 60 * 10**9  # a minute ago: within the server's retention
 TRACE = "5b8efff798038103d269b633813fc60c"
+TOKEN = "t0ken-for-tests"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}  # POST /v1/traces is a write: it needs the server's token
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +31,10 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
 
 
-def test_sdk_exporter_to_serve_then_query_by_service_duration_and_id(server_url: str) -> None:
+def test_sdk_exporter_to_serve_then_query_by_service_duration_and_id(
+    server_url: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"Authorization=Bearer%20{TOKEN}")  # the exporter's way
     tr = setup("ranker", endpoint=server_url, sample_ratio=1.0, install_global=False)
     try:
         ids = {}
@@ -70,7 +75,7 @@ def _json_body(trace_id: str = TRACE, status: int = 2) -> dict[str, object]:
 
 
 def test_json_and_gzip_bodies_are_stored(server_url: str) -> None:
-    with httpx.Client(base_url=server_url, timeout=10) as c:
+    with httpx.Client(base_url=server_url, timeout=10, headers=AUTH) as c:
         r = c.post("/v1/traces", json=_json_body())
         assert (r.status_code, r.json()) == (200, {})
         other = "1" * 32
@@ -104,11 +109,24 @@ def test_json_and_gzip_bodies_are_stored(server_url: str) -> None:
     ("GET", "/api/v1/traces/not-hex", b"", {}, 400),
     ("GET", "/api/v1/traces/" + "0" * 31 + "1", b"", {}, 404),
     ("GET", "/api/v1/traces?min_duration=abc", b"", {}, 400),
+    # no token: anyone on the network could fill the trace store (issue 31)
+    ("POST", "/v1/traces", json.dumps(_json_body()).encode(), {"content-type": "application/json",
+                                                                "Authorization": ""}, 401),
 ])
 def test_bad_requests_are_4xx_never_500(server_url: str, method: str, path: str, body: bytes,
                                         headers: dict[str, str], status: int) -> None:
-    r = httpx.request(method, server_url + path, content=body or None, headers=headers, timeout=10)
+    r = httpx.request(method, server_url + path, content=body or None, headers={**AUTH, **headers},
+                      timeout=10)
     assert r.status_code == status, r.text
+
+
+@pytest.mark.parametrize("encoding", ["gzip", ""])
+def test_a_damaged_gzip_body_is_reported_as_gzip(server_url: str, encoding: str) -> None:
+    # The issue: a corrupt gzip body was reported as "invalid JSON".
+    truncated = gzip.compress(json.dumps(_json_body()).encode())[:-12]
+    headers = {**AUTH, "content-type": "application/json", "content-encoding": encoding}
+    r = httpx.post(server_url + "/v1/traces", content=truncated, headers=headers, timeout=10)
+    assert r.status_code == 400 and "invalid gzip body" in r.json()["error"], r.text
 
 
 def test_store_is_bounded_by_age_and_count() -> None:
@@ -152,7 +170,7 @@ def test_diagnose_latency_names_the_stage_whose_p99_moved(
     from inferwatch.cli import main
 
     now = time.time_ns()
-    with httpx.Client(base_url=server_url, timeout=10) as c:
+    with httpx.Client(base_url=server_url, timeout=10, headers=AUTH) as c:
         for t0, model_s in ((now - 20 * 60 * 10**9, 0.050), (now - 2 * 60 * 10**9, 0.400)):
             assert c.post("/v1/traces", json=_pipeline_traces("scorer", t0, 50, model_s)).status_code == 200
         recent = {"service": "scorer", "start": (now / 1e9) - 300}

@@ -12,10 +12,12 @@ from inferwatch.alerting._digest import next_delivery
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
 from inferwatch.alerting._pipeline import ALERTING_STATE_FILE, Pipeline, pipeline_from_config
+from inferwatch.alerting._preview import Captured, alerts_from_document, preview
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._replay import ReplayPipeline
 from inferwatch.alerting._route import Route, RouteOptions
 from inferwatch.alerting._runner import PipelineRunner
+from inferwatch.alerting._schedule import Shift, oncall_at, shifts
 from inferwatch.alerting._silence import Silence, Silences
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._template import parse_rfc3339, rfc3339, webhook_payload
@@ -29,6 +31,7 @@ __all__ = [
     "ActionStage",
     "AlertGroup",
     "AlertView",
+    "Captured",
     "HttpClient",
     "InlineExecutor",
     "Notification",
@@ -43,6 +46,7 @@ __all__ = [
     "ReplayPipeline",
     "Route",
     "RouteOptions",
+    "Shift",
     "Silence",
     "Silences",
     "Stage",
@@ -51,10 +55,14 @@ __all__ = [
     "Stores",
     "TerminalNotifier",
     "ThreadExecutor",
+    "alerts_from_document",
     "classify_status",
     "next_delivery",
+    "oncall_at",
     "parse_rfc3339",
     "pipeline_from_config",
+    "preview",
     "rfc3339",
+    "shifts",
     "webhook_payload",
 ]

@@ -10,13 +10,13 @@ from typing import Any
 from inferwatch._exceptions import ActionError, NotifyError
 from inferwatch.alerting._actions import fill_placeholders
 from inferwatch.alerting._http import HttpClient
-from inferwatch.config._receivers import (
+from inferwatch.config import (
     CommandActionSpec,
     DegradeActionSpec,
     HttpActionSpec,
     RollbackActionSpec,
+    redact_url,
 )
-from inferwatch.config._redact import redact_url
 from inferwatch.model import Matcher, parse_matchers
 from inferwatch.rules import Alert
 

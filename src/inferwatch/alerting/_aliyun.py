@@ -29,7 +29,7 @@ from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._phone import OnCallNumbers, alert_phrase, numbers_for
-from inferwatch.config._receivers_cn import AliyunSmsReceiverSpec, AliyunVoiceReceiverSpec
+from inferwatch.config import AliyunSmsReceiverSpec, AliyunVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["AliyunSmsNotifier", "AliyunVoiceNotifier", "aliyun_retryable", "percent_encode", "rpc_signature"]

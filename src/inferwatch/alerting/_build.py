@@ -20,8 +20,7 @@ from inferwatch.alerting._terminal import FallbackNotifier, TerminalNotifier
 from inferwatch.alerting._twilio import TwilioNotifier
 from inferwatch.alerting._webhook import WebhookNotifier
 from inferwatch.alerting._wecom import WeComNotifier
-from inferwatch.config._oncall import OnCallConfig
-from inferwatch.config._receivers import (
+from inferwatch.config import (
     ActionSpec,
     CommandActionSpec,
     DegradeActionSpec,
@@ -29,6 +28,7 @@ from inferwatch.config._receivers import (
     EmailReceiverSpec,
     HttpActionSpec,
     KubernetesScaleSpec,
+    OnCallConfig,
     PagerDutyReceiverSpec,
     ReceiverSpec,
     RollbackActionSpec,

@@ -10,15 +10,16 @@ from inferwatch.alerting._notification import Notifier
 from inferwatch.alerting._phone import OnCallNumbers
 from inferwatch.alerting._tencent import TencentSmsNotifier, TencentVoiceNotifier
 from inferwatch.alerting._wecom_app import WeComAppNotifier
-from inferwatch.config._receivers import ReceiverSpec, WeComReceiverSpec
-from inferwatch.config._receivers_cn import (
+from inferwatch.config import (
     AliyunSmsReceiverSpec,
     AliyunVoiceReceiverSpec,
     DingTalkReceiverSpec,
     FeishuReceiverSpec,
+    ReceiverSpec,
     TencentSmsReceiverSpec,
     TencentVoiceReceiverSpec,
     WeComAppReceiverSpec,
+    WeComReceiverSpec,
 )
 
 __all__ = ["CN_SPECS", "CnSpec", "build_cn_notifier", "robot_key"]

@@ -32,8 +32,7 @@ from inferwatch.alerting._records import RecordLog
 from inferwatch.alerting._silence import Silences
 from inferwatch.alerting._stages import DedupStage, EnqueueStage, MuteStage, StageChain
 from inferwatch.alerting._state import StateDB
-from inferwatch.config._alerting import AlertingConfig
-from inferwatch.config._receivers import DigestReceiverSpec, ReceiverSpec
+from inferwatch.config import AlertingConfig, DigestReceiverSpec, ReceiverSpec
 from inferwatch.rules import Alert
 
 __all__ = ["PipelineBuilder", "Stages", "Stores"]

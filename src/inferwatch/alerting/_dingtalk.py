@@ -26,8 +26,7 @@ from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._message import json_cost, render
 from inferwatch.alerting._notification import Notification
-from inferwatch.config._receivers_cn import DingTalkReceiverSpec
-from inferwatch.config._types import Secret
+from inferwatch.config import DingTalkReceiverSpec, Secret
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["DINGTALK_MAX_BYTES", "DINGTALK_RETRYABLE", "DingTalkNotifier", "dingtalk_sign"]

@@ -18,7 +18,7 @@ from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._message import localized_title
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._template import group_title, notification_id, notification_text
-from inferwatch.config._receivers import EmailReceiverSpec
+from inferwatch.config import EmailReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["EmailNotifier"]

@@ -25,7 +25,7 @@ from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._message import Message, json_cost, render
 from inferwatch.alerting._notification import Notification
-from inferwatch.config._receivers_cn import FeishuReceiverSpec
+from inferwatch.config import FeishuReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["FEISHU_MAX_BYTES", "FEISHU_RETRYABLE", "FeishuNotifier", "feishu_sign"]

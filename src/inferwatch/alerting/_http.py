@@ -18,8 +18,7 @@ import httpx
 
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import http_error, transport_error
-from inferwatch.config._redact import install_log_redaction
-from inferwatch.config._types import Secret
+from inferwatch.config import Secret, install_log_redaction
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["HttpClient", "request_secrets"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inferwatch.alerting._notification import fingerprint
-from inferwatch.config._alerting import InhibitRuleSpec
+from inferwatch.config import InhibitRuleSpec
 from inferwatch.model import Matcher, matches_all, parse_matchers
 from inferwatch.rules import Alert
 

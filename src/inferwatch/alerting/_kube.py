@@ -19,7 +19,7 @@ import yaml
 from inferwatch._exceptions import ActionError, NotifyError
 from inferwatch.alerting._actions import fill_placeholders
 from inferwatch.alerting._http import HttpClient
-from inferwatch.config._receivers import KubernetesScaleSpec
+from inferwatch.config import KubernetesScaleSpec
 from inferwatch.model import parse_matchers
 from inferwatch.rules import Alert
 

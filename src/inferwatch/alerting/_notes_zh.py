@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["translate_note"]
+__all__ = ["translate_note", "translate_summary"]
 
 _PHASES = {"fire": "触发", "resolve": "恢复"}
 _NOTE = re.compile(r"action (?P<name>\S+) \((?P<phase>fire|resolve)\): (?P<outcome>.*)", re.S)
@@ -61,3 +61,39 @@ def translate_note(note: str, language: str) -> str:
             outcome = pattern.sub(replacement, outcome, count=1)
             break
     return f"动作 {m['name']}（{_PHASES[m['phase']]}）：{outcome}"
+
+
+# The default rule pack's summaries (as the evaluator expands them) and their Chinese.
+_SUMMARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p, r in (
+    (r"GPU (.+) on (.+) uses over 80% of its memory", r"\2 上的 GPU \1 显存占用超过 80%"),
+    (r"CPU of (.+) is over 80% busy", r"\1 的 CPU 使用率超过 80%"),
+    (r"P99 latency of (.+) is over (.+)s", r"\1 的 P99 延迟超过 \2 秒"),
+    (r"Over 1% of (.+) requests fail", r"\1 超过 1% 的请求失败"),
+    (r"(.+) answers HTTP 503 to half of its requests or more", r"\1 对一半及以上的请求返回 HTTP 503"),
+    (r"(.+) has received no requests for 5 minutes", r"\1 已 5 分钟没有收到请求"),
+    (r"Target (.+) of job (.+) is down", r"任务 \2 的目标 \1 已宕机"),
+    (r"P99 time to first token of (.+) on (.+) is over (.+)s",
+     r"\2 上 \1 的 P99 首 token 时间超过 \3 秒"),
+    (r"P99 time per output token of (.+) on (.+) is over (.+)s",
+     r"\2 上 \1 的 P99 每输出 token 时间超过 \3 秒"),
+    (r"P99 queue time of (.+) requests on (.+) is over (.+)s", r"\2 上 \1 请求的 P99 排队时间超过 \3 秒"),
+    (r"Feature (.+) of (.+) drifts \(PSI > 0\.1\)", r"\2 的特征 \1 发生漂移（PSI > 0.1）"),
+    (r"Feature (.+) of (.+) needs review \(PSI > 0\.25\)", r"\2 的特征 \1 需要人工复核（PSI > 0.25）"),
+    (r"Feature (.+) of (.+) drifts enough to roll back \(PSI > 0\.5\)",
+     r"\2 的特征 \1 漂移严重，建议回滚（PSI > 0.5）"),
+    (r"Over 5% of (.+) samples are anomalous", r"\1 超过 5% 的样本异常"),
+    (r"A/B test (.+) shows a significant difference", r"A/B 测试 \1 出现显著差异"),
+    # a group's summary of several alerts (``_summary``): "3 features: age, income and 2 more"
+    (r"(\d+) (\w+?)s?: (.+) and (\d+) more", r"共 \1 个 \2：\3 等（另有 \4 个）"),
+    (r"(\d+) (\w+?)s?: (.+)", r"共 \1 个 \2：\3"),
+))
+
+
+def translate_summary(summary: str, language: str) -> str:
+    """A default-pack rule's summary in ``language`` (a summary of one's own rule stays as written)."""
+    if language != "zh-CN":
+        return summary
+    for pattern, replacement in _SUMMARIES:
+        if pattern.fullmatch(summary):
+            return pattern.sub(replacement, summary, count=1)
+    return summary

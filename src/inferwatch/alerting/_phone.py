@@ -15,8 +15,7 @@ from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._message import WORDS, render
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._schedule import oncall_at
-from inferwatch.config._message_template import MessageTemplate
-from inferwatch.config._oncall import OnCallConfig
+from inferwatch.config import MessageTemplate, OnCallConfig
 
 __all__ = ["OnCallNumbers", "ScheduleNumbers", "alert_phrase", "numbers_for"]
 

@@ -25,9 +25,7 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._route import Route
 from inferwatch.alerting._template import parse_rfc3339
-from inferwatch.config._alerting import AlertingConfig
-from inferwatch.config._redact import redact_text
-from inferwatch.config._types import Secret
+from inferwatch.config import AlertingConfig, Secret, redact_text
 from inferwatch.model import Labels, is_valid_label_name
 from inferwatch.rules import Alert
 

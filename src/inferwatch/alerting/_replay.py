@@ -28,7 +28,7 @@ from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._silence import Silence
 from inferwatch.alerting._terminal import RecordingNotifier
-from inferwatch.config._alerting import AlertingConfig
+from inferwatch.config import AlertingConfig
 from inferwatch.model import Matcher, SimulatedClock, parse_duration, parse_matchers
 from inferwatch.rules import Alert
 

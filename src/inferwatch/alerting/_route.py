@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inferwatch.config._alerting import RouteSpec
+from inferwatch.config import RouteSpec
 from inferwatch.model import Labels, Matcher, matches_all, parse_matchers
 
 __all__ = ["Route", "RouteOptions"]

@@ -12,7 +12,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._template import notification_text, truncate_utf8
-from inferwatch.config._receivers import SlackReceiverSpec
+from inferwatch.config import SlackReceiverSpec
 
 __all__ = ["SlackNotifier", "slack_escape"]
 

@@ -28,7 +28,7 @@ from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._phone import OnCallNumbers, alert_phrase, numbers_for
-from inferwatch.config._receivers_cn import TencentSmsReceiverSpec, TencentVoiceReceiverSpec
+from inferwatch.config import TencentSmsReceiverSpec, TencentVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["CONTENT_TYPE", "TencentSmsNotifier", "TencentVoiceNotifier", "tc3_authorization",

@@ -21,7 +21,7 @@ from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._message import render
 from inferwatch.alerting._notification import Notification
-from inferwatch.config._receivers_cn import WeComAppReceiverSpec
+from inferwatch.config import WeComAppReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["WECOM_APP_MAX_BYTES", "WeComAppNotifier"]

@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from inferwatch.baseline._band import Direction
-from inferwatch.config._baseline import BaselineConfig
+from inferwatch.config import BaselineConfig
 from inferwatch.model import format_duration, is_valid_metric_name
 
 __all__ = ["promql_rules"]

@@ -17,8 +17,8 @@ from inferwatch.baseline._band import Baseline, is_anomalous
 from inferwatch.baseline._prophet import ProphetBaseline
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
+from inferwatch.config import DynamicThreshold
 from inferwatch.config._baseline import BaselineConfig, SeasonalConfig
-from inferwatch.config._rules import DynamicThreshold
 
 __all__ = ["SeriesBands", "band_provider_factory", "rule_seasonal_config"]
 

@@ -28,7 +28,7 @@ import math
 from collections import deque
 from typing import Any
 
-from inferwatch.config._baseline import BaselineConfig
+from inferwatch.config import BaselineConfig
 
 __all__ = ["RecurrenceGate", "recurrence_gate"]
 

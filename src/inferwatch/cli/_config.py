@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
 def _check(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import ConfigError
     from inferwatch.config import load_config
-    from inferwatch.server._preflight import config_warnings, preflight
+    from inferwatch.server import config_warnings, preflight
 
     config = load_config(args.file)
     try:

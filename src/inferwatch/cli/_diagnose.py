@@ -43,8 +43,7 @@ def _open_source(args: argparse.Namespace, cfg: Any, since: float) -> Any:
 
     from inferwatch._exceptions import InputError
     from inferwatch.diagnose import QueryRangeSource
-    from inferwatch.store import SQLiteStore
-    from inferwatch.store._open import TSDB_FILE
+    from inferwatch.store import TSDB_FILE, SQLiteStore
 
     if args.url:
         return QueryRangeSource(args.url, step=max(15.0, since / 600))

@@ -45,7 +45,7 @@ def _stages(url: str, service: str, start: float, end: float) -> Any:
 def _latency(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import InputError
     from inferwatch.model import SystemClock, parse_duration
-    from inferwatch.tracing._breakdown import StageStats, slowed_stages
+    from inferwatch.tracing import StageStats, slowed_stages
 
     try:
         window, baseline = parse_duration(args.window), parse_duration(args.baseline)

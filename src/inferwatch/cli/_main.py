@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if args.verb != "edge":  # the edge agent has no httpx (http.client) and must not load pydantic
-        from inferwatch.config._redact import install_log_redaction
+        from inferwatch.config import install_log_redaction
 
         install_log_redaction()  # httpx logs request URLs (a WeCom key, a Slack webhook path)
     try:

@@ -41,7 +41,7 @@ def _time(raw: str | None) -> float:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from inferwatch.alerting._schedule import shifts
+    from inferwatch.alerting import shifts
     from inferwatch.config import load_config
 
     cfg = load_config(args.config)

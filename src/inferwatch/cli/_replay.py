@@ -31,8 +31,7 @@ def add_parser(sub: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from inferwatch.alerting import ReplayPipeline
     from inferwatch.config import load_config
-    from inferwatch.rules._replay import run_replay
-    from inferwatch.rules._testfile import load_test_file
+    from inferwatch.rules import load_test_file, run_replay
 
     config = load_config(args.config)
     from inferwatch.slo import load_rule_set

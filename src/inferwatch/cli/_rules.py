@@ -59,8 +59,7 @@ def _list(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     if args.pack:
-        from inferwatch.rules import Rule
-        from inferwatch.rules._engine_packs import engine_rule_specs
+        from inferwatch.rules import Rule, engine_rule_specs
 
         rules: list[Any] = [Rule.from_spec(s) for s in engine_rule_specs(args.pack)]
     else:

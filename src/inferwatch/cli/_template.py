@@ -35,8 +35,7 @@ def _test(args: argparse.Namespace) -> int:
     import yaml
 
     from inferwatch._exceptions import InputError
-    from inferwatch.alerting._preview import alerts_from_document, preview
-    from inferwatch.alerting._template import parse_rfc3339
+    from inferwatch.alerting import alerts_from_document, parse_rfc3339, preview
     from inferwatch.config import load_config
 
     config = load_config(args.config)

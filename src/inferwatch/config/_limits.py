@@ -46,8 +46,8 @@ class IngestLimits(FrozenModel):
     sample_limit: int = Field(
         1_000_000, ge=0, description="most samples one request (or one scrape, when its target sets none) "
         "may carry")
-    max_series: int = Field(
-        1_000_000, ge=0, description="most series the store holds; new series beyond it are refused "
-        "(about 1 KiB of memory each: size it to the machine)")
+    max_series: int | None = Field(
+        None, ge=0, description="most series the store holds; new series beyond it are refused. Unset: "
+        "sized to the machine, a quarter of its memory at about 2.7 kB a series, at most 1,000,000")
     max_series_per_metric: int = Field(
         200_000, ge=0, description="most series one metric name may have")

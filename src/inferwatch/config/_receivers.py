@@ -12,7 +12,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._message_template import MessageTemplate
+from inferwatch.config._receiver_base import RateLimitSpec, _Receiver
+from inferwatch.config._receivers_cn import (
+    AliyunSmsReceiverSpec,
+    AliyunVoiceReceiverSpec,
+    DingTalkReceiverSpec,
+    FeishuReceiverSpec,
+    TencentSmsReceiverSpec,
+    TencentVoiceReceiverSpec,
+    WeComAppReceiverSpec,
+)
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.model import is_valid_label_name, parse_matchers
 
@@ -45,24 +54,6 @@ def check_matchers(value: tuple[str, ...]) -> tuple[str, ...]:
     for text in value:
         parse_matchers(text)
     return value
-
-
-class RateLimitSpec(FrozenModel):
-    """At most ``count`` messages per ``per`` seconds; excess is merged, not dropped."""
-
-    count: int = Field(20, ge=1)
-    per: Duration = Field(60.0, gt=0)
-
-
-class _Receiver(FrozenModel):
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    send_resolved: bool = Field(True, description="also notify when the alerts resolve")
-    max_attempts: int = Field(5, ge=1, le=50, description="attempts before giving up")
-    rate_limit: RateLimitSpec | None = None
-    language: Literal["en", "zh-CN"] | None = Field(
-        None, description="language of this receiver's messages (default: alerting.language)")
-    template: MessageTemplate | None = Field(
-        None, description="this receiver's title and per-alert line (WeCom, DingTalk, Feishu, voice, SMS)")
 
 
 class WeComReceiverSpec(_Receiver):
@@ -214,17 +205,6 @@ class DigestReceiverSpec(_Receiver):
             raise ValueError(f"unknown time zone {v!r}") from None
         return v
 
-
-# The platforms of teams in China build on _Receiver above (imported here, after it exists).
-from inferwatch.config._receivers_cn import (  # noqa: E402
-    AliyunSmsReceiverSpec,
-    AliyunVoiceReceiverSpec,
-    DingTalkReceiverSpec,
-    FeishuReceiverSpec,
-    TencentSmsReceiverSpec,
-    TencentVoiceReceiverSpec,
-    WeComAppReceiverSpec,
-)
 
 ReceiverSpec = Annotated[
     WeComReceiverSpec | PagerDutyReceiverSpec | TwilioReceiverSpec | SlackReceiverSpec

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._receivers import RateLimitSpec, _Receiver
+from inferwatch.config._receiver_base import RateLimitSpec, _Receiver
 from inferwatch.config._types import Secret
 
 __all__ = [

@@ -16,8 +16,7 @@ from inferwatch.config import parse_config
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._terminal import format_clock
 from inferwatch.rules import Alert, AlertSink
-from inferwatch.server import Server, build_components
-from inferwatch.server._trace_links import TraceLinks
+from inferwatch.server import Server, TraceLinks, build_components
 
 __all__ = ["AlertView"]
 

@@ -22,11 +22,15 @@ from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._serve import ServerThread
 from inferwatch.model import SystemClock
 from inferwatch.quality import DriftAggregator
-from inferwatch.server import create_app, dashboard_routes, slo_routes
-from inferwatch.server._alerting_api import alerting_routes  # as `serve` mounts it (not yet public)
-from inferwatch.server._oncall_api import oncall_routes
-from inferwatch.server._otlp import trace_routes
-from inferwatch.tracing._store import TraceStore
+from inferwatch.server import (
+    alerting_routes,  # as `serve` mounts it
+    create_app,
+    dashboard_routes,
+    oncall_routes,
+    slo_routes,
+    trace_routes,
+)
+from inferwatch.tracing import TraceStore
 
 __all__ = ["DashboardPart"]
 

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
+from inferwatch.demo._bodies import feature_row, read_json
 from inferwatch.demo._model import FEATURES
 from inferwatch.sdk import Monitor
 
@@ -48,10 +49,8 @@ class FeatureStore:
         ]))
 
     async def _lookup(self, request: Request) -> JSONResponse:
-        from inferwatch.demo._service import _features, _json  # one validation for both services
-
         try:
-            row = _features(await _json(request))
+            row = feature_row(await read_json(request))
         except InputError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         if self.latency_ms:

@@ -12,8 +12,6 @@ Bad bodies get 400 with a JSON ``error`` naming the field; never 500.
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -26,6 +24,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
+from inferwatch.demo._bodies import feature_row as _features
+from inferwatch.demo._bodies import number as _number
+from inferwatch.demo._bodies import read_json as _json
 from inferwatch.demo._features import FeatureStoreClient
 from inferwatch.demo._model import FEATURES, LogisticModel
 from inferwatch.sdk import Monitor
@@ -181,30 +182,3 @@ class DemoService:
 
 class _ModelError(Exception):
     """The injected model failure (marks the ``model`` stage as failed)."""
-
-
-async def _json(request: Request) -> dict[str, Any]:
-    try:
-        body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"body is not valid JSON: {exc}") from exc
-    if not isinstance(body, dict):
-        raise InputError("body must be a JSON object")
-    return body
-
-
-def _features(body: Mapping[str, Any]) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """The ``features`` object as a row in FEATURES order; InputError naming what is wrong."""
-    feats = body.get("features")
-    if not isinstance(feats, dict):
-        raise InputError("'features' must be an object of feature name -> number")
-    return np.array([_number(feats, name, -math.inf, math.inf, where="features.") for name in FEATURES])
-
-
-def _number(obj: Mapping[str, Any], key: str, lo: float, hi: float, *, where: str = "") -> float:
-    if key not in obj:
-        raise InputError(f"{where}{key}: missing")
-    v = obj[key]
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not lo <= v <= hi:
-        raise InputError(f"{where}{key}: expected a finite number in [{lo}, {hi}], got {v!r}")
-    return float(v)

@@ -222,6 +222,19 @@ class Spool:
         with self._lock:
             return {i: self._labels[i] for i in ids if i in self._labels}
 
+    def release(self, batch: SpoolBatch) -> None:
+        """The receiver refused ``batch`` for its size (stored none of it): forget the in-flight mark, so
+        the next batch may be smaller (a new id: nothing of this one was stored)."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute("DELETE FROM meta WHERE key = 'inflight' AND value = ?",
+                                 (f"{batch.first}-{batch.last}",))
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreError(f"edge spool {self.path}: cannot release a batch ({exc})") from exc
+
     def ack(self, batch: SpoolBatch) -> None:
         """The receiver has ``batch``: delete its rows and clear the in-flight mark, in one transaction."""
         with self._lock:

@@ -2,9 +2,11 @@
 
 *When* to send is here; *how* is a :class:`Target` (the inferwatch ingest
 endpoint or Prometheus remote-write). A target answers ``ok``, ``retry``
-(network error, 5xx, 429, a refused token: nothing is dropped) or
-``reject`` (the receiver says the batch itself is bad, 4xx: retrying cannot
-help, so the batch is dropped and counted as ``rejected``).
+(network error, 5xx, 429, a refused token: nothing is dropped), ``too_large``
+(413: the batch is split in halves and sent again, down to one sample; the
+batch size grows back, doubling, after each success) or ``reject`` (the
+receiver says the batch itself is bad, 4xx: retrying cannot help, so the
+batch is dropped and counted as ``rejected``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Outcome(enum.Enum):
     OK = "ok"
     RETRY = "retry"
     REJECT = "reject"
+    TOO_LARGE = "too_large"
 
 
 class Target(Protocol):
@@ -69,12 +72,13 @@ class Uploader:
         self.on_event = on_event or (lambda line: None)
         self.sent_batches = self.sent_samples = self.rejected = self.failures = 0
         self._attempt = 0
+        self._limit = batch_size  # smaller after a 413 (the batch split), doubling back after successes
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def step(self) -> float:
         """Try one batch; return how long to wait before the next try (0 when more is waiting)."""
-        batch = self.spool.next_batch(self.batch_size)
+        batch = self.spool.next_batch(min(self.batch_size, self._limit))
         if batch is None:
             return self.flush_interval
         try:
@@ -89,13 +93,19 @@ class Uploader:
             self.on_event(f"retry {batch.batch_id} in {wait:.1f}s: {reason}")
             return wait
         self._attempt = 0
-        if outcome is Outcome.REJECT:
+        if outcome is Outcome.TOO_LARGE and len(batch.samples) > 1:  # split, never drop, a batch too big
+            self._limit = max(1, len(batch.samples) // 2)
+            self.spool.release(batch)
+            self.on_event(f"split {batch.batch_id} to {self._limit} samples: {reason}")
+            return 0.0
+        if outcome is not Outcome.OK:  # a bad batch, or one sample too big to send at all
             self.rejected += len(batch.samples)
             log.warning("%s rejected batch %s (%d samples dropped): %s", self.target.name,
                         batch.batch_id, len(batch.samples), reason)
         else:
             self.sent_batches += 1
             self.sent_samples += len(batch.samples)
+            self._limit = min(self.batch_size, self._limit * 2)
         self.spool.ack(batch)
         self.on_event(f"{outcome.value} {batch.batch_id} {len(batch.samples)}")
         return 0.0

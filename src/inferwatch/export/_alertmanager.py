@@ -24,8 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferwatch.alerting import Route
-from inferwatch.config import Config
-from inferwatch.config._alerting import RouteSpec
+from inferwatch.config import Config, RouteSpec
 from inferwatch.export._behind import behind_alertmanager_config
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._native import is_native, native_receiver

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from inferwatch.config import Config
-from inferwatch.export._files import ExportedFile, dump_json, dump_yaml
+from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._options import ExportOptions
-from inferwatch.export._panels import DASHBOARDS, DashboardSpec, PanelSpec
+from inferwatch.export._panels import DashboardSpec, PanelSpec
 from inferwatch.model import format_duration
 
-__all__ = ["DASHBOARD_DIR", "SCHEMA_VERSION", "dashboard_json", "export_grafana"]
+__all__ = ["DASHBOARD_DIR", "SCHEMA_VERSION", "dashboard_json", "provisioning_files"]
 
 SCHEMA_VERSION = 39
 DASHBOARD_DIR = "/var/lib/grafana/dashboards/inferwatch"
@@ -94,7 +94,8 @@ def dashboard_json(spec: DashboardSpec, refresh: float = 30.0) -> dict[str, Any]
     }
 
 
-def _provisioning(config: Config, opts: ExportOptions) -> list[ExportedFile]:
+def provisioning_files(config: Config, opts: ExportOptions) -> list[ExportedFile]:
+    """Grafana's provisioning: the Prometheus data source and the dashboards' file provider."""
     datasource = {"apiVersion": 1, "datasources": [{
         "name": "Prometheus", "type": "prometheus", "uid": DATASOURCE_UID, "access": "proxy",
         "url": opts.prometheus_url, "isDefault": True, "editable": True,
@@ -111,15 +112,3 @@ def _provisioning(config: Config, opts: ExportOptions) -> list[ExportedFile]:
         ExportedFile("provisioning/dashboards/inferwatch.yaml", dump_yaml(provider),
                      f"Grafana dashboard provider reading the JSON files from {DASHBOARD_DIR}"),
     ]
-
-
-def export_grafana(config: Config, opts: ExportOptions) -> list[ExportedFile]:
-    """``dashboards/*.json`` and ``provisioning/``."""
-    files = [ExportedFile(f"dashboards/{d.uid}.json", dump_json(dashboard_json(d)), f"dashboard {d.title}")
-             for d in DASHBOARDS]
-    if config.slos or config.slo_files:  # Sloth's series: budget, SLI, burn rate per window
-        from inferwatch.export._slo_dashboard import SLO_DASHBOARD, slo_dashboard_json
-
-        files.append(ExportedFile(f"dashboards/{SLO_DASHBOARD.uid}.json", dump_json(slo_dashboard_json()),
-                                  f"dashboard {SLO_DASHBOARD.title}"))
-    return files + _provisioning(config, opts)

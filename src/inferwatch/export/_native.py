@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferwatch.config._receivers import (
+from inferwatch.config import (
     EmailReceiverSpec,
     PagerDutyReceiverSpec,
     ReceiverSpec,

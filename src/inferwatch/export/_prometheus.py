@@ -18,8 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from inferwatch.baseline import BaselineConfig, promql_rules, rule_seasonal_config
-from inferwatch.config import Config
-from inferwatch.config._scrape import ScrapeTarget
+from inferwatch.config import Config, ScrapeTarget
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._options import ExportOptions
 from inferwatch.export._remote_write import has_secrets, remote_write_configs

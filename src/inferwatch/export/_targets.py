@@ -7,7 +7,7 @@ from collections.abc import Callable
 from inferwatch.config import Config
 from inferwatch.export._alertmanager import export_alertmanager
 from inferwatch.export._files import ExportedFile
-from inferwatch.export._grafana import export_grafana
+from inferwatch.export._grafana_export import export_grafana
 from inferwatch.export._kubernetes import export_kubernetes
 from inferwatch.export._options import ExportOptions
 from inferwatch.export._otel import export_otel_collector

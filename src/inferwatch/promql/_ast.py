@@ -7,23 +7,14 @@ are frozen dataclasses, so two parses of the same text compare equal.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from inferwatch.model import Matcher, MatchOp, format_duration
+from inferwatch.promql._signatures import FUNCTIONS, ValueType
 
 __all__ = [
     "Aggregate", "AtMod", "Binary", "Call", "Expr", "Matching", "Number", "Paren", "Selector",
     "String", "Subquery", "Unary", "ValueType", "format_number", "value_type",
 ]
-
-
-class ValueType(StrEnum):
-    """The four PromQL value types (as the API names them)."""
-
-    SCALAR = "scalar"
-    VECTOR = "vector"
-    MATRIX = "matrix"
-    STRING = "string"
 
 
 def format_number(v: float) -> str:
@@ -237,8 +228,6 @@ Expr = Number | String | Selector | Subquery | Call | Aggregate | Binary | Unary
 
 def value_type(e: Expr) -> ValueType:
     """The type an expression evaluates to (checked at parse time)."""
-    from inferwatch.promql._signatures import FUNCTIONS
-
     if isinstance(e, Number):
         return ValueType.SCALAR
     if isinstance(e, String):

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
-from inferwatch.promql._ast import ValueType
+__all__ = ["AGGREGATIONS", "FUNCTIONS", "Signature", "ValueType"]
 
-__all__ = ["AGGREGATIONS", "FUNCTIONS", "Signature"]
+
+class ValueType(StrEnum):
+    """The four PromQL value types (as the API names them)."""
+
+    SCALAR = "scalar"
+    VECTOR = "vector"
+    MATRIX = "matrix"
+    STRING = "string"
+
 
 S, V, M, STR = ValueType.SCALAR, ValueType.VECTOR, ValueType.MATRIX, ValueType.STRING
 

@@ -2,21 +2,23 @@
 
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import EvalError, QueryEngine
+from inferwatch.rules._engine_packs import ENGINE_PACKS, engine_rule_specs
 from inferwatch.rules._evaluator import ActiveAlert, BandProvider, BandProviderFactory, Evaluator
 from inferwatch.rules._export import to_prometheus_rule_groups, to_prometheus_rule_yaml
 from inferwatch.rules._functions import bucket_quantile, extrapolated_rate
 from inferwatch.rules._lifecycle import AlertInstance
-from inferwatch.rules._pack import default_rule_pack, default_rule_specs
+from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 from inferwatch.rules._promql import PromQLError, parse_promql
 from inferwatch.rules._recording import Recorder, RecordingRule
 from inferwatch.rules._replay import ReplayResult, run_replay
-from inferwatch.rules._rule import Rule, apply_overrides, load_rules
+from inferwatch.rules._rule import Rule, apply_overrides, default_rule_pack, load_rules
 from inferwatch.rules._signals import signal_promql
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template, format_go_float
 from inferwatch.rules._testfile import TestFile, load_test_file, parse_test_file
 
 __all__ = [
+    "ENGINE_PACKS",
     "ActiveAlert",
     "Alert",
     "AlertInstance",
@@ -38,6 +40,8 @@ __all__ = [
     "bucket_quantile",
     "default_rule_pack",
     "default_rule_specs",
+    "edge_rule_specs",
+    "engine_rule_specs",
     "expand_template",
     "extrapolated_rate",
     "format_go_float",

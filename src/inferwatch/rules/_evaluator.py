@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from inferwatch._exceptions import StoreError
-from inferwatch.config._rules import DynamicThreshold
+from inferwatch.config import DynamicThreshold
 from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine

@@ -8,10 +8,9 @@ from importlib import resources
 import yaml
 from pydantic import TypeAdapter
 
-from inferwatch.config._rules import RuleSpec
-from inferwatch.rules._rule import Rule
+from inferwatch.config import RuleSpec
 
-__all__ = ["default_rule_pack", "default_rule_specs", "edge_rule_specs"]
+__all__ = ["default_rule_specs", "edge_rule_specs"]
 
 
 @cache
@@ -26,8 +25,3 @@ def edge_rule_specs() -> tuple[RuleSpec, ...]:
     """The edge rules (``edge_pack.yaml``), active with the default pack once ``edge.devices`` is set."""
     text = resources.files("inferwatch.rules").joinpath("edge_pack.yaml").read_text("utf-8")
     return tuple(TypeAdapter(list[RuleSpec]).validate_python(yaml.safe_load(text)))
-
-
-def default_rule_pack() -> list[Rule]:
-    """The default pack, compiled."""
-    return [Rule.from_spec(s) for s in default_rule_specs()]

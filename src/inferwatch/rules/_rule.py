@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config import Config
-from inferwatch.config._rules import DynamicThreshold, RuleOverride, RuleSpec
+from inferwatch.config import Config, DynamicThreshold, RuleOverride, RuleSpec
 from inferwatch.model import Dimension, Tier
+from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 from inferwatch.rules._promql import Binary, Expr, Number, PromQLError, parse_promql
 from inferwatch.rules._signals import signal_promql
 from inferwatch.rules._template import TemplateError, check_template, with_threshold
 
-__all__ = ["Rule", "load_rules"]
+__all__ = ["Rule", "default_rule_pack", "load_rules"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,6 @@ class Rule:
 def load_rules(config: Config) -> list[Rule]:
     """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
     from inferwatch.rules._engine_packs import engine_rule_specs  # engine packs (rules.packs)
-    from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 
     specs: dict[str, RuleSpec] = {}
     pack, edge, engines = default_rule_specs(), edge_rule_specs(), engine_rule_specs(config.rules.packs)
@@ -144,3 +143,8 @@ def apply_overrides(specs: dict[str, RuleSpec], overrides: Mapping[str, RuleOver
         except ValueError as exc:
             raise ConfigError(f"rules.overrides.{name}: {exc}") from None
     return out
+
+
+def default_rule_pack() -> list[Rule]:
+    """The default pack, compiled."""
+    return [Rule.from_spec(s) for s in default_rule_specs()]

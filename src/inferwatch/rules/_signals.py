@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from inferwatch.config._rules import (
+from inferwatch.config import (
     AbTestPValueSignal,
     AnomalousRatioSignal,
     CpuUtilizationSignal,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from inferwatch.sdk._generation import CURRENT
+from inferwatch.sdk._generation import CURRENT, RequestMark
 from inferwatch.sdk._hooks import AsgiApp, Receive, RouteOf, Scope, Send, WsgiApp
 from inferwatch.sdk._streaming import StreamWatch
 
@@ -108,7 +108,11 @@ class AsgiMiddleware:
 
 
 class WsgiMiddleware:
-    """Records status and duration (until the body is closed) of every WSGI request."""
+    """Records status and duration (until the body is closed) of every WSGI request.
+
+    A request in which the application tracks a generation (``track_generation`` in
+    the view or while its body is iterated) is counted by code only, as under ASGI.
+    """
 
     def __init__(
         self, app: WsgiApp, monitor: MonitorHooks, route: Callable[[dict[str, Any]], str] | None = None,
@@ -134,35 +138,55 @@ class WsgiMiddleware:
             str(environ.get("REQUEST_METHOD", "")), str(environ.get("PATH_INFO", "")), wsgi_carrier(environ))
         monitor.add_inflight(1)
         t0 = monitor.monotonic()
+        mark = RequestMark(t0)
+        current = CURRENT.set(mark)
         try:
             body = self.app(environ, capture)
         except BaseException:
-            self._done(environ, 500, t0, span)
+            self._done(environ, 500, t0, span, mark)
             raise
+        finally:
+            CURRENT.reset(current)
         return _ClosingBody(
-            body, lambda failed: self._done(environ, 500 if failed else state["status"], t0, span))
+            body, lambda failed: self._done(environ, 500 if failed else state["status"], t0, span, mark),
+            mark)
 
-    def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any) -> None:
+    def _done(self, environ: dict[str, Any], status: int, t0: float, span: Any, mark: RequestMark) -> None:
         m = self._monitor
         route, duration = self._route(environ), m.monotonic() - t0
-        m.record_request(route, status, duration)
+        if mark.explicit:  # a generation: its latency is the generation histograms'
+            m.count_request(route, status)
+        else:
+            m.record_request(route, status, duration)
         m.add_inflight(-1)
         if span is not None and (trace_id := span.end(status, route)):
-            m.record_exemplar(route, duration, trace_id)
+            if mark.explicit:
+                mark.exemplar(m, trace_id)
+            else:
+                m.record_exemplar(route, duration, trace_id)
 
 
 class _ClosingBody:
     """Iterates the app's body and records once when the server closes it (PEP 3333)."""
 
-    def __init__(self, body: Iterable[bytes], done: Callable[[bool], None]) -> None:
+    def __init__(self, body: Iterable[bytes], done: Callable[[bool], None], mark: RequestMark) -> None:
         self._body, self._done, self._failed, self._recorded = body, done, False, False
+        self._mark = mark
 
     def __iter__(self) -> Iterator[bytes]:
-        try:
-            yield from self._body
-        except BaseException:
-            self._failed = True
-            raise
+        it = iter(self._body)
+        while True:
+            current = CURRENT.set(self._mark)  # a generator body tracking a generation finds its request
+            try:
+                chunk = next(it)
+            except StopIteration:
+                return
+            except BaseException:
+                self._failed = True
+                raise
+            finally:
+                CURRENT.reset(current)
+            yield chunk
 
     def close(self) -> None:
         try:

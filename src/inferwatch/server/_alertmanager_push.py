@@ -21,8 +21,7 @@ from typing import Any
 import httpx
 
 from inferwatch.alerting import rfc3339
-from inferwatch.config import AlertmanagerSpec, Config
-from inferwatch.config._redact import redact_url
+from inferwatch.config import AlertmanagerSpec, Config, redact_url
 from inferwatch.rules import Alert, AlertSink
 
 __all__ = ["AlertmanagerPush", "FanoutSink", "PushCounts", "alert_sink", "alerts_payload"]

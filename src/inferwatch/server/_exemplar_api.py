@@ -13,8 +13,7 @@ import math
 from typing import Any
 
 from inferwatch.model import Matcher
-from inferwatch.promql import parse_promql
-from inferwatch.promql._ast import Aggregate, Binary, Call, Expr, Paren, Selector, Subquery, Unary
+from inferwatch.promql import Aggregate, Binary, Call, Expr, Paren, Selector, Subquery, Unary, parse_promql
 from inferwatch.server._prom_params import ApiError, Params, format_api_float, format_api_time
 from inferwatch.store import ExemplarSeries, ExemplarStore
 

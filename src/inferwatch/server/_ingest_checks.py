@@ -4,10 +4,10 @@ A request is refused whole, before anything is stored, when it carries more
 samples than ``server.limits.sample_limit`` or a sample stamped out of bounds:
 more than ``MAX_AHEAD_S`` (10 minutes) ahead of the server's clock (it would
 make every later real sample of its series out of order, as Prometheus's
-appender says) or before 2000-01-01 (a clock at 0, a timestamp in the wrong
-unit). Label and series limits are the store's own check on new series
-(``inferwatch.store.SeriesLimits``). Every refusal raises
-:class:`~inferwatch.store.LimitExceeded` naming the limit and is counted in
+appender says), before 2000-01-01 (a clock at 0, a timestamp in the wrong
+unit) or before the retention's start (it would be deleted at once). Label and
+series limits are the store's own check on new series (``inferwatch.store.SeriesLimits``).
+Every refusal raises :class:`~inferwatch.store.LimitExceeded` naming the limit and is counted in
 ``inferwatch_discarded_samples_total{reason}``.
 """
 
@@ -29,18 +29,18 @@ MIN_TIME = 946_684_800.0
 
 def check_batch(
     store: object, labels: Sequence[Labels], t: np.ndarray | Sequence[float], now: float, *,
-    sample_limit: int, what: str,
+    sample_limit: int, what: str, retention: float | None = None,
 ) -> None:
     """Raise :class:`LimitExceeded` (counted as discarded) if the batch breaks a limit or a time bound."""
     try:
         check_sample_limit(len(labels), sample_limit, what)
-        _check_times(labels, np.asarray(t, dtype=np.float64), now)
+        _check_times(labels, np.asarray(t, dtype=np.float64), now, retention)
     except LimitExceeded as exc:
         count_discarded(store, exc.reason, len(labels))
         raise
 
 
-def _check_times(labels: Sequence[Labels], t: np.ndarray, now: float) -> None:
+def _check_times(labels: Sequence[Labels], t: np.ndarray, now: float, retention: float | None) -> None:
     if not t.shape[0]:
         return
     ahead = np.flatnonzero(t > now + MAX_AHEAD_S)
@@ -56,6 +56,14 @@ def _check_times(labels: Sequence[Labels], t: np.ndarray, now: float) -> None:
         raise LimitExceeded("too_old", (
             f"out of bounds: {old.shape[0]} samples stamped before 2000-01-01 (first: {_short(labels[k])} "
             f"at {t[k]:.3f}; timestamps are seconds since 1970 here); nothing of this request was stored"))
+    if retention is not None:
+        gone = np.flatnonzero(t < now - retention)
+        if gone.shape[0]:
+            k = int(gone[0])
+            raise LimitExceeded("too_old", (
+                f"out of bounds: {gone.shape[0]} samples stamped before the retention's start "
+                f"({now - retention:.3f}, storage.retention {retention:g}s; first: {_short(labels[k])} at "
+                f"{t[k]:.3f}); nothing of this request was stored"))
 
 
 def _short(labels: Labels) -> str:

@@ -162,6 +162,13 @@ PATHS: dict[str, dict[str, Any]] = {
     "/api/v1/edge/devices": {"get": _get("edge devices: last contact, backlog, drops", None, 200)},
     "/v1/metrics": {"post": _otlp_post()},
     "/api/v1/otlp/v1/metrics": {"post": _otlp_post()},
+    "/v1/traces": {"post": {  # OTLP/HTTP traces: JSON or protobuf, optionally gzip; a write (token)
+        "summary": "OTLP/HTTP traces (ExportTraceServiceRequest, JSON or protobuf, optionally gzip)",
+        "security": _BEARER,
+        "requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}}}},
+        "responses": _answers(200, 400, 401, 413, 415)}},
     OPENAPI_PATH: {"get": {"summary": "this document", "responses": _answers(200)}},
 }
 

@@ -3,11 +3,13 @@
 Bodies are protobuf (``application/x-protobuf``) or JSON (``application/json``),
 optionally gzip-compressed as the OTLP exporters send them. A body over
 ``MAX_BODY_BYTES`` (before or after decompression) is answered 413, a malformed
-one 400; nothing a client sends produces a 500.
+one 400 (damaged or truncated gzip says gzip, also without ``Content-Encoding``),
+a write without the server's token 401; nothing a client sends produces a 500.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import math
@@ -19,11 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from inferwatch.config import Config
+from inferwatch.config import Config, Secret
 from inferwatch.model import Clock
-from inferwatch.tracing._breakdown import breakdown
-from inferwatch.tracing._otlp import OtlpError, decode_json, decode_protobuf
-from inferwatch.tracing._store import SpanRecord, TraceStore
+from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
 __all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
 
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024
 TRACES_FILE = "traces.sqlite"
 PROTOBUF = "application/x-protobuf"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class _TooLarge(Exception):
@@ -43,10 +44,18 @@ def open_trace_store(config: Config, data_dir: Path, clock: Clock) -> TraceStore
     return TraceStore(path, clock=clock)
 
 
-def trace_routes(store: TraceStore) -> list[Route]:
-    """The OTLP receiver and the trace query API over ``store``."""
+def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
+    """The OTLP receiver and the trace query API over ``store``.
+
+    With ``token`` (``serve``: the server's write token) ``POST /v1/traces`` needs
+    ``Authorization: Bearer <token>`` as every other write (401 without it); exporters send
+    it with ``OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>``.
+    """
 
     async def receive(req: Request) -> Response:
+        if token is not None and not hmac.compare_digest(
+                req.headers.get("authorization", "").encode(), f"Bearer {token.reveal()}".encode()):
+            return _error("writes need 'Authorization: Bearer <token>' (see the server's first start)", 401)
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in (PROTOBUF, "application/json"):
             return _error(f"unsupported content type {ctype!r}: send {PROTOBUF} or application/json", 415)
@@ -123,7 +132,8 @@ async def _body(req: Request) -> bytes:
             raise _TooLarge
         chunks.append(chunk)
     body = b"".join(chunks)
-    if req.headers.get("content-encoding", "").lower() == "gzip":
+    # gzip data without its header (or with it) is read as gzip, so a damaged one says gzip, not JSON
+    if req.headers.get("content-encoding", "").lower() == "gzip" or body[:2] == GZIP_MAGIC:
         body = _gunzip(body)
     return body
 
@@ -136,6 +146,8 @@ def _gunzip(body: bytes) -> bytes:
         raise OtlpError(f"invalid gzip body: {exc}") from None
     if len(out) > MAX_BODY_BYTES:
         raise _TooLarge
+    if not inflate.eof:
+        raise OtlpError("invalid gzip body: truncated (the gzip stream does not end)")
     return out
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferwatch.tracing._otlp import OtlpError, json_list, json_object
+from inferwatch.tracing import OtlpError, json_list, json_object
 
 __all__ = ["MAX_POINTS", "Metric", "OtlpError", "Point", "ResourceMetrics", "TooManyPoints",
            "decode_metrics_json", "decode_metrics_protobuf"]

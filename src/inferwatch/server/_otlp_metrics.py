@@ -67,6 +67,7 @@ class OtlpMetricsReceiver:
     clock: Clock
     delta: DeltaState
     sample_limit: int = 0  # ``server.limits.sample_limit``: most samples one request may carry
+    retention: float | None = None  # ``storage.retention``: older samples are out of bounds
 
     def export(self, body: bytes, protobuf: bool) -> Translation:
         """Store one request body; ``_Refused`` (400/503) when it cannot be taken at all."""
@@ -81,7 +82,7 @@ class OtlpMetricsReceiver:
         try:
             samples = result.samples
             check_batch(self.store, [s.labels for s in samples], [s.t for s in samples], now,
-                        sample_limit=self.sample_limit, what="this OTLP request")
+                        sample_limit=self.sample_limit, what="this OTLP request", retention=self.retention)
             self.store.append(samples)
         except LimitExceeded as exc:  # labels, lengths, series (the store's), samples, time bounds
             raise _Refused(400, f"refused: {exc}") from None
@@ -139,7 +140,7 @@ async def _body(req: Request) -> bytes:
         raise _Refused(400, "the client disconnected before sending the whole body") from None
     body = b"".join(chunks)
     encoding = req.headers.get("content-encoding", "").strip().lower()
-    if encoding == "gzip":
+    if encoding == "gzip" or (encoding == "" and body[:2] == b"\x1f\x8b"):  # a damaged one says gzip
         return _gunzip(body)
     if encoding not in ("", "identity"):
         raise _Refused(415, f"unsupported content encoding {encoding!r}: send gzip or none")
@@ -154,6 +155,8 @@ def _gunzip(body: bytes) -> bytes:
         raise _Refused(400, f"invalid gzip body: {exc}") from None
     if len(out) > MAX_BODY_BYTES:
         raise _Refused(413, f"body over the limit of {MAX_BODY_BYTES} bytes once decompressed")
+    if not inflate.eof:
+        raise _Refused(400, "invalid gzip body: truncated (the gzip stream does not end)")
     return out
 
 

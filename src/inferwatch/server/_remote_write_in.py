@@ -65,6 +65,7 @@ class RemoteWriteReceiver:
     reader: WriteRequestReader = field(default_factory=lambda: WriteRequestReader(MAX_CACHED_SERIES))
     sample_limit: int = 0  # ``server.limits.sample_limit``: most samples one request may carry
     label_limit: int = 0  # ``server.limits.label_limit``: a longer series is refused before it is decoded
+    retention: float | None = None  # ``storage.retention``: older samples are out of bounds
 
     def __post_init__(self) -> None:
         self.reader.label_limit = self.label_limit
@@ -82,7 +83,7 @@ class RemoteWriteReceiver:
             raise _Refused(400, f"not a snappy-compressed remote-write WriteRequest: {exc}") from None
         try:
             check_batch(self.store, cols.labels, cols.t, self.clock.now(), sample_limit=self.sample_limit,
-                        what="this remote-write request")
+                        what="this remote-write request", retention=self.retention)
             append_columns(self.store, cols.labels, cols.t, cols.v)
         except LimitExceeded as exc:
             self.reader.forget()  # a refused label set is not worth remembering (it may be huge)

@@ -31,8 +31,7 @@ import httpx
 import numpy as np
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from inferwatch.config import RemoteWriteSpec
-from inferwatch.config._redact import install_log_redaction, redact_url
+from inferwatch.config import RemoteWriteSpec, install_log_redaction, redact_url
 from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.model import Clock, Labels, Matcher, MetricKind, Sample
 from inferwatch.model import metrics as catalog

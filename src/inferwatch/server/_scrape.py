@@ -25,8 +25,7 @@ from dataclasses import dataclass
 import httpx
 
 from inferwatch._exceptions import InferwatchError
-from inferwatch.config import ScrapeTarget
-from inferwatch.config._redact import REDACTED, install_log_redaction, redact_url
+from inferwatch.config import REDACTED, ScrapeTarget, install_log_redaction, redact_url
 from inferwatch.model import STALE_NAN, Clock, Labels
 from inferwatch.server._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server._scrape_limits import (
@@ -37,7 +36,7 @@ from inferwatch.server._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.store import ExemplarStore, LimitExceeded, Store, append_columns
+from inferwatch.store import ExemplarStore, LimitExceeded, Store, append_columns, count_discarded
 
 __all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
 
@@ -161,7 +160,11 @@ class ScrapeLoop:
         try:
             body = fetch(self._client, target.cfg)  # network time is real time, as httpx's timeout
             parsed = target.parser.parse(body.text, now, body.content_type)
-            check_limits(target.cfg, parsed.labels, self.sample_limit)
+            try:
+                check_limits(target.cfg, parsed.labels, self.sample_limit)
+            except ScrapeFailed as exc:  # counted as the store counts its own refusals
+                count_discarded(self.store, str(exc).split(" exceeded")[0].replace(" ", "_"), len(parsed))
+                raise
             error = duplicate_error(body.text, parsed.labels)
             dropped = drop_future(parsed.labels, parsed.t, parsed.v, now)
             if dropped:

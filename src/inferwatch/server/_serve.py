@@ -81,15 +81,17 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
 
     edge = EdgeIngest(config.edge, server.components.appender, clock,
                       data_dir if config.storage.type == "sqlite" else None)
+    edge.retention = config.storage.retention
     routes += ingest_routes(edge)
     edge.start(config.server.evaluation_interval)
-    routes.extend(trace_routes(open_trace_store(config, data_dir, clock)))  # OTLP in, /api/v1/traces out
+    routes.extend(trace_routes(open_trace_store(config, data_dir, clock), token))  # OTLP in, traces out
     otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState(),  # OTLP metrics in
-                                       sample_limit=config.server.limits.sample_limit)
+                                       sample_limit=config.server.limits.sample_limit,
+                                       retention=config.storage.retention)
     routes.extend(otlp_metrics_routes(otlp_metrics, token))
     routes.extend(remote_write_routes(RemoteWriteReceiver(
         server.components.appender, clock, sample_limit=config.server.limits.sample_limit,
-        label_limit=config.server.limits.label_limit), token))
+        label_limit=config.server.limits.label_limit, retention=config.storage.retention), token))
     from inferwatch.server._slo_api import slo_routes
 
     routes.extend(slo_routes(server))  # /api/v1/slos

@@ -137,10 +137,18 @@ def build_components(
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote, rule_set.slos)
 
 
+BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)
+
+
 def series_limits(limits: IngestLimits) -> SeriesLimits:
-    """The store's new-series limits from ``server.limits``."""
+    """The store's new-series limits from ``server.limits`` (``max_series`` unset: sized to the machine)."""
+    max_series = limits.max_series
+    if max_series is None:
+        import psutil
+
+        max_series = min(1_000_000, psutil.virtual_memory().total // 4 // BYTES_PER_SERIES)
     return SeriesLimits(limits.label_limit, limits.label_name_length_limit, limits.label_value_length_limit,
-                        limits.max_series, limits.max_series_per_metric)
+                        max_series, limits.max_series_per_metric)
 
 
 def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:

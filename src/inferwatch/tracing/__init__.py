@@ -25,23 +25,38 @@ from inferwatch.sdk import (
 )
 from inferwatch.sdk import TRACING_INSTALL_HINT as INSTALL_HINT
 from inferwatch.sdk import setup_tracing as setup
+from inferwatch.tracing._breakdown import StageShift, StageStats, breakdown, slowed_stages
 from inferwatch.tracing._collector import collector_config, collector_yaml
+from inferwatch.tracing._otlp import OtlpError, decode_json, decode_protobuf, json_list, json_object
+from inferwatch.tracing._store import SpanRecord, TraceStore, TraceSummary
 
 __all__ = [
     "INSTALL_HINT",
     "MAX_STAGES",
     "CountingExporter",
+    "OtlpError",
     "SamplingCounts",
     "ServerSpan",
+    "SpanRecord",
     "Stage",
     "StageAggregates",
+    "StageShift",
+    "StageStats",
     "TailSamplingProcessor",
+    "TraceStore",
+    "TraceSummary",
     "Tracing",
+    "breakdown",
     "collector_config",
     "collector_yaml",
+    "decode_json",
+    "decode_protobuf",
     "instrument_httpx",
+    "json_list",
+    "json_object",
     "keeps_by_ratio",
     "setup",
+    "slowed_stages",
 ]
 
 _NEEDS_OTEL = {"SamplingCounts", "TailSamplingProcessor", "keeps_by_ratio"}

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 __all__ = ["StageShift", "StageStats", "breakdown", "slowed_stages"]
 
 EXAMPLES = 3
@@ -53,6 +51,8 @@ def breakdown(rows: Iterable[tuple[str, float, str]]) -> dict[str, StageStats]:
     for stage, duration, trace_id in rows:
         by_stage.setdefault(stage, []).append((duration, trace_id))
     out = {}
+    import numpy as np  # loaded when traces are summarised, not by ``import inferwatch.tracing``
+
     for stage, items in sorted(by_stage.items()):
         durations = np.fromiter((d for d, _ in items), float, len(items))
         p50, p99 = np.percentile(durations, [50, 99])

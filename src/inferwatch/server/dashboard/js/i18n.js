@@ -44,6 +44,8 @@ const ZH = new Map(Object.entries({
   "Cost per request by tenant": "按租户的每请求成本", "Edge devices": "边缘设备", device: "设备",
   "last seen": "最近联系", samples: "样本数", batches: "批次数", "buffer (backlog)": "缓冲（积压）", dropped: "丢弃",
   heartbeat: "心跳", never: "从未", "printed (no credentials)": "仅打印（无凭据）",
+  "no request latency in this range (a generation's is in the Generative (LLM) section)":
+    "此时间范围内没有请求延迟（生成请求的延迟见“生成式 (LLM)”部分）",
   // the SLOs page
   SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
   "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
@@ -53,6 +55,22 @@ const ZH = new Map(Object.entries({
 }));
 
 const PATTERNS = [
+  // the default rule pack's summaries (alerting/_notes_zh.py says the same for messages)
+  [/^GPU (.+) on (.+) uses over 80% of its memory$/, "$2 上的 GPU $1 显存占用超过 80%"],
+  [/^CPU of (.+) is over 80% busy$/, "$1 的 CPU 使用率超过 80%"],
+  [/^P99 latency of (.+) is over (.+)s$/, "$1 的 P99 延迟超过 $2 秒"],
+  [/^Over 1% of (.+) requests fail$/, "$1 超过 1% 的请求失败"],
+  [/^(.+) answers HTTP 503 to half of its requests or more$/, "$1 对一半及以上的请求返回 HTTP 503"],
+  [/^(.+) has received no requests for 5 minutes$/, "$1 已 5 分钟没有收到请求"],
+  [/^Target (.+) of job (.+) is down$/, "任务 $2 的目标 $1 已宕机"],
+  [/^P99 time to first token of (.+) on (.+) is over (.+)s$/, "$2 上 $1 的 P99 首 token 时间超过 $3 秒"],
+  [/^P99 time per output token of (.+) on (.+) is over (.+)s$/, "$2 上 $1 的 P99 每输出 token 时间超过 $3 秒"],
+  [/^P99 queue time of (.+) requests on (.+) is over (.+)s$/, "$2 上 $1 请求的 P99 排队时间超过 $3 秒"],
+  [/^Feature (.+) of (.+) drifts \(PSI > 0\.1\)$/, "$2 的特征 $1 发生漂移（PSI > 0.1）"],
+  [/^Feature (.+) of (.+) needs review \(PSI > 0\.25\)$/, "$2 的特征 $1 需要人工复核（PSI > 0.25）"],
+  [/^Feature (.+) of (.+) drifts enough to roll back \(PSI > 0\.5\)$/, "$2 的特征 $1 漂移严重，建议回滚（PSI > 0.5）"],
+  [/^Over 5% of (.+) samples are anomalous$/, "$1 超过 5% 的样本异常"],
+  [/^A\/B test (.+) shows a significant difference$/, "A/B 测试 $1 出现显著差异"],
   [/^Alerts \((\d+) firing, (\d+) pending\)$/, "告警（$1 个告警中，$2 个待定）"],
   [/^value (.+)$/, "当前值 $1"],
   [/^since (\d+) s ago$/, "开始于 $1 秒前"], [/^since (\d+) min ago$/, "开始于 $1 分钟前"],
