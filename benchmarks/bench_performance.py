@@ -36,8 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from inferwatch.quality import read_table
-from inferwatch.quality._perf_table import ColumnSpec, estimate_chunks, join_targets
+from inferwatch.quality import ColumnSpec, estimate_chunks, join_targets, read_table
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_VENV = Path.home() / ".cache" / "inferwatch-bench" / "venv-nannyml"

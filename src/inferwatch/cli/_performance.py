@@ -56,8 +56,7 @@ def add_parser(sub: Any) -> None:
 
 def _estimate(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import InputError
-    from inferwatch.quality import read_table
-    from inferwatch.quality._perf_table import ColumnSpec, estimate_chunks, join_targets
+    from inferwatch.quality import ColumnSpec, estimate_chunks, join_targets, read_table
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     spec = ColumnSpec.parse(args.y_pred_proba, args.y_pred, args.y_true)

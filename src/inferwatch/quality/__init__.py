@@ -17,6 +17,7 @@ from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
 from inferwatch.quality._html import render_html
 from inferwatch.quality._io import read_table
+from inferwatch.quality._perf_table import ChunkPerformance, ColumnSpec, estimate_chunks, join_targets
 from inferwatch.quality._profile import (
     CategoricalProfile,
     NumericProfile,
@@ -45,6 +46,8 @@ __all__ = [
     "STATISTICS",
     "UNSEEN",
     "CategoricalProfile",
+    "ChunkPerformance",
+    "ColumnSpec",
     "ConfidenceAggregator",
     "DriftAggregator",
     "DriftDetector",
@@ -70,7 +73,9 @@ __all__ = [
     "chi2_homogeneity",
     "dump_profile",
     "equal_width_cuts",
+    "estimate_chunks",
     "fit_calibrator",
+    "join_targets",
     "js_distance",
     "ks_2samp",
     "load_profile",
