@@ -96,6 +96,14 @@ def datasets() -> list[dict]:
             "chunk": 6000,
         },
         {
+            "name": "calibrated_100_row_chunks",
+            "frames": _small_chunks(),
+            "id": "id",
+            "y_true": "y",
+            "proba": "y_pred_proba",
+            "chunk": 100,
+        },
+        {
             "name": "titanic",
             "frames": _titanic(),
             "id": "PassengerId",

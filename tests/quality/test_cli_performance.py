@@ -194,3 +194,21 @@ def test_table_output(files: dict[str, Path], capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["chunk", "rows", "roc_auc"]
     assert out[1].split()[:2] == ["0", "0-2499"] and out[1].index("0-2499") + 6 == out[0].index("rows") + 4
+
+
+@pytest.mark.parametrize(("pred", "wanted"), [
+    ("2", None),  # numeric labels compare as numbers with the class names "0", "1", "2"
+    ("7", "ref.csv: column 'pred': value 7.0 is not one of the classes 0, 1, 2"),
+])
+def test_multiclass_numeric_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str], pred: str,
+                                   wanted: str | None) -> None:
+    rows = [[0.8, 0.1, 0.1, 0, 0], [0.1, 0.8, 0.1, 1, 1], [0.1, 0.1, 0.8, pred, 2], [0.3, 0.4, 0.3, 1, 0]] * 10
+    ref = _write(tmp_path / "ref.csv", ["a", "b", "c", "pred", "label"], rows)
+    args = ["performance", "estimate", "--reference", str(ref), "--analysis", str(ref), "--y-pred-proba",
+            "0=a,1=b,2=c", "--y-pred", "pred", "--y-true", "label", "--chunk-size", "20", "--json"]
+    rc = main(args)
+    out = capsys.readouterr()
+    if wanted is None:
+        assert rc == 0 and len(json.loads(out.out)["chunks"]) == 2
+    else:
+        assert rc != 0 and wanted in out.err, out.err

@@ -166,22 +166,27 @@ def _encode(col: Column, classes: tuple[str, ...], where: str) -> npt.NDArray[np
     """Positions of each value in ``classes`` (numbers compared as numbers); NaN for missing."""
     if col.dtype == np.float64:
         try:
-            index: dict[object, int] = {float(c): i for i, c in enumerate(classes)}
+            keys: list[object] = [float(c) for c in classes]
         except ValueError as exc:
             raise InputError(
                 f"{where} is numeric but the class labels are not: {', '.join(classes)}"
             ) from exc
-        values = [math.nan if math.isnan(v) else v for v in col.tolist()]
+        missing = np.isnan(col.astype(np.float64))
+        values = np.where(missing, 0.0, col.astype(np.float64))
     else:
-        index = {c: i for i, c in enumerate(classes)}
-        values = [math.nan if v is None else v for v in col.tolist()]
-    out = np.full(len(values), np.nan)
-    for i, v in enumerate(values):
-        if isinstance(v, float) and math.isnan(v):
-            continue
-        if v not in index:
+        keys = list(classes)
+        missing = np.array([v is None for v in col.tolist()], dtype=bool)
+        values = np.where(missing, "", col).astype(str)
+    # Encode the distinct values once (a file has few classes and many rows).
+    uniq, inv = np.unique(values, return_inverse=True)
+    index = {k: i for i, k in enumerate(keys)}
+    codes = np.empty(uniq.size)
+    for u, v in enumerate(uniq.tolist()):
+        if v not in index and not missing[inv == u].all():
             raise InputError(f"{where}: value {v!r} is not one of the classes {', '.join(classes)}")
-        out[i] = index[v]
+        codes[u] = index.get(v, math.nan)
+    out = codes[inv]
+    out[missing] = math.nan
     return out
 
 
