@@ -202,7 +202,8 @@ def test_table_output(files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ])
 def test_multiclass_numeric_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str], pred: str,
                                    wanted: str | None) -> None:
-    rows = [[0.8, 0.1, 0.1, 0, 0], [0.1, 0.8, 0.1, 1, 1], [0.1, 0.1, 0.8, pred, 2], [0.3, 0.4, 0.3, 1, 0]] * 10
+    rows = [[0.8, 0.1, 0.1, 0, 0], [0.1, 0.8, 0.1, 1, 1], [0.1, 0.1, 0.8, pred, 2], [0.3, 0.4, 0.3, 1, 0]]
+    rows *= 10
     ref = _write(tmp_path / "ref.csv", ["a", "b", "c", "pred", "label"], rows)
     args = ["performance", "estimate", "--reference", str(ref), "--analysis", str(ref), "--y-pred-proba",
             "0=a,1=b,2=c", "--y-pred", "pred", "--y-true", "label", "--chunk-size", "20", "--json"]
