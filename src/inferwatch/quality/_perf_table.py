@@ -166,26 +166,20 @@ def _encode(col: Column, classes: tuple[str, ...], where: str) -> npt.NDArray[np
     """Positions of each value in ``classes`` (numbers compared as numbers); NaN for missing."""
     if col.dtype == np.float64:
         try:
-            keys: list[object] = [float(c) for c in classes]
+            index: dict[object, float] = {float(c): float(i) for i, c in enumerate(classes)}
         except ValueError as exc:
-            raise InputError(
-                f"{where} is numeric but the class labels are not: {', '.join(classes)}"
-            ) from exc
-        missing = np.isnan(col.astype(np.float64))
-        values = np.where(missing, 0.0, col.astype(np.float64))
+            names = ", ".join(classes)
+            raise InputError(f"{where} is numeric but the class labels are not: {names}") from exc
     else:
-        keys = list(classes)
-        missing = np.array([v is None for v in col.tolist()], dtype=bool)
-        values = np.where(missing, "", col).astype(str)
-    # Encode the distinct values once (a file has few classes and many rows).
-    uniq, inv = np.unique(values, return_inverse=True)
-    index = {k: i for i, k in enumerate(keys)}
-    codes = np.empty(uniq.size)
-    for u, v in enumerate(uniq.tolist()):
-        if v not in index and not missing[inv == u].all():
-            raise InputError(f"{where}: value {v!r} is not one of the classes {', '.join(classes)}")
-        codes[u] = index.get(v, math.nan)
-    out = codes[inv]
+        index = {c: float(i) for i, c in enumerate(classes)}
+    # A dict lookup per row: sorting string labels (np.unique) costs ten times more.
+    values = col.tolist()
+    out = np.array([index.get(v, -1.0) for v in values], dtype=np.float64)
+    missing = np.array([v is None or (isinstance(v, float) and math.isnan(v)) for v in values], dtype=bool)
+    bad = (out < 0) & ~missing
+    if bad.any():
+        first = values[int(np.flatnonzero(bad)[0])]
+        raise InputError(f"{where}: value {first!r} is not one of the classes {', '.join(classes)}")
     out[missing] = math.nan
     return out
 
