@@ -300,3 +300,23 @@ def test_the_evaluator_reports_newly_pending_alerts_into_the_history() -> None:
         ev.evaluate(t)
     (e,) = p.oncall.history.query(kinds=("pending",))
     assert e.t == 0.0 and e.labels["alertname"] == "Warming" and e.fingerprint
+
+
+def test_the_oncall_verb_shows_now_and_next_from_the_config(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(SCHEDULE)
+    argv = [sys.executable, "-m", "inferwatch", "oncall", "--config", str(cfg),
+            "--at", "2026-03-10T17:00:00Z"]
+    table = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert table.returncode == 0, table.stderr
+    assert "ml/primary" in table.stdout and "carol (override)" in table.stdout  # 13:00 in New York
+    out = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=60, check=False)
+    rows = json.loads(out.stdout)["shifts"]
+    assert [(r["layer"], r["now"]["member"], r["next"]["member"]) for r in rows] == [
+        ("primary", "carol", "bob"), ("secondary", "alice", "bob")]
+    bad = subprocess.run([*argv[:-1], "yesterday"], capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode != 0 and "--at" in bad.stderr and "Traceback" not in bad.stderr

@@ -29,7 +29,8 @@ def test_promtool_reads_the_trace(trace: Path, tmp_path: Path, require_tool: Cal
                           str(tmp_path / "b")], capture_output=True, text=True, timeout=300, check=False)
     assert got.returncode == 0, got.stderr
     samples, _ = read_openmetrics(trace)
-    assert f" {len(samples)} " in got.stdout  # the block holds every sample the replay reads
+    blocks = [line.split() for line in got.stdout.splitlines()[1:] if line.strip()]
+    assert blocks and sum(int(b[4]) for b in blocks) == len(samples)  # every sample the replay reads
 
 
 @pytest.mark.parametrize("trace", TRACES, ids=[t.name for t in TRACES])
@@ -38,5 +39,5 @@ def test_the_deadband_on_a_real_device(trace: Path) -> None:
     r = replay(samples, kinds, DeadbandSettings(heartbeat_max=1800.0))
     assert set(r.by_type) >= {"gauge", "counter", "histogram"}
     assert r.max_rel_error <= 0.1 + 1e-9  # every gauge within the band
-    assert r.max_rate_rel_error <= 0.35  # counters' 5-minute increases: the measured worst is 0.28
+    assert r.max_rate_rel_error <= 0.25  # counters' 5-minute increases: the measured worst is 0.16
     assert r.reduction >= 0.75 and r.sent < 0.15 * r.points

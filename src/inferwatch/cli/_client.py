@@ -49,5 +49,6 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None,
             msg = answer if isinstance(answer, str) else answer.get("error", resp.text)
         except (ValueError, AttributeError):
             msg = resp.text
-        raise InputError(f"server answered {resp.status_code}: {msg}")
+        # the whole message, on one line (a server error may span lines; never a traceback)
+        raise InputError(f"server answered {resp.status_code}: {' '.join(str(msg).split())}")
     return resp.json()

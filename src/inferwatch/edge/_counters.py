@@ -10,10 +10,11 @@ counter went down (a reset: the top before the drop and the drop are sent,
 never joined by a line), or when the gap since the segment's start reached the
 series' heartbeat.
 
-``eps`` is ``band * max(rate * window, floor) / 4`` with ``rate`` the smaller of
-the counter's rate weighted over the last ``window / 4`` and over the last
-``window`` (each point is held to the ``eps`` of its own time, so the door
-narrows at once when the rate falls, and a burst does not widen it): the line
+``eps`` is ``band * max(rate * window, floor) / 4`` with ``rate`` the smallest of
+the counter's rate weighted over the last ``window / 4``, over the last
+``window``, and over the step before the point (each point is held to the ``eps``
+of its own time, so the door narrows at once when the rate falls, a burst does
+not widen it, and a sudden change is a corner, sent): the line
 through a segment's two ends is within about ``2 * eps`` of every point in
 between, so the increase over any ``window`` seconds is off by at most about
 ``4 * eps = band * max(increase, floor)``: the rate within the band, or the
@@ -45,6 +46,7 @@ class CounterState:
     psent: bool = True
     ew: float = 0.0  # the counter's recent rate (exponentially weighted over RATE_WINDOW_S / 4)
     slow: float = 0.0  # and over RATE_WINDOW_S (a burst is not the window's rate)
+    inst: float = 0.0  # over the last step
     lo: float = -math.inf
     hi: float = math.inf
     eps: float = 0.0
@@ -57,14 +59,17 @@ class CounterState:
         """Start a new segment at (t, v), a point that is sent."""
         self.t, self.v = t, v
         self.lo, self.hi = -math.inf, math.inf
-        self.eps = band * max(min(self.ew, self.slow) * RATE_WINDOW_S, floor) / 4.0
+        if not self.eps:  # the first point (afterwards the width follows the rate: observe)
+            self.eps = band * floor / 4.0
 
     def observe(self, dt: float, dv: float, band: float, floor: float) -> None:
         """Follow the rate (a step of ``dt`` seconds that added ``dv``); the door's width follows it."""
-        rate = dv / dt
+        rate, before = dv / dt, self.inst
         self.ew += (1.0 - math.exp(-dt / (RATE_WINDOW_S / 4.0))) * (rate - self.ew)
         self.slow += (1.0 - math.exp(-dt / RATE_WINDOW_S)) * (rate - self.slow)
-        self.eps = band * max(min(self.ew, self.slow) * RATE_WINDOW_S, floor) / 4.0
+        self.inst = rate
+        # a point's budget comes from the rate before it too: a sudden change is a corner, sent
+        self.eps = band * max(min(self.ew, self.slow, before) * RATE_WINDOW_S, floor) / 4.0
 
     def fits(self, t: float, v: float) -> bool:
         """Whether (t, v) keeps the door open; narrows it when it does (never for t <= start)."""

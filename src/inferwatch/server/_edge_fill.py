@@ -19,7 +19,9 @@ heartbeat backed off (``deadband.heartbeat_max``) as they would a scraped one;
 a series that went away stops ``heartbeat_max`` after its last sent point.
 
 The last sent point of each series is kept in memory: after a server restart
-the first gap of each series is not filled (its later ones are).
+the first gap of each series is not filled (its later ones are). A batch never
+makes the server write more than ``MAX_FILL_PER_BATCH`` filled points, and a
+step under a second counts as one second (a wrong ``st`` costs little).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from inferwatch.model import Labels, Sample
 __all__ = ["MAX_FILL_POINTS", "Filler"]
 
 MAX_FILL_POINTS = 2000  # per gap: a step of 1 s over a 30-minute back-off at most
+MAX_FILL_PER_BATCH = 200_000  # a batch never makes the server write more than this (a bad step)
+MIN_STEP_S = 1.0  # a step under a second is taken as one second
 
 
 class Filler:
@@ -48,6 +52,7 @@ class Filler:
         """``samples`` (a batch, device label set) with the points between sent ones added."""
         if not step > 0:
             return samples
+        step = max(step, MIN_STEP_S)
         out: list[Sample] = []
         limit = max_gap + 2 * step
         with self._lock:
@@ -55,7 +60,7 @@ class Filler:
             for s in samples:
                 prev = self._last.get(s.labels)
                 counter = is_counter(s.labels)
-                if prev is not None and s.t > prev[0]:
+                if prev is not None and s.t > prev[0] and len(out) < MAX_FILL_PER_BATCH:
                     since = max(prev[0], held.get(s.labels, prev[0]))
                     out.extend(_between(s.labels, prev, (s.t, s.v), step, limit, counter, since))
                 if prev is None or s.t > prev[0]:
@@ -66,19 +71,27 @@ class Filler:
                         held[s.labels] = s.t
                 out.append(s)
             if samples:
-                out.extend(self._hold(held, max(s.t for s in samples), step, limit))
+                out.extend(self._hold(held, max(s.t for s in samples), step, limit,
+                                      MAX_FILL_PER_BATCH - len(out)))
         return out
 
-    def _hold(self, held: dict[Labels, float], until: float, step: float, limit: float) -> list[Sample]:
+    def _hold(self, held: dict[Labels, float], until: float, step: float, limit: float,
+              budget: int) -> list[Sample]:
         """The device's quiet gauges, their last value held up to ``until`` (the batch's last instant)."""
         out: list[Sample] = []
+        gone = []
         for labels, filled in held.items():
             t0, v0 = self._last[labels]
-            if until - t0 > limit or until - filled < step or not math.isfinite(v0):
+            if until - t0 > limit:  # went away (or the device was off): no longer held
+                gone.append(labels)
+                continue
+            if until - filled < step or not math.isfinite(v0) or len(out) >= budget:
                 continue
             n = min(int((until - filled) / step + 1e-9), MAX_FILL_POINTS)
             out += [Sample(labels, filled + k * step, v0) for k in range(1, n + 1)]
             held[labels] = filled + n * step
+        for labels in gone:
+            del held[labels]
         return out
 
     def __len__(self) -> int:
