@@ -72,3 +72,14 @@ def test_client_verbs_read_address_and_token_from_the_config_and_data_dir(
     # Alertmanager's API answers its errors as a JSON string (what amtool and AM clients print)
     r = httpx.post(served + "/api/v2/silences", json={})
     assert r.status_code == 401 and isinstance(r.json(), str) and "Bearer" in r.json()
+
+
+def test_config_and_server_flags_work_before_or_after_the_action(
+        served: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "elsewhere.yaml"
+    other.write_text(Path("inferwatch.yaml").read_text())
+    Path("inferwatch.yaml").unlink()  # only the flag can find the server now
+    for argv in (["silence", "--config", str(other), "list"], ["silence", "list", "--config", str(other)],
+                 ["silence", "list", "--url", served]):
+        assert main(argv) == 0, argv
+        assert capsys.readouterr().out.startswith("ID ")

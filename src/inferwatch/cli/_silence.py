@@ -28,12 +28,18 @@ def add_parser(sub: Any) -> None:
     add.add_argument("--duration", "-d", default="2h", help="how long, e.g. 30m, 2h (default 2h)")
     add.add_argument("--comment", "-m", required=True, help="why")
     add.add_argument("--author", "-a", default=None, help="created by (default: your user name)")
+    add_config_arg(add, again=True)
+    add_server_args(add, again=True)
     add.set_defaults(func=_add)
     ls = verbs.add_parser("list", help="list silences", description="List silences (newest first).")
     ls.add_argument("--json", action="store_true", help="print the API's JSON")
+    add_config_arg(ls, again=True)
+    add_server_args(ls, again=True)
     ls.set_defaults(func=_list)
     ex = verbs.add_parser("expire", help="expire silences now", description="Expire silences by id.")
     ex.add_argument("ids", nargs="+", metavar="ID")
+    add_config_arg(ex, again=True)
+    add_server_args(ex, again=True)
     ex.set_defaults(func=_expire)
 
 
