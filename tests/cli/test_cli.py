@@ -47,7 +47,7 @@ def test_config_show_masks_secrets(tmp_path: Path) -> None:
 
 
 # verbs that read no inferwatch config: they take none (edge's --config is the agent's own file)
-NO_CONFIG = {"init", "demo", "abtest", "profile check", "edge simulate"}
+NO_CONFIG = {"init", "demo", "abtest", "profile check", "edge simulate", "performance estimate"}
 
 
 def test_every_verb_that_reads_the_config_takes_config_file() -> None:

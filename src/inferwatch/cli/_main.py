@@ -20,6 +20,7 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("config", "inferwatch.cli._config"),
     ("drift", "inferwatch.cli._drift"),
     ("profile", "inferwatch.cli._profile"),
+    ("performance", "inferwatch.cli._performance"),
     ("abtest", "inferwatch.cli._abtest"),
     ("baseline", "inferwatch.cli._baseline"),
     ("demo", "inferwatch.cli._demo"),
