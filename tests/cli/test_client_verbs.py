@@ -83,3 +83,17 @@ def test_config_and_server_flags_work_before_or_after_the_action(
                  ["silence", "list", "--url", served]):
         assert main(argv) == 0, argv
         assert capsys.readouterr().out.startswith("ID ")
+
+
+def test_serve_without_any_config_says_how_to_get_one(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "INFERWATCH_"))}
+    proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "serve", "--listen", "127.0.0.1:0"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stderr is not None
+    try:
+        first = proc.stderr.readline()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert "no config" in first and "`inferwatch init` writes one" in first

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg
@@ -34,12 +36,16 @@ def add_parser(sub: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from inferwatch._env import ENV_CONFIG
     from inferwatch._exceptions import InputError
     from inferwatch.config import load_config
     from inferwatch.model import Clock, ScaledClock
     from inferwatch.server import serve
 
     cfg = load_config(args.config)  # None: $INFERWATCH_CONFIG, else the defaults
+    if args.config is None and not os.environ.get(ENV_CONFIG):  # not even ./inferwatch.yaml (cli._main)
+        print("inferwatch serve: no config (--config, $INFERWATCH_CONFIG or ./inferwatch.yaml): the "
+              "built-in defaults, no targets; `inferwatch init` writes one for your app", file=sys.stderr)
     clock: Clock | None = None
     if args.speed is not None and not args.speed > 0:
         raise InputError(f"--speed: must be positive, got {args.speed:g}")
