@@ -9,6 +9,9 @@ const KEY = "inferwatch.lang";
 const ZH = new Map(Object.entries({
   // header and navigation
   Overview: "总览", Alerts: "告警", Silences: "静默", Explore: "查询", Drift: "漂移", Diagnose: "诊断",
+  // the on-call page
+  "On call": "值班", "Now and next": "当前与下一班", Acknowledge: "确认", Unacknowledge: "取消确认",
+  Timeline: "时间线", "no alert groups": "没有告警组", "no schedules (alerting.oncall.schedules)": "未配置值班表",
   Dark: "深色", Light: "浅色", "Loading…": "加载中…",
   // tiers, states, responses
   "P0 critical": "P0 紧急", "P1 major": "P1 严重", "P2 warning": "P2 警告", "no tier": "无级别",
@@ -44,6 +47,8 @@ const ZH = new Map(Object.entries({
   "Cost per request by tenant": "按租户的每请求成本", "Edge devices": "边缘设备", device: "设备",
   "last seen": "最近联系", samples: "样本数", batches: "批次数", "buffer (backlog)": "缓冲（积压）", dropped: "丢弃",
   heartbeat: "心跳", never: "从未", "printed (no credentials)": "仅打印（无凭据）",
+  "no request latency in this range (a generation's is in the Generative (LLM) section)":
+    "此时间范围内没有请求延迟（生成请求的延迟见“生成式 (LLM)”部分）",
   // the SLOs page
   SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
   "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
