@@ -151,7 +151,17 @@ GRID_BASELINES: dict[str, dict[str, object]] = {
     "wtail1.1": {"window_tail_factor": 1.1},
     "wmin864": {"window_min_points": 864},
     "warm1d": {"min_history": 86400.0},
+    "pts288": {"min_history": 0.0, "min_points": 288},
+    "pts288 w288": {"min_history": 0.0, "min_points": 288, "window_min_points": 288},
+    "pts150": {"min_history": 0.0, "min_points": 150},
+    "pts288 wmin864": {"min_history": 0.0, "min_points": 288, "window_min_points": 864},
 }
+# The small candidate set ``make bench BENCH=nab`` cross-validates on every run (the full
+# grid is ``--cv``): the default, the earlier default, the longer window warm-up (the one
+# setting the folds disagreed on, 2026-12-03) and the warm-up counted in points (issue 35:
+# judgeable after 288 samples whatever the cadence, no 2-day wait), each under the grid's
+# recurrence holds and merge gaps.
+CV_CANDIDATES = ("default", "point band", "wmin864", "pts288", "pts288 w288")
 GRID_RECURRENCE = (2, 0)
 GRID_MERGE = (36, 144)
 
@@ -171,13 +181,17 @@ def _grid_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, Baseline
     return out
 
 
-def grid_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1) -> dict[str, Rows]:
+def grid_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1,
+              baselines: Sequence[str] | None = None) -> dict[str, Rows]:
     """Every grid setting's alert onsets: ``"<baseline> rec<N> gap<G>"`` -> rows per file.
 
-    Files are scored in ``jobs`` processes (each file's score is independent and causal).
+    ``baselines`` limits the baseline settings to those named (default: all of
+    ``GRID_BASELINES``). Files are scored in ``jobs`` processes (each file's score is
+    independent and causal).
     """
     out: dict[str, Rows] = {}
-    for bname, update in GRID_BASELINES.items():
+    for bname in baselines or GRID_BASELINES:
+        update = GRID_BASELINES[bname]
         seasonal = cfg.seasonal.model_copy(update=update)
         work = [(n, corpus.times[n], corpus.values[n], seasonal, cfg) for n in corpus.names]
         for n, per in zip(corpus.names, _map(_grid_file, work, jobs), strict=True):
@@ -218,9 +232,11 @@ def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
     total = NabTally()
     for _, _, t in held:
         total.add(t)
-    worst = min((t.normalised(std), f) for f, _, t in held if t.windows)
-    print(f"  held-out folders pooled: {total.normalised(std):.1f} / {total.normalised(low):.1f}; "
-          f"worst held-out folder (standard): {worst[1]} {worst[0]:.1f}")
+    worst = min((t.normalised(std), t.normalised(low), f) for f, _, t in held if t.windows)
+    quiet = next((t.alerts for f, _, t in held if f == "artificialNoAnomaly"), None)
+    print(f"  held-out folders pooled (standard / low_FP): {total.normalised(std):.1f} / "
+          f"{total.normalised(low):.1f}; worst held-out folder: {worst[2]} {worst[0]:.1f} / "
+          f"{worst[1]:.1f}; alerts on artificialNoAnomaly held out: {quiet}")
 
 
 def _onsets_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig, int | None],
