@@ -208,8 +208,12 @@ def _map(fn: Callable[[Any], Any], work: list[Any], jobs: int) -> list[Any]:
         return pool.map(fn, work, chunksize=1)
 
 
-def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
-    """Leave one folder out: pick the best setting on the other three (standard profile)."""
+def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> list[tuple[str, str, NabTally]]:
+    """Leave one folder out: pick the best setting on the other three (standard profile).
+
+    Prints the grid and the held-out scores; returns ``(held-out folder, chosen setting,
+    its tally on that folder)`` for each folder.
+    """
     tallies = {k: folder_tallies(corpus, rows) for k, rows in grid.items()}
     std, low = PROFILES
     print(f"\n{'setting':<28}" + "".join(f"| {f[:21]:<22}" for f in (*FOLDERS, "TOTAL"))
@@ -237,6 +241,7 @@ def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
     print(f"  held-out folders pooled (standard / low_FP): {total.normalised(std):.1f} / "
           f"{total.normalised(low):.1f}; worst held-out folder: {worst[2]} {worst[0]:.1f} / "
           f"{worst[1]:.1f}; alerts on artificialNoAnomaly held out: {quiet}")
+    return held
 
 
 def _onsets_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig, int | None],
