@@ -392,3 +392,77 @@ def idea_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1) -> dict[str, R
         for k, rows in per.items():
             out.setdefault(k, {})[n] = rows
     return out
+
+
+def art_flags(values: FloatArray, window: int = 8, levels: int = 10, rho_low: float = 0.6,
+              rho_high: float = 0.85, max_categories: int = 256, warm: int = 300,
+              hold: int = 3, mask: int = 150) -> npt.NDArray[np.bool_]:
+    """An ARTime-style novelty detector (Fuzzy ART with dual vigilance), written for this
+    bench from the published description. Each point's input is the last ``window`` values,
+    normalised by the range seen so far (estimated online: the running min and max, no
+    advance knowledge of the file), quantised to ``levels`` levels, with their one-level
+    Haar coefficients (pair means and half differences), complement coded. A category
+    resonates when its match reaches ``rho_high`` (fast learning: its weights become the
+    fuzzy AND); a match between ``rho_low`` and ``rho_high`` makes a new category in a
+    known cluster; below ``rho_low`` everywhere the input is novel: flagged for ``hold``
+    points, after ``warm`` points and outside ``mask`` points after the last flag. At most
+    ``max_categories`` categories (the least used is replaced): O(categories) per point."""
+    from collections import deque
+
+    flags = np.zeros(values.size, dtype=bool)
+    lo = hi = math.nan
+    recent: deque[float] = deque(maxlen=window)
+    dim = 2 * (window + window)  # values + Haar (window/2 means + window/2 diffs), complemented
+    w = np.zeros((0, dim))
+    uses = np.zeros(0)
+    last_flag = -10**9
+    left = 0
+    seen = 0
+    for i, x in enumerate(values):
+        if math.isnan(x):
+            continue
+        x = float(x)
+        if math.isnan(lo):
+            lo = hi = x
+        lo, hi = min(lo, x), max(hi, x)
+        recent.append(x)
+        seen += 1
+        if left > 0:
+            flags[i] = True
+            left -= 1
+        if len(recent) < window:
+            continue
+        span = hi - lo
+        v = np.array(recent)
+        u = np.full(window, 0.5) if span <= 0 else (v - lo) / span
+        u = np.round(u * levels) / levels
+        pairs = u.reshape(-1, 2)
+        haar = np.concatenate((pairs.mean(axis=1), (pairs[:, 0] - pairs[:, 1]) / 2 + 0.5))
+        a = np.concatenate((u, haar))
+        inp = np.concatenate((a, 1.0 - a))
+        norm = float(inp.sum())
+        if len(w):
+            inter = np.minimum(w, inp)
+            isum = inter.sum(axis=1)
+            match = isum / norm
+            choice = isum / (1e-3 + w.sum(axis=1))
+            order = np.argsort(-choice)
+            j = next((int(k) for k in order if match[k] >= rho_high), -1)
+            if j >= 0:
+                w[j] = inter[j]
+                uses[j] += 1
+                continue
+            novel = float(match.max()) < rho_low
+        else:
+            novel = False
+        if novel and seen > warm and i - last_flag > mask:
+            flags[i] = True
+            left = hold - 1
+            last_flag = i
+        if len(w) >= max_categories:
+            k = int(np.argmin(uses))
+            w[k], uses[k] = inp, 1
+        else:
+            w = np.vstack((w, inp))
+            uses = np.append(uses, 1)
+    return flags
