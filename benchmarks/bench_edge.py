@@ -1,7 +1,15 @@
 """The edge agent: bytes on the wire against the naive upload, reconstruction error, agent RSS and CPU.
 
-    python benchmarks/bench_edge.py [--nab DIR] [--rounds N]
+    python benchmarks/bench_edge.py [--nab DIR] [--rounds N] [--breakdown] [--only traces|bytes|footprint]
 
+0. Real device traces (benchmarks/traces/*.om.gz, recorded by benchmarks/record_device_trace.py:
+   Debian's prometheus-node-exporter, `inferwatch exporter` and an SDK-instrumented app under a
+   varying load, scraped every 15 s by a real Prometheus) replayed by `edge simulate --openmetrics`'s
+   code: the real deadband (counters as counters, histograms and summaries as units), the real
+   format-3 encoder, one batch per minute of sample time for sent and naive alike. Per type: series,
+   points, sent, naive and sent bytes, reduction, the largest gauge error (relative to the held
+   value) and the largest counter error over 5-minute windows. Once with the default heartbeat
+   (5 min, no back-off) and once with the back-off up to 30 min (heartbeat_max).
 1. Delta reporting over NAB's realKnownCause and realAWSCloudwatch files, replayed as device
    metrics: each folder is one device whose series are the folder's files, all batched
    together (one gzip'ed ingest batch per minute of sample time, the agent's encoder); the
@@ -13,6 +21,7 @@
          for its 5 minutes: 20 collections per NAB point);
      (c) the files' own 5-minute timestamps (every point is a heartbeat: no saving possible).
    (b) runs only with --held (20x the points; it is the steady-camera model, not the headline).
+   NAB is the adversarial case: one noisy business series per file, nothing like a device.
    Errors: |true - reconstructed| / max(|reconstructed|, floor), reconstructed as the server
    does (the last sent value holds); at most the deadband by construction.
 1d. Where the bytes go: the same replays, the series of a device aligned
@@ -50,13 +59,17 @@ from inferwatch.edge import (
     DeadbandSettings,
     SimulationResult,
     encode_batch,
+    encode_compact,
+    read_openmetrics,
     read_series_csv,
+    replay,
     simulate_device,
 )
 from inferwatch.model import Labels, Sample
 
 ROOT = Path(__file__).resolve().parents[1]
 NAB = ROOT.parent / "shared" / "data" / "nab"
+TRACES = ROOT / "benchmarks" / "traces"
 FOLDERS = ("realKnownCause", "realAWSCloudwatch")
 STEP = 15.0
 
@@ -68,6 +81,59 @@ def _replay(points: Sequence[tuple[float, float]], mode: str) -> list[tuple[floa
     if mode == "b":
         return [(t0 + (20 * i + k) * STEP, v) for i, (_, v) in enumerate(points) for k in range(20)]
     return list(points)
+
+
+def traces(folder: Path = TRACES) -> None:
+    """Section 0: each recorded device, per type and in total, at the default band."""
+    files = sorted(folder.glob("*.om.gz"))
+    where = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+    print(f"0. real device traces ({len(files)} in {where}), default deadband (10 %), 1-minute batches, "
+          "format 3 for sent and naive alike")
+    head = (f"   {'type':<10} {'series':>6} {'points':>7} {'sent':>6} {'naive B':>9} {'sent B':>8} "
+            f"{'fewer':>7} {'max rel':>8} {'max 5m rate':>11}")
+    for f in files:
+        samples, kinds = read_openmetrics(f)
+        for title, settings in (("heartbeat 5m", DeadbandSettings()),
+                                ("heartbeat 5m backing off to 30m", DeadbandSettings(heartbeat_max=1800.0))):
+            r = replay(samples, kinds, settings)
+            span = (max(s.t for s in samples) - min(s.t for s in samples)) / 60
+            print(f"\n   {f.name}: {span:.0f} minutes, {title}")
+            print(head)
+            for kind, x in r.by_type.items():
+                print(f"   {kind:<10} {x['series']:>6} {x['points']:>7} {x['sent']:>6} {x['bytes_naive']:>9} "
+                      f"{x['bytes_sent']:>8} {x['reduction']:>7.1%} {x['max_rel_error']:>8.4f} "
+                      f"{x['max_rate_rel_error']:>11.4f}")
+            total = sum(x["series"] for x in r.by_type.values())
+            print(f"   {'ALL':<10} {total:>6} {r.points:>7} {r.sent:>6} {r.bytes_naive:>9} {r.bytes_sent:>8} "
+                  f"{r.reduction:>7.1%} {r.max_rel_error:>8.4f} {r.max_rate_rel_error:>11.4f}   "
+                  f"target >= 90 % fewer: {'OK' if r.reduction >= 0.9 else 'MISSED'}")
+            if settings.heartbeat_max == settings.heartbeat:
+                v2 = _v2_bytes(samples)
+                print(f"   the naive upload in format 2 (every point, what the agent sent before format 3, "
+                      f"same batching): {v2} B -> {r.bytes_sent} B: {1 - r.bytes_sent / v2:.1%} fewer")
+
+
+def _v2_bytes(samples: Sequence[Sample], interval: float = 60.0) -> int:
+    """Every point in format 2 (``encode_compact``), one batch per minute, labels once."""
+    ids: dict[Labels, int] = {}
+    total = 0
+    batch: list[Sample] = []
+    window = None
+    for s in [*sorted(samples, key=lambda s: s.t), None]:
+        w = math.floor(s.t / interval) if s is not None else None
+        if batch and (s is None or w != window or len(batch) >= 1000):
+            fresh = {}
+            for x in batch:
+                if x.labels not in ids:
+                    ids[x.labels] = len(ids) + 1
+                    fresh[ids[x.labels]] = x.labels
+            one = Batch("", f"{_SPOOL}:1-{len(batch)}", tuple(batch), 300.0)
+            total += len(encode_compact(one, [ids[x.labels] for x in batch], fresh))
+            batch = []
+        if s is not None:
+            batch.append(s)
+            window = w
+    return total
 
 
 def _row(name: str, r: SimulationResult) -> str:
@@ -337,12 +403,16 @@ def main(argv: list[str]) -> int:
     p.add_argument("--nab", type=Path, default=NAB if NAB.is_dir() else Path("/work/shared/data/nab"))
     p.add_argument("--rounds", type=int, default=30, help="scrape rounds of the footprint run (default 30)")
     p.add_argument("--held", action="store_true", help="also replay (b): NAB values held, 20x the points")
-    p.add_argument("--only", choices=("bytes", "footprint"), help="run one part only")
+    p.add_argument("--only", choices=("traces", "bytes", "footprint"), help="run one part only")
+    p.add_argument("--breakdown", action="store_true", help="also 1d: where NAB's bytes go (slow)")
     args = p.parse_args(argv)
-    if args.only != "footprint":
+    if args.only in (None, "traces"):
+        traces()
+    if args.only in (None, "bytes"):
         reduction(args.nab, held=args.held)
-        breakdown(args.nab)
-    if args.only != "bytes":
+        if args.breakdown:
+            breakdown(args.nab)
+    if args.only in (None, "footprint"):
         footprint(args.rounds)
     return 0
 

@@ -189,6 +189,7 @@ def test_acks_work_on_routes_without_escalation_too() -> None:
     p.send([alert(instance="a"), alert(instance="b")], now=700)
     p.tick(720)
     assert len(recs["terminal"].sent) == 2
+    assert "Acknowledged by ops" in recs["terminal"].sent[1].notes  # shown where the group is shown
 
 
 SCHEDULE = """
@@ -255,6 +256,17 @@ def test_a_step_to_a_schedule_layer_tells_the_member_on_call() -> None:
     assert n.step == 1 and any("carol" in x and "+1555003" in x for x in n.notes)
 
 
+def test_a_pack_rule_takes_keep_firing_for_and_a_resolve_threshold_by_override() -> None:
+    from inferwatch.rules import load_rules
+
+    cfg = parse_config("rules: {overrides: {FeatureDriftRollback: "
+                       "{keep_firing_for: 10m, resolve_threshold: 0.4}}}")
+    (rule,) = [r for r in load_rules(cfg) if r.name == "FeatureDriftRollback"]
+    assert (rule.keep_firing_for, rule.resolve_threshold) == (600.0, 0.4)
+    with pytest.raises(ConfigError, match="clear side"):
+        load_rules(parse_config("rules: {overrides: {FeatureDriftRollback: {resolve_threshold: 0.9}}}"))
+
+
 @pytest.mark.parametrize(("yaml", "message"), [
     ("alerting: {route: {receiver: terminal, routes: [{receiver: phone, escalation: nope}]}}",
      "unknown escalations"),
@@ -288,3 +300,23 @@ def test_the_evaluator_reports_newly_pending_alerts_into_the_history() -> None:
         ev.evaluate(t)
     (e,) = p.oncall.history.query(kinds=("pending",))
     assert e.t == 0.0 and e.labels["alertname"] == "Warming" and e.fingerprint
+
+
+def test_the_oncall_verb_shows_now_and_next_from_the_config(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(SCHEDULE)
+    argv = [sys.executable, "-m", "inferwatch", "oncall", "--config", str(cfg),
+            "--at", "2026-03-10T17:00:00Z"]
+    table = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert table.returncode == 0, table.stderr
+    assert "ml/primary" in table.stdout and "carol (override)" in table.stdout  # 13:00 in New York
+    out = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=60, check=False)
+    rows = json.loads(out.stdout)["shifts"]
+    assert [(r["layer"], r["now"]["member"], r["next"]["member"]) for r in rows] == [
+        ("primary", "carol", "bob"), ("secondary", "alice", "bob")]
+    bad = subprocess.run([*argv[:-1], "yesterday"], capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode != 0 and "--at" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,19 @@ def test_config_show_masks_secrets(tmp_path: Path) -> None:
     cfg.write_text("server: {api_token: hunter2-secret}\n")
     out = run("config", "show", "--config", str(cfg))
     assert out.returncode == 0 and "hunter2" not in out.stdout and "<secret>" in out.stdout
+
+
+# verbs that read no inferwatch config: they take none (edge's --config is the agent's own file)
+NO_CONFIG = {"init", "demo", "abtest", "profile check", "edge simulate", "performance estimate"}
+
+
+def test_every_verb_that_reads_the_config_takes_config_file() -> None:
+    from inferwatch.cli._docgen import _parsers
+    from inferwatch.cli._main import build_parser
+
+    lacking = []
+    for words, parser in _parsers(build_parser()):
+        leaf = not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
+        if leaf and "--config" not in {o for a in parser._actions for o in a.option_strings}:
+            lacking.append(" ".join(words))
+    assert sorted(lacking) == sorted(NO_CONFIG)

@@ -36,6 +36,13 @@ def test_acknowledge_from_the_dashboard_and_read_the_group_timeline(page: Watche
     assert "firing" in timeline  # the group's alert, from its fingerprint
     assert "time to acknowledge: " in timeline and "time to acknowledge: -" not in timeline
     page.shot("oncall")
+    # the alerts page shows it on the alert's card too
+    p.goto(f"{demo.url}#/alerts")
+    p.wait_for_selector("body[data-ready='alerts']", timeout=TIMEOUT_MS)
+    p0 = p.locator("article.alert[data-alertname='ServiceUnavailable']").first
+    assert "acknowledged by dashboard" in p0.inner_text()
+    p.goto(f"{demo.url}#/oncall")
+    p.wait_for_selector("body[data-ready='oncall']", timeout=TIMEOUT_MS)
     # and back: unacknowledged, the button is there again
     acked.locator("button.unack").click()
     p.wait_for_selector(f"article[data-group='{gid}'][data-acked='false'] button.ack", timeout=TIMEOUT_MS)

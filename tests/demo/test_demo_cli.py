@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from inferwatch.cli import main
@@ -32,3 +36,18 @@ def test_bad_arguments_are_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_demo_ends_with_the_summary_and_no_exporter_errors() -> None:
+    # stderr merged into stdout as a terminal shows them: the exporters stop before their collector
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    r = subprocess.run([sys.executable, "-m", "inferwatch", "demo", "--duration", "3", "--rate", "30",
+                        "--seed", "3"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stdout
+    lines = r.stdout.rstrip("\n").splitlines()
+    header = max(i for i, line in enumerate(lines) if line.startswith("phase      requests"))
+    assert [line.split()[0] for line in lines[header + 1:-1]] == ["normal", "latency", "outage", "drift"]
+    assert lines[-1].startswith("load generator: ")  # nothing after the table
+    assert "opentelemetry" not in r.stdout and "Failed to export" not in r.stdout, r.stdout[-3000:]

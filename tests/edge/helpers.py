@@ -103,11 +103,14 @@ def stop(proc: subprocess.Popen[str]) -> str:
 
 
 @contextmanager
-def serve(tmp: Path, *, port: int = 0, data: str = "data") -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """A real `inferwatch serve` with device ``cam-1`` (token :data:`TOKEN`); yields its URL."""
+def serve(tmp: Path, *, port: int = 0, data: str = "data",
+          more_devices: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A real `inferwatch serve` with device ``cam-1`` (token :data:`TOKEN`; ``more_devices``: token
+    ``<name>-<TOKEN>``); yields its URL."""
     cfg = tmp / "inferwatch.yml"
+    others = "".join(f", {d}: {d}-{TOKEN}" for d in more_devices)
     cfg.write_text(f"server: {{data_dir: '{tmp / data}', api_token: {API_TOKEN}, evaluation_interval: 1s}}\n"
-                   f"edge: {{devices: {{cam-1: {TOKEN}}}}}\n")
+                   f"edge: {{devices: {{cam-1: {TOKEN}{others}}}}}\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=clean_env())
@@ -149,3 +152,39 @@ def read_store(data_dir: Path, selector: str) -> dict[str, list[tuple[float, flo
 def agent_config(tmp: Path, url: str, **upload: object) -> AgentConfig:
     return AgentConfig("cam-1", spool=SpoolConfig(tmp / "spool.sqlite"),
                        upload=UploadConfig(url=url, token=TOKEN, **upload))  # type: ignore[arg-type]
+
+
+def served(sent: list[Sample], step: float, *, counters: tuple[str, ...] = (),
+           device: str = "cam-1") -> dict[str, list[tuple[float, float]]]:
+    """What ``serve`` stores of the samples an agent sent in format 3 (``read_store``'s shape): the
+    gaps between sent points filled in at ``step`` (server/_edge_fill.py; gauges hold, counters'
+    lines), by a server that saw them all."""
+    from inferwatch.edge import DeadbandSettings
+    from inferwatch.server._edge_fill import Filler
+
+    named = [Sample(s.labels.with_(device=device), s.t, s.v) for s in sent]
+    filled = Filler().fill(named, lambda ls: ls.name in counters, step, DeadbandSettings().heartbeat_max)
+    out: dict[str, list[tuple[float, float]]] = {}
+    for s in sorted(filled, key=lambda s: s.t):
+        out.setdefault(str(s.labels), []).append((s.t, s.v))
+    return out
+
+
+def assert_served(got: dict[str, list[tuple[float, float]]], sent: list[Sample], step: float) -> None:
+    """``got`` (``read_store``) is :func:`served` of ``sent`` up to each series' last sent point, then
+    that point's value held at ``step`` (up to the last instant of the device's last batch)."""
+    assert served_ok(got, sent, step), (got, served(sent, step))
+
+
+def served_ok(got: dict[str, list[tuple[float, float]]], sent: list[Sample], step: float) -> bool:
+    """:func:`assert_served` as a yes or no."""
+    want = served(sent, step)
+    if sorted(got) != sorted(want):
+        return False
+    for key, points in got.items():
+        last = want[key][-1]
+        tail = [p for p in points if p[0] > last[0]]
+        if ([p for p in points if p[0] <= last[0]] != want[key] or any(v != last[1] for _, v in tail)
+                or [t for t, _ in tail] != [last[0] + step * (k + 1) for k in range(len(tail))]):
+            return False
+    return True

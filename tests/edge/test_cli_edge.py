@@ -73,9 +73,10 @@ def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFi
     csv = str(shared_data / NAB_FILE)
     assert main(["edge", "simulate", "--csv", csv, "--interval", "15s", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got == {"points": 22695, "sent": 1226, "bytes_naive": got["bytes_naive"],
+    assert got == {"points": 22695, "sent": 1227, "bytes_naive": got["bytes_naive"],
                    "bytes_sent": got["bytes_sent"], "reduction": got["reduction"],
-                   "max_rel_error": got["max_rel_error"], "max_abs_error": got["max_abs_error"]}
+                   "max_rel_error": got["max_rel_error"], "max_abs_error": got["max_abs_error"],
+                   "max_rate_rel_error": 0.0, "by_type": {"gauge": got["by_type"]["gauge"]}}
     assert got["max_rel_error"] <= 0.1
     assert got["reduction"] == 1 - got["bytes_sent"] / got["bytes_naive"]
 
@@ -84,19 +85,24 @@ def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFi
     (["edge", "simulate", "--csv", "/no/such.csv"], "/no/such.csv: cannot read (No such file or directory)"),
     (["edge", "simulate", "--csv", "{f}", "--value-col", "v"], "{f}: no column 'v' (columns: timestamp"),
     (["edge", "simulate", "--csv", "{f}", "--heartbeat", "soon"], "--heartbeat 'soon': not a duration"),
-    (["edge", "simulate", "--csv", "{f}", "--deadband", "-1"], "--deadband/--floor: deadband must be in"),
+    (["edge", "simulate", "--csv", "{f}", "--deadband", "-1"],
+     "--deadband/--floor/--heartbeat-max: deadband must be in"),
     (["edge"], "--config FILE is required to run the agent"),
+    (["edge", "simulate", "--openmetrics", "{om}"], "{om}:2: a sample without a timestamp"),
+    (["edge", "simulate", "--openmetrics", "{f}"], "{f}: line 1: invalid metric or label name"),
+    (["edge", "simulate", "--openmetrics", "{om}", "--interval", "15s"], "--interval: only with --csv"),
     (["edge", "--config", "{cfg}"], "{cfg}: upload.batch_size: expected an integer from 1 to 100000, got 0"),
 ])
 def test_bad_input_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                                           error: str) -> None:
-    f, cfg = tmp_path / "s.csv", tmp_path / "edge.yml"
+    f, cfg, om = tmp_path / "s.csv", tmp_path / "edge.yml", tmp_path / "d.om"
     f.write_text("timestamp,value\n2024-01-01 00:00:00,1\n2024-01-01 00:05:00,bad\n")
+    om.write_text("# TYPE x gauge\nx 1\n# EOF\n")
     cfg.write_text("device: cam-1\nupload: {batch_size: 0}\n")
-    args = [a.format(f=f, cfg=cfg) for a in argv]
+    args = [a.format(f=f, cfg=cfg, om=om) for a in argv]
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("inferwatch edge: error: " + error.format(f=f, cfg=cfg)), err
+    assert err.startswith("inferwatch edge: error: " + error.format(f=f, cfg=cfg, om=om)), err
     assert "Traceback" not in err
 
 
@@ -126,3 +132,55 @@ def test_config_errors_name_file_field_and_value(raw: dict[str, object], error: 
 def test_the_token_is_never_printed(tmp_path: Path) -> None:
     cfg = parse_agent_config({"device": "d", "upload": {"token": "s3cret-token"}}, source="edge.yml")
     assert "s3cret-token" not in repr(cfg)
+
+
+def _device(path: Path, minutes: int = 30) -> None:
+    """A small device as OpenMetrics text: a gauge, a counter by code, a histogram (3 buckets)."""
+    import gzip
+    import random
+
+    rng = random.Random(3)
+    t0, lines = 1_796_000_000, []
+    temp, ok, err, buckets, total = 40.0, 0, 0, [0, 0, 0], 0.0
+    rows: dict[str, list[str]] = {}
+    for k in range(minutes * 4):
+        t = t0 + 15 * k
+        temp += rng.uniform(-0.3, 0.3)
+        n = rng.randint(60, 75)
+        bad = 1 if rng.random() < 0.5 else 0
+        ok, err = ok + n - bad, err + bad
+        for _ in range(n):
+            d = rng.lognormvariate(-3, 0.5)
+            total += d
+            for i, le in enumerate((0.05, 0.1)):
+                buckets[i] += d <= le
+            buckets[2] += 1
+        rows.setdefault("temp", []).append(f"temp_celsius {temp:.2f} {t}")
+        rows.setdefault("req", []).append(f'req_total{{code="200"}} {ok} {t}')
+        rows.setdefault("req5", []).append(f'req_total{{code="500"}} {err} {t}')
+        for i, le in enumerate(("0.05", "0.1", "+Inf")):
+            rows.setdefault(le, []).append(f'lat_seconds_bucket{{le="{le}"}} {buckets[i]} {t}')
+        rows.setdefault("sum", []).append(f"lat_seconds_sum {total:.4f} {t}")
+        rows.setdefault("count", []).append(f"lat_seconds_count {buckets[2]} {t}")
+    lines = ["# TYPE temp_celsius gauge", *rows["temp"], "# TYPE req counter", *rows["req"], *rows["req5"],
+             "# TYPE lat_seconds histogram", *rows["0.05"], *rows["0.1"], *rows["+Inf"], *rows["sum"],
+             *rows["count"], "# EOF"]
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+
+
+def test_simulate_openmetrics_replays_a_device_by_type(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # a whole device: every type counted apart, errors within the band, counters' 5-minute rates too
+    om = tmp_path / "device.om.gz"
+    _device(om)
+    assert main(["edge", "simulate", "--openmetrics", str(om), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert sorted(got["by_type"]) == ["counter", "gauge", "histogram"]
+    assert got["points"] == 120 * 8 and got["by_type"]["histogram"]["series"] == 5
+    assert sum(t["points"] for t in got["by_type"].values()) == got["points"]
+    assert sum(t["sent"] for t in got["by_type"].values()) == got["sent"]
+    assert got["max_rel_error"] <= 0.1 and got["max_rate_rel_error"] <= 0.1 + 1e-9
+    assert 0 < got["sent"] < got["points"] and got["bytes_sent"] < got["bytes_naive"]
+    assert main(["edge", "simulate", "--openmetrics", str(om)]) == 0
+    table = capsys.readouterr().out
+    assert "counters' 5-minute increase" in table and "  histogram " in table

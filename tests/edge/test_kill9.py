@@ -79,7 +79,9 @@ def test_kill_9_mid_upload_loses_and_duplicates_nothing(tmp_path: Path, app: str
         cfg = tmp_path / "edge.yml"
         cfg.write_text(json.dumps({
             "device": "cam-1", "spool": {"path": "spool.sqlite"},
-            "upload": {"url": url, "interval": "50ms", "batch_size": 3, "backoff_base": "50ms"},
+            # format 2: the server stores exactly what was sent (format 3 fills in between sent points,
+            # which repeats values: this test counts duplicates)
+            "upload": {"url": url, "interval": "50ms", "batch_size": 3, "backoff_base": "50ms", "format": 2},
             "sources": [{"type": "scrape", "url": app, "interval": "100ms"}],
         }))
         env = {**clean_env(), "INFERWATCH_EDGE_TOKEN": TOKEN}

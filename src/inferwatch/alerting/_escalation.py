@@ -100,7 +100,8 @@ class Escalator:
         self._last = now
         for ep in list(self.episodes.values()):
             g = self._live(ep.key, now)
-            if g is None:
+            if g is None:  # its alerts are gone (forgotten, or a restart without them): so is the episode
+                self._end(ep.key)
                 continue
             self._run(ep, g, now)
 
@@ -142,11 +143,6 @@ class Escalator:
         self._acks.remove(key)
         with self._db.transaction() as c:
             c.execute("DELETE FROM escalations WHERE group_key=?", (key,))
-
-    def forget(self, key: str) -> None:
-        """The group is gone (its alerts were forgotten): end its episode."""
-        if key in self.episodes:
-            self._end(key)
 
     def _save(self, ep: Episode) -> None:
         with self._db.transaction() as c:

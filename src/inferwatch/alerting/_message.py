@@ -27,6 +27,7 @@ from inferwatch.alerting._notes_zh import translate_note, translate_summary
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._summary import group_summary, shown_alerts
 from inferwatch.config import Labelled, MessageTemplate
+from inferwatch.model import Labels
 from inferwatch.rules import Alert
 
 __all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "trace_lines",
@@ -188,9 +189,8 @@ def _fields(g: AlertGroup, w: Words) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _alert_line(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool,
+def _alert_line(a: Alert, g: AlertGroup, common: Labels, w: Words, tz: ZoneInfo, markdown: bool,
                 template: MessageTemplate | None = None) -> str:
-    common = g.common_labels()
     own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
         "instance", a.name)
     resolved = a.resolved(g.now)
@@ -220,15 +220,17 @@ def trace_lines(a: Alert, language: str = "en", markdown: bool = False) -> list[
     return out
 
 
-def _alert_block(a: Alert, g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, language: str,
+def _alert_block(a: Alert, g: AlertGroup, common: Labels, w: Words, tz: ZoneInfo, markdown: bool,
+                 language: str,
                  template: MessageTemplate | None = None) -> Block:
     traces = [] if a.resolved(g.now) else trace_lines(a, language, markdown)
-    return Block((_alert_line(a, g, w, tz, markdown, template), *traces), 1)
+    return Block((_alert_line(a, g, common, w, tz, markdown, template), *traces), 1)
 
 
 def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, header: bool = True,
                   language: str = "en", template: MessageTemplate | None = None) -> list[Block]:
     title = _title(g, w, template)
+    common = g.common_labels()  # once: per alert it would cost O(alerts²) in a storm
     head = [f"**{title}**" if markdown else title] if header else []
     info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
     if info and header:
@@ -237,7 +239,7 @@ def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, header:
     if summary:
         head.append(f"> {summary}" if markdown else summary)
     return [Block(tuple(head)),
-            *(_alert_block(a, g, w, tz, markdown, language, template) for a in shown_alerts(g))]
+            *(_alert_block(a, g, common, w, tz, markdown, language, template) for a in shown_alerts(g))]
 
 
 def render(n: Notification, *, language: str = "en", timezone: str = "UTC", external_url: str = "",

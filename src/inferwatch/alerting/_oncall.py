@@ -12,7 +12,7 @@ from typing import Any
 from inferwatch._exceptions import InputError
 from inferwatch.alerting._acks import Ack, Acks, group_id
 from inferwatch.alerting._actions import ActionRecord
-from inferwatch.alerting._escalation import StepEvent
+from inferwatch.alerting._escalation import Episode, StepEvent
 from inferwatch.alerting._history import Event, History
 from inferwatch.alerting._inhibit import Inhibitor, Muter
 from inferwatch.alerting._notification import AlertGroup, fingerprint
@@ -21,7 +21,7 @@ from inferwatch.alerting._silence import Silences
 from inferwatch.model import Labels, Matcher, matches_all
 from inferwatch.rules import Alert
 
-__all__ = ["OnCall", "stands_for"]
+__all__ = ["OnCall", "group_state", "stands_for"]
 
 
 class OnCall:
@@ -131,7 +131,7 @@ class OnCall:
             "action": rec.action, "phase": rec.phase, "outcome": rec.outcome})])
 
 
-def stands_for(g: AlertGroup, alerts: Iterable[Alert], inhibitor: Inhibitor, mutes: Muter,
+def stands_for(g: AlertGroup, alerts: Iterable[Alert], inhibitor: Inhibitor, muters: Sequence[Muter],
                now: float) -> str | None:
     """"Stands for N alerts" when the group's shown alerts speak for muted ones (``None`` if not).
 
@@ -139,7 +139,7 @@ def stands_for(g: AlertGroup, alerts: Iterable[Alert], inhibitor: Inhibitor, mut
     (a rollback's review and warning of the same feature); one message is one incident.
     """
     firing = g.firing()
-    shown = {fingerprint(a) for a in firing if not mutes.mutes(a.labels, now)}
+    shown = {fingerprint(a) for a in firing if not any(m.mutes(a.labels, now) for m in muters)}
     if not shown:
         return None
     muted = {fingerprint(a) for a in firing} - shown
@@ -153,6 +153,16 @@ def stands_for(g: AlertGroup, alerts: Iterable[Alert], inhibitor: Inhibitor, mut
         return None
     return (f"Stands for {len(shown) + len(muted)} alerts: {len(shown)} shown, {len(muted)} muted "
             f"(lower levels or consequences of these, or silenced)")
+
+
+def group_state(g: AlertGroup, receiver: str, ack: Ack | None, ep: Episode | None) -> dict[str, object]:
+    """A group with its receiver, acknowledgement and escalation (the on-call API's JSON)."""
+    return {"group_id": group_id(g.key), "labels": g.labels.to_dict(), "status": g.status,
+            "receiver": receiver, "alerts": len(g.alerts), "firing": len(g.firing()),
+            "ack": ack.to_json() if ack else None,
+            "escalation": None if ep is None else {
+                "policy": ep.policy, "started": ep.started,
+                "step": max((i + 1 for i, _ in ep.sent), default=0), "notified": sorted(ep.notified)}}
 
 
 def _common(g: dict[str, Any]) -> dict[str, str]:

@@ -36,11 +36,11 @@ from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._history import History
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
-from inferwatch.alerting._oncall import OnCall, stands_for
+from inferwatch.alerting._oncall import OnCall, group_state, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
 from inferwatch.alerting._silence_end import SilencedResolutions
-from inferwatch.alerting._stages import EnqueueStage, MuteStage, needs_update
+from inferwatch.alerting._stages import EnqueueStage, needs_update
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
 from inferwatch.config import AlertingConfig, Config
@@ -256,13 +256,15 @@ class Pipeline:
             self._act_only(g, now)  # the steps notify; the route's actions run at the flush as anywhere
             self.escalator.flush(route.options.escalation, g, now)
         else:
-            note = stands_for(g, self.alerts.values(), self.inhibitor, _AnyMuter(self.mute), now)
+            note = stands_for(g, self.alerts.values(), self.inhibitor, self.mute.muters, now)
             self._update(Notification(receiver, (g,), (note,) if note else ()), now)
         if not g.firing():
             self.oncall.resolved(g.key)
 
     def _update(self, n: Notification, now: float) -> None:
-        self.chains[n.receiver].process(self.ack_links.add(n), now)
+        acks = [a for g in n.groups if (a := self.acks.get(g.key, now)) is not None]
+        n = n.with_notes(*(f"Acknowledged by {a.by}" + (f": {a.comment}" if a.comment else "") for a in acks))
+        self.chains[n.receiver].process(n if acks else self.ack_links.add(n), now)
 
     def _act_only(self, g: AlertGroup, now: float) -> None:
         unmuted = self.mute.process(Notification(_ACTIONS_ONLY, (g,)), now)
@@ -284,13 +286,26 @@ class Pipeline:
 
     def groups(self, now: float) -> list[AlertGroup]:
         """The aggregation groups now (for acknowledgements, the API and the dashboard)."""
-        return [replace(g.snapshot(now), repeat_interval=g.route.options.repeat_interval)
-                for g in list(self.dispatcher.groups.values())]
+        with self._lock:  # the ticking thread changes them
+            return [replace(g.snapshot(now), repeat_interval=g.route.options.repeat_interval)
+                    for g in self.dispatcher.groups.values()]
 
-    def group_route(self, key: str) -> Route | None:
-        """The route of the group with ``key``."""
-        group = self.dispatcher.groups.get(key)
-        return None if group is None else group.route
+    def group_states(self, now: float) -> list[dict[str, object]]:
+        """Each group with its receiver, acknowledgement and escalation (the on-call API's view)."""
+        with self._lock:
+            return [group_state(agg.snapshot(now), agg.route.options.receiver, self.acks.get(agg.key, now),
+                                self.escalator.episodes.get(agg.key))
+                    for agg in self.dispatcher.groups.values()]
+
+    def acked(self, now: float) -> dict[str, list[Ack]]:
+        """The acknowledgements holding for each alert (by fingerprint) through its groups."""
+        out: dict[str, list[Ack]] = {}
+        for g in self.groups(now):
+            ack = self.acks.get(g.key, now)
+            if ack is not None:
+                for a in g.alerts:
+                    out.setdefault(fingerprint(a), []).append(ack)
+        return out
 
     def _record(self, rec: NotificationRecord) -> None:
         self.records.add(rec)
@@ -334,16 +349,6 @@ class Pipeline:
         """Close the HTTP client and the state file."""
         self._http.close()
         self.db.close()
-
-
-class _AnyMuter:
-    """The mute stage's muters as one (silences, inhibitions)."""
-
-    def __init__(self, stage: MuteStage) -> None:
-        self._muters = stage.muters
-
-    def mutes(self, labels: Mapping[str, str], now: float) -> bool:
-        return any(m.mutes(labels, now) for m in self._muters)
 
 
 def _about(a: Alert, receiver: str) -> bool:

@@ -26,14 +26,15 @@ def group_summary(g: AlertGroup) -> str:
         return shown[0].annotations.get("summary", "")
     first = shown[0].labels
     common = {k for k, v in first.items() if all(a.labels.get(k) == v for a in shown)}
-    differing: dict[str, list[str]] = {}
+    differing: dict[str, dict[str, None]] = {}  # label -> its values in order (a dict: O(1) membership)
     for a in shown:
         for k, v in a.labels.items():
-            if k not in common and v not in differing.setdefault(k, []):
-                differing[k].append(v)
+            if k not in common:
+                differing.setdefault(k, {})[v] = None
     if not differing:
         return next((a.annotations.get("summary", "") for a in shown if a.annotations.get("summary")), "")
-    name, values = max(differing.items(), key=lambda kv: len(kv[1]))  # the label that tells them apart
+    name, seen = max(differing.items(), key=lambda kv: len(kv[1]))  # the label that tells them apart
+    values = list(seen)
     named = ", ".join(values[:SUMMARY_NAMES])[:SUMMARY_CHARS]
     more = f" and {len(values) - SUMMARY_NAMES} more" if len(values) > SUMMARY_NAMES else ""
     return f"{len(shown)} {name}{'' if name.endswith('s') else 's'}: {named}{more}"

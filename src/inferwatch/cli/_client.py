@@ -10,10 +10,12 @@ from typing import Any
 __all__ = ["add_server_args", "call"]
 
 
-def add_server_args(p: argparse.ArgumentParser) -> None:
-    """``--url`` and ``--token``."""
-    p.add_argument("--url", help="server URL (default: http://<server.listen> from the config)")
-    p.add_argument("--token", help="API token for writes (default: $INFERWATCH_API_TOKEN, "
+def add_server_args(p: argparse.ArgumentParser, *, again: bool = False) -> None:
+    """``--url`` and ``--token`` (``again``: an action's copy of its verb's, not resetting them)."""
+    default = argparse.SUPPRESS if again else None
+    p.add_argument("--url", default=default,
+                   help="server URL (default: http://<server.listen> from the config)")
+    p.add_argument("--token", default=default, help="API token for writes (default: $INFERWATCH_API_TOKEN, "
                    "server.api_token, else the data directory's api_token file)")
 
 
@@ -49,5 +51,6 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None,
             msg = answer if isinstance(answer, str) else answer.get("error", resp.text)
         except (ValueError, AttributeError):
             msg = resp.text
-        raise InputError(f"server answered {resp.status_code}: {msg}")
+        # the whole message, on one line (a server error may span lines; never a traceback)
+        raise InputError(f"server answered {resp.status_code}: {' '.join(str(msg).split())}")
     return resp.json()

@@ -10,11 +10,16 @@ from typing import Any
 __all__ = ["add_config_arg", "print_json"]
 
 
-def add_config_arg(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
-    """Add ``--config FILE`` (defaults to ``$INFERWATCH_CONFIG``, then built-in defaults)."""
+def add_config_arg(parser: argparse.ArgumentParser, *, required: bool = False,
+                   again: bool = False) -> None:
+    """Add ``--config FILE`` (default ``$INFERWATCH_CONFIG``, then ./inferwatch.yaml, then the defaults).
+
+    ``again``: the verb's parser has it too; the action's copy must not reset what was given before it.
+    """
     parser.add_argument(
         "--config", "-c", metavar="FILE", required=required,
-        help="YAML config (default: $INFERWATCH_CONFIG, else the built-in defaults)",
+        default=argparse.SUPPRESS if again else None,
+        help="YAML config (default: $INFERWATCH_CONFIG, else ./inferwatch.yaml, else the built-in defaults)",
     )
 
 

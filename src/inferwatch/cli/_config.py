@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -21,26 +22,45 @@ def add_parser(sub: Any) -> None:
     )
     verbs = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = verbs.add_parser("check", help="validate a config file")
-    check.add_argument("file", metavar="FILE")
+    _file_args(check)
     check.set_defaults(func=_check)
     show = verbs.add_parser("show", help="print the effective config as YAML")
-    add_config_arg(show)
+    _file_args(show)
     show.set_defaults(func=_show)
 
 
+def _file_args(p: argparse.ArgumentParser) -> None:
+    """``FILE`` or ``--config FILE``, the same (every verb takes ``--config``)."""
+    p.add_argument("file", metavar="FILE", nargs="?", help="the config (same as --config)")
+    add_config_arg(p)
+
+
+def _path(args: argparse.Namespace) -> str | None:
+    from inferwatch._exceptions import InputError
+
+    if args.file and args.config and args.file != args.config:
+        raise InputError(f"two configs given: {args.file} and --config {args.config}")
+    path: str | None = args.file or args.config
+    return path
+
+
 def _check(args: argparse.Namespace) -> int:
+    from inferwatch._env import ENV_CONFIG
     from inferwatch._exceptions import ConfigError
     from inferwatch.config import load_config
     from inferwatch.server import config_warnings, preflight
 
-    config = load_config(args.file)
+    path = _path(args) or os.environ.get(ENV_CONFIG)
+    if not path:
+        raise ConfigError("no config: give FILE or --config FILE (or write one: inferwatch init)")
+    config = load_config(path)
     try:
         rules = preflight(config)  # every check `serve` makes: PromQL, templates, receivers, ...
     except ConfigError as exc:
-        raise ConfigError(f"{args.file}: {exc}") from None
+        raise ConfigError(f"{path}: {exc}") from None
     for warning in config_warnings(config):
-        print(f"{args.file}: warning: {warning}", file=sys.stderr)
-    print(f"{args.file}: ok ({len(rules)} rules)")
+        print(f"{path}: warning: {warning}", file=sys.stderr)
+    print(f"{path}: ok ({len(rules)} rules)")
     return 0
 
 
@@ -49,6 +69,6 @@ def _show(args: argparse.Namespace) -> int:
 
     from inferwatch.config import load_config
 
-    cfg = load_config(args.config)
+    cfg = load_config(_path(args))
     print(yaml.safe_dump(cfg.model_dump(mode="json", by_alias=True), sort_keys=False), end="")
     return 0

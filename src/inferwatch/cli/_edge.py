@@ -27,20 +27,30 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_run)
     verbs = p.add_subparsers(dest="edge_verb", metavar="{simulate}")
     s: argparse.ArgumentParser = verbs.add_parser(
-        "simulate", help="replay a recorded series through the deadband and the encoder",
-        description="Replay a CSV series through the real deadband and the real encoder (gzip'ed "
-        "batches, one per --batch-interval of sample time) and print the points, the samples "
-        "sent, bytes of the naive upload (every point, same batching and compression), bytes "
-        "sent, the reduction 1 - sent/naive, and the largest reconstruction errors (relative: "
-        "|true - reconstructed| / max(|reconstructed|, floor), at most the deadband).",
+        "simulate", help="replay a recorded series or device through the deadband and the encoder",
+        description="Replay a CSV series, or a whole device recorded as OpenMetrics text with "
+        "timestamps (counters as counters, histograms and summaries as units, all series batched "
+        "together), through the real deadband and the real encoder (format 3, gzip'ed batches, "
+        "one per --batch-interval of sample time) and print the points, the samples sent, bytes "
+        "of the naive upload (every point, same batching, encoder and compression), bytes sent, "
+        "the reduction 1 - sent/naive, and the largest reconstruction errors (gauges relative: "
+        "|true - reconstructed| / max(|reconstructed|, floor), at most the deadband; counters: "
+        "the increase over every 5-minute window), in total and per type.",
     )
-    s.add_argument("--csv", required=True, metavar="FILE", help="the recorded series (CSV with a header)")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--csv", metavar="FILE", help="one recorded series (CSV with a header)")
+    src.add_argument("--openmetrics", metavar="FILE",
+                     help="a recorded device: OpenMetrics text with timestamps in seconds (# TYPE "
+                     "lines, # EOF; .gz read through gzip), as promtool tsdb create-blocks-from reads")
     s.add_argument("--timestamp-col", default="timestamp", help="time column: Unix seconds or ISO 8601")
     s.add_argument("--value-col", default="value", help="value column (default value)")
     s.add_argument("--deadband", type=float, default=0.1, help="relative band (default 0.1 = 10 %%)")
     s.add_argument("--floor", type=float, default=0.01,
                    help="absolute floor: near zero the band is deadband x floor (default 0.01)")
     s.add_argument("--heartbeat", default="5m", help="send a quiet series this often (default 5m)")
+    s.add_argument("--heartbeat-max", default="30m",
+                   help="back a series that never moves off up to this heartbeat (default 30m, the "
+                   "agent's for format-3 uploads; = --heartbeat: no back-off)")
     s.add_argument("--interval", default=None,
                    help="replay the points at this step (e.g. 15s, a device's collection interval) "
                    "instead of the file's timestamps")
@@ -66,24 +76,47 @@ def _simulate(args: argparse.Namespace) -> int:
     import json
 
     from inferwatch._exceptions import InputError
-    from inferwatch.edge import DeadbandSettings, read_series_csv, simulate
+    from inferwatch.edge import DeadbandSettings
 
+    heartbeat = _duration("--heartbeat", args.heartbeat)
+    top = max(_duration("--heartbeat-max", args.heartbeat_max), heartbeat)
     try:
-        settings = DeadbandSettings(args.deadband, args.floor, _duration("--heartbeat", args.heartbeat))
+        settings = DeadbandSettings(args.deadband, args.floor, heartbeat, top)
     except ValueError as exc:
-        raise InputError(f"--deadband/--floor: {exc}") from None
-    points = read_series_csv(Path(args.csv), timestamp_col=args.timestamp_col, value_col=args.value_col)
-    if args.interval is not None:
-        step = _duration("--interval", args.interval)
-        points = [(points[0][0] + i * step, v) for i, (_, v) in enumerate(points)]
-    result = simulate(points, settings, batch_interval=_duration("--batch-interval", args.batch_interval))
+        raise InputError(f"--deadband/--floor/--heartbeat-max: {exc}") from None
+    batch = _duration("--batch-interval", args.batch_interval)
+    if args.openmetrics:
+        from inferwatch.edge import read_openmetrics, replay
+
+        if args.interval is not None:
+            raise InputError("--interval: only with --csv (an OpenMetrics file has its own timestamps)")
+        samples, kinds = read_openmetrics(Path(args.openmetrics))
+        result = replay(samples, kinds, settings, batch_interval=batch)
+        name = args.openmetrics
+    else:
+        from inferwatch.edge import read_series_csv, simulate
+
+        points = read_series_csv(Path(args.csv), timestamp_col=args.timestamp_col, value_col=args.value_col)
+        if args.interval is not None:
+            step = _duration("--interval", args.interval)
+            points = [(points[0][0] + i * step, v) for i, (_, v) in enumerate(points)]
+        result = simulate(points, settings, batch_interval=batch)
+        name = args.csv
     if args.json:
         print(json.dumps(result.to_json()))
-    else:
-        r = result
-        print(f"{args.csv}: {r.points} points, {r.sent} sent ({r.sent / r.points:.1%}); "
-              f"{r.bytes_naive} -> {r.bytes_sent} bytes ({r.reduction:.1%} fewer); "
-              f"max error {r.max_rel_error:.4f} relative, {r.max_abs_error:.6g} absolute")
+        return 0
+    r = result
+    print(f"{name}: {r.points} points, {r.sent} sent ({r.sent / r.points:.1%}); "
+          f"{r.bytes_naive} -> {r.bytes_sent} bytes ({r.reduction:.1%} fewer); "
+          f"max error {r.max_rel_error:.4f} relative, {r.max_abs_error:.6g} absolute"
+          + (f", counters' 5-minute increase {r.max_rate_rel_error:.4f}" if "counter" in r.by_type else ""))
+    if len(r.by_type) > 1:
+        print(f"  {'type':<10} {'series':>6} {'points':>7} {'sent':>6} {'naive B':>8} {'sent B':>7} "
+              f"{'fewer':>6} {'max rel':>7} {'max 5m rate':>11}")
+        for kind, f in r.by_type.items():
+            print(f"  {kind:<10} {f['series']:>6} {f['points']:>7} {f['sent']:>6} {f['bytes_naive']:>8} "
+                  f"{f['bytes_sent']:>7} {f['reduction']:>6.1%} {f['max_rel_error']:>7.4f} "
+                  f"{f['max_rate_rel_error']:>11.4f}")
     return 0
 
 

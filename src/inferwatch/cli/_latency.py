@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inferwatch.cli._common import print_json
+from inferwatch.cli._common import add_config_arg, print_json
 
 __all__ = ["add_latency_parser"]
 
@@ -18,8 +18,8 @@ def add_latency_parser(plays: Any) -> None:
         "recent window against the baseline window just before it; name the stage that grew most.",
     )
     p.add_argument("--service", required=True, help="service.name of the traces")
-    p.add_argument("--url", default="http://127.0.0.1:9464",
-                   help="the inferwatch server (default %(default)s)")
+    add_config_arg(p)
+    p.add_argument("--url", help="the inferwatch server (default: http://<server.listen> from the config)")
     p.add_argument("--window", default="15m", help="recent window (default 15m)")
     p.add_argument("--baseline", default="1h", help="baseline window just before it (default 1h)")
     p.add_argument("--at", type=float, default=None, metavar="UNIX_SECONDS",
@@ -52,6 +52,10 @@ def _latency(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InputError(f"--window/--baseline: {exc}") from None
     now = SystemClock().now() if args.at is None else args.at
+    if args.url is None:
+        from inferwatch.config import load_config
+
+        args.url = f"http://{load_config(args.config).server.listen}"
 
     def stats(start: float, end: float) -> dict[str, StageStats]:
         raw = _stages(args.url, args.service, start, end)

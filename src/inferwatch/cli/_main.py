@@ -16,9 +16,11 @@ __all__ = ["main"]
 # verb -> module defining ``add_parser(subparsers)``; modules import heavy
 # dependencies inside their handlers so that ``--help`` stays fast.
 VERBS: tuple[tuple[str, str], ...] = (
+    ("init", "inferwatch.cli._init"),
     ("config", "inferwatch.cli._config"),
     ("drift", "inferwatch.cli._drift"),
     ("profile", "inferwatch.cli._profile"),
+    ("performance", "inferwatch.cli._performance"),
     ("abtest", "inferwatch.cli._abtest"),
     ("baseline", "inferwatch.cli._baseline"),
     ("demo", "inferwatch.cli._demo"),
@@ -37,6 +39,7 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("template", "inferwatch.cli._template"),
 )
 
+DEFAULT_FILE = "inferwatch.yaml"  # what `init` writes and every verb reads without --config
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -66,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from inferwatch.config import install_log_redaction
 
         install_log_redaction()  # httpx logs request URLs (a WeCom key, a Slack webhook path)
+    if args.verb not in ("edge", "init"):  # the edge agent's --config is its own file
+        _find_config(args)
     try:
         code = args.func(args)
     except InferwatchError as exc:
@@ -76,6 +81,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     return int(code or 0)
+
+
+def _find_config(args: argparse.Namespace) -> None:
+    """No ``--config`` and no ``$INFERWATCH_CONFIG``: ``./inferwatch.yaml`` when there is one."""
+    import os
+    from pathlib import Path
+
+    from inferwatch._env import ENV_CONFIG
+
+    unset = getattr(args, "config", "") is None and not os.environ.get(ENV_CONFIG)
+    if unset and Path(DEFAULT_FILE).is_file():
+        args.config = DEFAULT_FILE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -53,14 +53,14 @@ def _run(args: argparse.Namespace) -> int:
     if not rows:
         print("no schedules (alerting.oncall.schedules is empty)")
         return 0
-    print(f"{'SCHEDULE/LAYER':24}  {'NOW':12}  {'UNTIL (local)':22}  {'NEXT':12}  CONTACTS")
+    print(f"{'SCHEDULE/LAYER':24}  {'NOW':18}  {'UNTIL (local)':22}  {'NEXT':12}  CONTACTS")
     for r in rows:
         now, nxt = r["now"], r["next"]
         assert isinstance(now, dict) and isinstance(nxt, dict)
         until = _local(float(now["end"]), str(r["timezone"]))
         who = str(now["member"]) + (" (override)" if now["override"] else "")
         contacts = ", ".join(f"{k}: {v}" for k, v in dict(now["contacts"]).items())
-        print(f"{r['schedule']}/{r['layer']:<{23 - len(str(r['schedule']))}}  {who[:12]:12}  {until:22}  "
+        print(f"{r['schedule']}/{r['layer']:<{23 - len(str(r['schedule']))}}  {who[:18]:18}  {until:22}  "
               f"{str(nxt['member'])[:12]:12}  {contacts}")
     return 0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import os
 from typing import Any
 
+from inferwatch.cli._client import add_server_args, call
 from inferwatch.cli._common import add_config_arg, print_json
 
 __all__ = ["add_parser"]
@@ -17,10 +17,10 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "silence", help="add, list or expire silences on a running server",
         description="Manage silences through the server's HTTP API. Writes need the API token "
-        "(--token, else $INFERWATCH_API_TOKEN, else server.api_token from the config).")
+        "(--token, else $INFERWATCH_API_TOKEN, else server.api_token from the config, else the "
+        "data directory's generated api_token file); the address is the config's server.listen.")
     add_config_arg(p)
-    p.add_argument("--url", help="server URL (default: http://<server.listen> from the config)")
-    p.add_argument("--token", help="API token for writes")
+    add_server_args(p)
     verbs = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = verbs.add_parser("add", help="create a silence", description="Create a silence; prints its id.")
     add.add_argument("matchers", nargs="+",
@@ -28,44 +28,19 @@ def add_parser(sub: Any) -> None:
     add.add_argument("--duration", "-d", default="2h", help="how long, e.g. 30m, 2h (default 2h)")
     add.add_argument("--comment", "-m", required=True, help="why")
     add.add_argument("--author", "-a", default=None, help="created by (default: your user name)")
+    add_config_arg(add, again=True)
+    add_server_args(add, again=True)
     add.set_defaults(func=_add)
     ls = verbs.add_parser("list", help="list silences", description="List silences (newest first).")
     ls.add_argument("--json", action="store_true", help="print the API's JSON")
+    add_config_arg(ls, again=True)
+    add_server_args(ls, again=True)
     ls.set_defaults(func=_list)
     ex = verbs.add_parser("expire", help="expire silences now", description="Expire silences by id.")
     ex.add_argument("ids", nargs="+", metavar="ID")
+    add_config_arg(ex, again=True)
+    add_server_args(ex, again=True)
     ex.set_defaults(func=_expire)
-
-
-def _target(args: argparse.Namespace) -> tuple[str, str]:
-    from inferwatch.config import env, load_config
-
-    cfg = load_config(args.config)
-    url = args.url or f"http://{cfg.server.listen}"
-    token = args.token or os.environ.get(env.ENV_API_TOKEN) or (
-        cfg.server.api_token.reveal() if cfg.server.api_token else "")
-    return url.rstrip("/"), token
-
-
-def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
-    import httpx
-
-    from inferwatch._exceptions import InputError
-
-    url, token = _target(args)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        resp = httpx.request(method, url + path, json=body, headers=headers, timeout=10)
-    except httpx.HTTPError as exc:
-        raise InputError(f"cannot reach the server at {url}: {exc.__class__.__name__}") from None
-    if resp.status_code >= 400:
-        try:
-            answer = resp.json()  # Alertmanager's routes answer a JSON string, the others {"error": ...}
-            msg = answer if isinstance(answer, str) else answer.get("error", resp.text)
-        except (ValueError, AttributeError):
-            msg = resp.text
-        raise InputError(f"server answered {resp.status_code}: {msg}")
-    return resp.json()
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -87,12 +62,12 @@ def _add(args: argparse.Namespace) -> int:
         "startsAt": rfc3339(now), "endsAt": rfc3339(now + seconds),
         "createdBy": args.author or getpass.getuser(), "comment": args.comment,
     }
-    print(_call(args, "POST", "/api/v2/silences", body)["silenceID"])
+    print(call(args, "POST", "/api/v2/silences", body)["silenceID"])
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    silences = _call(args, "GET", "/api/v2/silences")
+    silences = call(args, "GET", "/api/v2/silences")
     if args.json:
         print_json(silences)
         return 0
@@ -111,6 +86,6 @@ def _op(m: dict[str, Any]) -> str:
 
 def _expire(args: argparse.Namespace) -> int:
     for sid in args.ids:
-        _call(args, "DELETE", f"/api/v2/silence/{sid}")
+        call(args, "DELETE", f"/api/v2/silence/{sid}")
         print(f"expired {sid}")
     return 0

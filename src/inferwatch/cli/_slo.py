@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from inferwatch.cli._client import add_server_args
 from inferwatch.cli._common import add_config_arg, print_json
 
 __all__ = ["add_parser"]
@@ -32,7 +33,7 @@ def add_parser(sub: Any) -> None:
         description="Ask the server (GET /api/v1/slos) where each SLO stands: the SLI over 5 minutes, "
         "the error budget left over the period, the burn rate per window and the burning alerts.")
     add_config_arg(status)
-    status.add_argument("--url", help="server URL (default: http://<server.listen> from the config)")
+    add_server_args(status)
     status.add_argument("--json", action="store_true", help="print the API's JSON")
     status.set_defaults(func=_status)
 
@@ -68,20 +69,10 @@ def _fmt(v: float | None, pct: bool = False) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    import httpx
+    from inferwatch.cli._client import call
 
-    from inferwatch._exceptions import InputError
-    from inferwatch.config import load_config
-
-    cfg = load_config(args.config)
-    url = (args.url or f"http://{cfg.server.listen}").rstrip("/")
-    try:
-        resp = httpx.get(url + "/api/v1/slos", timeout=10)
-    except httpx.HTTPError as exc:
-        raise InputError(f"cannot reach the server at {url}: {exc.__class__.__name__}") from None
-    if resp.status_code >= 400:
-        raise InputError(f"server answered {resp.status_code}: {resp.text[:200]}")
-    data = resp.json().get("data", [])
+    resp = call(args, "GET", "/api/v1/slos")
+    data = resp.get("data", [])
     if args.json:
         print_json(data)
         return 0

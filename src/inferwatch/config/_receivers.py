@@ -13,6 +13,15 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._receiver_base import RateLimitSpec, _Receiver
+from inferwatch.config._receivers_cn import (
+    AliyunSmsReceiverSpec,
+    AliyunVoiceReceiverSpec,
+    DingTalkReceiverSpec,
+    FeishuReceiverSpec,
+    TencentSmsReceiverSpec,
+    TencentVoiceReceiverSpec,
+    WeComAppReceiverSpec,
+)
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.model import is_valid_label_name, parse_matchers
 
@@ -196,17 +205,6 @@ class DigestReceiverSpec(_Receiver):
             raise ValueError(f"unknown time zone {v!r}") from None
         return v
 
-
-# The platforms of teams in China build on _Receiver above (imported here, after it exists).
-from inferwatch.config._receivers_cn import (  # noqa: E402
-    AliyunSmsReceiverSpec,
-    AliyunVoiceReceiverSpec,
-    DingTalkReceiverSpec,
-    FeishuReceiverSpec,
-    TencentSmsReceiverSpec,
-    TencentVoiceReceiverSpec,
-    WeComAppReceiverSpec,
-)
 
 ReceiverSpec = Annotated[
     WeComReceiverSpec | PagerDutyReceiverSpec | TwilioReceiverSpec | SlackReceiverSpec

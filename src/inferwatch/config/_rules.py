@@ -298,6 +298,8 @@ class RuleOverride(FrozenModel):
     comparison: Comparison | None = None
     for_: Duration | None = Field(None, alias="for", description="a new for duration")
     keep_firing_for: Duration | None = None
+    resolve_threshold: float | None = Field(None, allow_inf_nan=False,
+                                            description="hysteresis (see RuleSpec)")
     tier: Tier | None = None
     labels: dict[str, str] = Field(default_factory=dict, description="labels added to the rule's or replaced")
     annotations: dict[str, str] = Field(default_factory=dict, description="annotations added or replaced")

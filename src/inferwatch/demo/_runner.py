@@ -198,14 +198,16 @@ def run_demo(
     finally:
         load.stop()
         report.outcomes = load.outcomes()
+        # No requests from here on: flush and stop the exporters while their collector (the
+        # dashboard part) still listens, so no export error is logged after the summary.
+        for tracing in tracings.values():
+            tracing.shutdown()
         for part in reversed(started):
             _safely(part.stop, ctx)
         service.close()
         server.stop()
         monitor.close()
         store_monitor.close()
-        for tracing in tracings.values():
-            tracing.shutdown()  # exports what is decided
     _summary(display, report)
     return report
 

@@ -21,8 +21,9 @@ from inferwatch.edge._deadband import (
     DeadbandSettings,
 )
 from inferwatch.edge._http import HttpClient, Transport, TransportError
+from inferwatch.edge._openmetrics import read_openmetrics
 from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, decode_write_request, encode_write_request
-from inferwatch.edge._simulate import SimulationResult, read_series_csv, simulate, simulate_device
+from inferwatch.edge._simulate import SimulationResult, read_series_csv, replay, simulate, simulate_device
 from inferwatch.edge._sources import CollectorSource, PushSource, ScrapeSource, Source
 from inferwatch.edge._spool import DROP_REASONS, Spool, SpoolBatch
 from inferwatch.edge._targets import INGEST_PATH, IngestTarget, RemoteWriteTarget, classify
@@ -38,6 +39,7 @@ from inferwatch.edge._wire import (
     encode_batch,
     encode_compact,
 )
+from inferwatch.edge._wire3 import WIRE_VERSION_COLUMNS, decode_columns, encode_columns
 
 __all__ = [
     "DEFAULT_BAND",
@@ -48,6 +50,7 @@ __all__ = [
     "INGEST_PATH",
     "REMOTE_WRITE_HEADERS",
     "WIRE_VERSION",
+    "WIRE_VERSION_COLUMNS",
     "WIRE_VERSION_COMPACT",
     "Agent",
     "AgentConfig",
@@ -79,14 +82,18 @@ __all__ = [
     "build_target",
     "classify",
     "decode_batch",
+    "decode_columns",
     "decode_write_request",
     "encode_batch",
+    "encode_columns",
     "encode_compact",
     "encode_write_request",
     "load_agent_config",
     "parse_agent_config",
     "parse_text",
+    "read_openmetrics",
     "read_series_csv",
+    "replay",
     "simulate",
     "simulate_device",
 ]

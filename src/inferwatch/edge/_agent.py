@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import threading
@@ -60,7 +61,8 @@ def build_target(cfg: AgentConfig) -> Target:
     up = cfg.upload
     if up.type == "remote_write":
         return RemoteWriteTarget(up.url, cfg.device, up.token, timeout=up.timeout)
-    return IngestTarget(up.url, cfg.device, up.token or "", cfg.deadband.heartbeat, timeout=up.timeout)
+    return IngestTarget(up.url, cfg.device, up.token or "", cfg.deadband.heartbeat, timeout=up.timeout,
+                        version=up.format)
 
 
 class Agent:
@@ -72,10 +74,19 @@ class Agent:
                  on_event: Callable[[str], None] | None = None) -> None:
         self.cfg, self.clock = cfg, clock or SystemClock()
         self.sources = list(build_sources(cfg.sources) if sources is None else sources)
-        self.deadband = Deadband(cfg.deadband)
+        target = target or build_target(cfg)
+        settings = cfg.deadband
+        if isinstance(target, IngestTarget) and target.version == 3:  # the kinds and the step go along
+            target.step = min((s.interval for s in self.sources), default=0.0)
+            target.heartbeat_max = settings.heartbeat_max
+        else:  # Prometheus (remote-write) or an older server: no one holds a quiet series, no back-off
+            settings = dataclasses.replace(settings, heartbeat_max=settings.heartbeat)
+        self.deadband = Deadband(settings, fixed=frozenset({m.EDGE_HEARTBEAT_SECONDS.name}))
+        if isinstance(target, IngestTarget):
+            target.kinds = self.deadband.kinds
         self.spool = Spool(cfg.spool.path, max_age=cfg.spool.max_age, max_bytes=cfg.spool.max_bytes)
         self.uploader = Uploader(
-            self.spool, target or build_target(cfg), clock=self.clock, batch_size=cfg.upload.batch_size,
+            self.spool, target, clock=self.clock, batch_size=cfg.upload.batch_size,
             flush_interval=cfg.upload.interval, rng=rng,
             backoff=Backoff(cfg.upload.backoff_base, cfg.upload.backoff_cap), on_event=on_event,
         )
@@ -110,7 +121,7 @@ class Agent:
             self.deadband.kinds.update({m.EDGE_SPOOL_DROPPED_TOTAL.name: MetricKind.COUNTER,
                                         m.EDGE_DEADBAND_SAMPLES_TOTAL.name: MetricKind.COUNTER})
             batch.extend(self._own_series(now))
-        out = [s for x in batch for s in self.deadband.offer(x)]
+        out = self.deadband.offer_all(batch)
         self.read += len(batch)
         self.sent += len(out)
         if not out:

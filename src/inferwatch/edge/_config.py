@@ -4,13 +4,17 @@
 
     device: cam-1                        # the device label of every series
     spool: {path: /var/lib/inferwatch-edge/spool.sqlite, max_age: 24h, max_bytes: 268435456}
-    deadband: {band: 0.1, floor: 0.01, heartbeat: 5m}
+    deadband: {band: 0.1, floor: 0.01, heartbeat: 5m,
+               heartbeat_max: 30m,           # series that never move back off to it (ingest
+                                             # format 3 only: serve holds them; 5m elsewhere)
+               floors: {bytes: 1024, seconds: 0.001, ratio: 0.01, celsius: 0.5, count: 1}}
     upload:
       type: ingest                       # or remote_write
       url: http://monitor:9464           # remote_write: the full write URL
       token_file: /etc/inferwatch-edge/token    # or $INFERWATCH_EDGE_TOKEN
       batch_size: 1000
       interval: 5s
+      format: 3                          # ingest format; 2 for a server older than format 3
     sources:
       - {type: host, interval: 15s}
       - {type: gpu, interval: 15s}
@@ -29,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.edge._deadband import DeadbandSettings
+from inferwatch.edge._deadband import DEFAULT_FLOORS, DEFAULT_HEARTBEAT_MAX_S, DeadbandSettings
 from inferwatch.model import parse_duration
 
 __all__ = [
@@ -75,6 +79,7 @@ class UploadConfig:
     backoff_base: float = 1.0
     backoff_cap: float = 300.0
     timeout: float = 10.0
+    format: int = 3  # ingest: 3 (columns; the server fills in between sent points) or 2 (older servers)
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,7 @@ def _token(r: _Reader, base: Path) -> str | None:
 
 def _upload(r: _Reader, base: Path) -> UploadConfig:
     r.check_keys(("type", "url", "token", "token_file", "batch_size", "interval", "backoff_base",
-                  "backoff_cap", "timeout"))
+                  "backoff_cap", "timeout", "format"))
     kind = r.raw.get("type", "ingest")
     if kind not in ("ingest", "remote_write"):
         raise r.fail("type", "expected ingest or remote_write")
@@ -180,9 +185,21 @@ def _upload(r: _Reader, base: Path) -> UploadConfig:
     size = r.raw.get("batch_size", 1000)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 100_000:
         raise r.fail("batch_size", "expected an integer from 1 to 100000")
+    fmt = r.raw.get("format", 3)
+    if fmt not in (2, 3) or isinstance(fmt, bool):
+        raise r.fail("format", "expected 2 or 3 (the ingest format; 2 for servers before format 3)")
     return UploadConfig(kind, url, _token(r, base), size, r.duration("interval", 5.0),
                         r.duration("backoff_base", 1.0), r.duration("backoff_cap", 300.0),
-                        r.duration("timeout", 10.0))
+                        r.duration("timeout", 10.0), fmt)
+
+
+def _floors(r: _Reader) -> dict[str, float]:
+    out = dict(DEFAULT_FLOORS)
+    for unit in r.raw:
+        if not isinstance(unit, str) or not unit.isidentifier():
+            raise r.fail(str(unit), "expected a unit word (bytes, seconds, ratio, count, ...)")
+        out[unit] = r.number(unit, 0.0)
+    return out
 
 
 def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(".")) -> AgentConfig:
@@ -192,7 +209,7 @@ def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(
     device = top.text("device", "")
     sp, db = top.sub("spool"), top.sub("deadband")
     sp.check_keys(("path", "max_age", "max_bytes"))
-    db.check_keys(("band", "floor", "heartbeat"))
+    db.check_keys(("band", "floor", "heartbeat", "heartbeat_max", "floors"))
     max_bytes = sp.raw.get("max_bytes", SpoolConfig.max_bytes)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 4096:
         raise sp.fail("max_bytes", "expected an integer of bytes, at least 4096")
@@ -201,7 +218,12 @@ def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(
     band = db.raw.get("band", 0.1)
     if isinstance(band, bool) or not isinstance(band, int | float) or not 0 <= band < 10:
         raise db.fail("band", "expected a number from 0 to 10 (0.1 = 10 %)")
-    deadband = DeadbandSettings(float(band), db.number("floor", 0.01), db.duration("heartbeat", 300.0))
+    heartbeat = db.duration("heartbeat", 300.0)
+    heartbeat_max = db.duration("heartbeat_max", max(DEFAULT_HEARTBEAT_MAX_S, heartbeat))
+    if heartbeat_max < heartbeat:
+        raise db.fail("heartbeat_max", f"expected at least the heartbeat ({heartbeat:g} s)")
+    deadband = DeadbandSettings(float(band), db.number("floor", 0.01), heartbeat, heartbeat_max,
+                                _floors(db.sub("floors")))
     raw_sources = top.raw.get("sources", [{"type": "host"}])
     if not isinstance(raw_sources, list) or not raw_sources:
         raise top.fail("sources", "expected a non-empty list")

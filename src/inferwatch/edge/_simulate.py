@@ -1,33 +1,41 @@
-"""What the deadband would save on a recorded series: ``inferwatch edge simulate``.
+"""What the deadband would save on a recorded device: ``inferwatch edge simulate``.
 
-The series goes through the real :class:`Deadband` and the real encoder
-(:func:`encode_compact`, version 2, gzip: series labels in the first batch,
-ids after). The naive upload sends every point with the same batching (one
-batch per ``batch_interval`` of sample time, at most ``batch_size`` samples)
-and the same compression. The error of a point is
-``|true - reconstructed|``, reconstructed as the server does it (the last
-sent value holds); the relative error divides by ``max(|reconstructed|,
-floor)``, so it is at most the deadband when the agent is right. A point repeating
-its predecessor's timestamp is not measured (NAB has a few; no time-series store keeps
-two values at one instant, and the deadband drops the second).
+The samples go through the real :class:`Deadband` (one round per timestamp, as the
+agent reads a source: counters as counters, histograms and summaries as units)
+and the real encoder (format 3, ``_wire3``: labels and kinds in a series' first
+batch, ids after). The naive upload sends every point with the same batching (one
+batch per ``batch_interval`` of sample time, at most ``batch_size`` samples) and
+the same encoder and compression. Errors are measured against the server's
+reconstruction (``server/_edge_fill``): a gauge's last sent value holds -- its
+error ``|true - held|``, relative to ``max(|held|, floor)`` (at most the band); a
+counter is the line between its sent points -- its error is that of the increase
+over every 5-minute window (``max_rate_rel_error``: ``|increase - true increase|
+/ max(true increase, floor)``, windows with a reset left out). Points after a
+series' last sent one are not measured (the agent sends them later). A point
+repeating its predecessor's timestamp is not measured (NAB has a few; no
+time-series store keeps two values at one instant, and the deadband drops the
+second).
 """
 
 from __future__ import annotations
 
+import bisect
 import csv
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from inferwatch._exceptions import InputError
-from inferwatch.edge._deadband import Deadband, DeadbandSettings
-from inferwatch.edge._wire import Batch, encode_compact
-from inferwatch.model import Labels, Sample
+from inferwatch.edge._counters import RATE_WINDOW_S
+from inferwatch.edge._deadband import Deadband, DeadbandSettings, kind_of
+from inferwatch.edge._wire3 import encode_columns
+from inferwatch.model import Labels, MetricKind, Sample
 
-__all__ = ["SimulationResult", "read_series_csv", "simulate", "simulate_device"]
+__all__ = ["SimulationResult", "read_series_csv", "replay", "simulate", "simulate_device", "type_of"]
 
 _LABELS = Labels.of("edge_simulated_value", device="simulated")
 
@@ -43,6 +51,8 @@ class SimulationResult:
     reduction: float
     max_rel_error: float
     max_abs_error: float
+    max_rate_rel_error: float = 0.0  # counters: the increase over 5-minute windows
+    by_type: dict[str, dict[str, float]] = field(default_factory=dict)  # gauge, counter, histogram, ...
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict, in the documented key order."""
@@ -104,50 +114,143 @@ def _batches(samples: Sequence[Sample], interval: float, size: int) -> Iterable[
         yield group
 
 
-def _wire_bytes(samples: Sequence[Sample], interval: float, size: int, heartbeat: float) -> int:
+def _wire_bytes(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], interval: float, size: int,
+                settings: DeadbandSettings, step: float) -> int:
+    """Bytes of ``samples`` uploaded in format 3 as the agent batches them."""
     ids: dict[Labels, int] = {}
     total = seq = 0
     for b in _batches(samples, interval, size):
-        fresh = {}
+        defs: dict[str, dict[str, object]] = {}
         for s in b:
             if s.labels not in ids:
                 ids[s.labels] = len(ids) + 1
-                fresh[ids[s.labels]] = s.labels
-        batch = Batch("", f"5f3a9c0d12e4:{seq + 1}-{seq + len(b)}", tuple(b), heartbeat)
-        total += len(encode_compact(batch, [ids[s.labels] for s in b], fresh))
+                d: dict[str, object] = {"l": s.labels.to_dict()}
+                if kind_of(s.labels.name, kinds)[0] is MetricKind.COUNTER:
+                    d["k"] = "c"
+                defs[str(ids[s.labels])] = d
+        head: dict[str, object] = {"b": f"5f3a9c0d12e4:{seq + 1}-{seq + len(b)}", "hb": settings.heartbeat,
+                                   "hm": settings.heartbeat_max, "st": step}
+        if defs:
+            head["defs"] = defs
+        total += len(encode_columns(head, [ids[s.labels] for s in b], b))
         seq += len(b)
     return total
 
 
+def type_of(name: str, kinds: Mapping[str, MetricKind]) -> str:
+    """The type a sample name is counted under: gauge, counter, histogram or summary."""
+    got = kinds.get(name)
+    if got in (MetricKind.HISTOGRAM, MetricKind.SUMMARY, MetricKind.COUNTER):
+        return str(got)
+    for suffix in ("_bucket", "_count", "_sum"):
+        base = kinds.get(name[: -len(suffix)]) if name.endswith(suffix) else None
+        if base in (MetricKind.HISTOGRAM, MetricKind.SUMMARY):
+            return str(base)
+    return "gauge"
+
+
+@dataclass
+class _Errors:
+    rel: float = 0.0
+    abs: float = 0.0
+    rate: float = 0.0
+
+
+def _gauge_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, err: _Errors) -> None:
+    i, held, last_t = 0, math.nan, math.nan
+    for s in raw:
+        while i < len(sent) and sent[i].t <= s.t:
+            held = sent[i].v
+            i += 1
+        repeat, last_t = s.t == last_t, s.t
+        if repeat or (math.isnan(held) and i == 0):
+            continue
+        e = abs(s.v - held)
+        if math.isfinite(e):
+            err.abs = max(err.abs, e)
+            err.rel = max(err.rel, e / max(abs(held), floor))
+
+
+def _counter_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, err: _Errors) -> None:
+    ts, vs = [s.t for s in sent], [s.v for s in sent]
+    points: list[tuple[float, float, float]] = []  # (t, true, reconstructed)
+    for s in raw:
+        if not ts or s.t < ts[0] or s.t > ts[-1] or not math.isfinite(s.v):
+            continue
+        k = bisect.bisect_left(ts, s.t)
+        if ts[k] == s.t:
+            rec = vs[k]
+        else:
+            (t0, v0), (t1, v1) = (ts[k - 1], vs[k - 1]), (ts[k], vs[k])
+            rec = v0 + (v1 - v0) * (s.t - t0) / (t1 - t0) if v1 >= v0 else v0
+        if points and points[-1][0] == s.t:
+            continue
+        points.append((s.t, s.v, rec))
+        err.abs = max(err.abs, abs(s.v - rec))
+    j, reset_at = 0, -1
+    for i in range(1, len(points)):
+        if points[i][1] < points[i - 1][1]:
+            reset_at = i
+        while points[i][0] - points[j][0] > RATE_WINDOW_S + 1e-6:
+            j += 1
+        if j >= reset_at and points[i][0] - points[j][0] >= RATE_WINDOW_S * 0.9:
+            want, got = points[i][1] - points[j][1], points[i][2] - points[j][2]
+            err.rate = max(err.rate, abs(got - want) / max(want, floor))
+
+
+def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings: DeadbandSettings, *,
+           batch_interval: float = 60.0, batch_size: int = 1000) -> SimulationResult:
+    """Replay a device's samples (any order) through the deadband and the encoder; see the module doc."""
+    naive = sorted(samples, key=lambda s: s.t)
+    db = Deadband(settings, kinds=dict(kinds))
+    sent: list[Sample] = []
+    for _, group in itertools.groupby(naive, key=lambda s: s.t):
+        sent.extend(db.offer_all(group))
+    raw_by: dict[Labels, list[Sample]] = {}
+    sent_by: dict[Labels, list[Sample]] = {}
+    for s in naive:
+        raw_by.setdefault(s.labels, []).append(s)
+    for s in sorted(sent, key=lambda s: s.t):
+        sent_by.setdefault(s.labels, []).append(s)
+    per: dict[str, _Errors] = {}
+    for labels, raw in raw_by.items():
+        kind, _ = kind_of(labels.name, kinds)
+        err = per.setdefault(type_of(labels.name, kinds), _Errors())
+        floor = settings.floor_of(labels.name, kind)
+        check = _counter_errors if kind is MetricKind.COUNTER else _gauge_errors
+        check(raw, sent_by.get(labels, []), floor, err)
+    steps = [b.t - a.t for r in raw_by.values() for a, b in itertools.pairwise(r) if b.t > a.t]
+    step = sorted(steps)[len(steps) // 2] if steps else 0.0
+
+    def wire(xs: Sequence[Sample]) -> int:
+        return _wire_bytes(sorted(xs, key=lambda s: s.t), kinds, batch_interval, batch_size, settings, step)
+
+    by_type: dict[str, dict[str, float]] = {}
+    for name in sorted(per):
+        raw_t = [s for s in naive if type_of(s.labels.name, kinds) == name]
+        sent_t = [s for s in sent if type_of(s.labels.name, kinds) == name]
+        b0, b1 = wire(raw_t), wire(sent_t)
+        e = per[name]
+        by_type[name] = {"series": sum(1 for ls in raw_by if type_of(ls.name, kinds) == name),
+                         "points": len(raw_t), "sent": len(sent_t), "bytes_naive": b0, "bytes_sent": b1,
+                         "reduction": 1.0 - b1 / b0 if b0 else 0.0, "max_rel_error": e.rel,
+                         "max_abs_error": e.abs, "max_rate_rel_error": e.rate}
+    b0, b1 = wire(naive), wire(sent)
+    gauges = [e for name, e in per.items() if name in ("gauge", "summary")] or [_Errors()]
+    return SimulationResult(len(naive), len(sent), b0, b1, 1.0 - b1 / b0 if b0 else 0.0,
+                            max(e.rel for e in gauges), max(e.abs for e in per.values()),
+                            max((e.rate for e in per.values()), default=0.0), by_type)
+
+
 def simulate(points: Sequence[tuple[float, float]], settings: DeadbandSettings, *,
              batch_interval: float = 60.0, batch_size: int = 1000) -> SimulationResult:
-    """Replay ``points`` through the deadband and the encoder; see the module docstring."""
+    """Replay ``points`` (one gauge) through the deadband and the encoder; see the module docstring."""
     return simulate_device({"value": points}, settings, batch_interval=batch_interval, batch_size=batch_size)
 
 
 def simulate_device(series: Mapping[str, Sequence[tuple[float, float]]], settings: DeadbandSettings, *,
                     batch_interval: float = 60.0, batch_size: int = 1000) -> SimulationResult:
-    """Like :func:`simulate` for one device with several series (named by the keys), batched together."""
-    naive = sorted((Sample(_LABELS.with_(series=name) if len(series) > 1 else _LABELS, t, v)
-                    for name, points in series.items() for t, v in points), key=lambda s: s.t)
-    db = Deadband(settings)
-    sent: list[Sample] = []
-    max_rel = max_abs = 0.0
-    held: dict[Labels, float] = {}
-    last_t: dict[Labels, float] = {}
-    for s in naive:
-        out = db.offer(s)
-        sent.extend(out)
-        if out:
-            held[s.labels] = out[-1].v
-        repeat = last_t.get(s.labels) == s.t
-        last_t[s.labels] = s.t
-        if repeat:  # a second value at the same instant: no store holds it, so nothing to reconstruct
-            continue
-        err = abs(s.v - held[s.labels])
-        if math.isfinite(err):
-            max_abs = max(max_abs, err)
-            max_rel = max(max_rel, err / max(abs(held[s.labels]), settings.floor))
-    b0 = _wire_bytes(naive, batch_interval, batch_size, settings.heartbeat)
-    b1 = _wire_bytes(sent, batch_interval, batch_size, settings.heartbeat)
-    return SimulationResult(len(naive), len(sent), b0, b1, 1.0 - b1 / b0 if b0 else 0.0, max_rel, max_abs)
+    """Like :func:`simulate` for one device with several gauges (named by the keys), batched together."""
+    samples = [Sample(_LABELS.with_(series=name) if len(series) > 1 else _LABELS, t, v)
+               for name, points in series.items() for t, v in points]
+    return replay(samples, {}, settings, batch_interval=batch_interval, batch_size=batch_size)

@@ -8,15 +8,18 @@ token is sent as ``Authorization: Bearer`` and never written to a log line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from inferwatch.edge._deadband import kind_of
 from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.edge._spool import Spool, SpoolBatch
 from inferwatch.edge._uploader import Outcome
 from inferwatch.edge._wire import AgentStats, Batch, encode_batch, encode_compact
-from inferwatch.model import Labels
+from inferwatch.edge._wire3 import WIRE_VERSION_COLUMNS, encode_columns
+from inferwatch.model import Labels, MetricKind
 
 __all__ = ["INGEST_PATH", "IngestTarget", "RemoteWriteTarget", "classify"]
 
@@ -51,8 +54,9 @@ def _answer(http: Transport, url: str, body: bytes, headers: Mapping[str, str]) 
 class IngestTarget:
     """``POST {url}/api/v1/edge/ingest`` with the device's token; gzip'ed JSON (see ``_wire``).
 
-    Sends version 2: a batch carries the labels of the series the server has not
-    acknowledged yet (remembered per spool while the agent runs; after a restart the
+    Sends version 3 (``_wire3``; version 2 with ``version=2``): a batch carries the labels (and
+    kinds) of the series the server has not acknowledged yet (remembered per spool while the agent
+    runs; after a restart the
     first batches carry them again). A 409 (the server has lost them) resends the
     batch at once, same id, with every definition it needs.
     """
@@ -64,6 +68,10 @@ class IngestTarget:
     timeout: float = 10.0
     transport: Transport | None = None
     name: str = "ingest"
+    version: int = WIRE_VERSION_COLUMNS
+    kinds: Mapping[str, MetricKind] = field(default_factory=dict)  # the deadband's: counters marked "c"
+    step: float = 0.0  # the device's collection step (the server fills in between sent points at it)
+    heartbeat_max: float = 0.0
 
     def __post_init__(self) -> None:
         self.transport = self.transport or HttpClient(self.timeout)
@@ -81,21 +89,44 @@ class IngestTarget:
             return _post(self.transport, url, encode_batch(one), headers)
         known = self._known.setdefault(batch.spool_id, set())
         fresh = spool.labels_of(i for i in set(batch.series_ids) if i not in known)
-        body = encode_compact(one, batch.series_ids, fresh)
+        body = self._encode(one, batch.series_ids, fresh)
         outcome, reason, status = _answer(self.transport, url, body, headers)
         if status == 409:  # the server lost the definitions (its state was reset): all of them, once more
             known.clear()
-            body = encode_compact(one, batch.series_ids, spool.labels_of(set(batch.series_ids)))
+            body = self._encode(one, batch.series_ids, spool.labels_of(set(batch.series_ids)))
             outcome, reason, status = _answer(self.transport, url, body, headers)
         if outcome is Outcome.OK:
             known.update(batch.series_ids)
         return outcome, reason
+
+    def _encode(self, batch: Batch, ids: Sequence[int], labels: Mapping[int, Labels]) -> bytes:
+        if self.version == 2:
+            return encode_compact(batch, ids, labels)
+        return encode_columns(column_header(batch, labels, self.kinds, self.step,
+                                            self.heartbeat_max or self.heartbeat_s), ids, batch.samples)
 
     def close(self) -> None:
         """Close the connections."""
         close = getattr(self.transport, "close", None)
         if close is not None:
             close()
+
+
+def column_header(batch: Batch, labels: Mapping[int, Labels], kinds: Mapping[str, MetricKind], step: float,
+                  heartbeat_max: float) -> dict[str, Any]:
+    """The JSON header of a format-3 batch (``encode_columns`` adds the times' base and unit)."""
+    head: dict[str, Any] = {"b": batch.batch_id, "hb": batch.heartbeat_s, "hm": heartbeat_max, "st": step}
+    if batch.agent.backlog or any(batch.agent.dropped.values()):
+        head["a"] = {"backlog": batch.agent.backlog, "dropped": dict(batch.agent.dropped)}
+    defs: dict[str, Any] = {}
+    for i in sorted(labels):
+        d: dict[str, Any] = {"l": labels[i].to_dict()}
+        if kind_of(labels[i].name, kinds)[0] is MetricKind.COUNTER:
+            d["k"] = "c"
+        defs[str(i)] = d
+    if defs:
+        head["defs"] = defs
+    return head
 
 
 @dataclass

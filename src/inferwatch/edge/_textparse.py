@@ -17,7 +17,7 @@ import re
 from inferwatch._exceptions import InputError
 from inferwatch.model import Labels, MetricKind, Sample, is_valid_label_name, is_valid_metric_name
 
-__all__ = ["parse_text"]
+__all__ = ["parse_line", "parse_text"]
 
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|(?=}))')
 _VALUES = {"NaN": math.nan, "+Inf": math.inf, "Inf": math.inf, "-Inf": -math.inf}
@@ -50,6 +50,25 @@ def _number(text: str, lineno: int) -> float:
         raise InputError(f"line {lineno}: {text!r:.40} is not a number") from None
 
 
+def parse_line(line: str, lineno: int, *, now: float, seconds: bool = False) -> tuple[Sample, bool]:
+    """One sample line (stripped): the sample and whether it had a timestamp (ms; ``seconds``: s)."""
+    brace = line.find("{")
+    if brace >= 0:
+        name = line[:brace].strip()
+        labels, rest = _labels(line[brace + 1:], lineno)
+    else:
+        name, _, rest = line.partition(" ")
+        labels = {}
+    if not is_valid_metric_name(name) or not all(is_valid_label_name(k) for k in labels):
+        raise InputError(f"line {lineno}: invalid metric or label name in {line[:80]!r}")
+    fields = rest.split()
+    if len(fields) not in (1, 2):
+        raise InputError(f"line {lineno}: expected a value and an optional timestamp in {line[:80]!r}")
+    stamped = len(fields) == 2
+    t = _number(fields[1], lineno) / (1.0 if seconds else 1000.0) if stamped else now
+    return Sample(Labels({**labels, "__name__": name}), t, _number(fields[0], lineno)), stamped
+
+
 def parse_text(text: str, *, now: float) -> tuple[list[Sample], dict[str, MetricKind]]:
     """Samples (stamped ``now`` unless the line has a timestamp) and the ``# TYPE`` of each family."""
     samples: list[Sample] = []
@@ -63,20 +82,8 @@ def parse_text(text: str, *, now: float) -> tuple[list[Sample], dict[str, Metric
             if len(parts) >= 4 and parts[1] == "TYPE" and parts[3] in _KINDS:
                 kinds[parts[2]] = _KINDS[parts[3]]
             continue
-        brace = line.find("{")
-        if brace >= 0:
-            name = line[:brace].strip()
-            labels, rest = _labels(line[brace + 1:], lineno)
-        else:
-            name, _, rest = line.partition(" ")
-            labels = {}
-        if not is_valid_metric_name(name) or not all(is_valid_label_name(k) for k in labels):
-            raise InputError(f"line {lineno}: invalid metric or label name in {line[:80]!r}")
-        fields = rest.split()
-        if len(fields) not in (1, 2):
-            raise InputError(f"line {lineno}: expected a value and an optional timestamp in {line[:80]!r}")
-        t = _number(fields[1], lineno) / 1000.0 if len(fields) == 2 else now
-        samples.append(Sample(Labels({**labels, "__name__": name}), t, _number(fields[0], lineno)))
+        s, _ = parse_line(line, lineno, now=now)
+        samples.append(s)
     for family, kind in list(kinds.items()):
         if kind is MetricKind.COUNTER and not family.endswith("_total"):
             kinds[family + "_total"] = kind

@@ -52,13 +52,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch._exceptions import InputError
+from inferwatch.edge._wire3 import MAGIC, WIRE_VERSION_COLUMNS, decode_columns
+from inferwatch.edge._wire3 import wire_labels as _labels
 from inferwatch.model import (
     STALE_NAN,
     Labels,
     Sample,
     is_stale_nan,
-    is_valid_label_name,
-    is_valid_metric_name,
 )
 
 __all__ = ["WIRE_VERSION", "WIRE_VERSION_COMPACT", "AgentStats", "Batch", "UnknownSeries", "decode_batch",
@@ -88,6 +88,10 @@ class Batch:
     agent: AgentStats = field(default_factory=AgentStats)
     defs: Mapping[int, Labels] = field(default_factory=dict)  # version 2: the definitions it carried
     version: int = WIRE_VERSION
+    kinds: Mapping[int, str] = field(default_factory=dict)  # version 3: "c" (counter) / "g" of the defs
+    series_ids: tuple[int, ...] = ()  # version 3: the series id of each sample
+    step: float = 0.0  # version 3: the device's collection step (seconds; 0: unknown, no filling in)
+    heartbeat_max: float = 0.0  # version 3: the longest gap the deadband leaves (heartbeat back-off)
 
 
 def _value(v: float) -> float | str:
@@ -170,17 +174,6 @@ def _seconds(ms: int, where: str) -> float:
     return ms / 1000.0
 
 
-def _labels(raw: Any, where: str) -> Labels:
-    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise InputError(f"{where}: expected an object of string label values")
-    if not is_valid_metric_name(raw.get("__name__", "")):
-        raise InputError(f"{where}.__name__: {raw.get('__name__')!r:.80} is not a valid metric name")
-    for name in raw:
-        if not is_valid_label_name(name) and name != "__name__":
-            raise InputError(f"{where}: {name!r:.80} is not a valid label name")
-    return Labels(raw)
-
-
 def _series(raw: Any, where: str, out: list[Sample], max_samples: int) -> None:
     if not isinstance(raw, dict):
         raise InputError(f"{where}: expected an object")
@@ -206,8 +199,11 @@ def decode_batch(body: bytes, *, max_bytes: int, max_samples: int,
     earlier (``None``: unknown); an id neither defined in the body nor known raises
     :class:`UnknownSeries`.
     """
+    raw = _gunzip(body, max_bytes)
+    if raw.startswith(MAGIC):
+        return _columns3(raw, max_samples, known or (lambda spool, sid: None))
     try:
-        doc = json.loads(_gunzip(body, max_bytes))
+        doc = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of > 4300 digits
         raise InputError(f"body: not JSON ({exc})") from None
     if not isinstance(doc, dict):
@@ -229,6 +225,28 @@ def decode_batch(body: bytes, *, max_bytes: int, max_samples: int,
     for i, raw in enumerate(_need(doc, "series", list, "body")):
         _series(raw, f"body.series[{i}]", samples, max_samples)
     return Batch(device, batch_id, tuple(samples), heartbeat, _stats(doc.get("agent")))
+
+
+def _columns3(raw: bytes, max_samples: int, known: Callable[[str, int], Labels | None]) -> Batch:
+    header, defs, pairs, missing = decode_columns(raw, max_samples, known)
+    if missing:
+        raise UnknownSeries(missing)
+    batch_id = _need(header, "b", str, "body.header")
+    if not 0 < len(batch_id) <= 200:
+        raise InputError("body.header.b: expected 1 to 200 characters")
+    numbers = {}
+    for key in ("hb", "hm", "st"):
+        got = _float(_need(header, key, (int, float), "body.header"), f"body.header.{key}")
+        if not (math.isfinite(got) and (got > 0 or (key == "st" and got == 0))):
+            raise InputError(f"body.header.{key}: expected a positive number, got {got}")
+        numbers[key] = got
+    device = header.get("device", "")
+    if not isinstance(device, str):
+        raise InputError("body.header.device: expected a string")
+    return Batch(device, batch_id, tuple(s for _, s in pairs), numbers["hb"], _stats(header.get("a")),
+                 {i: ls for i, (ls, _) in defs.items()}, WIRE_VERSION_COLUMNS,
+                 {i: k for i, (_, k) in defs.items()}, tuple(i for i, _ in pairs), numbers["st"],
+                 max(numbers["hm"], numbers["hb"]))
 
 
 def _stats(agent: Any) -> AgentStats:

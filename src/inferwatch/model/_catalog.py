@@ -238,6 +238,27 @@ CONFIDENCE_PSI = MetricSpec(
     "PSI of the prediction confidence, last closed window against the reference profile.",
     ("service", "model"),
 )
+MODEL_REALIZED = MetricSpec(
+    "inferwatch_model_realized", _G,
+    "Realized performance (accuracy, precision, recall, f1, roc_auc, log_loss, ece) over the last "
+    "labelled predictions (delayed labels joined by request id).",
+    ("service", "model", "metric"),
+)
+MODEL_LABELLED_WINDOW = MetricSpec(
+    "inferwatch_model_labelled_window_samples", _G,
+    "Labelled predictions in the realized-performance window.",
+    ("service", "model"),
+)
+MODEL_UNLABELLED_RATIO = MetricSpec(
+    "inferwatch_model_unlabelled_ratio", _G,
+    "Share of tracked predictions still waiting for their label: pending / (pending + labelled window).",
+    ("service", "model"),
+)
+MODEL_LABELS_TOTAL = MetricSpec(
+    "inferwatch_model_labels_total", _C,
+    "Label and prediction bookkeeping of realized performance (joined, unmatched, expired, invalid).",
+    ("service", "model", "outcome"),
+)
 
 # --- business: business impact -----------------------------------------------
 CONVERSION_RATE = MetricSpec(
@@ -560,6 +581,7 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
+    MODEL_REALIZED, MODEL_LABELLED_WINDOW, MODEL_UNLABELLED_RATIO, MODEL_LABELS_TOTAL,
     CONVERSION_RATE, ABTEST_P_VALUE,
     ABTEST_SEQUENTIAL_P_VALUE, ABTEST_DIFFERENCE, EXPERIMENT_OUTCOMES_TOTAL, EXPERIMENT_CONVERSIONS_TOTAL,
     NODE_CPU_SECONDS_TOTAL, NODE_MEMORY_MEMTOTAL, NODE_MEMORY_MEMAVAILABLE, NODE_MEMORY_MEMFREE,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inferwatch.model import Labels, Matcher, MatchOp
-from inferwatch.model._deadline import check
+from inferwatch.model._deadline import check, checked
 from inferwatch.promql._aggregate import aggregate
 from inferwatch.promql._ast import (
     Aggregate,
@@ -101,7 +101,7 @@ class Evaluator:
     def _selector(self, sel: Selector, ts: int) -> Vector:
         ref = self._ref(sel, ts)
         out: Vector = []
-        for s in self._data.get(sel.matchers, []):
+        for s in checked(self._data.get(sel.matchers, [])):
             hit = s.at(ref, self.lookback)
             if hit is not None:
                 out.append((s.labels, hit[1]))
@@ -111,7 +111,7 @@ class Evaluator:
         """Each selected series' latest live sample at ``ts``: ``(labels, t_ms, value)``."""
         ref = self._ref(sel, ts)
         out: list[tuple[Labels, int, float]] = []
-        for s in self._data.get(sel.matchers, []):
+        for s in checked(self._data.get(sel.matchers, [])):
             hit = s.at(ref, self.lookback)
             if hit is not None:
                 out.append((s.labels, hit[0], hit[1]))

@@ -10,11 +10,14 @@
 
 from inferwatch.quality._anomaly import FittedAnomaly, FittedSupport, SupportDetector
 from inferwatch.quality._binning import bin_counts, equal_width_cuts, quantile_cuts
+from inferwatch.quality._calibration import Identity, Isotonic, fit_calibrator
+from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
 from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggregator
 from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
 from inferwatch.quality._html import render_html
 from inferwatch.quality._io import read_table
+from inferwatch.quality._perf_table import ChunkPerformance, ColumnSpec, estimate_chunks, join_targets
 from inferwatch.quality._profile import (
     CategoricalProfile,
     NumericProfile,
@@ -30,27 +33,36 @@ from inferwatch.quality._psi import (
     psi_critical,
     psi_from_counts,
 )
+from inferwatch.quality._realized import RealizedPerformance
 from inferwatch.quality._report import DriftReport, FeatureDrift
 from inferwatch.quality._stream import MIN_WINDOW_SAMPLES, DriftAggregator, WindowDrift
 from inferwatch.quality._verdict import Thresholds, Verdict
 
 __all__ = [
+    "CBPE",
     "CONFIDENCE_BUCKETS",
     "DEFAULT_EPSILON",
     "MIN_WINDOW_SAMPLES",
     "STATISTICS",
     "UNSEEN",
     "CategoricalProfile",
+    "ChunkPerformance",
+    "ColumnSpec",
     "ConfidenceAggregator",
     "DriftAggregator",
     "DriftDetector",
     "DriftReport",
     "FeatureDrift",
     "FittedAnomaly",
+    "FittedCBPE",
     "FittedDrift",
     "FittedSupport",
+    "Identity",
+    "Isotonic",
     "NumericProfile",
+    "PerformanceEstimate",
     "Profile",
+    "RealizedPerformance",
     "SupportDetector",
     "TestResult",
     "Thresholds",
@@ -61,6 +73,9 @@ __all__ = [
     "chi2_homogeneity",
     "dump_profile",
     "equal_width_cuts",
+    "estimate_chunks",
+    "fit_calibrator",
+    "join_targets",
     "js_distance",
     "ks_2samp",
     "load_profile",

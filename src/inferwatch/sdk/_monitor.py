@@ -49,6 +49,8 @@ REQUEST = "request"
 REQUEST_EXEMPLAR = "request_exemplar"
 REQUEST_COUNT = "request_count"
 PREDICTION = "prediction"
+PREDICTION_ID = "prediction_id"  # a prediction kept for its delayed label
+LABEL = "label"  # a delayed label, joined to its prediction by request id
 OUTCOME = "outcome"
 
 COLLECT_FLUSH_TIMEOUT_S = 1.0
@@ -225,10 +227,21 @@ class Monitor:
 
     def observe_prediction(
         self, features: Any, confidence: float | None = None, probabilities: Any = None,
+        request_id: str | None = None,
     ) -> None:
-        """Hand a prediction to the aggregators of kind ``prediction`` (no-op without one)."""
+        """Hand a prediction to the aggregators of kind ``prediction`` (no-op without one).
+
+        With ``request_id`` it is also kept for ``observe_label`` (realized performance).
+        """
         if PREDICTION in self._consumers:
             self.observe(PREDICTION, (features, confidence, probabilities))
+        if request_id is not None and PREDICTION_ID in self._consumers:
+            self.observe(PREDICTION_ID, (request_id, confidence, probabilities))
+
+    def observe_label(self, request_id: str, label: Any) -> None:
+        """Hand the true class of an earlier ``observe_prediction(..., request_id=...)`` (any time later)."""
+        if LABEL in self._consumers:
+            self.observe(LABEL, (request_id, label))
 
     def observe_outcome(self, experiment: str, variant: str, converted: Any) -> None:
         """Hand a business outcome to the aggregators of kind ``outcome``."""

@@ -82,8 +82,9 @@ def _authorised(request: Request, token: Secret) -> bool:
 
 def _write(token: Secret, fn: Endpoint, error: Callable[[int, str], Response] = _error) -> Endpoint:
     async def guarded(request: Request) -> Response:
-        if not _authorised(request, token):
-            return _error(401, "writes need 'Authorization: Bearer <token>' (see the server's first start)")
+        if not _authorised(request, token):  # in the route's shape: amtool prints Alertmanager's string
+            return error(401, "writes need 'Authorization: Bearer <token>' (server.api_token, else the data "
+                         "directory's api_token file)")
         try:
             return await fn(request)
         except InputError as exc:

@@ -101,6 +101,7 @@ def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any
     others = [m for m in pipeline.mute.muters if m is not pipeline.silences] if pipeline is not None else []
     out = []
     rules = {r.name: r for r in server.components.rules}
+    acked = pipeline.acked(now) if pipeline is not None else {}
     for a in server.components.evaluator.active():
         labels = a.labels.to_dict()
         silenced = [s.id for s in silences if s.mutes(labels, now)]
@@ -111,6 +112,7 @@ def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any
             "query": queries.get(a.alertname, ""), "silencedBy": silenced,
             "inhibited": any(m.mutes(labels, now) for m in others),
             "response": response_of(pipeline, labels),
+            "acknowledgedBy": sorted({k.by for k in acked.get(a.labels.fingerprint(), [])}),
         })
     return out
 

@@ -13,7 +13,8 @@ does not have (the agent resends it with its definitions). Both versions are acc
 version-2 definitions are kept per device and spool in ``edge.sqlite``. A batch id already stored answers
 200 ``{"status": "duplicate"}`` and stores nothing (the agent retried a batch
 whose answer it did not get). Every sample gets ``device="<name>"`` from
-the token, never from the body; the server records the contact time as
+the token, never from the body; a version-3 batch's gaps between sent points are
+filled in at the device's step (``_edge_fill``); the server records the contact time as
 ``inferwatch_edge_last_contact_timestamp_seconds{device}``.
 """
 
@@ -39,6 +40,7 @@ from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
 from inferwatch.model import Clock, Labels, Sample
 from inferwatch.model import metrics as m
+from inferwatch.server._edge_fill import Filler
 from inferwatch.server._ingest_checks import check_batch
 from inferwatch.store import Store
 
@@ -66,28 +68,51 @@ class SeenBatches:
         except sqlite3.Error as exc:
             raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
         self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
+        self._counters: dict[tuple[str, str], set[int]] = {}  # (device, spool) -> ids of counters (v3)
 
     def _spool_series(self, device: str, spool: str) -> dict[int, Labels]:
         got = self._series.get((device, spool))
         if got is None:
             rows = self._db.execute("SELECT id, labels FROM series WHERE device = ? AND spool = ?",
                                     (device, spool))
-            got = self._series[(device, spool)] = {int(i): Labels(json.loads(t)) for i, t in rows}
+            got, counters = {}, set()
+            for i, text in rows:  # version 2 stored the labels; version 3 {"l": labels, "k": kind}
+                d = json.loads(text)
+                got[int(i)] = Labels(d["l"] if "__name__" not in d else d)
+                if d.get("k") == "c" and "__name__" not in d:
+                    counters.add(int(i))
+            self._series[(device, spool)], self._counters[(device, spool)] = got, counters
         return got
+
+    def counters(self, device: str, spool: str) -> set[int]:
+        """The ids of ``device``'s ``spool`` defined as counters (version 3)."""
+        with self._lock:
+            self._spool_series(device, spool)
+            return set(self._counters[(device, spool)])
 
     def labels(self, device: str, spool: str, sid: int) -> Labels | None:
         """The labels series ``sid`` of ``device``'s ``spool`` was defined with (version 2), if any."""
         with self._lock:
             return self._spool_series(device, spool).get(sid)
 
-    def define(self, device: str, spool: str, defs: dict[int, Labels]) -> None:
-        """Keep the series definitions of a version-2 batch."""
+    def define(self, device: str, spool: str, defs: dict[int, Labels], kinds: dict[int, str] | None = None
+               ) -> None:
+        """Keep the series definitions of a version-2 or -3 batch (``kinds``: version 3's)."""
         with self._lock:
             known = self._spool_series(device, spool)
-            new = {i: ls for i, ls in defs.items() if known.get(i) != ls}
+            counters = self._counters[(device, spool)]
+            new = {i: ls for i, ls in defs.items()
+                   if known.get(i) != ls or (kinds is not None and (kinds.get(i) == "c") != (i in counters))}
             if new:
-                self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)",
-                                     [(device, spool, i, json.dumps(ls.to_dict())) for i, ls in new.items()])
+                rows = []
+                for i, ls in new.items():
+                    d: Any = ls.to_dict() if kinds is None else {"l": ls.to_dict(), "k": kinds.get(i, "g")}
+                    rows.append((device, spool, i, json.dumps(d)))
+                    if kinds is not None and kinds.get(i) == "c":
+                        counters.add(i)
+                    else:
+                        counters.discard(i)
+                self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)", rows)
                 known.update(new)
 
     def seen(self, device: str, batch_id: str) -> bool:
@@ -167,6 +192,7 @@ class EdgeIngest:
         self.seen = SeenBatches(data_dir / EDGE_STATE_FILE if data_dir else None)
         self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
         """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
+        self.filler = Filler()
         self._lock = threading.Lock()
         self._started = clock.now()
         self._stop = threading.Event()
@@ -227,8 +253,10 @@ class EdgeIngest:
             raise _Reject(409, str(exc)) from None
         except InputError as exc:
             raise _Reject(400, str(exc)) from None
+        spool = batch.batch_id.partition(":")[0]
         if batch.defs:
-            self.seen.define(device, batch.batch_id.partition(":")[0], dict(batch.defs))
+            kinds = dict(batch.kinds) if batch.version == 3 else None
+            self.seen.define(device, spool, dict(batch.defs), kinds)
         if (batch.version == 1 or batch.device) and batch.device != device:
             raise _Reject(403, f"body.device: {batch.device!r:.80} is not the device of this token")
         now = self.clock.now()
@@ -242,22 +270,29 @@ class EdgeIngest:
                 self.seen.save_device(vars(status))
                 return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
             stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
+            received = len(stored)
             try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
                 check_batch(self.store, [s.labels for s in stored], [s.t for s in stored], now,
                             sample_limit=0, what="this edge batch",  # edge.max_samples bounds it
                             retention=self.retention)
-                self._append(stored, device, now, status)
+                if batch.version == 3 and batch.step > 0:  # the points between sent ones (_edge_fill)
+                    ids = self.seen.counters(device, spool)
+                    counters = {x.labels for x, i in zip(stored, batch.series_ids, strict=True) if i in ids}
+                    stored = self.filler.fill(stored, counters.__contains__, batch.step, batch.heartbeat_max,
+                                              device)
+                self._append(stored, device, now, status, received)
             except InputError as exc:
                 raise _Reject(400, f"body: {exc}") from None
             self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
-            status.samples += len(stored)
+            status.samples += received
             status.batches += 1
             self.seen.save_device(vars(status))
-        return {"status": "success", "batch": batch.batch_id, "samples": len(stored)}
+        return {"status": "success", "batch": batch.batch_id, "samples": received}
 
-    def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus) -> None:
+    def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus,
+                received: int = 0) -> None:
         own = [sample(m.EDGE_LAST_CONTACT, now, now, {"device": device}),
-               sample(m.EDGE_INGESTED_SAMPLES_TOTAL, now, status.samples + len(samples), {"device": device}),
+               sample(m.EDGE_INGESTED_SAMPLES_TOTAL, now, status.samples + received, {"device": device}),
                sample(m.EDGE_DUPLICATE_BATCHES_TOTAL, now, status.duplicates, {"device": device})]
         self.store.append([*samples, *own])
 

@@ -105,22 +105,6 @@ def _time_param(request: Request, name: str, default: float) -> float:
         raise InputError(f"{name}: unix seconds or RFC 3339, got {raw[:64]!r}") from None
 
 
-def _groups(pipeline: Pipeline, now: float) -> list[dict[str, Any]]:
-    out = []
-    for g in pipeline.groups(now):
-        ack = pipeline.acks.get(g.key, now)
-        ep = pipeline.escalator.episodes.get(g.key)
-        route = pipeline.group_route(g.key)
-        out.append({
-            "group_id": group_id(g.key), "labels": g.labels.to_dict(), "status": g.status,
-            "receiver": route.options.receiver if route else "", "alerts": len(g.alerts),
-            "firing": len(g.firing()), "ack": ack.to_json() if ack else None,
-            "escalation": None if ep is None else {
-                "policy": ep.policy, "started": ep.started,
-                "step": max((i + 1 for i, _ in ep.sent), default=0), "notified": sorted(ep.notified)}})
-    return out
-
-
 def oncall_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
     """The routes to mount in the server's app."""
     clock = pipeline.clock
@@ -165,7 +149,7 @@ def oncall_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
         return HTMLResponse(_page(f"Acknowledged group {html.escape(found[0])}. Escalation stopped."))
 
     async def groups(request: Request) -> Response:
-        return JSONResponse(_groups(pipeline, clock.now()))
+        return JSONResponse(await run_in_threadpool(pipeline.group_states, clock.now()))
 
     async def history(request: Request) -> Response:
         try:

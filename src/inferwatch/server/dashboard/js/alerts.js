@@ -35,6 +35,9 @@ function why(a) {
       a.silencedBy.map((id, i) => [i ? ", " : "", h("a", { href: `#/silences?id=${encodeURIComponent(id)}` }, id.slice(0, 8))])));
   }
   if (a.inhibited) out.push(h("span", { class: "mute" }, "inhibited: a higher-tier alert with the same labels fires"));
+  if (a.acknowledgedBy && a.acknowledgedBy.length) {
+    out.push(h("span", { class: "badge ack" }, `acknowledged by ${a.acknowledgedBy.join(", ")}`), " ");
+  }
   if (a.held) out.push(h("span", { class: "mute" }, "held: this excursion repeats earlier ones (recurrence), it stays pending"));
   return out;
 }

@@ -1,0 +1,192 @@
+"""The generated reference pages: every config field (from the config models) and every CLI ``--help``.
+
+``python -m inferwatch.cli._docgen`` rewrites ``docs/reference/config.md`` and
+``docs/reference/cli.md``; a test fails when the committed pages differ from what
+this writes, so names, defaults and help texts can never drift from the code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import types
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["cli_reference", "config_reference", "config_sections", "write_pages"]
+
+CONFIG_PAGE = "docs/reference/config.md"
+CLI_PAGE = "docs/reference/cli.md"
+HELP_COLUMNS = "100"  # argparse wraps --help to the terminal: a fixed width keeps the page stable
+
+
+def _models_in(annotation: Any) -> list[type]:
+    """The pydantic model classes inside a field's type (through Optional, tuple, Annotated, unions)."""
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type] = []
+    for arg in typing.get_args(annotation):
+        for model in _models_in(arg):
+            if model not in found:
+                found.append(model)
+    return found
+
+
+def _is_sequence(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_sequence(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_sequence(a) for a in typing.get_args(annotation))
+    return origin in (tuple, list)
+
+
+def config_sections() -> list[tuple[str, type]]:
+    """Every (YAML path, model) reachable from the root config, depth first; each model once, where it
+    first appears (the receivers' shared ``rate_limit`` model is documented under the first receiver)."""
+    from inferwatch.config import Config
+
+    seen: dict[type, str] = {}
+    _sections("", Config, seen)
+    return [(path, model) for model, path in seen.items()]
+
+
+def _sections(path: str, model: type, seen: dict[type, str]) -> None:
+    if model in seen:
+        return
+    seen[model] = path
+    for name, field in model.model_fields.items():  # type: ignore[attr-defined]
+        models = _models_in(field.annotation)
+        key = f"{path}.{field.alias or name}".lstrip(".") + ("[]" if _is_sequence(field.annotation) else "")
+        for sub in models:
+            kind = sub.model_fields.get("type")  # type: ignore[attr-defined]
+            tag = f" (type: {kind.default})" if len(models) > 1 and kind is not None else ""
+            if len(models) > 1 and not tag:
+                tag = f" ({sub.__name__})"
+            _sections(key + tag, sub, seen)
+
+
+def _type_name(annotation: Any, metadata: list[Any], where: dict[type, str]) -> str:
+    """A reader's name for a field's type; a model is named by the section that documents it."""
+    for meta in metadata:
+        func = getattr(meta, "func", None)
+        if getattr(func, "__name__", "") == "format_duration":
+            return "duration"
+        if getattr(func, "__name__", "") == "_to_bytes":
+            return "size"
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0], list(args[1:]), where)
+    if origin in (typing.Union, types.UnionType):
+        names = [_type_name(a, [], where) for a in args if a is not type(None)]
+        return " or ".join(dict.fromkeys(names)) + (" or null" if type(None) in args else "")
+    if origin is typing.Literal:
+        return " \\| ".join(json.dumps(a) for a in args)
+    if origin in (tuple, list):
+        return f"list of {_type_name(args[0], [], where)}" if args else "list"
+    if origin is dict:
+        return f"map of {_type_name(args[1], [], where)}" if len(args) == 2 else "map"
+    if annotation in where:
+        return f"section `{where[annotation] or '(top level)'}`"
+    if isinstance(annotation, type):
+        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}.get(
+            annotation.__name__, annotation.__name__)
+    return str(annotation).replace("typing.", "")
+
+
+def _default(field: Any) -> str:
+    from pydantic import BaseModel, TypeAdapter
+
+    if field.is_required():
+        return "required"
+    value = field.get_default(call_default_factory=True)
+    if isinstance(value, BaseModel):
+        return "(section)"
+    if isinstance(value, tuple) and value and all(isinstance(v, BaseModel) for v in value):
+        return f"{len(value)} entries"
+    try:
+        kind: Any = field.annotation
+        if field.metadata:
+            kind = typing.Annotated[kind, *field.metadata]
+        shown = TypeAdapter(kind).dump_python(value, mode="json")
+    except Exception:  # a type TypeAdapter cannot dump: its repr (the page still names the field)
+        shown = repr(value)
+    return "`" + json.dumps(shown, ensure_ascii=False).replace("|", "\\|") + "`"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def config_reference() -> str:
+    """The config reference page: one table per section, a row per field (type, default, meaning)."""
+    out = ["# Configuration reference", "",
+           "Generated from the config models by `python -m inferwatch.cli._docgen` (a test keeps it",
+           "current): every field `inferwatch.yaml` accepts, its type and its default. Durations are",
+           "written `30s`, `5m`, `1h30m`; sizes `10MB`; secrets print as `<secret>`.", ""]
+    sections = config_sections()
+    where = {model: path for path, model in sections}
+    for path, model in sections:
+        doc = (model.__doc__ or "").strip().splitlines()[0] if model.__doc__ else ""
+        out += [f"## `{path or '(top level)'}`", "", _cell(doc), "",
+                "| field | type | default | description |", "|---|---|---|---|"]
+        for name, field in model.model_fields.items():  # type: ignore[attr-defined]
+            kind = _cell(_type_name(field.annotation, field.metadata, where))
+            about = _cell(field.description or "")
+            out.append(f"| `{field.alias or name}` | {kind} | {_default(field)} | {about} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _parsers(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> Iterator[
+        tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    yield words, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, (*words, name))
+
+
+def cli_reference() -> str:
+    """The CLI reference page: ``inferwatch VERB ... --help`` for every verb and action."""
+    from inferwatch.cli._main import build_parser
+
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = HELP_COLUMNS
+    try:
+        out = ["# Command-line reference", "",
+               "Generated from the parsers by `python -m inferwatch.cli._docgen` (a test keeps it",
+               "current): the `--help` of every verb. Every verb that reads a config takes",
+               "`--config FILE`; without it, `$INFERWATCH_CONFIG`, else `./inferwatch.yaml` when",
+               "there is one, else the built-in defaults.", ""]
+        for words, parser in _parsers(build_parser()):
+            title = " ".join(("inferwatch", *words))
+            out += [f"## `{title}`", "", "```", parser.format_help().rstrip(), "```", ""]
+        return "\n".join(out)
+    finally:
+        if before is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = before
+
+
+def write_pages(root: Path) -> list[Path]:
+    """Write both pages under ``root`` (the repository); return their paths."""
+    written = []
+    for rel, text in ((CONFIG_PAGE, config_reference()), (CLI_PAGE, cli_reference())):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for page in write_pages(Path(sys.argv[1] if len(sys.argv) > 1 else ".")):
+        print(f"wrote {page}")

@@ -1,0 +1,83 @@
+"""Issue 36 #1: realized performance from delayed labels, joined by request id, exact against scikit-learn."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn import metrics as skm
+
+from inferwatch.model import SimulatedClock
+from inferwatch.quality import RealizedPerformance
+from inferwatch.sdk import Monitor
+
+LABELS = {"service": "svc", "model": "m"}
+
+
+def test_delayed_labels_through_monitor_on_the_simulated_clock() -> None:
+    rng = np.random.default_rng(0)
+    p = np.round(rng.uniform(size=300), 3)
+    y = (rng.random(300) < p).astype(int)
+    clock = SimulatedClock(0.0)
+    agg = RealizedPerformance(service="svc", model="m", window=200)
+    with Monitor("svc", "m", clock=clock, aggregators=[agg]) as mon:
+        for i in range(300):
+            mon.observe_prediction({"x": 1.0}, confidence=float(p[i]), request_id=f"r{i}")
+        assert mon.flush(5.0)
+        # Before any label: nothing realized, every prediction waits.
+        assert mon.get_sample_value("inferwatch_model_realized", {**LABELS, "metric": "accuracy"}) is None
+        assert mon.get_sample_value("inferwatch_model_unlabelled_ratio", LABELS) == 1.0
+        clock.advance(6 * 3600.0)  # labels arrive hours later, in another order
+        for i in reversed(range(50, 300)):
+            mon.observe_label(f"r{i}", int(y[i]))
+        mon.observe_label("never-predicted", 1)
+        assert mon.flush(5.0)
+        window = slice(50, 250)  # the window holds the last 200 joined: labels of r249 .. r50
+        pred = (p[window] >= 0.5).astype(int)
+        for metric, want in (
+            ("accuracy", skm.accuracy_score(y[window], pred)),
+            ("precision", skm.precision_score(y[window], pred)),
+            ("recall", skm.recall_score(y[window], pred)),
+            ("f1", skm.f1_score(y[window], pred)),
+            ("roc_auc", skm.roc_auc_score(y[window], p[window])),
+            ("log_loss", skm.log_loss(y[window], p[window])),
+        ):
+            got = mon.get_sample_value("inferwatch_model_realized", {**LABELS, "metric": metric})
+            assert got == pytest.approx(want, abs=1e-12), metric
+        assert mon.get_sample_value("inferwatch_model_labelled_window_samples", LABELS) == 200
+        assert mon.get_sample_value("inferwatch_model_unlabelled_ratio", LABELS) == pytest.approx(50 / 250)
+        assert mon.get_sample_value("inferwatch_model_labels_total", {**LABELS, "outcome": "joined"}) == 250
+        assert mon.get_sample_value("inferwatch_model_labels_total", {**LABELS, "outcome": "unmatched"}) == 1
+
+
+def test_predictions_expire_and_the_store_is_bounded() -> None:
+    agg = RealizedPerformance(service="s", model="m", max_pending=3, max_age=100.0)
+    agg.consume("prediction_id", [(f"r{i}", 0.9, None) for i in range(5)], 0.0)
+    assert agg.pending == 3 and agg.counts["expired"] == 2  # the two oldest evicted
+    agg.consume("prediction_id", [("late", 0.1, None)], 150.0)  # the first three are now older than 100 s
+    assert agg.pending == 1 and agg.counts["expired"] == 5
+    agg.consume("label", [("r4", 1)], 151.0)
+    assert agg.counts["unmatched"] == 1
+
+
+def test_multiclass_and_bad_payloads() -> None:
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(400, 3)) * 2
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = (rng.random((400, 1)) > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
+    agg = RealizedPerformance(service="s", model="m", window=400)
+    agg.consume("prediction_id", [(i, None, p[i].tolist()) for i in range(400)] + [("bad", None, [1.0])], 0.0)
+    agg.consume("label", [(i, int(y[i])) for i in range(400)] + [("x", "not a class")], 1.0)
+    got = agg.metrics()
+    pred = p.argmax(axis=1)
+    assert got["accuracy"] == pytest.approx(skm.accuracy_score(y, pred))
+    assert got["f1"] == pytest.approx(skm.f1_score(y, pred, average="macro"))
+    assert got["roc_auc"] == pytest.approx(skm.roc_auc_score(y, p, multi_class="ovr"))
+    assert agg.counts["invalid"] == 2
+
+
+def test_empty_window_is_nan_and_settings_fail_fast() -> None:
+    assert all(math.isnan(v) for v in RealizedPerformance(service="s").metrics().values())
+    with pytest.raises(ValueError, match="positive"):
+        RealizedPerformance(service="s", window=0)
