@@ -53,13 +53,12 @@ from typing import Any
 
 from inferwatch._exceptions import InputError
 from inferwatch.edge._wire3 import MAGIC, WIRE_VERSION_COLUMNS, decode_columns
+from inferwatch.edge._wire3 import wire_labels as _labels
 from inferwatch.model import (
     STALE_NAN,
     Labels,
     Sample,
     is_stale_nan,
-    is_valid_label_name,
-    is_valid_metric_name,
 )
 
 __all__ = ["WIRE_VERSION", "WIRE_VERSION_COMPACT", "AgentStats", "Batch", "UnknownSeries", "decode_batch",
@@ -173,17 +172,6 @@ def _seconds(ms: int, where: str) -> float:
     if abs(ms) > _MAX_MS:
         raise InputError(f"{where}: {str(ms)[:20]} milliseconds is no time")
     return ms / 1000.0
-
-
-def _labels(raw: Any, where: str) -> Labels:
-    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise InputError(f"{where}: expected an object of string label values")
-    if not is_valid_metric_name(raw.get("__name__", "")):
-        raise InputError(f"{where}.__name__: {raw.get('__name__')!r:.80} is not a valid metric name")
-    for name in raw:
-        if not is_valid_label_name(name) and name != "__name__":
-            raise InputError(f"{where}: {name!r:.80} is not a valid label name")
-    return Labels(raw)
 
 
 def _series(raw: Any, where: str, out: list[Sample], max_samples: int) -> None:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inferwatch._exceptions import InputError
-from inferwatch.model import Labels, Sample
+from inferwatch.model import Labels, Sample, is_valid_label_name, is_valid_metric_name
 
 __all__ = ["MAGIC", "WIRE_VERSION_COLUMNS", "decode_columns", "encode_columns"]
 
@@ -235,12 +235,22 @@ def _read_values(r: _Reader, n: int, where: str) -> list[float]:
     return out
 
 
+def wire_labels(raw: Any, where: str) -> Labels:
+    """A label set of an upload body (every format), its names checked."""
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise InputError(f"{where}: expected an object of string label values")
+    if not is_valid_metric_name(raw.get("__name__", "")):
+        raise InputError(f"{where}.__name__: {raw.get('__name__')!r:.80} is not a valid metric name")
+    for name in raw:
+        if not is_valid_label_name(name) and name != "__name__":
+            raise InputError(f"{where}: {name!r:.80} is not a valid label name")
+    return Labels(raw)
+
+
 def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Labels | None]
                    ) -> tuple[dict[str, Any], dict[int, tuple[Labels, str]], list[tuple[int, Sample]],
                               set[int]]:
     """(header, defs as id -> (labels, kind), (id, sample) pairs, unknown ids) of a decompressed body."""
-    from inferwatch.edge._wire import _labels  # the same label checks as versions 1 and 2
-
     r = _Reader(raw, len(MAGIC))
     size = r.varint("body.header")
     try:
@@ -259,7 +269,7 @@ def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Lab
         kind = d.get("k", "g")
         if kind not in ("g", "c"):
             raise InputError(f"body.header.defs.{key}.k: expected \"g\" or \"c\", got {kind!r:.20}")
-        defs[int(key)] = (_labels(d.get("l"), f"body.header.defs.{key}.l"), kind)
+        defs[int(key)] = (wire_labels(d.get("l"), f"body.header.defs.{key}.l"), kind)
     t0, unit = header.get("t0"), header.get("tu")
     if not isinstance(t0, int) or not isinstance(unit, int) or unit < 1 or abs(t0) > 2**53:
         raise InputError("body.header: t0 and tu must be integers of milliseconds (tu >= 1)")
