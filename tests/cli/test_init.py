@@ -46,6 +46,7 @@ def test_init_writes_a_config_that_checks_and_routes_every_tier(
         assert main(["config", "show"]) == 0
         assert (KEYS[receiver] in capsys.readouterr().out) is isinstance(value, str)  # secrets masked
     assert "# P0: service down" in Path("inferwatch.yaml").read_text()  # commented for a reader
+    assert cfg.alerting.default_actions is False  # no scale-out of a deployment nobody configured
 
 
 @pytest.mark.parametrize(("argv", "wanted"), [

@@ -41,6 +41,9 @@ alerting:
       - {{matchers: ['tier="P0"'], receiver: oncall}}   # P0: service down, page now
       - {{matchers: ['tier="P1"'], receiver: oncall}}   # P1: degraded, notify the team
       - {{matchers: ['tier="P2"'], receiver: digest}}   # P2: trends, once a day
+  # The default actions (scale_out on P0 through the Kubernetes API, degrade, rollback) stay off
+  # until you have set them up: default_actions: true, and docs/alerting.md's actions.
+  default_actions: false
   receivers:
     - {receiver}
     - {{name: digest, type: digest, at: "09:00", timezone: UTC, deliver_to: oncall}}
