@@ -151,7 +151,17 @@ GRID_BASELINES: dict[str, dict[str, object]] = {
     "wtail1.1": {"window_tail_factor": 1.1},
     "wmin864": {"window_min_points": 864},
     "warm1d": {"min_history": 86400.0},
+    "pts288": {"min_history": 0.0, "min_points": 288},
+    "pts288 w288": {"min_history": 0.0, "min_points": 288, "window_min_points": 288},
+    "pts150": {"min_history": 0.0, "min_points": 150},
+    "pts288 wmin864": {"min_history": 0.0, "min_points": 288, "window_min_points": 864},
 }
+# The small candidate set ``make bench BENCH=nab`` cross-validates on every run (the full
+# grid is ``--cv``): the default, the earlier default, the longer window warm-up (the one
+# setting the folds disagreed on, 2026-12-03) and the warm-up counted in points (issue 35:
+# judgeable after 288 samples whatever the cadence, no 2-day wait), each under the grid's
+# recurrence holds and merge gaps.
+CV_CANDIDATES = ("default", "point band", "wmin864", "pts288", "pts288 w288")
 GRID_RECURRENCE = (2, 0)
 GRID_MERGE = (36, 144)
 
@@ -171,13 +181,17 @@ def _grid_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, Baseline
     return out
 
 
-def grid_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1) -> dict[str, Rows]:
+def grid_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1,
+              baselines: Sequence[str] | None = None) -> dict[str, Rows]:
     """Every grid setting's alert onsets: ``"<baseline> rec<N> gap<G>"`` -> rows per file.
 
-    Files are scored in ``jobs`` processes (each file's score is independent and causal).
+    ``baselines`` limits the baseline settings to those named (default: all of
+    ``GRID_BASELINES``). Files are scored in ``jobs`` processes (each file's score is
+    independent and causal).
     """
     out: dict[str, Rows] = {}
-    for bname, update in GRID_BASELINES.items():
+    for bname in baselines or GRID_BASELINES:
+        update = GRID_BASELINES[bname]
         seasonal = cfg.seasonal.model_copy(update=update)
         work = [(n, corpus.times[n], corpus.values[n], seasonal, cfg) for n in corpus.names]
         for n, per in zip(corpus.names, _map(_grid_file, work, jobs), strict=True):
@@ -194,8 +208,12 @@ def _map(fn: Callable[[Any], Any], work: list[Any], jobs: int) -> list[Any]:
         return pool.map(fn, work, chunksize=1)
 
 
-def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
-    """Leave one folder out: pick the best setting on the other three (standard profile)."""
+def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> list[tuple[str, str, NabTally]]:
+    """Leave one folder out: pick the best setting on the other three (standard profile).
+
+    Prints the grid and the held-out scores; returns ``(held-out folder, chosen setting,
+    its tally on that folder)`` for each folder.
+    """
     tallies = {k: folder_tallies(corpus, rows) for k, rows in grid.items()}
     std, low = PROFILES
     print(f"\n{'setting':<28}" + "".join(f"| {f[:21]:<22}" for f in (*FOLDERS, "TOTAL"))
@@ -218,9 +236,12 @@ def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> None:
     total = NabTally()
     for _, _, t in held:
         total.add(t)
-    worst = min((t.normalised(std), f) for f, _, t in held if t.windows)
-    print(f"  held-out folders pooled: {total.normalised(std):.1f} / {total.normalised(low):.1f}; "
-          f"worst held-out folder (standard): {worst[1]} {worst[0]:.1f}")
+    worst = min((t.normalised(std), t.normalised(low), f) for f, _, t in held if t.windows)
+    quiet = next((t.alerts for f, _, t in held if f == "artificialNoAnomaly"), None)
+    print(f"  held-out folders pooled (standard / low_FP): {total.normalised(std):.1f} / "
+          f"{total.normalised(low):.1f}; worst held-out folder: {worst[2]} {worst[0]:.1f} / "
+          f"{worst[1]:.1f}; alerts on artificialNoAnomaly held out: {quiet}")
+    return held
 
 
 def _onsets_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig, int | None],
@@ -371,3 +392,77 @@ def idea_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1) -> dict[str, R
         for k, rows in per.items():
             out.setdefault(k, {})[n] = rows
     return out
+
+
+def art_flags(values: FloatArray, window: int = 8, levels: int = 10, rho_low: float = 0.6,
+              rho_high: float = 0.85, max_categories: int = 256, warm: int = 300,
+              hold: int = 3, mask: int = 150) -> npt.NDArray[np.bool_]:
+    """An ARTime-style novelty detector (Fuzzy ART with dual vigilance), written for this
+    bench from the published description. Each point's input is the last ``window`` values,
+    normalised by the range seen so far (estimated online: the running min and max, no
+    advance knowledge of the file), quantised to ``levels`` levels, with their one-level
+    Haar coefficients (pair means and half differences), complement coded. A category
+    resonates when its match reaches ``rho_high`` (fast learning: its weights become the
+    fuzzy AND); a match between ``rho_low`` and ``rho_high`` makes a new category in a
+    known cluster; below ``rho_low`` everywhere the input is novel: flagged for ``hold``
+    points, after ``warm`` points and outside ``mask`` points after the last flag. At most
+    ``max_categories`` categories (the least used is replaced): O(categories) per point."""
+    from collections import deque
+
+    flags = np.zeros(values.size, dtype=bool)
+    lo = hi = math.nan
+    recent: deque[float] = deque(maxlen=window)
+    dim = 2 * (window + window)  # values + Haar (window/2 means + window/2 diffs), complemented
+    w = np.zeros((0, dim))
+    uses = np.zeros(0)
+    last_flag = -10**9
+    left = 0
+    seen = 0
+    for i, x in enumerate(values):
+        if math.isnan(x):
+            continue
+        x = float(x)
+        if math.isnan(lo):
+            lo = hi = x
+        lo, hi = min(lo, x), max(hi, x)
+        recent.append(x)
+        seen += 1
+        if left > 0:
+            flags[i] = True
+            left -= 1
+        if len(recent) < window:
+            continue
+        span = hi - lo
+        v = np.array(recent)
+        u = np.full(window, 0.5) if span <= 0 else (v - lo) / span
+        u = np.round(u * levels) / levels
+        pairs = u.reshape(-1, 2)
+        haar = np.concatenate((pairs.mean(axis=1), (pairs[:, 0] - pairs[:, 1]) / 2 + 0.5))
+        a = np.concatenate((u, haar))
+        inp = np.concatenate((a, 1.0 - a))
+        norm = float(inp.sum())
+        if len(w):
+            inter = np.minimum(w, inp)
+            isum = inter.sum(axis=1)
+            match = isum / norm
+            choice = isum / (1e-3 + w.sum(axis=1))
+            order = np.argsort(-choice)
+            j = next((int(k) for k in order if match[k] >= rho_high), -1)
+            if j >= 0:
+                w[j] = inter[j]
+                uses[j] += 1
+                continue
+            novel = float(match.max()) < rho_low
+        else:
+            novel = False
+        if novel and seen > warm and i - last_flag > mask:
+            flags[i] = True
+            left = hold - 1
+            last_flag = i
+        if len(w) >= max_categories:
+            k = int(np.argmin(uses))
+            w[k], uses[k] = inp, 1
+        else:
+            w = np.vstack((w, inp))
+            uses = np.append(uses, 1)
+    return flags

@@ -139,3 +139,26 @@ def test_the_page_waits_for_its_action_and_carries_the_outcome() -> None:
 def _ticked(p: Pipeline, now: float) -> bool:
     p.tick(now)
     return p.act.in_flight() == 0
+
+
+def test_a_later_flush_waits_behind_the_running_action() -> None:
+    # rule: while an episode's action runs, later flushes of its group are held too: no page
+    # goes out without the outcome, whatever the order of the runner's ticks
+    cfg = parse_config(CONFIG.replace("group_interval: 1m", "group_interval: 10s"))
+    clock = SimulatedClock(0.0)
+    rec = RecordingNotifier("phone")
+    action = SlowAction("scale_out")
+    p = Pipeline(cfg.alerting, clock=clock, notifiers={"phone": rec}, actions=[action], rng=random.Random(0),
+                 executor=ThreadExecutor())
+    down = Alert(Labels({"alertname": "Down", "tier": "P0", "service": "ranker"}), starts_at=0.0)
+    p.send([down], now=0.0)
+    assert action.started.wait(BOUND_S)
+    for t in (10.0, 20.0):  # two more flushes of the group while the action runs (deadline 30 s)
+        clock.set(t)
+        p.send([down], now=t)
+    assert rec.sent == []
+    action.release.set()
+    assert _wait(lambda: _ticked(p, 25.0))
+    assert rec.sent and all("action scale_out (fire): scaled deployment default/ranker from 2 to 3 replicas"
+                            in n.notes for n in rec.sent)
+    p.close()

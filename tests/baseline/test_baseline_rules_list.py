@@ -50,15 +50,22 @@ def test_rules_list_says_dynamic_and_learned_from_the_saved_state(
     comps = build_components(load_config(cfg), clock=clock)
     series = Labels({"__name__": "latency", "job": "api"})
     try:
-        for ti, vi in zip(t[:30], v[:30], strict=True):  # 30 points: past 1 h and min_points
+        for i, (ti, vi) in enumerate(zip(t[:30], v[:30], strict=True)):  # past 1 h and min_points
             comps.store.append([Sample(series, float(ti), float(vi))])
             comps.evaluator.evaluate(float(ti))
+            if i == 4:  # warming up: the samples and time seen against those needed
+                assert comps.evaluator.band_status("Unusual") == {'{job="api"}': False}
+                w = comps.evaluator.band_warmup("Unusual")['{job="api"}']
+                assert w["points"] == 5 and w["points"] < w["min_points"]
         assert comps.evaluator.band_status("Unusual") == {'{job="api"}': True}
+        assert comps.evaluator.band_warmup("Down") == {}
         assert comps.evaluator.band_status("Down") is None
     finally:
         comps.close()
     rows = _listed(capsys, cfg)
-    assert rows["Unusual"]["bands"] == [{"series": '{job="api"}', "learned": True}]
+    (band,) = rows["Unusual"]["bands"]
+    assert band["series"] == '{job="api"}' and band["learned"] is True
+    assert band["warmup"]["points"] == 30 and band["warmup"]["points"] >= band["warmup"]["min_points"]
     assert main(["rules", "list", "--config", str(cfg)]) == 0
     out = capsys.readouterr().out
-    assert 'band {job="api"}: learned' in out and "Down" in out and " static " in out
+    assert 'band {job="api"}: learned (30/' in out and "Down" in out and " static " in out

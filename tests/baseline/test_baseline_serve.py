@@ -265,6 +265,8 @@ def test_serve_learns_a_band_keeps_it_over_a_restart_and_fires_on_the_jump(
         assert rule["dynamic"] is True and _learned(rule) in ([], [False])  # < 1 day seen
         assert paused.wait(120), f"the replay stalled at row {replay.row}"
         assert _learned(first.rule()) == [True]
+        warm = first.rule()["bands"][0]["warmup"]  # the warm-up, shown beside the state
+        assert warm["points"] >= warm["min_points"] and warm["history_s"] >= warm["min_history_s"]
         stopped_at = server_time(first.url)
     finally:
         err = first.stop()

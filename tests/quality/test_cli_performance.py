@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sklearn import metrics as skm
+from tests._require import require_module
 
 from inferwatch.cli import main
 
@@ -103,7 +104,7 @@ def test_targets_add_realized_equal_to_scikit_learn(
 
 
 def test_parquet_and_multiclass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pa = pytest.importorskip("pyarrow")
+    pa = require_module("pyarrow")  # a dev dependency: CI has it
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(1)

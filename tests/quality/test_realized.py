@@ -81,3 +81,34 @@ def test_empty_window_is_nan_and_settings_fail_fast() -> None:
     assert all(math.isnan(v) for v in RealizedPerformance(service="s").metrics().values())
     with pytest.raises(ValueError, match="positive"):
         RealizedPerformance(service="s", window=0)
+
+
+def test_estimated_performance_drops_before_the_labels_arrive() -> None:
+    # The story of issue 36: the model gets worse (scores less sure); the estimate drops in the
+    # first window after the change, hours before any label could show it.
+    from inferwatch.quality import CBPE, EstimatedPerformance
+
+    rng = np.random.default_rng(2)
+    p_ref = rng.beta(0.5, 0.5, size=5000)
+    y_ref = (rng.random(5000) < p_ref).astype(float)
+    fitted = CBPE().fit(y_ref, (p_ref >= 0.5).astype(float), p_ref)
+    clock = SimulatedClock(0.0)
+    agg = EstimatedPerformance(fitted, service="svc", model="m", window=3600.0)
+    with Monitor("svc", "m", clock=clock, aggregators=[agg]) as mon:
+        for v in rng.beta(0.5, 0.5, size=1000):  # hour 0: like the reference
+            mon.observe_prediction({}, confidence=float(v))
+        assert mon.flush(5.0)
+        clock.advance(3600.0)
+        key = {**LABELS, "metric": "accuracy"}
+        before = mon.get_sample_value("inferwatch_model_estimated", {**key, "bound": "estimate"})
+        for v in rng.beta(3, 3, size=1000):  # hour 1: scores near 0.5, the model is unsure
+            mon.observe_prediction({}, confidence=float(v))
+        mon.observe_prediction({}, confidence=7.0)  # unreadable: counted, dropped
+        assert mon.flush(5.0)
+        clock.advance(3600.0)
+        after = mon.get_sample_value("inferwatch_model_estimated", {**key, "bound": "estimate"})
+        upper = mon.get_sample_value("inferwatch_model_estimated", {**key, "bound": "upper"})
+        assert before is not None and after is not None and upper is not None
+        assert before > 0.8 and after < 0.7 and upper < before, (before, after, upper)
+        assert agg.invalid == 1
+        assert mon.get_sample_value("inferwatch_model_estimate_outside_support_ratio", LABELS) is not None

@@ -195,6 +195,9 @@ class ActionStage:
     def _run(self, action: Action, alert: Alert, resolved: bool, now: float) -> str | ActionRun | None:
         key = (action.name, fingerprint(alert), alert.starts_at)
         phase = "resolve" if resolved else "fire"
+        running = next((r for r in self._running if r.key == key), None)
+        if running is not None:  # a later flush waits behind it: the page never overtakes its outcome
+            return running
         if self._has(*key, phase):
             return None
         if resolved and not self._has(*key, "fire", ok_only=True):

@@ -97,6 +97,10 @@ class SeriesBands:
         """Each tracked series key and whether its band is learned yet (``False``: fallback)."""
         return {k: b.learned for k, b in self._series.items()}
 
+    def warmup(self) -> dict[str, dict[str, float]]:
+        """Each tracked series' warm-up progress (seasonal baselines; others report none)."""
+        return {k: b.warmup() for k, b in self._series.items() if isinstance(b, SeasonalBaseline)}
+
     def export_state(self) -> dict[str, Any]:
         """Every series' state, JSON-ready (persisted by the rules' state store)."""
         return {"version": 1, "series": {k: b.to_state() for k, b in self._series.items()},

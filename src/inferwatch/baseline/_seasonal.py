@@ -197,6 +197,13 @@ class SeasonalBaseline:
                 and any(len(c.resid) >= cfg.min_points and not math.isnan(c.sigma)
                         for c in self._candidates.values()))
 
+    def warmup(self) -> dict[str, float]:
+        """How far the warm-up is: samples and seconds seen against those needed for a band."""
+        cfg = self.config
+        seen = 0.0 if math.isnan(self._first_t) else self._last_t - self._first_t
+        return {"points": self._points, "min_points": cfg.min_points,
+                "history_s": seen, "min_history_s": cfg.min_history}
+
     def predict(self, t: float) -> Band | None:
         """The band at ``t``, or ``None`` before ``min_history`` and ``min_points``."""
         cfg = self.config

@@ -64,11 +64,13 @@ def _list(args: argparse.Namespace) -> int:
         rules: list[Any] = [Rule.from_spec(s) for s in engine_rule_specs(args.pack)]
     else:
         rules = _rules(args)
-    bands = _saved_bands(cfg, rules)
+    bands, warmup = _saved_bands(cfg, rules)
     rows = [{"name": r.name, "tier": r.tier.value, "dimension": r.dimension.value,
              "for": r.for_, "keep_firing_for": r.keep_firing_for,
              "expr": r.promql or f"{r.signal} (dynamic)", "dynamic": r.dynamic is not None,
-             **({"bands": [{"series": k, "learned": v} for k, v in sorted(bands[r.name].items())]}
+             **({"bands": [{"series": k, "learned": v,
+                            **({"warmup": warmup[r.name][k]} if k in warmup.get(r.name, {}) else {})}
+                           for k, v in sorted(bands[r.name].items())]}
                 if r.name in bands else {})} for r in rules]
     recordings = [] if args.pack else _recordings(args)
     if args.json:
@@ -81,7 +83,8 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{row['name']:{width}} {row['tier']} {row['dimension']:14} {kind:7} for {row['for']:>5g}s  "
               f"{row['expr']}")
         for b in row.get("bands", []):
-            print(f"{'':{width + 4}}band {b['series'] or '{}'}: {'learned' if b['learned'] else 'learning'}")
+            print(f"{'':{width + 4}}band {b['series'] or '{}'}: {'learned' if b['learned'] else 'learning'}"
+                  + _warmup_text(b.get("warmup")))
     for rec in recordings:
         print(f"{rec.record:{width}} {'--':2} {rec.labels.get('sloth_id', ''):14} {'record':7}  {rec.promql}"
               .replace("\n", " "))
@@ -100,8 +103,17 @@ def _recordings(args: argparse.Namespace) -> list[Any]:
     return list(load_rule_set(load_config(args.config)).recordings)
 
 
-def _saved_bands(cfg: Any, rules: list[Any]) -> dict[str, dict[str, bool]]:
-    """Each dynamic rule's series and whether its band is learned, from the saved state."""
+def _warmup_text(w: dict[str, float] | None) -> str:
+    """`` (120/48 samples, 0.4/2.0 days)``: a band's warm-up progress, or nothing."""
+    if not w:
+        return ""
+    return (f" ({w['points']:g}/{w['min_points']:g} samples, "
+            f"{w['history_s'] / 86400:.1f}/{w['min_history_s'] / 86400:.1f} days)")
+
+
+def _saved_bands(cfg: Any, rules: list[Any]) -> tuple[dict[str, dict[str, bool]],
+                                                      dict[str, dict[str, dict[str, float]]]]:
+    """Each dynamic rule's series, whether its band is learned and its warm-up, from the saved state."""
     from inferwatch.baseline import band_provider_factory
     from inferwatch.model import SystemClock
     from inferwatch.rules import AlertStateStore, Evaluator
@@ -111,12 +123,13 @@ def _saved_bands(cfg: Any, rules: list[Any]) -> dict[str, dict[str, bool]]:
     dynamic = [r for r in rules if r.dynamic is not None]
     path = data_dir_of(cfg) / ALERT_STATE_FILE
     if not dynamic or cfg.storage.type != "sqlite" or not path.is_file():
-        return {r.name: {} for r in dynamic}
+        return {r.name: {} for r in dynamic}, {}
     state = AlertStateStore(path)
     try:  # the evaluator restores the bands exactly as `serve` does; nothing is written
         ev = Evaluator(dynamic, MemoryStore(), clock=SystemClock(), state=state,
                        band_factory=band_provider_factory(cfg.baseline))
-        return {r.name: ev.band_status(r.name) or {} for r in dynamic}
+        return ({r.name: ev.band_status(r.name) or {} for r in dynamic},
+                {r.name: ev.band_warmup(r.name) for r in dynamic})
     finally:
         state.close()
 

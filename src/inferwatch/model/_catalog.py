@@ -254,6 +254,17 @@ MODEL_UNLABELLED_RATIO = MetricSpec(
     "Share of tracked predictions still waiting for their label: pending / (pending + labelled window).",
     ("service", "model"),
 )
+MODEL_ESTIMATED = MetricSpec(
+    "inferwatch_model_estimated", _G,
+    "Estimated performance (CBPE) of the last closed window without labels: the estimate and its "
+    "lower and upper sampling-error bounds (bound label).",
+    ("service", "model", "metric", "bound"),
+)
+MODEL_ESTIMATE_OUTSIDE_SUPPORT = MetricSpec(
+    "inferwatch_model_estimate_outside_support_ratio", _G,
+    "Share of the last closed window's scores outside the reference's range (the estimate may not hold).",
+    ("service", "model"),
+)
 MODEL_LABELS_TOTAL = MetricSpec(
     "inferwatch_model_labels_total", _C,
     "Label and prediction bookkeeping of realized performance (joined, unmatched, expired, invalid).",
@@ -582,6 +593,7 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
     MODEL_REALIZED, MODEL_LABELLED_WINDOW, MODEL_UNLABELLED_RATIO, MODEL_LABELS_TOTAL,
+    MODEL_ESTIMATED, MODEL_ESTIMATE_OUTSIDE_SUPPORT,
     CONVERSION_RATE, ABTEST_P_VALUE,
     ABTEST_SEQUENTIAL_P_VALUE, ABTEST_DIFFERENCE, EXPERIMENT_OUTCOMES_TOTAL, EXPERIMENT_CONVERSIONS_TOTAL,
     NODE_CPU_SECONDS_TOTAL, NODE_MEMORY_MEMTOTAL, NODE_MEMORY_MEMAVAILABLE, NODE_MEMORY_MEMFREE,

@@ -15,6 +15,7 @@ from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
 from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggregator
 from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
+from inferwatch.quality._estimated import EstimatedPerformance
 from inferwatch.quality._html import render_html
 from inferwatch.quality._io import read_table
 from inferwatch.quality._perf_table import ChunkPerformance, ColumnSpec, estimate_chunks, join_targets
@@ -52,6 +53,7 @@ __all__ = [
     "DriftAggregator",
     "DriftDetector",
     "DriftReport",
+    "EstimatedPerformance",
     "FeatureDrift",
     "FittedAnomaly",
     "FittedCBPE",

@@ -276,6 +276,16 @@ class Evaluator:
             learned = dict(band.learned())
         return {k.removeprefix(rule_name): v for k, v in learned.items()}
 
+    def band_warmup(self, rule_name: str) -> dict[str, dict[str, float]]:
+        """A dynamic rule's series and their warm-up progress, where its bands report one."""
+        band = self._bands.get(rule_name)
+        warmup = getattr(band, "warmup", None)  # optional: not part of BandProvider
+        if warmup is None:
+            return {}
+        with self._lock:
+            progress = dict(warmup())
+        return {k.removeprefix(rule_name): v for k, v in progress.items()}
+
     def instances(self) -> dict[str, dict[str, AlertInstance]]:
         """Every rule's alert instances by fingerprint (a copy)."""
         with self._lock:

@@ -125,7 +125,8 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
         last = server.stats.last_t
         took = server.stats.last_duration
         rules_json = [] if kind == "record" else [
-            _rule(r, active.get(r.name, []), last, took, comps.evaluator.band_status(r.name))
+            _rule(r, active.get(r.name, []), last, took, comps.evaluator.band_status(r.name),
+                  comps.evaluator.band_warmup(r.name))
             for r in comps.rules]
         group = {"interval": comps.config.server.evaluation_interval, "limit": 0,
                  "evaluationTime": server.stats.last_duration, "lastEvaluation": rfc3339(last)}
@@ -160,7 +161,8 @@ def _recording(r: Any, last: float | None, took: float) -> dict[str, Any]:
 
 
 def _rule(r: Any, alerts: list[dict[str, Any]], last: float | None, took: float,
-          bands: dict[str, bool] | None = None) -> dict[str, Any]:
+          bands: dict[str, bool] | None = None,
+          warmup: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
     state = "firing" if any(a["state"] == "firing" for a in alerts) else ("pending" if alerts else "inactive")
     out = {"state": state, "name": r.name, "query": r.promql, "duration": r.for_,
            "keepFiringFor": r.keep_firing_for, "labels": dict(r.alert_labels),
@@ -168,5 +170,8 @@ def _rule(r: Any, alerts: list[dict[str, Any]], last: float | None, took: float,
            "evaluationTime": took, "lastEvaluation": rfc3339(last), "type": "alerting",
            "dynamic": r.dynamic is not None}  # inferwatch's addition: a threshold: dynamic rule
     if r.dynamic is not None:  # and whether each series' band is learned yet
-        out["bands"] = [{"series": k, "learned": v} for k, v in sorted((bands or {}).items())]
+        # and how far each warm-up is (samples and seconds seen against those needed)
+        w = warmup or {}
+        out["bands"] = [{"series": k, "learned": v, **({"warmup": w[k]} if k in w else {})}
+                        for k, v in sorted((bands or {}).items())]
     return out
