@@ -14,6 +14,7 @@ ROOT = Path(__file__).parent.parent
 
 @pytest.mark.parametrize(("doc", "pattern"), [
     ("README.md", r"\b(\d+) default rules run with no config"),
+    ("docs/tour.md", r"\b(\d+) default rules run with no config"),
     ("docs/rules.md", r"The default pack \((\d+) rules, four dimensions\)"),
 ])
 def test_the_docs_state_the_default_packs_rule_count(doc: str, pattern: str) -> None:
