@@ -226,8 +226,10 @@ def test_gunicorn_recycling_workers_over_a_corrupted_file_keeps_serving(tmp_path
         assert workers_of(proc).isdisjoint(before), "no worker was recycled"
         r = get(url + "/metrics")
         assert r is not None and r.status_code == 200
-        assert (read_sample(r.text, "inferwatch_sdk_errors_total", {"kind": "multiprocess", "service": "svc"})
-                or 0) >= 1
+        # The worker that found the damage counted it in its own inferwatch_sdk_errors_total, but with
+        # --max-requests 5 it may have retired before this scrape (the counter can't live in the broken
+        # file): its log line is what outlives it. The counter itself is checked in-process above.
+        assert "was damaged" in (tmp_path / "gunicorn.log").read_text(errors="replace")
         assert asides(tmp_path / "mp"), "the damaged file was not moved aside"
         assert check_db(db) >= 1  # a working file again
         print(f"100 requests over a corrupted file, {time.monotonic() - t0:.1f} s, all answered")
