@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -22,12 +23,17 @@ from slo._target import target  # noqa: F401 - the fixture
 pytestmark = pytest.mark.slow
 
 
-def _wait(client: httpx.Client, predicate: object, what: str, tries: int = 600) -> dict[str, object]:
-    for _ in range(tries):
+def _wait(client: httpx.Client, predicate: object, what: str, within_s: float = 90.0) -> dict[str, object]:
+    # bounded by time, not by a count of polls: a poll on loopback takes ~2 ms on an idle machine, so a
+    # count gave the server only a second or two of rounds on a fast one (the page needs the guard's
+    # 100 events in its long window and a couple of evaluation rounds)
+    deadline = time.monotonic() + within_s
+    while True:
         data = client.get("/api/v1/slos").json()["data"][0]
         if predicate(data):  # type: ignore[operator]
             return data  # type: ignore[no-any-return]
-    raise AssertionError(f"{what} not seen after {tries} polls: {data}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not seen within {within_s:.0f} s: {data}")
 
 
 def test_serve_pages_on_a_fast_burn(tmp_path: Path, target: str) -> None:  # noqa: F811 - the fixture
