@@ -173,3 +173,15 @@ def test_once_per_is_refused_for_actions_that_undo_themselves(action: str) -> No
     # rule: the first of several alerts to resolve would undo the shared run for all of them
     with pytest.raises(ConfigError, match="once_per: not supported"):
         parse_config(f"alerting: {{actions: [{action}]}}")
+
+
+def test_the_default_scale_out_takes_only_p0_alerts_with_a_service() -> None:
+    # TargetDown (job/instance, no service) used to run scale_out and record "placeholder {service}"
+    from inferwatch.config import AlertingConfig
+    from inferwatch.model import Labels, matches_all, parse_matchers
+
+    scale = next(a for a in AlertingConfig().effective_actions() if a.name == "scale_out")
+    matchers = parse_matchers(scale.matchers)
+    assert matches_all(matchers, Labels({"alertname": "ServiceUnavailable", "tier": "P0", "service": "demo"}))
+    assert not matches_all(matchers, Labels({"alertname": "TargetDown", "tier": "P0", "job": "demo"}))
+    assert not matches_all(matchers, Labels({"alertname": "SevereLatency", "tier": "P1", "service": "demo"}))

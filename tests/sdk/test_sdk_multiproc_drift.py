@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
@@ -30,14 +27,9 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import mp_quality_app as app  # noqa: E402  (the served module, imported here for its row generator)
+from test_sdk_multiproc_servers import free_port, get, poll  # noqa: E402  (the same helpers)
 
 LABELS = {"service": "svc", "model": "m"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
@@ -65,20 +57,6 @@ def serve(kind: str, tmp_path: Path) -> Iterator[str]:
             proc.kill()
             proc.wait(30)
             log.close()
-
-
-def get(url: str) -> httpx.Response | None:
-    try:  # a new connection per request, so the kernel spreads them over the workers
-        return httpx.get(url, headers={"connection": "close"}, timeout=30)
-    except httpx.TransportError:
-        return None
-
-
-def poll(ok: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not ok():  # type: ignore[operator]
-        assert time.monotonic() < deadline, what
-        time.sleep(0.1)
 
 
 def quality(families: Iterable[Metric]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
