@@ -15,9 +15,9 @@ from inferwatch.server._wiring import (
 )
 from inferwatch.server.api._alerting_api import alerting_routes
 from inferwatch.server.api._oncall_api import oncall_routes
+from inferwatch.server.api._otlp_traces import trace_routes
 from inferwatch.server.api._slo_api import slo_routes
 from inferwatch.server.ingest._exposition import ExpositionParser, ParsedScrape
-from inferwatch.server.ingest._otlp_traces import trace_routes
 from inferwatch.server.ingest._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
 from inferwatch.server.web._dashboard import dashboard_routes
 

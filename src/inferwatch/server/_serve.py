@@ -27,9 +27,9 @@ from inferwatch.server._wiring import (
     data_dir_of,
     series_limits,
 )
+from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
 from inferwatch.server.ingest._otlp_delta import DeltaState
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
-from inferwatch.server.ingest._otlp_traces import open_trace_store, trace_routes
 from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server.remote._alertmanager_push import alert_sink
 
