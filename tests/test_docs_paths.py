@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
@@ -24,3 +27,47 @@ def test_every_module_path_in_the_docs_exists() -> None:
                         missing.append(f"{doc.relative_to(ROOT)}:{n}: {rel}")
     assert named >= 5, "the path pattern found (almost) none: is it still right?"
     assert not missing, "the docs name modules that are not there: " + "; ".join(missing)
+
+
+def _python_blocks() -> list[tuple[str, str]]:
+    out = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for m in re.finditer(r"```python\n(.*?)```", text, re.S):
+            out.append((f"{doc.relative_to(ROOT)}:{text[:m.start()].count(chr(10)) + 1}",
+                        textwrap.dedent(m.group(1))))
+    return out
+
+
+def _exists(module: str, name: str | None) -> bool:
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return False
+    if name is None or hasattr(mod, name):
+        return True
+    try:
+        importlib.import_module(f"{module}.{name}")
+    except ImportError:
+        return False
+    return True
+
+
+def test_every_python_block_in_the_docs_parses_and_its_inferwatch_imports_exist() -> None:
+    wrong, imports = [], 0
+    for where, code in _python_blocks():
+        try:
+            tree = ast.parse(code)
+        except SyntaxError as exc:
+            wrong.append(f"{where}: {exc}")
+            continue
+        for node in ast.walk(tree):
+            names: list[tuple[str, str | None]] = []
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("inferwatch"):
+                names = [(str(node.module), a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [(a.name, None) for a in node.names if a.name.startswith("inferwatch")]
+            imports += len(names)
+            wrong += [f"{where}: {m}{'.' + n if n else ''}" for m, n in names if not _exists(m, n)]
+    assert imports >= 20, "the docs' examples import (almost) nothing from inferwatch: is the scan right?"
+    assert not wrong, "the docs' Python examples do not parse or import what is gone: " + "; ".join(wrong)
