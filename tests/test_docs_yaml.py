@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from inferwatch.config import Config, parse_config
 
@@ -102,3 +103,41 @@ def test_a_wrong_field_name_in_a_block_fails(tmp_path: Path) -> None:
     block = "alerting:\n  receivers:\n    - {name: w, type: wecom, key: k, base_url: 'http://x'}\n"
     with pytest.raises(ConfigError, match="base_url"):
         _load(_kind(yaml.safe_load(block)), block, yaml.safe_load(block), "doc.md:1", tmp_path)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    out, stack = [], [annotation]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            out.append(t)
+        else:
+            stack.extend(getattr(t, "__args__", ()))
+    return out
+
+
+def _is_field(parts: list[str], model: type[BaseModel]) -> bool:
+    """Whether ``a.b[].c`` names a field path of ``model`` (a free-form mapping ends the check)."""
+    fields = {f.alias or n: f for n, f in model.model_fields.items()}
+    field = fields.get(parts[0].split("[")[0])
+    if field is None:
+        return False
+    inner = _models_in(field.annotation)
+    return len(parts) == 1 or not inner or any(_is_field(parts[1:], m) for m in inner)
+
+
+# dotted names in the prose that start like a config section but are files or code
+NOT_FIELDS = re.compile(r"\.(sqlite|ya?ml|py|json|md)$|^rules\.to_prometheus_rule_groups$")
+
+
+def test_every_dotted_field_name_in_the_docs_prose_is_a_config_field() -> None:
+    wrong = []
+    for doc in DOCS:
+        if {"reference", "benchmarks"} & set(doc.relative_to(ROOT).parts):
+            continue  # generated from the models / measurement logs
+        for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            for name in re.findall(r"`([a-z_]+(?:\.[a-z_\[\]0-9]+)+)(?:[:=][^`]*)?`", line):
+                parts = name.split(".")
+                if parts[0] in CONFIG_KEYS and not NOT_FIELDS.search(name) and not _is_field(parts, Config):
+                    wrong.append(f"{doc.relative_to(ROOT)}:{n}: `{name}`")
+    assert not wrong, "names no config field (see docs/reference/config.md): " + "; ".join(wrong)
