@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from inferwatch.config import Config, Secret
+from inferwatch.config import Secret
 from inferwatch.model import Clock
 from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
@@ -38,10 +38,9 @@ class _TooLarge(Exception):
     pass
 
 
-def open_trace_store(config: Config, data_dir: Path, clock: Clock) -> TraceStore:
-    """The server's trace store: next to the TSDB when storage is sqlite, else in memory."""
-    path = data_dir / TRACES_FILE if config.storage.type == "sqlite" else ":memory:"
-    return TraceStore(path, clock=clock)
+def open_trace_store(state_dir: Path | None, clock: Clock) -> TraceStore:
+    """The server's trace store: in ``state_dir`` (beside the TSDB), in memory without one."""
+    return TraceStore(state_dir / TRACES_FILE if state_dir is not None else ":memory:", clock=clock)
 
 
 def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
