@@ -13,7 +13,6 @@ import hmac
 import json
 import logging
 import math
-import zlib
 from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
@@ -22,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch.config import Secret
-from inferwatch.model import Clock
+from inferwatch.model import Clock, GunzipError, gunzip_bounded
 from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
 __all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
@@ -138,16 +137,12 @@ async def _body(req: Request) -> bytes:
 
 
 def _gunzip(body: bytes) -> bytes:
-    inflate = zlib.decompressobj(wbits=31)
     try:
-        out = inflate.decompress(body, MAX_BODY_BYTES + 1)
-    except zlib.error as exc:
-        raise OtlpError(f"invalid gzip body: {exc}") from None
-    if len(out) > MAX_BODY_BYTES:
-        raise _TooLarge
-    if not inflate.eof:
-        raise OtlpError("invalid gzip body: truncated (the gzip stream does not end)")
-    return out
+        return gunzip_bounded(body, MAX_BODY_BYTES)
+    except GunzipError as exc:
+        if exc.too_large:
+            raise _TooLarge from None
+        raise OtlpError(str(exc)) from None
 
 
 def _json(body: bytes) -> object:
