@@ -33,7 +33,7 @@ def gunzip_bounded(body: bytes, limit: int) -> bytes:
     try:
         out = inflate.decompress(body, limit + 1)  # one byte past the limit tells "too large"
     except zlib.error as exc:
-        raise GunzipError(f"invalid gzip body: {exc}") from None
+        raise GunzipError(f"invalid gzip body: not gzip data ({exc})") from None
     if len(out) > limit:
         raise GunzipError(f"body: more than {limit} bytes once decompressed", too_large=True)
     if not inflate.eof:
