@@ -39,5 +39,5 @@ def test_the_deadband_on_a_real_device(trace: Path) -> None:
     r = replay(samples, kinds, DeadbandSettings(heartbeat_max=1800.0))
     assert set(r.by_type) >= {"gauge", "counter", "histogram"}
     assert r.max_rel_error <= 0.1 + 1e-9  # every gauge within the band
-    assert r.max_rate_rel_error <= 0.25  # counters' 5-minute increases: the measured worst is 0.16
+    assert r.max_rate_rel_error <= 0.1 + 1e-9  # counters' 5-minute increases within the band too
     assert r.reduction >= 0.75 and r.sent < 0.15 * r.points
