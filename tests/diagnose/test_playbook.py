@@ -38,6 +38,27 @@ def test_the_recorded_cause_ranks_first(change: sc.Change, cause: str) -> None:
     assert "90% → 30%" in d.summary
 
 
+def test_profiling_metrics_are_preferred_to_gpu_util() -> None:
+    # GPU_UTIL stays at 100 %: a kernel ran in every sample period (dcgm-exporter#341)
+    store, _ = sc.record(sc.cpu_fallback, end=END, gpm=True, util_after=100)
+    d = diagnose_gpu(store, now=END, since=1800, service="ranker")
+    # rule: SM active (GPM) is what the drop is judged on when it was collected
+    assert d.evidence.util_metric == m.DCGM_PROF_SM_ACTIVE.name
+    assert d.status == "diagnosed" and d.top is not None and d.top.cause == "cpu_fallback"
+    assert "SM active (GPU_UTIL 90% → 100%) 85% → 30%" in d.summary
+    assert d.to_json()["utilisation_metric"] == "DCGM_FI_PROF_SM_ACTIVE"
+    text = render_text(d)
+    assert "GPU_UTIL (kernel ran)" in text and "tensor active" in text
+
+
+def test_without_profiling_metrics_gpu_util_hides_the_drop() -> None:
+    store, _ = sc.record(sc.cpu_fallback, end=END, gpm=False, util_after=100)
+    d = diagnose_gpu(store, now=END, since=1800, service="ranker")
+    # rule: GPU_UTIL alone is used when no profiling series exist; it saw no drop
+    assert d.evidence.util_metric == m.DCGM_GPU_UTIL.name
+    assert d.status == "no_drop"
+
+
 def test_summary_says_qps_unchanged() -> None:
     store, _ = sc.record(sc.starvation, end=END)
     d = diagnose_gpu(store, now=END, since=1800, service="ranker")

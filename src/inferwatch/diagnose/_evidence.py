@@ -81,7 +81,12 @@ class Evidence:
     before: Segment
     recent: Segment
     gpu: dict[str, str] = field(default_factory=dict)
-    gpu_util: Change = Change()
+    gpu_util: Change = Change()  # percent, of ``util_metric``
+    # The profiling metrics say how busy the SMs were; DCGM_FI_DEV_GPU_UTIL only that a
+    # kernel ran in the sample period (dcgm-exporter#341), so they are preferred.
+    util_metric: str = m.DCGM_GPU_UTIL.name
+    device_util: Change = Change()  # DCGM_FI_DEV_GPU_UTIL, percent, kept beside a profiling one
+    tensor_active: Change = Change()  # 0..1
     qps: Change = Change()
     process_cpu: Change = Change()  # cores
     host_cpu_busy: Change = Change()  # fraction of all CPUs
@@ -130,10 +135,24 @@ class _Reader:
         return gauge_last(self.series(spec, extra), self.window)
 
 
+# Utilisation metrics by preference, with the factor to percent.
+_UTIL_METRICS = ((m.DCGM_PROF_SM_ACTIVE, 100.0), (m.DCGM_PROF_PIPE_TENSOR_ACTIVE, 100.0), (m.DCGM_GPU_UTIL, 1.0))
+
+
+def _utilisation(r: _Reader, focus: dict[str, str]) -> tuple[Change, str]:
+    """The most telling utilisation measured at both ends, in percent, and its metric name."""
+    for spec, scale in _UTIL_METRICS:
+        ch = r.gauge(spec, focus)
+        if ch.known:
+            return Change(ch.before * scale, ch.recent * scale), spec.name  # type: ignore[operator]
+    return Change(), m.DCGM_GPU_UTIL.name
+
+
 def _focus_gpu(r: _Reader, gpu: str | None) -> dict[str, str]:
     """Labels of the GPU whose utilisation fell most (or the one asked for by index or UUID)."""
     best: tuple[float, dict[str, str]] | None = None
-    for s in r.series(m.DCGM_GPU_UTIL, {}):
+    series = next((s for spec, _ in _UTIL_METRICS if (s := r.series(spec, {}))), [])
+    for s in series:
         labels = dict(s.labels.without_name())
         if gpu is not None and gpu not in (labels.get("gpu"), labels.get("UUID")):
             continue
@@ -209,9 +228,12 @@ def gather_evidence(
     topo = next((topology_crossings(c.stdout) for c in commands if c.ok and "topo" in c.argv), [])
     pause = r.rate(m.PYTHON_GC_PAUSE_SECONDS_TOTAL, target)
     replays = counter_increase(r.series(m.DCGM_PCIE_REPLAY, focus), window) if focus else None
+    util, util_metric = _utilisation(r, focus) if focus else (Change(), m.DCGM_GPU_UTIL.name)
     return Evidence(
         window=window, before=r.before, recent=r.recent, gpu=focus, service=service,
-        gpu_util=r.gauge(m.DCGM_GPU_UTIL, focus) if focus else Change(),
+        gpu_util=util, util_metric=util_metric,
+        device_util=r.gauge(m.DCGM_GPU_UTIL, focus) if focus else Change(),
+        tensor_active=r.gauge(m.DCGM_PROF_PIPE_TENSOR_ACTIVE, focus) if focus else Change(),
         qps=r.rate(m.REQUESTS_TOTAL, {"service": service} if service else {}),
         process_cpu=r.rate(m.PROCESS_CPU_SECONDS_TOTAL, target),
         host_cpu_busy=_host_cpu_busy(r, target),
