@@ -80,10 +80,10 @@ def test_unsupported_metric_is_not_asked_again() -> None:
     col = GpuCollector(nvml=nvml, hostname="h")
     col.collect(0.0)
     col.collect(15.0)
-    dev = col._devices[0] if col._devices else None  # noqa: SLF001 - the reader's state is the point
+    dev = col._devices[0] if col._devices else None
     assert dev is not None and dev.gpm is not None
     # rule: after one answer, only the metrics the GPU has are requested
-    assert dev.gpm._ids == [2]  # noqa: SLF001
+    assert dev.gpm._ids == [2]
     # rule: PCIe comes back from the throughput counter when GPM has none
     assert m.DCGM_PCIE_RX.name in _by_name(col, 30.0)
 
@@ -92,9 +92,9 @@ def test_close_frees_the_samples() -> None:
     nvml = FakeNVML([FakeGPU(gpm=dict(HOPPER))])
     col = GpuCollector(nvml=nvml, hostname="h")
     col.collect(0.0)
-    reader = col._devices[0].gpm if col._devices else None  # noqa: SLF001
+    reader = col._devices[0].gpm if col._devices else None
     assert reader is not None
-    samples = (reader._prev, reader._next)  # noqa: SLF001
+    samples = (reader._prev, reader._next)
     col.close()
     assert all(s.freed for s in samples)
 

@@ -243,7 +243,8 @@ class FakeNVML:
 
     def nvmlGpmQueryDeviceSupport(self, h: _Handle) -> SimpleNamespace:
         """Whether the GPU has GPM (``isSupportedDevice``)."""
-        return SimpleNamespace(isSupportedDevice=int(self._gpu(h, "nvmlGpmQueryDeviceSupport").gpm is not None))
+        gpm = self._gpu(h, "nvmlGpmQueryDeviceSupport").gpm
+        return SimpleNamespace(isSupportedDevice=int(gpm is not None))
 
     def nvmlGpmSampleAlloc(self) -> _GpmSample:
         """A GPM sample buffer."""

@@ -8,6 +8,7 @@ waits for a sample window and the values average the whole collect interval
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -126,8 +127,6 @@ class GpmReader:
         if not self.supported:
             return
         for s in (self._prev, self._next):
-            try:
+            with contextlib.suppress(self._nv.NVMLError):
                 self._nv.nvmlGpmSampleFree(s)
-            except self._nv.NVMLError:
-                pass
         self.supported = False

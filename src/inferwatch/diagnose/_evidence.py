@@ -136,7 +136,9 @@ class _Reader:
 
 
 # Utilisation metrics by preference, with the factor to percent.
-_UTIL_METRICS = ((m.DCGM_PROF_SM_ACTIVE, 100.0), (m.DCGM_PROF_PIPE_TENSOR_ACTIVE, 100.0), (m.DCGM_GPU_UTIL, 1.0))
+_UTIL_METRICS = (
+    (m.DCGM_PROF_SM_ACTIVE, 100.0), (m.DCGM_PROF_PIPE_TENSOR_ACTIVE, 100.0), (m.DCGM_GPU_UTIL, 1.0),
+)
 
 
 def _utilisation(r: _Reader, focus: dict[str, str]) -> tuple[Change, str]:
@@ -151,8 +153,8 @@ def _utilisation(r: _Reader, focus: dict[str, str]) -> tuple[Change, str]:
 def _focus_gpu(r: _Reader, gpu: str | None) -> dict[str, str]:
     """Labels of the GPU whose utilisation fell most (or the one asked for by index or UUID)."""
     best: tuple[float, dict[str, str]] | None = None
-    series = next((s for spec, _ in _UTIL_METRICS if (s := r.series(spec, {}))), [])
-    for s in series:
+    found = (r.series(spec, {}) for spec, _ in _UTIL_METRICS)
+    for s in next((ss for ss in found if ss), []):
         labels = dict(s.labels.without_name())
         if gpu is not None and gpu not in (labels.get("gpu"), labels.get("UUID")):
             continue
