@@ -78,6 +78,36 @@ def gpm_support(nv: Any) -> dict[str, Any]:
         return {"supported": False, "why": str(exc)}
 
 
+def gpm_probe(nv: Any, gap: float = 0.5) -> dict[str, Any]:
+    """Every GPM metric inferwatch asks for, raw from NVML over ``gap`` seconds: {id: [return, value]}."""
+    from inferwatch.collect._gpm import GPM_METRICS
+
+    h = nv.nvmlDeviceGetHandleByIndex(0)
+    try:
+        a, b = nv.nvmlGpmSampleAlloc(), nv.nvmlGpmSampleAlloc()
+        nv.nvmlGpmSampleGet(h, a)
+        time.sleep(gap)
+        t0 = time.perf_counter()
+        nv.nvmlGpmSampleGet(h, b)
+        sample_ms = (time.perf_counter() - t0) * 1e3
+        req = nv.c_nvmlGpmMetricsGet_t()
+        req.version = getattr(nv, "NVML_GPM_METRICS_GET_VERSION", 1)
+        ids = list(GPM_METRICS)
+        req.numMetrics, req.sample1, req.sample2 = len(ids), a, b
+        for i, mid in enumerate(ids):
+            req.metrics[i].metricId = mid
+        t0 = time.perf_counter()
+        nv.nvmlGpmMetricsGet(req)
+        get_ms = (time.perf_counter() - t0) * 1e3
+        raw = {str(mid): [int(req.metrics[i].nvmlReturn), float(req.metrics[i].value)]
+               for i, mid in enumerate(ids)}
+        nv.nvmlGpmSampleFree(a)
+        nv.nvmlGpmSampleFree(b)
+    except Exception as exc:  # a report of what the driver says, whatever it says
+        return {"error": repr(exc)}
+    return {"sample_get_ms": round(sample_ms, 3), "metrics_get_ms": round(get_ms, 3), "raw": raw}
+
+
 def collector_cost(nv: Any, n: int = 20, gap: float = 0.25) -> tuple[dict[str, Any], dict[str, float]]:
     """Wall time per GpuCollector.collect() (GPM on where supported), and the last values by name."""
     col = GpuCollector(nvml=nv)
@@ -152,6 +182,7 @@ def main() -> int:
         "driver": str(getattr(nv, "nvmlSystemGetDriverVersion", lambda: "?")()),
         "nvidia_ml_py": getattr(nv, "__version__", "fake" if args.fake else "?"),
         "gpm": gpm_support(nv),
+        "gpm_probe": gpm_probe(nv),
         "pcie_call_idle": pcie_call(nv),
     }
     rep["collect"], values = collector_cost(nv)

@@ -160,7 +160,7 @@ def main() -> int:
     p.add_argument("--qps", type=float, default=10.0)
     p.add_argument("--pre-ms", type=float, default=45.0)
     p.add_argument("--model-ms", type=float, default=25.0)
-    p.add_argument("--cpu-threads", type=int, default=2)
+    p.add_argument("--cpu-threads", type=int, default=4)
     p.add_argument("--port", type=int, default=8001)
     p.add_argument("--log", required=True)
     p.add_argument("--fake", action="store_true")

@@ -104,3 +104,18 @@ def test_profiling_specs_are_in_the_catalog_as_gauges() -> None:
         assert CATALOG[spec.name] is spec
         assert spec.kind is MetricKind.GAUGE
         assert spec.labels == m.DCGM_GPU_UTIL.labels
+
+
+def test_a_driver_refusing_the_whole_request_gets_the_core_metrics_next() -> None:
+    class PickyNVML(FakeNVML):
+        def nvmlGpmMetricsGet(self, req):  # type: ignore[no-untyped-def]
+            if req.numMetrics > 7:
+                raise self.NVMLError(2)  # NVML_ERROR_INVALID_ARGUMENT for the whole request
+            return super().nvmlGpmMetricsGet(req)
+
+    col = GpuCollector(nvml=PickyNVML([FakeGPU(gpm=dict(HOPPER))]), hostname="h")
+    col.collect(0.0)
+    # rule: a refused request leaves the series out once, quietly
+    assert m.DCGM_PROF_SM_ACTIVE.name not in _by_name(col, 15.0)
+    # rule: then only the core metrics are asked for, and they come back
+    assert _by_name(col, 30.0)[m.DCGM_PROF_SM_ACTIVE.name] == pytest.approx(0.855)

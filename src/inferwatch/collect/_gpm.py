@@ -37,6 +37,7 @@ GPM_METRICS: dict[int, tuple[MetricSpec, float]] = {
     61: (m.DCGM_PROF_NVLINK_TX, _MIB),  # NVLINK_TOTAL_TX_PER_SEC
 }
 _METRICS_GET_VERSION = 1  # NVML_GPM_METRICS_GET_VERSION
+_CORE = (1, 2, 3, 5, 10, 20, 21)  # what every GPM GPU has: asked alone when a full request fails
 
 
 class GpmReader:
@@ -110,6 +111,8 @@ class GpmReader:
             nv.nvmlGpmMetricsGet(req)
         except nv.NVMLError as exc:
             _log.debug("GPM metrics failed: %s", exc)
+            if len(self._ids) > len(_CORE):  # a driver refusing the whole request: ask for less next time
+                self._ids = list(_CORE)
             return []
         out, keep = [], []
         for i, mid in enumerate(self._ids):
