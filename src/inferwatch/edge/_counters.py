@@ -2,7 +2,7 @@
 
 A counter is sent as the ends of straight segments: between two sent points
 the server fills the counter in linearly, at the device's collection step
-(``server/_ingest.py``), so ``rate()`` and ``increase()`` over any window see
+(``server/ingest/_edge_ingest.py``), so ``rate()`` and ``increase()`` over any window see
 a counter as Prometheus would have scraped it. A segment is closed, and its
 last point sent, when no straight line from its start stays within ``eps`` of
 every point seen since (the *swinging door*: two slopes, O(1) state), when the

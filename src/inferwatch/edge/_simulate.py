@@ -6,7 +6,7 @@ and the real encoder (format 3, ``_wire3``: labels and kinds in a series' first
 batch, ids after). The naive upload sends every point with the same batching (one
 batch per ``batch_interval`` of sample time, at most ``batch_size`` samples) and
 the same encoder and compression. Errors are measured against the server's
-reconstruction (``server/_edge_fill``): a gauge's last sent value holds -- its
+reconstruction (``server/ingest/_edge_fill``): a gauge's last sent value holds -- its
 error ``|true - held|``, relative to ``max(|held|, floor)`` (at most the band); a
 counter is the line between its sent points -- its error is that of the increase
 over every 5-minute window (``max_rate_rel_error``: ``|increase - true increase|

@@ -33,15 +33,15 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
 from inferwatch.model import Clock
-from inferwatch.server._ingest_checks import check_batch
-from inferwatch.server._otlp_decode import (
+from inferwatch.server.ingest._ingest_checks import check_batch
+from inferwatch.server.ingest._otlp_decode import (
     OtlpError,
     TooManyPoints,
     decode_metrics_json,
     decode_metrics_protobuf,
 )
-from inferwatch.server._otlp_delta import DeltaState
-from inferwatch.server._otlp_translate import Translation, translate
+from inferwatch.server.ingest._otlp_delta import DeltaState
+from inferwatch.server.ingest._otlp_translate import Translation, translate
 from inferwatch.store import LimitExceeded, Store
 
 __all__ = ["MAX_BODY_BYTES", "METRICS_PATHS", "OtlpMetricsReceiver", "otlp_metrics_routes"]

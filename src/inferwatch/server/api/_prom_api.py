@@ -33,9 +33,15 @@ from inferwatch.promql import (
     parse_promql,
     parse_typed,
 )
-from inferwatch.server._prom_params import ApiError, Params, format_api_float, format_api_time, read_params
-from inferwatch.server._query_exec import BoundedStore, QueryContext, QueryError, QueryExecutor
 from inferwatch.server._runtime import Server
+from inferwatch.server.api._prom_params import (
+    ApiError,
+    Params,
+    format_api_float,
+    format_api_time,
+    read_params,
+)
+from inferwatch.server.api._query_exec import BoundedStore, QueryContext, QueryError, QueryExecutor
 
 __all__ = ["DEFAULT_QUERY_TIMEOUT_S", "api_handler", "prom_query_routes", "query_handler"]
 
@@ -190,7 +196,7 @@ def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> 
         return str(_parse_named(_query_text(params)))
 
     def query_exemplars(params: Params) -> Any:
-        from inferwatch.server._exemplar_api import query_exemplars
+        from inferwatch.server.api._exemplar_api import query_exemplars
 
         return query_exemplars(params, server.components.scrape.exemplars)  # scraped from OpenMetrics
 

@@ -40,8 +40,8 @@ from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
 from inferwatch.model import Clock, Labels, Sample
 from inferwatch.model import metrics as m
-from inferwatch.server._edge_fill import Filler
-from inferwatch.server._ingest_checks import check_batch
+from inferwatch.server.ingest._edge_fill import Filler
+from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.store import Store
 
 __all__ = ["EDGE_STATE_FILE", "DeviceStatus", "EdgeIngest", "SeenBatches", "ingest_routes"]

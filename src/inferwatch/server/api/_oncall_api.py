@@ -34,8 +34,8 @@ from inferwatch.alerting._notification import fingerprint
 from inferwatch.alerting._schedule import shifts
 from inferwatch.config import Secret
 from inferwatch.model import Matcher, parse_duration, parse_matchers
-from inferwatch.server._alerting_api import json_body, write_guard
-from inferwatch.server._prom_params import parse_time
+from inferwatch.server.api._alerting_api import json_body, write_guard
+from inferwatch.server.api._prom_params import parse_time
 
 __all__ = ["ACK_KEY_FILE", "load_ack_key", "oncall_routes"]
 

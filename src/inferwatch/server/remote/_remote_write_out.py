@@ -2,7 +2,7 @@
 
 :class:`TeeStore` sits between the ingest paths (scrape loop, edge ingest)
 and the store: a batch goes to the store first and, once the store took it,
-into the queue's log (:class:`~inferwatch.server._rw_wal.RemoteWAL`) —
+into the queue's log (:class:`~inferwatch.server.remote._rw_wal.RemoteWAL`) —
 cheap and local, never a network call. One :class:`RemoteSender` thread per
 remote reads batches of ``max_samples_per_send`` (or fewer, once the oldest
 waited ``batch_send_deadline``), POSTs them as a snappy-compressed protobuf
@@ -35,8 +35,8 @@ from inferwatch.config import RemoteWriteSpec, install_log_redaction, redact_url
 from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.model import Clock, Labels, Matcher, MetricKind, Sample
 from inferwatch.model import metrics as catalog
-from inferwatch.server import _snappy
-from inferwatch.server._rw_wal import WAL_FILE, Chunk, RemoteWAL
+from inferwatch.server.ingest import _snappy
+from inferwatch.server.remote._rw_wal import WAL_FILE, Chunk, RemoteWAL
 from inferwatch.store import Series, Store, append_columns
 
 __all__ = ["RemoteSender", "RemoteWrite", "SendCounts", "TeeStore", "backoff_delay", "shown_url"]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from inferwatch.server._prom_api import prom_query_routes
-from inferwatch.server._prom_meta import prom_meta_routes
-from inferwatch.server._prom_status import prom_status_routes
-from inferwatch.server._query_exec import QueryExecutor
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
+from inferwatch.server.api._prom_api import prom_query_routes
+from inferwatch.server.api._prom_meta import prom_meta_routes
+from inferwatch.server.api._prom_status import prom_status_routes
+from inferwatch.server.api._query_exec import QueryExecutor
 
 __all__ = ["prometheus_routes"]
 

@@ -18,10 +18,10 @@ from starlette.routing import BaseRoute, Route
 
 from inferwatch.model import CATALOG, METRIC_NAME_LABEL, Labels, Matcher, MatchOp, is_valid_label_name
 from inferwatch.promql import Engine, PromQLError, Selector, parse_promql
-from inferwatch.server._prom_api import query_handler
-from inferwatch.server._prom_params import ApiError, Params, format_api_float, read_params
-from inferwatch.server._query_exec import BoundedStore, QueryContext, QueryExecutor
 from inferwatch.server._runtime import Server
+from inferwatch.server.api._prom_api import query_handler
+from inferwatch.server.api._prom_params import ApiError, Params, format_api_float, read_params
+from inferwatch.server.api._query_exec import BoundedStore, QueryContext, QueryExecutor
 from inferwatch.store import Store
 
 __all__ = ["prom_meta_routes"]

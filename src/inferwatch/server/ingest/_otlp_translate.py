@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inferwatch.model import STALE_NAN, Labels, Sample
-from inferwatch.server._otlp_decode import (
+from inferwatch.server.ingest._otlp_decode import (
     EXP_HISTOGRAM,
     GAUGE,
     HISTOGRAM,
@@ -56,8 +56,8 @@ from inferwatch.server._otlp_decode import (
     Point,
     ResourceMetrics,
 )
-from inferwatch.server._otlp_delta import DeltaRefused, DeltaState
-from inferwatch.server._scrape_limits import MAX_AHEAD_S
+from inferwatch.server.ingest._otlp_delta import DeltaRefused, DeltaState
+from inferwatch.server.ingest._scrape_limits import MAX_AHEAD_S
 
 __all__ = ["MAX_BUCKETS", "Translation", "label_name", "metric_name", "translate"]
 

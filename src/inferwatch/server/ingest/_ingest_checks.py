@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from inferwatch.model import Labels
-from inferwatch.server._scrape_limits import MAX_AHEAD_S
+from inferwatch.server.ingest._scrape_limits import MAX_AHEAD_S
 from inferwatch.store import LimitExceeded, check_sample_limit, count_discarded
 
 __all__ = ["MIN_TIME", "check_batch"]

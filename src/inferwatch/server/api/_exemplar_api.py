@@ -14,7 +14,7 @@ from typing import Any
 
 from inferwatch.model import Matcher
 from inferwatch.promql import Aggregate, Binary, Call, Expr, Paren, Selector, Subquery, Unary, parse_promql
-from inferwatch.server._prom_params import ApiError, Params, format_api_float, format_api_time
+from inferwatch.server.api._prom_params import ApiError, Params, format_api_float, format_api_time
 from inferwatch.store import ExemplarSeries, ExemplarStore
 
 __all__ = ["query_exemplars", "selectors"]

@@ -21,9 +21,9 @@ from starlette.routing import BaseRoute, Route
 from inferwatch import __version__
 from inferwatch.model import METRIC_NAME_LABEL, Matcher, MatchOp, format_duration
 from inferwatch.promql import DEFAULT_MAX_SAMPLES
-from inferwatch.server._prom_api import DEFAULT_QUERY_TIMEOUT_S, api_handler
-from inferwatch.server._prom_params import Params, format_api_float
 from inferwatch.server._runtime import Server
+from inferwatch.server.api._prom_api import DEFAULT_QUERY_TIMEOUT_S, api_handler
+from inferwatch.server.api._prom_params import Params, format_api_float
 
 __all__ = ["PROMETHEUS_API_VERSION", "prom_status_routes", "rfc3339"]
 

@@ -32,7 +32,7 @@ from inferwatch.alerting import Pipeline, Silence, parse_rfc3339, rfc3339
 from inferwatch.config import Config, Secret, env
 from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, parse_matcher
 from inferwatch.rules import Alert
-from inferwatch.server._am_api import am_error, am_routes
+from inferwatch.server.api._am_api import am_error, am_routes
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits
 
 __all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "json_body", "resolve_api_token",

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.routing import Route
 
-from inferwatch.server._prom_api import api_handler
-from inferwatch.server._prom_params import Params
+from inferwatch.server.api._prom_api import api_handler
+from inferwatch.server.api._prom_params import Params
 from inferwatch.slo import slo_status
 
 if TYPE_CHECKING:
