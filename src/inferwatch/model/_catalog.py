@@ -265,6 +265,17 @@ MODEL_ESTIMATE_OUTSIDE_SUPPORT = MetricSpec(
     "Share of the last closed window's scores outside the reference's range (the estimate may not hold).",
     ("service", "model"),
 )
+MODEL_ESTIMATED_WINDOW = MetricSpec(
+    "inferwatch_model_estimated_window_samples", _G,
+    "Predictions in the last closed window that the estimated performance was computed from.",
+    ("service", "model"),
+)
+MODEL_REFERENCE_PERFORMANCE = MetricSpec(
+    "inferwatch_model_reference_performance", _G,
+    "Realized performance on the labelled reference the estimator was fitted on "
+    "(the level alerts compare with).",
+    ("service", "model", "metric"),
+)
 MODEL_LABELS_TOTAL = MetricSpec(
     "inferwatch_model_labels_total", _C,
     "Label and prediction bookkeeping of realized performance (joined, unmatched, expired, invalid).",
@@ -632,7 +643,7 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
     MODEL_REALIZED, MODEL_LABELLED_WINDOW, MODEL_UNLABELLED_RATIO, MODEL_LABELS_TOTAL,
-    MODEL_ESTIMATED, MODEL_ESTIMATE_OUTSIDE_SUPPORT,
+    MODEL_ESTIMATED, MODEL_ESTIMATE_OUTSIDE_SUPPORT, MODEL_ESTIMATED_WINDOW, MODEL_REFERENCE_PERFORMANCE,
     CONVERSION_RATE, ABTEST_P_VALUE,
     ABTEST_SEQUENTIAL_P_VALUE, ABTEST_DIFFERENCE, EXPERIMENT_OUTCOMES_TOTAL, EXPERIMENT_CONVERSIONS_TOTAL,
     NODE_CPU_SECONDS_TOTAL, NODE_MEMORY_MEMTOTAL, NODE_MEMORY_MEMAVAILABLE, NODE_MEMORY_MEMFREE,
