@@ -112,16 +112,16 @@ TOPO = "\tGPU0\tNIC0\nGPU0\t X \tSYS\nNIC0\tSYS\t X \n"
 
 def test_nvidia_smi_output_is_evidence() -> None:
     store, _ = sc.record(sc.starvation, end=END)
-    # a store without link series: the playbook falls back to nvidia-smi -q -d PCIE
+    # a store without link series: the playbook falls back to nvidia-smi -q
     stripped = MemoryStore()
     link_names = {m.DCGM_PCIE_LINK_GEN.name, m.DCGM_PCIE_MAX_LINK_GEN.name,
                   m.DCGM_PCIE_LINK_WIDTH.name, m.DCGM_PCIE_MAX_LINK_WIDTH.name}
     for name in (n for n in store.label_values("__name__") if n not in link_names):
         for s in store.select([Matcher("__name__", MatchOp.EQ, name)], END - 1800, END):
             stripped.append(Sample(s.labels, float(t), float(v)) for t, v in zip(s.t, s.v, strict=True))
-    runner = RecordedRunner({"nvidia-smi topo -m": TOPO, "nvidia-smi -q -d PCIE": PCIE_Q})
+    runner = RecordedRunner({"nvidia-smi topo -m": TOPO, "nvidia-smi -q": PCIE_Q})
     d = diagnose_gpu(stripped, now=END, since=1800, runner=runner)
-    assert runner.calls == ["nvidia-smi topo -m", "nvidia-smi -q -d PCIE"]
+    assert runner.calls == ["nvidia-smi topo -m", "nvidia-smi -q"]
     assert d.evidence.link.source == "nvidia-smi" and d.evidence.link.gen == 1
     assert d.evidence.topology == ("GPU0: SYS",)
     pcie = next(f for f in d.findings if f.cause == "pcie")

@@ -18,7 +18,9 @@ __all__ = ["Change", "Evidence", "Link", "SeriesSource", "gather_evidence"]
 
 _THERMAL = {b for b, r in CLOCK_EVENT_REASONS.items() if r in ("sw_thermal", "hw_thermal", "hw_slowdown")}
 _POWER = {b for b, r in CLOCK_EVENT_REASONS.items() if r in ("power_cap", "hw_power_brake")}
-_COMMANDS = (("nvidia-smi", "topo", "-m"), ("nvidia-smi", "-q", "-d", "PCIE"))
+# The whole `-q`: its PCI section has the link; driver 580's nvidia-smi refuses `-q -d PCIE`
+# ("Failed to parse --display/-d flags", exit 2, seen on an H200): PCIE is no display filter.
+_COMMANDS = (("nvidia-smi", "topo", "-m"), ("nvidia-smi", "-q"))
 
 
 class SeriesSource(Protocol):
@@ -101,6 +103,10 @@ class Evidence:
     gc_pause: Change = Change()  # fraction of time paused in GC
     thermal_fraction: float | None = None  # of recent samples with a thermal clock event
     power_fraction: float | None = None
+    # the same in the first third: an event that was as frequent before the drop does not explain it
+    # (an H200 reported SW power cap in 97-100 % of samples at 290 W and at 600 W of 700 W)
+    thermal_before: float | None = None
+    power_before: float | None = None
     sm_clock: Change = Change()
     temperature: float | None = None
     power: float | None = None
@@ -175,10 +181,13 @@ def _host_cpu_busy(r: _Reader, target: dict[str, str]) -> Change:
     return Change(out[0], out[1])
 
 
-def _event_fraction(r: _Reader, gpu: dict[str, str], bits: set[int]) -> float | None:
+def _event_fraction(
+    r: _Reader, gpu: dict[str, str], bits: set[int], seg: Segment | None = None,
+) -> float | None:
+    seg = seg or r.recent
     values = [
         v for s in r.series(m.DCGM_CLOCKS_EVENT_REASONS, gpu)
-        for t, v in zip(s.t, s.v, strict=True) if r.recent.start <= t <= r.recent.end and v == v
+        for t, v in zip(s.t, s.v, strict=True) if seg.start <= t <= seg.end and v == v
     ]
     if not values:
         return None
@@ -207,7 +216,7 @@ def _link(r: _Reader, gpu: dict[str, str], live: Link | None, commands: Sequence
         g, mg, w, mw = (None if v is None else int(v) for v in vals)
         return Link(g, mg, w, mw, "store")
     for res in commands:
-        if res.ok and "PCIE" in res.argv:
+        if res.ok and "-q" in res.argv:
             for link in parse_pcie_query(res.stdout):
                 if link.pci_bus_id.lower() == gpu.get("pci_bus_id", "").lower() and link.gen is not None:
                     return Link(link.gen, link.max_gen, link.width, link.max_width, "nvidia-smi")
@@ -250,6 +259,8 @@ def gather_evidence(
         gc_pause=pause,
         thermal_fraction=_event_fraction(r, focus, _THERMAL) if focus else None,
         power_fraction=_event_fraction(r, focus, _POWER) if focus else None,
+        thermal_before=_event_fraction(r, focus, _THERMAL, r.before) if focus else None,
+        power_before=_event_fraction(r, focus, _POWER, r.before) if focus else None,
         sm_clock=r.gauge(m.DCGM_SM_CLOCK, focus) if focus else Change(),
         temperature=r.gauge(m.DCGM_GPU_TEMP, focus).recent if focus else None,
         power=r.gauge(m.DCGM_POWER_USAGE, focus).recent if focus else None,

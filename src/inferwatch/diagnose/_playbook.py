@@ -92,7 +92,7 @@ def diagnose_gpu(
     """Gather the evidence for the last ``since`` seconds and rank the causes.
 
     ``nvml`` (pynvml or a ``FakeNVML``) adds the live link state; ``runner``
-    runs ``nvidia-smi topo -m`` and ``nvidia-smi -q -d PCIE``.
+    runs ``nvidia-smi topo -m`` and ``nvidia-smi -q``.
     """
     ev = gather_evidence(store, now=now, since=since, service=service, gpu=gpu, nvml=nvml, runner=runner)
     missing = _missing(ev)
