@@ -16,7 +16,6 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-
 from tests.baseline.test_baseline_serve import Replay, Serve, serving
 
 pytestmark = pytest.mark.slow

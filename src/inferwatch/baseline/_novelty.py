@@ -51,8 +51,8 @@ class FuzzyArt:
     True
     """
 
-    __slots__ = ("_lo", "_hi", "_recent", "_uses", "_w", "categories", "levels", "n", "rho",
-                 "seen", "window")
+    __slots__ = ("_hi", "_lo", "_recent", "_uses", "_w", "categories", "levels", "n", "rho", "seen",
+                 "window")
 
     def __init__(self, window: int = 8, levels: int = 10, rho: float = 0.9,
                  categories: int = 32) -> None:
