@@ -26,7 +26,7 @@ from inferwatch.baseline import (
     alert_windows,
     score_series,
 )
-from inferwatch.baseline._provider import band_excess as band_excess_of
+from inferwatch.baseline._band import band_excess as band_excess_of
 from inferwatch.config import BaselineConfig
 
 FloatArray = npt.NDArray[np.float64]

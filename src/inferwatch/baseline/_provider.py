@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from inferwatch.baseline._band import Band, Baseline, is_anomalous
+from inferwatch.baseline._band import Band, Baseline, band_excess, is_anomalous, on_side
 from inferwatch.baseline._likelihood import NoveltyScorer
 from inferwatch.baseline._prophet import ProphetBaseline
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
@@ -97,9 +97,7 @@ class SeriesBands:
         excess = 0.0 if predicted is None else band_excess(predicted, value)
         if not scorer.step(value, excess):
             return False
-        d = self.dynamic.direction
-        # a new pattern alerts on the rule's side only (a drop does not fire an "above" rule)
-        return predicted is None or d == "both" or (value >= predicted.expected) == (d == "above")
+        return on_side(predicted, value, self.dynamic.direction)
 
     def _gate(self, key: str) -> RecurrenceGate | None:
         gate = self._gates.get(key)
@@ -188,12 +186,6 @@ class SeriesBands:
 
     def __len__(self) -> int:
         return len(self._series)
-
-
-def band_excess(band: Band, value: float) -> float:
-    """|value - expected| over the band's half-width on the value's side (1: on the edge)."""
-    half = band.upper - band.expected if value >= band.expected else band.expected - band.lower
-    return abs(value - band.expected) / max(half, 1e-12)
 
 
 def excluding(band: Band | None, value: float, direction: str) -> tuple[float, float]:
