@@ -384,13 +384,19 @@ def nab_main(args: argparse.Namespace) -> int:
         # are the estimate for data never tuned on (issue 35)
         print(f"\nleave-one-folder-out cross-validation over the candidates {list(CV_CANDIDATES)}"
               f" x recurrence {list(GRID_RECURRENCE)} x merge gap {list(GRID_MERGE)}:", flush=True)
-        cross_validate(corpus, grid_rows(corpus, CFG, args.jobs, CV_CANDIDATES))
-        novelty_main(corpus, args.jobs)
+        grid = grid_rows(corpus, CFG, args.jobs, CV_CANDIDATES)
+        cross_validate(corpus, grid)
+        novelty_main(corpus, args.jobs, grid)
     return 0
 
 
-def novelty_main(corpus: object, jobs: int) -> None:
-    """The novelty detector (issue 35): each variant in-sample, then CV against the band alone."""
+def novelty_main(corpus: object, jobs: int, grid: dict[str, dict[str, list[int]]] | None = None,
+                 ) -> None:
+    """The novelty detector (issue 35): each variant in-sample, then CV against the band alone.
+
+    With ``grid`` (the candidates' rows above), also CV over those candidates and the
+    novelty variants together: the old default's CV figure against the new one's.
+    """
     from nab_novelty import BAND, novelty_cost, novelty_rows
     from nab_table import cross_validate, print_table
 
@@ -401,6 +407,10 @@ def novelty_main(corpus: object, jobs: int) -> None:
     cross_validate(corpus, {BAND: rows[BAND]})  # type: ignore[arg-type]
     print("\nleave-one-folder-out CV: the band alone and every novelty variant:", flush=True)
     cross_validate(corpus, rows)  # type: ignore[arg-type]
+    if grid is not None:
+        print("\nleave-one-folder-out CV: the candidates above and every novelty variant together:",
+              flush=True)
+        cross_validate(corpus, {**grid, **{k: v for k, v in rows.items() if k != BAND}})  # type: ignore[arg-type]
     s = read_csv_series(NAB / COST_FILE)
     band_us, both_us, nbytes = novelty_cost(s.times, s.values, CFG)
     print(f"cost on {COST_FILE}: band {band_us:.0f} us/point, band + novelty {both_us:.0f} us/point"
