@@ -5,6 +5,7 @@
     python benchmarks/bench_nab.py --cv          # the settings grid, cross-validated by folder
     python benchmarks/bench_nab.py --ideas       # detectors tried on top of the default's band
     python benchmarks/bench_nab.py --cost        # CPU per point and state per series
+    python benchmarks/bench_nab.py --novelty     # the novelty detector's variants, in-sample and CV
     python benchmarks/bench_nab.py --hindsight [--split all|tune|holdout]   # the older table
 
 By default it prints NAB's score (``benchmarks/nab_table.py``: probationary period, scaled

@@ -14,7 +14,9 @@ from inferwatch.baseline import (
     FuzzyArt,
     NoveltyConfig,
     NoveltyScorer,
+    SeasonalBaseline,
     SeriesBands,
+    score_series,
 )
 from inferwatch.config import DynamicThreshold
 
@@ -100,3 +102,17 @@ def test_series_bands_with_novelty_fire_on_the_watched_side_and_keep_state() -> 
     assert again.warmup()["s"]["novelty_points"] == 400
     off = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=30 * 86400.0))
     assert all(off.band("s", i * HOUR, float(x)) is None for i, x in enumerate(v))
+
+
+def test_score_series_with_novelty_marks_the_new_pattern_as_baseline_score_does() -> None:
+    # rule: `baseline score` with baseline.novelty.enabled ORs the detector's flags (on the
+    # watched side) with the band's; without it the same series is scored as before
+    v = _hourly(400)
+    v[300:306] = [60.0, 40.0, 60.0, 40.0, 60.0, 40.0]
+    t = np.arange(400) * HOUR
+    cfg = BaselineConfig(novelty=NoveltyConfig(enabled=True, min_points=150))
+    slow = cfg.seasonal.model_copy(update={"min_history": 30 * 86400.0})  # no band in 16 days
+    plain = score_series(t, v, SeasonalBaseline(slow), "both")
+    novel = score_series(t, v, SeasonalBaseline(slow), "both", novelty=NoveltyScorer(cfg.novelty))
+    assert not plain.anomalous.any()
+    assert novel.anomalous[300:310].any() and not novel.anomalous[:300].any()
