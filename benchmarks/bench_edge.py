@@ -90,7 +90,7 @@ def traces(folder: Path = TRACES) -> None:
     print(f"0. real device traces ({len(files)} in {where}), default deadband (10 %), 1-minute batches, "
           "format 3 for sent and naive alike")
     head = (f"   {'type':<10} {'series':>6} {'points':>7} {'sent':>6} {'naive B':>9} {'sent B':>8} "
-            f"{'fewer':>7} {'max rel':>8} {'max 5m rate':>11}")
+            f"{'fewer':>7} {'max rel':>8} {'max 5m rate':>11} {'max 5m q':>8} {'q rank':>6}")
     for f in files:
         samples, kinds = read_openmetrics(f)
         for title, settings in (("heartbeat 5m", DeadbandSettings()),
@@ -102,10 +102,12 @@ def traces(folder: Path = TRACES) -> None:
             for kind, x in r.by_type.items():
                 print(f"   {kind:<10} {x['series']:>6} {x['points']:>7} {x['sent']:>6} {x['bytes_naive']:>9} "
                       f"{x['bytes_sent']:>8} {x['reduction']:>7.1%} {x['max_rel_error']:>8.4f} "
-                      f"{x['max_rate_rel_error']:>11.4f}")
+                      f"{x['max_rate_rel_error']:>11.4f} {x.get('max_quantile_rel_error', 0.0):>8.4f} "
+                      f"{x.get('max_quantile_rank_error', 0.0):>6.4f}")
             total = sum(x["series"] for x in r.by_type.values())
             print(f"   {'ALL':<10} {total:>6} {r.points:>7} {r.sent:>6} {r.bytes_naive:>9} {r.bytes_sent:>8} "
-                  f"{r.reduction:>7.1%} {r.max_rel_error:>8.4f} {r.max_rate_rel_error:>11.4f}   "
+                  f"{r.reduction:>7.1%} {r.max_rel_error:>8.4f} {r.max_rate_rel_error:>11.4f} "
+                  f"{r.max_quantile_rel_error:>8.4f} {r.max_quantile_rank_error:>6.4f}   "
                   f"target >= 90 % fewer: {'OK' if r.reduction >= 0.9 else 'MISSED'}")
             if settings.heartbeat_max == settings.heartbeat:
                 v2 = _v2_bytes(samples)

@@ -11,14 +11,23 @@ from pathlib import Path
 import pytest
 from tests._require import require_module
 
-from inferwatch.cli._docgen import CLI_PAGE, CONFIG_PAGE, cli_reference, config_reference, config_sections
+from inferwatch.cli._docgen import (
+    BENCH_PAGE,
+    CLI_PAGE,
+    CONFIG_PAGE,
+    benchmarks_index,
+    cli_reference,
+    config_reference,
+    config_sections,
+)
 from inferwatch.config import Config
 
 ROOT = Path(__file__).parent.parent
-REGENERATE = "run `python -m inferwatch.cli._docgen` and commit docs/reference/"
+REGENERATE = "run `python -m inferwatch.cli._docgen` and commit docs/reference/ and docs/benchmarks/index.md"
 
 
-@pytest.mark.parametrize(("page", "generate"), [(CONFIG_PAGE, config_reference), (CLI_PAGE, cli_reference)])
+@pytest.mark.parametrize(("page", "generate"), [(CONFIG_PAGE, config_reference), (CLI_PAGE, cli_reference),
+                                                (BENCH_PAGE, lambda: benchmarks_index(ROOT))])
 def test_the_committed_reference_pages_are_the_generated_ones(page: str, generate: object) -> None:
     assert (ROOT / page).read_text(encoding="utf-8") == generate(), f"{page} is stale: {REGENERATE}"  # type: ignore[operator]
 

@@ -65,10 +65,10 @@ ALLOWED_PRIVATE = {
     ("inferwatch.alerting._escalation", "inferwatch.config._alerting"),
     ("inferwatch.alerting._escalation", "inferwatch.config._oncall"),
     ("inferwatch.alerting._schedule", "inferwatch.config._oncall"),
-    ("inferwatch.server._oncall_api", "inferwatch.alerting._acks"),
-    ("inferwatch.server._oncall_api", "inferwatch.alerting._history"),
-    ("inferwatch.server._oncall_api", "inferwatch.alerting._notification"),
-    ("inferwatch.server._oncall_api", "inferwatch.alerting._schedule"),
+    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._acks"),
+    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._history"),
+    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._notification"),
+    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._schedule"),
     # baseline's pydantic settings (see ALLOWED_UPWARD)
     ("inferwatch.baseline", "inferwatch.config._baseline"),
     ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
@@ -86,7 +86,7 @@ ALLOWED_PRIVATE = {
     ("inferwatch.promql._range_windows", "inferwatch.model._deadline"),
     ("inferwatch.store._memory", "inferwatch.model._deadline"),
     ("inferwatch.store._sqlite", "inferwatch.model._deadline"),
-    ("inferwatch.server._snappy", "inferwatch.edge._snappy"),  # one snappy codec for both
+    ("inferwatch.server.ingest._snappy", "inferwatch.edge._snappy"),  # one snappy codec for both
 }
 
 

@@ -21,7 +21,7 @@ from alerting.fakes import PD_KEY, FakeKube, FakeService, Handler, pagerduty_han
 from inferwatch.alerting import Pipeline, RecordingNotifier
 from inferwatch.config import Secret, parse_config
 from inferwatch.model import SimulatedClock, SystemClock, alertmanager_fingerprint
-from inferwatch.server._alerting_api import alerting_routes
+from inferwatch.server.api._alerting_api import alerting_routes
 
 TOKEN = "api-token-123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

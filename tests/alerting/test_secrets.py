@@ -25,7 +25,7 @@ from inferwatch.cli._main import main
 from inferwatch.config import Secret, parse_config
 from inferwatch.config._receivers import SlackReceiverSpec, WeComReceiverSpec
 from inferwatch.model import SimulatedClock
-from inferwatch.server._alerting_api import alerting_routes
+from inferwatch.server.api._alerting_api import alerting_routes
 
 Fake = Callable[[Handler], FakeService]
 WECOM_KEY = "WECOM-KEY-5f3a9c1e"

@@ -67,8 +67,18 @@ def test_client_verbs_read_address_and_token_from_the_config_and_data_dir(
     assert main(["silence", "--token", "wrong", "expire", sid]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert "server answered 401: writes need 'Authorization: Bearer <token>'" in err
-    assert "api_token file" in err
+    assert f"the server at {served} refused the write (401): " in err
+    assert "(401): the token from --token is not the server's; use the server's API token" in err
+    assert "else the api_token file in its data directory" in err and "wrong" not in err
+    assert "[server: writes need 'Authorization: Bearer <token>'" in err  # the server's words, whole
+    # no token anywhere: the message names every place that was looked in
+    Path("data/api_token").rename("api_token.kept")
+    try:
+        assert main(["silence", "expire", sid]) == 2
+    finally:
+        Path("api_token.kept").rename("data/api_token")
+    err = capsys.readouterr().err
+    assert "(401): no token was sent (none of --token, $INFERWATCH_API_TOKEN, server.api_token, " in err
     # Alertmanager's API answers its errors as a JSON string (what amtool and AM clients print)
     r = httpx.post(served + "/api/v2/silences", json={})
     assert r.status_code == 401 and isinstance(r.json(), str) and "Bearer" in r.json()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -20,11 +22,14 @@ from inferwatch.collect import (
 )
 from inferwatch.model import CATALOG, MetricKind, SimulatedClock
 
+H200 = Path(__file__).parent / "fixtures" / "h200"
+
 
 def _exposition() -> str:
     stats = GcStats().install()
     try:
-        gpus = [FakeGPU(uuid="GPU-a", pending_xids=[13]),
+        hopper = {1: 90.0, 2: 80.0, 3: 30.0, 5: 60.0, 10: 20.0, 20: 100.0, 21: 300.0, 60: 0.0, 61: 0.0}
+        gpus = [FakeGPU(uuid="GPU-a", pending_xids=[13], gpm=hopper),
                 FakeGPU(uuid="GPU-b", minor=1, clock_event_reasons=4)]
         gpu = GpuCollector(nvml=FakeNVML(gpus), hostname="h")
         loop = CollectLoop(
@@ -32,6 +37,7 @@ def _exposition() -> str:
             interval=15.0, clock=SimulatedClock(1000.0),
         )
         loop.tick()
+        loop.tick()  # GPM metrics need two samples
         reg = CollectorRegistry()
         reg.register(SampleCollector(loop.snapshot))
         return generate_latest(reg).decode()
@@ -61,9 +67,12 @@ def _inherited(problem: str) -> bool:
     return name == "DCGM_FI_DEV_PCIE_REPLAY_COUNTER" and "include type 'counter'" in message
 
 
-def test_promtool_check_metrics_accepts_the_output(require_tool: Callable[..., str]) -> None:
+@pytest.mark.parametrize("source", ["fake", "h200-busy", "h200-h2d"])
+def test_promtool_check_metrics_accepts_the_output(require_tool: Callable[..., str], source: str) -> None:
     promtool = require_tool("promtool")
-    text = _exposition()
+    # the fake's, and what the exporter served on a real H200 (GPM on)
+    text = _exposition() if source == "fake" else (H200 / f"exposition-{source[5:]}.prom").read_text()
+    assert "DCGM_FI_PROF_SM_ACTIVE" in text
     res = subprocess.run(
         [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60,
     )

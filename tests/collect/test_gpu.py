@@ -100,7 +100,7 @@ def test_unsupported_fields_are_left_out_and_not_retried() -> None:
     assert (m.DCGM_CLOCKS_EVENT_REASONS.name, "0") not in first
     assert (m.DCGM_GPU_UTIL.name, "0") in first
     # rule: NOT_SUPPORTED is remembered, so the second collection makes two calls fewer
-    setup_calls = 5  # minor, UUID, PCI info, name, event registration
+    setup_calls = 6  # minor, UUID, PCI info, name, event registration, GPM support
     assert nvml.calls - calls_first == calls_first - setup_calls - 2
 
 

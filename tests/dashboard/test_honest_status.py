@@ -8,7 +8,7 @@ from inferwatch.alerting import Pipeline
 from inferwatch.config import parse_config
 from inferwatch.model import Labels, SimulatedClock
 from inferwatch.rules import Alert
-from inferwatch.server._dashboard import response_of
+from inferwatch.server.web._dashboard import response_of
 
 
 def _alert(name: str, tier: str, clock: SimulatedClock) -> Alert:

@@ -17,7 +17,7 @@ from inferwatch.alerting import Pipeline, RecordingNotifier, Silence
 from inferwatch.config import parse_config
 from inferwatch.model import Labels, Sample, SimulatedClock
 from inferwatch.server import Server, build_components, create_app
-from inferwatch.server._dashboard import STATIC_DIR, dashboard_routes
+from inferwatch.server.web._dashboard import STATIC_DIR, dashboard_routes
 from inferwatch.store import MemoryStore
 
 CONFIG = """

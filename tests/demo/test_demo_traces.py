@@ -23,7 +23,7 @@ from inferwatch.demo import (
     run_demo,
 )
 from inferwatch.model import SystemClock
-from inferwatch.server._otlp import trace_routes
+from inferwatch.server.api._otlp_traces import trace_routes
 from inferwatch.tracing._store import SpanRecord, TraceStore
 
 # 2 phases of 30 story seconds at x20: 1.5 real seconds each

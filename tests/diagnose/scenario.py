@@ -53,9 +53,16 @@ class Host:
 Change = Callable[[FakeGPU, Host, float], None]  # (gpu, host, progress 0..1 into the second half)
 
 
-def record(change: Change | None, *, end: float = 1_800_000.0) -> tuple[MemoryStore, FakeNVML]:
-    """Half an hour: steady for 15 minutes, then ``change`` applied (GPU util falls 90 → 30 with it)."""
+def record(
+    change: Change | None, *, end: float = 1_800_000.0, gpm: bool = False, util_after: int = 30,
+) -> tuple[MemoryStore, FakeNVML]:
+    """Half an hour: steady for 15 minutes, then ``change`` applied (GPU util falls 90 → ``util_after``).
+
+    ``gpm``: the GPU also reports GPM (SM active 85 % → 30 %, tensor active 60 % → 20 %).
+    """
     gpu = FakeGPU(util_gpu=90, pcie_rx_kbs=int(6 * GBS_KB), pcie_tx_kbs=int(2 * GBS_KB))
+    if gpm:
+        gpu.gpm = {2: 85.0, 5: 60.0}  # NVML_GPM_METRIC_SM_UTIL, ANY_TENSOR_UTIL
     nvml, host, store = FakeNVML([gpu]), Host(), MemoryStore()
     collector = GpuCollector(nvml=nvml, hostname="gpu-node-1")
     target = {"job": "exporter", "instance": "gpu-node-1:9400"}
@@ -63,7 +70,9 @@ def record(change: Change | None, *, end: float = 1_800_000.0) -> tuple[MemorySt
     for i in range(STEPS):
         t = start + i * STEP
         if change is not None and i >= STEPS // 2:
-            gpu.util_gpu = 30
+            gpu.util_gpu = util_after
+            if gpu.gpm is not None:
+                gpu.gpm.update({2: 30.0, 5: 20.0})
             change(gpu, host, (i - STEPS // 2) / (STEPS // 2))
         batch = [Sample(Labels({**s.labels, **target}), s.t, s.v) for s in collector.collect(t)]
         store.append(batch + host.samples(t, target))

@@ -38,6 +38,27 @@ def test_the_recorded_cause_ranks_first(change: sc.Change, cause: str) -> None:
     assert "90% → 30%" in d.summary
 
 
+def test_profiling_metrics_are_preferred_to_gpu_util() -> None:
+    # GPU_UTIL stays at 100 %: a kernel ran in every sample period (dcgm-exporter#341)
+    store, _ = sc.record(sc.cpu_fallback, end=END, gpm=True, util_after=100)
+    d = diagnose_gpu(store, now=END, since=1800, service="ranker")
+    # rule: SM active (GPM) is what the drop is judged on when it was collected
+    assert d.evidence.util_metric == m.DCGM_PROF_SM_ACTIVE.name
+    assert d.status == "diagnosed" and d.top is not None and d.top.cause == "cpu_fallback"
+    assert "SM active (GPU_UTIL 90% → 100%) 85% → 30%" in d.summary
+    assert d.to_json()["utilisation_metric"] == "DCGM_FI_PROF_SM_ACTIVE"
+    text = render_text(d)
+    assert "GPU_UTIL (kernel ran)" in text and "tensor active" in text
+
+
+def test_without_profiling_metrics_gpu_util_hides_the_drop() -> None:
+    store, _ = sc.record(sc.cpu_fallback, end=END, gpm=False, util_after=100)
+    d = diagnose_gpu(store, now=END, since=1800, service="ranker")
+    # rule: GPU_UTIL alone is used when no profiling series exist; it saw no drop
+    assert d.evidence.util_metric == m.DCGM_GPU_UTIL.name
+    assert d.status == "no_drop"
+
+
 def test_summary_says_qps_unchanged() -> None:
     store, _ = sc.record(sc.starvation, end=END)
     d = diagnose_gpu(store, now=END, since=1800, service="ranker")
@@ -91,16 +112,16 @@ TOPO = "\tGPU0\tNIC0\nGPU0\t X \tSYS\nNIC0\tSYS\t X \n"
 
 def test_nvidia_smi_output_is_evidence() -> None:
     store, _ = sc.record(sc.starvation, end=END)
-    # a store without link series: the playbook falls back to nvidia-smi -q -d PCIE
+    # a store without link series: the playbook falls back to nvidia-smi -q
     stripped = MemoryStore()
     link_names = {m.DCGM_PCIE_LINK_GEN.name, m.DCGM_PCIE_MAX_LINK_GEN.name,
                   m.DCGM_PCIE_LINK_WIDTH.name, m.DCGM_PCIE_MAX_LINK_WIDTH.name}
     for name in (n for n in store.label_values("__name__") if n not in link_names):
         for s in store.select([Matcher("__name__", MatchOp.EQ, name)], END - 1800, END):
             stripped.append(Sample(s.labels, float(t), float(v)) for t, v in zip(s.t, s.v, strict=True))
-    runner = RecordedRunner({"nvidia-smi topo -m": TOPO, "nvidia-smi -q -d PCIE": PCIE_Q})
+    runner = RecordedRunner({"nvidia-smi topo -m": TOPO, "nvidia-smi -q": PCIE_Q})
     d = diagnose_gpu(stripped, now=END, since=1800, runner=runner)
-    assert runner.calls == ["nvidia-smi topo -m", "nvidia-smi -q -d PCIE"]
+    assert runner.calls == ["nvidia-smi topo -m", "nvidia-smi -q"]
     assert d.evidence.link.source == "nvidia-smi" and d.evidence.link.gen == 1
     assert d.evidence.topology == ("GPU0: SYS",)
     pcie = next(f for f in d.findings if f.cause == "pcie")

@@ -157,10 +157,10 @@ def agent_config(tmp: Path, url: str, **upload: object) -> AgentConfig:
 def served(sent: list[Sample], step: float, *, counters: tuple[str, ...] = (),
            device: str = "cam-1") -> dict[str, list[tuple[float, float]]]:
     """What ``serve`` stores of the samples an agent sent in format 3 (``read_store``'s shape): the
-    gaps between sent points filled in at ``step`` (server/_edge_fill.py; gauges hold, counters'
+    gaps between sent points filled in at ``step`` (server/ingest/_edge_fill.py; gauges hold, counters'
     lines), by a server that saw them all."""
     from inferwatch.edge import DeadbandSettings
-    from inferwatch.server._edge_fill import Filler
+    from inferwatch.server.ingest._edge_fill import Filler
 
     named = [Sample(s.labels.with_(device=device), s.t, s.v) for s in sent]
     filled = Filler().fill(named, lambda ls: ls.name in counters, step, DeadbandSettings().heartbeat_max)

@@ -73,10 +73,11 @@ def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFi
     csv = str(shared_data / NAB_FILE)
     assert main(["edge", "simulate", "--csv", csv, "--interval", "15s", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got == {"points": 22695, "sent": 1227, "bytes_naive": got["bytes_naive"],
+    assert got == {"points": 22695, "sent": 562, "bytes_naive": got["bytes_naive"],
                    "bytes_sent": got["bytes_sent"], "reduction": got["reduction"],
                    "max_rel_error": got["max_rel_error"], "max_abs_error": got["max_abs_error"],
-                   "max_rate_rel_error": 0.0, "by_type": {"gauge": got["by_type"]["gauge"]}}
+                   "max_rate_rel_error": 0.0, "max_quantile_rel_error": 0.0, "max_quantile_rank_error": 0.0,
+                   "by_type": {"gauge": got["by_type"]["gauge"]}}
     assert got["max_rel_error"] <= 0.1
     assert got["reduction"] == 1 - got["bytes_sent"] / got["bytes_naive"]
 
@@ -180,7 +181,11 @@ def test_simulate_openmetrics_replays_a_device_by_type(tmp_path: Path,
     assert sum(t["points"] for t in got["by_type"].values()) == got["points"]
     assert sum(t["sent"] for t in got["by_type"].values()) == got["sent"]
     assert got["max_rel_error"] <= 0.1 and got["max_rate_rel_error"] <= 0.1 + 1e-9
+    hist = got["by_type"]["histogram"]  # its quantiles over 5-minute windows, by value and by rank
+    assert hist["max_quantile_rank_error"] == got["max_quantile_rank_error"] <= 0.05
+    assert hist["max_quantile_rel_error"] == got["max_quantile_rel_error"] >= 0.0
     assert 0 < got["sent"] < got["points"] and got["bytes_sent"] < got["bytes_naive"]
     assert main(["edge", "simulate", "--openmetrics", str(om)]) == 0
     table = capsys.readouterr().out
     assert "counters' 5-minute increase" in table and "  histogram " in table
+    assert "histograms' quantiles" in table and "max 5m q" in table

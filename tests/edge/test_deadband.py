@@ -86,6 +86,20 @@ def test_heartbeat_backs_off_for_series_that_never_move_but_not_the_fixed_ones()
     assert sent["beat"] == list(range(0, 3601, 300))
 
 
+def test_a_gauge_moving_inside_the_band_backs_off_a_counter_moving_does_not() -> None:
+    # the server holds a gauge's value within the band of every point: its heartbeat only says it exists;
+    # a moving counter's line reaches the server when a segment closes: the short heartbeat bounds that
+    db = Deadband(DeadbandSettings(heartbeat=300.0, heartbeat_max=1200.0),
+                  kinds={"c_total": MetricKind.COUNTER})
+    sent: dict[str, list[float]] = {}
+    for t in range(0, 3601, 15):
+        wiggle = 1.0 + 0.05 * ((t // 15) % 2)  # 5 %: inside the 10 % band
+        for s in db.offer_all([Sample(G, t, wiggle), Sample(C, t, 7.0 + t)]):
+            sent.setdefault(s.labels.name, []).append(s.t)
+    assert sent["g"] == [0, 300, 900, 2100, 3300]
+    assert sent["c_total"] == list(range(0, 3601, 300))
+
+
 def test_unit_floors() -> None:
     s = DeadbandSettings()
     assert s.floor_of("node_memory_free_bytes", MetricKind.GAUGE) == 1024.0

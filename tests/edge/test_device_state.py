@@ -7,7 +7,7 @@ from pathlib import Path
 from inferwatch.config import parse_config
 from inferwatch.edge import AgentStats, Batch, encode_batch
 from inferwatch.model import Labels, Sample, SimulatedClock, parse_matchers
-from inferwatch.server._ingest import EDGE_STATE_FILE, EdgeIngest
+from inferwatch.server.ingest._edge_ingest import EDGE_STATE_FILE, EdgeIngest
 from inferwatch.store import MemoryStore
 
 T0 = 1_700_000_000.0

@@ -1,4 +1,4 @@
-"""The server's filling in of format-3 edge series (server/_edge_fill.py), table-driven."""
+"""The server's filling in of format-3 edge series (server/ingest/_edge_fill.py), table-driven."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 import math
 
 from inferwatch.model import Labels, Sample
-from inferwatch.server._edge_fill import MAX_FILL_PER_BATCH, Filler
+from inferwatch.server.ingest._edge_fill import MAX_FILL_PER_BATCH, Filler
 
 G, C = Labels.of("g", device="d"), Labels.of("c_total", device="d")
 

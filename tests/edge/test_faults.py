@@ -14,7 +14,7 @@ import pytest
 from inferwatch.edge import Agent, Deadband, DeadbandSettings, IngestTarget, SpoolConfig
 from inferwatch.edge._http import HttpClient, TransportError
 from inferwatch.model import Labels, Sample, SimulatedClock
-from inferwatch.server._edge_fill import Filler
+from inferwatch.server.ingest._edge_fill import Filler
 
 from .helpers import TOKEN, ScriptedSource, agent_config, assert_served, read_store, serve, served_ok
 
@@ -72,7 +72,7 @@ def newest_of(stored: dict[str, list[tuple[float, float]]], key: str) -> float:
 
 def _split(samples: list[Sample]) -> dict[str, list[tuple[float, float]]]:
     # what the server stores of what was sent: the gaps between sent points filled in at the step
-    # (gauges: the last value holds; server/_edge_fill.py)
+    # (gauges: the last value holds; server/ingest/_edge_fill.py)
     out: dict[str, list[tuple[float, float]]] = {}
     samples = Filler().fill(list(samples), lambda _: False, 60.0, DeadbandSettings().heartbeat_max)
     for s in sorted(samples, key=lambda s: s.t):

@@ -10,7 +10,7 @@ from inferwatch.config import parse_config
 from inferwatch.edge import AgentStats, Batch, encode_batch
 from inferwatch.model import Labels, Sample, SimulatedClock
 from inferwatch.server import build_components
-from inferwatch.server._ingest import EdgeIngest
+from inferwatch.server.ingest._edge_ingest import EdgeIngest
 
 T0 = 1_700_000_000.0
 

@@ -39,5 +39,8 @@ def test_the_deadband_on_a_real_device(trace: Path) -> None:
     r = replay(samples, kinds, DeadbandSettings(heartbeat_max=1800.0))
     assert set(r.by_type) >= {"gauge", "counter", "histogram"}
     assert r.max_rel_error <= 0.1 + 1e-9  # every gauge within the band
-    assert r.max_rate_rel_error <= 0.25  # counters' 5-minute increases: the measured worst is 0.16
+    assert r.max_rate_rel_error <= 0.1 + 1e-9  # counters' 5-minute increases within the band too
+    # histograms' quantiles over 5-minute windows: off by at most 2 % of the observations (measured 1.1 %;
+    # by value up to 0.49 where a 0.99 quantile sits on a bucket's edge with a sparse bucket above)
+    assert r.by_type["histogram"]["max_quantile_rank_error"] <= 0.02
     assert r.reduction >= 0.75 and r.sent < 0.15 * r.points

@@ -16,7 +16,12 @@ from inferwatch.alerting import parse_rfc3339
 from inferwatch.config import AlertmanagerSpec, Config, load_config
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
-from inferwatch.server._alertmanager_push import AlertmanagerPush, FanoutSink, alert_sink, alerts_payload
+from inferwatch.server.remote._alertmanager_push import (
+    AlertmanagerPush,
+    FanoutSink,
+    alert_sink,
+    alerts_payload,
+)
 
 from ._engines import alertmanager, free_port, inferwatch, poll
 

@@ -112,3 +112,8 @@ def test_estimated_performance_drops_before_the_labels_arrive() -> None:
         assert before > 0.8 and after < 0.7 and upper < before, (before, after, upper)
         assert agg.invalid == 1
         assert mon.get_sample_value("inferwatch_model_estimate_outside_support_ratio", LABELS) is not None
+        # What the default EstimatedPerformanceDrop rule reads: the window's rows and the reference's level.
+        assert mon.get_sample_value("inferwatch_model_estimated_window_samples", LABELS) == 1000.0
+        ref = mon.get_sample_value("inferwatch_model_reference_performance", key)
+        assert ref == pytest.approx(float(np.mean(y_ref == (p_ref >= 0.5))))
+        assert upper < ref

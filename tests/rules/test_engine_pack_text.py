@@ -19,7 +19,7 @@ from inferwatch.config import parse_config
 from inferwatch.model import SimulatedClock
 from inferwatch.rules import AlertState, load_rules
 from inferwatch.rules._evaluator import Evaluator
-from inferwatch.server._exposition import ExpositionParser
+from inferwatch.server.ingest._exposition import ExpositionParser
 from inferwatch.store import MemoryStore
 from inferwatch.store._memory import append_columns
 

@@ -12,8 +12,8 @@ from starlette.testclient import TestClient
 from inferwatch.alerting import Pipeline, RecordingNotifier, Silence, rfc3339
 from inferwatch.config import Secret, parse_config
 from inferwatch.model import SimulatedClock, alertmanager_fingerprint, parse_matcher
-from inferwatch.server._alerting_api import alerting_routes
-from inferwatch.server._am_api import filter_matches, parse_postable_alerts
+from inferwatch.server.api._alerting_api import alerting_routes
+from inferwatch.server.api._am_api import filter_matches, parse_postable_alerts
 
 T0 = 1_800_000_000.0
 AUTH = {"Authorization": "Bearer tok"}

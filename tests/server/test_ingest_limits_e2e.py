@@ -239,7 +239,7 @@ def test_query_deadlines_hold_whatever_the_shape(tmp_path: Path) -> None:
 
 
 def test_every_write_in_the_openapi_document_refuses_a_missing_token(server: Served) -> None:
-    from inferwatch.server._openapi import OPENAPI_PATH
+    from inferwatch.server.api._openapi import OPENAPI_PATH
 
     doc = httpx.get(f"{server.url}{OPENAPI_PATH}", timeout=30).json()
     writes = [(method.upper(), path) for path, ops in doc["paths"].items() for method in ops

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from inferwatch.model import Labels, is_stale_nan
-from inferwatch.server._otlp_decode import OtlpError, decode_metrics_json
-from inferwatch.server._otlp_delta import DeltaState
-from inferwatch.server._otlp_translate import label_name, metric_name, translate
+from inferwatch.server.ingest._otlp_decode import OtlpError, decode_metrics_json
+from inferwatch.server.ingest._otlp_delta import DeltaState
+from inferwatch.server.ingest._otlp_translate import label_name, metric_name, translate
 
 NOW = 1_700_000_000.0
 T1, T2, T3 = (int((NOW - d) * 1e9) for d in (30, 20, 10))
@@ -259,7 +259,7 @@ def test_protobuf_and_its_json_mapping_decode_to_the_same_records() -> None:
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-    from inferwatch.server._otlp_decode import decode_metrics_protobuf
+    from inferwatch.server.ingest._otlp_decode import decode_metrics_protobuf
 
     req = ExportMetricsServiceRequest()
     rm = req.resource_metrics.add()
@@ -291,7 +291,7 @@ def test_protobuf_and_its_json_mapping_decode_to_the_same_records() -> None:
 def test_a_request_with_too_many_points_is_refused_before_translation() -> None:
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-    from inferwatch.server._otlp_decode import MAX_POINTS, TooManyPoints, decode_metrics_protobuf
+    from inferwatch.server.ingest._otlp_decode import MAX_POINTS, TooManyPoints, decode_metrics_protobuf
 
     points = [{"timeUnixNano": "1", "asInt": "1"}] * (MAX_POINTS // 2 + 1)
     doc = _request({"name": "a", "gauge": {"dataPoints": points}},

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inferwatch.model import Labels
-from inferwatch.server._prompb import WriteRequestReader
+from inferwatch.server.ingest._prompb import WriteRequestReader
 
 Point = tuple[int, float]  # (milliseconds, value)
 

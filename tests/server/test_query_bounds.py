@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from inferwatch.config import QueryLimits, parse_config
 from inferwatch.model import Labels, Matcher, Sample, SimulatedClock
 from inferwatch.server import Server, build_components, create_app
-from inferwatch.server._query_exec import QueryExecutor
+from inferwatch.server.api._query_exec import QueryExecutor
 from inferwatch.store import MemoryStore, Series
 
 from ._proc import serve, wait_scraped

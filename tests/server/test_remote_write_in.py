@@ -116,7 +116,7 @@ def test_pushed_samples_are_stored_once_and_bad_requests_are_refused_whole(serve
 def test_the_columns_reader_reads_what_the_edge_codec_reads() -> None:
     from inferwatch.edge import _snappy, decode_write_request
     from inferwatch.model import STALE_NAN, is_stale_nan
-    from inferwatch.server._prompb import WriteRequestReader
+    from inferwatch.server.ingest._prompb import WriteRequestReader
 
     samples = [Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_000.123, 5.0),
                Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_001.0, STALE_NAN),
@@ -131,7 +131,7 @@ def test_the_columns_reader_reads_what_the_edge_codec_reads() -> None:
 
 def test_the_receiver_stores_columns_and_refuses_with_the_sender_s_status() -> None:
     from inferwatch.model import SimulatedClock
-    from inferwatch.server._remote_write_in import MAX_DECODED_BYTES, RemoteWriteReceiver
+    from inferwatch.server.ingest._remote_write_in import MAX_DECODED_BYTES, RemoteWriteReceiver
     from inferwatch.store import MemoryStore, parse_selector
 
     store = MemoryStore()

@@ -20,8 +20,8 @@ from inferwatch.config import RemoteWriteSpec, parse_config
 from inferwatch.edge import decode_write_request
 from inferwatch.model import STALE_NAN, Labels, SimulatedClock
 from inferwatch.server import ServerComponents
-from inferwatch.server._remote_write_out import RemoteSender, TeeStore, backoff_delay
-from inferwatch.server._rw_wal import RemoteWAL
+from inferwatch.server.remote._remote_write_out import RemoteSender, TeeStore, backoff_delay
+from inferwatch.server.remote._rw_wal import RemoteWAL
 from inferwatch.store import MemoryStore, append_columns
 
 from .conftest import FakeTarget

@@ -284,8 +284,8 @@ def test_a_batch_prometheus_already_has_sent_again_loses_and_doubles_nothing(
         tmp_path: Path, prometheus: str, lossy_proxy: tuple[str, list[int]]) -> None:
     from inferwatch.config import RemoteWriteSpec
     from inferwatch.model import Labels, SimulatedClock
-    from inferwatch.server._remote_write_out import RemoteSender
-    from inferwatch.server._rw_wal import RemoteWAL
+    from inferwatch.server.remote._remote_write_out import RemoteSender
+    from inferwatch.server.remote._rw_wal import RemoteWAL
 
     url, answers = lossy_proxy
     t0 = float(int(time.time()) - 60)

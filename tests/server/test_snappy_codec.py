@@ -7,7 +7,7 @@ import random
 import pytest
 
 from inferwatch.edge import _snappy as edge_codec
-from inferwatch.server import _snappy
+from inferwatch.server.ingest import _snappy
 
 
 @pytest.mark.parametrize("seed", range(5))

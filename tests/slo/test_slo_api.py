@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 from inferwatch.config import parse_config
 from inferwatch.model import Labels, Sample, SimulatedClock, parse_matchers
 from inferwatch.server import Server, build_components, create_app
-from inferwatch.server._slo_api import slo_routes
+from inferwatch.server.api._slo_api import slo_routes
 from inferwatch.store import MemoryStore
 
 Client = tuple[TestClient, Server, SimulatedClock]

@@ -24,8 +24,8 @@ from inferwatch.model import Labels, SimulatedClock, parse_matchers
 from inferwatch.rules import Alert
 from inferwatch.sdk import Monitor
 from inferwatch.server import build_components
-from inferwatch.server._exposition import ExpositionParser
 from inferwatch.server._trace_links import TraceLinks
+from inferwatch.server.ingest._exposition import ExpositionParser
 from inferwatch.store import ExemplarStore
 from inferwatch.tracing import setup
 

@@ -224,7 +224,7 @@ def test_stages_without_tracing_never_import_opentelemetry() -> None:
     code = textwrap.dedent("""
         import sys
         import inferwatch.tracing
-        import inferwatch.server._otlp
+        import inferwatch.server.api._otlp_traces
         from inferwatch.sdk import Monitor
         with Monitor(service="svc") as m, m.stage("model"):
             pass

@@ -19,17 +19,32 @@ def add_server_args(p: argparse.ArgumentParser, *, again: bool = False) -> None:
                    "server.api_token, else the data directory's api_token file)")
 
 
-def _target(args: argparse.Namespace) -> tuple[str, str]:
+def _target(args: argparse.Namespace) -> tuple[str, str, str]:
+    """The server's URL, the token to send and where it came from (for a 401's message)."""
     from inferwatch.config import env, load_config
 
     cfg = load_config(args.config)
     url = args.url or f"http://{cfg.server.listen}"
-    token = args.token or os.environ.get(env.ENV_API_TOKEN) or (
-        cfg.server.api_token.reveal() if cfg.server.api_token else "")
-    if not token:
-        path = Path(os.environ.get(env.ENV_DATA_DIR) or cfg.server.data_dir) / "api_token"
-        token = path.read_text().strip() if path.is_file() else ""
-    return url.rstrip("/"), token
+    path = Path(os.environ.get(env.ENV_DATA_DIR) or cfg.server.data_dir) / "api_token"
+    sources = (
+        (args.token, "--token"),
+        (os.environ.get(env.ENV_API_TOKEN), f"${env.ENV_API_TOKEN}"),
+        (cfg.server.api_token.reveal() if cfg.server.api_token else None, "the config's server.api_token"),
+        (path.read_text().strip() if path.is_file() else None, str(path)),
+    )
+    for token, source in sources:
+        if token:
+            return url.rstrip("/"), token, source
+    return url.rstrip("/"), "", f"none of --token, ${env.ENV_API_TOKEN}, server.api_token, {path}"
+
+
+def _refused(url: str, source: str, token: str, server_says: str) -> str:
+    """A 401 in words: which token was sent (never its value) and where the server's is."""
+    sent = (f"the token from {source} is not the server's" if token
+            else f"no token was sent ({source} has one)")
+    return (f"the server at {url} refused the write (401): {sent}; use the server's API token: its "
+            "$INFERWATCH_API_TOKEN, else its server.api_token, else the api_token file in its data "
+            f"directory (printed at its first start) [server: {server_says}]")
 
 
 def call(args: argparse.Namespace, method: str, path: str, body: Any = None,
@@ -39,7 +54,7 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None,
 
     from inferwatch._exceptions import InputError
 
-    url, token = _target(args)
+    url, token, source = _target(args)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         resp = httpx.request(method, url + path, json=body, headers=headers, params=params, timeout=10)
@@ -52,5 +67,8 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None,
         except (ValueError, AttributeError):
             msg = resp.text
         # the whole message, on one line (a server error may span lines; never a traceback)
-        raise InputError(f"server answered {resp.status_code}: {' '.join(str(msg).split())}")
+        said = " ".join(str(msg).split())
+        if resp.status_code == 401:
+            raise InputError(_refused(url, source, token, said))
+        raise InputError(f"server answered {resp.status_code}: {said}")
     return resp.json()

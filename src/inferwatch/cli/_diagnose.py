@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
         "gpu", help="GPU utilisation fell while QPS is unchanged: gather evidence, rank causes",
         description="Compare the first and last third of the window: GPU utilisation against QPS, "
         "server CPU, PCIe throughput and link, GPU memory and GC, throttle reasons; run "
-        "`nvidia-smi topo -m` and `nvidia-smi -q -d PCIE` when present; rank the causes.",
+        "`nvidia-smi topo -m` and `nvidia-smi -q` when present; rank the causes.",
     )
     gpu.add_argument("--service", help="service label of inferwatch_requests_total (default: all)")
     gpu.add_argument("--gpu", help="GPU index or UUID (default: the one whose utilisation fell most)")

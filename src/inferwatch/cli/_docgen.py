@@ -2,7 +2,9 @@
 
 ``python -m inferwatch.cli._docgen`` rewrites ``docs/reference/config.md`` and
 ``docs/reference/cli.md``; a test fails when the committed pages differ from what
-this writes, so names, defaults and help texts can never drift from the code.
+this writes, so names, defaults and help texts can never drift from the code. It also
+copies ``benchmarks/RESULTS.md`` to the site's ``docs/benchmarks/index.md`` (links
+made relative to that page), so the two tables cannot differ.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cli_reference", "config_reference", "config_sections", "write_pages"]
+__all__ = ["benchmarks_index", "cli_reference", "config_reference", "config_sections", "write_pages"]
 
 CONFIG_PAGE = "docs/reference/config.md"
 CLI_PAGE = "docs/reference/cli.md"
+BENCH_SOURCE = "benchmarks/RESULTS.md"
+BENCH_PAGE = "docs/benchmarks/index.md"
 HELP_COLUMNS = "100"  # argparse wraps --help to the terminal: a fixed width keeps the page stable
 
 
@@ -176,10 +180,21 @@ def cli_reference() -> str:
             os.environ["COLUMNS"] = before
 
 
+def benchmarks_index(root: Path) -> str:
+    """The site's benchmarks page: ``root``'s benchmarks/RESULTS.md, its links relative to the page."""
+    text = (root / BENCH_SOURCE).read_text(encoding="utf-8")
+    # RESULTS.md links the history pages as ../docs/benchmarks/X.md; the copy sits beside them
+    text = text.replace("](../docs/benchmarks/", "](").replace("](../docs/", "](../")
+    note = f"<!-- generated from {BENCH_SOURCE} by python -m inferwatch.cli._docgen: edit that file -->"
+    return f"{note}\n{text}"
+
+
 def write_pages(root: Path) -> list[Path]:
-    """Write both pages under ``root`` (the repository); return their paths."""
+    """Write the generated pages under ``root`` (the repository); return their paths."""
     written = []
-    for rel, text in ((CONFIG_PAGE, config_reference()), (CLI_PAGE, cli_reference())):
+    pages = ((CONFIG_PAGE, config_reference()), (CLI_PAGE, cli_reference()),
+             (BENCH_PAGE, benchmarks_index(root)))
+    for rel, text in pages:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -109,14 +109,17 @@ def _simulate(args: argparse.Namespace) -> int:
     print(f"{name}: {r.points} points, {r.sent} sent ({r.sent / r.points:.1%}); "
           f"{r.bytes_naive} -> {r.bytes_sent} bytes ({r.reduction:.1%} fewer); "
           f"max error {r.max_rel_error:.4f} relative, {r.max_abs_error:.6g} absolute"
-          + (f", counters' 5-minute increase {r.max_rate_rel_error:.4f}" if "counter" in r.by_type else ""))
+          + (f", counters' 5-minute increase {r.max_rate_rel_error:.4f}" if "counter" in r.by_type else "")
+          + (f", histograms' quantiles {r.max_quantile_rel_error:.4f} (rank {r.max_quantile_rank_error:.4f})"
+             if "histogram" in r.by_type else ""))
     if len(r.by_type) > 1:
         print(f"  {'type':<10} {'series':>6} {'points':>7} {'sent':>6} {'naive B':>8} {'sent B':>7} "
-              f"{'fewer':>6} {'max rel':>7} {'max 5m rate':>11}")
+              f"{'fewer':>6} {'max rel':>7} {'max 5m rate':>11} {'max 5m q':>8} {'q rank':>6}")
         for kind, f in r.by_type.items():
             print(f"  {kind:<10} {f['series']:>6} {f['points']:>7} {f['sent']:>6} {f['bytes_naive']:>8} "
                   f"{f['bytes_sent']:>7} {f['reduction']:>6.1%} {f['max_rel_error']:>7.4f} "
-                  f"{f['max_rate_rel_error']:>11.4f}")
+                  f"{f['max_rate_rel_error']:>11.4f} {f.get('max_quantile_rel_error', 0.0):>8.4f} "
+                  f"{f.get('max_quantile_rank_error', 0.0):>6.4f}")
     return 0
 
 

@@ -38,7 +38,8 @@ def _run(args: argparse.Namespace) -> int:
     exporter = Exporter(interval=cfg.collect.interval, pid=args.pid, gpu=cfg.collect.gpu)
     port = exporter.serve(args.host, args.port)
     g = exporter.gpu
-    gpu = "disabled (collect.gpu: false)" if g is None else "on" if g.up else f"off ({g.reason})"
+    gpu = "disabled (collect.gpu: false)" if g is None else (
+        f"on, GPM profiling metrics on {g.gpm_gpus} GPU(s)" if g.up else f"off ({g.reason})")
     print(f"inferwatch exporter: http://{args.host}:{port}/metrics "
           f"(every {cfg.collect.interval:g}s; GPU collector {gpu})", flush=True)
     try:

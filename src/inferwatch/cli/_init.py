@@ -22,7 +22,7 @@ TEMPLATE = """\
 # `inferwatch config show` prints every field with its default;
 # `inferwatch serve` (no arguments) reads this file.
 server:
-  listen: {listen}               # the dashboard and the HTTP API: http://{listen_raw}/
+  listen: {listen:<26}# the dashboard and the HTTP API: http://{listen_raw}/
   data_dir: ./data                  # SQLite store, alert state and the generated api_token
 
 scrape:

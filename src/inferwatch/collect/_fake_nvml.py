@@ -51,12 +51,32 @@ class FakeGPU:
     power_limit_mw: int = 400_000
     energy_mj: int = 1_000_000
     pending_xids: list[int] = field(default_factory=list)
+    # GPM metric id -> value over the interval ending at the next sample (percent or MiB/s);
+    # None: the GPU has no GPM (pre-Hopper, MIG, some VMs)
+    gpm: dict[int, float] | None = None
     unsupported: set[str] = field(default_factory=set)  # pynvml function names answering NOT_SUPPORTED
 
 
 @dataclass(frozen=True)
 class _Handle:
     index: int
+
+
+@dataclass
+class _GpmSample:
+    values: dict[int, float] = field(default_factory=dict)
+    freed: bool = False
+
+
+class _GpmMetricsGet:
+    """``c_nvmlGpmMetricsGet_t``'s fields, as pynvml's ctypes struct has them."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.numMetrics = 0
+        self.sample1: _GpmSample | None = None
+        self.sample2: _GpmSample | None = None
+        self.metrics = [SimpleNamespace(metricId=0, nvmlReturn=0, value=0.0) for _ in range(210)]
 
 
 class FakeNVML:
@@ -78,6 +98,8 @@ class FakeNVML:
     NVML_TEMPERATURE_GPU = c.TEMPERATURE_GPU
     NVML_ERROR_TIMEOUT, NVML_ERROR_NOT_SUPPORTED = c.ERROR_TIMEOUT, c.ERROR_NOT_SUPPORTED
     nvmlEventTypeXidCriticalError = c.EVENT_TYPE_XID_CRITICAL_ERROR
+    NVML_GPM_METRICS_GET_VERSION = 1
+    c_nvmlGpmMetricsGet_t = _GpmMetricsGet
 
     def __init__(self, gpus: list[FakeGPU] | None = None, *, init_error: int | None = None) -> None:
         self.gpus = list(gpus or [])
@@ -218,3 +240,32 @@ class FakeNVML:
     def nvmlEventSetFree(self, event_set: list[int]) -> None:
         """Release ``event_set``."""
         event_set.clear()
+
+    def nvmlGpmQueryDeviceSupport(self, h: _Handle) -> SimpleNamespace:
+        """Whether the GPU has GPM (``isSupportedDevice``)."""
+        gpm = self._gpu(h, "nvmlGpmQueryDeviceSupport").gpm
+        return SimpleNamespace(isSupportedDevice=int(gpm is not None))
+
+    def nvmlGpmSampleAlloc(self) -> _GpmSample:
+        """A GPM sample buffer."""
+        return _GpmSample()
+
+    def nvmlGpmSampleFree(self, sample: _GpmSample) -> None:
+        """Release a sample buffer."""
+        sample.freed = True
+
+    def nvmlGpmSampleGet(self, h: _Handle, sample: _GpmSample) -> _GpmSample:
+        """Take a sample: the GPU's ``gpm`` values now."""
+        sample.values = dict(self._gpu(h, "nvmlGpmSampleGet").gpm or {})
+        return sample
+
+    def nvmlGpmMetricsGet(self, req: _GpmMetricsGet) -> _GpmMetricsGet:
+        """Metrics between ``sample1`` and ``sample2``: the values of ``sample2``; unknown ids fail."""
+        self.calls += 1
+        if req.version != self.NVML_GPM_METRICS_GET_VERSION or req.sample1 is None or req.sample2 is None:
+            raise FakeNVMLError(2)  # NVML_ERROR_INVALID_ARGUMENT
+        for metric in req.metrics[:req.numMetrics]:
+            value = req.sample2.values.get(metric.metricId)
+            metric.nvmlReturn = c.ERROR_NOT_SUPPORTED if value is None else 0
+            metric.value = 0.0 if value is None else value
+        return req

@@ -10,6 +10,7 @@ from typing import Any
 
 from inferwatch.collect import _nvml as c
 from inferwatch.collect._base import sample
+from inferwatch.collect._gpm import GpmReader
 from inferwatch.model import MetricSpec, Sample
 from inferwatch.model import metrics as m
 
@@ -29,12 +30,17 @@ class _Device:
     handle: Any
     labels: dict[str, str]
     events: Any = None
+    gpm: GpmReader | None = None
     last_xid: int = 0
     xid_total: int = 0
 
 
 class GpuCollector:
-    """Per-GPU utilisation, memory, PCIe, clocks, throttle reasons, temperature, power and XIDs.
+    """Per-GPU utilisation, memory, PCIe, clocks, throttle reasons, temperature, power, XIDs and GPM.
+
+    Where the GPU has GPM (Hopper and later), DCGM's profiling ratios (SM active,
+    occupancy, tensor/fp pipes, DRAM, graphics engine) and PCIe/NVLink rates
+    come from it, averaged between collections; elsewhere they are absent.
 
     ``nvml`` is pynvml (loaded behind a guard when not given) or a
     :class:`~inferwatch.collect.FakeNVML`. Without the binding, the library
@@ -110,7 +116,15 @@ class GpuCollector:
             nv.nvmlDeviceRegisterEvents(h, c.EVENT_TYPE_XID_CRITICAL_ERROR, dev.events)
         except nv.NVMLError:
             dev.events = None  # XIDs are not reported for this GPU (e.g. inside some VMs)
+        gpm = GpmReader(nv, h)
+        dev.gpm = gpm if gpm.supported else None  # no GPM: the profiling series are simply absent
         return dev
+
+    @property
+    def gpm_gpus(self) -> int:
+        """How many GPUs report GPM profiling metrics (DCGM_FI_PROF_*)."""
+        self._start()
+        return sum(1 for d in self._devices or [] if d.gpm is not None)
 
     def _try(self, index: int, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)``, or ``None`` when NVML refuses; NOT_SUPPORTED is remembered and not retried."""
@@ -153,9 +167,13 @@ class GpuCollector:
             put(m.DCGM_FB_USED, mem.used // _MIB)
             put(m.DCGM_FB_FREE, mem.free // _MIB)
             put(m.DCGM_FB_TOTAL, mem.total // _MIB)
-        # NVML reports KB/s over a 20 ms sample; DCGM's PROF fields are bytes per second.
-        put(m.DCGM_PCIE_TX, self._try(i, nv.nvmlDeviceGetPcieThroughput, h, c.PCIE_UTIL_TX_BYTES), 1024)
-        put(m.DCGM_PCIE_RX, self._try(i, nv.nvmlDeviceGetPcieThroughput, h, c.PCIE_UTIL_RX_BYTES), 1024)
+        if dev.gpm is not None:
+            for spec, value in dev.gpm.read():
+                put(spec, value)
+        if dev.gpm is None or not dev.gpm.has_pcie:
+            # NVML reports KB/s over a 20 ms sample (the call waits for it); DCGM's PROF fields are B/s.
+            put(m.DCGM_PCIE_TX, self._try(i, nv.nvmlDeviceGetPcieThroughput, h, c.PCIE_UTIL_TX_BYTES), 1024)
+            put(m.DCGM_PCIE_RX, self._try(i, nv.nvmlDeviceGetPcieThroughput, h, c.PCIE_UTIL_RX_BYTES), 1024)
         put(m.DCGM_PCIE_LINK_GEN, self._try(i, nv.nvmlDeviceGetCurrPcieLinkGeneration, h))
         put(m.DCGM_PCIE_MAX_LINK_GEN, self._try(i, nv.nvmlDeviceGetMaxPcieLinkGeneration, h))
         put(m.DCGM_PCIE_LINK_WIDTH, self._try(i, nv.nvmlDeviceGetCurrPcieLinkWidth, h))
@@ -204,6 +222,8 @@ class GpuCollector:
         if not self._devices:
             return
         for dev in self._devices:
+            if dev.gpm is not None:
+                dev.gpm.close()
             if dev.events is not None:
                 self._try(int(dev.labels["gpu"]), self._nvml.nvmlEventSetFree, dev.events)
         self._try(-1, self._nvml.nvmlShutdown)

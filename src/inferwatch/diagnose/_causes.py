@@ -58,6 +58,11 @@ def _finding(cause: str, title: str, score: float, facts: list[str], steps: tupl
     return Finding(cause, title, round(_clamp(score, _CAP), 2), tuple(facts), steps)
 
 
+def _rise(recent: float | None, before: float | None) -> float:
+    """How much more often a clock event was active recently than before (0 when not more often)."""
+    return max(0.0, (recent or 0.0) - (before or 0.0))
+
+
 def _cpu_rose(ev: Evidence) -> bool:
     r = ev.process_cpu.ratio
     return ev.process_cpu.delta >= 0.25 and (r is None or r >= 1.3)
@@ -134,7 +139,7 @@ def pcie(ev: Evidence) -> Finding:
         score += 0.05
         facts.append("nvidia-smi topo -m: paths cross the CPU interconnect: " + "; ".join(ev.topology))
     return _finding("pcie", "PCIe contention or a downgraded link", score, facts, (
-        "nvidia-smi -q -d PCIE   # Link Width / PCIe Generation: Max vs Current",
+        "nvidia-smi -q | grep -A9 'GPU Link Info'   # PCIe Generation / Link Width: Max vs Current",
         "nvidia-smi topo -m   # GPUs and NICs sharing a switch or crossing sockets",
         f"sudo lspci -vvv -s {ev.gpu.get('pci_bus_id', '<bus id>')[-12:]} | grep -E 'LnkCap|LnkSta'",
     ))
@@ -143,12 +148,15 @@ def pcie(ev: Evidence) -> Finding:
 def throttling(ev: Evidence) -> Finding:
     """Clocks are held down by temperature or the power limit."""
     score, facts = 0.0, []
-    if ev.thermal_fraction:
-        score += 0.5 * _clamp(ev.thermal_fraction / 0.5)
-        facts.append(f"thermal clock events in {_frac(ev.thermal_fraction)} of recent samples")
-    if ev.power_fraction:
-        score += 0.4 * _clamp(ev.power_fraction / 0.5)
-        facts.append(f"power-cap clock events in {_frac(ev.power_fraction)} of recent samples")
+    thermal, power = _rise(ev.thermal_fraction, ev.thermal_before), _rise(ev.power_fraction, ev.power_before)
+    if thermal:
+        score += 0.5 * _clamp(thermal / 0.5)
+        facts.append(f"thermal clock events in {_frac(ev.thermal_fraction)} of recent samples "
+                     f"(before: {_frac(ev.thermal_before or 0.0)})")
+    if power:
+        score += 0.4 * _clamp(power / 0.5)
+        facts.append(f"power-cap clock events in {_frac(ev.power_fraction)} of recent samples "
+                     f"(before: {_frac(ev.power_before or 0.0)})")
     r = ev.sm_clock.ratio
     if r is not None and r <= 0.85:
         score += 0.3
@@ -174,7 +182,8 @@ def input_starvation(ev: Evidence) -> Finding:
     if score and not _cpu_rose(ev):
         score += 0.15
         facts.append(f"server CPU did not rise ({_ch(ev.process_cpu, _cores)})")
-    if score and not ev.link.downgraded and not ev.thermal_fraction and not ev.power_fraction:
+    throttled = _rise(ev.thermal_fraction, ev.thermal_before) or _rise(ev.power_fraction, ev.power_before)
+    if score and not ev.link.downgraded and not throttled:
         score += 0.15
         facts.append("no link downgrade or throttling")
     return _finding("input_starvation", "input starvation (the GPU waits for data)", score, facts, (

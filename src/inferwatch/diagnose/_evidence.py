@@ -18,7 +18,9 @@ __all__ = ["Change", "Evidence", "Link", "SeriesSource", "gather_evidence"]
 
 _THERMAL = {b for b, r in CLOCK_EVENT_REASONS.items() if r in ("sw_thermal", "hw_thermal", "hw_slowdown")}
 _POWER = {b for b, r in CLOCK_EVENT_REASONS.items() if r in ("power_cap", "hw_power_brake")}
-_COMMANDS = (("nvidia-smi", "topo", "-m"), ("nvidia-smi", "-q", "-d", "PCIE"))
+# The whole `-q`: its PCI section has the link; driver 580's nvidia-smi refuses `-q -d PCIE`
+# ("Failed to parse --display/-d flags", exit 2, seen on an H200): PCIE is no display filter.
+_COMMANDS = (("nvidia-smi", "topo", "-m"), ("nvidia-smi", "-q"))
 
 
 class SeriesSource(Protocol):
@@ -81,7 +83,12 @@ class Evidence:
     before: Segment
     recent: Segment
     gpu: dict[str, str] = field(default_factory=dict)
-    gpu_util: Change = Change()
+    gpu_util: Change = Change()  # percent, of ``util_metric``
+    # The profiling metrics say how busy the SMs were; DCGM_FI_DEV_GPU_UTIL only that a
+    # kernel ran in the sample period (dcgm-exporter#341), so they are preferred.
+    util_metric: str = m.DCGM_GPU_UTIL.name
+    device_util: Change = Change()  # DCGM_FI_DEV_GPU_UTIL, percent, kept beside a profiling one
+    tensor_active: Change = Change()  # 0..1
     qps: Change = Change()
     process_cpu: Change = Change()  # cores
     host_cpu_busy: Change = Change()  # fraction of all CPUs
@@ -96,6 +103,10 @@ class Evidence:
     gc_pause: Change = Change()  # fraction of time paused in GC
     thermal_fraction: float | None = None  # of recent samples with a thermal clock event
     power_fraction: float | None = None
+    # the same in the first third: an event that was as frequent before the drop does not explain it
+    # (an H200 reported SW power cap in 97-100 % of samples at 290 W and at 600 W of 700 W)
+    thermal_before: float | None = None
+    power_before: float | None = None
     sm_clock: Change = Change()
     temperature: float | None = None
     power: float | None = None
@@ -130,10 +141,26 @@ class _Reader:
         return gauge_last(self.series(spec, extra), self.window)
 
 
+# Utilisation metrics by preference, with the factor to percent.
+_UTIL_METRICS = (
+    (m.DCGM_PROF_SM_ACTIVE, 100.0), (m.DCGM_PROF_PIPE_TENSOR_ACTIVE, 100.0), (m.DCGM_GPU_UTIL, 1.0),
+)
+
+
+def _utilisation(r: _Reader, focus: dict[str, str]) -> tuple[Change, str]:
+    """The most telling utilisation measured at both ends, in percent, and its metric name."""
+    for spec, scale in _UTIL_METRICS:
+        ch = r.gauge(spec, focus)
+        if ch.known:
+            return Change(ch.before * scale, ch.recent * scale), spec.name  # type: ignore[operator]
+    return Change(), m.DCGM_GPU_UTIL.name
+
+
 def _focus_gpu(r: _Reader, gpu: str | None) -> dict[str, str]:
     """Labels of the GPU whose utilisation fell most (or the one asked for by index or UUID)."""
     best: tuple[float, dict[str, str]] | None = None
-    for s in r.series(m.DCGM_GPU_UTIL, {}):
+    found = (r.series(spec, {}) for spec, _ in _UTIL_METRICS)
+    for s in next((ss for ss in found if ss), []):
         labels = dict(s.labels.without_name())
         if gpu is not None and gpu not in (labels.get("gpu"), labels.get("UUID")):
             continue
@@ -154,10 +181,13 @@ def _host_cpu_busy(r: _Reader, target: dict[str, str]) -> Change:
     return Change(out[0], out[1])
 
 
-def _event_fraction(r: _Reader, gpu: dict[str, str], bits: set[int]) -> float | None:
+def _event_fraction(
+    r: _Reader, gpu: dict[str, str], bits: set[int], seg: Segment | None = None,
+) -> float | None:
+    seg = seg or r.recent
     values = [
         v for s in r.series(m.DCGM_CLOCKS_EVENT_REASONS, gpu)
-        for t, v in zip(s.t, s.v, strict=True) if r.recent.start <= t <= r.recent.end and v == v
+        for t, v in zip(s.t, s.v, strict=True) if seg.start <= t <= seg.end and v == v
     ]
     if not values:
         return None
@@ -186,7 +216,7 @@ def _link(r: _Reader, gpu: dict[str, str], live: Link | None, commands: Sequence
         g, mg, w, mw = (None if v is None else int(v) for v in vals)
         return Link(g, mg, w, mw, "store")
     for res in commands:
-        if res.ok and "PCIE" in res.argv:
+        if res.ok and "-q" in res.argv:
             for link in parse_pcie_query(res.stdout):
                 if link.pci_bus_id.lower() == gpu.get("pci_bus_id", "").lower() and link.gen is not None:
                     return Link(link.gen, link.max_gen, link.width, link.max_width, "nvidia-smi")
@@ -209,9 +239,12 @@ def gather_evidence(
     topo = next((topology_crossings(c.stdout) for c in commands if c.ok and "topo" in c.argv), [])
     pause = r.rate(m.PYTHON_GC_PAUSE_SECONDS_TOTAL, target)
     replays = counter_increase(r.series(m.DCGM_PCIE_REPLAY, focus), window) if focus else None
+    util, util_metric = _utilisation(r, focus) if focus else (Change(), m.DCGM_GPU_UTIL.name)
     return Evidence(
         window=window, before=r.before, recent=r.recent, gpu=focus, service=service,
-        gpu_util=r.gauge(m.DCGM_GPU_UTIL, focus) if focus else Change(),
+        gpu_util=util, util_metric=util_metric,
+        device_util=r.gauge(m.DCGM_GPU_UTIL, focus) if focus else Change(),
+        tensor_active=r.gauge(m.DCGM_PROF_PIPE_TENSOR_ACTIVE, focus) if focus else Change(),
         qps=r.rate(m.REQUESTS_TOTAL, {"service": service} if service else {}),
         process_cpu=r.rate(m.PROCESS_CPU_SECONDS_TOTAL, target),
         host_cpu_busy=_host_cpu_busy(r, target),
@@ -226,6 +259,8 @@ def gather_evidence(
         gc_pause=pause,
         thermal_fraction=_event_fraction(r, focus, _THERMAL) if focus else None,
         power_fraction=_event_fraction(r, focus, _POWER) if focus else None,
+        thermal_before=_event_fraction(r, focus, _THERMAL, r.before) if focus else None,
+        power_before=_event_fraction(r, focus, _POWER, r.before) if focus else None,
         sm_clock=r.gauge(m.DCGM_SM_CLOCK, focus) if focus else Change(),
         temperature=r.gauge(m.DCGM_GPU_TEMP, focus).recent if focus else None,
         power=r.gauge(m.DCGM_POWER_USAGE, focus).recent if focus else None,

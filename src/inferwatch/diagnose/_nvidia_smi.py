@@ -1,4 +1,4 @@
-"""Reading ``nvidia-smi -q -d PCIE`` and ``nvidia-smi topo -m`` output."""
+"""Reading ``nvidia-smi -q`` and ``nvidia-smi topo -m`` output."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _int(text: str) -> int | None:
 
 
 def parse_pcie_query(text: str) -> list[PcieLink]:
-    """Per-GPU links from ``nvidia-smi -q -d PCIE`` (sections "PCIe Generation" and "Link Width").
+    """Per-GPU links from ``nvidia-smi -q`` (its "GPU Link Info": "PCIe Generation" and "Link Width").
 
     >>> out = "GPU 00000000:3B:00.0\\n  PCIe Generation\\n    Max : 4\\n    Current : 3\\n"
     >>> parse_pcie_query(out + "  Link Width\\n    Max : 16x\\n    Current : 8x\\n")

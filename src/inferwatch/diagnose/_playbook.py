@@ -8,6 +8,7 @@ from typing import Any
 from inferwatch.diagnose._causes import Finding, judge_all
 from inferwatch.diagnose._evidence import Evidence, SeriesSource, gather_evidence
 from inferwatch.diagnose._runner import CommandRunner
+from inferwatch.model import metrics as m
 
 __all__ = ["DROP_POINTS", "GpuDiagnosis", "diagnose_gpu"]
 
@@ -39,6 +40,7 @@ class GpuDiagnosis:
             "summary": self.summary,
             "window": {"start": ev.window.start, "end": ev.window.end},
             "gpu": ev.gpu,
+            "utilisation_metric": ev.util_metric,
             "service": ev.service,
             "causes": [asdict(f) for f in self.findings],
             "evidence": _evidence_json(ev),
@@ -55,6 +57,16 @@ def _evidence_json(ev: Evidence) -> dict[str, Any]:
     ]
     out["link"]["downgraded"] = ev.link.downgraded
     return out
+
+
+def _util_name(ev: Evidence) -> str:
+    if ev.util_metric == m.DCGM_GPU_UTIL.name:
+        return "utilisation"
+    name = "SM active" if ev.util_metric == m.DCGM_PROF_SM_ACTIVE.name else "tensor active"
+    d = ev.device_util
+    if d.known:  # show what GPU_UTIL said: it may not have moved at all (dcgm-exporter#341)
+        return f"{name} (GPU_UTIL {d.before:.0f}% → {d.recent:.0f}%)"
+    return name
 
 
 def _missing(ev: Evidence) -> tuple[str, ...]:
@@ -80,7 +92,7 @@ def diagnose_gpu(
     """Gather the evidence for the last ``since`` seconds and rank the causes.
 
     ``nvml`` (pynvml or a ``FakeNVML``) adds the live link state; ``runner``
-    runs ``nvidia-smi topo -m`` and ``nvidia-smi -q -d PCIE``.
+    runs ``nvidia-smi topo -m`` and ``nvidia-smi -q``.
     """
     ev = gather_evidence(store, now=now, since=since, service=service, gpu=gpu, nvml=nvml, runner=runner)
     missing = _missing(ev)
@@ -89,7 +101,7 @@ def diagnose_gpu(
         return GpuDiagnosis("not_enough_data", "not enough data: no GPU utilisation in both the first and "
                             "the last third of the window", (), ev, missing)
     findings = tuple(judge_all(ev))
-    change = f"GPU {ev.gpu.get('gpu', '?')} utilisation {u.before:.0f}% → {u.recent:.0f}%"
+    change = f"GPU {ev.gpu.get('gpu', '?')} {_util_name(ev)} {u.before:.0f}% → {u.recent:.0f}%"
     q = ev.qps.ratio
     qps = ("QPS unknown" if q is None else
            f"QPS {ev.qps.before:.1f} → {ev.qps.recent:.1f}"

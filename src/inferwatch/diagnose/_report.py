@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from inferwatch.diagnose._playbook import GpuDiagnosis
+from inferwatch.model import metrics
+
+_DEV_UTIL = metrics.DCGM_GPU_UTIL.name
 
 __all__ = ["render_text"]
 
@@ -30,7 +33,12 @@ def render_text(d: GpuDiagnosis) -> str:
         lines.append("  no support: " + "; ".join(ruled))
     lines += ["", "Evidence (first third → last third of the window):"]
     rows = [
-        ("GPU utilisation", ev.gpu_util.before, ev.gpu_util.recent, "%", 1.0),
+        ("GPU utilisation" if ev.util_metric == _DEV_UTIL else "SM/tensor active",
+         ev.gpu_util.before, ev.gpu_util.recent, "%", 1.0),
+        *([("GPU_UTIL (kernel ran)", ev.device_util.before, ev.device_util.recent, "%", 1.0)]
+          if ev.util_metric != _DEV_UTIL else []),
+        *([("tensor active", ev.tensor_active.before, ev.tensor_active.recent, "%", 100.0)]
+          if ev.tensor_active.known else []),
         ("QPS", ev.qps.before, ev.qps.recent, "/s", 1.0),
         ("server CPU (cores)", ev.process_cpu.before, ev.process_cpu.recent, "", 1.0),
         ("host CPU busy", ev.host_cpu_busy.before, ev.host_cpu_busy.recent, "%", 100.0),

@@ -6,11 +6,15 @@ and the real encoder (format 3, ``_wire3``: labels and kinds in a series' first
 batch, ids after). The naive upload sends every point with the same batching (one
 batch per ``batch_interval`` of sample time, at most ``batch_size`` samples) and
 the same encoder and compression. Errors are measured against the server's
-reconstruction (``server/_edge_fill``): a gauge's last sent value holds -- its
+reconstruction (``server/ingest/_edge_fill``): a gauge's last sent value holds -- its
 error ``|true - held|``, relative to ``max(|held|, floor)`` (at most the band); a
 counter is the line between its sent points -- its error is that of the increase
 over every 5-minute window (``max_rate_rel_error``: ``|increase - true increase|
-/ max(true increase, floor)``, windows with a reset left out). Points after a
+/ max(true increase, floor)``, windows with a reset left out); a histogram's
+buckets are counters too, and ``max_quantile_rel_error`` is the worst relative
+error of its 0.5, 0.9 and 0.99 quantiles over every 5-minute window
+(``_quantiles``), ``max_quantile_rank_error`` the share of observations they are
+off by. Points after a
 series' last sent one are not measured (the agent sends them later). A point
 repeating its predecessor's timestamp is not measured (NAB has a few; no
 time-series store keeps two values at one instant, and the deadband drops the
@@ -32,6 +36,7 @@ from typing import Any
 from inferwatch._exceptions import InputError
 from inferwatch.edge._counters import RATE_WINDOW_S
 from inferwatch.edge._deadband import Deadband, DeadbandSettings, kind_of
+from inferwatch.edge._quantiles import histogram_units, worst_quantile_error
 from inferwatch.edge._wire3 import encode_columns
 from inferwatch.model import Labels, MetricKind, Sample
 
@@ -52,6 +57,8 @@ class SimulationResult:
     max_rel_error: float
     max_abs_error: float
     max_rate_rel_error: float = 0.0  # counters: the increase over 5-minute windows
+    max_quantile_rel_error: float = 0.0  # histograms: quantiles over 5-minute windows
+    max_quantile_rank_error: float = 0.0  # ... and the share of observations they are off by
     by_type: dict[str, dict[str, float]] = field(default_factory=dict)  # gauge, counter, histogram, ...
 
     def to_json(self) -> dict[str, Any]:
@@ -154,6 +161,8 @@ class _Errors:
     rel: float = 0.0
     abs: float = 0.0
     rate: float = 0.0
+    quantile: float = 0.0
+    rank: float = 0.0
 
 
 def _gauge_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, err: _Errors) -> None:
@@ -219,6 +228,11 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
         floor = settings.floor_of(labels.name, kind)
         check = _counter_errors if kind is MetricKind.COUNTER else _gauge_errors
         check(raw, sent_by.get(labels, []), floor, err)
+    hist = per.get("histogram", _Errors())
+    for unit, buckets in histogram_units(list(raw_by)).items() if "histogram" in per else ():
+        floor = settings.floor_of(unit.name, MetricKind.COUNTER)
+        q, rank = worst_quantile_error(buckets, raw_by, sent_by, RATE_WINDOW_S, floor)
+        hist.quantile, hist.rank = max(hist.quantile, q), max(hist.rank, rank)
     steps = [b.t - a.t for r in raw_by.values() for a, b in itertools.pairwise(r) if b.t > a.t]
     step = sorted(steps)[len(steps) // 2] if steps else 0.0
 
@@ -234,12 +248,16 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
         by_type[name] = {"series": sum(1 for ls in raw_by if type_of(ls.name, kinds) == name),
                          "points": len(raw_t), "sent": len(sent_t), "bytes_naive": b0, "bytes_sent": b1,
                          "reduction": 1.0 - b1 / b0 if b0 else 0.0, "max_rel_error": e.rel,
-                         "max_abs_error": e.abs, "max_rate_rel_error": e.rate}
+                         "max_abs_error": e.abs, "max_rate_rel_error": e.rate,
+                         **({"max_quantile_rel_error": e.quantile, "max_quantile_rank_error": e.rank}
+                            if name == "histogram" else {})}
     b0, b1 = wire(naive), wire(sent)
     gauges = [e for name, e in per.items() if name in ("gauge", "summary")] or [_Errors()]
     return SimulationResult(len(naive), len(sent), b0, b1, 1.0 - b1 / b0 if b0 else 0.0,
                             max(e.rel for e in gauges), max(e.abs for e in per.values()),
-                            max((e.rate for e in per.values()), default=0.0), by_type)
+                            max((e.rate for e in per.values()), default=0.0),
+                            max((e.quantile for e in per.values()), default=0.0),
+                            max((e.rank for e in per.values()), default=0.0), by_type)
 
 
 def simulate(points: Sequence[tuple[float, float]], settings: DeadbandSettings, *,

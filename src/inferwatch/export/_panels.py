@@ -96,6 +96,10 @@ INFRASTRUCTURE = DashboardSpec("inferwatch-infrastructure", "inferwatch / infras
 
 GPU = DashboardSpec("inferwatch-gpu", "inferwatch / GPU", (
     PanelSpec("GPU utilisation", "percent", (Query(_s(metrics.DCGM_GPU_UTIL.name), _GPU_LEGEND),)),
+    # GPU_UTIL only says a kernel ran (dcgm-exporter#341); GPM's ratios say how busy the SMs were
+    PanelSpec("SM / tensor active (GPM, Hopper and later)", "percentunit", (
+        Query(_s(metrics.DCGM_PROF_SM_ACTIVE.name), "sm " + _GPU_LEGEND),
+        Query(_s(metrics.DCGM_PROF_PIPE_TENSOR_ACTIVE.name), "tensor " + _GPU_LEGEND))),
     PanelSpec("GPU memory used", "percentunit",
               (Query(f"{_USED} / ({_USED} + {_FREE})", _GPU_LEGEND),), thresholds=(0.8,)),
     PanelSpec("Framebuffer used", "decmbytes", (Query(_USED, _GPU_LEGEND),)),

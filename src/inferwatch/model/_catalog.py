@@ -265,6 +265,17 @@ MODEL_ESTIMATE_OUTSIDE_SUPPORT = MetricSpec(
     "Share of the last closed window's scores outside the reference's range (the estimate may not hold).",
     ("service", "model"),
 )
+MODEL_ESTIMATED_WINDOW = MetricSpec(
+    "inferwatch_model_estimated_window_samples", _G,
+    "Predictions in the last closed window that the estimated performance was computed from.",
+    ("service", "model"),
+)
+MODEL_REFERENCE_PERFORMANCE = MetricSpec(
+    "inferwatch_model_reference_performance", _G,
+    "Realized performance on the labelled reference the estimator was fitted on "
+    "(the level alerts compare with).",
+    ("service", "model", "metric"),
+)
 MODEL_LABELS_TOTAL = MetricSpec(
     "inferwatch_model_labels_total", _C,
     "Label and prediction bookkeeping of realized performance (joined, unmatched, expired, invalid).",
@@ -431,6 +442,45 @@ GPU_XID_ERRORS_TOTAL = MetricSpec(
     "inferwatch_gpu_xid_errors_total", _C,
     "XID errors NVML reported for the GPU since the collector started.", _GPU,
 )
+# DCGM's profiling fields (dcgm-exporter's names, 0..1 ratios and bytes/s), read through
+# NVML's GPM (Hopper and later) between two collections, so no call waits for a window.
+DCGM_PROF_GR_ENGINE_ACTIVE = MetricSpec(
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE", _G, "Ratio of time the graphics engine is active.", _GPU, "ratio",
+)
+DCGM_PROF_SM_ACTIVE = MetricSpec(
+    "DCGM_FI_PROF_SM_ACTIVE", _G,
+    "The ratio of cycles an SM has at least 1 warp assigned (averaged over all SMs).", _GPU, "ratio",
+)
+DCGM_PROF_SM_OCCUPANCY = MetricSpec(
+    "DCGM_FI_PROF_SM_OCCUPANCY", _G,
+    "The ratio of number of warps resident on an SM to the maximum (averaged over all SMs).", _GPU, "ratio",
+)
+DCGM_PROF_PIPE_TENSOR_ACTIVE = MetricSpec(
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", _G, "Ratio of cycles the tensor (HMMA) pipe is active.", _GPU, "ratio",
+)
+DCGM_PROF_DRAM_ACTIVE = MetricSpec(
+    "DCGM_FI_PROF_DRAM_ACTIVE", _G,
+    "Ratio of cycles the device memory interface is active sending or receiving data.", _GPU, "ratio",
+)
+DCGM_PROF_PIPE_FP64_ACTIVE = MetricSpec(
+    "DCGM_FI_PROF_PIPE_FP64_ACTIVE", _G, "Ratio of cycles the fp64 pipes are active.", _GPU, "ratio",
+)
+DCGM_PROF_PIPE_FP32_ACTIVE = MetricSpec(
+    "DCGM_FI_PROF_PIPE_FP32_ACTIVE", _G, "Ratio of cycles the fp32 pipes are active.", _GPU, "ratio",
+)
+DCGM_PROF_PIPE_FP16_ACTIVE = MetricSpec(
+    "DCGM_FI_PROF_PIPE_FP16_ACTIVE", _G, "Ratio of cycles the fp16 pipes are active.", _GPU, "ratio",
+)
+DCGM_PROF_NVLINK_TX = MetricSpec(
+    "DCGM_FI_PROF_NVLINK_TX_BYTES", _G,
+    "The rate of data transmitted over NVLink, not including protocol headers, in bytes per second.",
+    _GPU, "bytes_per_second",
+)
+DCGM_PROF_NVLINK_RX = MetricSpec(
+    "DCGM_FI_PROF_NVLINK_RX_BYTES", _G,
+    "The rate of data received over NVLink, not including protocol headers, in bytes per second.",
+    _GPU, "bytes_per_second",
+)
 
 # --- edge: the agent's own series (sent like any other) and the server's view of devices ---
 EDGE_SPOOL_BACKLOG = MetricSpec(
@@ -593,7 +643,7 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
     MODEL_REALIZED, MODEL_LABELLED_WINDOW, MODEL_UNLABELLED_RATIO, MODEL_LABELS_TOTAL,
-    MODEL_ESTIMATED, MODEL_ESTIMATE_OUTSIDE_SUPPORT,
+    MODEL_ESTIMATED, MODEL_ESTIMATE_OUTSIDE_SUPPORT, MODEL_ESTIMATED_WINDOW, MODEL_REFERENCE_PERFORMANCE,
     CONVERSION_RATE, ABTEST_P_VALUE,
     ABTEST_SEQUENTIAL_P_VALUE, ABTEST_DIFFERENCE, EXPERIMENT_OUTCOMES_TOTAL, EXPERIMENT_CONVERSIONS_TOTAL,
     NODE_CPU_SECONDS_TOTAL, NODE_MEMORY_MEMTOTAL, NODE_MEMORY_MEMAVAILABLE, NODE_MEMORY_MEMFREE,
@@ -606,6 +656,9 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     DCGM_PCIE_MAX_LINK_WIDTH, DCGM_PCIE_REPLAY, DCGM_ENERGY, DCGM_SM_CLOCK, DCGM_MEM_CLOCK,
     DCGM_CLOCKS_EVENT_REASONS, GPU_CLOCK_EVENT_ACTIVE, DCGM_GPU_TEMP, DCGM_POWER_USAGE,
     DCGM_POWER_LIMIT, DCGM_XID_ERRORS, GPU_XID_ERRORS_TOTAL,
+    DCGM_PROF_GR_ENGINE_ACTIVE, DCGM_PROF_SM_ACTIVE, DCGM_PROF_SM_OCCUPANCY, DCGM_PROF_PIPE_TENSOR_ACTIVE,
+    DCGM_PROF_DRAM_ACTIVE, DCGM_PROF_PIPE_FP64_ACTIVE, DCGM_PROF_PIPE_FP32_ACTIVE, DCGM_PROF_PIPE_FP16_ACTIVE,
+    DCGM_PROF_NVLINK_TX, DCGM_PROF_NVLINK_RX,
     UP, BUILD_INFO, RULE_EVALUATIONS_TOTAL, RULE_EVALUATION_FAILURES_TOTAL, RULE_EVALUATION_SECONDS_TOTAL,
     RULE_GROUP_LAST_DURATION, RULE_GROUP_LAST_EVALUATION, RULE_GROUP_RULES, ALERTS, TARGETS,
     STORAGE_BYTES, STORAGE_CHECKPOINTS_TOTAL, STORAGE_CHECKPOINT_FAILURES_TOTAL,

@@ -28,14 +28,14 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from inferwatch._exceptions import InputError
 from inferwatch.quality._calibration import Calibrator, fit_calibrator
-from inferwatch.quality._perf_metrics import CLASSIFICATION_METRICS
+from inferwatch.quality._perf_metrics import CLASSIFICATION_METRICS, binary_metrics, multiclass_metrics
 
 __all__ = ["CBPE", "FittedCBPE", "PerformanceEstimate"]
 
@@ -73,7 +73,7 @@ class CBPE:
 
     def fit(self, y_true: npt.ArrayLike, y_pred: npt.ArrayLike, scores: npt.ArrayLike) -> FittedCBPE:
         """Fit calibrators on reference labels, predictions and scores (1-d binary, n × k multiclass)."""
-        s, t, _ = _check(scores, y_pred, y_true)
+        s, t, pred_ref = _check(scores, y_pred, y_true)
         k = 2 if s.ndim == 1 else s.shape[1]
         if t is None or np.any((t < 0) | (t >= k)):
             raise InputError(f"reference labels must be class indices 0..{k - 1}")
@@ -85,7 +85,11 @@ class CBPE:
         )
         lo = tuple(float(np.quantile(c, self.support_quantile)) for c in cols)
         hi = tuple(float(np.quantile(c, 1 - self.support_quantile)) for c in cols)
-        return FittedCBPE(self, k, cal, lo, hi)
+        # The reference's own realized metrics: what the alert rules compare a window's estimate with.
+        truth, pred = t.astype(np.float64), pred_ref.astype(np.float64)
+        ref = (binary_metrics(truth, pred, s, self.metrics) if k == 2
+               else multiclass_metrics(truth, pred, s, self.metrics))
+        return FittedCBPE(self, k, cal, lo, hi, ref)
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,8 @@ class FittedCBPE:
     calibrators: tuple[Calibrator, ...]
     support_low: tuple[float, ...]
     support_high: tuple[float, ...]
+    reference: dict[str, float] = field(default_factory=dict)
+    """The realized metrics on the reference itself (the level an estimate is compared with)."""
 
     def calibrated(self, scores: Array) -> Array:
         """Calibrated class probabilities: 1-d for binary, n × k (rows sum to 1) for multiclass."""

@@ -92,7 +92,7 @@ class EstimatedPerformance:
         self.last = self.fitted.score(pred.astype(np.float64), scores)
 
     def collect(self, now: float) -> Iterable[Metric]:
-        """One gauge per metric and bound (estimate, lower, upper), and the share outside the support."""
+        """Gauges: each metric and bound, the share outside the support, the rows, the reference level."""
         with self._lock:
             self._roll(now)
             last = self.last
@@ -105,7 +105,15 @@ class EstimatedPerformance:
                     if np.isfinite(v):
                         est.add_metric([*self.labels, metric, bound], v)
             out.add_metric(list(self.labels), last.outside_support)
-        return [est, out]
+        rows, level = catalog.MODEL_ESTIMATED_WINDOW, catalog.MODEL_REFERENCE_PERFORMANCE
+        win = GaugeMetricFamily(rows.name, rows.help, labels=[*rows.labels])
+        ref = GaugeMetricFamily(level.name, level.help, labels=[*level.labels])
+        for metric, v in self.fitted.reference.items():
+            if np.isfinite(v):
+                ref.add_metric([*self.labels, metric], v)
+        if last is not None:
+            win.add_metric(list(self.labels), float(last.rows))
+        return [est, out, win, ref]
 
     def __repr__(self) -> str:
         return f"EstimatedPerformance(service={self.labels[0]!r}, model={self.labels[1]!r})"

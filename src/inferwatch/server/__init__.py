@@ -1,17 +1,10 @@
 """The embedded server: scrape loop, store, rule evaluation, HTTP API (``inferwatch serve``)."""
 
-from inferwatch.server._alerting_api import alerting_routes
 from inferwatch.server._api import create_app
-from inferwatch.server._dashboard import dashboard_routes
-from inferwatch.server._exposition import ExpositionParser, ParsedScrape
-from inferwatch.server._oncall_api import oncall_routes
-from inferwatch.server._otlp import trace_routes
 from inferwatch.server._preflight import config_warnings, preflight
 from inferwatch.server._runtime import Server
-from inferwatch.server._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
-from inferwatch.server._slo_api import slo_routes
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server._wiring import (
     ALERT_STATE_FILE,
@@ -20,6 +13,13 @@ from inferwatch.server._wiring import (
     build_components,
     data_dir_of,
 )
+from inferwatch.server.api._alerting_api import alerting_routes
+from inferwatch.server.api._oncall_api import oncall_routes
+from inferwatch.server.api._otlp_traces import trace_routes
+from inferwatch.server.api._slo_api import slo_routes
+from inferwatch.server.ingest._exposition import ExpositionParser, ParsedScrape
+from inferwatch.server.ingest._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
+from inferwatch.server.web._dashboard import dashboard_routes
 
 __all__ = [
     "ALERT_STATE_FILE",

@@ -19,11 +19,11 @@ from starlette.routing import BaseRoute, Route
 
 from inferwatch.edge import INGEST_PATH
 from inferwatch.server._guard import Guard
-from inferwatch.server._openapi import OPENAPI_PATH, openapi_document
-from inferwatch.server._prom_routes import prometheus_routes
-from inferwatch.server._query_exec import QueryExecutor
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
+from inferwatch.server.api._openapi import OPENAPI_PATH, openapi_document
+from inferwatch.server.api._prom_routes import prometheus_routes
+from inferwatch.server.api._query_exec import QueryExecutor
 
 __all__ = ["create_app"]
 

@@ -20,9 +20,9 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import ConfigError, InferwatchError
 from inferwatch.config import Config, Secret
-from inferwatch.server._alerting_api import _write
 from inferwatch.server._runtime import Server
 from inferwatch.server._wiring import ServerComponents
+from inferwatch.server.api._alerting_api import _write
 
 __all__ = ["Reloader", "reload_route"]
 

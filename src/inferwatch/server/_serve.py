@@ -13,16 +13,11 @@ from typing import Any
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
-from inferwatch.server._alertmanager_push import alert_sink
 from inferwatch.server._api import create_app
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._lifecycle import Reloader, reload_route
-from inferwatch.server._otlp import open_trace_store, trace_routes
-from inferwatch.server._otlp_delta import DeltaState
-from inferwatch.server._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
 from inferwatch.server._preflight import config_warnings
-from inferwatch.server._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._wiring import (
@@ -32,6 +27,11 @@ from inferwatch.server._wiring import (
     data_dir_of,
     series_limits,
 )
+from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
+from inferwatch.server.ingest._otlp_delta import DeltaState
+from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
+from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
+from inferwatch.server.remote._alertmanager_push import alert_sink
 
 __all__ = ["parse_listen", "serve"]
 
@@ -59,7 +59,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
     from inferwatch.alerting import PipelineRunner
-    from inferwatch.server._alerting_api import alerting_routes, resolve_api_token
+    from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
 
     data_dir = data_dir_of(config)
     pipeline = build_pipeline(config, clock=clock)
@@ -74,10 +74,10 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
     routes = alerting_routes(pipeline, token, series_limits(config.server.limits))  # alerts' labels too
-    from inferwatch.server._oncall_api import oncall_routes
+    from inferwatch.server.api._oncall_api import oncall_routes
 
     routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
-    from inferwatch.server._ingest import DeviceStatus, EdgeIngest, ingest_routes
+    from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 
     edge = EdgeIngest(config.edge, server.components.appender, clock,
                       data_dir if config.storage.type == "sqlite" else None)
@@ -92,7 +92,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     routes.extend(remote_write_routes(RemoteWriteReceiver(
         server.components.appender, clock, sample_limit=config.server.limits.sample_limit,
         label_limit=config.server.limits.label_limit, retention=config.storage.retention), token))
-    from inferwatch.server._slo_api import slo_routes
+    from inferwatch.server.api._slo_api import slo_routes
 
     routes.extend(slo_routes(server))  # /api/v1/slos
     if reload is not None:
@@ -106,7 +106,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
         routes.append(reload_route(reloader, token))
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
             signal.signal(signal.SIGHUP, reloader.on_signal)
-    from inferwatch.server._dashboard import dashboard_routes
+    from inferwatch.server.web._dashboard import dashboard_routes
 
     def devices() -> list[dict[str, Any]]:  # the dashboard's devices: configured ones never heard from too
         seen = dict(edge.devices)

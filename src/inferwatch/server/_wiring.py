@@ -29,8 +29,8 @@ from inferwatch.rules import (
     Evaluator,
     Rule,
 )
-from inferwatch.server._remote_write_out import RemoteWrite
-from inferwatch.server._scrape import ScrapeLoop
+from inferwatch.server.ingest._scrape import ScrapeLoop
+from inferwatch.server.remote._remote_write_out import RemoteWrite
 from inferwatch.slo import Slo, load_rule_set
 from inferwatch.store import SeriesLimits, Store, open_store, set_limits
 
@@ -155,7 +155,7 @@ def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
     their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
     from inferwatch.alerting import pipeline_from_config
-    from inferwatch.server._oncall_api import load_ack_key
+    from inferwatch.server.api._oncall_api import load_ack_key
 
     data_dir = data_dir_of(config) if config.storage.type == "sqlite" else None
     return pipeline_from_config(config, data_dir, clock, ack_key=load_ack_key(data_dir))

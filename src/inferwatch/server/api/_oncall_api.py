@@ -1,0 +1,206 @@
+"""The on-call HTTP API: acknowledgements, groups with their state, history, MTTA/MTTR, who is on call.
+
+    POST /api/v1/alerts/ack        {group_id | matchers, by, comment?, expires?}  (token)
+    POST /api/v1/alerts/unack      {group_id | matchers, by}                      (token)
+    GET  /api/v1/alerts/ack/link   ?group=&sig=  a page with one button (no token: the HMAC is the key)
+    POST /api/v1/alerts/ack/link   ?group=&sig=  acknowledge that group (by "link")
+    GET  /api/v1/alerts/oncall-groups             groups with acknowledgement and escalation
+    GET  /api/v1/alerts/history    ?match[]=&start=&end=&kind=&group=&limit=
+    GET  /api/v1/alerts/stats      ?start=&end=&by=   MTTA and MTTR per service and tier
+    GET  /api/v1/oncall            ?time=             who is on call now, and next
+
+The link's GET answers a page and changes nothing, because mail scanners and
+chat previews open links; the button on it posts back.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from inferwatch._exceptions import InputError
+from inferwatch.alerting import Pipeline
+from inferwatch.alerting._acks import group_id
+from inferwatch.alerting._history import EVENT_KINDS
+from inferwatch.alerting._notification import fingerprint
+from inferwatch.alerting._schedule import shifts
+from inferwatch.config import Secret
+from inferwatch.model import Matcher, parse_duration, parse_matchers
+from inferwatch.server.api._alerting_api import json_body, write_guard
+from inferwatch.server.api._prom_params import parse_time
+
+__all__ = ["ACK_KEY_FILE", "load_ack_key", "oncall_routes"]
+
+ACK_KEY_FILE = "ack_key"
+MAX_HISTORY = 10_000  # events in one answer
+
+
+def load_ack_key(data_dir: Path | None) -> bytes:
+    """The key signing acknowledgement links: ``data_dir/ack_key`` (0600, made at first start)."""
+    if data_dir is None:
+        return secrets.token_bytes(32)
+    path = data_dir / ACK_KEY_FILE
+    if path.is_file():
+        return bytes.fromhex(path.read_text().strip())
+    key = secrets.token_bytes(32)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key.hex() + "\n")
+    return key
+
+
+def _matchers(raw: Any, where: str) -> list[Matcher]:
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise InputError(f"{where}: expected a list of matcher strings such as 'alertname=\"Down\"'")
+    try:
+        return [m for text in raw for m in parse_matchers(text)]
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def _expiry(raw: Any, now: float) -> float | None:
+    if raw in (None, ""):
+        return None
+    text = str(raw)
+    try:
+        return now + parse_duration(text)
+    except ValueError:
+        pass
+    try:
+        return parse_time(text, "expires")
+    except Exception:
+        raise InputError(f"ack expires: a duration such as 2h or an RFC 3339 time, "
+                         f"got {text[:64]!r}") from None
+
+
+def _selection(body: Any) -> tuple[str, list[Matcher]]:
+    if not isinstance(body, dict):
+        raise InputError("ack: expected a JSON object")
+    gid = body.get("group_id") or ""
+    if not isinstance(gid, str):
+        raise InputError("ack group_id: expected a string")
+    return gid, _matchers(body.get("matchers"), "ack matchers")
+
+
+def _time_param(request: Request, name: str, default: float) -> float:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return parse_time(raw, name)
+    except Exception:
+        raise InputError(f"{name}: unix seconds or RFC 3339, got {raw[:64]!r}") from None
+
+
+def oncall_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
+    """The routes to mount in the server's app."""
+    clock = pipeline.clock
+
+    async def ack(request: Request) -> Response:
+        body = await json_body(request)
+        gid, ms = _selection(body)
+        now = clock.now()
+        done = await run_in_threadpool(
+            pipeline.acknowledge, now, str(body.get("by") or ""), str(body.get("comment") or ""),
+            gid=gid, matchers=ms, expires_at=_expiry(body.get("expires"), now))
+        return JSONResponse({"acknowledged": [a.to_json() for a in done]})
+
+    async def unack(request: Request) -> Response:
+        body = await json_body(request)
+        gid, ms = _selection(body)
+        done = await run_in_threadpool(pipeline.unacknowledge, clock.now(), str(body.get("by") or "api"),
+                                       gid=gid, matchers=ms)
+        return JSONResponse({"unacknowledged": [a.to_json() for a in done]})
+
+    def _link_ok(request: Request) -> tuple[str, str] | None:
+        gid, sig = request.query_params.get("group", ""), request.query_params.get("sig", "")
+        return (gid, sig) if gid and sig and pipeline.ack_links.verify(gid, sig) else None
+
+    async def link_page(request: Request) -> Response:
+        found = _link_ok(request)
+        if found is None:
+            return HTMLResponse(_page("This acknowledgement link is not valid."), status_code=403)
+        gid, sig = found
+        form = (f'<form method="post" action="?group={html.escape(gid)}&amp;sig={html.escape(sig)}">'
+                '<button type="submit" id="ack">Acknowledge</button></form>')
+        return HTMLResponse(_page(f"Acknowledge alert group {html.escape(gid)}?", form))
+
+    async def link_ack(request: Request) -> Response:
+        found = _link_ok(request)
+        if found is None:
+            return HTMLResponse(_page("This acknowledgement link is not valid."), status_code=403)
+        try:
+            await run_in_threadpool(pipeline.acknowledge, clock.now(), "link", "one-click link", gid=found[0])
+        except InputError:
+            return HTMLResponse(_page("Nothing to acknowledge: the group has resolved."), status_code=409)
+        return HTMLResponse(_page(f"Acknowledged group {html.escape(found[0])}. Escalation stopped."))
+
+    async def groups(request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(pipeline.group_states, clock.now()))
+
+    async def history(request: Request) -> Response:
+        try:
+            sets = [_matchers(t, "match[]") for t in request.query_params.getlist("match[]")]
+            kinds = request.query_params.getlist("kind")
+            bad = [k for k in kinds if k not in EVENT_KINDS]
+            if bad:
+                raise InputError(f"kind: unknown {bad} (known: {list(EVENT_KINDS)})")
+            limit = int(request.query_params.get("limit") or MAX_HISTORY)
+        except ValueError:
+            return JSONResponse({"error": "limit: an integer"}, status_code=400)
+        gid = request.query_params.get("group", "")
+        fps = [fingerprint(a) for g in pipeline.groups(clock.now()) if gid and group_id(g.key) == gid
+               for a in g.alerts]
+        events = await run_in_threadpool(
+            pipeline.oncall.history.query, sets, _time_param(request, "start", float("-inf")),
+            _time_param(request, "end", float("inf")), kinds, gid, max(1, min(limit, MAX_HISTORY)), fps)
+        return JSONResponse({"status": "success", "data": [e.to_json() for e in events]})
+
+    async def stats(request: Request) -> Response:
+        now = clock.now()
+        by = tuple(request.query_params.getlist("by")) or ("service", "tier")
+        rows = await run_in_threadpool(pipeline.oncall.history.response_times,
+                                       _time_param(request, "start", now - 30 * 86400.0),
+                                       _time_param(request, "end", now), by)
+        return JSONResponse({"status": "success", "data": rows})
+
+    async def oncall(request: Request) -> Response:
+        t = _time_param(request, "time", clock.now())
+        return JSONResponse({"time": t, "shifts": shifts(pipeline.config.oncall, t)})
+
+    def read(fn: Any) -> Any:
+        async def guarded(request: Request) -> Response:
+            try:
+                return await fn(request)  # type: ignore[no-any-return]
+            except InputError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+        return guarded
+
+    return [
+        Route("/api/v1/alerts/ack", write_guard(token, ack), methods=["POST"]),
+        Route("/api/v1/alerts/unack", write_guard(token, unack), methods=["POST"]),
+        Route("/api/v1/alerts/ack/link", link_page, methods=["GET"]),
+        Route("/api/v1/alerts/ack/link", link_ack, methods=["POST"]),
+        Route("/api/v1/alerts/oncall-groups", read(groups), methods=["GET"]),
+        Route("/api/v1/alerts/history", read(history), methods=["GET"]),
+        Route("/api/v1/alerts/stats", read(stats), methods=["GET"]),
+        Route("/api/v1/oncall", read(oncall), methods=["GET"]),
+    ]
+
+
+def _page(message: str, extra: str = "") -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>inferwatch</title></head>"
+            f"<body><p id='msg'>{message}</p>{extra}</body></html>")

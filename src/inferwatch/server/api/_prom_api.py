@@ -1,0 +1,208 @@
+"""Prometheus 2.42's query endpoints: ``query``, ``query_range``, ``format_query``, ``query_exemplars``.
+
+GET or POST form; results shaped as Prometheus's JSON (values as strings in
+Go's 'f' format, times as seconds). Parse errors answer 400 ``bad_data``
+with Prometheus's ``line:col`` message, evaluation errors 422
+``execution``, a timeout 503 ``timeout``: never a 500. Queries run on a
+worker thread, not the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from inferwatch._exceptions import StoreError
+from inferwatch.model import Labels
+from inferwatch.promql import (
+    MAX_RANGE_POINTS,
+    Engine,
+    EvalError,
+    Expr,
+    Matrix,
+    PromQLError,
+    QueryTimeout,
+    ValueType,
+    parse_promql,
+    parse_typed,
+)
+from inferwatch.server._runtime import Server
+from inferwatch.server.api._prom_params import (
+    ApiError,
+    Params,
+    format_api_float,
+    format_api_time,
+    read_params,
+)
+from inferwatch.server.api._query_exec import BoundedStore, QueryContext, QueryError, QueryExecutor
+
+__all__ = ["DEFAULT_QUERY_TIMEOUT_S", "api_handler", "prom_query_routes", "query_handler"]
+
+log = logging.getLogger(__name__)
+DEFAULT_QUERY_TIMEOUT_S = 120.0
+
+Handler = Callable[[Params], Any]
+QueryHandler = Callable[[Params, QueryContext | None], Any]
+
+
+def api_handler(fn: Handler, *, threaded: bool = False) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap ``fn(params) -> data`` into an endpoint answering Prometheus's envelope."""
+
+    async def call(params: Params) -> Any:
+        return await run_in_threadpool(fn, params) if threaded else fn(params)
+
+    return _endpoint(call)
+
+
+def query_handler(
+    fn: QueryHandler, executor: QueryExecutor | None
+) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap a query ``fn(params, ctx)``: on ``executor``'s bounded pool (its timeout, sample limit and
+    cancellation) when given, else on a worker thread with only the request's timeout."""
+
+    async def call(params: Params) -> Any:
+        if executor is None:
+            return await run_in_threadpool(fn, params, None)
+        # the request's own ``timeout`` bounds the answer too: 503 at it, whatever the worker is doing
+        return await executor.run(lambda ctx: fn(params, ctx), timeout=params.duration("timeout"))
+
+    return _endpoint(call)
+
+
+def _endpoint(call: Callable[[Params], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
+    async def run(req: Request) -> Response:
+        try:
+            params = await read_params(req)
+            data = await call(params)
+            return JSONResponse({"status": "success", "data": data})
+        except ApiError as exc:
+            return _error(str(exc), exc.error_type, exc.status)
+        except QueryError as exc:  # timeout 503, too many samples 422, cancelled 503, bad input 400
+            return _error(str(exc), exc.error_type, exc.status)
+        except PromQLError as exc:
+            return _error(str(exc), "bad_data", 400)  # Prometheus 2.42 gives the parse error as is
+        except QueryTimeout as exc:
+            return _error(str(exc), "timeout", 503)
+        except EvalError as exc:
+            return _error(str(exc), "execution", 422)
+        except StoreError as exc:
+            return _error(str(exc), "internal", 503)
+        except RecursionError:
+            return _error("expression nested too deeply", "bad_data", 400)
+        except Exception:  # a bug, not the client's fault: logged, answered as JSON
+            log.exception("%s failed", req.url.path)
+            return _error("internal error", "internal", 500)
+
+    return run
+
+
+def _error(message: str, error_type: str, status: int) -> JSONResponse:
+    return JSONResponse({"status": "error", "errorType": error_type, "error": message}, status_code=status)
+
+
+def _metric(ls: Labels) -> dict[str, str]:
+    return ls.to_dict()
+
+
+def _engine(server: Server, params: Params, ctx: QueryContext | None) -> Engine:
+    timeout = params.duration("timeout") or DEFAULT_QUERY_TIMEOUT_S
+    deadline = time.monotonic() + min(timeout, DEFAULT_QUERY_TIMEOUT_S)
+    store = server.components.store
+    if ctx is None:
+        return Engine(store, cancelled=lambda: time.monotonic() > deadline)
+
+    def stop() -> bool:
+        ctx.check()  # raises QueryTimeout / QueryCanceled past the server's limit or on cancel
+        return time.monotonic() > deadline  # the request's own, shorter ``timeout``
+
+    return Engine(BoundedStore(store, ctx), max_samples=ctx.max_samples,  # type: ignore[arg-type]
+                  cancelled=stop)
+
+
+def _query_text(params: Params) -> str:
+    q = params.get("query")
+    if q is None or q == "":
+        raise ApiError('invalid parameter "query": 1:1: parse error: no expression found in input')
+    return q
+
+
+def _parse_named(text: str) -> Expr:
+    """Parse; errors name the parameter, as 2.42 does for instant queries (not for ranges)."""
+    try:
+        return parse_promql(text)
+    except PromQLError as exc:
+        raise ApiError(f'invalid parameter "query": {exc}') from None
+
+
+def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> list[BaseRoute]:
+    """The query endpoints of ``server``."""
+
+    def query(params: Params, ctx: QueryContext | None) -> Any:
+        text = _query_text(params)
+        t = params.time("time", server.clock.now())
+        res = _engine(server, params, ctx).instant(_parse_named(text), t)
+        ts = format_api_time(res.time)
+        if res.type is ValueType.SCALAR:
+            assert isinstance(res.value, float)
+            return {"resultType": "scalar", "result": [ts, format_api_float(res.value)]}
+        if res.type is ValueType.STRING:
+            return {"resultType": "string", "result": [ts, res.value]}
+        if isinstance(res.value, Matrix):
+            return {"resultType": "matrix", "result": [
+                {"metric": _metric(ls), "values": [[format_api_time(x / 1000), format_api_float(y)]
+                                                   for x, y in zip(t_.tolist(), v.tolist(), strict=True)]}
+                for ls, t_, v in res.value.series]}
+        assert isinstance(res.value, list)
+        return {"resultType": "vector", "result": [
+            {"metric": _metric(ls), "value": [ts, format_api_float(v)]} for ls, v in res.value]}
+
+    def query_range(params: Params, ctx: QueryContext | None) -> Any:
+        text = _query_text(params)
+        start, end = params.get("start"), params.get("end")
+        if start is None:
+            raise ApiError('invalid parameter "start": cannot parse "" to a valid timestamp')
+        if end is None:
+            raise ApiError('invalid parameter "end": cannot parse "" to a valid timestamp')
+        s, e = params.time("start", 0.0), params.time("end", 0.0)
+        if e < s:
+            raise ApiError('invalid parameter "end": end timestamp must not be before start time')
+        step = params.duration("step")
+        if step is None:
+            raise ApiError('invalid parameter "step": cannot parse "" to a valid duration')
+        if step <= 0:
+            raise ApiError('invalid parameter "step": zero or negative query resolution step widths are not '
+                           "accepted. Try a positive integer")
+        if (e - s) / step > MAX_RANGE_POINTS:
+            raise ApiError("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the "
+                           "query resolution (?step=XX)")
+        expr, typ = parse_typed(text)
+        if typ not in (ValueType.SCALAR, ValueType.VECTOR):
+            doc = "range vector" if typ is ValueType.MATRIX else "string"
+            raise ApiError(f'invalid expression type "{doc}" for range query, must be Scalar or '
+                           "instant Vector")
+        res = _engine(server, params, ctx).range(expr, s, e, step)
+        return {"resultType": "matrix", "result": [
+            {"metric": _metric(ls), "values": [[format_api_time(t), format_api_float(v)] for t, v in pts]}
+            for ls, pts in res.series]}
+
+    def format_query(params: Params) -> Any:
+        return str(_parse_named(_query_text(params)))
+
+    def query_exemplars(params: Params) -> Any:
+        from inferwatch.server.api._exemplar_api import query_exemplars
+
+        return query_exemplars(params, server.components.scrape.exemplars)  # scraped from OpenMetrics
+
+    return [
+        Route("/api/v1/query", query_handler(query, executor), methods=["GET", "POST"]),
+        Route("/api/v1/query_range", query_handler(query_range, executor), methods=["GET", "POST"]),
+        Route("/api/v1/format_query", api_handler(format_query), methods=["GET", "POST"]),
+        Route("/api/v1/query_exemplars", api_handler(query_exemplars), methods=["GET", "POST"]),
+    ]

@@ -1,0 +1,177 @@
+"""Prometheus 2.42's status endpoints and its field formats for ``targets``, ``rules`` and ``alerts``.
+
+Times are RFC 3339 strings, durations in seconds as numbers where Prometheus
+gives numbers (``duration``, ``evaluationTime``) and ``"5s"`` strings where it
+gives strings (``scrapeInterval``); ``status/buildinfo`` reports the
+Prometheus version whose API this server speaks, so Grafana picks its
+Prometheus 2.42 feature set.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+from starlette.routing import BaseRoute, Route
+
+from inferwatch import __version__
+from inferwatch.model import METRIC_NAME_LABEL, Matcher, MatchOp, format_duration
+from inferwatch.promql import DEFAULT_MAX_SAMPLES
+from inferwatch.server._runtime import Server
+from inferwatch.server.api._prom_api import DEFAULT_QUERY_TIMEOUT_S, api_handler
+from inferwatch.server.api._prom_params import Params, format_api_float
+
+__all__ = ["PROMETHEUS_API_VERSION", "prom_status_routes", "rfc3339"]
+
+PROMETHEUS_API_VERSION = "2.42.0"
+_ZERO_TIME = "0001-01-01T00:00:00Z"
+
+
+def rfc3339(t: float | None) -> str:
+    """Unix seconds as RFC 3339 in UTC with Go's trailing-zero trimming (Go's zero time for ``None``)."""
+    if t is None:
+        return _ZERO_TIME
+    s = datetime.fromtimestamp(t, UTC).isoformat(timespec="microseconds").replace("+00:00", "")
+    s = s.rstrip("0").rstrip(".") if "." in s else s
+    return s + "Z"
+
+
+def prom_status_routes(server: Server) -> list[BaseRoute]:
+    """``status/*``, ``targets``, ``rules`` and ``alerts`` of ``server``."""
+    started = server.clock.now()
+
+    def buildinfo(_: Params) -> Any:
+        return {"version": PROMETHEUS_API_VERSION, "revision": f"inferwatch-{__version__}", "branch": "HEAD",
+                "buildUser": "inferwatch", "buildDate": "20230201-00:00:00", "goVersion": "go1.19.5"}
+
+    def config(_: Params) -> Any:
+        comps = server.components
+        jobs: dict[str, list[str]] = {}
+        for h in comps.scrape.targets():
+            jobs.setdefault(h.job, []).append(h.url.split("://", 1)[-1].split("/", 1)[0])
+        doc = {"global": {"scrape_interval": "15s", "evaluation_interval":
+                          format_duration(comps.config.server.evaluation_interval)},
+               "scrape_configs": [{"job_name": j, "static_configs": [{"targets": ts}]}
+                                  for j, ts in jobs.items()]}
+        return {"yaml": yaml.safe_dump(doc, sort_keys=False)}
+
+    def flags(_: Params) -> Any:
+        comps = server.components
+        return {
+            "query.lookback-delta": "5m", "query.max-samples": str(DEFAULT_MAX_SAMPLES),
+            "query.timeout": format_duration(DEFAULT_QUERY_TIMEOUT_S), "query.max-concurrency": "20",
+            "storage.tsdb.path": str(comps.data_dir),
+            "storage.tsdb.retention.time": format_duration(comps.config.storage.retention),
+            "web.listen-address": comps.config.server.listen,
+        }
+
+    def runtimeinfo(_: Params) -> Any:
+        stats = server.stats
+        return {"startTime": rfc3339(started), "CWD": os.getcwd(),
+                "reloadConfigSuccess": stats.last_reload_ok,
+                "lastConfigTime": rfc3339(stats.last_reload_success_t), "corruptionCount": 0,
+                "goroutineCount": threading.active_count(), "GOMAXPROCS": os.cpu_count() or 1,
+                "GOGC": "", "GODEBUG": "",
+                "storageRetention": format_duration(server.components.config.storage.retention)}
+
+    def tsdb(_: Params) -> Any:
+        series = server.components.store.series([Matcher(METRIC_NAME_LABEL, MatchOp.RE, ".+")])
+        by_name = Counter(ls.name for ls in series)
+        pairs = Counter(f"{k}={v}" for ls in series for k, v in ls.items_tuple)
+        values_by_label: dict[str, set[str]] = {}
+        for ls in series:
+            for k, v in ls.items_tuple:
+                values_by_label.setdefault(k, set()).add(v)
+
+        def top(c: Counter[str]) -> list[dict[str, Any]]:
+            return [{"name": k, "value": n} for k, n in c.most_common(10)]
+
+        return {"headStats": {"numSeries": len(series), "numLabelPairs": len(pairs), "chunkCount": 0,
+                              "minTime": 0, "maxTime": 0},
+                "seriesCountByMetricName": top(by_name),
+                "labelValueCountByLabelName": top(Counter({k: len(v) for k, v in values_by_label.items()})),
+                "memoryInBytesByLabelName": top(Counter({k: sum(len(x) for x in v)
+                                                         for k, v in values_by_label.items()})),
+                "seriesCountByLabelValuePair": top(pairs)}
+
+    def targets(params: Params) -> Any:
+        state = params.get("state") or "any"
+        active = [{
+            "discoveredLabels": {"__address__": h.url.split("://", 1)[-1].split("/", 1)[0],
+                                 "__metrics_path__": "/" + h.url.split("://", 1)[-1].partition("/")[2],
+                                 "__scheme__": h.url.split("://", 1)[0], "job": h.job},
+            "labels": dict(h.labels), "scrapePool": h.job, "scrapeUrl": h.url, "globalUrl": h.url,
+            "lastError": h.last_error, "lastScrape": rfc3339(h.last_scrape),
+            "lastScrapeDuration": h.last_duration, "health": h.health,
+            "scrapeInterval": format_duration(h.interval), "scrapeTimeout": format_duration(h.timeout),
+        } for h in server.components.scrape.targets()]
+        return {"activeTargets": active if state in ("any", "active") else [],
+                "droppedTargets": []}
+
+    def alerts_of() -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for a in server.components.evaluator.active():
+            out.setdefault(a.alertname, []).append(_alert(a))
+        return out
+
+    def rules(params: Params) -> Any:
+        comps = server.components
+        kind = params.get("type")
+        active = alerts_of()
+        last = server.stats.last_t
+        took = server.stats.last_duration
+        rules_json = [] if kind == "record" else [
+            _rule(r, active.get(r.name, []), last, took, comps.evaluator.band_status(r.name),
+                  comps.evaluator.band_warmup(r.name))
+            for r in comps.rules]
+        group = {"interval": comps.config.server.evaluation_interval, "limit": 0,
+                 "evaluationTime": server.stats.last_duration, "lastEvaluation": rfc3339(last)}
+        recorded: dict[str, list[dict[str, Any]]] = {}  # the SLOs' recording rules, in Sloth's groups
+        for rec in [] if kind == "alert" else comps.evaluator.recordings:
+            recorded.setdefault(rec.group, []).append(_recording(rec, last, took))
+        return {"groups": [{"name": "inferwatch", "file": "inferwatch.yml", "rules": rules_json, **group},
+                           *({"name": name, "file": "slo.rules.yml", "rules": items, **group}
+                             for name, items in recorded.items())]}
+
+    def alerts(_: Params) -> Any:
+        return {"alerts": [a for group in alerts_of().values() for a in group]}
+
+    endpoints = [("/api/v1/status/buildinfo", buildinfo), ("/api/v1/status/config", config),
+                 ("/api/v1/status/flags", flags), ("/api/v1/status/runtimeinfo", runtimeinfo),
+                 ("/api/v1/status/tsdb", tsdb), ("/api/v1/targets", targets), ("/api/v1/rules", rules),
+                 ("/api/v1/alerts", alerts)]
+    return [Route(path, api_handler(fn), methods=["GET", "POST"]) for path, fn in endpoints]
+
+
+def _alert(a: Any) -> dict[str, Any]:
+    out = {"labels": a.labels.to_dict(), "annotations": dict(a.annotations), "state": str(a.state),
+           "activeAt": rfc3339(a.active_since), "value": format_api_float(a.value)}
+    if a.held:  # inferwatch's addition to Prometheus's shape, only when it applies
+        out["held"] = True
+    return out
+
+
+def _recording(r: Any, last: float | None, took: float) -> dict[str, Any]:
+    return {"name": r.record, "query": r.promql, "labels": dict(r.labels), "health": "ok", "lastError": "",
+            "evaluationTime": took, "lastEvaluation": rfc3339(last), "type": "recording"}
+
+
+def _rule(r: Any, alerts: list[dict[str, Any]], last: float | None, took: float,
+          bands: dict[str, bool] | None = None,
+          warmup: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
+    state = "firing" if any(a["state"] == "firing" for a in alerts) else ("pending" if alerts else "inactive")
+    out = {"state": state, "name": r.name, "query": r.promql, "duration": r.for_,
+           "keepFiringFor": r.keep_firing_for, "labels": dict(r.alert_labels),
+           "annotations": dict(r.annotations), "alerts": alerts, "health": "ok", "lastError": "",
+           "evaluationTime": took, "lastEvaluation": rfc3339(last), "type": "alerting",
+           "dynamic": r.dynamic is not None}  # inferwatch's addition: a threshold: dynamic rule
+    if r.dynamic is not None:  # and whether each series' band is learned yet
+        # and how far each warm-up is (samples and seconds seen against those needed)
+        w = warmup or {}
+        out["bands"] = [{"series": k, "learned": v, **({"warmup": w[k]} if k in w else {})}
+                        for k, v in sorted((bands or {}).items())]
+    return out

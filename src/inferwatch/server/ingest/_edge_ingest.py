@@ -1,0 +1,345 @@
+"""``POST /api/v1/edge/ingest``: edge devices' batches into the store, each batch stored once.
+
+Checks, in order, each answered with a JSON error naming what was wrong:
+413 a body over ``edge.max_body_bytes`` (4 MiB); 401 no or an unknown device token;
+400 a body that is not gzip'ed JSON of the ingest format (the message names
+the field, e.g. ``body.series[3].v[17]``) or that expands past
+``edge.max_decoded_bytes`` or holds more than ``edge.max_samples``; 403 a
+token of one device uploading as another; 400 a sample stamped more than 10 minutes
+ahead of the server's clock or before 2000, or a batch over a limit of ``server.limits``
+(labels, label lengths, series: the message names it), nothing of the batch stored;
+409 ``unknown_series`` a version-2 batch naming a series id whose labels the server
+does not have (the agent resends it with its definitions). Both versions are accepted (``_wire``);
+version-2 definitions are kept per device and spool in ``edge.sqlite``. A batch id already stored answers
+200 ``{"status": "duplicate"}`` and stores nothing (the agent retried a batch
+whose answer it did not get). Every sample gets ``device="<name>"`` from
+the token, never from the body; a version-3 batch's gaps between sent points are
+filled in at the device's step (``_edge_fill``); the server records the contact time as
+``inferwatch_edge_last_contact_timestamp_seconds{device}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from inferwatch._exceptions import InputError, StoreError
+from inferwatch.collect import sample
+from inferwatch.config import EdgeConfig
+from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
+from inferwatch.model import Clock, Labels, Sample
+from inferwatch.model import metrics as m
+from inferwatch.server.ingest._edge_fill import Filler
+from inferwatch.server.ingest._ingest_checks import check_batch
+from inferwatch.store import Store
+
+__all__ = ["EDGE_STATE_FILE", "DeviceStatus", "EdgeIngest", "SeenBatches", "ingest_routes"]
+
+log = logging.getLogger(__name__)
+EDGE_STATE_FILE = "edge.sqlite"
+
+
+class SeenBatches:
+    """Batch ids already stored, per device, in SQLite (``:memory:`` for an in-memory server)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False,
+                                       isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS batches (device TEXT NOT NULL, id TEXT NOT NULL, "
+                             "at REAL NOT NULL, PRIMARY KEY (device, id))")
+            self._db.execute("CREATE TABLE IF NOT EXISTS series (device TEXT NOT NULL, spool TEXT NOT NULL, "
+                             "id INTEGER NOT NULL, labels TEXT NOT NULL, PRIMARY KEY (device, spool, id))")
+            self._db.execute("CREATE TABLE IF NOT EXISTS devices (device TEXT PRIMARY KEY, "
+                             "status TEXT NOT NULL)")
+        except sqlite3.Error as exc:
+            raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
+        self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
+        self._counters: dict[tuple[str, str], set[int]] = {}  # (device, spool) -> ids of counters (v3)
+
+    def _spool_series(self, device: str, spool: str) -> dict[int, Labels]:
+        got = self._series.get((device, spool))
+        if got is None:
+            rows = self._db.execute("SELECT id, labels FROM series WHERE device = ? AND spool = ?",
+                                    (device, spool))
+            got, counters = {}, set()
+            for i, text in rows:  # version 2 stored the labels; version 3 {"l": labels, "k": kind}
+                d = json.loads(text)
+                got[int(i)] = Labels(d["l"] if "__name__" not in d else d)
+                if d.get("k") == "c" and "__name__" not in d:
+                    counters.add(int(i))
+            self._series[(device, spool)], self._counters[(device, spool)] = got, counters
+        return got
+
+    def counters(self, device: str, spool: str) -> set[int]:
+        """The ids of ``device``'s ``spool`` defined as counters (version 3)."""
+        with self._lock:
+            self._spool_series(device, spool)
+            return set(self._counters[(device, spool)])
+
+    def labels(self, device: str, spool: str, sid: int) -> Labels | None:
+        """The labels series ``sid`` of ``device``'s ``spool`` was defined with (version 2), if any."""
+        with self._lock:
+            return self._spool_series(device, spool).get(sid)
+
+    def define(self, device: str, spool: str, defs: dict[int, Labels], kinds: dict[int, str] | None = None
+               ) -> None:
+        """Keep the series definitions of a version-2 or -3 batch (``kinds``: version 3's)."""
+        with self._lock:
+            known = self._spool_series(device, spool)
+            counters = self._counters[(device, spool)]
+            new = {i: ls for i, ls in defs.items()
+                   if known.get(i) != ls or (kinds is not None and (kinds.get(i) == "c") != (i in counters))}
+            if new:
+                rows = []
+                for i, ls in new.items():
+                    d: Any = ls.to_dict() if kinds is None else {"l": ls.to_dict(), "k": kinds.get(i, "g")}
+                    rows.append((device, spool, i, json.dumps(d)))
+                    if kinds is not None and kinds.get(i) == "c":
+                        counters.add(i)
+                    else:
+                        counters.discard(i)
+                self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)", rows)
+                known.update(new)
+
+    def seen(self, device: str, batch_id: str) -> bool:
+        """Whether ``batch_id`` of ``device`` was stored already."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM batches WHERE device = ? AND id = ?", (device, batch_id))
+            return row.fetchone() is not None
+
+    def add(self, device: str, batch_id: str, now: float, keep: float) -> None:
+        """Record ``batch_id`` as stored; forget ids older than ``keep`` seconds."""
+        with self._lock:
+            self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
+            self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
+
+    def save_device(self, status: dict[str, Any]) -> None:
+        """Keep a device's statistics (a restart continues its counts and last contact)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
+                             (status["device"], json.dumps(status)))
+
+    def load_devices(self) -> list[dict[str, Any]]:
+        """The statistics of every device saved (a row that does not read is left out, logged)."""
+        out = []
+        with self._lock:
+            rows = self._db.execute("SELECT device, status FROM devices").fetchall()
+        for device, text in rows:
+            try:
+                out.append(dict(json.loads(text)))
+            except ValueError:
+                log.warning("edge state: device %r's statistics do not read; starting it afresh", device)
+        return out
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._db.close()
+
+
+@dataclass
+class DeviceStatus:
+    """What the server knows of one device (the dashboard and ``/api/v1/edge/devices`` show it)."""
+
+    device: str
+    last_contact: float = 0.0
+    backlog: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    heartbeat_s: float = 0.0
+    samples: int = 0
+    batches: int = 0
+    duplicates: int = 0
+
+
+def _restored(rows: list[dict[str, Any]]) -> dict[str, DeviceStatus]:
+    known = set(DeviceStatus.__dataclass_fields__)
+    out = {}
+    for row in rows:
+        try:
+            status = DeviceStatus(**{k: v for k, v in row.items() if k in known})
+        except TypeError:  # no device name: nothing to restore
+            continue
+        out[status.device] = status
+    return out
+
+
+class _Reject(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class EdgeIngest:
+    """Validates, authenticates and stores edge batches (see the module docstring)."""
+
+    def __init__(self, config: EdgeConfig, store: Store, clock: Clock, data_dir: Path | None) -> None:
+        self.config, self.store, self.clock = config, store, clock
+        self.retention: float | None = None  # ``storage.retention`` (serve): older samples are out of bounds
+        self.seen = SeenBatches(data_dir / EDGE_STATE_FILE if data_dir else None)
+        self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
+        """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
+        self.filler = Filler()
+        self._lock = threading.Lock()
+        self._started = clock.now()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, now: float) -> int:
+        """Write each device's silence and heartbeat (what ``EdgeDeviceOffline`` compares); returns devices.
+
+        A configured device never heard from counts its silence from the server's start.
+        """
+        with self._lock:
+            names = sorted(set(self.config.devices) | set(self.devices))
+            out: list[Sample] = []
+            for name in names:
+                st = self.devices.get(name)
+                since = st.last_contact if st else self._started
+                beat = st.heartbeat_s if st and st.heartbeat_s else self.config.heartbeat
+                out += [sample(m.EDGE_DEVICE_SILENCE, now, max(0.0, now - since), {"device": name}),
+                        sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, {"device": name})]
+            self.store.append(out)
+        return len(names)
+
+    def start(self, interval: float) -> None:
+        """Run :meth:`watch` every ``interval`` seconds on a daemon thread."""
+        def run() -> None:
+            while not self.clock.wait(self._stop, interval):
+                try:
+                    self.watch(self.clock.now())
+                except Exception:
+                    log.exception("edge device watch failed; going on")
+
+        self._thread = threading.Thread(target=run, name="inferwatch-edge-watch", daemon=True)
+        self._thread.start()
+
+    def device_of(self, authorization: str) -> str | None:
+        """The device whose token is in ``Authorization: Bearer ...`` (compared in constant time)."""
+        scheme, _, got = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not got:
+            return None
+        found = None
+        for name, token in self.config.devices.items():
+            if hmac.compare_digest(got.encode(), token.reveal().encode()):
+                found = name
+        return found
+
+    def ingest(self, authorization: str, body: bytes) -> dict[str, Any]:
+        """Store one batch; raises ``_Reject`` with the HTTP status for a bad request."""
+        if len(body) > self.config.max_body_bytes:
+            raise _Reject(413, f"body: {len(body)} bytes, over the limit of {self.config.max_body_bytes}")
+        device = self.device_of(authorization)
+        if device is None:
+            raise _Reject(401, "no valid device token (Authorization: Bearer <token>)")
+        try:
+            batch = decode_batch(body, max_bytes=self.config.max_decoded_bytes,
+                                 max_samples=self.config.max_samples,
+                                 known=lambda spool, sid: self.seen.labels(device, spool, sid))
+        except UnknownSeries as exc:
+            raise _Reject(409, str(exc)) from None
+        except InputError as exc:
+            raise _Reject(400, str(exc)) from None
+        spool = batch.batch_id.partition(":")[0]
+        if batch.defs:
+            kinds = dict(batch.kinds) if batch.version == 3 else None
+            self.seen.define(device, spool, dict(batch.defs), kinds)
+        if (batch.version == 1 or batch.device) and batch.device != device:
+            raise _Reject(403, f"body.device: {batch.device!r:.80} is not the device of this token")
+        now = self.clock.now()
+        with self._lock:  # one batch of a device at a time: the seen-check and the append agree
+            status = self.devices.setdefault(device, DeviceStatus(device))
+            status.last_contact, status.backlog = now, batch.agent.backlog
+            status.dropped, status.heartbeat_s = dict(batch.agent.dropped), batch.heartbeat_s
+            if self.seen.seen(device, batch.batch_id):
+                status.duplicates += 1
+                self._append([], device, now, status)
+                self.seen.save_device(vars(status))
+                return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
+            stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
+            received = len(stored)
+            try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
+                check_batch(self.store, [s.labels for s in stored], [s.t for s in stored], now,
+                            sample_limit=0, what="this edge batch",  # edge.max_samples bounds it
+                            retention=self.retention)
+                if batch.version == 3 and batch.step > 0:  # the points between sent ones (_edge_fill)
+                    ids = self.seen.counters(device, spool)
+                    counters = {x.labels for x, i in zip(stored, batch.series_ids, strict=True) if i in ids}
+                    stored = self.filler.fill(stored, counters.__contains__, batch.step, batch.heartbeat_max,
+                                              device)
+                self._append(stored, device, now, status, received)
+            except InputError as exc:
+                raise _Reject(400, f"body: {exc}") from None
+            self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
+            status.samples += received
+            status.batches += 1
+            self.seen.save_device(vars(status))
+        return {"status": "success", "batch": batch.batch_id, "samples": received}
+
+    def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus,
+                received: int = 0) -> None:
+        own = [sample(m.EDGE_LAST_CONTACT, now, now, {"device": device}),
+               sample(m.EDGE_INGESTED_SAMPLES_TOTAL, now, status.samples + received, {"device": device}),
+               sample(m.EDGE_DUPLICATE_BATCHES_TOTAL, now, status.duplicates, {"device": device})]
+        self.store.append([*samples, *own])
+
+    def close(self) -> None:
+        """Stop watching and close the batch-id file."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+        self.seen.close()
+
+
+def ingest_routes(ingest: EdgeIngest) -> list[Route]:
+    """``POST /api/v1/edge/ingest`` and ``GET /api/v1/edge/devices``."""
+
+    async def post(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > ingest.config.max_body_bytes:
+            return _error(413, f"body: {declared} bytes, over the limit of {ingest.config.max_body_bytes}")
+        body = bytearray()
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > ingest.config.max_body_bytes:
+                    return _error(413, f"body: over the limit of {ingest.config.max_body_bytes} bytes")
+        except ClientDisconnect:  # the device went away mid-body (killed, network): it will resend
+            return _error(400, "body: the client disconnected before sending it all")
+        try:
+            result = await run_in_threadpool(ingest.ingest, request.headers.get("authorization", ""),
+                                             bytes(body))
+        except _Reject as exc:
+            return _error(exc.status, str(exc))
+        except StoreError as exc:
+            return _error(503, f"store: {exc}")
+        except Exception:  # a bug, not the device's fault: logged, answered as JSON (the agent retries)
+            log.exception("edge ingest failed")
+            return _error(500, "internal error")
+        return JSONResponse(result)
+
+    async def devices(_: Request) -> Response:
+        rows = sorted(ingest.devices.values(), key=lambda d: d.device)
+        return JSONResponse({"status": "success", "data": [vars(d) for d in rows]})
+
+    return [Route(INGEST_PATH, post, methods=["POST"]),
+            Route("/api/v1/edge/devices", devices, methods=["GET"])]
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    kind = {400: "bad_data", 409: "unknown_series"}.get(status, "edge")
+    return JSONResponse({"status": "error", "errorType": kind,
+                         "error": message}, status_code=status)

@@ -1,0 +1,1 @@
+"""The web dashboard: its routes and its static files (``dashboard/``)."""
