@@ -204,6 +204,16 @@ DRIFT_WINDOW_SAMPLES = MetricSpec(
     "inferwatch_drift_window_samples", _G, "Samples (rows) in the last closed drift window.",
     ("service", "model"),
 )
+FEATURE_DATA_QUALITY = MetricSpec(
+    "inferwatch_feature_data_quality_ratio", _G,
+    "Share of the last closed window's rows failing a data-quality check per feature against the "
+    "reference profile (check: missing, out_of_range, unseen).",
+    ("service", "model", "feature", "check"),
+)
+DATA_QUALITY_WINDOW = MetricSpec(
+    "inferwatch_data_quality_window_samples", _G, "Rows in the last closed data-quality window.",
+    ("service", "model"),
+)
 SKETCH_PREFIX = "inferwatch_sketch_"
 """Families under this prefix are window sketches that worker processes add up; never exposed."""
 DRIFT_SKETCH = MetricSpec(  # internal: not in CATALOG
@@ -640,7 +650,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     ENGINE_KV_CACHE_USAGE, ENGINE_PREEMPTIONS_TOTAL, ENGINE_PREFIX_CACHE_QUERIES_TOTAL,
     ENGINE_PREFIX_CACHE_HITS_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
-    FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
+    FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, FEATURE_DATA_QUALITY, DATA_QUALITY_WINDOW,
+    QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
     MODEL_REALIZED, MODEL_LABELLED_WINDOW, MODEL_UNLABELLED_RATIO, MODEL_LABELS_TOTAL,
     MODEL_ESTIMATED, MODEL_ESTIMATE_OUTSIDE_SUPPORT, MODEL_ESTIMATED_WINDOW, MODEL_REFERENCE_PERFORMANCE,
