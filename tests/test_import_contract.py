@@ -46,6 +46,7 @@ TOP_MAY_IMPORT = {"inferwatch": {"sdk"}, "inferwatch.__main__": {"cli"}}
 ALLOWED_UPWARD = {
     # baseline's settings are pydantic models in config (the YAML's baseline: section)
     ("inferwatch.baseline", "inferwatch.config._baseline"),
+    ("inferwatch.baseline._likelihood", "inferwatch.config._baseline"),  # the novelty detector (issue 35)
     ("inferwatch.baseline._promql", "inferwatch.config"),
     ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
     ("inferwatch.baseline._provider", "inferwatch.config._baseline"),
@@ -63,6 +64,7 @@ ALLOWED_UPWARD = {
 ALLOWED_PRIVATE = {
     # baseline's pydantic settings (see ALLOWED_UPWARD)
     ("inferwatch.baseline", "inferwatch.config._baseline"),
+    ("inferwatch.baseline._likelihood", "inferwatch.config._baseline"),
     ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
     ("inferwatch.baseline._provider", "inferwatch.config._baseline"),
     ("inferwatch.baseline._seasonal", "inferwatch.config._baseline"),
