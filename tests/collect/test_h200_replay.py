@@ -155,3 +155,18 @@ def test_playbook_reads_the_link_from_the_h200s_nvidia_smi() -> None:
     d = diagnose_gpu(store, now=end, since=end - start, service="gpu-bench", runner=runner)
     assert (d.evidence.link.gen, d.evidence.link.width, d.evidence.link.source) == (5, 16, "nvidia-smi")
     assert not d.evidence.link.downgraded
+
+
+def test_a_second_run_with_the_corrected_playbook_confirmed_it_on_the_h200() -> None:
+    # run2/: the same script after the fixes above (40 s phases), inferwatch's own report there
+    rep = _json("run2/diagnose-cpu.json")
+    causes = {c["cause"]: c["confidence"] for c in rep["causes"]}
+    assert rep["causes"][0]["cause"] == "cpu_fallback" and causes["cpu_fallback"] == 0.6
+    # SW power cap in 88 % of recent samples and 100 % before: no longer a cause
+    assert rep["evidence"]["power_fraction"] > 0.8 and causes["throttling"] == 0
+    # `nvidia-smi -q` answers on driver 580 (`-q -d PCIE` exited 2)
+    assert {c["command"]: c["returncode"] for c in rep["evidence"]["commands"]} == {
+        "nvidia-smi topo -m": 0, "nvidia-smi -q": 0}
+    assert rep["evidence"]["link"]["gen"] == 5 and rep["evidence"]["link"]["source"] == "nvml"
+    run2 = _json("run2/measure.json")
+    assert run2["problems"] == [] and 19 <= run2["pcie_call_idle"]["median_ms"] <= 23

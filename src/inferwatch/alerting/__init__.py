@@ -9,9 +9,10 @@ from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._classify import classify_status
 from inferwatch.alerting._delivery import InlineExecutor, QueueStats, ThreadExecutor
 from inferwatch.alerting._digest import next_delivery
+from inferwatch.alerting._from_config import ALERTING_STATE_FILE, pipeline_from_config
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
-from inferwatch.alerting._pipeline import ALERTING_STATE_FILE, Pipeline, pipeline_from_config
+from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._preview import Captured, alerts_from_document, preview
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._replay import ReplayPipeline

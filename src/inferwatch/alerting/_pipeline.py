@@ -16,44 +16,55 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, TextIO
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TextIO
 
 from inferwatch.alerting._ack_link import AckLinks
 from inferwatch.alerting._acks import Ack
 from inferwatch.alerting._actions import Action, ActionRecord
-from inferwatch.alerting._builder import PipelineBuilder, Stores
+from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._delivery import (
     Executor,
     InlineExecutor,
     QueueStats,
-    ThreadExecutor,
 )
 from inferwatch.alerting._dispatch import Dispatcher
 from inferwatch.alerting._escalation import Escalator
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._history import History
+from inferwatch.alerting._hooks import Hooks
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
 from inferwatch.alerting._oncall import OnCall, group_state, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
 from inferwatch.alerting._silence_end import SilencedResolutions
-from inferwatch.alerting._stages import EnqueueStage, needs_update
+from inferwatch.alerting._stages import EnqueueStage
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
-from inferwatch.config import AlertingConfig, Config
+from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher, SystemClock, matches_all
 from inferwatch.rules import Alert
 
-__all__ = ["ALERTING_STATE_FILE", "Pipeline", "pipeline_from_config"]
+__all__ = ["Pipeline"]
 
 log = logging.getLogger("inferwatch.alerting")
 RESOLVED_RETENTION_S = 3600.0  # resolved alerts are forgotten after this
 GC_EVERY_S = 60.0  # the sweep is O(alerts): not on every tick of a storm
 _ACTIONS_ONLY = "\x00actions"  # an escalating group's action runs: no receiver
 NFLOG_RETENTION_S = 5 * 86400.0  # Alertmanager keeps its notification log 120 h
+
+
+@dataclass(frozen=True, slots=True)
+class _Assembly:
+    """The parts one ``alerting`` section makes (built first, then applied in one step)."""
+
+    config: AlertingConfig
+    http: HttpClient
+    stages: Stages
+    root: Route
+    history: History
 
 
 class Pipeline:
@@ -77,39 +88,70 @@ class Pipeline:
     ) -> None:
         """``executor``: how attempts run (default inline: on the ticking thread); ``ack_key`` signs
         the one-click acknowledgement links (none without it or an ``external_url``)."""
-        self.config = config
         self.clock = clock or SystemClock()
         self.db = db or StateDB(":memory:")
         self.external_url = external_url
-        self._http = http or HttpClient(timeout=config.notify.timeout)
+        self._given_http, self._ack_key = http, ack_key
+        self._builder = partial(  # the same seams for every ``alerting`` section
+            PipelineBuilder, rng=rng or random.Random(), executor=executor or InlineExecutor(),
+            external_url=external_url, stream=stream, warn=warn, notifiers=notifiers, actions=actions)
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
         self._driven = False  # a runner ticks (set_waker(runner=True)): send only records
         self._last_gc = float("-inf")
-        stores = Stores.open(self.db)
+        self._stores = stores = Stores.open(self.db)
         self.nflog, self.silences, self.records, self.outbox = (
             stores.nflog, stores.silences, stores.records, stores.outbox)
-        self._alert_store = stores.alerts
-        self.health = ReceiverHealth(config.notify.failing_after)
+        self._alert_store, self.acks = stores.alerts, stores.acks
         self.alerts: dict[str, Alert] = self._alert_store.load()
         self._updated: dict[str, float] = {}  # when each alert was last received (this run)
-        self.ack_links = AckLinks(external_url, ack_key)
-        builder = PipelineBuilder(config, http=self._http, rng=rng or random.Random(),
-                                  executor=executor or InlineExecutor(), external_url=external_url,
-                                  stream=stream, warn=warn, notifiers=notifiers, actions=actions)
-        stages = builder.build(stores, self.alerts.values(), _Hooks(self), self._emit, self._wake,
-                               self.clock.now())
+        self._apply(self._assemble(config))
+
+    def reconfigure(self, config: AlertingConfig) -> None:
+        """Apply a changed ``alerting`` section without a restart (a config reload).
+
+        Everything the config shapes (routes, receivers, actions, inhibitions, escalation,
+        digests, history limits) is built new first; a bad section raises and changes nothing.
+        The state carries on (silences, acknowledgements, the notification log, the alerts,
+        the outbox), as across a restart: owed notifications go out through the new queues.
+        """
+        with self._lock:
+            now = self.clock.now()
+            for q in self.queues.values():  # what finished is recorded by the queue that started it
+                q.collect(now)
+            self.act.collect(now)
+            old_http = self._http
+            self._apply(self._assemble(config))
+        if old_http is not self._http:
+            old_http.close()
+
+    def _assemble(self, config: AlertingConfig) -> _Assembly:
+        """Every part the config shapes, built without touching the running ones."""
+        http = self._given_http or HttpClient(timeout=config.notify.timeout)
+        try:
+            stages = self._builder(config, http=http).build(
+                self._stores, self.alerts.values(), Hooks(self), self._emit, self._wake, self.clock.now())
+            root = Route.build(config.route)
+            history = History(self.db, config.history.retention, config.history.max_events)
+        except BaseException:
+            if http is not self._given_http:
+                http.close()
+            raise
+        return _Assembly(config, http, stages, root, history)
+
+    def _apply(self, a: _Assembly) -> None:
+        config, stages = a.config, a.stages
+        self.config, self._http, self.root = config, a.http, a.root
+        self.health = ReceiverHealth(config.notify.failing_after)
+        self.ack_links = AckLinks(self.external_url, self._ack_key)
         self.inhibitor, self.mute, self.act = stages.inhibitor, stages.mute, stages.act
         self.notifiers, self.queues, self.chains, self.digests = (
             stages.notifiers, stages.queues, stages.chains, stages.digests)
-        self.root = Route.build(config.route)
         self.dispatcher = Dispatcher(self.root, self._flush)
-        history = History(self.db, config.history.retention, config.history.max_events)
-        self.oncall = OnCall(stores.acks, history, self.groups)
-        self.acks = stores.acks
+        self.oncall = OnCall(self.acks, a.history, self.groups)
         self._swallowed = SilencedResolutions(self.silences, self.nflog, list(self.chains))
-        self.escalator = Escalator(config, self.db, stores.acks, self.mute,
+        self.escalator = Escalator(config, self.db, self.acks, self.mute,
                                    {name: self._update for name in self.chains}, self._send_step,
                                    self._live_group, self.oncall.escalated)
         self.dispatcher.put(self.alerts.values(), self.clock.now())
@@ -353,46 +395,3 @@ class Pipeline:
 
 def _about(a: Alert, receiver: str) -> bool:
     return a.labels.get("alertname") == NOTIFICATIONS_FAILING and a.labels.get("receiver") == receiver
-
-
-class _Hooks:
-    """The pipeline's side of delivery outcomes (called on the ticking thread, under its lock)."""
-
-    def __init__(self, p: Pipeline) -> None:
-        self._p = p
-
-    def owed(self, n: Notification) -> bool:
-        if n.kind != "alerts" or n.step:  # an escalation step is owed as such, whatever the log says
-            return True
-        return any(needs_update(self._p.nflog.get(n.receiver, g.key), g, True, g.now) for g in n.groups)
-
-    def delivered(self, n: Notification, now: float) -> None:
-        for g in n.groups:  # the log first: it is what a restart trusts
-            firing = frozenset(fingerprint(a) for a in g.firing())
-            resolved = frozenset(fingerprint(a) for a in g.resolved())
-            self._p.nflog.log(n.receiver, g.key, firing, resolved, now)
-        notifier = self._p.notifiers.get(n.receiver)  # a stand-in without credentials only printed it
-        self._p._record(NotificationRecord.of(n, now, getattr(notifier, "delivered_as", "sent")))
-
-    def gave_up(self, n: Notification, error: str, now: float) -> None:
-        self._p._record(NotificationRecord.of(n, now, "failed", error))
-
-    def attempted(self, receiver: str, error: str | None, now: float) -> None:
-        alert = self._p.health.attempted(receiver, error, now)
-        if alert is not None:
-            self._p._put([self._p._normalise(alert, now)], now)
-
-
-ALERTING_STATE_FILE = "alerting.sqlite"
-
-
-def pipeline_from_config(
-    config: Config, data_dir: str | Path | None, clock: Clock, **kwargs: Any
-) -> Pipeline:
-    """The server's pipeline: state in ``data_dir/alerting.sqlite`` (memory when ``None``).
-
-    Attempts run on threads of their own unless ``executor`` says otherwise.
-    """
-    db = StateDB(Path(data_dir) / ALERTING_STATE_FILE if data_dir is not None else ":memory:")
-    kwargs.setdefault("executor", ThreadExecutor())
-    return Pipeline(config.alerting, db=db, clock=clock, external_url=config.server.external_url, **kwargs)

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from inferwatch._exceptions import StoreError
+from inferwatch.model import open_sqlite
 
 __all__ = ["StateDB"]
 
@@ -52,11 +53,8 @@ class StateDB:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
+            self._conn = open_sqlite(self.path, schema=_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open alerting state {self.path}: {exc}") from exc
         self._lock = threading.RLock()
 

@@ -22,14 +22,7 @@ from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._serve import ServerThread
 from inferwatch.model import SystemClock
 from inferwatch.quality import DriftAggregator
-from inferwatch.server import (
-    alerting_routes,  # as `serve` mounts it
-    create_app,
-    dashboard_routes,
-    oncall_routes,
-    slo_routes,
-    trace_routes,
-)
+from inferwatch.server import api_routes, create_app
 from inferwatch.tracing import TraceStore
 
 __all__ = ["DashboardPart"]
@@ -73,10 +66,9 @@ class DashboardPart:
         server, pipeline = self.alerts.server, self.pipeline.pipeline
         if server is None or pipeline is None:
             raise RuntimeError("DashboardPart starts after the AlertView and PipelineView parts")
-        routes = [*alerting_routes(pipeline, self.token), *oncall_routes(pipeline, self.token),
-                  *dashboard_routes(server, pipeline, drift=self.drift_reports),
-                  *trace_routes(self.traces),  # OTLP in (the demo's services), /api/v1/traces out
-                  *slo_routes(server)]  # /api/v1/slos (the SLOs page; `inferwatch demo --slo`)
+        # the routes `serve` mounts (server.api_routes); the demo's services send traces without a token
+        routes = api_routes(server, pipeline, self.token, self.traces, drift=self.drift_reports,
+                            traces_token=False)
         self._app.app = create_app(server, extra_routes=routes)
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferwatch._exceptions import StoreError
-from inferwatch.model import Labels, Sample
+from inferwatch.model import Labels, Sample, open_sqlite
 
 __all__ = ["DROP_REASONS", "ROW_BYTES", "Spool", "SpoolBatch"]
 
@@ -85,10 +85,7 @@ class Spool:
         self.path, self.max_age, self.max_bytes = path, max_age, max_bytes
         self._lock = threading.Lock()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._db = open_sqlite(path, synchronous="FULL")
             self._db.execute("PRAGMA cache_size=-256")  # 256 KiB: the spool is read and written in order
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:

@@ -46,7 +46,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +57,7 @@ from inferwatch.model import (
     STALE_NAN,
     Labels,
     Sample,
+    gunzip_bounded,
     is_stale_nan,
 )
 
@@ -126,19 +126,6 @@ def encode_batch(batch: Batch, *, level: int = 6) -> bytes:
     return gzip.compress(raw, compresslevel=level, mtime=0)
 
 
-def _gunzip(body: bytes, limit: int) -> bytes:
-    d = zlib.decompressobj(wbits=31)
-    try:
-        out = d.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise InputError(f"body: not gzip data ({exc})") from None
-    if len(out) > limit:
-        raise InputError(f"body: more than {limit} bytes once decompressed")
-    if not d.eof:
-        raise InputError("body: truncated gzip data")
-    return out
-
-
 def _need(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if key not in obj:
         raise InputError(f"{where}: missing field {key!r}")
@@ -199,7 +186,7 @@ def decode_batch(body: bytes, *, max_bytes: int, max_samples: int,
     earlier (``None``: unknown); an id neither defined in the body nor known raises
     :class:`UnknownSeries`.
     """
-    raw = _gunzip(body, max_bytes)
+    raw = gunzip_bounded(body, max_bytes)
     if raw.startswith(MAGIC):
         return _columns3(raw, max_samples, known or (lambda spool, sid: None))
     try:

@@ -8,6 +8,7 @@ from inferwatch.model._catalog import CATALOG, MetricSpec
 from inferwatch.model._clock import Clock, ClockStepDetector, ScaledClock, SimulatedClock, SystemClock
 from inferwatch.model._durations import format_duration, parse_duration
 from inferwatch.model._fingerprint import alertmanager_fingerprint
+from inferwatch.model._gunzip import GunzipError, gunzip_bounded
 from inferwatch.model._labels import (
     METRIC_NAME_LABEL,
     Labels,
@@ -16,6 +17,7 @@ from inferwatch.model._labels import (
 )
 from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
+from inferwatch.model._sqlite import open_sqlite
 from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "Clock",
     "ClockStepDetector",
     "Dimension",
+    "GunzipError",
     "Labels",
     "MatchOp",
     "Matcher",
@@ -38,11 +41,13 @@ __all__ = [
     "Tier",
     "alertmanager_fingerprint",
     "format_duration",
+    "gunzip_bounded",
     "is_stale_nan",
     "is_valid_label_name",
     "is_valid_metric_name",
     "matches_all",
     "metrics",
+    "open_sqlite",
     "parse_duration",
     "parse_matcher",
     "parse_matchers",

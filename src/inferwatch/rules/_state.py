@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inferwatch._exceptions import StoreError
-from inferwatch.model import Labels
+from inferwatch.model import Labels, open_sqlite
 from inferwatch.rules._alert import AlertState
 from inferwatch.rules._lifecycle import AlertInstance
 
@@ -56,11 +56,8 @@ class AlertStateStore:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
+            self._db = open_sqlite(self.path, schema=_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"alert state {self.path}: {exc}") from exc
 
     def load(self) -> tuple[dict[str, dict[str, AlertInstance]], dict[str, Any]]:

@@ -9,15 +9,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
-from inferwatch._env import ENV_MULTIPROC_DIR
 from inferwatch._exceptions import ConfigError
 from inferwatch.model import Clock, SystemClock
-from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator, Mergeable, merge_sketches
 from inferwatch.sdk._config import SdkConfig, sdk_config
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
@@ -30,6 +27,16 @@ from inferwatch.sdk._generation import (
     generation_prices,
     generation_targets,
     record,
+)
+from inferwatch.sdk._monitor_parts import (
+    REQUEST,
+    REQUEST_COUNT,
+    REQUEST_EXEMPLAR,
+    aggregate,
+    collect_one,
+    multiprocess_store,
+    own_families,
+    tracing_for,
 )
 from inferwatch.sdk._multiproc import MultiprocStore
 from inferwatch.sdk._recorder import Recorder, group_by_kind
@@ -45,9 +52,6 @@ __all__ = ["Monitor", "Tracking"]
 
 log = logging.getLogger("inferwatch.sdk")
 
-REQUEST = "request"
-REQUEST_EXEMPLAR = "request_exemplar"
-REQUEST_COUNT = "request_count"
 PREDICTION = "prediction"
 PREDICTION_ID = "prediction_id"  # a prediction kept for its delayed label
 LABEL = "label"  # a delayed label, joined to its prediction by request id
@@ -107,7 +111,8 @@ class Monitor:
         self._invalid: dict[str, int] = {}
         self._closed = False
         self._cap = cfg.queue_size
-        self.multiprocess: MultiprocStore | None = _multiprocess(multiprocess_dir, self._shared, self.flush)
+        self.multiprocess: MultiprocStore | None = multiprocess_store(
+            multiprocess_dir, self._shared, self.flush)
         """The shared store of all worker processes (None: this process only; see ``_multiproc``)."""
         self._recorder = Recorder(cfg.queue_size, self._handle, name=f"inferwatch-sdk-{service}")
         self._queue = self._recorder.queue
@@ -125,7 +130,7 @@ class Monitor:
         """Goodput targets and prices (replaced whole by ``set_generation_targets`` / ``set_prices``)."""
         self._attach_lock = threading.Lock()  # taken before _lock, never under another lock
         self._owns_tracing = tracing is True
-        self.tracing: Tracing | None = _tracing(service, tracing)
+        self.tracing: Tracing | None = tracing_for(service, tracing)
         """The tracing this monitor's middleware and stages use (None: metrics only)."""
         if self.tracing is not None:
             from inferwatch.sdk._tracing_metrics import TracingMetrics
@@ -291,29 +296,10 @@ class Monitor:
 
     def _handle(self, batch: list[tuple[Any, ...]]) -> None:
         groups = group_by_kind(batch)
-        if not groups:
-            return
-        now = self._clock.now()
-        with self._lock:
-            requests = groups.pop(REQUEST, None)
-            if requests:
-                self._requests.add_batch(requests)
-            counts = groups.pop(REQUEST_COUNT, None)
-            if counts:
-                self._requests.add_counts(counts)
-            exemplars = groups.pop(REQUEST_EXEMPLAR, None)
-            if exemplars:
-                self._requests.add_exemplars([item[1] for item in exemplars], now)
-            for kind, items in groups.items():
-                self._dispatch(kind, [item[1] for item in items], now)
-
-    def _dispatch(self, kind: str, payloads: list[Any], now: float) -> None:
-        for aggregator in self._consumers.get(kind, ()):
-            try:
-                aggregator.consume(kind, payloads, now)
-            except Exception:
-                log.exception("inferwatch sdk: aggregator %r failed on %d %s; continuing",
-                              aggregator, len(payloads), kind)
+        if groups:
+            now = self._clock.now()
+            with self._lock:
+                aggregate(groups, self._requests, self._consumers, now)
 
     # --- exposition -------------------------------------------------------------------------
     def flush(self, timeout: float = 5.0) -> bool:
@@ -347,33 +333,13 @@ class Monitor:
         with self._lock:
             out = list(self._requests.families(svc))
             invalid_requests = self._requests.invalid
-            extra = [m for a in self._aggregators for m in self._collect_one(a, shared)]
+            extra = [m for a in self._aggregators for m in collect_one(a, shared, self._clock.now())]
         with self._counts_lock:
             inflight, invalid = self._inflight, dict(self._invalid)
         invalid[REQUEST] = invalid.get(REQUEST, 0) + invalid_requests
         dropped = {REQUEST: 0, **self._recorder.dropped_counts()}
-        out += [
-            _gauge(catalog.INFLIGHT_REQUESTS, ("model", "service", "version"),
-                   {(self.model, self.service, self.version): inflight}),
-            _counter(catalog.SDK_DROPPED_TOTAL, ("kind", "service"),
-                     {(k, self.service): n for k, n in sorted(dropped.items())}),
-            _counter(catalog.SDK_INVALID_TOTAL, ("kind", "service"),
-                     {(k, self.service): n for k, n in sorted(invalid.items())}),
-            _gauge(catalog.SDK_QUEUE_CAPACITY, ("service",), {(self.service,): self._recorder.capacity}),
-        ]
-        if self.multiprocess is not None:
-            out.append(_counter(catalog.SDK_ERRORS_TOTAL, ("kind", "service"),
-                                {("multiprocess", self.service): self.multiprocess.errors}))
-        return out + extra
-
-    def _collect_one(self, aggregator: Aggregator, shared: bool) -> list[Metric]:
-        try:
-            if shared and isinstance(aggregator, Mergeable):
-                return list(aggregator.share(self._clock.now()))
-            return list(aggregator.collect(self._clock.now()))
-        except Exception:
-            log.exception("inferwatch sdk: aggregator %r failed to collect; skipped", aggregator)
-            return []
+        errors = self.multiprocess.errors if self.multiprocess is not None else None
+        return out + own_families(svc, inflight, dropped, invalid, self._recorder.capacity, errors) + extra
 
     # --- integration ------------------------------------------------------------------------
     def asgi(
@@ -429,42 +395,3 @@ class Monitor:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "running"
         return f"Monitor(service={self.service!r}, model={self.model!r}, version={self.version!r}, {state})"
-
-
-def _multiprocess(
-    directory: str | os.PathLike[str] | None,
-    local: Callable[[], list[Metric]],
-    flush: Callable[[float], bool],
-) -> MultiprocStore | None:
-    """The shared store when ``directory`` (or ``INFERWATCH_MULTIPROC_DIR``) names one."""
-    directory = directory if directory is not None else os.environ.get(ENV_MULTIPROC_DIR) or None
-    return None if directory is None else MultiprocStore(directory, local, flush)
-
-
-def _tracing(service: str, tracing: bool | Tracing) -> Tracing | None:
-    """``True`` sets tracing up for ``service`` (import guarded: the hint names the extra)."""
-    if tracing is False:
-        return None
-    if tracing is not True:
-        return tracing
-    try:
-        from inferwatch.sdk._tracing import setup
-    except ImportError as exc:  # pragma: no cover - the tracing extra is missing
-        from inferwatch.sdk._tracing import INSTALL_HINT
-
-        raise ConfigError(INSTALL_HINT) from exc
-    return setup(service)
-
-
-def _counter(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tuple[str, ...], int]) -> Metric:
-    family = CounterMetricFamily(spec.family, spec.help, labels=labels)
-    for key, n in values.items():
-        family.add_metric(key, n)
-    return family
-
-
-def _gauge(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tuple[str, ...], float]) -> Metric:
-    family = GaugeMetricFamily(spec.name, spec.help, labels=labels)
-    for key, v in values.items():
-        family.add_metric(key, v)
-    return family

@@ -64,6 +64,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Exemplar, Sample
 
 from inferwatch.model import metrics as catalog
+from inferwatch.model import open_sqlite
 from inferwatch.sdk._multiproc_file import SharedFile
 
 __all__ = ["DB_NAME", "FLUSH_INTERVAL_S", "SUMMED_GAUGES", "MultiprocStore", "process_alive"]
@@ -342,11 +343,8 @@ class MultiprocStore:
 
 def _connect(path: Path) -> sqlite3.Connection:
     """Open (or create) the shared file; ``OSError``/``sqlite3.Error`` are ``SharedFile``'s to handle."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    db = open_sqlite(path, timeout=30.0)  # WAL, NORMAL: a host crash may lose the last publish, never corrupt
     try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")  # WAL: a host crash may lose the last publish, never corrupt
         with _transaction(db):
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 db.execute(statement)

@@ -1,18 +1,19 @@
 """The embedded server: scrape loop, store, rule evaluation, HTTP API (``inferwatch serve``)."""
 
 from inferwatch.server._api import create_app
+from inferwatch.server._components import (
+    ALERT_STATE_FILE,
+    LoggingSink,
+    ServerComponents,
+    data_dir_of,
+    state_dir,
+)
 from inferwatch.server._preflight import config_warnings, preflight
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
 from inferwatch.server._trace_links import TraceLinks
-from inferwatch.server._wiring import (
-    ALERT_STATE_FILE,
-    LoggingSink,
-    ServerComponents,
-    build_components,
-    data_dir_of,
-)
+from inferwatch.server._wiring import ServerParts, api_routes, build, build_components
 from inferwatch.server.api._alerting_api import alerting_routes
 from inferwatch.server.api._oncall_api import oncall_routes
 from inferwatch.server.api._otlp_traces import trace_routes
@@ -31,9 +32,12 @@ __all__ = [
     "ScrapeLoop",
     "Server",
     "ServerComponents",
+    "ServerParts",
     "TargetHealth",
     "TraceLinks",
     "alerting_routes",
+    "api_routes",
+    "build",
     "build_components",
     "config_warnings",
     "create_app",
@@ -44,5 +48,6 @@ __all__ = [
     "preflight",
     "serve",
     "slo_routes",
+    "state_dir",
     "trace_routes",
 ]

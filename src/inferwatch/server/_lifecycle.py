@@ -1,10 +1,10 @@
 """Config reload: ``POST /-/reload`` (token-guarded) and ``SIGHUP``, as Prometheus does.
 
 A reload re-reads the config, builds the whole next generation (targets, rules,
-baselines, evaluator) and swaps it in; a bad config leaves the running one in
-place and the error names the file and field. The store, the listen address and
-the alerting pipeline are not rebuilt: changing them needs a restart, and the
-reload says so.
+baselines, evaluator, and the alerting pipeline's routes, receivers and actions)
+and swaps it in; a bad config leaves the running one in place and the error names
+the file and field. The store and the listen address are not rebuilt: changing
+them needs a restart, and the reload says so.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import ConfigError, InferwatchError
-from inferwatch.config import Config, Secret
+from inferwatch.config import AlertingConfig, Config, Secret
+from inferwatch.server._components import ServerComponents
 from inferwatch.server._runtime import Server
-from inferwatch.server._wiring import ServerComponents
 from inferwatch.server.api._alerting_api import _write
 
 __all__ = ["Reloader", "reload_route"]
@@ -33,9 +33,11 @@ class Reloader:
 
     def __init__(self, server: Server, load: Callable[[], Config],
                  build: Callable[[Config, ServerComponents], ServerComponents],
-                 announce: Callable[[str], None] | None = None) -> None:
-        """``announce`` gets one line per SIGHUP reload (``serve`` prints it to stderr)."""
-        self._server, self._load, self._build = server, load, build
+                 announce: Callable[[str], None] | None = None,
+                 alerting: Callable[[AlertingConfig], None] | None = None) -> None:
+        """``announce`` gets one line per SIGHUP reload (``serve`` prints it to stderr); ``alerting``
+        applies a changed ``alerting`` section (``Pipeline.reconfigure``; raises on a bad one)."""
+        self._server, self._load, self._build, self._alerting = server, load, build, alerting
         self._announce = announce or (lambda line: None)
         self._lock = threading.Lock()
 
@@ -51,12 +53,15 @@ class Reloader:
             if new.storage != old.storage or new.server.data_dir != old.server.data_dir:
                 self._server.stats.last_reload_ok = False
                 raise ConfigError("storage and server.data_dir changes need a restart; config not reloaded")
-            current = self._server.components
-            self._server.reload(lambda: self._build(new, current))
+            self._server.reload(lambda: self._next(new, old))
             comps = self._server.components
             notes = [f"reloaded: {len(comps.scrape.targets())} targets, {len(comps.rules)} rules"]
-            if new.alerting != old.alerting:
+            if new.alerting != old.alerting and self._alerting is None:
                 notes.append("alerting changes take effect after a restart")
+            elif new.alerting != old.alerting:
+                notes.append("alerting reloaded")
+            if new.alerting.alertmanagers != old.alerting.alertmanagers:
+                notes.append("alerting.alertmanagers changes take effect after a restart")
             if new.server.remote_write != old.server.remote_write:
                 notes.append("server.remote_write changes take effect after a restart")
             if new.server.listen != old.server.listen:
@@ -65,6 +70,18 @@ class Reloader:
                 notes.append("server.query and server.http changes take effect after a restart")
             log.info("config %s", "; ".join(notes))
             return "; ".join(notes)
+
+    def _next(self, new: Config, old: Config) -> ServerComponents:
+        """The next generation, and the pipeline reconfigured; on any failure neither changes."""
+        current = self._server.components
+        built = self._build(new, current)
+        if self._alerting is not None and new.alerting != old.alerting:
+            try:
+                self._alerting(new.alerting)
+            except BaseException:
+                built.retire(keep_store=built.store is current.store)
+                raise
+        return built
 
     def on_signal(self, *_: object) -> None:
         """A ``SIGHUP`` handler: reload in a thread (never inside the signal frame), announce the outcome."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from inferwatch.config import Config
 from inferwatch.model import Clock, ClockStepDetector
-from inferwatch.server._wiring import ServerComponents
+from inferwatch.server._components import ServerComponents
 from inferwatch.store import SQLiteStore
 
 __all__ = ["EvalStats", "Server"]

@@ -1,9 +1,10 @@
-"""Running the whole server in this process: components, threads, uvicorn."""
+"""Running the whole server in this process: what ``build`` made, its threads, uvicorn."""
 
 from __future__ import annotations
 
 import gc
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -13,25 +14,11 @@ from typing import Any
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
-from inferwatch.server._api import create_app
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
-from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._preflight import config_warnings
-from inferwatch.server._runtime import Server
-from inferwatch.server._selfmetrics import DeliveryCounts
-from inferwatch.server._wiring import (
-    ServerComponents,
-    build_components,
-    build_pipeline,
-    data_dir_of,
-    series_limits,
-)
-from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
-from inferwatch.server.ingest._otlp_delta import DeltaState
-from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
-from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
-from inferwatch.server.remote._alertmanager_push import alert_sink
+from inferwatch.server._trace_links import listen_url
+from inferwatch.server._wiring import build
 
 __all__ = ["parse_listen", "serve"]
 
@@ -51,84 +38,27 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     """Run until interrupted: scrape, evaluate, serve the API (blocks).
 
     ``reload`` re-reads the config; with it, ``SIGHUP`` and ``POST /-/reload``
-    swap in the new targets, rules and baselines without a restart.
+    swap in the new targets, rules, baselines and alerting without a restart.
     """
-    import signal
-
-
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
-    from inferwatch.alerting import PipelineRunner
-    from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
-
-    data_dir = data_dir_of(config)
-    pipeline = build_pipeline(config, clock=clock)
-    token = resolve_api_token(config, data_dir, lambda m: print(f"inferwatch serve: {m}", file=sys.stderr))
-    sink, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
-    from inferwatch.server._trace_links import TraceLinks, listen_url
-
-    # latency alerts name example slow traces (exemplars); `server` is bound before the first send
-    sink = TraceLinks(sink, lambda: server.components, base_url=config.server.external_url or "")
-    server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
-    server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
-    deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
-    pipeline.subscribe(deliveries)
-    routes = alerting_routes(pipeline, token, series_limits(config.server.limits))  # alerts' labels too
-    from inferwatch.server.api._oncall_api import oncall_routes
-
-    routes += oncall_routes(pipeline, token)  # acknowledgements, history, who is on call
-    from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
-
-    edge = EdgeIngest(config.edge, server.components.appender, clock,
-                      data_dir if config.storage.type == "sqlite" else None)
-    edge.retention = config.storage.retention
-    routes += ingest_routes(edge)
-    edge.start(config.server.evaluation_interval)
-    routes.extend(trace_routes(open_trace_store(config, data_dir, clock), token))  # OTLP in, traces out
-    otlp_metrics = OtlpMetricsReceiver(server.components.appender, clock, DeltaState(),  # OTLP metrics in
-                                       sample_limit=config.server.limits.sample_limit,
-                                       retention=config.storage.retention)
-    routes.extend(otlp_metrics_routes(otlp_metrics, token))
-    routes.extend(remote_write_routes(RemoteWriteReceiver(
-        server.components.appender, clock, sample_limit=config.server.limits.sample_limit,
-        label_limit=config.server.limits.label_limit, retention=config.storage.retention), token))
-    from inferwatch.server.api._slo_api import slo_routes
-
-    routes.extend(slo_routes(server))  # /api/v1/slos
-    if reload is not None:
-        def build(cfg: Config, current: ServerComponents) -> ServerComponents:
-            built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
-            built.evaluator.on_pending = pipeline.pending
-            return built
-
-        reloader = Reloader(server, reload, build, announce=lambda line: print(
-            f"inferwatch serve: {line}", file=sys.stderr, flush=True))
-        routes.append(reload_route(reloader, token))
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGHUP"):
-            signal.signal(signal.SIGHUP, reloader.on_signal)
-    from inferwatch.server.web._dashboard import dashboard_routes
-
-    def devices() -> list[dict[str, Any]]:  # the dashboard's devices: configured ones never heard from too
-        seen = dict(edge.devices)
-        return [dict(vars(seen.get(name) or DeviceStatus(name))) for name in {*config.edge.devices, *seen}]
-
-    app = create_app(server, extra_routes=[*routes, *dashboard_routes(server, pipeline, devices=devices)],
-                     deliveries=deliveries)
+    parts = build(config, clock=clock, reload=reload)
+    server = parts.server
+    if parts.reloader is not None and threading.current_thread() is threading.main_thread() \
+            and hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, parts.reloader.on_signal)
+    app = parts.app()
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
     for warning in [exposure_warning(host), *config_warnings(config)]:
         if warning:
             print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
-    notify = PipelineRunner(pipeline)
-    notify.start()
-    if server.components.remote is not None:
-        server.components.remote.start()  # remote-write out: what an earlier run left unsent goes first
-    if push is not None:
-        push.start()
+    parts.start_workers()
+
     def started(bound_port: int) -> None:
         # Scraping starts once the API listens, so a self-scrape's first try is up, not down.
         server.start()
         if not config.server.external_url:  # trace links in messages must open from anywhere
-            sink.base_url = server.base_url = listen_url(host, bound_port)
+            parts.sink.base_url = server.base_url = listen_url(host, bound_port)
         print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
@@ -139,11 +69,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     try:
         uv.run()
     finally:
-        notify.stop()
-        server.stop()
-        edge.close()
-        if push is not None:
-            push.stop()
+        parts.stop()
 
 
 def _tune_gc() -> None:

@@ -23,7 +23,7 @@ from inferwatch.server.api._exemplar_api import selectors
 from inferwatch.store import Exemplar, ExemplarSeries, ExemplarStore
 
 if TYPE_CHECKING:
-    from inferwatch.server._wiring import ServerComponents
+    from inferwatch.server._components import ServerComponents
 
 __all__ = ["EXAMPLES", "TraceLinks", "listen_url", "slowest_traces", "trace_notes"]
 

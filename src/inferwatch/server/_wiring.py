@@ -1,102 +1,176 @@
-"""All the server's wiring in one place: a ``Config`` in, ready components out.
+"""The one wiring place: a ``Config`` in, every part of the server built once.
 
-The lead, the alerting pipeline and the dynamic baselines plug in here (the
-``sink`` and ``band_factory`` arguments). A reload builds a complete new
-``ServerComponents`` first and only then swaps it in (STYLE.md #8).
+``build`` makes all of it (store, rules with bands, evaluator, scrape, remote-write
+in and out, the alerting pipeline and its Alertmanager push, edge ingest, OTLP
+metrics and traces, SLOs, on-call, the reloader, the APIs and the dashboard);
+``serve`` runs what it returns, and a reload goes through ``build_components`` and
+``Pipeline.reconfigure`` here too (build the new generation first, then swap).
 """
 
 from __future__ import annotations
 
-import logging
-import os
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
+from inferwatch.alerting import Pipeline, PipelineRunner, pipeline_from_config
 from inferwatch.baseline import band_provider_factory
-from inferwatch.config import Config, IngestLimits
-from inferwatch.config import env as config_env
+from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
-from inferwatch.rules import (
-    Alert,
-    AlertSink,
-    AlertStateStore,
-    BandProviderFactory,
-    Evaluator,
-    Rule,
+from inferwatch.rules import AlertSink, AlertStateStore, BandProviderFactory, Evaluator
+from inferwatch.server._api import create_app
+from inferwatch.server._components import (
+    ALERT_STATE_FILE,
+    LoggingSink,
+    ServerComponents,
+    data_dir_of,
+    state_dir,
 )
+from inferwatch.server._lifecycle import Reloader, reload_route
+from inferwatch.server._runtime import Server
+from inferwatch.server._selfmetrics import DeliveryCounts
+from inferwatch.server._trace_links import TraceLinks
+from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
+from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
+from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
+from inferwatch.server.api._slo_api import slo_routes
+from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
+from inferwatch.server.ingest._otlp_delta import DeltaState
+from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
+from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server.ingest._scrape import ScrapeLoop
+from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, alert_sink
 from inferwatch.server.remote._remote_write_out import RemoteWrite
-from inferwatch.slo import Slo, load_rule_set
-from inferwatch.store import SeriesLimits, Store, open_store, set_limits
+from inferwatch.server.web._dashboard import Devices, DriftReports, dashboard_routes
+from inferwatch.slo import load_rule_set
+from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, Store, open_store, set_limits
+from inferwatch.tracing import TraceStore
 
-if TYPE_CHECKING:
-    from inferwatch.alerting import Pipeline
-
-__all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "build_components", "data_dir_of"]
-__all__ += ["build_pipeline", "series_limits"]  # the alerting pipeline of serve (issue 20); limits
-
-log = logging.getLogger(__name__)
-ALERT_STATE_FILE = "alerts.sqlite"
+__all__ = ["ServerParts", "api_routes", "build", "build_components", "build_pipeline", "series_limits"]
 
 
-class LoggingSink:
-    """The default alert sink: one log line per alert (until a pipeline is plugged in)."""
-
-    def send(self, alerts: Sequence[Alert], now: float) -> None:
-        """Log each alert with its state."""
-        for a in alerts:
-            state = "resolved" if a.resolved(now) else "firing"
-            log.warning("alert %s %s %s value=%s", a.name, state, a.labels, a.value)
+def _stderr(line: str) -> None:
+    print(f"inferwatch serve: {line}", file=sys.stderr, flush=True)
 
 
 @dataclass
-class ServerComponents:
-    """One generation of the server: store, scrape loop, rules, evaluator."""
+class ServerParts:
+    """Everything ``build`` made: the running server's generation, the pipeline, ingest, the routes."""
 
     config: Config
-    data_dir: Path
-    store: Store
-    scrape: ScrapeLoop
-    rules: list[Rule]
-    evaluator: Evaluator
-    state: AlertStateStore | None
-    remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
-    slos: tuple[Slo, ...] = ()  # the SLOs whose rules the evaluator runs (/api/v1/slos)
+    server: Server
+    pipeline: Pipeline
+    sink: TraceLinks
+    deliveries: DeliveryCounts
+    token: Secret
+    edge: EdgeIngest
+    traces: TraceStore
+    push: AlertmanagerPush | None
+    reloader: Reloader | None
+    routes: list[BaseRoute] = field(default_factory=list)
+    """Every route but the server's own (health, metrics, Prometheus API): ``app()`` mounts them."""
+    runner: PipelineRunner | None = None
 
-    @property
-    def appender(self) -> Store:
-        """Where ingest paths append: the store, through the remote-write queue when remotes are set."""
-        return self.remote.tee if self.remote is not None else self.store
+    def app(self) -> Starlette:
+        """The server's Starlette app with every route mounted."""
+        return create_app(self.server, extra_routes=self.routes, deliveries=self.deliveries)
 
-    def close(self) -> None:
-        """Save the state, stop the scrape threads and close the files (shutdown)."""
-        self.scrape.stop()
-        if self.state is not None:
-            try:
-                self.evaluator.save_state()  # baselines are saved every few minutes: save the rest
-            except Exception:
-                log.exception("saving the alert state at shutdown failed")
-        self.retire(keep_store=False)
+    def start_workers(self) -> None:
+        """Start the background work: edge ingest's upkeep, the pipeline's runner, remote-write out,
+        the Alertmanager push (scraping and evaluation start with ``server.start()``)."""
+        self.edge.start(self.config.server.evaluation_interval)
+        self.runner = PipelineRunner(self.pipeline)
+        self.runner.start()
+        if self.server.components.remote is not None:
+            self.server.components.remote.start()  # what an earlier run left unsent goes first
+        if self.push is not None:
+            self.push.start()
 
-    def retire(self, *, keep_store: bool) -> None:
-        """Stop and close what this generation owns (the store too unless the next one shares it)."""
-        self.scrape.stop()
-        if self.state is not None:
-            self.state.close()
-        if not keep_store:
-            if self.remote is not None:
-                self.remote.close()  # senders first: what is unsent stays queued for the next start
-            self.store.close()
+    def stop(self) -> None:
+        """Stop everything ``build`` made (the pipeline's sends settle first)."""
+        if self.runner is not None:
+            self.runner.stop()
+        self.server.stop()
+        self.edge.close()
+        self.traces.close()
+        if self.push is not None:
+            self.push.stop()
 
 
-def data_dir_of(config: Config) -> Path:
-    """``$INFERWATCH_DATA_DIR``, else ``server.data_dir``."""
-    return Path(os.environ.get(config_env.ENV_DATA_DIR) or config.server.data_dir)
+def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None = None,
+          announce: Callable[[str], None] = _stderr, drift: DriftReports | None = None) -> ServerParts:
+    """Build every part of the server from ``config`` (nothing started: ``serve`` starts them).
+
+    ``reload`` re-reads the config; with it a ``Reloader`` (``POST /-/reload``) applies new
+    targets, rules, baselines and the ``alerting`` section without a restart.
+    """
+    data_dir, state = data_dir_of(config), state_dir(config)
+    pipeline = build_pipeline(config, clock=clock)
+    token = resolve_api_token(config, data_dir, announce)
+    inner, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
+    # latency alerts name example slow traces (exemplars); `server` is bound before the first send
+    sink = TraceLinks(inner, lambda: server.components, base_url=config.server.external_url or "")
+    server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
+    server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
+    deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
+    pipeline.subscribe(deliveries)
+    edge = EdgeIngest(config.edge, server.components.appender, clock, state)
+    edge.retention = config.storage.retention
+    traces = open_trace_store(state, clock)
+    reloader = None
+    if reload is not None:
+        def rebuild(cfg: Config, current: ServerComponents) -> ServerComponents:
+            built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            built.evaluator.on_pending = pipeline.pending
+            return built
+
+        reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure)
+    parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
+    parts.routes = _routes(parts, clock, drift)
+    return parts
+
+
+def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None) -> list[BaseRoute]:
+    config, server, token, edge = parts.config, parts.server, parts.token, parts.edge
+    limits, retention = config.server.limits, config.storage.retention
+    appender = server.components.appender
+
+    def devices() -> list[dict[str, Any]]:  # the dashboard's devices: configured ones never heard from too
+        seen = dict(edge.devices)
+        return [dict(vars(seen.get(name) or DeviceStatus(name))) for name in {*config.edge.devices, *seen}]
+
+    otlp = OtlpMetricsReceiver(appender, clock, DeltaState(), sample_limit=limits.sample_limit,
+                               retention=retention)
+    remote_in = RemoteWriteReceiver(appender, clock, sample_limit=limits.sample_limit,
+                                    label_limit=limits.label_limit, retention=retention)
+    routes: list[BaseRoute] = [
+        *ingest_routes(edge), *otlp_metrics_routes(otlp, token), *remote_write_routes(remote_in, token)]
+    if parts.reloader is not None:
+        routes.append(reload_route(parts.reloader, token))
+    return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
+                                 drift=drift, devices=devices)]
+
+
+def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceStore, *,
+               limits: SeriesLimits | None = None, drift: DriftReports | None = None,
+               devices: Devices | None = None, traces_token: bool = True) -> list[BaseRoute]:
+    """The alerting, on-call, trace, SLO and dashboard routes, as ``serve`` and the demo mount them.
+
+    ``traces_token``: ``POST /v1/traces`` needs the write token too (the demo's services send none).
+    """
+    return [
+        *alerting_routes(pipeline, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
+        *oncall_routes(pipeline, token),  # acknowledgements, history, who is on call
+        *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
+        *slo_routes(server),  # /api/v1/slos
+        *dashboard_routes(server, pipeline, drift=drift, devices=devices),
+    ]
 
 
 def build_components(
@@ -104,17 +178,17 @@ def build_components(
     band_factory: BandProviderFactory | None = None, transport: httpx.BaseTransport | None = None,
     remote: RemoteWrite | None = None,
 ) -> ServerComponents:
-    """Build every component of the server from ``config`` (nothing started yet).
+    """Build one generation of the server from ``config``: store, rules, evaluator, scrape (nothing started).
 
     A reload passes the current ``store`` and ``remote``: both carry on (the
     remote-write queue is opened with the store, from ``server.remote_write``).
     """
-    data_dir = data_dir_of(config)
-    if config.storage.type == "sqlite":
+    data_dir, state = data_dir_of(config), state_dir(config)
+    if state is not None:
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
+            state.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the data directory {data_dir}: {exc}") from exc
+            raise StoreError(f"cannot create the data directory {state}: {exc}") from exc
     rule_set = load_rule_set(config)  # the rules, the default pack and the SLOs' (recordings first)
     rules = rule_set.alerts
     if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
@@ -126,15 +200,16 @@ def build_components(
             remote = RemoteWrite(config.server.remote_write, store, data_dir, clock=clock,
                                  transport=transport)
     set_limits(store, series_limits(config.server.limits))  # a reload applies changed limits too
-    state = AlertStateStore(data_dir / ALERT_STATE_FILE) if config.storage.type == "sqlite" else None
+    alert_state = AlertStateStore(state / ALERT_STATE_FILE) if state is not None else None
     evaluator = Evaluator(
-        rules, store, clock=clock, sink=sink or LoggingSink(), state=state, band_factory=band_factory,
+        rules, store, clock=clock, sink=sink or LoggingSink(), state=alert_state, band_factory=band_factory,
         recordings=rule_set.recordings, record_to=remote.tee if remote is not None else None,
     )
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
                         sample_limit=config.server.limits.sample_limit)
-    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, state, remote, rule_set.slos)
+    return ServerComponents(config, data_dir, store, scrape, rules, evaluator, alert_state, remote,
+                            rule_set.slos)
 
 
 BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)
@@ -154,8 +229,5 @@ def series_limits(limits: IngestLimits) -> SeriesLimits:
 def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
     their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
-    from inferwatch.alerting import pipeline_from_config
-    from inferwatch.server.api._oncall_api import load_ack_key
-
-    data_dir = data_dir_of(config) if config.storage.type == "sqlite" else None
-    return pipeline_from_config(config, data_dir, clock, ack_key=load_ack_key(data_dir))
+    state = state_dir(config)
+    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state))

@@ -18,6 +18,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from inferwatch.model import open_sqlite
+
 __all__ = ["Checkpointer"]
 
 log = logging.getLogger(__name__)
@@ -64,9 +66,8 @@ class Checkpointer:
 
     def _run(self) -> None:
         try:
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA busy_timeout=10000")
-        except sqlite3.Error as exc:  # the store's own connection reports the file's problems
+            conn = open_sqlite(self.path, wal=False, synchronous=None, timeout=10.0)  # the store set WAL
+        except (OSError, sqlite3.Error) as exc:  # the store's own connection reports the file's problems
             log.warning("cannot open %s for checkpoints: %s; the WAL grows until the store closes",
                         self.path, exc)
             return

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import StoreError
-from inferwatch.model import METRIC_NAME_LABEL, Labels
+from inferwatch.model import METRIC_NAME_LABEL, Labels, open_sqlite
 
 __all__ = [
     "PAGE_CACHE_KIB", "SCHEMA_VERSION", "compact", "connect", "delete_before", "last_sample", "load_series",
@@ -109,8 +109,7 @@ def connect(path: Path, *, autocheckpoint: bool = True) -> sqlite3.Connection:
     ``autocheckpoint=False``: commits never checkpoint the WAL (someone else must: a ``Checkpointer``).
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        conn = open_sqlite(path, wal=False, synchronous=None, timeout=10.0)  # WAL once the schema is known
     except (sqlite3.Error, OSError) as exc:
         raise StoreError(f"cannot open the store {path}: {exc}") from exc
     try:

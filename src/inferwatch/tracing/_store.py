@@ -8,14 +8,13 @@ the API. Old spans go first: every write deletes spans that started before
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inferwatch.model import Clock, SystemClock
+from inferwatch.model import Clock, SystemClock, open_sqlite
 
 __all__ = ["DEFAULT_MAX_SPANS", "DEFAULT_RETENTION_S", "SpanRecord", "TraceStore", "TraceSummary"]
 
@@ -76,8 +75,7 @@ class TraceStore:
 
     def __init__(self, path: Path | str = ":memory:", *, retention_s: float = DEFAULT_RETENTION_S,
                  max_spans: int = DEFAULT_MAX_SPANS, clock: Clock | None = None) -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.executescript(_SCHEMA)
+        self._db = open_sqlite(path, wal=False, synchronous=None, schema=_SCHEMA)
         self._lock = threading.Lock()
         self.retention_s, self.max_spans = retention_s, max_spans
         self._clock: Clock = clock or SystemClock()

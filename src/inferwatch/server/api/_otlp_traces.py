@@ -13,7 +13,6 @@ import hmac
 import json
 import logging
 import math
-import zlib
 from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
@@ -21,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from inferwatch.config import Config, Secret
-from inferwatch.model import Clock
+from inferwatch.config import Secret
+from inferwatch.model import Clock, GunzipError, gunzip_bounded
 from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
 __all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
@@ -38,10 +37,9 @@ class _TooLarge(Exception):
     pass
 
 
-def open_trace_store(config: Config, data_dir: Path, clock: Clock) -> TraceStore:
-    """The server's trace store: next to the TSDB when storage is sqlite, else in memory."""
-    path = data_dir / TRACES_FILE if config.storage.type == "sqlite" else ":memory:"
-    return TraceStore(path, clock=clock)
+def open_trace_store(state_dir: Path | None, clock: Clock) -> TraceStore:
+    """The server's trace store: in ``state_dir`` (beside the TSDB), in memory without one."""
+    return TraceStore(state_dir / TRACES_FILE if state_dir is not None else ":memory:", clock=clock)
 
 
 def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
@@ -139,16 +137,12 @@ async def _body(req: Request) -> bytes:
 
 
 def _gunzip(body: bytes) -> bytes:
-    inflate = zlib.decompressobj(wbits=31)
     try:
-        out = inflate.decompress(body, MAX_BODY_BYTES + 1)
-    except zlib.error as exc:
-        raise OtlpError(f"invalid gzip body: {exc}") from None
-    if len(out) > MAX_BODY_BYTES:
-        raise _TooLarge
-    if not inflate.eof:
-        raise OtlpError("invalid gzip body: truncated (the gzip stream does not end)")
-    return out
+        return gunzip_bounded(body, MAX_BODY_BYTES)
+    except GunzipError as exc:
+        if exc.too_large:
+            raise _TooLarge from None
+        raise OtlpError(str(exc)) from None
 
 
 def _json(body: bytes) -> object:

@@ -38,7 +38,7 @@ from inferwatch._exceptions import InputError, StoreError
 from inferwatch.collect import sample
 from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
-from inferwatch.model import Clock, Labels, Sample
+from inferwatch.model import Clock, Labels, Sample, open_sqlite
 from inferwatch.model import metrics as m
 from inferwatch.server.ingest._edge_fill import Filler
 from inferwatch.server.ingest._ingest_checks import check_batch
@@ -56,9 +56,7 @@ class SeenBatches:
     def __init__(self, path: Path | None) -> None:
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False,
-                                       isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db = open_sqlite(path or ":memory:", synchronous=None)
             self._db.execute("CREATE TABLE IF NOT EXISTS batches (device TEXT NOT NULL, id TEXT NOT NULL, "
                              "at REAL NOT NULL, PRIMARY KEY (device, id))")
             self._db.execute("CREATE TABLE IF NOT EXISTS series (device TEXT NOT NULL, spool TEXT NOT NULL, "

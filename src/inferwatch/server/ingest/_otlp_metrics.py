@@ -22,7 +22,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import zlib
 from dataclasses import dataclass
 
 from starlette.concurrency import run_in_threadpool
@@ -32,7 +31,7 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
-from inferwatch.model import Clock
+from inferwatch.model import Clock, GunzipError, gunzip_bounded
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.server.ingest._otlp_decode import (
     OtlpError,
@@ -148,16 +147,10 @@ async def _body(req: Request) -> bytes:
 
 
 def _gunzip(body: bytes) -> bytes:
-    inflate = zlib.decompressobj(wbits=31)
     try:
-        out = inflate.decompress(body, MAX_BODY_BYTES + 1)
-    except zlib.error as exc:
-        raise _Refused(400, f"invalid gzip body: {exc}") from None
-    if len(out) > MAX_BODY_BYTES:
-        raise _Refused(413, f"body over the limit of {MAX_BODY_BYTES} bytes once decompressed")
-    if not inflate.eof:
-        raise _Refused(400, "invalid gzip body: truncated (the gzip stream does not end)")
-    return out
+        return gunzip_bounded(body, MAX_BODY_BYTES)
+    except GunzipError as exc:
+        raise _Refused(413 if exc.too_large else 400, str(exc)) from None
 
 
 def _json(body: bytes) -> object:

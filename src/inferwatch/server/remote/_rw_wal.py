@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import StoreError
-from inferwatch.model import Clock, Labels, Sample
+from inferwatch.model import Clock, Labels, Sample, open_sqlite
 
 __all__ = ["WAL_FILE", "Chunk", "Position", "RemoteWAL"]
 
@@ -99,10 +99,8 @@ class RemoteWAL:
         self._start_cursors(remotes)
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=OFF")  # written to the OS at once: survives kill -9, not power loss
-        return conn
+        # synchronous OFF: written to the OS at once, survives kill -9, not power loss
+        return open_sqlite(self.path, synchronous="OFF", timeout=30)
 
     def _start_cursors(self, remotes: Sequence[str]) -> None:
         head = self._next_id()

@@ -1,0 +1,98 @@
+"""One generation of the server (``ServerComponents``) and where its files live.
+
+``_wiring`` builds them; a reload builds a complete new generation first and only
+then swaps it in (STYLE.md #8).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from inferwatch.config import Config
+from inferwatch.config import env as config_env
+from inferwatch.rules import (
+    Alert,
+    AlertStateStore,
+    Evaluator,
+    Rule,
+)
+from inferwatch.server.ingest._scrape import ScrapeLoop
+from inferwatch.server.remote._remote_write_out import RemoteWrite
+from inferwatch.slo import Slo
+from inferwatch.store import Store
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "data_dir_of", "state_dir"]
+
+log = logging.getLogger(__name__)
+ALERT_STATE_FILE = "alerts.sqlite"
+
+
+class LoggingSink:
+    """The default alert sink: one log line per alert (until a pipeline is plugged in)."""
+
+    def send(self, alerts: Sequence[Alert], now: float) -> None:
+        """Log each alert with its state."""
+        for a in alerts:
+            state = "resolved" if a.resolved(now) else "firing"
+            log.warning("alert %s %s %s value=%s", a.name, state, a.labels, a.value)
+
+
+@dataclass
+class ServerComponents:
+    """One generation of the server: store, scrape loop, rules, evaluator."""
+
+    config: Config
+    data_dir: Path
+    store: Store
+    scrape: ScrapeLoop
+    rules: list[Rule]
+    evaluator: Evaluator
+    state: AlertStateStore | None
+    remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
+    slos: tuple[Slo, ...] = ()  # the SLOs whose rules the evaluator runs (/api/v1/slos)
+
+    @property
+    def appender(self) -> Store:
+        """Where ingest paths append: the store, through the remote-write queue when remotes are set."""
+        return self.remote.tee if self.remote is not None else self.store
+
+    def close(self) -> None:
+        """Save the state, stop the scrape threads and close the files (shutdown)."""
+        self.scrape.stop()
+        if self.state is not None:
+            try:
+                self.evaluator.save_state()  # baselines are saved every few minutes: save the rest
+            except Exception:
+                log.exception("saving the alert state at shutdown failed")
+        self.retire(keep_store=False)
+
+    def retire(self, *, keep_store: bool) -> None:
+        """Stop and close what this generation owns (the store too unless the next one shares it)."""
+        self.scrape.stop()
+        if self.state is not None:
+            self.state.close()
+        if not keep_store:
+            if self.remote is not None:
+                self.remote.close()  # senders first: what is unsent stays queued for the next start
+            self.store.close()
+
+
+def data_dir_of(config: Config) -> Path:
+    """``$INFERWATCH_DATA_DIR``, else ``server.data_dir``."""
+    return Path(os.environ.get(config_env.ENV_DATA_DIR) or config.server.data_dir)
+
+
+def state_dir(config: Config) -> Path | None:
+    """Where the state files go: the data directory with SQLite storage, ``None`` (in memory) otherwise.
+
+    The one place that decides whether the server keeps its state on disk.
+    """
+    return data_dir_of(config) if config.storage.type == "sqlite" else None
