@@ -23,8 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
-from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock
-from inferwatch.model._deadline import checked
+from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked
 from inferwatch.store import _disk
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, SampleBuffer, classify
@@ -330,7 +329,7 @@ class SQLiteStore:
             if start < self._head_from:
                 out = self._select_disk(conn, ids, start, end)
             else:
-                for sid in checked(ids):  # a query's deadline holds inside a wide read too
+                for sid in deadline_checked(ids):  # a query's deadline holds inside a wide read too
                     t, v = self._head.window(sid, start, end)
                     if t.shape[0]:
                         out.append(Series(self._index.labels(sid), t, v))
@@ -345,11 +344,11 @@ class SQLiteStore:
         try:
             self._compact_for_read()
             chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
-            old = {sid: (t, v) for sid, t, v in checked(chunks)}
+            old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
         except (sqlite3.Error, OverflowError) as exc:
             raise StoreError(f"cannot read the store {self.path}: {_disk.reason(exc)}") from exc
         out = []
-        for sid in checked(ids):
+        for sid in deadline_checked(ids):
             t0, v0 = old.get(sid, (None, None))
             t1, v1 = self._head.window(sid, head_from, end) if end >= head_from else (None, None)
             if t0 is not None and v0 is not None:
