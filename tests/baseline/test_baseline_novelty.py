@@ -100,6 +100,10 @@ def test_series_bands_with_novelty_fire_on_the_watched_side_and_keep_state() -> 
     again = SeriesBands(cfg, DynamicThreshold(min_history=30 * 86400.0, direction="both"))
     again.restore_state(state)
     assert again.warmup()["s"]["novelty_points"] == 400
+    per_rule = DynamicThreshold(min_history=30 * 86400.0, direction="both", novelty=True)
+    restored = SeriesBands(BaselineConfig(novelty=NoveltyConfig(min_points=150)), per_rule)
+    restored.restore_state(state)  # a rule's own `novelty: true` restores the detector too
+    assert restored.novelty_on and restored.warmup()["s"]["novelty_points"] == 400
     off = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=30 * 86400.0))
     assert all(off.band("s", i * HOUR, float(x)) is None for i, x in enumerate(v))
 

@@ -11,6 +11,10 @@ step waits on an event, never on a sleep.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -88,6 +92,12 @@ def test_serve_judges_a_short_hourly_series_after_its_warm_up_and_alerts_on_the_
         finally:
             err = server.stop()
     assert "Traceback" not in err, err
+    listed = subprocess.run([sys.executable, "-m", "inferwatch", "rules", "list", "--config", str(cfg)],
+                            capture_output=True, text=True, check=True,
+                            env={k: v for k, v in os.environ.items() if not k.startswith("INFERWATCH_")})
+    # the saved state shows both warm-ups: the band's and, on HourlyNovel, the detector's
+    assert re.search(r"learned \(\d+/48 samples, [\d.]+/2\.0 days; novelty \d+/96 samples\)",
+                     listed.stdout), listed.stdout
     fired = {name: row for row, names in hook.firing for name in names}
     assert set(fired) == {"HourlyBand", "HourlyNovel"}, hook.firing
     assert all(ANOMALY < row <= ANOMALY + 20 for row in fired.values()), hook.firing

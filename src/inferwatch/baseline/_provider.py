@@ -86,10 +86,15 @@ class SeriesBands:
             return excluding(predicted, value, self.dynamic.direction)
         return None if predicted is None else (predicted.lower, predicted.upper)
 
+    @property
+    def novelty_on(self) -> bool:
+        """Whether this rule uses the novelty detector (its own ``novelty``, else the config's)."""
+        on = self.dynamic.novelty
+        return self.config.novelty.enabled if on is None else on
+
     def _novel(self, key: str, value: float, predicted: Band | None) -> bool:
         """The novelty detector's verdict on ``value`` (False when it is off), on the watched side."""
-        on = self.dynamic.novelty
-        if not (self.config.novelty.enabled if on is None else on):
+        if not self.novelty_on:
             return False
         scorer = self._novelty.get(key)
         if scorer is None:
@@ -174,7 +179,7 @@ class SeriesBands:
         self._restore_novelty(state.get("novelty", {}) if isinstance(state, dict) else {})
 
     def _restore_novelty(self, saved: Any) -> None:
-        if not self.config.novelty.enabled or not isinstance(saved, dict):
+        if not self.novelty_on or not isinstance(saved, dict):
             return
         for key, n in saved.items():
             if key not in self._series:
