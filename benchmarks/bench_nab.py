@@ -5,6 +5,7 @@
     python benchmarks/bench_nab.py --cv          # the settings grid, cross-validated by folder
     python benchmarks/bench_nab.py --ideas       # detectors tried on top of the default's band
     python benchmarks/bench_nab.py --cost        # CPU per point and state per series
+    python benchmarks/bench_nab.py --novelty     # the novelty detector's variants, in-sample and CV
     python benchmarks/bench_nab.py --hindsight [--split all|tune|holdout]   # the older table
 
 By default it prints NAB's score (``benchmarks/nab_table.py``: probationary period, scaled
@@ -228,6 +229,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cv", action="store_true", help="the settings grid, cross-validated by folder")
     ap.add_argument("--ideas", action="store_true",
                     help="detectors tried on top of the default's band, cross-validated by folder")
+    ap.add_argument("--novelty", action="store_true",
+                    help="only the novelty detector's variants, in-sample and cross-validated")
     ap.add_argument("--no-cv", action="store_true",
                     help="skip the leave-one-folder-out cross-validation after the NAB table")
     ap.add_argument("--cost", action="store_true",
@@ -346,6 +349,9 @@ def nab_main(args: argparse.Namespace) -> int:
     )
 
     corpus = Corpus.load(NAB, [n for n, _ in load("all", args.files)])
+    if args.novelty:
+        novelty_main(corpus, args.jobs)
+        return 0
     if args.cv or args.ideas:
         rows = grid_rows(corpus, CFG, args.jobs) if args.cv else idea_rows(corpus, CFG, args.jobs)
         cross_validate(corpus, rows)
@@ -379,8 +385,37 @@ def nab_main(args: argparse.Namespace) -> int:
         # are the estimate for data never tuned on (issue 35)
         print(f"\nleave-one-folder-out cross-validation over the candidates {list(CV_CANDIDATES)}"
               f" x recurrence {list(GRID_RECURRENCE)} x merge gap {list(GRID_MERGE)}:", flush=True)
-        cross_validate(corpus, grid_rows(corpus, CFG, args.jobs, CV_CANDIDATES))
+        grid = grid_rows(corpus, CFG, args.jobs, CV_CANDIDATES)
+        cross_validate(corpus, grid)
+        novelty_main(corpus, args.jobs, grid)
     return 0
+
+
+def novelty_main(corpus: object, jobs: int, grid: dict[str, dict[str, list[int]]] | None = None,
+                 ) -> None:
+    """The novelty detector (issue 35): each variant in-sample, then CV against the band alone.
+
+    With ``grid`` (the candidates' rows above), also CV over those candidates and the
+    novelty variants together: the old default's CV figure against the new one's.
+    """
+    from nab_novelty import BAND, novelty_cost, novelty_rows
+    from nab_table import cross_validate, print_table
+
+    rows = novelty_rows(corpus, CFG, jobs)
+    print("\nnovelty detector (Fuzzy ART + anomaly likelihood, OR-ed with the band), in-sample:")
+    print_table(corpus, rows)  # type: ignore[arg-type]
+    print(f"\nleave-one-folder-out CV: the band alone only ({BAND}):", flush=True)
+    cross_validate(corpus, {BAND: rows[BAND]})  # type: ignore[arg-type]
+    print("\nleave-one-folder-out CV: the band alone and every novelty variant:", flush=True)
+    cross_validate(corpus, rows)  # type: ignore[arg-type]
+    if grid is not None:
+        print("\nleave-one-folder-out CV: the candidates above and every novelty variant together:",
+              flush=True)
+        cross_validate(corpus, {**grid, **{k: v for k, v in rows.items() if k != BAND}})  # type: ignore[arg-type]
+    s = read_csv_series(NAB / COST_FILE)
+    band_us, both_us, nbytes = novelty_cost(s.times, s.values, CFG)
+    print(f"cost on {COST_FILE}: band {band_us:.0f} us/point, band + novelty {both_us:.0f} us/point"
+          f" ({both_us / band_us:.2f}x); novelty state {nbytes} bytes per series")
 
 
 def _verdicts(totals: dict[str, Tally], methods: dict[str, Callable[[FloatArray, FloatArray], list[float]]],

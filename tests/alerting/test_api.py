@@ -125,7 +125,7 @@ def test_silence_cli_add_list_expire(served, capsys) -> None:  # type: ignore[no
     assert p.silences.get(sid).state(SystemClock().now()) == "expired"  # type: ignore[union-attr]
     # no token: one readable line, exit 2, no traceback
     assert main(["silence", "--url", url, "add", "a=b", "-m", "x"]) == 2
-    assert "server answered 401" in capsys.readouterr().err
+    assert "refused the write (401)" in capsys.readouterr().err
 
 
 def _free_port() -> int:

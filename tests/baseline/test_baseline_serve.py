@@ -14,6 +14,7 @@ event (a row served, a notification, a line of the server's output), never on a 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import http.server
 import json
 import os
@@ -117,10 +118,9 @@ def _serve_http(handler: type[http.server.BaseHTTPRequestHandler]) -> tuple[http
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-@pytest.fixture
-def loopback(shared_data: Path) -> Iterator[tuple[Replay, Hook]]:
-    series = read_csv_series(shared_data / "nab" / FILE)
-    replay = Replay(series.times.tolist(), series.values.tolist())
+@contextlib.contextmanager
+def serving(replay: Replay) -> Iterator[Hook]:
+    """The replay's target and a webhook receiver on loopback, for the block's duration."""
     hook = Hook(replay)
 
     class Target(http.server.BaseHTTPRequestHandler):
@@ -159,10 +159,20 @@ def loopback(shared_data: Path) -> Iterator[tuple[Replay, Hook]]:
             replay.url = f"{url}/metrics"
         else:
             hook.url = f"{url}/hook"
-    yield replay, hook
-    for srv in servers:
-        srv.shutdown()
-        srv.server_close()
+    try:
+        yield hook
+    finally:
+        for srv in servers:
+            srv.shutdown()
+            srv.server_close()
+
+
+@pytest.fixture
+def loopback(shared_data: Path) -> Iterator[tuple[Replay, Hook]]:
+    series = read_csv_series(shared_data / "nab" / FILE)
+    replay = Replay(series.times.tolist(), series.values.tolist())
+    with serving(replay) as hook:
+        yield replay, hook
 
 
 def _config(path: Path, replay: Replay, hook: Hook) -> Path:

@@ -106,3 +106,17 @@ def test_config_file_positional_or_flag_and_found_in_the_directory(
     Path("inferwatch.yaml").write_text("server: {listen: '127.0.0.1:9998'}\n")
     assert main(["config", "show"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["server"]["listen"] == "127.0.0.1:9998"
+
+
+@pytest.mark.parametrize("action", ["check", "show"])
+def test_a_named_file_wins_over_the_inferwatch_yaml_found_here(
+        action: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's directory holds init's file; `config check other.yml` reads other.yml alone
+    assert main(["init", "--receiver", "terminal"]) == 0
+    Path("other.yml").write_text('server: {listen: "127.0.0.1:9999"}\n')
+    capsys.readouterr()
+    assert main(["config", action, "other.yml"]) == 0
+    out = capsys.readouterr().out
+    assert ("other.yml: ok" in out) if action == "check" else ("127.0.0.1:9999" in out)
+    assert main(["config", action, "other.yml", "--config", "inferwatch.yaml"]) == 2  # two: refused
+    assert "two configs given: other.yml and --config inferwatch.yaml" in capsys.readouterr().err

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.conftest import DemoServer, Watched, wait_until
+from dashboard.conftest import ARTIFACTS, DemoServer, Watched, wait_until
 
 pytestmark = [pytest.mark.tools, pytest.mark.slow]
 TIMEOUT_MS = 20_000
@@ -212,4 +212,31 @@ def test_drift_page_shows_psi_verdicts_and_histograms(page: Watched, demo: DemoS
     assert rows.first.locator(".hist .bin").count() >= 2
     reports: list[dict[str, Any]] = demo.api("api/v1/dashboard/drift")
     assert json.dumps(reports)  # finite numbers only
+    assert page.take() == []
+
+
+def test_the_quality_section_shows_estimated_and_realized_accuracy_with_the_band(
+    page: Watched, demo: DemoServer,
+) -> None:
+    title = "Accuracy: estimated (band) and realized"
+    # the demo's labels come 6 story minutes late (9 real s at x40): wait until realized points exist
+    realized = 'api/v1/query?query=inferwatch_model_realized{metric="accuracy"}'
+    wait_until("a realized accuracy", lambda: bool(demo.api(realized)["result"]), timeout=90)
+
+    def drawn() -> bool:
+        open_page(page, demo, "overview")
+        page.page.wait_for_selector("body[data-rendered]", timeout=TIMEOUT_MS)
+        return int(page.page.locator(f"section.panel[data-title='{title}']").get_attribute("data-series")
+                   or 0) == 5
+    wait_until("the accuracy panel's five series", drawn, timeout=90)
+    panel = page.page.locator(f"section.panel[data-title='{title}']")
+    assert panel.get_attribute("data-state") == "ok"
+    assert panel.get_attribute("data-bands") == "1"  # upper and lower filled between
+    assert panel.locator("canvas").count() >= 1
+    assert "no concept drift" in panel.locator(".caption").inner_text()  # the assumptions, stated
+    legend = panel.inner_text()
+    for name in ("estimated ctr-logreg", "realized ctr-logreg", "reference ctr-logreg"):
+        assert name in legend, legend
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "overview-accuracy-panel.png"))
     assert page.take() == []

@@ -70,10 +70,15 @@ values = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**12, 1
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 10**7), values), min_size=1, max_size=120))
-def test_any_batch_round_trips_exactly(points: list[tuple[int, int, float]]) -> None:
-    # property: whatever the times (ms, any order across series, repeats) and values, decode(encode) is
-    # the same samples, bit for bit, per series in order
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 10**7), values), min_size=1, max_size=120),
+       st.booleans(), st.booleans())
+def test_any_batch_round_trips_exactly(points: list[tuple[int, int, float]], ordered: bool,
+                                       by_instant: bool) -> None:
+    # property: whatever the times (ms, any order across series, repeats; or each series' times
+    # ascending, the by-instant layout) and values, decode(encode) is the same samples, bit for bit,
+    # per series in order, in either layout
+    if ordered:
+        points = sorted(points, key=lambda p: p[1])
     labels = [Labels.of("s", i=str(i)) for i in range(5)]
     samples, ids = [], []
     for sid, ms, v in points:
@@ -81,7 +86,13 @@ def test_any_batch_round_trips_exactly(points: list[tuple[int, int, float]]) -> 
         ids.append(sid + 1)
     header = {"b": "x:1-2", "hb": 300, "hm": 300, "st": 0,
               "defs": {str(i + 1): {"l": labels[i].to_dict()} for i in set(ids_ - 1 for ids_ in ids)}}
-    got = _decode(encode_columns(header, ids, samples))
+    body = encode_columns(header, ids, samples, by_instant=by_instant)
+    got = _decode(body)
+    per: dict[int, list[float]] = {}
+    for sid, s in zip(ids, samples, strict=True):
+        per.setdefault(sid, []).append(round(s.t * 1000))
+    ascending = all(ts == sorted(ts) for ts in per.values())  # true whenever `ordered`
+    assert ('"ly":1' in _raw(body).decode("latin-1")) == (by_instant and ascending)
     want: dict[Labels, list[tuple[float, bytes]]] = {}
     for s in samples:
         want.setdefault(s.labels, []).append((s.t, _bits(s.v)))
@@ -120,7 +131,33 @@ def test_damaged_bodies_are_400s_naming_where(mangle, error: str) -> None:  # ty
     assert error in str(exc.value), str(exc.value)
 
 
+def test_the_by_instant_layout_is_smaller_on_a_sparse_batch_and_the_old_one_still_reads() -> None:
+    # a deadband's batch: 300 series, each read at one or two of four instants
+    import random
+
+    rng = random.Random(5)
+    labels = [Labels.of("g", i=str(i)) for i in range(300)]
+    samples = [Sample(ls, T0 + 15 * k, float(rng.randint(1, 99) * 1000)) for k in range(4)
+               for ls in labels if rng.random() < 0.15]
+    ids = [int(s.labels["i"]) + 1 for s in samples]
+    known = {i + 1: ls for i, ls in enumerate(labels)}  # the dictionary went in an earlier batch
+    head = {"b": "x:1-9", "hb": 300, "hm": 300, "st": 15}
+    new, old = (encode_columns(head, ids, samples, by_instant=b) for b in (True, False))
+    assert '"ly":1' in _raw(new).decode("latin-1") and '"ly"' not in _raw(old).decode("latin-1")
+    assert _decode(new, known).samples == _decode(old, known).samples  # an older agent's: read the same
+    assert len(new) < 0.95 * len(old), (len(new), len(old))
+    # a stepped clock (a series' times going back) keeps the by-series layout: its order is kept
+    back = [Sample(A, T0 + 30, 1.0), Sample(A, T0, 2.0)]
+    body = encode_columns({"b": "x:1-2", "hb": 300, "hm": 300, "st": 15}, [1, 1], back)
+    assert '"ly"' not in _raw(body).decode("latin-1")
+    assert [(s.t, s.v) for s in _decode(body, known={1: A}).samples] == [(T0 + 30, 1.0), (T0, 2.0)]
+
+
 def test_header_fields_are_checked() -> None:
+    body = encode_columns({"b": "x:1-1", "hb": 300, "hm": 300, "st": 15, "ly": 2}, [1], [Sample(A, T0, 1.0)],
+                          by_instant=False)
+    with pytest.raises(InputError, match=r"body.header.ly: expected 0 or 1 \(the layout\), got 2"):
+        _decode(body)
     body = _body([Sample(A, T0, 1.5)], [1], {1: A}, hb=-1)
     with pytest.raises(InputError, match=r"body.header.hb: expected a positive number"):
         _decode(body)

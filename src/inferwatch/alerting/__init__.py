@@ -4,14 +4,16 @@ Alertmanager's design in one process: the evaluator ``send``s alerts, the
 server (or replay) calls ``tick(now)``; every stage shares one signature.
 """
 
+from inferwatch.alerting._acks import group_id
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage, RecordingAction
 from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._classify import classify_status
 from inferwatch.alerting._delivery import InlineExecutor, QueueStats, ThreadExecutor
 from inferwatch.alerting._digest import next_delivery
 from inferwatch.alerting._from_config import ALERTING_STATE_FILE, pipeline_from_config
+from inferwatch.alerting._history import EVENT_KINDS
 from inferwatch.alerting._http import HttpClient
-from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage
+from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage, fingerprint
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._preview import Captured, alerts_from_document, preview
 from inferwatch.alerting._records import NotificationRecord
@@ -27,6 +29,7 @@ from inferwatch.alerting._view import AlertView
 
 __all__ = [
     "ALERTING_STATE_FILE",
+    "EVENT_KINDS",
     "Action",
     "ActionRecord",
     "ActionStage",
@@ -58,6 +61,8 @@ __all__ = [
     "ThreadExecutor",
     "alerts_from_document",
     "classify_status",
+    "fingerprint",
+    "group_id",
     "next_delivery",
     "oncall_at",
     "parse_rfc3339",

@@ -21,8 +21,7 @@ from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._schedule import oncall_at
 from inferwatch.alerting._stages import MuteStage
 from inferwatch.alerting._state import StateDB
-from inferwatch.config._alerting import AlertingConfig
-from inferwatch.config._oncall import SCHEDULE_PREFIX, EscalationSpec
+from inferwatch.config import SCHEDULE_PREFIX, AlertingConfig, EscalationSpec
 from inferwatch.model import format_duration
 
 __all__ = ["Episode", "Escalator", "StepEvent"]

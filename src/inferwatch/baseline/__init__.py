@@ -9,6 +9,7 @@ True
 from inferwatch.baseline._band import Band, Baseline, Direction, is_anomalous
 from inferwatch.baseline._csv import CsvSeries, parse_timestamp, read_csv_series
 from inferwatch.baseline._detect import AlertWindow, ScoredSeries, alert_windows, runs, score_series
+from inferwatch.baseline._likelihood import AnomalyLikelihood, NoveltyScorer
 from inferwatch.baseline._nab import (
     PROFILES,
     NabFile,
@@ -18,24 +19,29 @@ from inferwatch.baseline._nab import (
     row_of,
     scaled_sigmoid,
 )
+from inferwatch.baseline._novelty import FuzzyArt
 from inferwatch.baseline._promql import promql_rules
 from inferwatch.baseline._prophet import ProphetBaseline, prophet_available
 from inferwatch.baseline._provider import SeriesBands, band_provider_factory, rule_seasonal_config
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
-from inferwatch.config._baseline import BaselineConfig, ProphetConfig, SeasonalConfig
+from inferwatch.config._baseline import BaselineConfig, NoveltyConfig, ProphetConfig, SeasonalConfig
 
 __all__ = [
     "PROFILES",
     "AlertWindow",
+    "AnomalyLikelihood",
     "Band",
     "Baseline",
     "BaselineConfig",
     "CsvSeries",
     "Direction",
+    "FuzzyArt",
     "NabFile",
     "NabProfile",
     "NabTally",
+    "NoveltyConfig",
+    "NoveltyScorer",
     "ProphetBaseline",
     "ProphetConfig",
     "RecurrenceGate",

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-__all__ = ["Band", "Baseline", "Direction", "is_anomalous"]
+__all__ = ["Band", "Baseline", "Direction", "band_excess", "is_anomalous", "on_side"]
 
 Direction = Literal["above", "below", "both"]
 
@@ -37,6 +37,18 @@ def is_anomalous(band: Band | None, value: float, direction: Direction = "both")
     if direction == "below":
         return value < band.lower
     return not band.contains(value)
+
+
+def band_excess(band: Band, value: float) -> float:
+    """|value - expected| over the band's half-width on the value's side (1: on the edge)."""
+    half = band.upper - band.expected if value >= band.expected else band.expected - band.lower
+    return abs(value - band.expected) / max(half, 1e-12)
+
+
+def on_side(band: Band | None, value: float, direction: Direction) -> bool:
+    """Whether a novelty flag on ``value`` counts for ``direction`` (a drop does not fire an
+    ``above`` rule); without a band there is no expected value to tell, so it counts."""
+    return band is None or direction == "both" or (value >= band.expected) == (direction == "above")
 
 
 class Baseline(Protocol):

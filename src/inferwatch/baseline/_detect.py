@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from inferwatch.baseline._band import Baseline, Direction
+from inferwatch.baseline._band import Baseline, Direction, band_excess, on_side
+from inferwatch.baseline._likelihood import NoveltyScorer
 from inferwatch.baseline._recurrence import RecurrenceGate
 
 __all__ = ["AlertWindow", "ScoredSeries", "alert_windows", "runs", "score_series"]
@@ -50,22 +51,30 @@ class ScoredSeries:
 
 def score_series(times: Sequence[float] | FloatArray, values: Sequence[float] | FloatArray,
                  baseline: Baseline, direction: Direction = "both",
-                 gate: RecurrenceGate | None = None) -> ScoredSeries:
+                 gate: RecurrenceGate | None = None,
+                 novelty: NoveltyScorer | None = None) -> ScoredSeries:
     """Score each point against the history before it, then learn it (streaming, causal).
 
     ``gate`` (fed in order, after scoring) marks which anomalous points are ``released``.
+    ``novelty`` (``baseline.novelty``) also marks a point anomalous when it flags it on
+    the watched side, as ``SeriesBands`` does in rules.
     """
     n = len(values)
     expected, lower, upper = (np.full(n, np.nan) for _ in range(3))
+    novel = np.zeros(n, dtype=bool)
     for i, (t, v) in enumerate(zip(times, values, strict=True)):
         band = baseline.predict(float(t))
         if band is not None:
             expected[i], lower[i], upper[i] = band.expected, band.lower, band.upper
         baseline.learn(float(t), float(v))
+        if novelty is not None:
+            excess = 0.0 if band is None else band_excess(band, float(v))
+            novel[i] = novelty.step(float(v), excess) and on_side(band, float(v), direction)
     vals = np.asarray(values, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         above, below = vals > upper, vals < lower
     anomalous = above if direction == "above" else below if direction == "below" else above | below
+    anomalous |= novel
     released = anomalous.copy()
     if gate is not None:
         for i, (t, v) in enumerate(zip(times, vals, strict=True)):

@@ -10,10 +10,12 @@ The lead wires it into the server::
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
-from inferwatch.baseline._band import Baseline, is_anomalous
+from inferwatch.baseline._band import Band, Baseline, band_excess, is_anomalous, on_side
+from inferwatch.baseline._likelihood import NoveltyScorer
 from inferwatch.baseline._prophet import ProphetBaseline
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
@@ -48,6 +50,7 @@ class SeriesBands:
         self.dropped = 0
         self._series: dict[str, Baseline] = {}
         self._gates: dict[str, RecurrenceGate] = {}
+        self._novelty: dict[str, NoveltyScorer] = {}  # only with baseline.novelty.enabled
 
     def _new(self) -> Baseline:
         cfg, dyn = self.config, self.dynamic
@@ -70,15 +73,36 @@ class SeriesBands:
         try:
             predicted = baseline.predict(t)
             baseline.learn(t, value)
+            novel = self._novel(key, value, predicted)
             if predicted is not None:
                 gate = self._gate(key)
                 if gate is not None:
-                    outside = is_anomalous(predicted, value, self.dynamic.direction)
+                    outside = novel or is_anomalous(predicted, value, self.dynamic.direction)
                     gate.step(t, value, predicted.expected, outside)
         except Exception:  # the evaluator's hot path: log and fall back, never raise
             log.exception("baseline for %s failed; the static fallback applies", key)
             return None
+        if novel:
+            return excluding(predicted, value, self.dynamic.direction)
         return None if predicted is None else (predicted.lower, predicted.upper)
+
+    @property
+    def novelty_on(self) -> bool:
+        """Whether this rule uses the novelty detector (its own ``novelty``, else the config's)."""
+        on = self.dynamic.novelty
+        return self.config.novelty.enabled if on is None else on
+
+    def _novel(self, key: str, value: float, predicted: Band | None) -> bool:
+        """The novelty detector's verdict on ``value`` (False when it is off), on the watched side."""
+        if not self.novelty_on:
+            return False
+        scorer = self._novelty.get(key)
+        if scorer is None:
+            scorer = self._novelty[key] = NoveltyScorer(self.config.novelty)
+        excess = 0.0 if predicted is None else band_excess(predicted, value)
+        if not scorer.step(value, excess):
+            return False
+        return on_side(predicted, value, self.dynamic.direction)
 
     def _gate(self, key: str) -> RecurrenceGate | None:
         gate = self._gates.get(key)
@@ -98,13 +122,22 @@ class SeriesBands:
         return {k: b.learned for k, b in self._series.items()}
 
     def warmup(self) -> dict[str, dict[str, float]]:
-        """Each tracked series' warm-up progress (seasonal baselines; others report none)."""
-        return {k: b.warmup() for k, b in self._series.items() if isinstance(b, SeasonalBaseline)}
+        """Each tracked series' warm-up progress (seasonal baselines; others report none).
+
+        With the novelty detector on, also its points seen against the ``min_points`` it
+        needs before it may flag (it judges a short series before the band does).
+        """
+        out = {k: b.warmup() for k, b in self._series.items() if isinstance(b, SeasonalBaseline)}
+        for k, scorer in self._novelty.items():
+            out.setdefault(k, {}).update({"novelty_points": scorer.likelihood.seen,
+                                          "novelty_min_points": scorer.config.min_points})
+        return out
 
     def export_state(self) -> dict[str, Any]:
         """Every series' state, JSON-ready (persisted by the rules' state store)."""
         return {"version": 1, "series": {k: b.to_state() for k, b in self._series.items()},
-                "gates": {k: g.to_state() for k, g in self._gates.items()}}
+                "gates": {k: g.to_state() for k, g in self._gates.items()},
+                "novelty": {k: n.to_state() for k, n in self._novelty.items()}}
 
     def restore_state(self, state: Any) -> None:
         """Restore :meth:`export_state`'s output; a malformed series is logged and starts fresh."""
@@ -143,9 +176,31 @@ class SeriesBands:
             gate.count, gate.horizon, gate.gap, gate.debounce = (
                 wanted.count, wanted.horizon, wanted.gap, wanted.debounce)
             self._gates[key] = gate
+        self._restore_novelty(state.get("novelty", {}) if isinstance(state, dict) else {})
+
+    def _restore_novelty(self, saved: Any) -> None:
+        if not self.novelty_on or not isinstance(saved, dict):
+            return
+        for key, n in saved.items():
+            if key not in self._series:
+                continue
+            try:
+                self._novelty[key] = NoveltyScorer.from_state(n, self.config.novelty)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                log.warning("discarding unreadable novelty state of %s", key)
 
     def __len__(self) -> int:
         return len(self._series)
+
+
+def excluding(band: Band | None, value: float, direction: str) -> tuple[float, float]:
+    """A band that puts ``value`` outside on the watched side: how a novelty flag reaches a
+    rule that only compares values with bands (as the window means fold into the band)."""
+    low, high = (-math.inf, math.inf) if band is None else (band.lower, band.upper)
+    above = direction == "above" or (direction == "both" and (band is None or value >= band.expected))
+    if above:
+        return low, min(high, math.nextafter(value, -math.inf))
+    return max(low, math.nextafter(value, math.inf)), high
 
 
 def _from_state(state: dict[str, Any]) -> Baseline:

@@ -74,6 +74,7 @@ def _score(args: argparse.Namespace) -> int:
 
     from inferwatch import ConfigError
     from inferwatch.baseline import (
+        NoveltyScorer,
         ProphetBaseline,
         SeasonalBaseline,
         SeasonalConfig,
@@ -102,7 +103,8 @@ def _score(args: argparse.Namespace) -> int:
     method = args.method or cfg.method
     baseline = ProphetBaseline(cfg.prophet) if method == "prophet" else SeasonalBaseline(cfg.seasonal)
     gate = recurrence_gate(cfg, args.recurrence)
-    scored = score_series(series.times, series.values, baseline, cfg.direction, gate)
+    novelty = NoveltyScorer(cfg.novelty) if cfg.novelty.enabled else None
+    scored = score_series(series.times, series.values, baseline, cfg.direction, gate, novelty)
     windows = alert_windows(scored.anomalous, series.values, scored.expected,
                             debounce=cfg.debounce, merge_gap=cfg.merge_gap, released=scored.released)
     rows = [(series.stamps[w.start], series.stamps[w.end], w.peak) for w in windows]

@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--duration", type=float, default=90.0, metavar="SECONDS",
                    help="real seconds to run (default: 90)")
     p.add_argument("--speed", type=float, default=None, metavar="X",
-                   help="time compression (default: fit the 25-minute story into --duration)")
+                   help="time compression (default: fit the 32-minute story into --duration)")
     p.add_argument("--port", type=int, default=0, metavar="P",
                    help="port of the demo model service (default: a free port)")
     p.add_argument("--dashboard-port", type=int, default=0, metavar="P",

@@ -90,7 +90,9 @@ def _find_config(args: argparse.Namespace) -> None:
 
     from inferwatch._env import ENV_CONFIG
 
-    unset = getattr(args, "config", "") is None and not os.environ.get(ENV_CONFIG)
+    # a positional FILE (`config check other.yml`) is the config asked for: ./inferwatch.yaml is not
+    unset = getattr(args, "config", "") is None and not os.environ.get(ENV_CONFIG) and not getattr(
+        args, "file", None)
     if unset and Path(DEFAULT_FILE).is_file():
         args.config = DEFAULT_FILE
 

@@ -104,11 +104,17 @@ def _recordings(args: argparse.Namespace) -> list[Any]:
 
 
 def _warmup_text(w: dict[str, float] | None) -> str:
-    """`` (120/48 samples, 0.4/2.0 days)``: a band's warm-up progress, or nothing."""
+    """`` (120/48 samples, 0.4/2.0 days)``: a band's warm-up progress (the novelty
+    detector's after it, where on), or nothing."""
     if not w:
         return ""
-    return (f" ({w['points']:g}/{w['min_points']:g} samples, "
-            f"{w['history_s'] / 86400:.1f}/{w['min_history_s'] / 86400:.1f} days)")
+    parts = []
+    if "points" in w:
+        parts.append(f"{w['points']:g}/{w['min_points']:g} samples, "
+                     f"{w['history_s'] / 86400:.1f}/{w['min_history_s'] / 86400:.1f} days")
+    if "novelty_points" in w:  # the novelty detector's own warm-up (baseline.novelty)
+        parts.append(f"novelty {w['novelty_points']:g}/{w['novelty_min_points']:g} samples")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _saved_bands(cfg: Any, rules: list[Any]) -> tuple[dict[str, dict[str, bool]],

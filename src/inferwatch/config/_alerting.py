@@ -173,7 +173,8 @@ DEFAULT_RECEIVERS: tuple[ReceiverSpec, ...] = (
 )
 
 DEFAULT_ACTIONS: tuple[ActionSpec, ...] = (
-    KubernetesScaleSpec(name="scale_out", matchers=('tier="P0"', 'service!=""')),  # nothing to scale without a service
+    # nothing to scale without a service
+    KubernetesScaleSpec(name="scale_out", matchers=('tier="P0"', 'service!=""')),
     DegradeActionSpec(name="degrade", matchers=('alertname="SevereLatency"',)),
     RollbackActionSpec(name="rollback", matchers=('alertname="FeatureDriftRollback"',)),
 )

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from inferwatch.config._types import Duration, FrozenModel
 
-__all__ = ["BaselineConfig", "ProphetConfig", "SeasonalConfig"]
+__all__ = ["BaselineConfig", "NoveltyConfig", "ProphetConfig", "SeasonalConfig"]
 
 
 class SeasonalConfig(FrozenModel):
@@ -92,6 +92,33 @@ class ProphetConfig(FrozenModel):
     min_history: Duration = Field(86400.0, ge=0, description="history needed before the first fit")
 
 
+class NoveltyConfig(FrozenModel):
+    """The pattern novelty detector (Fuzzy ART) combined with the band by an anomaly likelihood."""
+
+    enabled: bool = Field(
+        False, description="also alert when a series' recent pattern novelty is unlikely for it "
+        "(off by default: leave-one-folder-out CV on NAB did not favour it; docs/baseline.md)"
+    )
+    window: int = Field(8, ge=2, le=64, description="values in one pattern (even)")
+    levels: int = Field(10, ge=2, le=256, description="quantisation steps of the normalised values")
+    rho: float = Field(0.9, gt=0, lt=1, description="vigilance: the match a known pattern needs")
+    categories: int = Field(32, ge=2, le=256, description="most patterns remembered per series")
+    short: int = Field(10, ge=1, le=1024, description="raw scores averaged for the likelihood")
+    long: int = Field(2016, ge=2, le=100_000, description="span of the average's mean and variance")
+    likelihood: float = Field(
+        0.9999, gt=0.5, lt=1, description="flag when the average's Gaussian CDF exceeds this"
+    )
+    min_points: int = Field(288, ge=0, description="points before the detector may flag (warm-up)")
+    hold: int = Field(3, ge=1, le=1024, description="points a flag lasts (meets the debounce)")
+    use_band: bool = Field(True, description="the band's excess also feeds the raw score")
+
+    @model_validator(mode="after")
+    def _check(self) -> NoveltyConfig:
+        if self.window % 2:
+            raise ValueError(f"novelty window must be even, got {self.window}")
+        return self
+
+
 class BaselineConfig(FrozenModel):
     """Dynamic-baseline defaults: the method, its settings and the alert debounce."""
 
@@ -100,6 +127,7 @@ class BaselineConfig(FrozenModel):
     )
     seasonal: SeasonalConfig = Field(default_factory=SeasonalConfig)
     prophet: ProphetConfig = Field(default_factory=ProphetConfig)
+    novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
     direction: Literal["above", "below", "both"] = Field(
         "both", description="which side of the band is anomalous"
     )

@@ -205,6 +205,10 @@ class DynamicThreshold(FrozenModel):
         None, ge=0, le=16, description="hold alerts that repeat the series' earlier excursions "
         "(see baseline.recurrence; 0 is off); None: baseline.recurrence"
     )
+    novelty: bool | None = Field(
+        None, description="also alert on a pattern new to the series (the novelty detector, "
+        "baseline.novelty); None: baseline.novelty.enabled"
+    )
 
     @field_validator("windows")
     @classmethod

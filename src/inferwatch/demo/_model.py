@@ -28,19 +28,24 @@ _TRUE_B = -0.3
 
 
 class FeatureGenerator:
-    """Feature rows like the service's traffic; ``drift`` (0 = reference) shifts them."""
+    """Feature rows like the service's traffic; ``drift`` (0 = reference) shifts them.
 
-    def __init__(self, rng: np.random.Generator, drift: float = 0.0) -> None:
+    ``spread`` (1 = reference) scales each feature's spread: below 1 the audience
+    narrows towards the average user, where the model is least sure (a real loss
+    of accuracy that the model's own scores show, unlike ``drift``).
+    """
+
+    def __init__(self, rng: np.random.Generator, drift: float = 0.0, spread: float = 1.0) -> None:
         self._rng = rng
         self._lock = threading.Lock()  # numpy Generators are not thread-safe
-        self.drift = drift
+        self.drift, self.spread = drift, spread
 
     def sample(self, n: int) -> NDArray[np.float64]:
         """``n`` rows (n x len(FEATURES)), drawn at the current drift."""
         mean = _MEAN + self.drift * _DRIFT * _STD
         with self._lock:
             z = self._rng.standard_normal((n, len(FEATURES)))
-        return np.asarray(np.maximum(mean + z * _STD, 0.0), dtype=np.float64)
+        return np.asarray(np.maximum(mean + self.spread * z * _STD, 0.0), dtype=np.float64)
 
     def row(self) -> dict[str, float]:
         """One row as ``{feature: value}`` (what the load generator posts)."""

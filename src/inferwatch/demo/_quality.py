@@ -12,7 +12,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from inferwatch.demo._model import FEATURES, FeatureGenerator
+from inferwatch.demo._labels import LateLabels, performance_aggregators
+from inferwatch.demo._model import FEATURES, FeatureGenerator, train_model
 from inferwatch.demo._runner import DemoComponents, DemoContext
 from inferwatch.quality import ConfidenceAggregator, DriftAggregator, build_profile
 
@@ -52,8 +53,20 @@ class DriftView:
         """Nothing to stop."""
 
 
-def quality_components(window_s: float = 300.0, seed: int | None = None) -> tuple[DemoComponents, DriftView]:
-    """Components with drift and confidence aggregators (windows of ``window_s`` story seconds)."""
+def quality_components(
+    window_s: float = 300.0, seed: int | None = None, label_delay_s: float = 360.0,
+) -> tuple[DemoComponents, DriftView]:
+    """Components with drift, confidence and performance aggregators (windows of ``window_s`` story s).
+
+    The model is trained here (as ``run_demo`` would from the same seed) so that the
+    performance estimator's reference is that model's predictions; labels arrive
+    ``label_delay_s`` story seconds after each prediction.
+    """
+    seeds = np.random.SeedSequence(seed).spawn(3)
+    model = train_model(FeatureGenerator(np.random.default_rng(seeds[1])))
+    estimated, realized = performance_aggregators(
+        model, FeatureGenerator(np.random.default_rng(seeds[2])), service=SERVICE, model_name=MODEL,
+        window_s=window_s, min_rows=DEMO_MIN_SAMPLES)
     reference = FeatureGenerator(np.random.default_rng(seed)).sample(5000)
     profile = build_profile({name: reference[:, i] for i, name in enumerate(FEATURES)})
     # the demo's compressed windows hold tens to hundreds of rows (far fewer in its outage), not 1000;
@@ -62,4 +75,7 @@ def quality_components(window_s: float = 300.0, seed: int | None = None) -> tupl
                             min_samples=DEMO_MIN_SAMPLES)
     confidence = ConfidenceAggregator(service=SERVICE, model=MODEL, window=window_s)
     view = DriftView(drift)
-    return DemoComponents(aggregators=[drift, confidence], parts=[view]), view
+    labels = LateLabels(estimated, realized, delay_s=label_delay_s)
+    components = DemoComponents(aggregators=[drift, confidence, estimated, realized], parts=[view, labels],
+                                model=model)
+    return components, view

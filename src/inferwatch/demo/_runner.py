@@ -26,7 +26,7 @@ import numpy as np
 from inferwatch.demo._features import FEATURE_STORE_SERVICE, FeatureStore
 from inferwatch.demo._live import LiveStats, Snapshot
 from inferwatch.demo._loadgen import LoadGenerator
-from inferwatch.demo._model import FeatureGenerator, train_model
+from inferwatch.demo._model import FeatureGenerator, LogisticModel, train_model
 from inferwatch.demo._serve import ServerThread
 from inferwatch.demo._service import DemoService
 from inferwatch.demo._story import DEFAULT_STORY, Phase, Story
@@ -131,6 +131,8 @@ class DemoComponents:
 
     aggregators: list[Aggregator] = field(default_factory=list)
     parts: list[DemoPart] = field(default_factory=list)
+    model: LogisticModel | None = None
+    """The model to serve (None: trained at start); given when aggregators were fitted on it."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ def run_demo(
     clock = DemoClock(speed, start=math.floor(time.time() / 3600.0) * 3600.0)
     seeds = np.random.SeedSequence(opts.seed).spawn(3)
     features = FeatureGenerator(np.random.default_rng(seeds[0]))
-    model = train_model(FeatureGenerator(np.random.default_rng(seeds[1])))
+    model = comps.model or train_model(FeatureGenerator(np.random.default_rng(seeds[1])))
     tracings = _tracings(opts)
     store_monitor = Monitor(FEATURE_STORE_SERVICE, clock=clock,
                             tracing=tracings.get(FEATURE_STORE_SERVICE, False))
@@ -261,7 +263,7 @@ def _until_next_phase(ctx: DemoContext) -> float:
 
 def _apply(ctx: DemoContext, phase: Phase) -> None:
     ctx.service.set_faults(phase.faults)
-    ctx.features.drift = phase.drift
+    ctx.features.drift, ctx.features.spread = phase.drift, phase.spread
     if phase.degrade is not None:
         ctx.service.set_degraded(phase.degrade)
 

@@ -12,12 +12,14 @@ Bad bodies get 400 with a JSON ``error`` naming the field; never 500.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -66,6 +68,9 @@ class DemoService:
         self._lock = threading.Lock()
         self._faults = Faults()
         self._degraded = False
+        self.on_prediction: Callable[[str, NDArray[np.float64]], None] | None = None
+        """Called with each served prediction's request id and row (the demo's late labels)."""
+        self._ids = itertools.count()
         self.app = monitor.asgi(Starlette(routes=[
             Route("/predict", self._predict, methods=["POST"]),
             Route("/admin/faults", self._set_faults, methods=["POST"]),
@@ -141,10 +146,13 @@ class DemoService:
         except _ModelError as exc:
             return JSONResponse({"error": str(exc)}, status_code=500)
         with m.stage("postprocess"):
+            rid, hook = f"r{next(self._ids)}", self.on_prediction
             m.observe_prediction(
                 dict(zip(FEATURES, x.tolist(), strict=True)), confidence=pred.confidence,
-                probabilities=(1.0 - pred.score, pred.score),
+                probabilities=(1.0 - pred.score, pred.score), request_id=rid if hook else None,
             )
+            if hook is not None:
+                hook(rid, x)
             body = {"score": pred.score, "confidence": pred.confidence, "path": pred.path}
         return JSONResponse(body)
 

@@ -25,6 +25,7 @@ class Phase:
     start_s: float
     faults: Faults = field(default_factory=Faults)
     drift: float = 0.0
+    spread: float = 1.0
     degrade: bool | None = None
     note: str = ""
 
@@ -69,8 +70,12 @@ DEFAULT_STORY = Story.of(
         Phase("outage", 12 * _MIN, Faults(unavailable_ratio=0.7),
               note="70% of requests answer 503 (P0, scale-out action + phone)"),
         Phase("drift", 17 * _MIN, drift=1.0,
-              note="the audience shifts: feature drift (PSI rises; P2 digest, review/rollback)"),
+              note="the audience shifts: feature drift (PSI rises; P2 digest, review/rollback), "
+                   "yet the estimated accuracy holds"),
+        Phase("narrow", 20 * _MIN, drift=1.0, spread=0.4,
+              note="the audience narrows to undecided users: estimated accuracy drops at the next "
+                   "window; the labels, 6 story minutes late, confirm it after"),
     ],
-    end_s=25 * _MIN,
+    end_s=32 * _MIN,
 )
-"""normal -> latency degradation -> outage (503s) -> drift, 25 story minutes."""
+"""normal -> latency degradation -> outage (503s) -> drift -> accuracy loss, 32 story minutes."""

@@ -230,7 +230,8 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
         check(raw, sent_by.get(labels, []), floor, err)
     hist = per.get("histogram", _Errors())
     for unit, buckets in histogram_units(list(raw_by)).items() if "histogram" in per else ():
-        floor = settings.floor_of(unit.name, MetricKind.COUNTER)
+        # windows with `count`'s floor of observations above the quantile (not the buckets' own floor)
+        floor = settings.floor_of(unit.name.removesuffix("_bucket") + "_count", MetricKind.COUNTER)
         q, rank = worst_quantile_error(buckets, raw_by, sent_by, RATE_WINDOW_S, floor)
         hist.quantile, hist.rank = max(hist.quantile, q), max(hist.rank, rank)
     steps = [b.t - a.t for r in raw_by.values() for a, b in itertools.pairwise(r) if b.t > a.t]

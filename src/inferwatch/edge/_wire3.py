@@ -11,6 +11,10 @@ the columns::
     per series, by id: zigzag id minus the one before, varint points   (all series first,)
     per series: times  -- indexes into the instants, written the same way (a series read
                           every round: 0, 1, 0, 0, ...; one point in the batch: one byte)
+    or, with "ly": 1 in the header (the encoder's choice whenever each series' times ascend in
+    the batch: a sparse batch's series ids, counts and times cost a fifth less after gzip):
+    per instant: varint number of series read then, each id minus the one before (ascending)
+    per series, by id: values
     per series: values -- a mode byte, then
                           0..6  decimals: every value is an integer after * 10**mode:
                                 the first as a zigzag varint, then differences (counters: small)
@@ -124,7 +128,7 @@ def _values(out: bytearray, values: Sequence[float]) -> None:
 
 
 def encode_columns(header: Mapping[str, Any], ids: Sequence[int], samples: Sequence[Sample], *,
-                   level: int = 6) -> bytes:
+                   level: int = 6, by_instant: bool = True) -> bytes:
     """The gzip'ed body of one batch in format 3 (``header`` without ``t0``/``tu``: computed here)."""
     if len(ids) != len(samples):
         raise ValueError(f"{len(ids)} series ids for {len(samples)} samples")
@@ -141,14 +145,22 @@ def encode_columns(header: Mapping[str, Any], ids: Sequence[int], samples: Seque
         ts, vs = cols.setdefault(sid, ([], []))
         ts.append(index[ms])
         vs.append(s.v)
-    head = json.dumps({**header, "v": WIRE_VERSION_COLUMNS, "t0": t0, "tu": unit}, separators=(",", ":"),
-                      allow_nan=False).encode()
+    order = sorted(cols)
+    # by instant only when no series' times go back (a stepped clock): the decoder returns each
+    # series in time order, which must be the order it was read in
+    layout = {"ly": 1} if by_instant and all(_ascending(cols[sid][0]) for sid in order) else {}
+    head = json.dumps({**header, "v": WIRE_VERSION_COLUMNS, "t0": t0, "tu": unit, **layout},
+                      separators=(",", ":"), allow_nan=False).encode()
     out = bytearray(MAGIC)
     _varint(out, len(head))
     out += head
     _varint(out, len(instants))
     _dod(out, [(t - t0) // unit for t in instants])
-    order = sorted(cols)
+    if layout:
+        _by_instant(out, len(instants), order, cols)
+        for sid in order:
+            _values(out, cols[sid][1])
+        return gzip.compress(bytes(out), compresslevel=level, mtime=0)
     _varint(out, len(order))
     prev = 0
     for sid in order:
@@ -160,6 +172,41 @@ def encode_columns(header: Mapping[str, Any], ids: Sequence[int], samples: Seque
     for sid in order:
         _values(out, cols[sid][1])
     return gzip.compress(bytes(out), compresslevel=level, mtime=0)
+
+
+def _ascending(ts: Sequence[int]) -> bool:
+    return all(a <= b for a, b in itertools.pairwise(ts))
+
+
+def _by_instant(out: bytearray, n: int, order: Sequence[int],
+                cols: Mapping[int, tuple[list[int], list[float]]]) -> None:
+    """Per instant, the ids of the series read then (ascending: each minus the one before)."""
+    at: list[list[int]] = [[] for _ in range(n)]
+    for sid in order:
+        for k in cols[sid][0]:
+            at[k].append(sid)
+    for sids in at:
+        _varint(out, len(sids))
+        prev = 0
+        for sid in sids:
+            _varint(out, sid - prev)
+            prev = sid
+
+
+def _read_by_instant(r: _Reader, n_instants: int, max_samples: int) -> list[tuple[int, list[int]]]:
+    """(id, instant indexes) per series, by id, from the per-instant lists of ids."""
+    times: dict[int, list[int]] = {}
+    total = 0
+    for k in range(n_instants):
+        count = r.varint(f"body.instants[{k}]")
+        total += count
+        if total > max_samples:
+            raise InputError(f"body: more than {max_samples} samples in one batch")
+        sid = 0
+        for _ in range(count):
+            sid += r.varint(f"body.instants[{k}]")
+            times.setdefault(sid, []).append(k)
+    return sorted(times.items())
 
 
 def _dod(out: bytearray, ts: Sequence[int]) -> None:
@@ -247,6 +294,33 @@ def wire_labels(raw: Any, where: str) -> Labels:
     return Labels(raw)
 
 
+def _columns_by_instant(r: _Reader, instants: Sequence[int], max_samples: int
+                        ) -> tuple[list[tuple[int, int]], list[list[int]]]:
+    got = _read_by_instant(r, len(instants), max_samples)
+    return [(sid, len(ks)) for sid, ks in got], [[instants[k] for k in ks] for _, ks in got]
+
+
+def _columns_by_series(r: _Reader, instants: Sequence[int], max_samples: int
+                       ) -> tuple[list[tuple[int, int]], list[list[int]]]:
+    count = r.varint("body.series")
+    heads: list[tuple[int, int]] = []
+    sid = 0
+    for _ in range(min(count, max_samples + 1)):
+        sid += r.zigzag("body.series")
+        if sid < 0:
+            raise InputError("body.series: a negative series id")
+        heads.append((sid, r.varint("body.series")))
+    if sum(n for _, n in heads) > max_samples or count > max_samples:
+        raise InputError(f"body: more than {max_samples} samples in one batch")
+    times: list[list[int]] = []
+    for i, (_, n) in enumerate(heads):
+        idx = _read_dod(r, n, f"body.s[{i}].t")
+        if any(not 0 <= k < len(instants) for k in idx):
+            raise InputError(f"body.s[{i}].t: an instant out of the batch's {len(instants)}")
+        times.append([instants[k] for k in idx])
+    return heads, times
+
+
 def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Labels | None]
                    ) -> tuple[dict[str, Any], dict[int, tuple[Labels, str]], list[tuple[int, Sample]],
                               set[int]]:
@@ -280,22 +354,11 @@ def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Lab
     instants = _read_dod(r, n_instants, "body.instants")
     if any(abs(t) * unit > 2**53 for t in instants):
         raise InputError("body.instants: no time")
-    count = r.varint("body.series")
-    heads: list[tuple[int, int]] = []
-    sid = 0
-    for _ in range(min(count, max_samples + 1)):
-        sid += r.zigzag("body.series")
-        if sid < 0:
-            raise InputError("body.series: a negative series id")
-        heads.append((sid, r.varint("body.series")))
-    if sum(n for _, n in heads) > max_samples or count > max_samples:
-        raise InputError(f"body: more than {max_samples} samples in one batch")
-    times: list[list[int]] = []
-    for i, (_, n) in enumerate(heads):
-        idx = _read_dod(r, n, f"body.s[{i}].t")
-        if any(not 0 <= k < n_instants for k in idx):
-            raise InputError(f"body.s[{i}].t: an instant out of the batch's {n_instants}")
-        times.append([instants[k] for k in idx])
+    layout = header.get("ly", 0)
+    if type(layout) is not int or layout not in (0, 1):
+        raise InputError(f"body.header.ly: expected 0 or 1 (the layout), got {layout!r:.20}")
+    heads, times = (_columns_by_instant(r, instants, max_samples) if layout
+                    else _columns_by_series(r, instants, max_samples))
     out: list[tuple[int, Sample]] = []
     missing: set[int] = set()
     for i, ((sid, n), ts) in enumerate(zip(heads, times, strict=True)):

@@ -6,6 +6,9 @@ The bottom of the package table: depends on nothing else in inferwatch.
 from inferwatch.model import _catalog as metrics
 from inferwatch.model._catalog import CATALOG, MetricSpec
 from inferwatch.model._clock import Clock, ClockStepDetector, ScaledClock, SimulatedClock, SystemClock
+from inferwatch.model._deadline import check as check_deadline
+from inferwatch.model._deadline import checked as deadline_checked
+from inferwatch.model._deadline import watching as watching_deadline
 from inferwatch.model._durations import format_duration, parse_duration
 from inferwatch.model._fingerprint import alertmanager_fingerprint
 from inferwatch.model._gunzip import GunzipError, gunzip_bounded
@@ -40,6 +43,8 @@ __all__ = [
     "SystemClock",
     "Tier",
     "alertmanager_fingerprint",
+    "check_deadline",
+    "deadline_checked",
     "format_duration",
     "gunzip_bounded",
     "is_stale_nan",
@@ -51,4 +56,5 @@ __all__ = [
     "parse_duration",
     "parse_matcher",
     "parse_matchers",
+    "watching_deadline",
 ]

@@ -233,6 +233,16 @@ EMBEDDING_INVALID_TOTAL = MetricSpec(
     "Embeddings rejected (unknown name, wrong dimension, NaN or not numeric).",
     ("service", "model"),
 )
+FEATURE_DATA_QUALITY = MetricSpec(
+    "inferwatch_feature_data_quality_ratio", _G,
+    "Share of the last closed window's rows failing a data-quality check per feature against the "
+    "reference profile (check: missing, out_of_range, unseen).",
+    ("service", "model", "feature", "check"),
+)
+DATA_QUALITY_WINDOW = MetricSpec(
+    "inferwatch_data_quality_window_samples", _G, "Rows in the last closed data-quality window.",
+    ("service", "model"),
+)
 SKETCH_PREFIX = "inferwatch_sketch_"
 """Families under this prefix are window sketches that worker processes add up; never exposed."""
 DRIFT_SKETCH = MetricSpec(  # internal: not in CATALOG
@@ -669,7 +679,8 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     ENGINE_KV_CACHE_USAGE, ENGINE_PREEMPTIONS_TOTAL, ENGINE_PREFIX_CACHE_QUERIES_TOTAL,
     ENGINE_PREFIX_CACHE_HITS_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
-    FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
+    FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, FEATURE_DATA_QUALITY, DATA_QUALITY_WINDOW,
+    QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
     EMBEDDING_DRIFT_MMD, EMBEDDING_DRIFT_MMD_CRITICAL, EMBEDDING_DRIFT_AUC, EMBEDDING_DRIFT_AUC_CRITICAL,
     EMBEDDING_WINDOW_SAMPLES, EMBEDDING_INVALID_TOTAL,

@@ -6,8 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 
-from inferwatch.model import METRIC_NAME_LABEL, Labels
-from inferwatch.model._deadline import checked
+from inferwatch.model import METRIC_NAME_LABEL, Labels, deadline_checked
 from inferwatch.promql._ast import Aggregate
 from inferwatch.promql._kernels import go_mean, quantile, variance
 from inferwatch.promql._values import EvalError, Vector, keep_labels, without_labels
@@ -58,7 +57,7 @@ def aggregate(e: Aggregate, vec: Vector, param: float | str | None) -> Vector:
     if e.op == "count_values":
         return _count_values(e, vec, str(param))
     groups: dict[Labels, list[tuple[Labels, float]]] = {}
-    for ls, v in checked(vec):
+    for ls, v in deadline_checked(vec):
         groups.setdefault(key(ls), []).append((ls, v))
     if e.op in ("topk", "bottomk"):
         assert isinstance(param, float)
@@ -67,7 +66,7 @@ def aggregate(e: Aggregate, vec: Vector, param: float | str | None) -> Vector:
         assert isinstance(param, float)
         return [(k, quantile(param, [v for _, v in g])) for k, g in groups.items()]
     fn = _SIMPLE[e.op]
-    return [(k, fn([v for _, v in g])) for k, g in checked(groups.items())]
+    return [(k, fn([v for _, v in g])) for k, g in deadline_checked(groups.items())]
 
 
 def _top(top: bool, groups: dict[Labels, list[tuple[Labels, float]]], param: float) -> Vector:

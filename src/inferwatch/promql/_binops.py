@@ -10,8 +10,7 @@ import json
 import math
 from collections.abc import Callable
 
-from inferwatch.model import METRIC_NAME_LABEL, Labels
-from inferwatch.model._deadline import checked
+from inferwatch.model import METRIC_NAME_LABEL, Labels, deadline_checked
 from inferwatch.promql._ast import COMPARISONS, Binary, Matching
 from inferwatch.promql._kernels import go_div, go_mod, go_pow
 from inferwatch.promql._values import EvalError, Value, Vector, drop_name
@@ -130,7 +129,7 @@ def _vector_op(b: Binary, lhs: Vector, rhs: Vector, m: Matching) -> Vector:
         lhs, rhs = rhs, lhs
     sig = _sig_fn(m)
     right: dict[tuple[tuple[str, str], ...], tuple[Labels, float]] = {}
-    for rs, rv in checked(rhs):
+    for rs, rv in deadline_checked(rhs):
         key = sig(rs)
         if key in right:
             side = "left" if swapped else "right"
@@ -141,7 +140,7 @@ def _vector_op(b: Binary, lhs: Vector, rhs: Vector, m: Matching) -> Vector:
         right[key] = (rs, rv)
     matched: dict[tuple[tuple[str, str], ...], set[Labels]] = {}
     out: Vector = []
-    for ls, lv in checked(lhs):
+    for ls, lv in deadline_checked(lhs):
         key = sig(ls)
         hit = right.get(key)
         if hit is None:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inferwatch.model import Labels, Matcher
-from inferwatch.model._deadline import check, checked
+from inferwatch.model import Labels, Matcher, check_deadline, deadline_checked
 from inferwatch.promql._ast import Aggregate, Binary, Call, Expr, Paren, Selector, Subquery, Unary
 from inferwatch.store import Store
 
@@ -102,9 +101,9 @@ def needed_spans(root: Expr, start: int, end: int, lookback: int) -> dict[
 
 def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded]:
     """The series matching ``matchers`` with their samples in ``span`` (ms, inclusive)."""
-    check()
+    check_deadline()
     selected = store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001)
-    check()
+    check_deadline()
     if not selected:
         return []
     # One conversion over all the series' samples (a range query may read thousands of series).
@@ -123,8 +122,8 @@ def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded
     else:  # reduceat cannot express an empty series
         marked = np.array([stale_all[a:b].any() for a, b in zip(starts.tolist(), ends.tolist(), strict=True)])
     out: list[Loaded] = []
-    for s, start, end, n, any_stale in checked(zip(selected, starts.tolist(), ends.tolist(), lens.tolist(),
-                                                   marked.tolist(), strict=True)):
+    rows = zip(selected, starts.tolist(), ends.tolist(), lens.tolist(), marked.tolist(), strict=True)
+    for s, start, end, n, any_stale in deadline_checked(rows):
         t, v, stale = t_all[start:end], v_all[start:end], stale_all[start:end]
         has_stale = bool(n and any_stale)
         if len(t) and (t[0] < span[0] or t[-1] > span[1]):

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from inferwatch.model import Labels, Matcher, MatchOp
-from inferwatch.model._deadline import check, checked
+from inferwatch.model import Labels, Matcher, MatchOp, check_deadline, deadline_checked
 from inferwatch.promql._aggregate import aggregate
 from inferwatch.promql._ast import (
     Aggregate,
@@ -71,7 +70,7 @@ class Evaluator:
 
     def eval(self, e: Expr, ts: int) -> Value:
         """The value of ``e`` at step ``ts`` (ms)."""
-        check()  # every node of every step (the loops inside check on their own)
+        check_deadline()  # every node of every step (the loops inside check on their own)
         if isinstance(e, Number):
             return e.value
         if isinstance(e, String):
@@ -101,7 +100,7 @@ class Evaluator:
     def _selector(self, sel: Selector, ts: int) -> Vector:
         ref = self._ref(sel, ts)
         out: Vector = []
-        for s in checked(self._data.get(sel.matchers, [])):
+        for s in deadline_checked(self._data.get(sel.matchers, [])):
             hit = s.at(ref, self.lookback)
             if hit is not None:
                 out.append((s.labels, hit[1]))
@@ -111,7 +110,7 @@ class Evaluator:
         """Each selected series' latest live sample at ``ts``: ``(labels, t_ms, value)``."""
         ref = self._ref(sel, ts)
         out: list[tuple[Labels, int, float]] = []
-        for s in checked(self._data.get(sel.matchers, [])):
+        for s in deadline_checked(self._data.get(sel.matchers, [])):
             hit = s.at(ref, self.lookback)
             if hit is not None:
                 out.append((s.labels, hit[0], hit[1]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from inferwatch.model import Matcher, MatchOp, is_valid_label_name, parse_duration
+from inferwatch.model import is_valid_label_name, parse_duration
 from inferwatch.promql._ast import (
     COMPARISONS,
     PRECEDENCE,
@@ -29,8 +29,8 @@ from inferwatch.promql._ast import (
     Unary,
     ValueType,
 )
-from inferwatch.promql._cursor import TokenCursor
-from inferwatch.promql._lexer import Token, unquote
+from inferwatch.promql._lexer import Token
+from inferwatch.promql._selector_parse import SelectorParsing
 from inferwatch.promql._signatures import AGGREGATIONS, DOCUMENTED, FUNCTIONS
 
 __all__ = ["MAX_DEPTH", "parse_promql"]
@@ -41,7 +41,7 @@ _WORD_OPS = frozenset({"and", "or", "unless", "atan2"})
 Typed = tuple[Expr, ValueType]
 
 
-class _Parser(TokenCursor):
+class _Parser(SelectorParsing):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.depth = 0
@@ -243,59 +243,6 @@ class _Parser(TokenCursor):
         self.next()
         return self.selector(tok.text, tok), V
 
-    def string(self, tok: Token) -> str:
-        try:
-            return unquote(tok.text)
-        except ValueError as exc:
-            raise self.error(str(exc), tok) from None
-
-    def selector(self, name: str, start: Token) -> Expr:
-        matchers: list[Matcher] = [Matcher("__name__", MatchOp.EQ, name)] if name else []
-        if self.is_op("{"):
-            self.next()
-            while not self.is_op("}"):
-                matchers.append(self.matcher())
-                if not self.is_op("}"):
-                    self.expect(",", "label matching")
-            self.next()
-        named = [m for m in matchers if m.name == "__name__"]
-        if name and len(named) > 1:
-            raise self.error(f'metric name must not be set twice: "{name}" or "{named[1].value}"', start)
-        if not any(not m.matches("") for m in matchers):
-            raise self.error("vector selector must contain at least one non-empty matcher", start)
-        return Selector(tuple(matchers))
-
-    def matcher(self) -> Matcher:
-        label = self.peek()
-        if label.kind != "ident":
-            raise self.unexpected("label matching", 'identifier or "}"')
-        self.next()
-        op = self.peek()
-        if op.kind != "op" or op.text not in ("=", "!=", "=~", "!~"):
-            raise self.unexpected("label matching", "label matching operator")
-        self.next()
-        val = self.peek()
-        if val.kind != "str":
-            raise self.unexpected("label matching", "string")
-        self.next()
-        try:
-            return Matcher(label.text, MatchOp(op.text), self.string(val))
-        except ValueError as exc:
-            raise self.error(str(exc), val) from None
-
-    def label_list(self, context: str) -> tuple[str, ...]:
-        self.expect("(", context)
-        out: list[str] = []
-        while not self.is_op(")"):
-            tok = self.peek()
-            if tok.kind != "ident":
-                raise self.unexpected(context, '"," or ")"' if out else 'label or ")"')
-            out.append(self.next().text)
-            if not self.is_op(")"):
-                self.expect(",", context)
-        self.next()
-        return tuple(out)
-
     def aggregate(self, op: str) -> Expr:
         grouping: tuple[str, ...] = ()
         without = False
@@ -361,7 +308,7 @@ class _Parser(TokenCursor):
         return Call(tok.text, tuple(a for a, _ in args)), sig.returns
 
 
-def _check_label_name(p: _Parser, name: str, tok: Token) -> None:
+def _check_label_name(p: SelectorParsing, name: str, tok: Token) -> None:
     if not is_valid_label_name(name):
         raise p.error(f'invalid label name "{name}"', tok)
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from inferwatch.model import Labels, Matcher
-from inferwatch.model._deadline import watching
+from inferwatch.model import Labels, Matcher, watching_deadline
 from inferwatch.promql._ast import Expr, Selector, ValueType
 from inferwatch.promql._engine import DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._parser import parse_typed
@@ -68,7 +67,7 @@ class Engine:
 
     def instant(self, query: str | Expr, t: float) -> InstantResult:
         """Evaluate at ``t`` (Unix seconds)."""
-        with watching(self._poll if self.cancelled is not None else None):
+        with watching_deadline(self._poll if self.cancelled is not None else None):
             return self._instant(query, t)
 
     def _instant(self, query: str | Expr, t: float) -> InstantResult:
@@ -92,7 +91,7 @@ class Engine:
 
     def range(self, query: str | Expr, start: float, end: float, step: float) -> RangeResult:
         """Evaluate at ``start, start + step, … <= end`` (the deadline checked all along)."""
-        with watching(self._poll if self.cancelled is not None else None):
+        with watching_deadline(self._poll if self.cancelled is not None else None):
             return self._range(query, start, end, step)
 
     def _range(self, query: str | Expr, start: float, end: float, step: float) -> RangeResult:

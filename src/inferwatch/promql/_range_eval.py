@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from inferwatch.model import Labels, MatchOp
-from inferwatch.model._deadline import checked
+from inferwatch.model import Labels, MatchOp, deadline_checked
 from inferwatch.promql._ast import (
     COMPARISONS,
     Aggregate,
@@ -72,10 +71,10 @@ class RangeEvaluator:
             return [(Labels(), list(zip(ts, value.tolist(), strict=True)))]
         assert isinstance(value, Rows)
         by: dict[Labels, list[int]] = {}
-        for i, ls in enumerate(checked(value.labels)):
+        for i, ls in enumerate(deadline_checked(value.labels)):
             by.setdefault(ls, []).append(i)
         out: list[tuple[Labels, list[tuple[float, float]]]] = []
-        for ls, idx in checked(by.items()):
+        for ls, idx in deadline_checked(by.items()):
             mask = value.mask[idx]
             if len(idx) > 1:
                 if (mask.sum(axis=0) > 1).any():
@@ -312,7 +311,7 @@ def _present_in(rows: Rows, other: Rows, sig: Callable[[Labels], tuple[tuple[str
     """Per series of ``rows`` and step: whether ``other`` has a series of the same signature there."""
     there = _presence(other, [sig(ls) for ls in other.labels])
     out = np.zeros(rows.mask.shape, dtype=bool)
-    for i, ls in enumerate(checked(rows.labels)):
+    for i, ls in enumerate(deadline_checked(rows.labels)):
         got = there.get(sig(ls))
         if got is not None:
             out[i] = got
@@ -336,13 +335,13 @@ def _vector_op(b: Binary, lhs: Rows, rhs: Rows, m: Matching) -> Rows:
         lhs, rhs = rhs, lhs
     sig = _sig_fn(m)
     right: dict[tuple[tuple[str, str], ...], int] = {}
-    for j, rs in enumerate(checked(rhs.labels)):
+    for j, rs in enumerate(deadline_checked(rhs.labels)):
         if right.setdefault(sig(rs), j) != j:
             raise Fallback("many series on the matched side")  # the instant path names them per step
     li: list[int] = []
     rj: list[int] = []
     seen: set[tuple[tuple[str, str], ...]] = set()
-    for i, ls in enumerate(checked(lhs.labels)):
+    for i, ls in enumerate(deadline_checked(lhs.labels)):
         key = sig(ls)
         match = right.get(key)
         if match is None:
@@ -356,7 +355,7 @@ def _vector_op(b: Binary, lhs: Rows, rhs: Rows, m: Matching) -> Rows:
     steps = lhs.mask.shape[1]
     if not li:
         return Rows.empty(steps)
-    pairs = checked(zip(li, rj, strict=True))
+    pairs = deadline_checked(zip(li, rj, strict=True))
     metrics = [_result_labels(lhs.labels[i], rhs.labels[j], b, m) for i, j in pairs]
     if len(set(metrics)) != len(metrics):
         raise Fallback("grouping labels do not make matches unique")

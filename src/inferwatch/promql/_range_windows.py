@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from inferwatch.model import Labels
-from inferwatch.model._deadline import checked
+from inferwatch.model import Labels, deadline_checked
 from inferwatch.promql._data import Loaded
 from inferwatch.promql._kernels import extrapolated_rate
 from inferwatch.promql._rows import Fallback, Rows
@@ -45,7 +44,7 @@ def _latest_rows(series: list[Loaded], refs: np.ndarray, lookback: int, *, times
     vals: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     floor = refs - lookback
-    for s in checked(series):
+    for s in deadline_checked(series):
         if not len(s.t):
             continue
         idx = s.t.searchsorted(refs, side="right") - 1

@@ -13,6 +13,7 @@ from inferwatch.quality._binning import bin_counts, equal_width_cuts, quantile_c
 from inferwatch.quality._calibration import Identity, Isotonic, fit_calibrator
 from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
 from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggregator
+from inferwatch.quality._data_quality import DataQualityAggregator
 from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
 from inferwatch.quality._embedding import (
@@ -61,6 +62,7 @@ __all__ = [
     "ChunkPerformance",
     "ColumnSpec",
     "ConfidenceAggregator",
+    "DataQualityAggregator",
     "DriftAggregator",
     "DriftDetector",
     "DriftReport",

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
-from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock
-from inferwatch.model._deadline import checked
+from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked
 from inferwatch.store import _disk
+from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
-from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head, SampleBuffer, classify
+from inferwatch.store._head import Head, SampleBuffer
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
@@ -38,13 +38,6 @@ __all__ = ["SQLiteStore"]
 
 log = logging.getLogger(__name__)
 _LABELS = {Labels}
-
-
-def _as_column(x: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
-    try:
-        return np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{what} must be numbers: {exc}") from None
 
 
 class SQLiteStore:
@@ -147,7 +140,7 @@ class SQLiteStore:
         self, labels: Sequence[Labels], t: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray
     ) -> None:
         """Add a batch given as columns (the scrape loop's path: no ``Sample`` objects needed)."""
-        t_a, v_a = _as_column(t, "timestamps"), _as_column(v, "values")
+        t_a, v_a = as_column(t, "timestamps"), as_column(v, "values")
         if not len(labels) == t_a.shape[0] == v_a.shape[0]:
             raise InputError(
                 f"columns differ in length: {len(labels)} labels, {t_a.shape[0]} t, {v_a.shape[0]} v"
@@ -165,9 +158,9 @@ class SQLiteStore:
                 self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
                 raise
             if not sids.shape[0] or int(np.bincount(sids).max()) <= 1:
-                keep = self._classify_unique(sids, t_a, v_a)
+                keep = accept_unique(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
             else:
-                keep = self._classify_sequential(sids, t_a, v_a)
+                keep = accept_in_order(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
             sids, t_a, v_a = sids[keep], t_a[keep], v_a[keep]
             self._commit(conn, new_series, sids, t_a, v_a)
             self._maintain(conn, old_samples=bool(t_a.shape[0]) and float(t_a.min()) < self._head_from)
@@ -230,36 +223,6 @@ class SQLiteStore:
             cap = max(size, 2 * self._last_t.shape[0])
             self._last_t = np.concatenate([self._last_t, np.full(cap - self._last_t.shape[0], -np.inf)])
             self._last_v = np.concatenate([self._last_v, np.zeros(cap - self._last_v.shape[0])])
-
-    def _classify_unique(self, sids: np.ndarray, t: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Accepted-sample mask when every series occurs once (a scrape): vectorised."""
-        prev_t = self._last_t[sids]
-        keep: np.ndarray = t > prev_t
-        self.stats.out_of_order += int((t < prev_t).sum())
-        for k in np.flatnonzero(t == prev_t).tolist():
-            sid = int(sids[k])
-            verdict = classify((float(prev_t[k]), float(self._last_v[sid])), float(t[k]), float(v[k]))
-            self.stats.duplicate += verdict == DUPLICATE
-        return keep
-
-    def _classify_sequential(self, sids: np.ndarray, t: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Accepted-sample mask in arrival order (several samples of one series in the batch)."""
-        keep = np.zeros(sids.shape[0], dtype=bool)
-        overlay: dict[int, tuple[float, float]] = {}
-        last_t, last_v = self._last_t, self._last_v
-        for k, (sid, tt, vv) in enumerate(zip(sids.tolist(), t.tolist(), v.tolist(), strict=True)):
-            prev = overlay.get(sid)
-            if prev is None and last_t[sid] > -math.inf:
-                prev = (float(last_t[sid]), float(last_v[sid]))
-            verdict = classify(prev, tt, vv)
-            if verdict == ACCEPTED:
-                overlay[sid] = (tt, vv)
-                keep[k] = True
-            elif verdict == OUT_OF_ORDER:
-                self.stats.out_of_order += 1
-            elif verdict == DUPLICATE:
-                self.stats.duplicate += 1
-        return keep
 
     def _commit(
         self, conn: sqlite3.Connection, new_series: dict[Labels, int],
@@ -330,7 +293,7 @@ class SQLiteStore:
             if start < self._head_from:
                 out = self._select_disk(conn, ids, start, end)
             else:
-                for sid in checked(ids):  # a query's deadline holds inside a wide read too
+                for sid in deadline_checked(ids):  # a query's deadline holds inside a wide read too
                     t, v = self._head.window(sid, start, end)
                     if t.shape[0]:
                         out.append(Series(self._index.labels(sid), t, v))
@@ -345,11 +308,11 @@ class SQLiteStore:
         try:
             self._compact_for_read()
             chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
-            old = {sid: (t, v) for sid, t, v in checked(chunks)}
+            old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
         except (sqlite3.Error, OverflowError) as exc:
             raise StoreError(f"cannot read the store {self.path}: {_disk.reason(exc)}") from exc
         out = []
-        for sid in checked(ids):
+        for sid in deadline_checked(ids):
             t0, v0 = old.get(sid, (None, None))
             t1, v1 = self._head.window(sid, head_from, end) if end >= head_from else (None, None)
             if t0 is not None and v0 is not None:

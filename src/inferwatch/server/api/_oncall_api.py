@@ -27,11 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting import Pipeline
-from inferwatch.alerting._acks import group_id
-from inferwatch.alerting._history import EVENT_KINDS
-from inferwatch.alerting._notification import fingerprint
-from inferwatch.alerting._schedule import shifts
+from inferwatch.alerting import EVENT_KINDS, Pipeline, fingerprint, group_id, shifts
 from inferwatch.config import Secret
 from inferwatch.model import Matcher, parse_duration, parse_matchers
 from inferwatch.server.api._alerting_api import json_body, write_guard

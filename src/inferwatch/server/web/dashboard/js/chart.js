@@ -34,7 +34,7 @@ export function align(results, r) {
   const n = Math.floor((r.end - r.start) / r.step) + 1;
   const xs = Array.from({ length: n }, (_, i) => r.start + i * r.step);
   const series = [];
-  for (const { result, legend } of results) {
+  for (const { result, legend, band } of results) {
     for (const s of result) {
       const ys = new Array(n).fill(null);
       for (const [t, v] of s.values) {
@@ -42,7 +42,7 @@ export function align(results, r) {
         const y = Number(v);
         if (i >= 0 && i < n && Number.isFinite(y)) ys[i] = y;
       }
-      series.push({ label: legendOf(s.metric, legend), ys });
+      series.push({ label: legendOf(s.metric, legend), ys, band });
     }
   }
   return { xs, series };
@@ -89,12 +89,21 @@ export function promqlDetails(queries) {
       h("a", { href: `#/explore?q=${encodeURIComponent(q.expr)}` }, "explore"))));
 }
 
+// A query with `band: "upper"` or `"lower"` draws a thin dashed edge; the k-th upper and the k-th
+// lower series of a panel are filled between (an estimate's sampling band).
+function bandsOf(shown) {
+  const idx = (which) => shown.map((s, i) => (s.band === which ? i + 1 : 0)).filter(Boolean);
+  const up = idx("upper"), lo = idx("lower");
+  return up.slice(0, lo.length).map((u, k) => ({ series: [u, lo[k]], fill: `${PALETTE[(u - 1) % PALETTE.length]}22` }));
+}
+
 // Build the panel element now; `load(r)` fills it and resolves with the number of points drawn.
-export function panel({ title, queries, unit, thresholds = [], note }) {
+export function panel({ title, queries, unit, thresholds = [], note, caption }) {
   const plotEl = h("div", { class: "plot" });
   const status = h("p", { class: "muted small" });
   const el = h("section", { class: "panel", "data-title": title, "data-state": "loading" },
     h("h3", {}, title), plotEl, status,
+    caption ? h("p", { class: "small muted caption" }, caption) : null,
     thresholds.length ? h("p", { class: "small muted" }, "lines: ",
       thresholds.map((t) => `${t.label} ${fmtValue(t.value, unit)}`).join(", ")) : null,
     promqlDetails(queries));
@@ -104,7 +113,7 @@ export function panel({ title, queries, unit, thresholds = [], note }) {
     const subst = (e) => e.replace(/\$(\w+)/g, (m, k) => (k in vars ? vars[k] : m));
     const exprs = queries.map((q) => ({ ...q, expr: subst(q.expr) }));
     const asked = Promise.all(exprs.map(async (q) => ({ result: (await range(q.expr, r)).result,
-      legend: q.legend })));
+      legend: q.legend, band: q.band })));
     el.querySelector(".promql").replaceWith(promqlDetails(exprs));
     try {
       const results = await asked;
@@ -113,6 +122,7 @@ export function panel({ title, queries, unit, thresholds = [], note }) {
       const points = shown.reduce((n, s) => n + s.ys.filter((y) => y !== null).length, 0);
       el.dataset.points = String(points);
       el.dataset.series = String(shown.length);
+      el.dataset.bands = String(bandsOf(shown).length);
       if (plot) { plot.destroy(); plot = null; }
       fill(plotEl);
       if (!points) {
@@ -126,9 +136,10 @@ export function panel({ title, queries, unit, thresholds = [], note }) {
         scales: { x: { time: true }, y: { range: yRange(thresholds) } },
         axes: [{ stroke: fg(), grid: { stroke: grid() } }, { stroke: fg(), grid: { stroke: grid() }, size: 62, values: (u, vals) => vals.map((v) => fmtValue(v, unit)) }],
         series: [{}, ...shown.map((s, i) => ({
-          label: s.label, stroke: PALETTE[i % PALETTE.length], width: 1.5, spanGaps: false,
-          value: (u, v) => fmtValue(v, unit),
+          label: s.label, stroke: PALETTE[i % PALETTE.length], width: s.band ? 0.75 : 1.5, spanGaps: false,
+          dash: s.band ? [4, 3] : undefined, value: (u, v) => fmtValue(v, unit),
         }))],
+        bands: bandsOf(shown),
         legend: { show: shown.length <= 12 },
         plugins: [thresholdPlugin(thresholds)],
       };
