@@ -204,6 +204,45 @@ DRIFT_WINDOW_SAMPLES = MetricSpec(
     "inferwatch_drift_window_samples", _G, "Samples (rows) in the last closed drift window.",
     ("service", "model"),
 )
+EMBEDDING_DRIFT_MMD = MetricSpec(
+    "inferwatch_embedding_drift_mmd", _G,
+    "MMD² (RBF kernel, median heuristic) of an embedding's last window against the reference sample.",
+    ("service", "model", "embedding"),
+)
+EMBEDDING_DRIFT_MMD_CRITICAL = MetricSpec(
+    "inferwatch_embedding_drift_mmd_critical", _G,
+    "MMD² a window reaches by chance under no drift (permutation test, alpha 0.05).",
+    ("service", "model", "embedding"),
+)
+EMBEDDING_DRIFT_AUC = MetricSpec(
+    "inferwatch_embedding_drift_auc", _G,
+    "Cross-validated ROC AUC of a classifier telling the last window from the reference (0.5: alike).",
+    ("service", "model", "embedding"),
+)
+EMBEDDING_DRIFT_AUC_CRITICAL = MetricSpec(
+    "inferwatch_embedding_drift_auc_critical", _G,
+    "AUC above which the classifier means drift: max(0.55, what noise reaches at alpha 0.05).",
+    ("service", "model", "embedding"),
+)
+EMBEDDING_WINDOW_SAMPLES = MetricSpec(
+    "inferwatch_embedding_window_samples", _G, "Embeddings observed in the last closed window.",
+    ("service", "model", "embedding"),
+)
+EMBEDDING_INVALID_TOTAL = MetricSpec(
+    "inferwatch_embedding_invalid_total", _C,
+    "Embeddings rejected (unknown name, wrong dimension, NaN or not numeric).",
+    ("service", "model"),
+)
+FEATURE_DATA_QUALITY = MetricSpec(
+    "inferwatch_feature_data_quality_ratio", _G,
+    "Share of the last closed window's rows failing a data-quality check per feature against the "
+    "reference profile (check: missing, out_of_range, unseen).",
+    ("service", "model", "feature", "check"),
+)
+DATA_QUALITY_WINDOW = MetricSpec(
+    "inferwatch_data_quality_window_samples", _G, "Rows in the last closed data-quality window.",
+    ("service", "model"),
+)
 SKETCH_PREFIX = "inferwatch_sketch_"
 """Families under this prefix are window sketches that worker processes add up; never exposed."""
 DRIFT_SKETCH = MetricSpec(  # internal: not in CATALOG
@@ -640,8 +679,11 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     ENGINE_KV_CACHE_USAGE, ENGINE_PREEMPTIONS_TOTAL, ENGINE_PREFIX_CACHE_QUERIES_TOTAL,
     ENGINE_PREFIX_CACHE_HITS_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
-    FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
+    FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, FEATURE_DATA_QUALITY, DATA_QUALITY_WINDOW,
+    QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,
     LOW_CONFIDENCE_RATIO, PREDICTION_ENTROPY, CONFIDENCE_PSI,
+    EMBEDDING_DRIFT_MMD, EMBEDDING_DRIFT_MMD_CRITICAL, EMBEDDING_DRIFT_AUC, EMBEDDING_DRIFT_AUC_CRITICAL,
+    EMBEDDING_WINDOW_SAMPLES, EMBEDDING_INVALID_TOTAL,
     MODEL_REALIZED, MODEL_LABELLED_WINDOW, MODEL_UNLABELLED_RATIO, MODEL_LABELS_TOTAL,
     MODEL_ESTIMATED, MODEL_ESTIMATE_OUTSIDE_SUPPORT, MODEL_ESTIMATED_WINDOW, MODEL_REFERENCE_PERFORMANCE,
     CONVERSION_RATE, ABTEST_P_VALUE,

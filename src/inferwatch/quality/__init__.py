@@ -13,8 +13,18 @@ from inferwatch.quality._binning import bin_counts, equal_width_cuts, quantile_c
 from inferwatch.quality._calibration import Identity, Isotonic, fit_calibrator
 from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
 from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggregator
+from inferwatch.quality._data_quality import DataQualityAggregator
 from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
+from inferwatch.quality._embedding import (
+    DEFAULT_AUC_THRESHOLD,
+    EmbeddingDrift,
+    classifier_auc,
+    embedding_drift,
+    mmd2,
+    mmd2_permutation,
+)
+from inferwatch.quality._embedding_stream import MIN_EMBEDDING_SAMPLES, EmbeddingDriftAggregator, Reservoir
 from inferwatch.quality._estimated import EstimatedPerformance
 from inferwatch.quality._html import render_html
 from inferwatch.quality._io import read_table
@@ -42,7 +52,9 @@ from inferwatch.quality._verdict import Thresholds, Verdict
 __all__ = [
     "CBPE",
     "CONFIDENCE_BUCKETS",
+    "DEFAULT_AUC_THRESHOLD",
     "DEFAULT_EPSILON",
+    "MIN_EMBEDDING_SAMPLES",
     "MIN_WINDOW_SAMPLES",
     "STATISTICS",
     "UNSEEN",
@@ -50,9 +62,12 @@ __all__ = [
     "ChunkPerformance",
     "ColumnSpec",
     "ConfidenceAggregator",
+    "DataQualityAggregator",
     "DriftAggregator",
     "DriftDetector",
     "DriftReport",
+    "EmbeddingDrift",
+    "EmbeddingDriftAggregator",
     "EstimatedPerformance",
     "FeatureDrift",
     "FittedAnomaly",
@@ -65,6 +80,7 @@ __all__ = [
     "PerformanceEstimate",
     "Profile",
     "RealizedPerformance",
+    "Reservoir",
     "SupportDetector",
     "TestResult",
     "Thresholds",
@@ -73,7 +89,9 @@ __all__ = [
     "bin_counts",
     "build_profile",
     "chi2_homogeneity",
+    "classifier_auc",
     "dump_profile",
+    "embedding_drift",
     "equal_width_cuts",
     "estimate_chunks",
     "fit_calibrator",
@@ -81,6 +99,8 @@ __all__ = [
     "js_distance",
     "ks_2samp",
     "load_profile",
+    "mmd2",
+    "mmd2_permutation",
     "profile_from_json",
     "profile_to_json",
     "psi",

@@ -56,6 +56,7 @@ PREDICTION = "prediction"
 PREDICTION_ID = "prediction_id"  # a prediction kept for its delayed label
 LABEL = "label"  # a delayed label, joined to its prediction by request id
 OUTCOME = "outcome"
+EMBEDDING = "embedding"  # (name, vector): quality.EmbeddingDriftAggregator
 
 COLLECT_FLUSH_TIMEOUT_S = 1.0
 """How long an exposition waits for the worker to catch up before serving what it has."""
@@ -247,6 +248,11 @@ class Monitor:
         """Hand the true class of an earlier ``observe_prediction(..., request_id=...)`` (any time later)."""
         if LABEL in self._consumers:
             self.observe(LABEL, (request_id, label))
+
+    def observe_embedding(self, name: str, vector: Any) -> None:
+        """Hand one embedding (a text's or image's vector) to the aggregators of kind ``embedding``."""
+        if EMBEDDING in self._consumers:
+            self.observe(EMBEDDING, (name, vector))
 
     def observe_outcome(self, experiment: str, variant: str, converted: Any) -> None:
         """Hand a business outcome to the aggregators of kind ``outcome``."""

@@ -1,0 +1,47 @@
+"""Data quality through the SDK: missing, out-of-range and unseen shares per feature (simulated clock)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from inferwatch.model import SimulatedClock
+from inferwatch.quality import DataQualityAggregator, build_profile
+from inferwatch.sdk import Monitor
+
+LABELS = {"service": "svc", "model": "m"}
+
+
+def test_shares_match_a_direct_count_and_small_windows_publish_nothing() -> None:
+    rng = np.random.default_rng(4)
+    ref = {"x": rng.normal(size=2000), "c": rng.choice(np.array(["a", "b", "c"], dtype=object), size=2000)}
+    profile = build_profile(ref)
+    clock = SimulatedClock(0.0)
+    agg = DataQualityAggregator(profile, service="svc", model="m", window=60.0, min_samples=100)
+    x = rng.normal(loc=2.0, size=500)  # shifted: many values beyond the reference's maximum
+    c = rng.choice(np.array(["a", "b", "zz"], dtype=object), size=500)
+    miss = rng.random(500) < 0.1
+    rows = [{"x": None if m else float(v), "c": str(k)} for v, k, m in zip(x, c, miss, strict=True)]
+    with Monitor("svc", "m", clock=clock, aggregators=[agg]) as mon:
+        for row in rows:
+            mon.observe_prediction(row)
+        mon.observe_prediction({"x": "oops", "c": "a"})  # a type error: the payload is dropped, counted
+        assert mon.flush(5.0)
+        assert mon.get_sample_value("inferwatch_feature_data_quality_ratio",
+                                    {**LABELS, "feature": "x", "check": "missing"}) is None  # still open
+        clock.advance(60.0)
+        get = mon.get_sample_value
+        ratio = "inferwatch_feature_data_quality_ratio"
+        assert get(ratio, {**LABELS, "feature": "x", "check": "missing"}) == pytest.approx(miss.mean())
+        beyond = (~miss) & ((x < ref["x"].min()) | (x > ref["x"].max()))
+        assert get(ratio, {**LABELS, "feature": "x", "check": "out_of_range"}) == pytest.approx(beyond.mean())
+        assert beyond.mean() > 0.01
+        assert get(ratio, {**LABELS, "feature": "c", "check": "unseen"}) == pytest.approx((c == "zz").mean())
+        assert get("inferwatch_data_quality_window_samples", LABELS) == 500.0
+        assert agg.invalid == 1
+        # a window of 50 rows (< min_samples) closes: the last published shares stay, not noise
+        for row in rows[:50]:
+            mon.observe_prediction(row)
+        assert mon.flush(5.0)
+        clock.advance(60.0)
+        assert get("inferwatch_data_quality_window_samples", LABELS) == 500.0
