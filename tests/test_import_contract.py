@@ -68,8 +68,6 @@ ALLOWED_PRIVATE = {
     ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
     ("inferwatch.baseline._provider", "inferwatch.config._baseline"),
     ("inferwatch.baseline._seasonal", "inferwatch.config._baseline"),
-    # PromQL's numeric kernels, shared with the rule functions
-    ("inferwatch.rules._functions", "inferwatch.promql._kernels"),
     ("inferwatch.server.ingest._snappy", "inferwatch.edge._snappy"),  # one snappy codec for both
 }
 

@@ -26,7 +26,7 @@ from inferwatch.promql._ast import (
     value_type,
 )
 from inferwatch.promql._engine import DEFAULT_LOOKBACK_MS, DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
-from inferwatch.promql._kernels import bucket_quantile, extrapolated_rate
+from inferwatch.promql._kernels import bucket_quantile, extrapolated_rate, go_div, go_mean, over_time
 from inferwatch.promql._lexer import PromQLError
 from inferwatch.promql._parser import parse_promql, parse_typed
 from inferwatch.promql._query import MAX_RANGE_POINTS, Engine, InstantResult, QueryTimeout, RangeResult
@@ -34,11 +34,41 @@ from inferwatch.promql._signatures import AGGREGATIONS, FUNCTIONS
 from inferwatch.promql._values import EvalError, Matrix, Vector
 
 __all__ = [
-    "AGGREGATIONS", "DEFAULT_LOOKBACK_MS", "DEFAULT_MAX_SAMPLES", "FUNCTIONS", "MAX_RANGE_POINTS",
-    "Aggregate", "AtMod", "Binary",
-    "Call", "Engine", "EvalError", "Evaluator", "Expr", "InstantResult", "LoadCache", "Matching", "Matrix",
-    "Number", "Paren", "PromQLError", "QueryTimeout", "RangeResult", "Selector", "String", "Subquery",
-    "Unary", "ValueType",
-    "Vector", "bucket_quantile", "extrapolated_rate", "format_number", "parse_promql", "parse_typed",
+    "AGGREGATIONS",
+    "DEFAULT_LOOKBACK_MS",
+    "DEFAULT_MAX_SAMPLES",
+    "FUNCTIONS",
+    "MAX_RANGE_POINTS",
+    "Aggregate",
+    "AtMod",
+    "Binary",
+    "Call",
+    "Engine",
+    "EvalError",
+    "Evaluator",
+    "Expr",
+    "InstantResult",
+    "LoadCache",
+    "Matching",
+    "Matrix",
+    "Number",
+    "Paren",
+    "PromQLError",
+    "QueryTimeout",
+    "RangeResult",
+    "Selector",
+    "String",
+    "Subquery",
+    "Unary",
+    "ValueType",
+    "Vector",
+    "bucket_quantile",
+    "extrapolated_rate",
+    "format_number",
+    "go_div",
+    "go_mean",
+    "over_time",
+    "parse_promql",
+    "parse_typed",
     "value_type",
 ]
