@@ -78,3 +78,14 @@ def test_every_relative_link_in_the_readme_reaches_a_file() -> None:
     links = re.findall(r"\]\((?!https?:|#)([^)#\s]+)", (ROOT / "README.md").read_text(encoding="utf-8"))
     assert len(links) >= 10
     assert [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_the_docs_name_no_file_outside_the_repository() -> None:
+    # a fresh clone has no ../shared/DESIGN.md and no /work/ of the machine the docs were written on
+    # (../shared/data/ is the data sets' directory beside the clone, $SHARED_DATA_DIR)
+    outside = re.compile(r"\.\./shared/(?!data/)|\bDESIGN\.md\b|\bSTYLE\.md\b|(?<![\w.])/work/")
+    docs = [ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") if "benchmarks" not in p.parts)]
+    found = [f"{doc.relative_to(ROOT)}:{n}: {line.strip()[:80]}" for doc in docs
+             for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+             if outside.search(line)]
+    assert found == []

@@ -123,12 +123,13 @@ def _saved_bands(cfg: Any, rules: list[Any]) -> tuple[dict[str, dict[str, bool]]
     from inferwatch.baseline import band_provider_factory
     from inferwatch.model import SystemClock
     from inferwatch.rules import AlertStateStore, Evaluator
-    from inferwatch.server import ALERT_STATE_FILE, data_dir_of
+    from inferwatch.server import ALERT_STATE_FILE, state_dir
     from inferwatch.store import MemoryStore
 
     dynamic = [r for r in rules if r.dynamic is not None]
-    path = data_dir_of(cfg) / ALERT_STATE_FILE
-    if not dynamic or cfg.storage.type != "sqlite" or not path.is_file():
+    state_in = state_dir(cfg)  # None: memory storage, nothing saved
+    path = state_in / ALERT_STATE_FILE if state_in is not None else None
+    if not dynamic or path is None or not path.is_file():
         return {r.name: {} for r in dynamic}, {}
     state = AlertStateStore(path)
     try:  # the evaluator restores the bands exactly as `serve` does; nothing is written

@@ -12,15 +12,15 @@ __all__ = ["AbTestConfig", "QualityConfig"]
 class AbTestConfig(FrozenModel):
     """Business A/B tests (``quality.abtest``): significance level and the mSPRT mixing scale."""
 
-    alpha: float = Field(0.05, gt=0, lt=1, description="significance level (DESIGN.md: p < 0.05)")
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance level (p < 0.05)")
     tau: float = Field(0.05, gt=0, le=1, description="mSPRT normal-mixture sd of the effect (rate units)")
-    window: Duration = Field(86400.0, description="business collection interval (DESIGN.md: 24 h)")
+    window: Duration = Field(86400.0, description="business collection interval (24 h)")
 
 
 class QualityConfig(FrozenModel):
     """Model-quality monitoring settings."""
 
-    window: Duration = Field(3600.0, description="drift window (DESIGN.md: 1 h)")
+    window: Duration = Field(3600.0, description="drift window (1 h)")
     psi_warning: float = Field(0.1, ge=0)
     psi_review: float = Field(0.25, ge=0)
     psi_rollback: float = Field(0.5, ge=0)

@@ -15,7 +15,9 @@ _RESERVED = ("job", "instance")
 
 
 class ScrapeTarget(FrozenModel):
-    """One scrape target; ``interval`` defaults by dimension (DESIGN.md); the timeout is at most the interval.
+    """One scrape target; ``interval`` by dimension (15 s infra, 1 m service, 1 h quality, 1 d business).
+
+    The timeout is at most the interval.
 
     As in Prometheus, the target adds ``job`` and ``instance`` (host:port of
     the URL unless given in ``labels``) to every series it exposes; a label the

@@ -29,6 +29,12 @@ from inferwatch.sdk._generation import (
     record,
 )
 from inferwatch.sdk._monitor_parts import (
+    COLLECT_FLUSH_TIMEOUT_S,
+    EMBEDDING,
+    LABEL,
+    OUTCOME,
+    PREDICTION,
+    PREDICTION_ID,
     REQUEST,
     REQUEST_COUNT,
     REQUEST_EXEMPLAR,
@@ -51,15 +57,6 @@ if TYPE_CHECKING:
 __all__ = ["Monitor", "Tracking"]
 
 log = logging.getLogger("inferwatch.sdk")
-
-PREDICTION = "prediction"
-PREDICTION_ID = "prediction_id"  # a prediction kept for its delayed label
-LABEL = "label"  # a delayed label, joined to its prediction by request id
-OUTCOME = "outcome"
-EMBEDDING = "embedding"  # (name, vector): quality.EmbeddingDriftAggregator
-
-COLLECT_FLUSH_TIMEOUT_S = 1.0
-"""How long an exposition waits for the worker to catch up before serving what it has."""
 
 
 class Monitor:

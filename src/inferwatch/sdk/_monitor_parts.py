@@ -27,6 +27,13 @@ log = logging.getLogger("inferwatch.sdk")
 REQUEST = "request"
 REQUEST_EXEMPLAR = "request_exemplar"
 REQUEST_COUNT = "request_count"
+PREDICTION = "prediction"
+PREDICTION_ID = "prediction_id"  # a prediction kept for its delayed label
+LABEL = "label"  # a delayed label, joined to its prediction by request id
+OUTCOME = "outcome"
+EMBEDDING = "embedding"  # (name, vector): quality.EmbeddingDriftAggregator
+COLLECT_FLUSH_TIMEOUT_S = 1.0
+"""How long an exposition waits for the worker to catch up before serving what it has."""
 
 
 def aggregate(groups: dict[str, list[tuple[Any, ...]]], requests: RequestAggregates,
