@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
+from inferwatch._exceptions import InputError
 from inferwatch.cli._common import add_config_arg
 
 __all__ = ["add_parser"]
@@ -25,6 +27,10 @@ def add_parser(sub: Any) -> None:
     build.add_argument("-o", "--output", required=True, metavar="FILE", help="profile JSON to write")
     build.add_argument("--bins", type=int, default=None, help="bins per numeric feature (default 10)")
     build.add_argument("--confidence", metavar="COL", help="column with the model's confidence")
+    build.add_argument("--labels", metavar="COL",
+                       help="column with the true class (0/1): keeps a sample of scores and labels for the "
+                       "performance estimator (needs --score)")
+    build.add_argument("--score", metavar="COL", help="column with the model's P(class 1) (with --labels)")
     build.add_argument("--categorical", action="append", default=[], metavar="COL",
                        help="treat a numeric column as categorical (repeatable)")
     build.add_argument("--exclude", action="append", default=[], metavar="COL",
@@ -38,16 +44,23 @@ def add_parser(sub: Any) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     from inferwatch.config import load_config
-    from inferwatch.quality import build_profile, dump_profile, read_table
+    from inferwatch.quality import build_profile, dump_profile, labelled_reference, read_table
 
     bins = args.bins if args.bins is not None else load_config(args.config).quality.bins
     table = read_table(args.reference, categorical=args.categorical)
-    profile = build_profile(table, bins=bins, confidence=args.confidence, exclude=args.exclude)
+    if bool(args.labels) != bool(args.score):
+        raise InputError("--labels and --score go together (the true class and the model's P(class 1))")
+    labelled = labelled_reference(table, args.score, args.labels) if args.labels else None
+    exclude = [*args.exclude, *(c for c in (args.labels, args.score) if c)]
+    profile = replace(build_profile(table, bins=bins, confidence=args.confidence, exclude=exclude),
+                      labelled=labelled)
     dump_profile(profile, args.output)
     kinds = [f.type for f in profile.features]
     print(f"{args.output}: {len(kinds)} features ({kinds.count('numeric')} numeric, "
           f"{kinds.count('categorical')} categorical), {profile.rows} rows"
-          + (", confidence profiled" if profile.confidence else ""), file=sys.stderr)
+          + (", confidence profiled" if profile.confidence else "")
+          + (f", {profile.labelled[0].size} labelled scores kept" if profile.labelled else ""),
+          file=sys.stderr)
     return 0
 
 

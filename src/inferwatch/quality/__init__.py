@@ -25,7 +25,7 @@ from inferwatch.quality._embedding import (
     mmd2_permutation,
 )
 from inferwatch.quality._embedding_stream import MIN_EMBEDDING_SAMPLES, EmbeddingDriftAggregator, Reservoir
-from inferwatch.quality._estimated import EstimatedPerformance
+from inferwatch.quality._estimated import EstimatedPerformance, fit_from_profile, labelled_reference
 from inferwatch.quality._html import render_html
 from inferwatch.quality._io import read_table
 from inferwatch.quality._perf_table import ChunkPerformance, ColumnSpec, estimate_chunks, join_targets
@@ -95,9 +95,11 @@ __all__ = [
     "equal_width_cuts",
     "estimate_chunks",
     "fit_calibrator",
+    "fit_from_profile",
     "join_targets",
     "js_distance",
     "ks_2samp",
+    "labelled_reference",
     "load_profile",
     "mmd2",
     "mmd2_permutation",

@@ -21,18 +21,21 @@ predicted class is the arg max.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
+from inferwatch._exceptions import InputError
 from inferwatch.model import metrics as catalog
-from inferwatch.quality._cbpe import FittedCBPE, PerformanceEstimate
+from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
+from inferwatch.quality._profile import Profile
 from inferwatch.quality._window import TumblingWindow
 
-__all__ = ["EstimatedPerformance"]
+__all__ = ["EstimatedPerformance", "fit_from_profile", "labelled_reference"]
 
 
 class EstimatedPerformance:
@@ -117,3 +120,37 @@ class EstimatedPerformance:
 
     def __repr__(self) -> str:
         return f"EstimatedPerformance(service={self.labels[0]!r}, model={self.labels[1]!r})"
+
+
+def labelled_reference(
+    table: Mapping[str, Any], score: str, label: str, *, max_rows: int = 20_000, seed: int = 0,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """A profile's labelled sample: scores (P(class 1)) and 0/1 labels, at most ``max_rows`` (seeded)."""
+    for col in (score, label):
+        if col not in table:
+            raise InputError(f"no column {col!r} in the reference (columns: {', '.join(table)})")
+    try:
+        s = np.asarray(table[score], dtype=np.float64)
+        y = np.asarray(table[label], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--score {score!r} and --labels {label!r} must be numeric: {exc}") from exc
+    keep = np.isfinite(s) & np.isfinite(y)
+    s, y = s[keep], y[keep]
+    if s.size < 10:
+        raise InputError(f"the reference has {s.size} rows with both {score!r} and {label!r}: 10 at least")
+    if np.any((s < 0) | (s > 1)):
+        raise InputError(f"column {score!r} must hold P(class 1), in [0, 1]")
+    if not np.all((y == 0) | (y == 1)):
+        raise InputError(f"column {label!r} must hold the true class, 0 or 1")
+    if s.size > max_rows:
+        pick = np.sort(np.random.default_rng(seed).choice(s.size, max_rows, replace=False))
+        s, y = s[pick], y[pick]
+    return s, y
+
+
+def fit_from_profile(profile: Profile, settings: CBPE | None = None) -> FittedCBPE:
+    """Fit the performance estimator on a profile built with ``--labels`` (predicted class: score ≥ 0.5)."""
+    if profile.labelled is None:
+        raise InputError("the profile has no labelled sample: build it with --labels COL --score COL")
+    scores, labels = profile.labelled
+    return (settings or CBPE()).fit(labels, (scores >= 0.5).astype(np.float64), scores)

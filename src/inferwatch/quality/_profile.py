@@ -114,6 +114,8 @@ class Profile:
     bins: int
     rows: int
     confidence: NumericProfile | None = None
+    labelled: tuple[FloatArray, FloatArray] | None = None
+    """A binary model's reference scores (P(class 1)) and labels (0/1), for the performance estimator."""
 
     def __post_init__(self) -> None:
         names = [f.name for f in self.features]

@@ -7,7 +7,8 @@
        {"name": "country", "type": "categorical", "categories": ["de", "fr"],
         "proportions": [0.4, 0.6], "count": 100000, "missing": 0}],
      "confidence": null | {"edges": [...], "proportions": [...], "count": ..., "missing": ...,
-                           "min": ..., "max": ...}}
+                           "min": ..., "max": ...},
+     "labelled": null | {"scores": [..P(class 1)..], "labels": [..0 or 1..]}}  (optional)
 
 ``edges`` are the interior cut points (outer bins open, see ``_binning``);
 ``count`` is the number of non-missing reference values, so counts per bin
@@ -95,6 +96,19 @@ class _Categorical(_Strict):
         return self
 
 
+class _Labelled(_Strict):
+    scores: list[float] = Field(min_length=10)
+    labels: list[Literal[0, 1]] = Field(min_length=10)
+
+    @model_validator(mode="after")
+    def _same(self) -> _Labelled:
+        if len(self.scores) != len(self.labels):
+            raise ValueError("scores and labels must have the same length")
+        if not all(0.0 <= v <= 1.0 for v in self.scores):
+            raise ValueError("scores must lie in [0, 1] (P(class 1))")
+        return self
+
+
 class _File(_Strict):
     format: Literal["inferwatch-profile"]
     version: Literal[1]
@@ -102,6 +116,7 @@ class _File(_Strict):
     rows: int = Field(ge=1)
     features: list[Annotated[_Numeric | _Categorical, Field(discriminator="type")]] = Field(min_length=1)
     confidence: _Confidence | None = None
+    labelled: _Labelled | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> _File:
@@ -144,7 +159,9 @@ def profile_from_json(data: Any, *, source: str = "profile") -> Profile:
         loc = tuple(p for p in err["loc"] if p not in ("numeric", "categorical"))
         raise InputError(f"{source}: {_where(loc)}: {err['msg']}") from exc
     conf = _numeric(doc.confidence) if doc.confidence else None
-    return Profile(tuple(_feature(f) for f in doc.features), doc.bins, doc.rows, conf)
+    lab = doc.labelled
+    labelled = (np.asarray(lab.scores, np.float64), np.asarray(lab.labels, np.float64)) if lab else None
+    return Profile(tuple(_feature(f) for f in doc.features), doc.bins, doc.rows, conf, labelled)
 
 
 def _numeric_json(f: NumericProfile) -> dict[str, Any]:
@@ -170,10 +187,14 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
     if profile.confidence is not None:
         conf = _numeric_json(profile.confidence)
         del conf["type"]
-    return {
+    out = {
         "format": FORMAT, "version": VERSION, "bins": profile.bins, "rows": profile.rows,
         "features": feats, "confidence": conf,
     }
+    if profile.labelled is not None:
+        scores, labels = profile.labelled
+        out["labelled"] = {"scores": scores.tolist(), "labels": [int(v) for v in labels]}
+    return out
 
 
 def dump_profile(profile: Profile, path: str | Path) -> None:
