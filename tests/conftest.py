@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from tests import _require
 
 from inferwatch.config._env import ENV_REQUIRE_TOOLS
@@ -15,6 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # ../shared/data beside the project root; SHARED_DATA_DIR points elsewhere (a git worktree
 # whose parent has no shared/)
 SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared" / "data")
+
+# CI gates a change on the same examples every run (a property's random search belongs to the
+# developer's runs, where a new counterexample is news, not a red build on an unrelated change).
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)
