@@ -1,0 +1,143 @@
+"""The catalog's operations sections: the edge agent and devices, the server's scrape
+health and self-metrics."""
+
+from __future__ import annotations
+
+from inferwatch.model._metric_spec import _C, _G, MetricSpec
+
+# --- edge: the agent's own series (sent like any other) and the server's view of devices ---
+EDGE_SPOOL_BACKLOG = MetricSpec(
+    "inferwatch_edge_spool_backlog_samples", _G, "Samples in the edge agent's spool, not yet delivered.",
+)
+EDGE_SPOOL_DROPPED_TOTAL = MetricSpec(
+    "inferwatch_edge_spool_dropped_total", _C,
+    "Samples the edge agent's spool dropped, by reason (age, bytes, disk_full).", ("reason",),
+)
+EDGE_DEADBAND_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_edge_deadband_samples_total", _C,
+    "Samples the edge agent read, by outcome (sent, held by the deadband).", ("outcome",),
+)
+EDGE_HEARTBEAT_SECONDS = MetricSpec(
+    "inferwatch_edge_heartbeat_seconds", _G, "The edge agent's heartbeat: a quiet series reports this often.",
+    unit="seconds",
+)
+EDGE_LAST_CONTACT = MetricSpec(
+    "inferwatch_edge_last_contact_timestamp_seconds", _G,
+    "When the server last received a batch from the device (server time).", ("device",), "seconds",
+)
+EDGE_DEVICE_SILENCE = MetricSpec(
+    "inferwatch_edge_device_silence_seconds", _G,
+    "Seconds since the server last received a batch from the device.", ("device",), "seconds",
+)
+EDGE_DEVICE_HEARTBEAT = MetricSpec(
+    "inferwatch_edge_device_heartbeat_seconds", _G,
+    "The device's heartbeat as its last batch announced it (a quiet series reports this often).",
+    ("device",), "seconds",
+)
+EDGE_INGESTED_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_edge_ingested_samples_total", _C,
+    "Samples the server accepted from edge devices, by device.", ("device",),
+)
+EDGE_DUPLICATE_BATCHES_TOTAL = MetricSpec(
+    "inferwatch_edge_duplicate_batches_total", _C,
+    "Edge batches received again (a retry of one already stored) and not stored twice.", ("device",),
+)
+
+# --- server: scrape health ---------------------------------------------------
+UP = MetricSpec("up", _G, "1 if the last scrape of the target succeeded, 0 if not.", ("job", "instance"))
+
+# --- server: its own /metrics (Prometheus's and Alertmanager's self-metrics, renamed) ---
+BUILD_INFO = MetricSpec(
+    "inferwatch_build_info", _G, "inferwatch version and the Python it runs on (always 1).",
+    ("version", "python"),
+)
+RULE_EVALUATIONS_TOTAL = MetricSpec(
+    "inferwatch_rule_evaluations_total", _C, "Rule evaluation rounds.",
+)
+RULE_EVALUATION_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_rule_evaluation_failures_total", _C, "Rule evaluation rounds that raised.",
+)
+RULE_EVALUATION_SECONDS_TOTAL = MetricSpec(
+    "inferwatch_rule_evaluation_duration_seconds_total", _C,
+    "Seconds spent evaluating rules, over all rounds.", (), "seconds",
+)
+RULE_GROUP_LAST_DURATION = MetricSpec(
+    "inferwatch_rule_group_last_duration_seconds", _G, "Duration of the last evaluation round.",
+    (), "seconds",
+)
+RULE_GROUP_LAST_EVALUATION = MetricSpec(
+    "inferwatch_rule_group_last_evaluation_timestamp_seconds", _G,
+    "Time of the last evaluation round (0 before the first).", (), "seconds",
+)
+RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
+ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
+TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))
+STORAGE_BYTES = MetricSpec(
+    "inferwatch_storage_bytes", _G, "Bytes on disk of the SQLite store (with its WAL).", (), "bytes",
+)
+STORAGE_CHECKPOINTS_TOTAL = MetricSpec(
+    "inferwatch_storage_checkpoints_total", _C,
+    "WAL checkpoints of the SQLite store run by its background thread (they sync the disk).",
+)
+STORAGE_CHECKPOINT_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_storage_checkpoint_failures_total", _C,
+    "WAL checkpoints of the SQLite store that failed (a full disk); the WAL grows meanwhile.",
+)
+STORAGE_SERIES = MetricSpec(
+    "inferwatch_storage_series", _G, "Series the store holds (they count toward server.limits.max_series).",
+)
+STORAGE_SERIES_LIMIT = MetricSpec(
+    "inferwatch_storage_series_limit", _G, "server.limits.max_series: new series beyond it are refused "
+    "(0: no limit).",
+)
+DISCARDED_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_discarded_samples_total", _C,
+    "Samples refused at ingest, by the limit or check that refused them (their batch is refused whole).",
+    ("reason",),
+)
+CONFIG_LAST_RELOAD_SUCCESSFUL = MetricSpec(
+    "inferwatch_config_last_reload_successful", _G, "1 if the last config load or reload succeeded.",
+)
+CONFIG_LAST_RELOAD_SUCCESS = MetricSpec(
+    "inferwatch_config_last_reload_success_timestamp_seconds", _G,
+    "Time of the last successful config load or reload.", (), "seconds",
+)
+NOTIFICATIONS_TOTAL = MetricSpec(
+    "inferwatch_notifications_total", _C, "Notifications by receiver and status (sent, failed).",
+    ("receiver", "status"),
+)
+ACTIONS_TOTAL = MetricSpec(
+    "inferwatch_actions_total", _C, "Action runs by action and result (ok, failed, deduplicated).",
+    ("action", "result"),
+)
+NOTIFICATION_QUEUE_LENGTH = MetricSpec(
+    "inferwatch_notification_queue_length", _G,
+    "Notifications owed to a receiver (waiting, retrying, rate-limited or in flight).", ("receiver",),
+)
+NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
+    "inferwatch_notification_queue_oldest_age_seconds", _G,
+    "Age of the oldest notification owed to a receiver (0 when none).", ("receiver",), "seconds",
+)
+
+_REMOTE = ("remote_name", "url")
+REMOTE_WRITE_PENDING = MetricSpec(
+    "inferwatch_remote_write_samples_pending", _G,
+    "Samples stored and queued for a remote-write receiver, not yet acknowledged.", _REMOTE,
+)
+REMOTE_WRITE_SENT_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_sent_total", _C, "Samples a remote-write receiver acknowledged (2xx).",
+    _REMOTE,
+)
+REMOTE_WRITE_FAILED_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_failed_total", _C,
+    "Samples a remote-write receiver refused with a 4xx that is not retried (dropped).", _REMOTE,
+)
+REMOTE_WRITE_DROPPED_TOTAL = MetricSpec(
+    "inferwatch_remote_write_samples_dropped_total", _C,
+    "Samples dropped unsent: the queue's backlog went over its bounds, or the queue could not log them.",
+    _REMOTE,
+)
+REMOTE_WRITE_RETRIES_TOTAL = MetricSpec(
+    "inferwatch_remote_write_retries_total", _C,
+    "Remote-write requests retried (5xx, 429 or a network error).", _REMOTE,
+)
