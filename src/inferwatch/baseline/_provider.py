@@ -51,6 +51,8 @@ class SeriesBands:
         self._series: dict[str, Baseline] = {}
         self._gates: dict[str, RecurrenceGate] = {}
         self._novelty: dict[str, NoveltyScorer] = {}  # only with baseline.novelty.enabled
+        # one frozen settings object shared by every series of the rule, not a copy each
+        self._seasonal_config: SeasonalConfig | None = None
 
     def _new(self) -> Baseline:
         cfg, dyn = self.config, self.dynamic
@@ -60,7 +62,9 @@ class SeriesBands:
         return SeasonalBaseline(self._seasonal())
 
     def _seasonal(self) -> SeasonalConfig:
-        return rule_seasonal_config(self.config, self.dynamic)
+        if self._seasonal_config is None:
+            self._seasonal_config = rule_seasonal_config(self.config, self.dynamic)
+        return self._seasonal_config
 
     def band(self, key: str, t: float, value: float) -> tuple[float, float] | None:
         """The ``(low, high)`` band for ``key`` at ``t`` before learning ``value``; never raises."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import bisect
 import math
+from array import array
 from typing import Any
 
 import numpy as np
@@ -12,49 +13,67 @@ import numpy.typing as npt
 
 __all__ = ["Ring", "robust_sigma", "robust_sigma_and_tail"]
 
+_EMPTY = np.empty(0, dtype=np.float64)  # shared by every ring not pushed to yet
+
 _MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution is 0.6745 sigma
 _MEAN_AD_TO_SIGMA = 1.2533  # mean absolute deviation of a normal is 0.7979 sigma
 
 
 class Ring:
-    """The last ``capacity`` floats pushed, in O(1) per push and bounded memory.
+    """The last ``capacity`` floats pushed, in O(1) amortised per push and bounded memory.
+
+    The buffer grows with the values pushed (by a quarter, at least 8) up to ``capacity``:
+    a series that has not filled its ring yet, or never will (a candidate model that
+    never learns), holds only what it has seen.
 
     >>> r = Ring(3); [r.push(x) for x in (1.0, 2.0, 3.0, 4.0)] and None; sorted(r.values().tolist())
     [2.0, 3.0, 4.0]
     """
 
-    __slots__ = ("_buf", "_count", "_head", "_sorted")
+    __slots__ = ("_buf", "_cap", "_count", "_head", "_sorted")
 
     def __init__(self, capacity: int, *, ordered: bool = False) -> None:
         """``ordered`` keeps a sorted copy too, so ``median()`` is a lookup, not a partition.
 
         Worth it for a ring whose median is read every push (the level): a
         bisect insert and remove per push, against numpy's ~20 µs call overhead.
+        The copy is a packed ``array('d')``, not a list of float objects (a third the bytes).
         """
         if capacity < 1:
             raise ValueError(f"ring capacity must be positive, got {capacity}")
-        self._buf = np.zeros(capacity, dtype=np.float64)
+        self._cap = capacity
+        self._buf = _EMPTY
         self._head = 0
         self._count = 0
-        self._sorted: list[float] | None = [] if ordered else None
+        self._sorted: array[float] | None = array("d") if ordered else None
 
     @property
     def capacity(self) -> int:
         """Most values kept."""
-        return int(self._buf.shape[0])
+        return self._cap
 
     def __len__(self) -> int:
         return self._count
 
+    def _grow(self) -> None:
+        # only while not full: then head == count and the kept values are buf[:count]
+        size = min(self._cap, max(self._count + 8, self._count + self._count // 4))
+        buf = np.empty(size, dtype=np.float64)
+        buf[: self._count] = self._buf[: self._count]
+        self._buf = buf
+
     def push(self, value: float) -> None:
         """Append ``value``, dropping the oldest when full."""
+        full = self._count == self._cap
         if self._sorted is not None:
-            if self._count == self._buf.shape[0]:
+            if full:
                 del self._sorted[bisect.bisect_left(self._sorted, float(self._buf[self._head]))]
             bisect.insort(self._sorted, float(value))
+        if not full and self._count == self._buf.shape[0]:
+            self._grow()
         self._buf[self._head] = value
-        self._head = (self._head + 1) % self._buf.shape[0]
-        if self._count < self._buf.shape[0]:
+        self._head = (self._head + 1) % self._cap
+        if not full:
             self._count += 1
 
     def values(self) -> npt.NDArray[np.float64]:
@@ -64,6 +83,15 @@ class Ring:
     def last(self) -> float:
         """The value pushed last (NaN when empty)."""
         return float(self._buf[self._head - 1]) if self._count else math.nan
+
+    def newest(self, n: int) -> list[float]:
+        """The last ``n`` values pushed (fewer when fewer are kept), newest first."""
+        n = min(n, self._count)
+        head = self._head
+        if n <= head:
+            return self._buf[head - n : head][::-1].tolist()  # type: ignore[no-any-return]
+        return (self._buf[:head][::-1].tolist()
+                + self._buf[self._count - (n - head) :][::-1].tolist())
 
     def median(self) -> float:
         """Median of the kept values (NaN when empty)."""
@@ -76,6 +104,10 @@ class Ring:
             return (self._sorted[mid - 1] + self._sorted[mid]) / 2  # as numpy: mean of the two
         return float(np.median(self.values()))
 
+    def allocated(self) -> int:
+        """Floats held: the buffer's size, plus the sorted copy's."""
+        return int(self._buf.shape[0]) + (0 if self._sorted is None else len(self._sorted))
+
     def to_state(self) -> dict[str, Any]:
         """JSON-ready state; ``Ring.from_state`` restores the values exactly.
 
@@ -83,11 +115,13 @@ class Ring:
         third of the size of a JSON float list and no unused capacity, so saving
         many baselines stays cheap.
         """
-        if self._count < self._buf.shape[0]:
-            kept = self._buf[: self._count]
-        else:
-            kept = np.concatenate([self._buf[self._head :], self._buf[: self._head]])
-        return {"cap": self.capacity, "f8": base64.b64encode(kept.astype("<f8").tobytes()).decode()}
+        return ring_state(self.kept(), self._cap)
+
+    def kept(self) -> npt.NDArray[np.float64]:
+        """The kept values, oldest first."""
+        if self._count < self._cap:
+            return self._buf[: self._count]
+        return np.concatenate([self._buf[self._head :], self._buf[: self._head]])
 
     @classmethod
     def from_state(cls, state: dict[str, Any], *, ordered: bool = False) -> Ring:
@@ -98,18 +132,26 @@ class Ring:
             n = kept.shape[0]
             if n > ring.capacity:
                 raise ValueError("ring state out of range")
-            ring._buf[:n] = kept
+            ring._buf = kept.astype(np.float64)  # a copy: writable, exactly the kept values
             ring._head, ring._count = n % ring.capacity, n
         else:
             buf = np.asarray(state["buf"], dtype=np.float64)
             ring = cls(int(buf.shape[0]), ordered=ordered)
-            ring._buf[:] = buf
             ring._head, ring._count = int(state["head"]), int(state["count"])
             if not (0 <= ring._head < buf.shape[0] and 0 <= ring._count <= buf.shape[0]):
                 raise ValueError("ring state out of range")
+            # not full: the kept values are buf[:count] (pushes fill from 0 until the ring wraps)
+            ring._buf = buf.copy() if ring._count == buf.shape[0] else buf[: ring._count].copy()
+            if ring._count < buf.shape[0]:
+                ring._head = ring._count
         if ring._sorted is not None:
-            ring._sorted = sorted(ring.values().tolist())
+            ring._sorted = array("d", sorted(ring.values().tolist()))
         return ring
+
+
+def ring_state(kept: npt.NDArray[np.float64], capacity: int) -> dict[str, Any]:
+    """``Ring.to_state`` of a ring of ``capacity`` holding ``kept`` (oldest first)."""
+    return {"cap": capacity, "f8": base64.b64encode(kept.astype("<f8").tobytes()).decode()}
 
 
 def robust_sigma(residuals: npt.NDArray[np.float64]) -> float:

@@ -31,8 +31,6 @@ so a slow drift that the level and scale learn away still alerts.
 from __future__ import annotations
 
 import math
-from collections import deque
-from itertools import islice
 from typing import Any
 
 from inferwatch.baseline._band import Band
@@ -89,7 +87,8 @@ class _Candidate:
         self.tail = math.nan
         self.since_refresh = 0
         self.windows = [_Window(n, cfg) for n in cfg.windows]
-        self.recent: deque[float] = deque(maxlen=max(cfg.windows, default=1))
+        # the last residuals, raw (unclipped), for the window means: packed, not float objects
+        self.recent = Ring(max(cfg.windows, default=1))
 
     def refresh(self, cfg: SeasonalConfig) -> None:
         self.sigma, tail = robust_sigma_and_tail(self.resid.values(),
@@ -101,10 +100,11 @@ class _Candidate:
 
     def push_residual(self, resid: float) -> None:
         """Feed the window means with one raw residual (push order kept)."""
-        self.recent.append(resid)
+        self.recent.push(resid)
+        newest = self.recent.newest(self.recent.capacity)
         for w in self.windows:
-            if len(self.recent) >= w.n:
-                w.means.push(sum(islice(reversed(self.recent), w.n)) / w.n)
+            if len(newest) >= w.n:
+                w.means.push(sum(newest[: w.n]) / w.n)
 
     def window_bounds(self, cfg: SeasonalConfig, lower: float, upper: float,
                       expected: float) -> tuple[float, float]:
@@ -116,10 +116,13 @@ class _Candidate:
         point band's relative floor, so a flat series (every window mean 0) keeps a band.
         """
         floor = max(cfg.relative_floor * abs(expected), 1e-12)
+        newest: list[float] | None = None
         for w in self.windows:
             if math.isnan(w.half) or len(self.recent) < w.n - 1:
                 continue
-            prior = sum(islice(reversed(self.recent), w.n - 1))
+            if newest is None:
+                newest = self.recent.newest(self.recent.capacity)
+            prior = sum(newest[: w.n - 1])
             half = max(w.half, floor)
             lower = max(lower, expected - w.n * half - prior)
             upper = min(upper, expected + w.n * half - prior)
@@ -134,7 +137,7 @@ class _Candidate:
                 "sigma": None if math.isnan(self.sigma) else self.sigma,
                 "tail": None if math.isnan(self.tail) else self.tail,
                 "since_refresh": self.since_refresh,
-                "recent": list(self.recent), "windows": [w.to_state() for w in self.windows]}
+                "recent": self.recent.kept().tolist(), "windows": [w.to_state() for w in self.windows]}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.level = Ring.from_state(state["level"], ordered=True)
@@ -143,7 +146,8 @@ class _Candidate:
         self.tail = math.nan if state["tail"] is None else float(state["tail"])
         self.since_refresh = int(state["since_refresh"])
         # states saved before window means existed have neither key
-        self.recent.extend(float(r) for r in state.get("recent", []))
+        for r in list(state.get("recent", []))[-self.recent.capacity :]:
+            self.recent.push(float(r))
         saved = {int(w["n"]): w for w in state.get("windows", [])}
         for w in self.windows:
             if w.n in saved:
@@ -280,7 +284,7 @@ class SeasonalBaseline:
 
     def state_size(self) -> int:
         """Floats held in memory: bounded by the config, independent of history length."""
-        rings = sum(len(r) for p in self._profiles.values() for r in (*p._times, *p._values))
+        rings = sum(p.filled() for p in self._profiles.values())
         rings += self._range.size() if self._range is not None else 0
         return rings + sum(len(c.level) + len(c.resid) + len(c.recent)
                            + sum(len(w.means) for w in c.windows)
