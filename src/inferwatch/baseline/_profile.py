@@ -43,8 +43,9 @@ class SeasonalProfile:
         self._capacity = capacity
         self._times: npt.NDArray[np.float64] = np.empty((n_slots, 0), dtype=np.float64)
         self._values: npt.NDArray[np.float64] = np.empty((n_slots, 0), dtype=np.float64)
-        self._head = np.zeros(n_slots, dtype=np.int32)  # next write position of each slot's ring
-        self._count = np.zeros(n_slots, dtype=np.int32)
+        # plain lists: read and written every point, where a numpy scalar costs ~5x a list item
+        self._head = [0] * n_slots  # next write position of each slot's ring
+        self._count = [0] * n_slots
         self._first_t = math.nan
         self._cache_key = -1
         self._cache_value = math.nan
@@ -64,7 +65,7 @@ class SeasonalProfile:
         return None if math.isnan(self._cache_value) else self._cache_value
 
     def _median(self, index: int, t: float) -> float:
-        n = int(self._count[index])
+        n = self._count[index]
         times, values = self._times[index, :n], self._values[index, :n]
         keep = times > t - self._cycles * self._period
         return float(np.median(values[keep])) if keep.any() else math.nan
@@ -74,7 +75,7 @@ class SeasonalProfile:
         if math.isnan(self._first_t):
             self._first_t = t
         _, index = self._index(t)
-        count, head, cap = int(self._count[index]), int(self._head[index]), self._capacity
+        count, head, cap = self._count[index], self._head[index], self._capacity
         # a fast series (15 s samples) would fill a slot's ring within one cycle
         spacing = self._slot / max(1, cap // self._cycles)
         if count and t - float(self._times[index, head - 1]) < spacing:
@@ -101,10 +102,10 @@ class SeasonalProfile:
 
     def filled(self) -> int:
         """Floats kept: a time and a value per kept sample."""
-        return 2 * int(self._count.sum())
+        return 2 * sum(self._count)
 
     def _ring_state(self, data: npt.NDArray[np.float64], index: int) -> dict[str, Any]:
-        n, head = int(self._count[index]), int(self._head[index])
+        n, head = self._count[index], self._head[index]
         kept = data[index, :n] if n < self._capacity else np.concatenate(
             [data[index, head:n], data[index, :head]])
         return ring_state(kept, self._capacity)

@@ -88,10 +88,10 @@ class Ring:
         """The last ``n`` values pushed (fewer when fewer are kept), newest first."""
         n = min(n, self._count)
         head = self._head
-        if n <= head:
-            return self._buf[head - n : head][::-1].tolist()  # type: ignore[no-any-return]
-        return (self._buf[:head][::-1].tolist()
-                + self._buf[self._count - (n - head) :][::-1].tolist())
+        out: list[float] = self._buf[max(0, head - n) : head][::-1].tolist()
+        if n > head:  # wrapped: the rest from the end of the buffer
+            out += self._buf[self._count - (n - head) :][::-1].tolist()
+        return out
 
     def median(self) -> float:
         """Median of the kept values (NaN when empty)."""
