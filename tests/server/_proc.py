@@ -8,6 +8,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,12 +69,16 @@ def serve(config_text: str, tmp_path: Path, *args: str) -> Iterator[Served]:
         served.lines.extend(err.splitlines(keepends=True))
 
 
-def wait_scraped(client: httpx.Client, count: int = 1, tries: int = 500) -> list[dict[str, object]]:
-    """Ask ``/api/v1/targets`` until each target was scraped at least once; return the targets."""
-    for _ in range(tries):
+def wait_scraped(client: httpx.Client, count: int = 1, within_s: float = 60.0) -> list[dict[str, object]]:
+    """Ask ``/api/v1/targets`` until each target was scraped at least once; return the targets.
+
+    Bounded by time (a count of fast polls is over in a second or two on a loaded runner).
+    """
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
         active = client.get("/api/v1/targets").json()["data"]["activeTargets"]
         # Prometheus's shape: a target not scraped yet has Go's zero time and health "unknown"
         if len(active) >= count and all(t["health"] != "unknown" for t in active):
             return list(active)
         client.get("/-/healthy")  # one more round trip: the scrape thread runs meanwhile
-    raise AssertionError(f"targets not scraped after {tries} tries")
+    raise AssertionError(f"targets not scraped within {within_s:g} s")
