@@ -16,7 +16,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-FIRING = re.compile(r"\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+): Feature (\w+)|\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+):")
+FIRING = re.compile(r"\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+): Feature (\w+)"
+                    r"|\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+):")
 QUALITY = ("FeatureDrift", "EstimatedPerformanceDrop", "RealizedPerformanceDrop", "AnomalousSamplesHigh")
 DRIFT_START_S = 17 * 60
 

@@ -79,6 +79,7 @@ def quality_components(
                                     min_samples=DEMO_MIN_SAMPLES)
     view = DriftView(drift)
     labels = LateLabels(estimated, realized, delay_s=label_delay_s)
-    components = DemoComponents(aggregators=[drift, confidence, quality, estimated, realized], parts=[view, labels],
+    components = DemoComponents(aggregators=[drift, confidence, quality, estimated, realized],
+                                parts=[view, labels],
                                 model=model)
     return components, view
