@@ -122,6 +122,11 @@ class LabelPoller:
                     break
                 self.monitor.flush(5.0)  # a backlog: let the recorder take this page before the next
 
+    @property
+    def running(self) -> bool:
+        """Whether the polling thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the thread (idempotent)."""
         self._stop.set()
