@@ -1,4 +1,4 @@
-"""Issue 36 #1: the SDK's label poller (``Monitor.poll_labels``) against a fake server, on the simulated clock."""
+"""Issue 36 #1: the SDK's label poller (``Monitor.poll_labels``) against a fake server."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ class FakeOutcomes:
         page = [o for o in self.outcomes if o["seq"] > after][:limit]
         last = self.last if self.last is not None else max([o["seq"] for o in self.outcomes] + [0])
         nxt = page[-1]["seq"] if len(page) == limit else max(last, after)
-        return json.dumps({"status": "success", "data": {"outcomes": page, "next": nxt, "last": last}}).encode()
+        data = {"outcomes": page, "next": nxt, "last": last}
+        return json.dumps({"status": "success", "data": data}).encode()
 
 
 def _outcomes(n: int, model: str = "m") -> list[dict[str, Any]]:
@@ -70,8 +71,9 @@ def test_a_server_whose_sequence_started_again_resets_the_cursor() -> None:
         assert poller.poll_once() == 0 and poller.cursor == 0 and poller.counts["resets"] == 1
 
 
-@pytest.mark.parametrize("answer", [b"<html>", b'{"status": "error"}', b'{"data": {"outcomes": [1], "next": 1, '
-                                    b'"last": 1}}', b'{"data": {"outcomes": [], "next": "x", "last": 0}}'])
+@pytest.mark.parametrize("answer", [
+    b"<html>", b'{"status": "error"}', b'{"data": {"outcomes": [1], "next": 1, "last": 1}}',
+    b'{"data": {"outcomes": [], "next": "x", "last": 0}}'])
 def test_an_answer_that_is_not_a_page_raises_input_error_and_keeps_the_cursor(answer: bytes) -> None:
     with Monitor("svc", "m") as mon:
         poller = mon.poll_labels("http://srv", start=False, fetch=lambda url, headers, timeout: answer)
@@ -84,7 +86,7 @@ def test_bad_arguments_are_config_errors() -> None:
     with Monitor("svc", "m") as mon:
         with pytest.raises(ConfigError, match="url must start with http"):
             mon.poll_labels("srv:9464", start=False)
-        with pytest.raises(ConfigError, match="batch 1..10000"):
+        with pytest.raises(ConfigError, match=r"batch 1\.\.10000"):
             mon.poll_labels("http://srv", batch=0, start=False)
 
 

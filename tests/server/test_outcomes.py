@@ -65,7 +65,8 @@ def test_retention_deletes_by_the_time_received_on_the_simulated_clock() -> None
 
 def test_a_model_filter_skips_other_models_and_the_cursor_moves_past_them() -> None:
     store = _store(SimulatedClock(T0))
-    store.add([Outcome("a", 1, "ctr"), Outcome("b", 0, "other"), Outcome("c", 1, ""), Outcome("d", 0, "other")])
+    store.add([Outcome("a", 1, "ctr"), Outcome("b", 0, "other"), Outcome("c", 1, ""),
+               Outcome("d", 0, "other")])
     page = store.after(0, 10, "ctr")
     assert [o.request_id for o in page.outcomes] == ["a", "c"]  # "" is anyone's
     assert page.next == 4  # a short page read everything up to the newest
@@ -105,7 +106,8 @@ def test_posted_outcomes_come_back_in_pages_with_a_cursor(api: tuple[TestClient,
     client, _, _ = api
     body = {"outcomes": [{"request_id": f"r{i}", "label": i % 2, "model": "ctr"} for i in range(5)]}
     r = client.post(PATH, json=body, headers=AUTH)
-    assert r.status_code == 200 and r.json() == {"status": "success", "data": {"stored": 5, "first": 1, "last": 5}}
+    assert r.status_code == 200
+    assert r.json() == {"status": "success", "data": {"stored": 5, "first": 1, "last": 5}}
     page = client.get(PATH, params={"after": 0, "limit": 3}).json()["data"]
     assert [o["request_id"] for o in page["outcomes"]] == ["r0", "r1", "r2"] and page["next"] == 3
     assert page["outcomes"][1] == {"seq": 2, "request_id": "r1", "label": 1, "model": "ctr", "time": T0,
@@ -125,13 +127,15 @@ def test_a_gzip_body_is_accepted_and_the_counts_reach_the_store(
     assert got.json()["data"]["result"][0]["value"][1] == "1"
 
 
-def test_age_and_row_drops_are_counted_in_the_servers_store(api: tuple[TestClient, ServerParts, SimulatedClock]
-                                                            ) -> None:
+def test_age_and_row_drops_are_counted_in_the_servers_store(
+        api: tuple[TestClient, ServerParts, SimulatedClock]) -> None:
     client, _, clock = api
-    assert client.post(PATH, json={"outcomes": [{"request_id": "a", "label": 1}]}, headers=AUTH).status_code == 200
+    r = client.post(PATH, json={"outcomes": [{"request_id": "a", "label": 1}]}, headers=AUTH)
+    assert r.status_code == 200
     clock.advance(8 * 86400.0)  # past the default retention of 7 days
     assert client.get(PATH).json()["data"]["outcomes"] == []
-    q = client.get("/api/v1/query", params={"query": "inferwatch_outcomes_dropped_total", "time": clock.now()})
+    q = client.get("/api/v1/query",
+                   params={"query": "inferwatch_outcomes_dropped_total", "time": clock.now()})
     dropped = {s["metric"]["reason"]: s["value"][1] for s in q.json()["data"]["result"]}
     assert dropped == {"age": "1", "rows": "0"}
 
@@ -146,10 +150,12 @@ BAD = [
     ("empty request_id", b'{"outcomes": [{"request_id": "", "label": 1}]}', "request_id: must not be empty"),
     ("request_id too long", b'{"outcomes": [{"request_id": "' + b"x" * 17 + b'", "label": 1}]}',
      "body.outcomes[0].request_id: 17 characters, over server.outcomes.max_string_length 16"),
-    ("no label", b'{"outcomes": [{"request_id": "a"}, {"request_id": "b"}]}', "body.outcomes[0].label: required"),
+    ("no label", b'{"outcomes": [{"request_id": "a"}, {"request_id": "b"}]}',
+     "body.outcomes[0].label: required"),
     ("null label", b'{"outcomes": [{"request_id": "a", "label": 1}, {"request_id": "b", "label": null}]}',
      "body.outcomes[1].label: expected a number, string or boolean, got NoneType"),
-    ("a list label", b'{"outcomes": [{"request_id": "a", "label": [1]}]}', "body.outcomes[0].label: expected"),
+    ("a list label", b'{"outcomes": [{"request_id": "a", "label": [1]}]}',
+     "body.outcomes[0].label: expected"),
     ("NaN label", b'{"outcomes": [{"request_id": "a", "label": NaN}]}', "body.outcomes[0].label: nan is not"),
     ("huge integer label", b'{"outcomes": [{"request_id": "a", "label": 99999999999999999999}]}',
      "64-bit range"),
@@ -162,7 +168,8 @@ BAD = [
     ("time in milliseconds", b'{"outcomes": [{"request_id": "a", "label": 1, "time": 1700000000000}]}',
      "body.outcomes[0].time: 1700000000000.000 is before 2000-01-01 or more than 600s ahead"),
     ("time before 2000", b'{"outcomes": [{"request_id": "a", "label": 1, "time": 5}]}', "before 2000-01-01"),
-    ("time a boolean", b'{"outcomes": [{"request_id": "a", "label": 1, "time": true}]}', "expected Unix seconds"),
+    ("time a boolean", b'{"outcomes": [{"request_id": "a", "label": 1, "time": true}]}',
+     "expected Unix seconds"),
 ]
 
 
@@ -180,7 +187,8 @@ def test_limits_on_every_way_in(api: tuple[TestClient, ServerParts, SimulatedClo
     client, parts, _ = api
     one = {"request_id": "a", "label": 1}
     r = client.post(PATH, json={"outcomes": [one] * 51}, headers=AUTH)  # max_per_request: 50
-    assert r.status_code == 413 and "51 outcomes, over server.outcomes.max_per_request 50" in r.json()["error"]
+    assert r.status_code == 413
+    assert "51 outcomes, over server.outcomes.max_per_request 50" in r.json()["error"]
     r = client.post(PATH, content=b" " * (2 << 20), headers=AUTH)  # server.http.max_body_bytes: 1 MiB
     assert r.status_code == 413 and "larger than" in r.json()["error"]
     bomb = gzip.compress(b" " * (17 << 20))  # expands past 16 MiB

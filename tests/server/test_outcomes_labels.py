@@ -1,5 +1,6 @@
-"""Issue 36 #1, SDK and server together: labels POSTed by another process reach the Monitor that made
-the predictions through ``Monitor.poll_labels``, on the simulated clock and through a real ``inferwatch serve``."""
+"""Issue 36 #1, SDK and server together: labels POSTed by another process reach the Monitor that
+made the predictions through ``Monitor.poll_labels``, on the simulated clock and through a real
+``inferwatch serve``."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def test_labels_days_late_join_and_labels_past_max_age_count_as_unmatched(
         assert _value(mon, "inferwatch_model_labels_total", outcome="joined") == 100
         assert _value(mon, "inferwatch_model_labels_total", outcome="unmatched") == 100
         assert _value(mon, "inferwatch_model_labels_total", outcome="expired") == 100
-        assert _value(mon, "inferwatch_model_labelled_window_samples") == 100  # the window kept the first half
+        assert _value(mon, "inferwatch_model_labelled_window_samples") == 100  # the first half only
         assert poller.counts == {"fed": 200, "other_model": 0, "failed_polls": 0, "resets": 0}
 
 
@@ -149,7 +150,8 @@ def test_serve_takes_outcomes_and_serves_the_realized_accuracy(tmp_path: Path) -
                 poller = mon.poll_labels(served.url, model="ctr", start=False)
                 assert poller.poll_once() == 300 and mon.flush(5.0)
                 got = _realized(client, labelled=300)
-                assert got["accuracy"] == pytest.approx(skm.accuracy_score(y, (p >= 0.5).astype(int)), abs=1e-9)
+                want = skm.accuracy_score(y, (p >= 0.5).astype(int))
+                assert got["accuracy"] == pytest.approx(want, abs=1e-9)
                 assert got["roc_auc"] == pytest.approx(skm.roc_auc_score(y, p), abs=1e-9)
                 q = client.get("/api/v1/query", params={"query": "inferwatch_outcomes_received_total"}).json()
                 assert q["data"]["result"][0]["value"][1] == "300"

@@ -77,7 +77,7 @@ class LabelPoller:
         self._thread: threading.Thread | None = None
 
     def poll_once(self) -> int:
-        """Ask for the next page and feed it; return the outcomes read (raises ``OSError``, ``InputError``)."""
+        """Read the next page and feed it; return the outcomes read (raises ``OSError``, ``InputError``)."""
         with self._lock:
             query = f"after={self.cursor}&limit={self.batch}"
             if self.model is not None:
@@ -143,8 +143,8 @@ def _page(body: bytes, url: str) -> tuple[list[Any], int, int]:
     try:
         data = json.loads(body)["data"]
         outcomes, nxt, last = data["outcomes"], int(data["next"]), int(data["last"])
-        if not isinstance(outcomes, list) or not all(isinstance(o, dict) and "request_id" in o and "label" in o
-                                                     for o in outcomes):
+        if not isinstance(outcomes, list) or not all(
+                isinstance(o, dict) and "request_id" in o and "label" in o for o in outcomes):
             raise TypeError("outcomes: expected a list of objects with request_id and label")
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"label poller {url}: not an outcomes page ({type(exc).__name__}: {exc})") from None

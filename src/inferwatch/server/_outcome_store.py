@@ -115,7 +115,8 @@ class OutcomeStore:
 
     def after(self, seq: int, limit: int, model: str | None = None) -> OutcomePage:
         """Up to ``limit`` outcomes numbered above ``seq`` (of ``model`` and of no model, when given)."""
-        where, args = "seq > ?", [seq]
+        where = "seq > ?"
+        args: list[object] = [seq]
         if model is not None:
             where += " AND (model = ? OR model = '')"
             args.append(model)

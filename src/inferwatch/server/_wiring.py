@@ -39,8 +39,8 @@ from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
-from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
 from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
+from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
 from inferwatch.server.api._slo_api import slo_routes
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 from inferwatch.server.ingest._otlp_delta import DeltaState
@@ -159,7 +159,8 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None) -> lis
     routes: list[BaseRoute] = [
         *ingest_routes(edge), *otlp_metrics_routes(otlp, token), *remote_write_routes(remote_in, token)]
     if parts.outcomes is not None:  # delayed labels in, for the SDK's pollers
-        outcomes = OutcomesApi(parts.outcomes, appender, clock, max_json_depth=config.server.http.max_json_depth)
+        outcomes = OutcomesApi(parts.outcomes, appender, clock,
+                               max_json_depth=config.server.http.max_json_depth)
         routes += outcome_routes(outcomes, token)
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))

@@ -109,7 +109,8 @@ def parse_outcomes(doc: Any, config: OutcomesConfig, now: float) -> list[Outcome
             raise InputError(f"{where}: expected an object with request_id and label")
         extra = sorted(set(item) - _FIELDS)
         if extra:
-            raise InputError(f"{where}: unknown field {extra[0]!r:.80} (fields: label, model, request_id, time)")
+            raise InputError(f"{where}: unknown field {extra[0]!r:.80} "
+                             "(fields: label, model, request_id, time)")
         if "label" not in item:
             raise InputError(f"{where}.label: required")
         out.append(Outcome(_string(item.get("request_id"), f"{where}.request_id", limit),
