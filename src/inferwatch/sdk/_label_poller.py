@@ -26,15 +26,12 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.model import Clock
 
-if TYPE_CHECKING:
-    from inferwatch.sdk._monitor import Monitor
-
-__all__ = ["MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "urllib_fetch"]
+__all__ = ["MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "LabelSink", "urllib_fetch"]
 
 log = logging.getLogger("inferwatch.sdk")
 
@@ -42,6 +39,16 @@ OUTCOMES_PATH = "/api/v1/outcomes"
 MAX_PAGE_BYTES = 64 << 20  # a page of 10,000 outcomes with the longest strings is under 10 MB
 Fetch = Callable[[str, Mapping[str, str], float], bytes]
 """``(url, headers, timeout_s) -> body``: raises ``OSError`` when the server cannot be reached."""
+
+
+class LabelSink(Protocol):
+    """What the poller feeds (a ``Monitor``)."""
+
+    def observe_label(self, request_id: str, label: Any) -> None:
+        """Take one label."""
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until what was handed over is aggregated."""
 
 
 def urllib_fetch(url: str, headers: Mapping[str, str], timeout: float) -> bytes:
@@ -55,7 +62,7 @@ def urllib_fetch(url: str, headers: Mapping[str, str], timeout: float) -> bytes:
 class LabelPoller:
     """Pulls outcomes from an inferwatch server into ``monitor.observe_label`` (see the module doc)."""
 
-    def __init__(self, monitor: Monitor, url: str, *, clock: Clock, model: str | None = None,
+    def __init__(self, monitor: LabelSink, url: str, *, clock: Clock, model: str | None = None,
                  token: str | None = None, interval: float = 30.0, batch: int = 1000, timeout: float = 10.0,
                  fetch: Fetch | None = None) -> None:
         if not url.startswith(("http://", "https://")):
