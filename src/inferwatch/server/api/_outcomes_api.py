@@ -50,6 +50,10 @@ OUTCOMES_PATH = "/api/v1/outcomes"
 MAX_DECODED_BYTES = 16 << 20  # a gzip'ed body expands to at most this
 DEFAULT_PAGE = 1000
 _FIELDS = frozenset({"request_id", "label", "model", "time"})
+_JSON_TYPES = {"NoneType": "null", "list": "an array", "dict": "an object", "str": "a string",
+               "bool": "a boolean", "int": "a number", "float": "a number"}
+_ERROR_TYPES = {400: "bad_data", 401: "unauthorized", 413: "too_large", 415: "unsupported_encoding",
+                503: "unavailable"}
 
 
 class _Refused(Exception):
@@ -60,12 +64,17 @@ class _Refused(Exception):
 
 def _string(value: Any, where: str, limit: int, *, empty: bool = False) -> str:
     if not isinstance(value, str):
-        raise InputError(f"{where}: expected a string, got {type(value).__name__}")
+        raise InputError(f"{where}: expected a string, got {_kind(value)}")
     if not value and not empty:
         raise InputError(f"{where}: must not be empty")
     if len(value) > limit:
         raise InputError(f"{where}: {len(value)} characters, over server.outcomes.max_string_length {limit}")
     return value
+
+
+def _kind(value: Any) -> str:
+    """The JSON name of ``value``'s type (what the client sent)."""
+    return _JSON_TYPES.get(type(value).__name__, type(value).__name__)
 
 
 def _label(value: Any, where: str, limit: int) -> Label:
@@ -79,7 +88,7 @@ def _label(value: Any, where: str, limit: int) -> Label:
         if not math.isfinite(value):
             raise InputError(f"{where}: {value} is not a finite number")
         return value
-    raise InputError(f"{where}: expected a number, string or boolean, got {type(value).__name__}")
+    raise InputError(f"{where}: expected a number, string or boolean, got {_kind(value)}")
 
 
 def _time(value: Any, where: str, now: float) -> float | None:
@@ -188,7 +197,7 @@ def _int(params: Mapping[str, str], name: str, default: int, low: int, high: int
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"status": "error", "errorType": "bad_data" if status == 400 else "outcomes",
+    return JSONResponse({"status": "error", "errorType": _ERROR_TYPES.get(status, "bad_data"),
                          "error": message}, status_code=status)
 
 
