@@ -133,11 +133,6 @@ class OutcomeStore:
         nxt = out[-1].seq if len(out) == limit else max(last, seq)
         return OutcomePage(out, nxt, last)
 
-    def prune(self) -> None:
-        """Delete outcomes past ``retention`` now (``add`` and ``after`` do it as they go)."""
-        with self._lock:
-            self._prune(self.clock.now())
-
     def _last(self) -> int:
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outcomes'").fetchone()
         return int(row[0]) if row else 0

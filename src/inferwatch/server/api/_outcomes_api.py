@@ -25,6 +25,7 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -137,6 +138,7 @@ class OutcomesApi:
         self.store, self.metrics_to, self.clock = store, metrics_to, clock
         self.max_json_depth = max_json_depth
         self._written: tuple[int, ...] = ()
+        self._lock = threading.Lock()  # two requests at once write one set of samples, not two
 
     def post(self, body: bytes, encoding: str) -> dict[str, Any]:
         """Store the outcomes of one POST body; raises ``_Refused`` or ``InputError``."""
@@ -171,16 +173,17 @@ class OutcomesApi:
     def write_counts(self) -> None:
         """Append the table's counts to the server's store when they changed since the last time."""
         st = self.store
-        counts = (st.received, st.dropped["age"], st.dropped["rows"], st.rows)
-        if counts == self._written:
-            return
-        now = self.clock.now()
-        self.metrics_to.append([
-            sample(m.OUTCOMES_RECEIVED_TOTAL, now, counts[0]),
-            sample(m.OUTCOMES_DROPPED_TOTAL, now, counts[1], {"reason": "age"}),
-            sample(m.OUTCOMES_DROPPED_TOTAL, now, counts[2], {"reason": "rows"}),
-            sample(m.OUTCOMES_STORED, now, counts[3])])
-        self._written = counts
+        with self._lock:
+            counts = (st.received, st.dropped["age"], st.dropped["rows"], st.rows)
+            if counts == self._written:
+                return
+            now = self.clock.now()
+            self.metrics_to.append([
+                sample(m.OUTCOMES_RECEIVED_TOTAL, now, counts[0]),
+                sample(m.OUTCOMES_DROPPED_TOTAL, now, counts[1], {"reason": "age"}),
+                sample(m.OUTCOMES_DROPPED_TOTAL, now, counts[2], {"reason": "rows"}),
+                sample(m.OUTCOMES_STORED, now, counts[3])])
+            self._written = counts
 
 
 def _int(params: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
