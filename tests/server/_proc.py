@@ -82,3 +82,18 @@ def wait_scraped(client: httpx.Client, count: int = 1, within_s: float = 60.0) -
             return list(active)
         client.get("/-/healthy")  # one more round trip: the scrape thread runs meanwhile
     raise AssertionError(f"targets not scraped within {within_s:g} s")
+
+
+def wait_query(client: httpx.Client, query: str, within_s: float = 60.0) -> list[dict[str, object]]:
+    """Ask ``/api/v1/query`` until ``query`` has a result; return it (bounded by time).
+
+    A target's health changes with its first scrape, and a first scrape can fail (one that
+    took longer than its timeout on a loaded runner): the data, not the health, is the condition.
+    """
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        result = client.get("/api/v1/query", params={"query": query}).json()["data"]["result"]
+        if result:
+            return list(result)
+        client.get("/-/healthy")  # a round trip: the scrape thread runs meanwhile
+    raise AssertionError(f"{query!r} had no result within {within_s:g} s")
