@@ -26,7 +26,7 @@ def test_shares_match_a_direct_count_and_small_windows_publish_nothing() -> None
         for row in rows:
             mon.observe_prediction(row)
         mon.observe_prediction({"x": "oops", "c": "a"})  # a type error: the payload is dropped, counted
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         assert mon.get_sample_value("inferwatch_feature_data_quality_ratio",
                                     {**LABELS, "feature": "x", "check": "missing"}) is None  # still open
         clock.advance(60.0)
@@ -44,7 +44,7 @@ def test_shares_match_a_direct_count_and_small_windows_publish_nothing() -> None
         # a window of 50 rows (< min_samples) closes: the last published shares stay, not noise
         for row in rows[:50]:
             mon.observe_prediction(row)
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         clock.advance(60.0)
         assert get("inferwatch_data_quality_window_samples", LABELS) == 500.0
 

@@ -104,7 +104,7 @@ def test_a_multiclass_profile_keeps_class_probabilities_and_the_sdk_estimates_wi
     with Monitor("svc", "m", clock=clock, aggregators=[agg]) as mon:
         for row in window:
             mon.observe_prediction({"x": 0.0}, probabilities=row.tolist())
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         clock.advance(60.0)
         key = {"service": "svc", "model": "m", "metric": "accuracy", "bound": "estimate"}
         got = mon.get_sample_value("inferwatch_model_estimated", key)

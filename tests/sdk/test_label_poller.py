@@ -53,7 +53,7 @@ def test_pages_are_read_with_a_cursor_and_joined_to_this_process_predictions() -
         assert poller.poll_once() == 4 and poller.cursor == 4
         assert poller.poll_once() == 3 and poller.cursor == 7
         assert poller.poll_once() == 0 and poller.cursor == 7  # caught up: asks again from the same place
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         assert fake.asked[0] == ("http://srv:9464/api/v1/outcomes?after=0&limit=4&model=m",
                                  {"Accept": "application/json", "Authorization": "Bearer tok"})
         assert poller.counts == {"fed": 6, "other_model": 1, "failed_polls": 0, "resets": 0}

@@ -68,12 +68,12 @@ def test_labels_days_late_join_and_labels_past_max_age_count_as_unmatched(
     with Monitor("svc", "ctr", clock=clock, aggregators=[agg]) as mon:
         for i in range(200):  # predictions at T0
             mon.observe_prediction({}, confidence=float(p[i]), request_id=f"r{i}")
-        assert mon.flush(5.0)  # stored at T0 (the recorder stamps them when it takes them)
+        assert mon.flush(60.0)  # stored at T0 (the recorder stamps them when it takes them)
         poller = mon.poll_labels("http://testserver", model="ctr", start=False, fetch=_fetch(client))
         clock.advance(2 * DAY)  # the first half's labels come two days later, from another process
         _post(client, range(100), y)
         _post(client, range(100), 1 - y, model="other")  # another model's labels are not ours
-        assert poller.poll_once() == 100 and mon.flush(5.0)
+        assert poller.poll_once() == 100 and mon.flush(60.0)
         pred = (p[:100] >= 0.5).astype(int)
         assert _value(mon, "inferwatch_model_realized", metric="accuracy") == pytest.approx(
             skm.accuracy_score(y[:100], pred), abs=1e-12)
@@ -82,7 +82,7 @@ def test_labels_days_late_join_and_labels_past_max_age_count_as_unmatched(
         assert _value(mon, "inferwatch_model_unlabelled_ratio") == pytest.approx(100 / 200)
         clock.advance(6 * DAY)  # the rest arrive eight days late: past max_age, their predictions are gone
         _post(client, range(100, 200), y)
-        assert poller.poll_once() == 100 and mon.flush(5.0)
+        assert poller.poll_once() == 100 and mon.flush(60.0)
         assert _value(mon, "inferwatch_model_labels_total", outcome="joined") == 100
         assert _value(mon, "inferwatch_model_labels_total", outcome="unmatched") == 100
         assert _value(mon, "inferwatch_model_labels_total", outcome="expired") == 100
@@ -96,7 +96,7 @@ def test_labels_no_poller_fetched_within_the_retention_are_dropped_and_counted(
     agg = RealizedPerformance(service="svc", model="ctr", max_age=30 * DAY)
     with Monitor("svc", "ctr", clock=clock, aggregators=[agg]) as mon:
         mon.observe_prediction({}, confidence=0.8, request_id="r0")
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         poller = mon.poll_labels("http://testserver", start=False, fetch=_fetch(client))
         _post(client, range(1), np.array([1]))
         clock.advance(8 * DAY)  # the poller was down for longer than server.outcomes.retention (7 days)
@@ -105,7 +105,7 @@ def test_labels_no_poller_fetched_within_the_retention_are_dropped_and_counted(
         q = client.get("/api/v1/query", params={"query": 'inferwatch_outcomes_dropped_total{reason="age"}',
                                                 "time": clock.now()}).json()
         assert q["data"]["result"][0]["value"][1] == "1"
-        assert mon.flush(5.0) and _value(mon, "inferwatch_model_labels_total", outcome="joined") == 0
+        assert mon.flush(60.0) and _value(mon, "inferwatch_model_labels_total", outcome="joined") == 0
 
 
 def _query(client: httpx.Client, expr: str) -> list[dict[str, Any]]:
@@ -148,7 +148,7 @@ def test_serve_takes_outcomes_and_serves_the_realized_accuracy(tmp_path: Path) -
                     r = client.post("/api/v1/outcomes", json=body, headers=AUTH)
                     assert r.status_code == 200, r.text
                 poller = mon.poll_labels(served.url, model="ctr", start=False)
-                assert poller.poll_once() == 300 and mon.flush(5.0)
+                assert poller.poll_once() == 300 and mon.flush(60.0)
                 got = _realized(client, labelled=300)
                 want = skm.accuracy_score(y, (p >= 0.5).astype(int))
                 assert got["accuracy"] == pytest.approx(want, abs=1e-9)
