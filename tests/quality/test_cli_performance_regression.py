@@ -102,7 +102,11 @@ def test_tune_reports_the_cross_validation_on_stderr(
     ],
 )
 def test_bad_input_is_one_clear_line(
-    files: dict[str, object], tmp_path: Path, capsys: pytest.CaptureFixture[str], change: list[str], wanted: str
+    files: dict[str, object],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: list[str],
+    wanted: str,
 ) -> None:
     text = _write(tmp_path / "tgt_text.csv", ["id", "price"], [[3001, "high"], [3002, "low"]])
     args = _args(files, *[str(text) if c == "TGT_TEXT" else c for c in change])

@@ -31,7 +31,8 @@ def _simulate(n: int, seed: int, shift: float = 0.0) -> dict[str, np.ndarray]:
 
 def _fit(ref: dict[str, np.ndarray], settings: DLE | None = None) -> tuple[FittedDLE, FeatureEncoder]:
     enc = FeatureEncoder.fit(ref, ("x0", "x1", "cat"), where="ref")
-    fitted = (settings or DLE()).fit(enc.transform(ref, where="ref"), ref["y"], ref["y_pred"], enc.categorical)
+    x = enc.transform(ref, where="ref")
+    fitted = (settings or DLE()).fit(x, ref["y"], ref["y_pred"], enc.categorical)
     return fitted, enc
 
 

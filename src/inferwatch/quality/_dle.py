@@ -57,7 +57,7 @@ class HGBParams:
     """Hyper-parameters of the loss model; ``max_iter`` is an upper bound when early stopping."""
 
     loss: str = "poisson"
-    """``poisson`` (log link: losses are positive, and grow with the prediction's scale) or ``squared_error``."""
+    """``poisson`` (log link: a positive loss growing with the prediction) or ``squared_error``."""
     max_leaf_nodes: int = 15
     learning_rate: float = 0.1
     max_iter: int = 200

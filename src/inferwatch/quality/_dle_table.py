@@ -82,4 +82,5 @@ def _realized(truth: Array, pred: Array, metrics: tuple[str, ...]) -> dict[str, 
 def _no_missing(values: Array, where: str, column: str) -> None:
     rows = np.flatnonzero(np.isnan(values))
     if rows.size:
-        raise InputError(f"{where}: column {column!r}: {rows.size} missing values (first at row {int(rows[0])})")
+        first = int(rows[0])
+        raise InputError(f"{where}: column {column!r}: {rows.size} missing values (first at row {first})")
