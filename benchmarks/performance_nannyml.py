@@ -144,6 +144,7 @@ def _run_dle(d: dict, ref: pd.DataFrame, ana: pd.DataFrame) -> pd.DataFrame:
             y_true=d["y_true"],
             metrics=REGRESSION_METRICS,
             chunker=chunker,
+            hyperparameters={"verbose": -1},  # LGBMRegressor()'s defaults without its [Info] lines
         )
         est.fit(ref)
         return est.estimate(ana).filter(period="analysis").to_df()
