@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from inferwatch.cli._common import print_json
-from inferwatch.cli._performance import id_column, print_table
+from inferwatch.cli._performance_common import id_column, print_table
 
 __all__ = ["estimate_regression"]
 
@@ -16,8 +16,14 @@ _METRICS = "mae,rmse"
 def estimate_regression(args: argparse.Namespace) -> int:
     """Fit DLE on the reference, estimate (and with targets, realize) each analysis chunk."""
     from inferwatch._exceptions import InputError
-    from inferwatch.quality import DLE, default_features, estimate_regression_chunks, join_targets, read_table
-    from inferwatch.quality._dle_features import numeric_column
+    from inferwatch.quality import (
+        DLE,
+        default_features,
+        estimate_regression_chunks,
+        join_targets,
+        numeric_column,
+        read_table,
+    )
 
     metrics = tuple(m.strip() for m in (args.metrics or _METRICS).split(",") if m.strip())
     settings = DLE(metrics=metrics, tune=args.tune)

@@ -16,7 +16,9 @@ from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggrega
 from inferwatch.quality._data_quality import DataQualityAggregator
 from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
-from inferwatch.quality._dle import DLE, FittedDLE, HGBParams
+from inferwatch.quality._dle import DLE, FittedDLE
+from inferwatch.quality._dle_features import numeric_column
+from inferwatch.quality._dle_model import HGBParams
 from inferwatch.quality._dle_table import default_features, estimate_regression_chunks
 from inferwatch.quality._dle_tune import TuneReport
 from inferwatch.quality._embedding import (
@@ -112,6 +114,7 @@ __all__ = [
     "load_profile",
     "mmd2",
     "mmd2_permutation",
+    "numeric_column",
     "profile_from_json",
     "profile_to_json",
     "psi",

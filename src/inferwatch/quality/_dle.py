@@ -32,81 +32,23 @@ True
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from inferwatch._exceptions import InputError, ToolMissingError
+from inferwatch._exceptions import InputError
 from inferwatch.quality._cbpe import PerformanceEstimate
+from inferwatch.quality._dle_model import HGBParams, hgb_regressor, thread_limit
+from inferwatch.quality._dle_tune import TuneReport, tune
 from inferwatch.quality._perf_metrics import REGRESSION_METRICS, mape
 
-__all__ = ["DLE", "FittedDLE", "HGBParams", "hgb_regressor", "losses"]
+__all__ = ["DLE", "FittedDLE", "losses"]
 
 Array = npt.NDArray[np.float64]
-EXTRA_HINT = "direct loss estimation needs scikit-learn: pip install 'inferwatch[regression]'"
-
-
-@dataclass(frozen=True)
-class HGBParams:
-    """Hyper-parameters of the loss model; ``max_iter`` is an upper bound when early stopping."""
-
-    loss: str = "poisson"
-    """``poisson`` (log link: a positive loss growing with the prediction) or ``squared_error``."""
-    max_leaf_nodes: int = 15
-    learning_rate: float = 0.1
-    max_iter: int = 200
-    min_samples_leaf: int = 20
-
-    def label(self) -> str:
-        """A short name for reports."""
-        return f"{self.loss}, {self.max_leaf_nodes} leaves, lr {self.learning_rate}"
-
-
-def hgb_regressor(params: HGBParams, categorical: Sequence[bool], rows: int, seed: int) -> Any:
-    """A HistGradientBoostingRegressor (imported here: scikit-learn is an optional extra)."""
-    try:
-        ensemble = importlib.import_module("sklearn.ensemble")
-    except ImportError as exc:
-        raise ToolMissingError(EXTRA_HINT) from exc
-    # Early stopping on held-out reference rows chooses the number of trees (a noisy loss
-    # overfits quickly); too few rows to hold out any: a few trees only.
-    stop = rows >= 200
-    return ensemble.HistGradientBoostingRegressor(
-        loss=params.loss,
-        learning_rate=params.learning_rate,
-        max_iter=params.max_iter if stop else min(params.max_iter, 20),
-        max_leaf_nodes=params.max_leaf_nodes,
-        min_samples_leaf=params.min_samples_leaf,
-        categorical_features=list(categorical) if any(categorical) else None,
-        early_stopping=stop,
-        validation_fraction=0.1 if rows >= 2000 else 0.2,
-        n_iter_no_change=10,
-        random_state=seed,
-    )
-
-
-_CONTROLLER: list[Any] = []
-
-
-@contextlib.contextmanager
-def thread_limit(threads: int | None) -> Iterator[None]:
-    """At most ``threads`` OpenMP threads inside (None: the library's default, one per core)."""
-    if threads is None:
-        yield
-        return
-    if not _CONTROLLER:
-        try:  # threadpoolctl comes with scikit-learn; a controller found once makes each limit cheap
-            _CONTROLLER.append(importlib.import_module("threadpoolctl").ThreadpoolController())
-        except ImportError as exc:
-            raise ToolMissingError(EXTRA_HINT) from exc
-    with _CONTROLLER[0].limit(limits=threads, user_api="openmp"):
-        yield
 
 
 def losses(y_true: Array, y_pred: Array) -> dict[str, Array]:
@@ -124,7 +66,7 @@ class DLE:
     """The estimator's settings; ``fit`` on a labelled reference returns a ``FittedDLE``."""
 
     metrics: tuple[str, ...] = ("mae", "rmse")
-    params: HGBParams = HGBParams()
+    params: HGBParams = field(default_factory=HGBParams)
     squared_from_absolute: bool = True
     """Model the squared error as c · m(x)² (one model) instead of a model of its own."""
     tune: bool = False
@@ -167,8 +109,6 @@ class DLE:
         loss = losses(t, pred)
         params, from_abs, cv = self.params, self.squared_from_absolute, None
         if self.tune:
-            from inferwatch.quality._dle_tune import tune
-
             cv = tune(x, cat, loss, self.folds, self.seed)
             params, from_abs = cv.params, cv.squared_from_absolute
         needed = {TARGET[m] for m in self.metrics}
@@ -206,8 +146,8 @@ class FittedDLE:
     support_high: Array
     reference: dict[str, float] = field(default_factory=dict)
     """The realized metrics on the reference itself."""
-    cv: Any = None
-    """The cross-validation report (``TuneReport``) when fitted with ``tune=True``."""
+    cv: TuneReport | None = None
+    """The cross-validation report when fitted with ``tune=True``."""
 
     def predicted_losses(self, features: npt.ArrayLike, y_pred: npt.ArrayLike) -> dict[str, Array]:
         """Each row's predicted loss per target (``abs``, ``sq``, ``ape``)."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from inferwatch.quality._dle import HGBParams, hgb_regressor
+from inferwatch.quality._dle_model import HGBParams, hgb_regressor
 
 __all__ = ["GRID", "TuneReport", "tune"]
 
