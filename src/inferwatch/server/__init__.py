@@ -9,6 +9,7 @@ from inferwatch.server._components import (
     state_dir,
 )
 from inferwatch.server._preflight import config_warnings, preflight
+from inferwatch.server._rule_files import baseline_rule_groups, baseline_settings, prometheus_rule_files
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
@@ -37,6 +38,8 @@ __all__ = [
     "TraceLinks",
     "alerting_routes",
     "api_routes",
+    "baseline_rule_groups",
+    "baseline_settings",
     "build",
     "build_components",
     "config_warnings",
@@ -46,6 +49,7 @@ __all__ = [
     "oncall_routes",
     "parse_listen",
     "preflight",
+    "prometheus_rule_files",
     "serve",
     "slo_routes",
     "state_dir",

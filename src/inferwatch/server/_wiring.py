@@ -33,6 +33,7 @@ from inferwatch.server._components import (
     state_dir,
 )
 from inferwatch.server._lifecycle import Reloader, reload_route
+from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._trace_links import TraceLinks
@@ -192,7 +193,7 @@ def build_components(
     rule_set = load_rule_set(config)  # the rules, the default pack and the SLOs' (recordings first)
     rules = rule_set.alerts
     if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
-        band_factory = band_provider_factory(config.baseline)
+        band_factory = band_provider_factory(baseline_settings(config.baseline))
     if store is None:
         store = open_store(config.storage, data_dir, clock=clock)
         if config.server.remote_write:
