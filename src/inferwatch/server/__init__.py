@@ -14,7 +14,7 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
 from inferwatch.server._trace_links import TraceLinks
-from inferwatch.server._wiring import ServerParts, api_routes, build, build_components
+from inferwatch.server._wiring import Embedding, ServerParts, api_routes, build, build_components
 from inferwatch.server.api._alerting_api import alerting_routes
 from inferwatch.server.api._oncall_api import oncall_routes
 from inferwatch.server.api._otlp_traces import trace_routes
@@ -27,6 +27,7 @@ __all__ = [
     "ALERT_STATE_FILE",
     "REPORT_METRICS",
     "DeliveryCounts",
+    "Embedding",
     "ExpositionParser",
     "LoggingSink",
     "ParsedScrape",
