@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
-from inferwatch.alerting import Pipeline, PipelineRunner, pipeline_from_config
+from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -187,13 +187,15 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
     """The alerting, on-call, trace, SLO and dashboard routes, as ``serve`` and the demo mount them.
 
     ``traces_token``: ``POST /v1/traces`` needs the write token too (the demo's services send none).
+    The routes see the pipeline only through narrow handles (silences, alerts, acknowledgements).
     """
+    handles = PipelineHandles.of(pipeline)
     return [
-        *alerting_routes(pipeline, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
-        *oncall_routes(pipeline, token),  # acknowledgements, history, who is on call
+        *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
+        *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
-        *dashboard_routes(server, pipeline, drift=drift, devices=devices),
+        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices),
     ]
 
 
