@@ -270,4 +270,6 @@ def test_the_quality_section_shows_data_quality_per_feature(page: Watched, demo:
     # the type errors beside it (the demo sends none: a flat zero, or no data yet)
     errors = page.page.locator("section.panel[data-title='Unreadable observations (type errors)']")
     assert errors.get_attribute("data-state") in ("ok", "empty")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "overview-data-quality-panel.png"))
     assert page.take() == []

@@ -130,5 +130,7 @@ class AlertView:
         """Stop the server (the pipeline part closes the pipeline; without one, this part does)."""
         if self._parts is not None:
             self._parts.server.stop()
+            if self._parts.outcomes is not None:
+                self._parts.outcomes.close()
             if self.forward is None:
                 self._parts.pipeline.close()

@@ -33,6 +33,7 @@ from inferwatch.server._components import (
     state_dir,
 )
 from inferwatch.server._lifecycle import Reloader, reload_route
+from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
 from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
@@ -40,6 +41,7 @@ from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
 from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
+from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
 from inferwatch.server.api._slo_api import slo_routes
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 from inferwatch.server.ingest._otlp_delta import DeltaState
@@ -78,6 +80,8 @@ class ServerParts:
     routes: list[BaseRoute] = field(default_factory=list)
     """Every route but the server's own (health, metrics, Prometheus API): ``app()`` mounts them."""
     runner: PipelineRunner | None = None
+    outcomes: OutcomeStore | None = None
+    """Delayed labels POSTed to ``/api/v1/outcomes`` (``outcomes.sqlite``), for the SDK's pollers."""
 
     def app(self) -> Starlette:
         """The server's Starlette app with every route mounted."""
@@ -101,6 +105,8 @@ class ServerParts:
         self.server.stop()
         self.edge.close()
         self.traces.close()
+        if self.outcomes is not None:
+            self.outcomes.close()
         if self.push is not None:
             self.push.stop()
 
@@ -155,6 +161,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
 
         reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure)
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
+    parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
     parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)
     return parts
 
@@ -175,6 +182,10 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
                                     label_limit=limits.label_limit, retention=retention)
     routes: list[BaseRoute] = [
         *ingest_routes(edge), *otlp_metrics_routes(otlp, token), *remote_write_routes(remote_in, token)]
+    if parts.outcomes is not None:  # delayed labels in, for the SDK's pollers
+        outcomes = OutcomesApi(parts.outcomes, appender, clock,
+                               max_json_depth=config.server.http.max_json_depth)
+        routes += outcome_routes(outcomes, token)
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))
     return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
