@@ -201,8 +201,7 @@ def test_a_scrape_over_a_limit_fails_as_prometheus_s_does(target: FakeTarget, tm
     cfg = (f"storage: {{type: memory}}\nserver: {{api_token: {TOKEN}}}\n"
            f"scrape: {{targets: [{{job: wide, url: '{target.url}', interval: 1s}}]}}\n")
     with serve(cfg, tmp_path) as s, httpx.Client(base_url=s.url, timeout=30) as c:
-        (active,) = wait_scraped(c)
-        assert active["health"] == "down"
+        (active,) = wait_scraped(c, health="down")
         want = "label_limit exceeded (metric: wide_metric, number of labels: 43, limit: 30)"
         assert want in active["lastError"]
         up = c.get("/api/v1/query", params={"query": "up"}).json()["data"]["result"]
