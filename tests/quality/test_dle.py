@@ -178,3 +178,17 @@ def test_without_scikit_learn_the_error_names_the_extra() -> None:
     assert out.stdout.strip() == (
         "ToolMissingError direct loss estimation needs scikit-learn: pip install 'inferwatch[regression]'"
     )
+
+
+def test_prediction_alone_and_an_input_never_seen_in_the_reference() -> None:
+    # No inputs: the loss is modelled from the prediction; an input missing on every reference row
+    # is no error (the gradient boosting model takes missing values).
+    ref, ana = _simulate(2000, seed=10), _simulate(1000, seed=11)
+    ref["empty"] = np.full(2000, np.nan)
+    ana["empty"] = np.full(1000, np.nan)
+    for features in ((), ("x0", "empty")):
+        chunks, fitted = estimate_regression_chunks(
+            ref, ana, features=features, y_pred="y_pred", y_true="y", chunk_size=1000
+        )
+        assert len(chunks) == 1 and fitted.reference["mae"] > 0
+        assert chunks[0].estimate.estimated["mae"] == pytest.approx(fitted.reference["mae"], rel=0.15)

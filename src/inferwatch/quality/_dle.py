@@ -107,6 +107,10 @@ class DLE:
         cat = tuple(categorical) or (False,) * (x.shape[1] - 1)
         cat = (*cat, False)  # the prediction itself is the last input
         loss = losses(t, pred)
+        low, high = support or _range(x)
+        empty = ~np.isfinite(x).any(axis=0)
+        if empty.any():  # the model cannot bin an input with no value: a constant it never splits on
+            x = np.where(empty, 0.0, x)
         params, from_abs, cv = self.params, self.squared_from_absolute, None
         if self.tune:
             cv = tune(x, cat, loss, self.folds, self.seed)
@@ -122,7 +126,6 @@ class DLE:
             scale = float(loss["sq"].mean() / m2.mean()) if m2.mean() > 0 else 1.0
             fitted_loss["sq"] = scale * m2
         resid = {k: float(np.std(loss[k] - v)) for k, v in fitted_loss.items()}
-        low, high = support or (np.nanmin(x, axis=0), np.nanmax(x, axis=0))
         reference = {
             "mae": float(loss["abs"].mean()), "rmse": math.sqrt(float(loss["sq"].mean())),
             "mape": mape(t, pred),
@@ -194,6 +197,15 @@ def _fit_one(params: HGBParams, cat: Sequence[bool], x: Array, target: Array, se
         # A loss that is zero on every reference row (a perfect model) has no log: plain least squares.
         params = HGBParams(**{**params.__dict__, "loss": "squared_error"})
     return hgb_regressor(params, cat, target.size, seed).fit(x, target)
+
+
+def _range(x: Array) -> tuple[Array, Array]:
+    """Each column's smallest and largest value (NaN for a column without any, no warning)."""
+    seen = np.isfinite(x)
+    low = np.where(seen, x, np.inf).min(axis=0, initial=np.inf)
+    high = np.where(seen, x, -np.inf).max(axis=0, initial=-np.inf)
+    some = seen.any(axis=0)
+    return np.where(some, low, np.nan), np.where(some, high, np.nan)
 
 
 def _inputs(features: npt.ArrayLike, y_pred: npt.ArrayLike) -> tuple[Array, Array]:

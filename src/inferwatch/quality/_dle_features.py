@@ -86,7 +86,10 @@ class FeatureEncoder:
     def transform(self, table: Table, *, where: str) -> Array:
         """The n × d float matrix of ``table``'s columns (codes for categoricals, NaN = missing)."""
         out = [self._encode(table, j, where) for j in range(len(self.columns))]
-        return np.column_stack(out) if out else np.empty((0, 0))
+        if out:
+            return np.column_stack(out)
+        rows = len(next(iter(table.values()))) if table else 0
+        return np.empty((rows, 0))  # no inputs: the loss is modelled from the prediction alone
 
     def _encode(self, table: Table, j: int, where: str) -> Array:
         name = self.columns[j]
