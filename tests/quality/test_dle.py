@@ -162,7 +162,7 @@ def test_bad_settings_and_inputs_raise_input_errors() -> None:
 
 
 def test_params_label_names_the_choice() -> None:
-    assert HGBParams(loss="squared_error", max_leaf_nodes=7).label() == "squared_error, 7 leaves, lr 0.1"
+    assert HGBParams(loss="squared_error", max_leaf_nodes=7).label() == "squared_error, 7 leaves, lr 0.3"
 
 
 def test_without_scikit_learn_the_error_names_the_extra() -> None:
