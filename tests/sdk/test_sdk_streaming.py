@@ -157,7 +157,7 @@ def test_real_uvicorn_stream_read_chunk_by_chunk(served: tuple[str, Monitor, thr
         assert r.headers["content-type"].startswith("text/event-stream")
         chunks = [line for line in r.iter_lines() if line.startswith("data: ")]
     assert len(chunks) == TOKENS
-    assert recorded.wait(10)
+    assert recorded.wait(60)
     assert_truth(monitor, "/v1/completions", "llama-3-8b")
 
 
