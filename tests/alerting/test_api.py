@@ -101,7 +101,7 @@ def served() -> Iterator[Callable[[Pipeline], str]]:
         t.start()
         running.append((server, t))
         url = f"http://127.0.0.1:{port}"
-        assert _until(lambda: _ok(url + "/api/v2/silences"), 20)
+        assert _until(lambda: _ok(url + "/api/v2/silences"), 60)
         return url
 
     yield start
@@ -174,17 +174,17 @@ alerting:
                           stdout=subprocess.DEVNULL, stderr=am_log)
     try:
         am_url = f"http://127.0.0.1:{am_port}"
-        assert _until(lambda: _ok(f"{am_url}/-/ready"), 30), "alertmanager did not become ready"
+        assert _until(lambda: _ok(f"{am_url}/-/ready"), 60), "alertmanager did not become ready"
         alert = {"labels": {"alertname": "ServiceUnavailable", "tier": "P0", "severity": "critical",
                             "service": "ranker", "instance": "a:9000"}, "annotations": {"summary": "down"}}
         httpx.post(f"{am_url}/api/v2/alerts", json=[alert], timeout=5).raise_for_status()
         # Alertmanager as the oracle of the fingerprint our webhook payload and API show
         (shown,) = httpx.get(f"{am_url}/api/v2/alerts", timeout=5).json()
         assert shown["fingerprint"] == alertmanager_fingerprint(alert["labels"])
-        assert _until(lambda: len(pd.requests) >= 1, 30), "no PagerDuty event from the webhook path"
+        assert _until(lambda: len(pd.requests) >= 1, 60), "no PagerDuty event from the webhook path"
         ev = pd.requests[0].json()
         assert ev["event_action"] == "trigger" and ev["payload"]["severity"] == "critical"
-        assert _until(lambda: kube.replicas["default/ranker"] == 2, 10)
+        assert _until(lambda: kube.replicas["default/ranker"] == 2, 60)
     finally:
         am.terminate()
         am.wait(10)
