@@ -73,7 +73,7 @@ def candidates(before: str | None) -> list[Candidate]:
     present = [Candidate(name, code, env) for name, module, code in CANDIDATES if _installed(module)]
     if before is not None:
         src = os.path.abspath(before)
-        present.insert(1, Candidate("inferwatch before (the --before tree)", OURS, {**env, "PYTHONPATH": src}))
+        present.insert(1, Candidate("inferwatch before (--before)", OURS, {**env, "PYTHONPATH": src}))
     return present
 
 

@@ -51,8 +51,7 @@ class MonitorCollector:
         return self._families()
 
     def registry(self) -> CollectorRegistry:
-        """A registry holding only this collector, made on the first call: a monitor that only
-        records never imports prometheus-client (its renderer)."""
+        """A registry holding only this collector, made (and prometheus-client imported) on the first call."""
         with self._registry_lock:
             if self._registry is None:
                 from prometheus_client import CollectorRegistry
@@ -64,10 +63,10 @@ class MonitorCollector:
 
 def render(registry: CollectorRegistry, openmetrics: bool = False) -> str:
     """``registry``'s exposition: Prometheus text format 0.0.4, or OpenMetrics 1.0."""
-    if openmetrics:
-        from prometheus_client.openmetrics.exposition import generate_latest as latest
-    else:
-        from prometheus_client.exposition import generate_latest as latest
+    from prometheus_client.exposition import generate_latest
+    from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+
+    latest = generate_openmetrics if openmetrics else generate_latest
     return bytes(latest(registry)).decode("utf-8")
 
 

@@ -194,7 +194,7 @@ class RequestAggregates:
 
     def families(self, service: tuple[str, str, str]) -> Iterator[Metric]:
         """The requests counter and the duration histogram, labels in alphabetical order."""
-        # prometheus-client is imported where families are built (exposition), not by ``import inferwatch.sdk``
+        # prometheus-client is imported where families are built, not by ``import inferwatch.sdk``
         from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
         from prometheus_client.samples import Exemplar
 

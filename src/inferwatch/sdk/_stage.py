@@ -152,7 +152,7 @@ class StageAggregates:
 
     def collect(self, now: float) -> Iterable[Metric]:
         """The stage-duration histogram and the stage-error counter."""
-        # prometheus-client is imported where families are built (exposition), not by ``import inferwatch.sdk``
+        # prometheus-client is imported where families are built, not by ``import inferwatch.sdk``
         from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
         from prometheus_client.samples import Exemplar
 
