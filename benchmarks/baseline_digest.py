@@ -21,19 +21,19 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch.baseline import (
+    BaselineSettings,
     SeasonalBaseline,
     read_csv_series,
     recurrence_gate,
     score_series,
 )
-from inferwatch.config import BaselineConfig
 
 NAB = Path(__file__).resolve().parents[2] / "shared" / "data" / "nab"
 
 
 def digest(path: Path, *, state: bool = False) -> str:
     """SHA-256 of every decision the default detector makes on one NAB file."""
-    cfg = BaselineConfig()
+    cfg = BaselineSettings()
     series = read_csv_series(path)
     times, values = series.times, series.values
     baseline = SeasonalBaseline(cfg.seasonal)

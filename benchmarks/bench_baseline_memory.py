@@ -23,8 +23,8 @@ from collections import deque
 
 import numpy as np
 
-from inferwatch.baseline import SeasonalBaseline, SeriesBands
-from inferwatch.config import BaselineConfig, DynamicThreshold
+from inferwatch.baseline import BaselineSettings, SeasonalBaseline, SeriesBands
+from inferwatch.config import DynamicThreshold
 
 
 def _values(i: int, n: int, step: float) -> np.ndarray:
@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
     n = int(args.days * 86400 / args.step)
     data = [_values(i, n, args.step).tolist() for i in range(args.series)]
     times = (np.arange(n) * args.step + 1.7e9).tolist()
-    bands = SeriesBands(BaselineConfig(), DynamicThreshold())
+    bands = SeriesBands(BaselineSettings(), DynamicThreshold())
     keys = [f'latency{{job="api",instance="{i}"}}' for i in range(args.series)]
     gc.collect()
     tracemalloc.start()
@@ -96,7 +96,7 @@ def main(argv: list[str]) -> int:
     for name, count in floats.items():
         print(f"  {name:20s} {count:8,d}")
     # timing without tracemalloc's overhead
-    fresh = SeriesBands(BaselineConfig(), DynamicThreshold())
+    fresh = SeriesBands(BaselineSettings(), DynamicThreshold())
     few = keys[: max(1, args.series // 10)]
     start = time.perf_counter()
     for j, t in enumerate(times):

@@ -23,7 +23,7 @@ CUSUM, two detectors agreeing; ``nab_table.py``). ``--jobs`` scores files in par
 ``--hindsight`` prints the earlier yardstick, described below.
 
 Methods, all with the same alert rule (``debounce`` and ``merge_gap`` from
-``BaselineConfig``'s defaults; (a) and (a') may also choose the merge gap). (c), (c-)
+``BaselineSettings``'s defaults; (a) and (a') may also choose the merge gap). (c), (c-)
 and (d) also have the recurrence hold of ``threshold: dynamic`` rules (``baseline.recurrence``,
 2: an excursion within the 2nd most extreme of the series' earlier ones on that side in the
 last 2 weeks does not alert; ``--recurrence 0`` turns it off); static rules have no such hold.
@@ -57,6 +57,7 @@ half (even positions in sorted file order); ``holdout`` is the other half.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import os
@@ -71,6 +72,7 @@ import numpy.typing as npt
 
 from inferwatch.baseline import (
     Baseline,
+    BaselineSettings,
     SeasonalBaseline,
     alert_windows,
     prophet_available,
@@ -78,14 +80,13 @@ from inferwatch.baseline import (
     recurrence_gate,
     score_series,
 )
-from inferwatch.config import BaselineConfig
 from inferwatch.model import parse_duration
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # nab_table beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 NAB = Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared" / "data") / "nab"
-CFG = BaselineConfig()
+CFG = BaselineSettings()
 PROPHET_REFIT = 2 * 86400.0
 RECURRENCE: int | None = None  # --recurrence N overrides baseline.recurrence (0: off)
 # merge gaps the hindsight static thresholds may also choose from, per file: the default
@@ -189,7 +190,7 @@ def seasonal(times: FloatArray, values: FloatArray) -> list[float]:
     return _dynamic(times, values, SeasonalBaseline(CFG.seasonal))
 
 
-POINT_BAND = CFG.seasonal.model_copy(update={"windows": (), "level_points": 12})
+POINT_BAND = dataclasses.replace(CFG.seasonal, windows=(), level_points=12)
 
 
 def seasonal_point(times: FloatArray, values: FloatArray) -> list[float]:
@@ -201,7 +202,7 @@ def prophet(times: FloatArray, values: FloatArray) -> list[float]:
     """(d): Prophet behind the same interface."""
     from inferwatch.baseline import ProphetBaseline
 
-    cfg = CFG.prophet.model_copy(update={"refit_every": PROPHET_REFIT})
+    cfg = dataclasses.replace(CFG.prophet, refit_every=PROPHET_REFIT)
     return _dynamic(times, values, ProphetBaseline(cfg))
 
 
@@ -365,7 +366,7 @@ def nab_main(args: argparse.Namespace) -> int:
     if prophet_available() and not args.no_prophet:
         from inferwatch.baseline import ProphetBaseline
 
-        pcfg = CFG.prophet.model_copy(update={"refit_every": PROPHET_REFIT})
+        pcfg = dataclasses.replace(CFG.prophet, refit_every=PROPHET_REFIT)
         variants["prophet"] = (lambda: ProphetBaseline(pcfg), RECURRENCE)
     for name, (make, rec) in variants.items():
         t0 = time.perf_counter()

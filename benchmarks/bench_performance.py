@@ -1,10 +1,11 @@
-"""Estimated performance: inferwatch's CBPE against NannyML's, both against the truth, on NannyML's datasets.
+"""Estimated performance: inferwatch's CBPE and DLE against NannyML's and the truth, on NannyML's datasets.
 
     python benchmarks/bench_performance.py [--nannyml-python PATH] [--repeats N] [--no-nannyml]
 
 Side by side in one run, on the same chunks of the same data:
 
-1. NannyML 0.13's ``CBPE(...).fit(reference)`` + ``.estimate(analysis)`` in a
+1. NannyML 0.13's ``CBPE(...)`` (classifiers) or ``DLE(...)`` (the car-price
+   regressor) ``.fit(reference)`` + ``.estimate(analysis)`` in a
    subprocess under NannyML's own interpreter (``benchmarks/performance_nannyml.py``;
    NannyML pins its own pandas and scikit-learn, so never the project's venv).
    The interpreter is ``--nannyml-python`` or ``$INFERWATCH_BENCH_NANNYML_PYTHON``,
@@ -12,14 +13,18 @@ Side by side in one run, on the same chunks of the same data:
    ``pip install nannyml statsmodels`` when missing. That subprocess also writes
    the inputs (Parquet) that inferwatch then reads, so both see the same rows;
 2. inferwatch in process: ``estimate_chunks`` (column extraction, calibration,
-   every chunk) on those tables;
+   every chunk) on those tables, or for the regressor ``estimate_regression_chunks``
+   (feature encoding, the loss model's fit, every chunk), with its default
+   settings and, on a second line, with ``DLE(tune=True)`` (hyper-parameters by
+   cross-validation on the reference);
 3. the truth: the realized metric of each chunk from NannyML's analysis targets
    (joined by id), computed by ``inferwatch.quality``'s metrics, which the tests
    check against scikit-learn.
 
 Per dataset and metric: the mean absolute error of each tool's estimate against
 the realized value over the analysis chunks, their ratio, and the best time of
-``--repeats`` runs. Target: inferwatch's error no larger than NannyML's, ≥ 20x
+``--repeats`` runs; for the regressor also how many chunks' realized values
+fall inside each tool's band. Target: inferwatch's error no larger than NannyML's, ≥ 20x
 faster. The held-out ``load_us_census_ma_employment_data`` is not used.
 """
 
@@ -36,12 +41,20 @@ from pathlib import Path
 
 import numpy as np
 
-from inferwatch.quality import ColumnSpec, estimate_chunks, join_targets, read_table
+from inferwatch.quality import (
+    DLE,
+    ColumnSpec,
+    estimate_chunks,
+    estimate_regression_chunks,
+    join_targets,
+    read_table,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_VENV = Path.home() / ".cache" / "inferwatch-bench" / "venv-nannyml"
 NANNYML_TIMEOUT_S = 1500
 METRICS = ("roc_auc", "accuracy", "f1", "precision", "recall")
+REGRESSION_METRICS = ("mae", "rmse")
 
 
 def nannyml_python(explicit: str | None) -> Path:
@@ -85,6 +98,55 @@ def inferwatch_side(out: Path, name: str, d: dict, repeats: int) -> tuple[list[d
     return [c.estimate.estimated for c in chunks], [c.realized or {} for c in with_truth], best
 
 
+def regression_side(
+    out: Path, name: str, d: dict, repeats: int, settings: DLE
+) -> tuple[list, list[dict], float, object]:
+    """inferwatch's DLE per chunk (estimates with bands), the realized metrics, the best time, the fit."""
+    ref = read_table(out / f"{name}.reference.parquet")
+    ana = read_table(out / f"{name}.analysis.parquet")
+    tgt = read_table(out / f"{name}.targets.parquet")
+    truth = join_targets(ana[d["id"]], tgt[d["id"]], tgt[d["y_true"]])
+    kw = {"features": d["features"], "y_pred": d["y_pred"], "y_true": d["y_true"], "chunk_size": d["chunk"],
+          "settings": settings}
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        chunks, fitted = estimate_regression_chunks(ref, ana, **kw)
+        best = min(best, time.perf_counter() - t)
+    with_truth, _ = estimate_regression_chunks(ref, ana, truth=truth, **kw)
+    return [c.estimate for c in chunks], [c.realized or {} for c in with_truth], best, fitted
+
+
+def report_regression(name: str, nml: dict, out: Path, repeats: int) -> bool:
+    """The regressor's table: NannyML DLE against inferwatch DLE (default, then tuned on the reference)."""
+    default = regression_side(out, name, nml, repeats, DLE(metrics=REGRESSION_METRICS))
+    tuned = regression_side(out, name, nml, 1, DLE(metrics=REGRESSION_METRICS, tune=True))
+    theirs, real = nml["chunks"], default[1]
+    print(f"\n{name} (regression, DLE): {len(real)} chunks of {nml['chunk']} rows")
+    print(f"  {'metric':<6} {'MAE nannyml':>12} {'MAE inferwatch':>15} {'ratio':>7} {'tuned':>8} "
+          f"{'in band nannyml':>16} {'inferwatch':>11}")
+    ok = len(theirs) == len(default[0])
+    for m in REGRESSION_METRICS:
+        a = mae(theirs, real, m)
+        b = mae([e.estimated for e in default[0]], real, m)
+        c = mae([e.estimated for e in tuned[0]], real, m)
+        ok &= b <= a * 1.0000001
+        nml_in = sum(lo <= r[m] <= hi for (lo, hi), r in zip((x[m] for x in nml["bands"]), real, strict=True))
+        our_in = sum(e.lower[m] <= r[m] <= e.upper[m] for e, r in zip(default[0], real, strict=True))
+        print(f"  {m:<6} {a:>12.2f} {b:>15.2f} {b / a:>7.3f} {c:>8.2f} {nml_in:>13}/{len(real)} "
+              f"{our_in:>8}/{len(real)}")
+    speed = nml["seconds"] / default[2]
+    ok &= speed >= 20
+    print(f"  time: nannyml {nml['seconds'] * 1000:.0f} ms, inferwatch {default[2] * 1000:.1f} ms, "
+          f"{speed:.1f}x faster; tuned {tuned[2] * 1000:.0f} ms (fit with cross-validation)")
+    fitted = default[3]
+    print(f"  default loss model: {fitted.params.label()}, "
+          f"squared error {'c*m(x)^2' if fitted.squared_from_absolute else 'own model'}, "
+          f"{', '.join(str(m.n_iter_) for m in fitted.models.values())} trees (early stopping)")
+    print("  " + "\n  ".join(tuned[3].cv.lines()))
+    return ok
+
+
 def mae(est: list[dict], real: list[dict], metric: str) -> float:
     """Mean absolute error of the estimates against the realized values, over the chunks."""
     return float(np.mean([abs(e[metric] - r[metric]) for e, r in zip(est, real, strict=True)]))
@@ -124,6 +186,9 @@ def main() -> int:
         nml = run_nannyml(nannyml_python(args.nannyml_python), out, args.repeats)
         met = []
         for name, d in nml.items():
+            if d.get("problem") == "regression":
+                met.append(report_regression(name, d, out, args.repeats))
+                continue
             ours, real, secs = inferwatch_side(out, name, d, args.repeats)
             met.append(report(name, d, ours, real, secs))
     print(f"\ntargets met on {sum(met)} of {len(met)} datasets")

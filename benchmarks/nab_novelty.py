@@ -10,6 +10,7 @@ and the band alone.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -19,15 +20,15 @@ import numpy.typing as npt
 
 from inferwatch.baseline import (
     AnomalyLikelihood,
+    BaselineSettings,
     FuzzyArt,
-    NoveltyConfig,
     NoveltyScorer,
+    NoveltySettings,
     SeasonalBaseline,
     alert_windows,
     score_series,
 )
 from inferwatch.baseline._band import band_excess as band_excess_of
-from inferwatch.config import BaselineConfig
 
 FloatArray = npt.NDArray[np.float64]
 BAND = "band alone (default)"
@@ -51,7 +52,7 @@ def band_excess(values: FloatArray, expected: FloatArray, lower: FloatArray,
         return np.abs(values - expected) / np.maximum(half, 1e-12)
 
 
-def likelihood_flags(raw: FloatArray, cfg: NoveltyConfig) -> npt.NDArray[np.bool_]:
+def likelihood_flags(raw: FloatArray, cfg: NoveltySettings) -> npt.NDArray[np.bool_]:
     """The flags ``NoveltyScorer`` gives for these raw scores (likelihood, then the hold)."""
     lik = AnomalyLikelihood(cfg.short, cfg.long, cfg.likelihood, cfg.min_points)
     out = np.zeros(raw.size, dtype=bool)
@@ -67,7 +68,7 @@ def likelihood_flags(raw: FloatArray, cfg: NoveltyConfig) -> npt.NDArray[np.bool
     return out
 
 
-def novelty_file(args: tuple[str, FloatArray, FloatArray, BaselineConfig]) -> dict[str, list[int]]:
+def novelty_file(args: tuple[str, FloatArray, FloatArray, BaselineSettings]) -> dict[str, list[int]]:
     """One file's alert onsets for the band alone and every variant."""
     from nab_table import released_by
 
@@ -76,12 +77,12 @@ def novelty_file(args: tuple[str, FloatArray, FloatArray, BaselineConfig]) -> di
     excess = np.nan_to_num(band_excess(v, scored.expected, scored.lower, scored.upper), nan=0.0)
     variants = {BAND: scored.anomalous}
     for rho in ART_RHOS:
-        nc = cfg.novelty.model_copy(update={"rho": rho})
+        nc = dataclasses.replace(cfg.novelty, rho=rho)
         art = FuzzyArt(nc.window, nc.levels, nc.rho, nc.categories)
         novelty = np.array([art.step(float(x)) if math.isfinite(x) else math.nan for x in v])
         for lik, use_band in ((a, b) for a in LIKELIHOODS for b in USE_BAND):
             raw = np.maximum(novelty, np.clip(excess - 1.0, 0.0, 1.0)) if use_band else novelty
-            flags = likelihood_flags(raw, nc.model_copy(update={"likelihood": lik}))
+            flags = likelihood_flags(raw, dataclasses.replace(nc, likelihood=lik))
             variants[variant(rho, lik, use_band)] = scored.anomalous | flags
     out: dict[str, list[int]] = {}
     for label, flags in variants.items():
@@ -92,7 +93,7 @@ def novelty_file(args: tuple[str, FloatArray, FloatArray, BaselineConfig]) -> di
     return out
 
 
-def novelty_rows(corpus: Any, cfg: BaselineConfig, jobs: int = 1) -> dict[str, dict[str, list[int]]]:
+def novelty_rows(corpus: Any, cfg: BaselineSettings, jobs: int = 1) -> dict[str, dict[str, list[int]]]:
     """Every variant's onsets: label -> rows per file."""
     from nab_table import _map
 
@@ -104,7 +105,7 @@ def novelty_rows(corpus: Any, cfg: BaselineConfig, jobs: int = 1) -> dict[str, d
     return out
 
 
-def novelty_cost(times: FloatArray, values: FloatArray, cfg: BaselineConfig) -> tuple[float, float, int]:
+def novelty_cost(times: FloatArray, values: FloatArray, cfg: BaselineSettings) -> tuple[float, float, int]:
     """Process CPU per point (µs) of the band alone and of band + novelty, and novelty bytes."""
     b = SeasonalBaseline(cfg.seasonal)
     t0 = time.process_time()

@@ -10,6 +10,7 @@ profile's threshold are not in anchors.json).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import multiprocessing
@@ -25,17 +26,17 @@ from inferwatch.baseline import (
     PROFILES,
     Band,
     Baseline,
+    BaselineSettings,
     NabFile,
     NabTally,
     SeasonalBaseline,
-    SeasonalConfig,
+    SeasonalSettings,
     alert_windows,
     parse_timestamp,
     read_csv_series,
     recurrence_gate,
     score_series,
 )
-from inferwatch.config import BaselineConfig
 
 FloatArray = npt.NDArray[np.float64]
 FOLDERS = ("realKnownCause", "realAWSCloudwatch", "artificialWithAnomaly", "artificialNoAnomaly")
@@ -64,7 +65,7 @@ class Corpus:
         return c
 
 
-def onsets(times: FloatArray, values: FloatArray, baseline: Baseline, cfg: BaselineConfig,
+def onsets(times: FloatArray, values: FloatArray, baseline: Baseline, cfg: BaselineSettings,
            recurrence: int | None = None) -> list[int]:
     """Row indices where the default alert rule's alerts start (recurrence hold included)."""
     scored = score_series(times, values, baseline, cfg.direction, recurrence_gate(cfg, recurrence))
@@ -121,14 +122,14 @@ def print_table(corpus: Corpus, methods: Mapping[str, Rows],
             print(row)
 
 
-def run_method(corpus: Corpus, make: Callable[[], Baseline], cfg: BaselineConfig,
+def run_method(corpus: Corpus, make: Callable[[], Baseline], cfg: BaselineSettings,
                recurrence: int | None = None) -> Rows:
     """Alert onsets of a fresh baseline per file."""
     return {n: onsets(corpus.times[n], corpus.values[n], make(), cfg, recurrence) for n in corpus.names}
 
 
 def released_by(times: FloatArray, values: FloatArray, expected: FloatArray,
-                anomalous: npt.NDArray[np.bool_], cfg: BaselineConfig, count: int,
+                anomalous: npt.NDArray[np.bool_], cfg: BaselineSettings, count: int,
                 ) -> npt.NDArray[np.bool_]:
     """The recurrence gate's marks for hold ``count`` (0: every anomalous point released)."""
     gate = recurrence_gate(cfg, count)
@@ -166,7 +167,7 @@ GRID_RECURRENCE = (2, 0)
 GRID_MERGE = (36, 144)
 
 
-def _grid_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig],
+def _grid_file(args: tuple[str, FloatArray, FloatArray, SeasonalSettings, BaselineSettings],
                ) -> dict[str, list[int]]:
     """One file's onsets for every (recurrence, merge gap) of the grid under one baseline setting."""
     _, t, v, seasonal, cfg = args
@@ -181,7 +182,7 @@ def _grid_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, Baseline
     return out
 
 
-def grid_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1,
+def grid_rows(corpus: Corpus, cfg: BaselineSettings, jobs: int = 1,
               baselines: Sequence[str] | None = None) -> dict[str, Rows]:
     """Every grid setting's alert onsets: ``"<baseline> rec<N> gap<G>"`` -> rows per file.
 
@@ -192,7 +193,7 @@ def grid_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1,
     out: dict[str, Rows] = {}
     for bname in baselines or GRID_BASELINES:
         update = GRID_BASELINES[bname]
-        seasonal = cfg.seasonal.model_copy(update=update)
+        seasonal = dataclasses.replace(cfg.seasonal, **update)
         work = [(n, corpus.times[n], corpus.values[n], seasonal, cfg) for n in corpus.names]
         for n, per in zip(corpus.names, _map(_grid_file, work, jobs), strict=True):
             for k, rows in per.items():
@@ -244,13 +245,13 @@ def cross_validate(corpus: Corpus, grid: Mapping[str, Rows]) -> list[tuple[str, 
     return held
 
 
-def _onsets_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig, int | None],
+def _onsets_file(args: tuple[str, FloatArray, FloatArray, SeasonalSettings, BaselineSettings, int | None],
                  ) -> list[int]:
     _, t, v, seasonal, cfg, rec = args
     return onsets(t, v, SeasonalBaseline(seasonal), cfg, rec)
 
 
-def run_seasonal(corpus: Corpus, seasonal: SeasonalConfig, cfg: BaselineConfig,
+def run_seasonal(corpus: Corpus, seasonal: SeasonalSettings, cfg: BaselineSettings,
                  recurrence: int | None = None, jobs: int = 1) -> Rows:
     """:func:`run_method` for a seasonal setting, the files scored in ``jobs`` processes."""
     work = [(n, corpus.times[n], corpus.values[n], seasonal, cfg, recurrence) for n in corpus.names]
@@ -263,7 +264,7 @@ def run_seasonal(corpus: Corpus, seasonal: SeasonalConfig, cfg: BaselineConfig,
 class _Traced:
     """The default baseline, recording with each band the scale of the model behind it."""
 
-    def __init__(self, seasonal: SeasonalConfig) -> None:
+    def __init__(self, seasonal: SeasonalSettings) -> None:
         self.b = SeasonalBaseline(seasonal)
         self.sigma: list[float] = []
 
@@ -355,7 +356,7 @@ def novelty_flags(values: FloatArray, levels: int = 6, order: int = 3, recent: i
     return flags
 
 
-def _ideas_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, BaselineConfig],
+def _ideas_file(args: tuple[str, FloatArray, FloatArray, SeasonalSettings, BaselineSettings],
                 ) -> dict[str, list[int]]:
     _, t, v, seasonal, cfg = args
     traced = _Traced(seasonal)
@@ -384,7 +385,7 @@ def _ideas_file(args: tuple[str, FloatArray, FloatArray, SeasonalConfig, Baselin
     return out
 
 
-def idea_rows(corpus: Corpus, cfg: BaselineConfig, jobs: int = 1) -> dict[str, Rows]:
+def idea_rows(corpus: Corpus, cfg: BaselineSettings, jobs: int = 1) -> dict[str, Rows]:
     """Each idea's alert onsets (the default alert rule and hold) -> rows per file."""
     work = [(n, corpus.times[n], corpus.values[n], cfg.seasonal, cfg) for n in corpus.names]
     out: dict[str, Rows] = {}

@@ -1,5 +1,12 @@
 """The NannyML side of ``bench_performance.py``; runs under NannyML's own interpreter, never the project's.
 
+Classifiers run NannyML's CBPE; the regressor (``car_price``) its direct loss
+estimation (DLE, LightGBM). NannyML 0.13.1's DLE fails on pandas 3 (it imputes
+a categorical column into a numpy array and assigns it back, which pandas 3
+turns into a string array that cannot be reshaped), so DLE runs with pandas'
+``future.infer_string`` off: its categorical columns stay Python objects, as
+NannyML expects, and are encoded by NannyML itself.
+
     /path/to/venv-nannyml/bin/python benchmarks/performance_nannyml.py OUT_DIR [REPEATS]
 
 For each dataset it writes the exact inputs both tools see (``NAME.reference.parquet``,
@@ -27,6 +34,10 @@ import pandas as pd
 
 warnings.filterwarnings("ignore")
 METRICS = ["roc_auc", "accuracy", "f1", "precision", "recall"]
+REGRESSION_METRICS = ["mae", "rmse"]
+CAR_PRICE_FEATURES = [
+    "car_age", "km_driven", "price_new", "accident_count", "door_count", "fuel", "transmission",
+]
 
 
 def _titanic() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -104,6 +115,16 @@ def datasets() -> list[dict]:
             "chunk": 100,
         },
         {
+            "name": "car_price",
+            "problem": "regression",
+            "frames": nml.load_synthetic_car_price_dataset(),
+            "id": "id",
+            "y_true": "y_true",
+            "y_pred": "y_pred",
+            "features": CAR_PRICE_FEATURES,
+            "chunk": 6000,
+        },
+        {
             "name": "titanic",
             "frames": _titanic(),
             "id": "PassengerId",
@@ -114,7 +135,24 @@ def datasets() -> list[dict]:
     ]
 
 
+def _run_dle(d: dict, ref: pd.DataFrame, ana: pd.DataFrame) -> pd.DataFrame:
+    chunker = nml.chunk.SizeBasedChunker(chunk_size=d["chunk"], incomplete="drop")
+    with pd.option_context("future.infer_string", False):
+        est = nml.DLE(
+            feature_column_names=d["features"],
+            y_pred=d["y_pred"],
+            y_true=d["y_true"],
+            metrics=REGRESSION_METRICS,
+            chunker=chunker,
+            hyperparameters={"verbose": -1},  # LGBMRegressor()'s defaults without its [Info] lines
+        )
+        est.fit(ref)
+        return est.estimate(ana).filter(period="analysis").to_df()
+
+
 def _run(d: dict, ref: pd.DataFrame, ana: pd.DataFrame) -> pd.DataFrame:
+    if d.get("problem") == "regression":
+        return _run_dle(d, ref, ana)
     chunker = nml.chunk.SizeBasedChunker(chunk_size=d["chunk"], incomplete="drop")
     multi = isinstance(d["proba"], dict)
     est = nml.CBPE(
@@ -139,14 +177,15 @@ def main(out: Path, repeats: int) -> None:
             t = time.perf_counter()
             df = _run(d, ref, ana)
             best = min(best, time.perf_counter() - t)
-        chunks = [{m: float(df[(m, "value")].iloc[i]) for m in METRICS} for i in range(len(df))]
+        metrics = REGRESSION_METRICS if d.get("problem") == "regression" else METRICS
+        chunks = [{m: float(df[(m, "value")].iloc[i]) for m in metrics} for i in range(len(df))]
+        edges = ("lower_confidence_boundary", "upper_confidence_boundary")
+        bands = [{m: [float(df[(m, b)].iloc[i]) for b in edges] for m in metrics} for i in range(len(df))]
         results[d["name"]] = {
             "seconds": best,
             "chunks": chunks,
-            "chunk": d["chunk"],
-            "id": d["id"],
-            "y_true": d["y_true"],
-            "proba": d["proba"],
+            "bands": bands,
+            **{k: v for k, v in d.items() if k != "frames"},
         }
         for part, frame in (("reference", ref), ("analysis", ana), ("targets", tgt)):
             frame.drop(columns=["timestamp"], errors="ignore").to_parquet(out / f"{d['name']}.{part}.parquet")

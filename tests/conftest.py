@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from tests import _require
 
 from inferwatch.config._env import ENV_REQUIRE_TOOLS
@@ -19,7 +19,11 @@ SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared" /
 
 # CI gates a change on the same examples every run (a property's random search belongs to the
 # developer's runs, where a new counterexample is news, not a red build on an unrelated change).
-settings.register_profile("ci", derandomize=True)
+# No per-example deadline nor "too slow" health check there either: both time the example on the
+# wall clock, and a 2-core runner shared by the whole suite's processes makes a 200 ms example
+# take 1 s (what a property proves is its assertion, not its speed).
+settings.register_profile("ci", derandomize=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
 if os.environ.get("CI"):
     settings.load_profile("ci")
 

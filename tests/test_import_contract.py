@@ -43,33 +43,11 @@ DEPENDS_ON["cli"] = (*_ABOVE_SERVER, "server", "demo")
 TOP_MAY_IMPORT = {"inferwatch": {"sdk"}, "inferwatch.__main__": {"cli"}}
 
 # Upward imports still in the tree (importer module, imported module). May only shrink.
-ALLOWED_UPWARD = {
-    # baseline's settings are pydantic models in config (the YAML's baseline: section)
-    ("inferwatch.baseline", "inferwatch.config._baseline"),
-    ("inferwatch.baseline._likelihood", "inferwatch.config._baseline"),  # the novelty detector (issue 35)
-    ("inferwatch.baseline._promql", "inferwatch.config"),
-    ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
-    ("inferwatch.baseline._provider", "inferwatch.config._baseline"),
-    ("inferwatch.baseline._provider", "inferwatch.config"),
-    ("inferwatch.baseline._recurrence", "inferwatch.config"),
-    ("inferwatch.baseline._seasonal", "inferwatch.config._baseline"),
-    # the exported Prometheus rules include the seasonal bands' recording rules
-    ("inferwatch.export._prometheus", "inferwatch.baseline"),
-    # ... and the SLOs' recording and burn-rate rules
-    ("inferwatch.export._prometheus", "inferwatch.slo"),
-}
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 
 # Imports of another package's private module (importer, imported). May only shrink: re-export
 # the names from the package's ``__init__`` (and its ``__all__``) and import them from there.
-ALLOWED_PRIVATE = {
-    # baseline's pydantic settings (see ALLOWED_UPWARD)
-    ("inferwatch.baseline", "inferwatch.config._baseline"),
-    ("inferwatch.baseline._likelihood", "inferwatch.config._baseline"),
-    ("inferwatch.baseline._prophet", "inferwatch.config._baseline"),
-    ("inferwatch.baseline._provider", "inferwatch.config._baseline"),
-    ("inferwatch.baseline._seasonal", "inferwatch.config._baseline"),
-    ("inferwatch.server.ingest._snappy", "inferwatch.edge._snappy"),  # one snappy codec for both
-}
+ALLOWED_PRIVATE: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:

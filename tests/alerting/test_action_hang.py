@@ -17,7 +17,9 @@ from inferwatch.rules import Alert, Evaluator, load_rules
 from inferwatch.store import MemoryStore
 
 BOUND_S = 10.0  # real seconds a wait may take before the test calls it stuck
-ROUND_S = 2.0  # real seconds an evaluation round may take (it takes milliseconds)
+# real seconds an evaluation round may take: milliseconds here, seconds on a loaded runner; a round
+# that waited for the hung action would take its 30 s
+ROUND_S = 10.0
 
 CONFIG = """
 rules:

@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from alerting.fakes import PD_KEY, FakeKube, FakeService, Handler, pagerduty_handler
-from inferwatch.alerting import Pipeline, RecordingNotifier
+from inferwatch.alerting import Pipeline, PipelineHandles, RecordingNotifier
 from inferwatch.config import Secret, parse_config
 from inferwatch.model import SimulatedClock, SystemClock, alertmanager_fingerprint
 from inferwatch.server.api._alerting_api import alerting_routes
@@ -32,7 +32,7 @@ def api() -> Iterator[tuple[TestClient, Pipeline, RecordingNotifier]]:
     cfg = parse_config("alerting: {route: {receiver: terminal, group_wait: 0s}}").alerting
     rec = RecordingNotifier("terminal")
     p = Pipeline(cfg, clock=SimulatedClock(1_800_000_000), notifiers={"terminal": rec}, actions=[])
-    with TestClient(Starlette(routes=alerting_routes(p, Secret(TOKEN)))) as c:
+    with TestClient(Starlette(routes=alerting_routes(PipelineHandles.of(p), Secret(TOKEN)))) as c:
         yield c, p, rec
 
 
@@ -94,7 +94,8 @@ def served() -> Iterator[Callable[[Pipeline], str]]:
 
     def start(p: Pipeline) -> str:
         port = _free_port()
-        server = uvicorn.Server(uvicorn.Config(Starlette(routes=alerting_routes(p, Secret(TOKEN))),
+        app = Starlette(routes=alerting_routes(PipelineHandles.of(p), Secret(TOKEN)))
+        server = uvicorn.Server(uvicorn.Config(app,
                                                host="127.0.0.1", port=port, log_level="warning"))
         t = threading.Thread(target=server.run, daemon=True)
         t.start()

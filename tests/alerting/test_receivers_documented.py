@@ -111,7 +111,7 @@ def test_twilio_twiml_stays_under_4000_characters(fake: Fake) -> None:
     spec = TwilioReceiverSpec(name="call", account_sid="AC123", auth_token="tok", **{"from": "+15550001"},
                               to=("+15550002",), url=svc.url)
     build_notifier(spec, HttpClient(), "", None).notify(many_groups(300))
-    assert svc.got.wait(10) and len(svc.requests) == 1  # the fake accepted it (else 400, code 32018)
+    assert svc.got.wait(60) and len(svc.requests) == 1  # the fake accepted it (else 400, code 32018)
     twiml = svc.requests[0].form()["Twiml"][0]
     said = len(twiml.split(". [FIRING")) - 1
     assert len(twiml) <= 4000 and twiml.endswith(f" And {300 - said} more.</Say></Response>") and said > 10

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from alerting.conftest import alert
 from alerting.fakes import FakeService, Handler, Reply, Request, slack_handler, wecom_handler
 from inferwatch._exceptions import ConfigError
-from inferwatch.alerting import HttpClient, Pipeline, RecordingNotifier, StateDB
+from inferwatch.alerting import HttpClient, Pipeline, PipelineHandles, RecordingNotifier, StateDB
 from inferwatch.alerting._build import build_notifier
 from inferwatch.cli._main import main
 from inferwatch.config import Secret, parse_config
@@ -50,7 +50,7 @@ def echo(status: int) -> Handler:
 
 def _everywhere(p: Pipeline, caplog: pytest.LogCaptureFixture, data: Path) -> str:
     """The log, both API answers and every byte of the state files, as one text to search."""
-    with TestClient(Starlette(routes=alerting_routes(p, Secret(API_TOKEN)))) as c:
+    with TestClient(Starlette(routes=alerting_routes(PipelineHandles.of(p), Secret(API_TOKEN)))) as c:
         api = c.get("/api/v1/notifications").text + c.get("/api/v1/actions").text
     p.db.close()
     files = b"".join(f.read_bytes() for f in sorted(data.iterdir()) if f.is_file())

@@ -12,15 +12,16 @@ import numpy as np
 import pytest
 
 from inferwatch.baseline import (
+    BaselineSettings,
     SeasonalBaseline,
+    SeasonalSettings,
     SeriesBands,
     read_csv_series,
     recurrence_gate,
     score_series,
 )
 from inferwatch.baseline._ring import Ring
-from inferwatch.config import BaselineConfig, DynamicThreshold
-from inferwatch.config._baseline import SeasonalConfig
+from inferwatch.config import DynamicThreshold
 
 DATA = Path(__file__).parent / "data"
 
@@ -39,7 +40,7 @@ NAB_DIGESTS = {
 
 @pytest.mark.parametrize("name", sorted(NAB_DIGESTS))
 def test_default_detector_decides_bit_for_bit_as_before(shared_data: Path, name: str) -> None:
-    cfg = BaselineConfig()
+    cfg = BaselineSettings()
     series = read_csv_series(shared_data / "nab" / name)
     scored = score_series(series.times, series.values, SeasonalBaseline(cfg.seasonal),
                           cfg.direction, recurrence_gate(cfg, None))
@@ -66,7 +67,7 @@ def test_state_saved_before_the_cut_loads_and_continues_bit_for_bit() -> None:
 def test_state_written_now_is_the_state_written_before() -> None:
     # the saved form is unchanged: a new state loads in the old code too
     saved = json.loads((DATA / "seasonal_state_v0.json").read_text())
-    cfg = SeasonalConfig.model_validate(saved["state"]["config"])
+    cfg = SeasonalSettings.from_dict(saved["state"]["config"])
     rng = np.random.default_rng(35)
     n = 16 * 24
     times = [1.7e9 + 3600.0 * i for i in range(n)]
@@ -99,7 +100,7 @@ def test_growing_ring_keeps_what_a_full_size_ring_keeps(capacity: int) -> None:
 
 def test_memory_follows_the_history_seen_not_the_capacity() -> None:
     # hourly for three weeks: the weekly slots hold 3 samples each, not slot_capacity (64)
-    b = SeasonalBaseline(SeasonalConfig())
+    b = SeasonalBaseline(SeasonalSettings())
     assert b._profiles["weekly"].allocated() == 0
     assert b._candidates["weekly"].resid.allocated() == 0
     for i in range(21 * 24):
@@ -111,7 +112,7 @@ def test_memory_follows_the_history_seen_not_the_capacity() -> None:
 
 
 def test_series_of_one_rule_share_one_settings_object() -> None:
-    bands = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
+    bands = SeriesBands(BaselineSettings(), DynamicThreshold(min_history=0))
     for key in ("a", "b"):
         bands.band(key, 0.0, 1.0)
     a, b = bands._series["a"], bands._series["b"]

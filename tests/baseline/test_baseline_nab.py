@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from inferwatch.baseline import (
-    BaselineConfig,
+    BaselineSettings,
     SeasonalBaseline,
     alert_windows,
     parse_timestamp,
@@ -15,8 +15,8 @@ from inferwatch.baseline import (
 )
 
 
-def _alert_starts(path: Path, cfg: BaselineConfig | None = None) -> list[float]:
-    cfg = cfg or BaselineConfig()
+def _alert_starts(path: Path, cfg: BaselineSettings | None = None) -> list[float]:
+    cfg = cfg or BaselineSettings()
     s = read_csv_series(path)
     scored = score_series(s.times, s.values, SeasonalBaseline(cfg.seasonal), cfg.direction)
     ws = alert_windows(scored.anomalous, s.values, scored.expected, debounce=cfg.debounce,
@@ -25,7 +25,7 @@ def _alert_starts(path: Path, cfg: BaselineConfig | None = None) -> list[float]:
 
 
 # the point band alone: the default before window means became the default (2026-12-03)
-POINT_BAND = BaselineConfig(seasonal={"windows": (), "level_points": 12})
+POINT_BAND = BaselineSettings(seasonal={"windows": (), "level_points": 12})
 DAY = 86400.0
 
 
@@ -64,11 +64,11 @@ def test_long_memory_range_finds_the_slow_failure_the_band_learns(shared_data: P
     windows = [(parse_timestamp(a), parse_timestamp(b))
                for a, b in json.loads((nab / "windows.json").read_text())[name]]
 
-    def detected(cfg: BaselineConfig) -> int:
+    def detected(cfg: BaselineSettings) -> int:
         starts = _alert_starts(nab / name, cfg)
         return sum(any(lo <= t <= hi for t in starts) for lo, hi in windows)
 
     point = {"windows": (), "level_points": 12}  # the point band alone (window means see one)
-    assert detected(BaselineConfig(seasonal={**point, "range_horizon": 0})) == 0
-    assert detected(BaselineConfig(seasonal=point)) == 2
-    assert detected(BaselineConfig()) == 2  # the default: window means and the range
+    assert detected(BaselineSettings(seasonal={**point, "range_horizon": 0})) == 0
+    assert detected(BaselineSettings(seasonal=point)) == 2
+    assert detected(BaselineSettings()) == 2  # the default: window means and the range

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -10,10 +11,10 @@ import pytest
 
 from inferwatch.baseline import (
     AnomalyLikelihood,
-    BaselineConfig,
+    BaselineSettings,
     FuzzyArt,
-    NoveltyConfig,
     NoveltyScorer,
+    NoveltySettings,
     SeasonalBaseline,
     SeriesBands,
     score_series,
@@ -68,7 +69,7 @@ def test_likelihood_flags_only_after_its_warm_up_and_only_unusual_averages() -> 
 def test_the_scorer_judges_a_short_hourly_series_after_its_warm_up_in_points() -> None:
     # rule: NoveltyScorer flags a new pattern on an hourly series of 400 points (16 days:
     # the seasonal band's 2-day warm-up is not what gates it), none before min_points
-    cfg = NoveltyConfig(enabled=True, min_points=150)
+    cfg = NoveltySettings(enabled=True, min_points=150)
     v = _hourly(400)
     v[300:306] = [60.0, 40.0, 60.0, 40.0, 60.0, 40.0]  # oscillation inside the usual range
     scorer = NoveltyScorer(cfg)
@@ -78,14 +79,14 @@ def test_the_scorer_judges_a_short_hourly_series_after_its_warm_up_in_points() -
     saved = NoveltyScorer.from_state(json.loads(json.dumps(scorer.to_state())), cfg)
     assert saved.learned and saved.likelihood.seen == scorer.likelihood.seen == 400
     with pytest.raises(ValueError, match="another shape"):
-        NoveltyScorer.from_state(scorer.to_state(), NoveltyConfig(window=4))
+        NoveltyScorer.from_state(scorer.to_state(), NoveltySettings(window=4))
 
 
 def test_series_bands_with_novelty_fire_on_the_watched_side_and_keep_state() -> None:
     # rule: with baseline.novelty.enabled the provider's band excludes a novel value on the
     # rule's side (so the evaluator's band comparison fires), before the 2-day band exists
     # too; the state (novelty included) is exported and restored; off by default
-    cfg = BaselineConfig(novelty=NoveltyConfig(enabled=True, min_points=150))
+    cfg = BaselineSettings(novelty=NoveltySettings(enabled=True, min_points=150))
     v = _hourly(400)
     v[300:306] = [60.0, 40.0, 60.0, 40.0, 60.0, 40.0]
     bands = SeriesBands(cfg, DynamicThreshold(min_history=30 * 86400.0, direction="both"))
@@ -101,10 +102,10 @@ def test_series_bands_with_novelty_fire_on_the_watched_side_and_keep_state() -> 
     again.restore_state(state)
     assert again.warmup()["s"]["novelty_points"] == 400
     per_rule = DynamicThreshold(min_history=30 * 86400.0, direction="both", novelty=True)
-    restored = SeriesBands(BaselineConfig(novelty=NoveltyConfig(min_points=150)), per_rule)
+    restored = SeriesBands(BaselineSettings(novelty=NoveltySettings(min_points=150)), per_rule)
     restored.restore_state(state)  # a rule's own `novelty: true` restores the detector too
     assert restored.novelty_on and restored.warmup()["s"]["novelty_points"] == 400
-    off = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=30 * 86400.0))
+    off = SeriesBands(BaselineSettings(), DynamicThreshold(min_history=30 * 86400.0))
     assert all(off.band("s", i * HOUR, float(x)) is None for i, x in enumerate(v))
 
 
@@ -114,8 +115,8 @@ def test_score_series_with_novelty_marks_the_new_pattern_as_baseline_score_does(
     v = _hourly(400)
     v[300:306] = [60.0, 40.0, 60.0, 40.0, 60.0, 40.0]
     t = np.arange(400) * HOUR
-    cfg = BaselineConfig(novelty=NoveltyConfig(enabled=True, min_points=150))
-    slow = cfg.seasonal.model_copy(update={"min_history": 30 * 86400.0})  # no band in 16 days
+    cfg = BaselineSettings(novelty=NoveltySettings(enabled=True, min_points=150))
+    slow = dataclasses.replace(cfg.seasonal, min_history=30 * 86400.0)  # no band in 16 days
     plain = score_series(t, v, SeasonalBaseline(slow), "both")
     novel = score_series(t, v, SeasonalBaseline(slow), "both", novelty=NoveltyScorer(cfg.novelty))
     assert not plain.anomalous.any()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from inferwatch.baseline import BaselineConfig, promql_rules
+from inferwatch.baseline import BaselineSettings, promql_rules
 
 
 @pytest.mark.parametrize("direction", ["above", "below", "both"])
@@ -32,7 +32,7 @@ def test_rules_pass_promtool_check(tmp_path: Path, require_tool: Callable[..., s
 
 def test_alert_follows_the_debounce_and_merge_gap() -> None:
     # rule: for = debounce x interval, keep_firing_for = merge_gap x interval
-    cfg = BaselineConfig(debounce=4, merge_gap=10)
+    cfg = BaselineSettings(debounce=4, merge_gap=10)
     alert = promql_rules("x", "up", config=cfg, interval=30.0)["groups"][0]["rules"][-1]
     assert alert["for"] == "2m" and alert["keep_firing_for"] == "5m"
 
@@ -71,7 +71,7 @@ def test_promtool_runs_the_rules_and_the_spike_fires(tmp_path: Path,
     promtool = require_tool("promtool")
     # keep_firing_for 1h at 5m, so it resolves by 28h30m; the point band alone (window means
     # have their own test below)
-    cfg = BaselineConfig(merge_gap=12, seasonal={"windows": ()})
+    cfg = BaselineSettings(merge_gap=12, seasonal={"windows": ()})
     rules = promql_rules("lat", "latency", config=cfg, interval=300.0)
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
     (tmp_path / "test.yaml").write_text(_PROMTOOL_TEST)
@@ -111,7 +111,7 @@ def test_promtool_window_means_catch_a_sustained_small_shift(
     noise = rng.normal(0.0, 0.5, 1248)
     values = [10.0 + x + (1.0 if 1152 <= i < 1188 else 0.0) for i, x in enumerate(noise)]
     assert max(values[1152:1188]) < 10.0 + 6 * 0.5  # the point band alone cannot see it
-    cfg = BaselineConfig(seasonal={"windows": windows})
+    cfg = BaselineSettings(seasonal={"windows": windows})
     rules = promql_rules("lat", "latency", config=cfg, interval=300.0, level_window=12 * 3600.0)
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
     (tmp_path / "test.yaml").write_text(_shift_test(values, "98h", firing=bool(windows)))
@@ -132,7 +132,7 @@ def test_promtool_long_memory_range_catches_a_drift_the_band_learns(
     noise = rng.normal(0.0, 0.5, quiet + 96)
     values = [10.0 + x + max(0, i - quiet) / 12.0 for i, x in enumerate(noise)]
     seasonal = {} if range_on else {"range_horizon": 0}
-    cfg = BaselineConfig(seasonal={**seasonal, "windows": ()})  # window means would see the ramp
+    cfg = BaselineSettings(seasonal={**seasonal, "windows": ()})  # window means would see the ramp
     rules = promql_rules("lat", "latency", config=cfg, interval=300.0)
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
     test = _shift_test(values, "199h", firing=range_on).replace("95h55m", "191h55m")

@@ -8,7 +8,7 @@ import logging
 import numpy as np
 import pytest
 
-from inferwatch.baseline import BaselineConfig, SeriesBands, band_provider_factory
+from inferwatch.baseline import BaselineSettings, SeriesBands, band_provider_factory
 from inferwatch.config._rules import DynamicThreshold
 from inferwatch.rules import BandProvider
 
@@ -21,13 +21,13 @@ def _feed(bands: SeriesBands, key: str, values: np.ndarray, start: int = 0) -> l
 
 def test_factory_builds_a_provider_the_evaluator_accepts() -> None:
     # rule: the factory has the rules package's BandProviderFactory shape
-    provider: BandProvider = band_provider_factory(BaselineConfig())("latency_high", DynamicThreshold())
+    provider: BandProvider = band_provider_factory(BaselineSettings())("latency_high", DynamicThreshold())
     assert isinstance(provider, SeriesBands)
 
 
 def test_short_history_gives_no_band_then_a_band() -> None:
     # rule: None until the rule's min_history, then a (low, high) band around the series
-    bands = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0))
+    bands = SeriesBands(BaselineSettings(), DynamicThreshold(min_history=3600.0))
     out = _feed(bands, "k", np.full(100, 5.0) + np.random.default_rng(0).normal(0, 0.1, 100))
     assert out[0] is None and out[11] is None  # under an hour of history
     low, high = out[-1]
@@ -37,8 +37,8 @@ def test_short_history_gives_no_band_then_a_band() -> None:
 def test_series_keys_are_independent_and_the_rule_band_width_applies() -> None:
     # rule: one baseline per key; the rule's `band` sets the width in robust sigmas
     rng = np.random.default_rng(1)
-    narrow = SeriesBands(BaselineConfig(), DynamicThreshold(band=2.0, min_history=0))
-    wide = SeriesBands(BaselineConfig(), DynamicThreshold(band=20.0, min_history=0))
+    narrow = SeriesBands(BaselineSettings(), DynamicThreshold(band=2.0, min_history=0))
+    wide = SeriesBands(BaselineSettings(), DynamicThreshold(band=20.0, min_history=0))
     for b in (narrow, wide):
         _feed(b, "a", rng.normal(0, 1, 100))
         _feed(b, "b", rng.normal(1000, 1, 100))
@@ -54,9 +54,9 @@ def test_state_round_trip_gives_identical_bands() -> None:
     # rule: export_state / restore_state (through JSON) survives a restart exactly
     rng = np.random.default_rng(2)
     values = rng.normal(10, 1, 400)
-    a = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
+    a = SeriesBands(BaselineSettings(), DynamicThreshold(min_history=0))
     _feed(a, "k", values[:300])
-    b = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
+    b = SeriesBands(BaselineSettings(), DynamicThreshold(min_history=0))
     b.restore_state(json.loads(json.dumps(a.export_state())))
     assert _feed(a, "k", values[300:], 300) == _feed(b, "k", values[300:], 300)
 
@@ -66,11 +66,11 @@ def test_changed_thresholds_apply_to_restored_series() -> None:
     # restored bands are exactly those of a provider that had the new width all along
     rng = np.random.default_rng(3)
     values = rng.normal(10, 1, 400)
-    old = SeriesBands(BaselineConfig(), DynamicThreshold(band=6.0, min_history=0))
+    old = SeriesBands(BaselineSettings(), DynamicThreshold(band=6.0, min_history=0))
     _feed(old, "k", values[:300])
-    wider = SeriesBands(BaselineConfig(), DynamicThreshold(band=20.0, min_history=0))
+    wider = SeriesBands(BaselineSettings(), DynamicThreshold(band=20.0, min_history=0))
     wider.restore_state(json.loads(json.dumps(old.export_state())))
-    always = SeriesBands(BaselineConfig(), DynamicThreshold(band=20.0, min_history=0))
+    always = SeriesBands(BaselineSettings(), DynamicThreshold(band=20.0, min_history=0))
     _feed(always, "k", values[:300])
     assert _feed(wider, "k", values[300:], 300) == _feed(always, "k", values[300:], 300)
 
@@ -80,9 +80,9 @@ def test_a_changed_state_shape_is_learned_afresh(caplog: pytest.LogCaptureFixtur
     # series saved without them is not forced into the new shape; it relearns (no band until
     # min_history again) and the log says so
     rng = np.random.default_rng(4)
-    old = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0, windows=()))
+    old = SeriesBands(BaselineSettings(), DynamicThreshold(min_history=3600.0, windows=()))
     _feed(old, "k", rng.normal(10, 1, 300))
-    new = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=3600.0))
+    new = SeriesBands(BaselineSettings(), DynamicThreshold(min_history=3600.0))
     with caplog.at_level(logging.INFO, logger="inferwatch.baseline"):
         new.restore_state(json.loads(json.dumps(old.export_state())))
     assert len(new) == 0
@@ -91,7 +91,7 @@ def test_a_changed_state_shape_is_learned_afresh(caplog: pytest.LogCaptureFixtur
 
 
 def test_unreadable_state_starts_fresh_without_raising() -> None:
-    bands = SeriesBands(BaselineConfig(), DynamicThreshold())
+    bands = SeriesBands(BaselineSettings(), DynamicThreshold())
     bands.restore_state({"series": {"k": {"method": "seasonal"}}})
     bands.restore_state("garbage")
     assert len(bands) == 0
@@ -99,7 +99,7 @@ def test_unreadable_state_starts_fresh_without_raising() -> None:
 
 def test_series_beyond_the_cap_get_no_band_and_are_counted() -> None:
     # rule: memory is bounded by max_series; extra keys fall back to the static threshold
-    bands = SeriesBands(BaselineConfig(), DynamicThreshold(), max_series=2)
+    bands = SeriesBands(BaselineSettings(), DynamicThreshold(), max_series=2)
     for key in "abc":
         bands.band(key, 0.0, 1.0)
     assert len(bands) == 2 and bands.dropped == 1
@@ -111,8 +111,8 @@ def test_a_rule_can_turn_window_means_off_for_itself() -> None:
     rng = np.random.default_rng(5)
     values = 10.0 + rng.normal(0.0, 0.5, 4 * 288 + 36)
     values[4 * 288:] += 1.0
-    plain = SeriesBands(BaselineConfig(), DynamicThreshold(windows=(), level_points=12))
-    sustained = SeriesBands(BaselineConfig(), DynamicThreshold())
+    plain = SeriesBands(BaselineSettings(), DynamicThreshold(windows=(), level_points=12))
+    sustained = SeriesBands(BaselineSettings(), DynamicThreshold())
 
     def outside(bands: SeriesBands) -> int:
         out = _feed(bands, "k", values)
@@ -134,7 +134,7 @@ def test_a_rule_can_turn_the_long_memory_range_off() -> None:
     def outside(dynamic: DynamicThreshold) -> int:
         # the point band alone: window means would flag the ramp with or without the range
         dynamic = dynamic.model_copy(update={"windows": (), "level_points": 12})
-        out = _feed(SeriesBands(BaselineConfig(), dynamic), "k", values)
+        out = _feed(SeriesBands(BaselineSettings(), dynamic), "k", values)
         return sum(b is not None and not b[0] <= v <= b[1]
                    for b, v in zip(out[quiet:], values[quiet:], strict=True))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -10,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferwatch.baseline import SeasonalBaseline, SeasonalConfig, alert_windows, score_series
+from inferwatch.baseline import SeasonalBaseline, SeasonalSettings, alert_windows, score_series
 from inferwatch.baseline._range import LongRange
 
 STEP = 300.0
 HOUR = 3600.0
 
 
-def _alerts(t: np.ndarray, v: np.ndarray, cfg: SeasonalConfig) -> list[tuple[int, int]]:
+def _alerts(t: np.ndarray, v: np.ndarray, cfg: SeasonalSettings) -> list[tuple[int, int]]:
     s = score_series(t, v, SeasonalBaseline(cfg))
     return [(w.start, w.end) for w in alert_windows(s.anomalous, v, s.expected, debounce=3,
                                                     merge_gap=144)]
@@ -30,8 +31,8 @@ def test_slow_drift_learned_by_the_band_alerts_as_a_new_high(daily: Callable[...
     start = int(9 * 86400 / STEP)
     v[start:] += np.arange(t.size - start) * (4.0 / 288)  # +4 a day from day 9
     # the point band alone (no window means, the 12-sample level): the range is what alerts
-    point = SeasonalConfig(windows=(), level_points=12)
-    assert _alerts(t, v, point.model_copy(update={"range_horizon": 0})) == []
+    point = SeasonalSettings(windows=(), level_points=12)
+    assert _alerts(t, v, dataclasses.replace(point, range_horizon=0)) == []
     alerts = _alerts(t, v, point)
     assert alerts
     # the 9-day high is ~61.5 and the margin 10 % of the ~22 range: ~63.7, first passed by
@@ -44,14 +45,14 @@ def test_slow_drift_learned_by_the_band_alerts_as_a_new_high(daily: Callable[...
 def test_no_alert_on_a_stationary_series_with_the_range_on(daily: Callable[..., tuple]) -> None:
     # rule: a series that stays within its own past never reaches the range's margin
     t, v = daily(20, seed=12)
-    assert _alerts(t, v, SeasonalConfig()) == []
+    assert _alerts(t, v, SeasonalSettings()) == []
 
 
 def test_range_never_widens_the_band(daily: Callable[..., tuple]) -> None:
     t, v = daily(10, seed=13)
     v[int(8.5 * 86400 / STEP):] -= 8.0  # a step down: the range pulls the lower bound up
-    plain = SeasonalBaseline(SeasonalConfig(range_horizon=0))
-    ranged = SeasonalBaseline(SeasonalConfig())
+    plain = SeasonalBaseline(SeasonalSettings(range_horizon=0))
+    ranged = SeasonalBaseline(SeasonalSettings())
     narrowed = 0
     for ti, vi in zip(t, v, strict=True):
         a, b = plain.predict(ti), ranged.predict(ti)
@@ -108,7 +109,7 @@ def test_bounds_are_the_min_and_max_of_the_span(xs: list[float], horizon: int, e
 
 
 def test_range_state_round_trips_and_old_states_load(daily: Callable[..., tuple]) -> None:
-    cfg = SeasonalConfig(range_min_history=86400.0, range_horizon=2 * 86400.0,
+    cfg = SeasonalSettings(range_min_history=86400.0, range_horizon=2 * 86400.0,
                          range_exclude=6 * HOUR)
     t, v = daily(4, seed=14)
     b = SeasonalBaseline(cfg)
@@ -126,16 +127,16 @@ def test_range_state_round_trips_and_old_states_load(daily: Callable[..., tuple]
 @pytest.mark.parametrize(("horizon", "exclude"), [(3600.0, 43200.0), (43200.0, 43200.0)])
 def test_a_horizon_within_its_exclusion_is_refused(horizon: float, exclude: float) -> None:
     with pytest.raises(ValueError, match="range_horizon must exceed range_exclude"):
-        SeasonalConfig(range_horizon=horizon, range_exclude=exclude)
+        SeasonalSettings(range_horizon=horizon, range_exclude=exclude)
 
 
 def test_adopting_a_shorter_range_warm_up_keeps_what_was_learned(
         daily: Callable[..., tuple]) -> None:
     # rule: range_min_history is a threshold: a learned baseline adopts a new one in place and
     # then bands exactly like one that had it from the start; a new span is refused instead
-    short = SeasonalConfig(range_min_history=86400.0, range_horizon=2 * 86400.0,
+    short = SeasonalSettings(range_min_history=86400.0, range_horizon=2 * 86400.0,
                            range_exclude=6 * HOUR)
-    long = short.model_copy(update={"range_min_history": 7 * 86400.0})
+    long = dataclasses.replace(short, range_min_history=7 * 86400.0)
     t, v = daily(4, seed=15)
     cut = int((3 * 86400 + 5 * HOUR) / STEP)  # just before day 3's peak (6 h), where the
     peak = t[cut : cut + 24]                   # range's high + margin is under the band's top
@@ -145,6 +146,6 @@ def test_adopting_a_shorter_range_warm_up_keeps_what_was_learned(
             b.predict(ti)
             b.learn(ti, vi)
     assert any(learned.predict(ti) != always.predict(ti) for ti in peak)  # range in one only
-    assert not learned.adopt(short.model_copy(update={"range_horizon": 3 * 86400.0}))
+    assert not learned.adopt(dataclasses.replace(short, range_horizon=3 * 86400.0))
     assert learned.adopt(short)
     assert all(learned.predict(ti) == always.predict(ti) for ti in peak)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 from collections.abc import Iterable
 
@@ -9,10 +10,10 @@ import numpy as np
 import pytest
 
 from inferwatch.baseline import (
-    BaselineConfig,
+    BaselineSettings,
     RecurrenceGate,
     SeasonalBaseline,
-    SeasonalConfig,
+    SeasonalSettings,
     _recurrence,
     alert_windows,
     recurrence_gate,
@@ -160,13 +161,13 @@ def test_memory_is_bounded() -> None:
 
 
 def test_config_builds_the_gate_and_zero_turns_it_off() -> None:
-    cfg = BaselineConfig()
+    cfg = BaselineSettings()
     gate = recurrence_gate(cfg)
     assert gate is not None
     assert (gate.count, gate.horizon, gate.gap, gate.debounce) == (
         cfg.recurrence, cfg.recurrence_horizon, cfg.merge_gap, cfg.debounce)
     assert recurrence_gate(cfg, 0) is None
-    assert recurrence_gate(cfg.model_copy(update={"recurrence": 0})) is None
+    assert recurrence_gate(dataclasses.replace(cfg, recurrence=0)) is None
 
 
 def test_alert_windows_start_at_the_first_released_sample() -> None:
@@ -198,7 +199,7 @@ def test_recurring_bursts_alert_twice_then_only_when_higher() -> None:
     # rule, end to end with the seasonal baseline: bursts to the same height at no fixed
     # hour alert the first `count` times; the later ones are held; a higher one alerts
     times, values = _bursty_series([100.0] * 5 + [140.0])
-    cfg = BaselineConfig(seasonal=SeasonalConfig(min_history=DAY))
+    cfg = BaselineSettings(seasonal=SeasonalSettings(min_history=DAY))
 
     def starts(gate: RecurrenceGate | None) -> list[int]:
         s = score_series(times, values, SeasonalBaseline(cfg.seasonal), "both", gate)

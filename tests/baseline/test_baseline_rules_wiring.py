@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from inferwatch.baseline import BaselineConfig, band_provider_factory
+from inferwatch.baseline import BaselineSettings, band_provider_factory
 from inferwatch.config._rules import RuleSpec
 from inferwatch.model import Labels, Sample, SimulatedClock
 from inferwatch.rules import AlertStateStore, Evaluator
@@ -25,7 +25,7 @@ def test_dynamic_rule_fires_on_a_spike_and_not_on_the_daily_swing() -> None:
     })
     store = MemoryStore()
     ev = Evaluator([Rule.from_spec(spec)], store, clock=SimulatedClock(0.0),
-                   band_factory=band_provider_factory(BaselineConfig()))
+                   band_factory=band_provider_factory(BaselineSettings()))
     rng = np.random.default_rng(11)
     labels = Labels({"__name__": "latency_seconds", "job": "api"})
     fired_at = []
@@ -53,7 +53,7 @@ def test_baseline_state_is_saved_every_few_minutes_and_on_demand(tmp_path: Path)
     state = AlertStateStore(tmp_path / "alerts.sqlite")
     clock = SimulatedClock(0.0)
     ev = Evaluator([Rule.from_spec(spec)], store, clock=clock, state=state,
-                   band_factory=band_provider_factory(BaselineConfig()), band_save_every=300.0)
+                   band_factory=band_provider_factory(BaselineSettings()), band_save_every=300.0)
     labels = Labels({"__name__": "latency_seconds", "job": "api"})
 
     def stored() -> object:
@@ -125,12 +125,12 @@ def test_recurring_bursts_stay_pending_and_a_higher_one_fires(tmp_path: Path) ->
     state = AlertStateStore(tmp_path / "alerts.sqlite")
     store = MemoryStore()
     ev = Evaluator([_burst_rule()], store, clock=SimulatedClock(0.0), state=state,
-                   band_factory=band_provider_factory(BaselineConfig()), band_save_every=1e9)
+                   band_factory=band_provider_factory(BaselineSettings()), band_save_every=1e9)
     cut = bursts[3] - 10  # restart before the fourth burst
     fired, held = _fired_and_held(ev, store, values[:cut])
     ev.save_state()
     ev2 = Evaluator([_burst_rule()], store, clock=SimulatedClock(cut * STEP), state=state,
-                    band_factory=band_provider_factory(BaselineConfig()))
+                    band_factory=band_provider_factory(BaselineSettings()))
     fired2, held2 = _fired_and_held(ev2, store, values, since=cut)
     state.close()
     assert [b for b in bursts if any(b <= i < b + 6 for i in fired + fired2)] == [
@@ -143,6 +143,6 @@ def test_recurrence_zero_on_the_rule_turns_the_hold_off() -> None:
     # rule: `dynamic: {recurrence: 0}` overrides baseline.recurrence: every burst fires
     values = _burst_values([100.0] * 3)
     ev = Evaluator([_burst_rule(recurrence=0)], MemoryStore(), clock=SimulatedClock(0.0),
-                   band_factory=band_provider_factory(BaselineConfig()))
+                   band_factory=band_provider_factory(BaselineSettings()))
     fired, held = _fired_and_held(ev, ev.store, values)
     assert len(fired) == 3 and not held

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from inferwatch.baseline import (
     SeasonalBaseline,
-    SeasonalConfig,
+    SeasonalSettings,
     alert_windows,
     score_series,
 )
@@ -20,10 +21,10 @@ from inferwatch.baseline._ring import Ring, _median, robust_sigma, robust_sigma_
 
 STEP = 300.0
 # the point band alone: the default before window means became the default (12-sample level)
-POINT_BAND = SeasonalConfig(windows=(), level_points=12)
+POINT_BAND = SeasonalSettings(windows=(), level_points=12)
 
 
-def _alerts(t: np.ndarray, v: np.ndarray, cfg: SeasonalConfig | None = None) -> list[tuple[int, int]]:
+def _alerts(t: np.ndarray, v: np.ndarray, cfg: SeasonalSettings | None = None) -> list[tuple[int, int]]:
     s = score_series(t, v, SeasonalBaseline(cfg))
     return [(w.start, w.end) for w in alert_windows(s.anomalous, v, s.expected, debounce=3,
                                                     merge_gap=12)]
@@ -78,7 +79,7 @@ def test_short_history_has_no_band_so_the_static_fallback_applies() -> None:
 
 def test_state_is_bounded_whatever_the_history_length() -> None:
     # rule: O(1) per point: the state stops growing once the rings are full
-    cfg = SeasonalConfig(days=2, weeks=1, slot_capacity=4, scale_points=64, min_points=16,
+    cfg = SeasonalSettings(days=2, weeks=1, slot_capacity=4, scale_points=64, min_points=16,
                          range_horizon=3 * 86400.0)
     b = SeasonalBaseline(cfg)
     sizes = []
@@ -100,9 +101,9 @@ def test_state_is_bounded_whatever_the_history_length() -> None:
 def test_restored_state_continues_exactly(daily: Callable[..., tuple], windowed: bool) -> None:
     # rule: persistence round trip through JSON gives identical bands afterwards (window means
     # too, and the long-memory range, here in force from day 1 of the 3)
-    ranged = SeasonalConfig(range_horizon=2 * 86400.0, range_exclude=6 * 3600.0,
+    ranged = SeasonalSettings(range_horizon=2 * 86400.0, range_exclude=6 * 3600.0,
                             range_min_history=86400.0)
-    cfg = ranged.model_copy(update={"windows": (6, 24), "level_points": 144} if windowed else {})
+    cfg = dataclasses.replace(ranged, **({"windows": (6, 24), "level_points": 144} if windowed else {}))
     t, v = daily(3, seed=7 if windowed else 5)
     half = t.size // 2
     straight = SeasonalBaseline(cfg)
@@ -135,7 +136,7 @@ def test_non_finite_values_are_skipped_not_raised(value: float) -> None:
 
 def test_flat_series_gets_a_nonzero_band() -> None:
     # rule: a constant series has MAD 0; the relative floor keeps the band from collapsing
-    b = SeasonalBaseline(SeasonalConfig(min_history=0, min_points=16, scale_points=64))
+    b = SeasonalBaseline(SeasonalSettings(min_history=0, min_points=16, scale_points=64))
     for i in range(100):
         b.learn(i * STEP, 45.0)
     band = b.predict(100 * STEP)
@@ -146,7 +147,7 @@ def test_flat_series_gets_a_nonzero_band() -> None:
 @given(offset=st.floats(-1e4, 1e4), seed=st.integers(0, 2**16))
 def test_band_moves_with_the_series(offset: float, seed: int) -> None:
     # property: adding a constant to every value shifts expected and band by that constant
-    cfg = SeasonalConfig(min_history=0, min_points=16, scale_points=64, relative_floor=0.0)
+    cfg = SeasonalSettings(min_history=0, min_points=16, scale_points=64, relative_floor=0.0)
     rng = np.random.default_rng(seed)
     v = rng.normal(0, 1, 80)
     a, b = SeasonalBaseline(cfg), SeasonalBaseline(cfg)
@@ -221,7 +222,7 @@ def test_refresh_statistics_are_numpys_bit_for_bit(xs: list[float], q: float) ->
     assert tail == float(np.quantile(np.abs(x - np.median(x)), q))
 
 
-WINDOWED = SeasonalConfig(windows=(6, 24), level_points=144)
+WINDOWED = SeasonalSettings(windows=(6, 24), level_points=144)
 
 
 def test_sustained_small_shift_is_caught_by_window_means_only(daily: Callable[..., tuple]) -> None:
@@ -241,7 +242,7 @@ def test_window_band_folds_into_the_returned_band(daily: Callable[..., tuple]) -
     # rule: the band never widens with windows on, and after residuals that ran hot the
     # upper bound comes down (a value that would keep the window mean high is flagged)
     t, v = daily(4, seed=6)
-    plain = SeasonalBaseline(WINDOWED.model_copy(update={"windows": ()}))
+    plain = SeasonalBaseline(dataclasses.replace(WINDOWED, windows=()))
     windowed = SeasonalBaseline(WINDOWED)
     narrowed = 0
     for ti, vi in zip(t, v, strict=True):
@@ -270,4 +271,4 @@ def test_states_saved_before_window_means_still_load(daily: Callable[..., tuple]
 @pytest.mark.parametrize("windows", [(1,), (6, 2000)])
 def test_window_lengths_out_of_range_are_refused(windows: tuple[int, ...]) -> None:
     with pytest.raises(ValueError, match=r"windows must each be 2\.\.1024 samples"):
-        SeasonalConfig(windows=windows)
+        SeasonalSettings(windows=windows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from inferwatch.baseline import BaselineConfig, SeasonalBaseline, score_series
+from inferwatch.baseline import BaselineSettings, SeasonalBaseline, score_series
 
 HOUR = 3600.0
 
@@ -13,7 +13,7 @@ def test_a_short_hourly_series_is_judged_after_its_warm_up_and_flags_a_spike() -
     # rule: the point band exists once min_points samples and min_history are seen (48
     # hourly samples = 2 days), its warm-up shows that progress, and a spike after it is
     # flagged while the clean days before are not
-    cfg = BaselineConfig()
+    cfg = BaselineSettings()
     rng = np.random.default_rng(3)
     t = np.arange(300) * HOUR  # 12.5 days, hourly
     v = 50 + 10 * np.sin(2 * np.pi * t / 86400) + rng.normal(0, 0.5, t.size)

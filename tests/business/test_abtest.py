@@ -122,6 +122,6 @@ def test_aggregator_through_monitor() -> None:
     with Monitor("shop", clock=SimulatedClock(0.0), aggregators=[agg]) as mon:
         for i in range(200):
             mon.observe_outcome("banner", "A" if i % 2 else "B", i % 4 == 0)
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         labels = {"experiment": "banner", "variant": "B"}
         assert mon.get_sample_value("inferwatch_conversion_rate", labels) == 0.5

@@ -74,7 +74,7 @@ def test_loop_thread_collects_each_interval_and_stops() -> None:
     loop = CollectLoop([Counting()], interval=0.01)
     loop.start()
     try:
-        assert ticks.wait(10), "the loop did not collect three times"
+        assert ticks.wait(60), "the loop did not collect three times"
     finally:
         loop.stop(timeout=10)
     assert loop._thread is None

@@ -240,3 +240,36 @@ def test_the_quality_section_shows_estimated_and_realized_accuracy_with_the_band
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     panel.screenshot(path=str(ARTIFACTS / "overview-accuracy-panel.png"))
     assert page.take() == []
+
+
+def test_the_quality_section_shows_data_quality_per_feature(page: Watched, demo: DemoServer) -> None:
+    title = "Data quality per feature"
+    # the demo's windows are 120 story s (3 real s at x40): wait, bounded, for the first closed one
+    shares = "api/v1/query?query=inferwatch_feature_data_quality_ratio%20%3E%200"
+    wait_until("a failing data-quality share", lambda: bool(demo.api(shares)["result"]), timeout=90)
+
+    def drawn() -> bool:
+        open_page(page, demo, "overview")
+        page.page.wait_for_selector("body[data-rendered]", timeout=TIMEOUT_MS)
+        return int(page.page.locator(f"section.panel[data-title='{title}']").get_attribute("data-points")
+                   or 0) >= 1
+    wait_until("the data-quality panel's points (a failing share)", drawn, timeout=90)
+    panel = page.page.locator(f"section.panel[data-title='{title}']")
+    assert panel.get_attribute("data-state") == "ok"
+    # only failing (feature, check) pairs are drawn: the drift moved features past the reference's range
+    series = int(panel.get_attribute("data-series") or 0)
+    assert 1 <= series <= 15  # five numeric features, three checks each at most
+    assert "P2 FeatureDataQuality" in panel.inner_text()  # the default rule's line
+    legend = panel.locator(".u-legend").inner_text()
+    assert "out_of_range" in legend, legend
+    assert "unseen" not in legend  # the demo's features are all numeric
+    assert "reference profile" in panel.locator(".caption").inner_text()
+    promql = panel.locator("details.promql")
+    promql.locator("summary").click()
+    assert 'inferwatch_feature_data_quality_ratio{service="demo"} > 0' in promql.inner_text()
+    # the type errors beside it (the demo sends none: a flat zero, or no data yet)
+    errors = page.page.locator("section.panel[data-title='Unreadable observations (type errors)']")
+    assert errors.get_attribute("data-state") in ("ok", "empty")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "overview-data-quality-panel.png"))
+    assert page.take() == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from inferwatch.alerting import Pipeline
+from inferwatch.alerting import AlertsHandle, Pipeline
 from inferwatch.config import parse_config
 from inferwatch.model import Labels, SimulatedClock
 from inferwatch.rules import Alert
@@ -41,6 +41,7 @@ def test_the_next_step_names_only_what_matches_the_alert() -> None:
     ttft = _alert("GenerationSlowFirstToken", "P1", clock).labels.to_dict()
     severe = _alert("SevereLatency", "P1", clock).labels.to_dict()
     # P1: only SevereLatency has the degrade action; the robot without a key only prints
-    assert response_of(pipeline, ttft) == "wecom message, printed (no credentials)"
-    assert response_of(pipeline, severe) == "degrade action + wecom message, printed (no credentials)"
+    handle = AlertsHandle(pipeline)
+    assert response_of(handle, ttft) == "wecom message, printed (no credentials)"
+    assert response_of(handle, severe) == "degrade action + wecom message, printed (no credentials)"
     assert response_of(None, ttft) == ""

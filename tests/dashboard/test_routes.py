@@ -13,7 +13,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from inferwatch.alerting import Pipeline, RecordingNotifier, Silence
+from inferwatch.alerting import AlertsHandle, Pipeline, RecordingNotifier, Silence
 from inferwatch.config import parse_config
 from inferwatch.model import Labels, Sample, SimulatedClock
 from inferwatch.server import Server, build_components, create_app
@@ -41,7 +41,7 @@ def app() -> Iterator[tuple[TestClient, Server, Pipeline]]:
     pipeline = Pipeline(cfg.alerting, clock=clock, notifiers={"terminal": rec}, actions=[])
     server = Server(build_components(cfg, clock=clock, store=store, sink=pipeline), clock=clock)
     server.tick(clock.now())
-    with TestClient(create_app(server, extra_routes=dashboard_routes(server, pipeline))) as c:
+    with TestClient(create_app(server, extra_routes=dashboard_routes(server, AlertsHandle(pipeline)))) as c:
         yield c, server, pipeline
     server.stop()
 

@@ -10,8 +10,10 @@ from inferwatch.demo import DemoContext, DemoOptions, Phase, Story, quality_comp
 
 
 def test_psi_rises_in_the_drift_phase_and_is_shown() -> None:
-    # 60 story s per window at x40: 1.5 real s; drift starts at 120 s (3 real s).
-    story = Story.of([Phase("normal", 0.0), Phase("drift", 120.0, drift=1.0)], end_s=240.0)
+    # 60 story s per window at x40: 1.5 real s; drift starts at 120 s (3 real s). The story runs one
+    # window past the first drifted one (120-180 s), which a 240 s story left 1.5 real s to close and
+    # be seen on a loaded runner.
+    story = Story.of([Phase("normal", 0.0), Phase("drift", 120.0, drift=1.0)], end_s=300.0)
     components, view = quality_components(window_s=60.0)
     seen: list[tuple[float, float]] = []  # (window start in story seconds, largest PSI)
 
@@ -27,7 +29,7 @@ def test_psi_rises_in_the_drift_phase_and_is_shown() -> None:
 
     components.parts.append(Probe())
     out = io.StringIO()
-    run_demo(DemoOptions(duration_s=6.0, speed=40.0, rate=100.0, threads=4, refresh_s=0.5, story=story),
+    run_demo(DemoOptions(duration_s=7.5, speed=40.0, rate=100.0, threads=4, refresh_s=0.5, story=story),
              components, out=out, tty=False)
     before = [psi for s, psi in seen if 0.0 <= s <= 60.0]  # whole windows before the drift
     after = [psi for s, psi in seen if s >= 120.0]         # whole windows inside it

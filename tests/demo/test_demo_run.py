@@ -74,7 +74,9 @@ def test_demo_moves_through_the_phases() -> None:
     # normal: healthy; latency: P99 at the injected ~300 ms; outage: ~60% 503s; drift: healthy again
     # (bounds leave room for a loaded CI host: only the injected faults can cross them)
     assert phases["normal"].error_ratio == 0.0, phases
-    assert phases["latency"].p99_s >= 0.2 and phases["latency"].p99_s > phases["normal"].p99_s, phases
+    # every request of the latency phase waits >= 240 ms, so even its median crosses 0.2 s; a P99 of
+    # the normal phase can reach 0.8 s on a runner at load 9, so the phases are not compared by it
+    assert phases["latency"].p50_s >= 0.2 and phases["latency"].p99_s >= 0.2, phases
     assert 0.3 <= phases["outage"].unavailable_ratio <= 0.9, phases
     assert phases["drift"].unavailable_ratio < 0.2, phases
     # drift reaches the SDK's aggregators, stamped with compressed time

@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 
 from inferwatch.config import Config, load_config
-from inferwatch.export import ExportOptions, export, write_files
+from inferwatch.export import ExportedFile, ExportOptions, export, write_files
+from inferwatch.server import prometheus_rule_files
 
 
 def config_from(tmp_path: Path, doc: dict[str, Any]) -> Config:
@@ -22,11 +23,16 @@ def config_from(tmp_path: Path, doc: dict[str, Any]) -> Config:
     return load_config(path)
 
 
+def exported(target: str, config: Config, opts: ExportOptions | None = None) -> list[ExportedFile]:
+    """``target``'s files, with the rule files built as ``inferwatch export`` builds them."""
+    return export(target, config, opts, prometheus_rule_files(config))
+
+
 def export_to(tmp_path: Path, target: str, config: Config | None = None,
               opts: ExportOptions | None = None) -> Path:
     """Write ``target``'s files under ``tmp_path/out`` and return that directory."""
     out = tmp_path / "out"
-    write_files(export(target, config or Config(), opts), out)
+    write_files(exported(target, config or Config(), opts), out)
     return out
 
 

@@ -106,20 +106,20 @@ def test_a_real_alertmanager_gets_the_alert_notifies_and_resolves_it(
         try:
             now = time.time()
             push.send([_alert(now - 60)], now)
-            assert push.flush(10) and push.counts.sent == 1
-            listed = poll(lambda: am.get("/api/v2/alerts"), timeout=10, what="the alert in Alertmanager")
+            assert push.flush(60) and push.counts.sent == 1
+            listed = poll(lambda: am.get("/api/v2/alerts"), timeout=60, what="the alert in Alertmanager")
             assert listed[0]["labels"] == {**dict(LABELS.items()), "region": "eu"}
             assert abs(parse_rfc3339(listed[0]["endsAt"]) - (now + 240)) < 1  # type: ignore[operator]
             firing = poll(lambda: [r.json() for r in webhook.requests if r.json()["status"] == "firing"],
-                          timeout=15, what="the firing notification")
+                          timeout=60, what="the firing notification")
             assert firing[0]["alerts"][0]["labels"]["service"] == "ranker"
             # Resolved at the evaluation that found it gone: an end already past when it arrives
             # (Alertmanager keeps the later of two future ends).
             ended = time.time()
             push.send([_alert(now - 60, ended)], ended)
-            assert push.flush(10) and push.counts.sent == 2
+            assert push.flush(60) and push.counts.sent == 2
             resolved = poll(lambda: [r.json() for r in webhook.requests if r.json()["status"] == "resolved"],
-                            timeout=15, what="the resolved notification")
+                            timeout=60, what="the resolved notification")
             assert parse_rfc3339(resolved[0]["alerts"][0]["endsAt"]) == pytest.approx(ended, abs=0.01)
         finally:
             push.stop()
@@ -148,7 +148,7 @@ def test_inferwatch_serve_pushes_its_alerts_to_the_configured_alertmanager(
         server = inferwatch(["serve", "--config", str(config)], f"http://127.0.0.1:{port}",
                             tmp_path / "serve.log")
         with server:
-            (alert,) = poll(lambda: am.get("/api/v2/alerts"), timeout=20, what="the pushed alert")
+            (alert,) = poll(lambda: am.get("/api/v2/alerts"), timeout=60, what="the pushed alert")
     assert alert["labels"] == {"alertname": "SelfScraped", "cluster": "eu-1", "dimension": "service",
                                "instance": f"127.0.0.1:{port}", "job": "self", "severity": "warning",
                                "tier": "P2"}

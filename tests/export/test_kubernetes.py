@@ -13,16 +13,16 @@ import pytest
 import yaml
 
 from inferwatch.config import Config, load_config
-from inferwatch.export import ExportOptions, export
+from inferwatch.export import ExportOptions
 
-from ._helpers import RICH, config_from, run
+from ._helpers import RICH, config_from, exported, run
 
 SCHEMAS = Path(__file__).parent / "schemas"
 K8S_VERSION = "1.30"
 
 
 def _docs(config: Config, name: str) -> list[dict[str, Any]]:
-    files = {f.path: f.text for f in export("kubernetes", config, ExportOptions(namespace="obs"))}
+    files = {f.path: f.text for f in exported("kubernetes", config, ExportOptions(namespace="obs"))}
     return list(yaml.safe_load_all(files[name]))
 
 

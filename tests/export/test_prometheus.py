@@ -10,15 +10,15 @@ import pytest
 import yaml
 
 from inferwatch.config import Config, load_config
-from inferwatch.export import ExportOptions, export
+from inferwatch.export import ExportOptions
 
-from ._helpers import RICH, config_from, export_to, run
+from ._helpers import RICH, config_from, export_to, exported, run
 
 REPLAY = Path(__file__).resolve().parents[1] / "replay"
 
 
 def _prometheus_yml(config: Config) -> dict:  # type: ignore[type-arg]
-    files = {f.path: f.text for f in export("prometheus", config)}
+    files = {f.path: f.text for f in exported("prometheus", config)}
     return yaml.safe_load(files["prometheus.yml"])
 
 
@@ -47,7 +47,7 @@ def test_alertmanager_and_rule_files_are_wired(tmp_path: Path) -> None:
 
 
 def test_a_dynamic_rule_is_exported_as_its_baseline_with_the_rule_name(tmp_path: Path) -> None:
-    files = {f.path: f.text for f in export("prometheus", config_from(tmp_path, RICH))}
+    files = {f.path: f.text for f in exported("prometheus", config_from(tmp_path, RICH))}
     static = yaml.safe_load(files["rules/inferwatch.rules.yml"])
     names = {r["alert"] for g in static["groups"] for r in g["rules"]}
     assert "LatencyOffBaseline" not in names and {"ServiceUnavailable", "FeatureDriftWarning",
@@ -115,7 +115,7 @@ REMOTES = {"server": {"remote_write": [
 
 def test_the_server_s_remote_write_becomes_prometheus_s_remote_write(tmp_path: Path) -> None:
     cfg = config_from(tmp_path, REMOTES)
-    files = {f.path: f for f in export("prometheus", cfg, ExportOptions(
+    files = {f.path: f for f in exported("prometheus", cfg, ExportOptions(
         remote_write=("http://victoria:8428/api/v1/write", "http://thanos:19291/api/v1/receive")))}
     mimir, victoria, thanos = yaml.safe_load(files["prometheus.yml"].text)["remote_write"]
     assert mimir == {
@@ -131,7 +131,7 @@ def test_the_server_s_remote_write_becomes_prometheus_s_remote_write(tmp_path: P
     assert "authorization" not in victoria and "headers" not in victoria
     assert thanos == {"url": "http://thanos:19291/api/v1/receive"}
     assert files["prometheus.yml"].secret  # a token in clear: written with mode 0600
-    plain = export("prometheus", config_from(tmp_path, {"server": {"remote_write": [
+    plain = exported("prometheus", config_from(tmp_path, {"server": {"remote_write": [
         {"url": "http://victoria:8428/api/v1/write"}]}}))
     assert not plain[0].secret and "remote_write" in yaml.safe_load(plain[0].text)
     assert "remote_write" not in _prometheus_yml(Config())

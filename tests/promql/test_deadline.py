@@ -2,7 +2,9 @@
 
 Before, the deadline was checked between store reads and steps only: one step of
 ``card_boom + on(id) group_left card_boom`` over a wide vector ran to its end. Each query
-here takes seconds without a deadline; with one of 1 s it stops within 1.5x of it.
+here takes seconds without a deadline (3.0 to 5.1 s of CPU here); with one of 1 s it stops
+within 2x of it: the work done past the deadline is measured in this thread's CPU time (1.0 to
+1.1 s in all here), and 2x still tells the deadline from the old behaviour.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ from inferwatch.rules import Evaluator, Rule
 from inferwatch.store import MemoryStore
 
 T0 = 1_700_000_000.0
-N = 60_000  # each query needs 2 to 3 s of CPU here even with the heap set aside
+N = 90_000  # each query needs 3 to 5 s of CPU here even with the heap set aside (2 to 3 s at 60,000)
 TIMEOUT = 1.0  # a loaded machine: a gen-2 garbage collection alone can take 0.2 s
+# 1.5x at 60,000 series was flaky on a loaded CI runner; 2x at 90,000 keeps the old behaviour
+# (the whole query, 3 s or more) out of the bound with room for a loaded machine's slower CPU.
+BOUND = 2.0 * TIMEOUT
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +36,10 @@ def wide() -> MemoryStore:
     store.append([Sample(Labels.of("card_boom", id=str(i)), T0 + s * 15.0, float(s))
                   for s in range(3) for i in range(N)])
     store.append([Sample(Labels.of("up", job="api"), T0 + 30, 1.0)])
+    # the store, too, set aside: a generation-2 pass during a timed query would scan its 270,000
+    # samples' objects (work the engine does not control); ``_frozen_heap`` unfreezes all at the end
+    gc.collect()
+    gc.freeze()
     return store
 
 
@@ -60,21 +69,21 @@ def deadline_after(seconds: float) -> Callable[[], bool]:
     "sum by (id) (card_boom) * on(id) card_boom",
     "count(card_boom == bool 1) or card_boom",
 ])
-def test_an_instant_query_stops_within_1_5x_its_timeout(wide: MemoryStore, query: str) -> None:
+def test_an_instant_query_stops_within_2x_its_timeout(wide: MemoryStore, query: str) -> None:
     started = time.thread_time()
-    with pytest.raises(QueryTimeout):  # without the deadline each takes 3 to 6 s here
+    with pytest.raises(QueryTimeout):  # without the deadline each takes 3 to 5 s here
         Engine(wide, cancelled=deadline_after(TIMEOUT)).instant(query, T0 + 30)
     took = time.thread_time() - started
-    assert took < 1.5 * TIMEOUT, f"{query}: stopped after {took:.3f} s, timeout {TIMEOUT} s"
+    assert took < BOUND, f"{query}: stopped after {took:.3f} s, timeout {TIMEOUT} s"
 
 
-def test_a_range_query_stops_within_1_5x_its_timeout(wide: MemoryStore) -> None:
+def test_a_range_query_stops_within_2x_its_timeout(wide: MemoryStore) -> None:
     started = time.thread_time()
     with pytest.raises(QueryTimeout):
         Engine(wide, cancelled=deadline_after(TIMEOUT)).range(
             "card_boom + on(id) group_left card_boom", T0, T0 + 3600, 15)
     took = time.thread_time() - started
-    assert took < 1.5 * TIMEOUT, f"stopped after {took:.3f} s"
+    assert took < BOUND, f"stopped after {took:.3f} s"
 
 
 def test_without_a_deadline_the_checks_do_nothing(wide: MemoryStore) -> None:

@@ -26,7 +26,7 @@ def test_shares_match_a_direct_count_and_small_windows_publish_nothing() -> None
         for row in rows:
             mon.observe_prediction(row)
         mon.observe_prediction({"x": "oops", "c": "a"})  # a type error: the payload is dropped, counted
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         assert mon.get_sample_value("inferwatch_feature_data_quality_ratio",
                                     {**LABELS, "feature": "x", "check": "missing"}) is None  # still open
         clock.advance(60.0)
@@ -39,9 +39,31 @@ def test_shares_match_a_direct_count_and_small_windows_publish_nothing() -> None
         assert get(ratio, {**LABELS, "feature": "c", "check": "unseen"}) == pytest.approx((c == "zz").mean())
         assert get("inferwatch_data_quality_window_samples", LABELS) == 500.0
         assert agg.invalid == 1
+        # the dropped payload's fault is x's: a type error, over all 501 rows the window saw
+        assert get(ratio, {**LABELS, "feature": "x", "check": "type_error"}) == pytest.approx(1 / 501)
         # a window of 50 rows (< min_samples) closes: the last published shares stay, not noise
         for row in rows[:50]:
             mon.observe_prediction(row)
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         clock.advance(60.0)
         assert get("inferwatch_data_quality_window_samples", LABELS) == 500.0
+
+
+def test_type_errors_name_the_feature_at_fault_in_rows_columns_and_arrays() -> None:
+    profile = build_profile({"x": np.arange(100.0), "y": np.arange(100.0)})
+    agg = DataQualityAggregator(profile, service="svc", model="m", window=60.0, min_samples=2)
+    good = [({"x": 1.0, "y": 2.0}, None, None)] * 6
+    bad = [
+        ({"x": "abc", "y": 2.0}, None, None),                 # a row: x is a string
+        ({"x": [1.0, 2.0], "y": [True, "z"]}, None, None),     # columns: both of y's values are wrong
+        (["1.5", object()], None, None),                       # an array row: "1.5" reads, y does not
+    ]
+    agg.consume("prediction", good + bad, 1.0)
+    agg.consume("prediction", [], 61.0)
+    assert agg.invalid == 3 and agg.last_rows == 6
+    last = agg.last
+    assert last is not None
+    # 6 readable rows + 3 dropped payloads (4 rows, counted once per payload) = 9 rows seen
+    assert last["x"]["type_error"] == pytest.approx(1 / 9)
+    assert last["y"]["type_error"] == pytest.approx(3 / 9)
+    assert last["x"]["missing"] == 0.0

@@ -21,7 +21,7 @@ def _monitor_run(shift: float, rows: int, seed: int = 0) -> Monitor:
     mon = Monitor("svc", "m", clock=clock, aggregators=[agg])
     for v in rng.normal(shift, 1.0, size=(rows, 24)):
         mon.observe_embedding("query", v)
-    assert mon.flush(5.0)
+    assert mon.flush(60.0)
     clock.advance(61.0)  # the window [0, 60) closes at the next scrape
     return mon
 

@@ -24,7 +24,7 @@ def test_delayed_labels_through_monitor_on_the_simulated_clock() -> None:
     with Monitor("svc", "m", clock=clock, aggregators=[agg]) as mon:
         for i in range(300):
             mon.observe_prediction({"x": 1.0}, confidence=float(p[i]), request_id=f"r{i}")
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         # Before any label: nothing realized, every prediction waits.
         assert mon.get_sample_value("inferwatch_model_realized", {**LABELS, "metric": "accuracy"}) is None
         assert mon.get_sample_value("inferwatch_model_unlabelled_ratio", LABELS) == 1.0
@@ -32,7 +32,7 @@ def test_delayed_labels_through_monitor_on_the_simulated_clock() -> None:
         for i in reversed(range(50, 300)):
             mon.observe_label(f"r{i}", int(y[i]))
         mon.observe_label("never-predicted", 1)
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         window = slice(50, 250)  # the window holds the last 200 joined: labels of r249 .. r50
         pred = (p[window] >= 0.5).astype(int)
         for metric, want in (
@@ -97,14 +97,14 @@ def test_estimated_performance_drops_before_the_labels_arrive() -> None:
     with Monitor("svc", "m", clock=clock, aggregators=[agg]) as mon:
         for v in rng.beta(0.5, 0.5, size=1000):  # hour 0: like the reference
             mon.observe_prediction({}, confidence=float(v))
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         clock.advance(3600.0)
         key = {**LABELS, "metric": "accuracy"}
         before = mon.get_sample_value("inferwatch_model_estimated", {**key, "bound": "estimate"})
         for v in rng.beta(3, 3, size=1000):  # hour 1: scores near 0.5, the model is unsure
             mon.observe_prediction({}, confidence=float(v))
         mon.observe_prediction({}, confidence=7.0)  # unreadable: counted, dropped
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         clock.advance(3600.0)
         after = mon.get_sample_value("inferwatch_model_estimated", {**key, "bound": "estimate"})
         upper = mon.get_sample_value("inferwatch_model_estimated", {**key, "bound": "upper"})

@@ -136,7 +136,7 @@ def test_end_to_end_through_monitor() -> None:
     with Monitor("svc", "m", clock=clock, aggregators=[drift, conf]) as mon:
         for v in rng.normal(3.0, size=MIN_WINDOW_SAMPLES):
             mon.observe_prediction({"x": float(v), "c": "a"}, confidence=0.8)
-        assert mon.flush(5.0)
+        assert mon.flush(60.0)
         clock.advance(61.0)
         labels = {"service": "svc", "model": "m", "feature": "x"}
         assert (mon.get_sample_value("inferwatch_feature_psi", labels) or 0) > 0.5

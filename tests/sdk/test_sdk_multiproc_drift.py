@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -91,7 +92,8 @@ def check_merged_equals_one_process(kind: str, tmp_path: Path) -> None:
             return r is not None and scraped(r.text).get(key) == total
         poll(complete, 60, f"no scrape reached {total} rows")
         answered: set[str] = set()
-        for _ in range(40):
+        end = time.monotonic() + 60  # 40 scrapes at least: a loaded runner may hand one worker a long run
+        for look in range(1000):
             r = get(url + "/metrics")
             assert r is not None
             got = scraped(r.text)
@@ -99,7 +101,7 @@ def check_merged_equals_one_process(kind: str, tmp_path: Path) -> None:
             for k, v in want.items():
                 assert got[k] == pytest.approx(v, rel=1e-12), (r.headers["x-pid"], k)
             answered.add(r.headers["x-pid"])
-            if len(answered) >= 2:
+            if len(answered) >= 2 or (look >= 40 and time.monotonic() > end):
                 break
         assert len(answered) >= 2, "every scrape reached the same worker"
 

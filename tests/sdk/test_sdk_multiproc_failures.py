@@ -216,14 +216,19 @@ def test_gunicorn_recycling_workers_over_a_corrupted_file_keeps_serving(tmp_path
         for suffix in ("-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
         before = workers_of(proc)
-        answered = 0
+        sent = answered = 0
         t0 = time.monotonic()
-        for _ in range(100):  # each worker retires after 5 requests: every one is replaced
+        # Each worker retires after 5 requests: 100 replace every one, unless the kernel handed a
+        # starved worker (a loaded runner) almost none of them; then on until each is replaced,
+        # bounded in count and time. Every request must be answered all along.
+        while sent < 100 or (not workers_of(proc).isdisjoint(before) and sent < 400
+                             and time.monotonic() - t0 < 120):
             r = get(url + "/predict")
+            sent += 1
             answered += r is not None and r.status_code == 200
         assert proc.poll() is None, "gunicorn's master exited"
-        assert answered == 100
-        assert workers_of(proc).isdisjoint(before), "no worker was recycled"
+        assert answered == sent, f"{sent - answered} of {sent} refused"
+        assert workers_of(proc).isdisjoint(before), f"a first worker was never recycled ({sent} requests)"
         r = get(url + "/metrics")
         assert r is not None and r.status_code == 200
         # The worker that found the damage counted it in its own inferwatch_sdk_errors_total, but with
@@ -232,4 +237,4 @@ def test_gunicorn_recycling_workers_over_a_corrupted_file_keeps_serving(tmp_path
         assert "was damaged" in (tmp_path / "gunicorn.log").read_text(errors="replace")
         assert asides(tmp_path / "mp"), "the damaged file was not moved aside"
         assert check_db(db) >= 1  # a working file again
-        print(f"100 requests over a corrupted file, {time.monotonic() - t0:.1f} s, all answered")
+        print(f"{sent} requests over a corrupted file, {time.monotonic() - t0:.1f} s, all answered")

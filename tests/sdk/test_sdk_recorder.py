@@ -32,7 +32,7 @@ def held() -> Iterator[tuple[Monitor, GateAggregator]]:
     gate = GateAggregator()
     monitor = Monitor("svc", "m", "v1", config=SdkConfig(queue_size=10), aggregators=[gate])
     monitor.observe("gate", None)
-    assert gate.entered.wait(10)
+    assert gate.entered.wait(60)
     yield monitor, gate
     gate.release.set()
     monitor.close()
@@ -199,7 +199,7 @@ def test_mixed_batches_count_invalid_rows_and_accept_numpy_numbers(n: int) -> No
     gate = GateAggregator()
     with Monitor("svc", "m", "v1", aggregators=[gate]) as monitor:
         monitor.observe("gate", None)
-        assert gate.entered.wait(10)
+        assert gate.entered.wait(60)
         for i in range(n):  # queued together, so aggregated as one batch
             monitor.record_request("/p", 200, 0.01)
             monitor.record_request("/p", np.int64(503), np.float32(0.5))  # numpy scalars are fine

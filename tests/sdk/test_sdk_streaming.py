@@ -157,7 +157,7 @@ def test_real_uvicorn_stream_read_chunk_by_chunk(served: tuple[str, Monitor, thr
         assert r.headers["content-type"].startswith("text/event-stream")
         chunks = [line for line in r.iter_lines() if line.startswith("data: ")]
     assert len(chunks) == TOKENS
-    assert recorded.wait(10)
+    assert recorded.wait(60)
     assert_truth(monitor, "/v1/completions", "llama-3-8b")
 
 
@@ -168,7 +168,7 @@ def test_request_span_gets_genai_attributes() -> None:
     try:
         with Monitor("chat", "default-model", "v1", clock=clock, tracing=tracing) as m:
             assert TestClient(m.asgi(chat_app(m, clock))).post("/v1/chat/completions").status_code == 200
-            assert tracing.force_flush()
+            assert tracing.force_flush(60)
     finally:
         tracing.shutdown()
     (span,) = [s for s in exporter.get_finished_spans() if s.name == "POST /v1/chat/completions"]
@@ -208,7 +208,7 @@ def test_generation_histograms_carry_the_trace_id_as_exemplar() -> None:
             client = TestClient(m.asgi(chat_app(m, clock)))
             assert client.post("/v1/chat/completions").status_code == 200
             assert client.post("/v1/completions").status_code == 200
-            assert tracing.force_flush()
+            assert tracing.force_flush(60)
             text = m.metrics_text(openmetrics=True)
     finally:
         tracing.shutdown()

@@ -69,16 +69,33 @@ def serve(config_text: str, tmp_path: Path, *args: str) -> Iterator[Served]:
         served.lines.extend(err.splitlines(keepends=True))
 
 
-def wait_scraped(client: httpx.Client, count: int = 1, within_s: float = 60.0) -> list[dict[str, object]]:
-    """Ask ``/api/v1/targets`` until each target was scraped at least once; return the targets.
+def wait_scraped(client: httpx.Client, count: int = 1, within_s: float = 60.0,
+                 health: str = "up") -> list[dict[str, object]]:
+    """Ask ``/api/v1/targets`` until each target's last scrape left it ``health``; return the targets.
 
-    Bounded by time (a count of fast polls is over in a second or two on a loaded runner).
+    Bounded by time (a count of fast polls is over in a second or two on a loaded runner). "up" by
+    default: a first scrape can fail on a loaded runner (one over its timeout), the next one counts.
     """
     end = time.monotonic() + within_s
     while time.monotonic() < end:
         active = client.get("/api/v1/targets").json()["data"]["activeTargets"]
         # Prometheus's shape: a target not scraped yet has Go's zero time and health "unknown"
-        if len(active) >= count and all(t["health"] != "unknown" for t in active):
+        if len(active) >= count and all(t["health"] == health for t in active):
             return list(active)
         client.get("/-/healthy")  # one more round trip: the scrape thread runs meanwhile
-    raise AssertionError(f"targets not scraped within {within_s:g} s")
+    raise AssertionError(f"targets not {health} within {within_s:g} s")
+
+
+def wait_query(client: httpx.Client, query: str, within_s: float = 60.0) -> list[dict[str, object]]:
+    """Ask ``/api/v1/query`` until ``query`` has a result; return it (bounded by time).
+
+    A target's health changes with its first scrape, and a first scrape can fail (one that
+    took longer than its timeout on a loaded runner): the data, not the health, is the condition.
+    """
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        result = client.get("/api/v1/query", params={"query": query}).json()["data"]["result"]
+        if result:
+            return list(result)
+        client.get("/-/healthy")  # a round trip: the scrape thread runs meanwhile
+    raise AssertionError(f"{query!r} had no result within {within_s:g} s")

@@ -40,7 +40,7 @@ def _config(target: FakeTarget) -> str:
 def _scrapes(c: httpx.Client, target: FakeTarget, want: int) -> None:
     # bump the counter until the server holds ``want`` samples (a bounded poll: a real process), so a
     # rate over the panel's window, whose end Grafana aligns down to the step, has two to work on
-    deadline, n = time.monotonic() + 30, 0
+    deadline, n = time.monotonic() + 90, 0
     while time.monotonic() < deadline:
         n += 1
         target.body = BODY % (100 * n, n)
@@ -49,7 +49,7 @@ def _scrapes(c: httpx.Client, target: FakeTarget, want: int) -> None:
         result = r.json()["data"]["result"]
         if result and float(result[0]["value"][1]) >= want:
             return
-    raise AssertionError(f"the target was not scraped {want} times in 30 s")
+    raise AssertionError(f"the target was not scraped {want} times in 90 s")
 
 
 def test_grafana_10_prometheus_and_alertmanager_data_sources(target: FakeTarget, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from inferwatch.alerting import Pipeline, RecordingNotifier, Silence, rfc3339
+from inferwatch.alerting import Pipeline, PipelineHandles, RecordingNotifier, Silence, rfc3339
 from inferwatch.config import Secret, parse_config
 from inferwatch.model import SimulatedClock, alertmanager_fingerprint, parse_matcher
 from inferwatch.server.api._alerting_api import alerting_routes
@@ -32,7 +32,7 @@ def api() -> Iterator[tuple[TestClient, Pipeline, SimulatedClock]]:
     clock = SimulatedClock(T0)
     p = Pipeline(parse_config(CONFIG).alerting, clock=clock, actions=[],
                  notifiers={"terminal": RecordingNotifier("terminal"), "phone": RecordingNotifier("phone")})
-    with TestClient(Starlette(routes=alerting_routes(p, Secret("tok")))) as c:
+    with TestClient(Starlette(routes=alerting_routes(PipelineHandles.of(p), Secret("tok")))) as c:
         yield c, p, clock
 
 

@@ -201,8 +201,7 @@ def test_a_scrape_over_a_limit_fails_as_prometheus_s_does(target: FakeTarget, tm
     cfg = (f"storage: {{type: memory}}\nserver: {{api_token: {TOKEN}}}\n"
            f"scrape: {{targets: [{{job: wide, url: '{target.url}', interval: 1s}}]}}\n")
     with serve(cfg, tmp_path) as s, httpx.Client(base_url=s.url, timeout=30) as c:
-        (active,) = wait_scraped(c)
-        assert active["health"] == "down"
+        (active,) = wait_scraped(c, health="down")
         want = "label_limit exceeded (metric: wide_metric, number of labels: 43, limit: 30)"
         assert want in active["lastError"]
         up = c.get("/api/v1/query", params={"query": "up"}).json()["data"]["result"]
@@ -224,16 +223,23 @@ def test_query_deadlines_hold_whatever_the_shape(tmp_path: Path) -> None:
                                              "* on(id) group_left card_boom", "timeout": "1s"}),
                  ("/api/v1/query_range", {"query": "card_boom + on(id) group_left card_boom", "timeout": "1s",
                                           "start": str(now - 3600), "end": str(now), "step": "15"})]
+        proc = psutil.Process(s.proc.pid)
         for path, params in cases:
-            t0 = time.monotonic()
+            cpu0, t0 = sum(proc.cpu_times()[:2]), time.monotonic()
             r = httpx.get(f"{s.url}{path}", params=params, timeout=60)
-            took = time.monotonic() - t0
+            took, cpu = time.monotonic() - t0, sum(proc.cpu_times()[:2]) - cpu0
             limit = float(params["timeout"].removesuffix("ms")) / 1000 if params["timeout"].endswith("ms") \
                 else float(params["timeout"].removesuffix("s"))
-            print(f"{path} timeout={params['timeout']}: {r.status_code} after {took:.3f} s")
+            print(f"{path} timeout={params['timeout']}: {r.status_code} after {took:.3f} s, "
+                  f"server CPU {cpu:.3f} s")
             assert r.status_code == 503 and r.json()["errorType"] == "timeout", r.text[:200]
-            slack = 0.35 if limit < 1 else 0.0  # loopback HTTP on a loaded machine: 0.36 s seen at load 9
-            assert took < 1.5 * limit + slack, f"{path} {params['timeout']}: answered after {took:.3f} s"
+            # The work done past the deadline, in the server's CPU time (a loaded runner's wall clock
+            # measures the other processes too): 0.14-0.19 s at 100 ms, 1.05-1.17 s at 1 s, where the
+            # old engine worked on for 9.9 s and 5.6 s.
+            assert cpu < 1.5 * limit + 0.35, f"{path} {params['timeout']}: {cpu:.3f} s of server CPU"
+            # The answer's wall-clock time: 3x the timeout still tells it from the old 9.9 s and 5.6 s
+            # (1.62 s against 1.5x was seen on a loaded runner; 0.36 s at 100 ms at load 9).
+            assert took < 3 * limit + 0.5, f"{path} {params['timeout']}: answered after {took:.3f} s"
         ok = httpx.get(f"{s.url}/api/v1/query", params={"query": "count(card_boom)"}, timeout=60)
         assert ok.status_code == 200  # the cut queries' workers stopped: the server answers
 

@@ -65,12 +65,12 @@ def test_health_answers_while_a_query_runs(blocking: tuple[BlockingStore, QueryE
     th = threading.Thread(
         target=lambda: answered.append(c.get("/api/v1/query?query=up&time=1000").status_code))
     th.start()
-    assert store.entered.wait(10)
+    assert store.entered.wait(60)
     assert c.get("/-/healthy").status_code == 200
     assert c.get("/api/v1/targets").status_code == 200
     assert executor.in_flight() == 1 and not answered  # the query was still running meanwhile
     store.release.set()
-    th.join(10)
+    th.join(60)
     assert answered == [200]
 
 
@@ -96,9 +96,9 @@ def test_closing_the_executor_cancels_running_queries(
     answered: list[httpx.Response] = []
     th = threading.Thread(target=lambda: answered.append(c.get("/api/v1/query?query=up&time=1000")))
     th.start()
-    assert store.entered.wait(10)
+    assert store.entered.wait(60)
     executor.close()
-    th.join(10)
+    th.join(60)
     assert answered and answered[0].status_code == 503 and answered[0].json()["errorType"] == "canceled"
 
 

@@ -138,6 +138,15 @@ def _query(base: str, at: float, cut_ms: int) -> Points:
     return _matrix(r.json()["data"]["result"], cut_ms)
 
 
+def _behind(base: str, cut_ms: int) -> list[tuple[tuple[str, str], ...]]:
+    """The series the server writes itself (one sampled in the 10 s before ``cut_ms``) with none after it."""
+    now = time.time()
+    before, after = _query(base, cut_ms / 1000, cut_ms), _query(base, now, round(now * 1000) + 1)
+    return [series for series, pts in before.items()
+            if pts[-1][0] > cut_ms - 10_000 and ("__name__", "agent_pushed") not in series  # pushed: no more
+            and not any(t > cut_ms for t, _ in after.get(series, []))]
+
+
 def _export(base: str, cut_ms: int) -> Points:
     """VictoriaMetrics' raw samples (every stored one, duplicates included, none hidden)."""
     httpx.get(f"{base}/internal/force_flush", timeout=30)
@@ -210,8 +219,11 @@ def test_kill_9_mid_stream_then_every_stored_sample_is_in_both_receivers_once(
                         headers={**REMOTE_WRITE_HEADERS, "Authorization": f"Bearer {WRITE_TOKEN}"})
         assert r.status_code == 204, r.text
         cut = time.time()
-        time.sleep(1.5)  # a scrape stamped before `cut` is stored by now (bounded: the scrape takes ms)
         cut_ms = round(cut * 1000)
+        # Every sample stamped before `cut` is stored once each of the server's own writers (the
+        # scrape loop, the device watch: each stores in the order it stamps) has stored one stamped
+        # after it. (A 1.5 s sleep stood for this wait; a loaded runner can starve a scrape longer.)
+        _poll(lambda: not _behind(second.url, cut_ms), "a sample stamped after the cut from each writer")
         stored = _query(second.url, cut, cut_ms)
         assert sum(map(len, stored.values())) > 1000
         assert len([s for s in stored if ("__name__", "model_requests_total") in s]) == SERIES

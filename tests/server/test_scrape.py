@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from inferwatch.config import ScrapeTarget
 from inferwatch.model import Dimension, Labels, SimulatedClock
@@ -146,9 +147,8 @@ def test_threads_scrape_and_stop(target: FakeTarget) -> None:
     loop, store, _clock = _loop(target, interval=15.0)
     target.body = "a 1\n"
     loop.start()
-    for _ in range(500):  # bounded wait for a few scrapes to land
-        if target.requests >= 3:
-            break
+    end = time.monotonic() + 60  # bounded by time: 500 polls were 5 s, which a loaded runner can outlast
+    while target.requests < 3 and time.monotonic() < end:
         threading.Event().wait(0.01)
     loop.stop()
     assert target.requests >= 3

@@ -68,7 +68,8 @@ def test_the_timeout_bounds_the_whole_scrape(dribbler: str) -> None:
     loop.stop()
     (h,) = loop.targets()
     assert h.health == "down" and "context deadline exceeded" in h.last_error
-    assert h.last_duration < 2.5  # one read at most past the deadline (it took 30 s before)
+    # about one read past the 1 s deadline (it took 30 s before); 5 s leaves a loaded runner room
+    assert h.last_duration < 5.0
     assert _up(store) == [0.0]
 
 

@@ -117,7 +117,9 @@ def test_readme_streaming_app_pages_nobody(tmp_path: Path) -> None:
                 c.join(30)
     assert seen == set(), f"healthy streams paged: {sorted(seen)}"
     assert done and set(done) == {30}  # every stream read to its last token
-    assert 0.15 < float(ttft[0]["value"][1]) < 0.5  # type: ignore[index]
+    # the first token's time (200 ms prefill), not the whole stream's 1.1 s (over the 1.0 s bucket);
+    # 0.5 was within reach of a loaded runner's late wake-ups in one stream of a hundred
+    assert 0.15 < float(ttft[0]["value"][1]) < 1.0  # type: ignore[index]
     assert float(slow[0]["value"][1]) > 1.0  # type: ignore[index]  # whole streams: over SevereLatency's 1 s
     assert float(qps[0]["value"][1]) >= len(done) // 2  # type: ignore[index]  # streams counted (scrapes lag)
     assert latency == []  # but no stream's duration in the request-latency histogram

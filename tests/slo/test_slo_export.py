@@ -17,6 +17,7 @@ from inferwatch.config import parse_config
 from inferwatch.export import export
 from inferwatch.model import Labels, Sample, SimulatedClock
 from inferwatch.rules import Evaluator, QueryEngine, parse_promql
+from inferwatch.server import prometheus_rule_files
 from inferwatch.slo import load_rule_set
 from inferwatch.store import MemoryStore
 
@@ -35,7 +36,7 @@ def _exprs() -> list[str]:
 
 
 def test_the_rule_file_and_the_prometheus_rule_hold_the_slo_groups() -> None:
-    files = {f.path: f for f in export("prometheus", CONFIG)}
+    files = {f.path: f for f in export("prometheus", CONFIG, rule_files=prometheus_rule_files(CONFIG))}
     doc = yaml.safe_load(files["rules/slo.rules.yml"].text)
     names = [g["name"] for g in doc["groups"]]
     # every recording group before the alert groups: alerts read what was recorded at the same time
@@ -45,8 +46,8 @@ def test_the_rule_file_and_the_prometheus_rule_hold_the_slo_groups() -> None:
         ("alerts", "availability"), ("alerts", "latency-500ms"))]
     static = yaml.safe_load(files["rules/inferwatch.rules.yml"].text)
     assert not any(r["alert"].startswith("SLO") for g in static["groups"] for r in g["rules"])
-    operator = [d for d in yaml.safe_load_all(
-        {f.path: f for f in export("kubernetes", CONFIG)}["prometheus-operator.yaml"].text)
+    k8s = {f.path: f for f in export("kubernetes", CONFIG, rule_files=prometheus_rule_files(CONFIG))}
+    operator = [d for d in yaml.safe_load_all(k8s["prometheus-operator.yaml"].text)
         if d["kind"] == "PrometheusRule"]
     assert set(names) <= {g["name"] for g in operator[0]["spec"]["groups"]}
     assert "dashboards/inferwatch-slo.json" not in {f.path for f in export("grafana", parse_config(""))}

@@ -18,9 +18,9 @@ import pytest
 
 from inferwatch.config import load_config
 from inferwatch.export._files import dump_yaml
-from inferwatch.export._prometheus import rule_file_documents
 from inferwatch.rules._replay import run_replay
 from inferwatch.rules._testfile import load_test_file
+from inferwatch.server import prometheus_rule_files
 from inferwatch.slo import load_rule_set
 
 REPLAY = Path(__file__).resolve().parents[1] / "replay" / "slo"
@@ -49,7 +49,7 @@ def test_promtool_passes_on_the_exported_rules(
     path: Path, tmp_path: Path, require_tool: Callable[..., str]
 ) -> None:
     promtool = require_tool("promtool")
-    doc = rule_file_documents(load_config(CONFIG))["rules/slo.rules.yml"]
+    doc = prometheus_rule_files(load_config(CONFIG))["rules/slo.rules.yml"]
     (tmp_path / "slo_rules.yaml").write_text(dump_yaml(doc))
     shutil.copy(path, tmp_path / path.name)
     check = subprocess.run([promtool, "check", "rules", "slo_rules.yaml"], cwd=tmp_path,

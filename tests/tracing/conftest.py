@@ -43,7 +43,7 @@ class Receiver:
     requests: int = 0
     cond: threading.Condition = field(default_factory=threading.Condition)
 
-    def wait_for(self, predicate: Callable[[list[ReceivedSpan]], bool], timeout: float = 10.0) -> bool:
+    def wait_for(self, predicate: Callable[[list[ReceivedSpan]], bool], timeout: float = 60.0) -> bool:
         with self.cond:
             return self.cond.wait_for(lambda: predicate(self.spans), timeout)
 

@@ -57,7 +57,7 @@ def test_request_and_stage_histograms_point_to_kept_traces_in_openmetrics_only(r
             client = TestClient(app, raise_server_exceptions=False)
             assert client.get("/predict").status_code == 200  # ratio 0, fast, ok: dropped
             assert client.get("/predict?fail=1").status_code == 500  # failed: always kept
-            assert tr.force_flush()
+            assert tr.force_flush(60)
             assert receiver.wait_for(lambda spans: len(spans) == 2)
             om, text = m.metrics_text(openmetrics=True), m.metrics_text()
     finally:

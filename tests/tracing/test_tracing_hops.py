@@ -62,7 +62,7 @@ def test_one_trace_crosses_the_http_hop(receiver: Receiver, feature_store: str) 
     try:
         with TestClient(monitor.asgi(Starlette(routes=[Route("/predict", predict)]))) as c:
             assert c.get("/predict").text == "features"
-        assert tr.force_flush()
+        assert tr.force_flush(60)
         assert receiver.wait_for(lambda spans: len(spans) == 4)
     finally:
         monitor.close()

@@ -46,7 +46,7 @@ def test_sdk_exporter_to_serve_then_query_by_service_duration_and_id(
                 child.end(end_time=T0 + int(seconds * 1e9))
             root.end(end_time=T0 + int(seconds * 1e9))
             ids[label] = format(root.get_span_context().trace_id, "032x")
-        assert tr.force_flush()
+        assert tr.force_flush(60)
         assert tr.exporter is not None and tr.exporter.exported == 6
     finally:
         tr.shutdown()

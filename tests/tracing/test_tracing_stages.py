@@ -58,7 +58,7 @@ def test_server_span_continues_traceparent_and_stages_are_its_children(
     with Monitor(**SVC, tracing=tracing) as m, TestClient(m.asgi(_app(m))) as client:
         r = client.get("/predict", headers={"traceparent": f"00-{PARENT_TRACE}-{PARENT_SPAN}-01"})
         assert r.status_code == 200
-        assert tracing.force_flush()
+        assert tracing.force_flush(60)
         assert receiver.wait_for(lambda spans: len(spans) >= 3)
         by_name = {s.name: s for s in receiver.spans}
         assert set(by_name) == {"GET /predict", "feature_store", "model"}
@@ -77,7 +77,7 @@ def test_failed_stage_is_an_error_span_and_counted(receiver: Receiver, tracing: 
     with Monitor(**SVC, tracing=tracing) as m, \
             TestClient(m.asgi(_app(m)), raise_server_exceptions=False) as c:
         assert c.get("/predict?fail=1").status_code == 500
-        assert tracing.force_flush()
+        assert tracing.force_flush(60)
         assert receiver.wait_for(lambda spans: len(spans) >= 4)
         by_name = {s.name: s for s in receiver.spans}
         assert by_name["postprocess"].status_code == ERROR
@@ -187,7 +187,7 @@ def test_wsgi_server_span_continues_traceparent(receiver: Receiver, tracing: Tra
         body = m.wsgi(wsgi_app)(environ, lambda status, headers, exc_info=None: None)
         assert b"".join(body) == b"busy"
         body.close()  # type: ignore[attr-defined]  # PEP 3333: the server closes the iterable
-        assert tracing.force_flush()
+        assert tracing.force_flush(60)
         assert receiver.wait_for(lambda spans: len(spans) == 2)
     by_name = {s.name: s for s in receiver.spans}
     server = by_name["GET /predict"]
@@ -209,7 +209,7 @@ def test_stage_exemplars_point_only_to_traces_that_are_exported(receiver: Receiv
                                 raise RuntimeError("x")
                     except RuntimeError:
                         pass
-            assert tr.force_flush()
+            assert tr.force_flush(60)
             assert receiver.wait_for(lambda spans: len(spans) == 2)
             families = text_string_to_metric_families(m.metrics_text(openmetrics=True))
             hist = next(f for f in families if f.name == "inferwatch_stage_duration_seconds")
@@ -245,7 +245,7 @@ def test_invalid_traceparent_starts_a_new_trace(
         receiver: Receiver, tracing: Tracing, traceparent: str) -> None:
     with Monitor(**SVC, tracing=tracing) as m, TestClient(m.asgi(_app(m))) as client:
         assert client.get("/predict", headers={"traceparent": traceparent}).status_code == 200
-        assert tracing.force_flush()
+        assert tracing.force_flush(60)
         assert receiver.wait_for(lambda spans: len(spans) == 3)
     server = next(s for s in receiver.spans if s.name == "GET /predict")
     assert server.parent_span_id == "" and server.trace_id not in (PARENT_TRACE, "0" * 32)

@@ -15,6 +15,7 @@ from inferwatch.alerting._history import EVENT_KINDS
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage, fingerprint
 from inferwatch.alerting._pipeline import Pipeline
+from inferwatch.alerting._pipeline_handles import AcksHandle, AlertsHandle, PipelineHandles, SilencesHandle
 from inferwatch.alerting._preview import Captured, alerts_from_document, preview
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._replay import ReplayPipeline
@@ -30,11 +31,13 @@ from inferwatch.alerting._view import AlertView
 __all__ = [
     "ALERTING_STATE_FILE",
     "EVENT_KINDS",
+    "AcksHandle",
     "Action",
     "ActionRecord",
     "ActionStage",
     "AlertGroup",
     "AlertView",
+    "AlertsHandle",
     "Captured",
     "HttpClient",
     "InlineExecutor",
@@ -43,6 +46,7 @@ __all__ = [
     "Notifier",
     "Pipeline",
     "PipelineBuilder",
+    "PipelineHandles",
     "PipelineRunner",
     "QueueStats",
     "RecordingAction",
@@ -53,6 +57,7 @@ __all__ = [
     "Shift",
     "Silence",
     "Silences",
+    "SilencesHandle",
     "Stage",
     "Stages",
     "StateDB",

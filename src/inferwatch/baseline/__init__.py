@@ -22,10 +22,15 @@ from inferwatch.baseline._nab import (
 from inferwatch.baseline._novelty import FuzzyArt
 from inferwatch.baseline._promql import promql_rules
 from inferwatch.baseline._prophet import ProphetBaseline, prophet_available
-from inferwatch.baseline._provider import SeriesBands, band_provider_factory, rule_seasonal_config
+from inferwatch.baseline._provider import RuleBand, SeriesBands, band_provider_factory, rule_seasonal_config
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
-from inferwatch.config._baseline import BaselineConfig, NoveltyConfig, ProphetConfig, SeasonalConfig
+from inferwatch.baseline._settings import (
+    BaselineSettings,
+    NoveltySettings,
+    ProphetSettings,
+    SeasonalSettings,
+)
 
 __all__ = [
     "PROFILES",
@@ -33,21 +38,22 @@ __all__ = [
     "AnomalyLikelihood",
     "Band",
     "Baseline",
-    "BaselineConfig",
+    "BaselineSettings",
     "CsvSeries",
     "Direction",
     "FuzzyArt",
     "NabFile",
     "NabProfile",
     "NabTally",
-    "NoveltyConfig",
     "NoveltyScorer",
+    "NoveltySettings",
     "ProphetBaseline",
-    "ProphetConfig",
+    "ProphetSettings",
     "RecurrenceGate",
+    "RuleBand",
     "ScoredSeries",
     "SeasonalBaseline",
-    "SeasonalConfig",
+    "SeasonalSettings",
     "SeriesBands",
     "alert_windows",
     "band_provider_factory",

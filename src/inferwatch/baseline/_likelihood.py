@@ -21,7 +21,7 @@ from statistics import NormalDist
 from typing import Any
 
 from inferwatch.baseline._novelty import FuzzyArt
-from inferwatch.config._baseline import NoveltyConfig
+from inferwatch.baseline._settings import NoveltySettings
 
 __all__ = ["AnomalyLikelihood", "NoveltyScorer"]
 
@@ -91,7 +91,7 @@ class NoveltyScorer:
 
     __slots__ = ("_left", "art", "config", "likelihood")
 
-    def __init__(self, config: NoveltyConfig) -> None:
+    def __init__(self, config: NoveltySettings) -> None:
         self.config = config
         self.art = FuzzyArt(config.window, config.levels, config.rho, config.categories)
         self.likelihood = AnomalyLikelihood(config.short, config.long, config.likelihood,
@@ -127,7 +127,7 @@ class NoveltyScorer:
                 "left": self._left}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any], config: NoveltyConfig) -> NoveltyScorer:
+    def from_state(cls, state: dict[str, Any], config: NoveltySettings) -> NoveltyScorer:
         """Rebuild from :meth:`to_state`; ``ValueError`` when malformed or of another shape."""
         s = cls(config)
         try:

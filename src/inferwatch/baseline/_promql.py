@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from inferwatch.baseline._band import Direction
-from inferwatch.config import BaselineConfig
+from inferwatch.baseline._settings import BaselineSettings
 from inferwatch.model import format_duration, is_valid_metric_name
 
 __all__ = ["promql_rules"]
@@ -55,7 +55,7 @@ def _daily_ref(value: str, slot: float, days: int) -> str:
     return "quantile without (baseline_day) (0.5,\n  " + "\n  or ".join(parts) + "\n)"
 
 
-def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
+def promql_rules(name: str, expr: str, *, config: BaselineSettings | None = None,
                  interval: float = 60.0, direction: Direction | None = None,
                  fallback: float | None = None, level_window: float = 3600.0,
                  scale_window: float = 7 * 86400.0) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
     >>> [r.get("record", r.get("alert")) for r in rules["groups"][0]["rules"]][-1]
     'api_p99_outside_baseline'
     """
-    cfg = config or BaselineConfig()
+    cfg = config or BaselineSettings()
     s = cfg.seasonal
     side = direction or cfg.direction
     if not is_valid_metric_name(name) or ":" in name:
@@ -110,7 +110,7 @@ def promql_rules(name: str, expr: str, *, config: BaselineConfig | None = None,
     return {"groups": [{"name": f"baseline_{name}", "interval": _d(interval), "rules": rules}]}
 
 
-def _bound_records(p: str, v: str, cfg: BaselineConfig) -> list[tuple[str, str]]:
+def _bound_records(p: str, v: str, cfg: BaselineSettings) -> list[tuple[str, str]]:
     """``…:upper`` / ``…:lower``: the band, narrowed by the long-memory range when it is on.
 
     The range is kept as each slot's (hour's) high and low, recorded every evaluation
@@ -143,7 +143,7 @@ def _bound_records(p: str, v: str, cfg: BaselineConfig) -> list[tuple[str, str]]
     ]
 
 
-def _window_records(p: str, cfg: BaselineConfig, interval: float, sw: str,
+def _window_records(p: str, cfg: BaselineSettings, interval: float, sw: str,
                     lag: str) -> list[tuple[str, str]]:
     """Window-mean rules: the mean of the last N residuals and its own band, per window."""
     s = cfg.seasonal

@@ -21,7 +21,7 @@ import numpy as np
 from inferwatch._exceptions import ToolMissingError
 from inferwatch.baseline._band import Band
 from inferwatch.baseline._ring import robust_sigma
-from inferwatch.config._baseline import ProphetConfig
+from inferwatch.baseline._settings import ProphetSettings
 
 __all__ = ["ProphetBaseline", "prophet_available"]
 
@@ -63,8 +63,8 @@ class ProphetBaseline:
     Prophet is missing.
     """
 
-    def __init__(self, config: ProphetConfig | None = None) -> None:
-        self.config = config or ProphetConfig()
+    def __init__(self, config: ProphetSettings | None = None) -> None:
+        self.config = config or ProphetSettings()
         self._history: deque[tuple[float, float]] = deque(maxlen=_MAX_POINTS)
         self._grid = np.empty(0)
         self._forecast = np.empty(0)
@@ -105,7 +105,7 @@ class ProphetBaseline:
 
     def to_state(self) -> dict[str, Any]:
         """JSON-ready state: the trailing window and the current forecast grid."""
-        return {"method": "prophet", "config": self.config.model_dump(mode="json"),
+        return {"method": "prophet", "config": self.config.to_dict(),
                 "history": [list(p) for p in self._history], "grid": self._grid.tolist(),
                 "forecast": self._forecast.tolist(),
                 "sigma": None if math.isnan(self._sigma) else self._sigma,
@@ -114,7 +114,7 @@ class ProphetBaseline:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> ProphetBaseline:
         """Rebuild from ``to_state`` (no refit: the saved forecast grid is reused)."""
-        b = cls(ProphetConfig.model_validate(state["config"]))
+        b = cls(ProphetSettings.from_dict(state["config"]))
         b._history.extend((float(t), float(v)) for t, v in state["history"])
         b._grid = np.asarray(state["grid"], dtype=np.float64)
         b._forecast = np.asarray(state["forecast"], dtype=np.float64)

@@ -4,27 +4,52 @@ The rules package cannot import baseline (package order), so it declares a
 protocol and takes a factory; :func:`band_provider_factory` is that factory.
 The lead wires it into the server::
 
-    Evaluator(rules, store, band_factory=band_provider_factory(config.baseline))
+    settings = BaselineSettings.from_dict(config.baseline.model_dump())
+    Evaluator(rules, store, band_factory=band_provider_factory(settings))
+
+A rule's ``dynamic:`` section (the config's ``DynamicThreshold``) is read through the
+:class:`RuleBand` protocol: baseline sits below config in the package table.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from inferwatch.baseline._band import Band, Baseline, band_excess, is_anomalous, on_side
+from inferwatch.baseline._band import Band, Baseline, Direction, band_excess, is_anomalous, on_side
 from inferwatch.baseline._likelihood import NoveltyScorer
 from inferwatch.baseline._prophet import ProphetBaseline
 from inferwatch.baseline._recurrence import RecurrenceGate, recurrence_gate
 from inferwatch.baseline._seasonal import SeasonalBaseline
-from inferwatch.config import DynamicThreshold
-from inferwatch.config._baseline import BaselineConfig, SeasonalConfig
+from inferwatch.baseline._settings import BaselineSettings, SeasonalSettings
 
-__all__ = ["SeriesBands", "band_provider_factory", "rule_seasonal_config"]
+__all__ = ["RuleBand", "SeriesBands", "band_provider_factory", "rule_seasonal_config"]
 
 log = logging.getLogger(__name__)
+
+
+class RuleBand(Protocol):
+    """What a band reads of one rule's ``dynamic:`` settings (``None``: the baseline's own)."""
+
+    @property
+    def band(self) -> float: ...
+    @property
+    def direction(self) -> Direction: ...
+    @property
+    def min_history(self) -> float: ...
+    @property
+    def windows(self) -> tuple[int, ...] | None: ...
+    @property
+    def level_points(self) -> int | None: ...
+    @property
+    def long_range(self) -> bool | None: ...
+    @property
+    def recurrence(self) -> int | None: ...
+    @property
+    def novelty(self) -> bool | None: ...
 
 
 class SeriesBands:
@@ -37,12 +62,15 @@ class SeriesBands:
     excursion that only repeats the series' earlier ones is ``held`` and its
     alert stays pending.
 
-    >>> bands = SeriesBands(BaselineConfig(), DynamicThreshold(min_history=0))
+    >>> from types import SimpleNamespace
+    >>> rule = SimpleNamespace(band=6.0, direction="above", min_history=0.0, windows=None,
+    ...                        level_points=None, long_range=None, recurrence=None, novelty=None)
+    >>> bands = SeriesBands(BaselineSettings(), rule)
     >>> bands.band("latency{job=\\"api\\"}", 0.0, 1.0) is None  # no history yet
     True
     """
 
-    def __init__(self, config: BaselineConfig, dynamic: DynamicThreshold, *,
+    def __init__(self, config: BaselineSettings, dynamic: RuleBand, *,
                  max_series: int = 10_000) -> None:
         self.config = config
         self.dynamic = dynamic
@@ -52,16 +80,16 @@ class SeriesBands:
         self._gates: dict[str, RecurrenceGate] = {}
         self._novelty: dict[str, NoveltyScorer] = {}  # only with baseline.novelty.enabled
         # one frozen settings object shared by every series of the rule, not a copy each
-        self._seasonal_config: SeasonalConfig | None = None
+        self._seasonal_config: SeasonalSettings | None = None
 
     def _new(self) -> Baseline:
         cfg, dyn = self.config, self.dynamic
         if cfg.method == "prophet":
-            return ProphetBaseline(cfg.prophet.model_copy(
-                update={"band": dyn.band, "min_history": dyn.min_history}))
+            return ProphetBaseline(dataclasses.replace(
+                cfg.prophet, band=dyn.band, min_history=dyn.min_history))
         return SeasonalBaseline(self._seasonal())
 
-    def _seasonal(self) -> SeasonalConfig:
+    def _seasonal(self) -> SeasonalSettings:
         if self._seasonal_config is None:
             self._seasonal_config = rule_seasonal_config(self.config, self.dynamic)
         return self._seasonal_config
@@ -213,7 +241,7 @@ def _from_state(state: dict[str, Any]) -> Baseline:
     return SeasonalBaseline.from_state(state)
 
 
-def rule_seasonal_config(config: BaselineConfig, dynamic: DynamicThreshold) -> SeasonalConfig:
+def rule_seasonal_config(config: BaselineSettings, dynamic: RuleBand) -> SeasonalSettings:
     """The seasonal settings of one dynamic rule: the config's, with the rule's own on top."""
     update: dict[str, Any] = {"band": dynamic.band, "min_history": dynamic.min_history}
     if dynamic.windows is not None:
@@ -222,16 +250,16 @@ def rule_seasonal_config(config: BaselineConfig, dynamic: DynamicThreshold) -> S
         update["level_points"] = dynamic.level_points
     if dynamic.long_range is False:
         update["range_horizon"] = 0.0
-    return config.seasonal.model_copy(update=update)
+    return dataclasses.replace(config.seasonal, **update)
 
 
 def band_provider_factory(
-    config: BaselineConfig | None = None,
-) -> Callable[[str, DynamicThreshold], SeriesBands]:
+    config: BaselineSettings | None = None,
+) -> Callable[[str, RuleBand], SeriesBands]:
     """The ``band_factory`` for ``inferwatch.rules.Evaluator``: one :class:`SeriesBands` per rule."""
-    cfg = config or BaselineConfig()
+    cfg = config or BaselineSettings()
 
-    def factory(rule_name: str, dynamic: DynamicThreshold) -> SeriesBands:
+    def factory(rule_name: str, dynamic: RuleBand) -> SeriesBands:
         return SeriesBands(cfg, dynamic)
 
     return factory

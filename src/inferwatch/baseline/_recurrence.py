@@ -28,7 +28,7 @@ import math
 from collections import deque
 from typing import Any
 
-from inferwatch.config import BaselineConfig
+from inferwatch.baseline._settings import BaselineSettings
 
 __all__ = ["RecurrenceGate", "recurrence_gate"]
 
@@ -160,7 +160,7 @@ class RecurrenceGate:
         return g
 
 
-def recurrence_gate(config: BaselineConfig, count: int | None = None) -> RecurrenceGate | None:
+def recurrence_gate(config: BaselineSettings, count: int | None = None) -> RecurrenceGate | None:
     """The gate the config asks for (``count`` overrides ``config.recurrence``); ``None`` when off."""
     n = config.recurrence if count is None else count
     if not n:

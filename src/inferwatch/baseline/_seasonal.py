@@ -37,7 +37,7 @@ from inferwatch.baseline._band import Band
 from inferwatch.baseline._profile import SeasonalProfile
 from inferwatch.baseline._range import LongRange
 from inferwatch.baseline._ring import Ring, robust_sigma_and_tail
-from inferwatch.config._baseline import SeasonalConfig
+from inferwatch.baseline._settings import SeasonalSettings
 
 __all__ = ["SeasonalBaseline"]
 
@@ -54,12 +54,12 @@ class _Window:
 
     __slots__ = ("half", "means", "n")
 
-    def __init__(self, n: int, cfg: SeasonalConfig) -> None:
+    def __init__(self, n: int, cfg: SeasonalSettings) -> None:
         self.n = n
         self.means = Ring(cfg.scale_points)
         self.half = math.nan
 
-    def refresh(self, cfg: SeasonalConfig) -> None:
+    def refresh(self, cfg: SeasonalSettings) -> None:
         # the ring keeps scale_points means: a smaller scale_points lowers the warm-up to that
         if len(self.means) < min(cfg.window_min_points, cfg.scale_points):
             return
@@ -80,7 +80,7 @@ class _Candidate:
 
     __slots__ = ("level", "recent", "resid", "sigma", "since_refresh", "tail", "windows")
 
-    def __init__(self, cfg: SeasonalConfig) -> None:
+    def __init__(self, cfg: SeasonalSettings) -> None:
         self.level = Ring(cfg.level_points, ordered=True)
         self.resid = Ring(cfg.scale_points)
         self.sigma = math.nan
@@ -90,7 +90,7 @@ class _Candidate:
         # the last residuals, raw (unclipped), for the window means: packed, not float objects
         self.recent = Ring(max(cfg.windows, default=1))
 
-    def refresh(self, cfg: SeasonalConfig) -> None:
+    def refresh(self, cfg: SeasonalSettings) -> None:
         self.sigma, tail = robust_sigma_and_tail(self.resid.values(),
                                                  cfg.tail_quantile if cfg.tail_factor else None)
         self.tail = tail if cfg.tail_factor else 0.0
@@ -106,7 +106,7 @@ class _Candidate:
             if len(newest) >= w.n:
                 w.means.push(sum(newest[: w.n]) / w.n)
 
-    def window_bounds(self, cfg: SeasonalConfig, lower: float, upper: float,
+    def window_bounds(self, cfg: SeasonalSettings, lower: float, upper: float,
                       expected: float) -> tuple[float, float]:
         """Narrow ``(lower, upper)`` to the values that keep every window mean in its band.
 
@@ -128,7 +128,7 @@ class _Candidate:
             upper = min(upper, expected + w.n * half - prior)
         return lower, upper
 
-    def half_width(self, cfg: SeasonalConfig, expected: float) -> float:
+    def half_width(self, cfg: SeasonalSettings, expected: float) -> float:
         return max(cfg.band * self.sigma, cfg.tail_factor * self.tail,
                    cfg.relative_floor * abs(expected), 1e-12)
 
@@ -154,7 +154,7 @@ class _Candidate:
                 w.restore(saved[w.n])
 
 
-def _long_range(cfg: SeasonalConfig) -> LongRange | None:
+def _long_range(cfg: SeasonalSettings) -> LongRange | None:
     if not cfg.range_horizon:
         return None
     return LongRange(slot=cfg.range_slot, horizon=cfg.range_horizon, exclude=cfg.range_exclude,
@@ -164,14 +164,14 @@ def _long_range(cfg: SeasonalConfig) -> LongRange | None:
 class SeasonalBaseline:
     """Robust seasonal baseline for one series; O(1) amortised per point, bounded state.
 
-    >>> b = SeasonalBaseline(SeasonalConfig(min_history=0, min_points=4, scale_points=16))
+    >>> b = SeasonalBaseline(SeasonalSettings(min_history=0, min_points=4, scale_points=16))
     >>> for i in range(20): b.learn(i * 300.0, 10.0 + (i % 2))
     >>> band = b.predict(20 * 300.0); band.lower < 10.5 < band.upper
     True
     """
 
-    def __init__(self, config: SeasonalConfig | None = None) -> None:
-        self.config = cfg = config or SeasonalConfig()
+    def __init__(self, config: SeasonalSettings | None = None) -> None:
+        self.config = cfg = config or SeasonalSettings()
         self._profiles = {
             "daily": SeasonalProfile(DAY, cfg.slot, cfg.days, cfg.slot_capacity, min_cycles=1),
             "weekly": SeasonalProfile(WEEK, cfg.slot, cfg.weeks, cfg.slot_capacity, min_cycles=2),
@@ -268,7 +268,7 @@ class SeasonalBaseline:
                 cand.refresh(self.config)
         cand.level.push(value - ref)
 
-    def adopt(self, config: SeasonalConfig) -> bool:
+    def adopt(self, config: SeasonalSettings) -> bool:
         """Take ``config``'s thresholds (band, tail, floors, warm-up) and keep what was learned.
 
         False, changing nothing, when ``config`` differs in a setting that shapes the
@@ -294,7 +294,7 @@ class SeasonalBaseline:
         """JSON-ready state; ``SeasonalBaseline.from_state`` continues exactly where this left."""
         return {
             "method": "seasonal",
-            "config": self.config.model_dump(mode="json"),
+            "config": self.config.to_dict(),
             "first_t": None if math.isnan(self._first_t) else self._first_t,
             "last_t": None if math.isinf(self._last_t) else self._last_t,
             "points": self._points,
@@ -308,7 +308,7 @@ class SeasonalBaseline:
     def from_state(cls, state: dict[str, Any]) -> SeasonalBaseline:
         """Rebuild a baseline saved by ``to_state`` (``ValueError`` on a malformed state)."""
         try:
-            b = cls(SeasonalConfig.model_validate(state["config"]))
+            b = cls(SeasonalSettings.from_dict(state["config"]))
             b._first_t = math.nan if state["first_t"] is None else float(state["first_t"])
             b._last_t = -math.inf if state["last_t"] is None else float(state["last_t"])
             b._points = int(state["points"])

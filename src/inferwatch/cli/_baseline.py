@@ -77,25 +77,26 @@ def _score(args: argparse.Namespace) -> int:
         NoveltyScorer,
         ProphetBaseline,
         SeasonalBaseline,
-        SeasonalConfig,
         alert_windows,
         read_csv_series,
         recurrence_gate,
         score_series,
     )
     from inferwatch.config import load_config
+    from inferwatch.server import baseline_settings
 
-    cfg = load_config(args.config).baseline
+    config = load_config(args.config).baseline
     overrides = {k: v for k, v in (("windows", args.windows), ("level_points", args.level_points))
                  if v is not None}
     if overrides:
         try:
-            cfg = cfg.model_copy(update={"seasonal": SeasonalConfig.model_validate(
-                {**cfg.seasonal.model_dump(), **overrides})})
+            config = config.model_copy(update={"seasonal": type(config.seasonal).model_validate(
+                {**config.seasonal.model_dump(), **overrides})})
         except ValidationError as exc:
             raise ConfigError("; ".join(
                 f"--{'-'.join(str(x) for x in e['loc']).replace('_', '-') or 'windows'}: {e['msg']}"
                 for e in exc.errors())) from None
+    cfg = baseline_settings(config)
     series = read_csv_series(args.csv, args.timestamp_col, args.value_col)
     if series.unordered:
         print(f"{args.csv}: {series.unordered} rows not after an earlier row's timestamp (repeated or "
@@ -128,8 +129,9 @@ def _promql(args: argparse.Namespace) -> int:
     from inferwatch.baseline import promql_rules
     from inferwatch.config import load_config
     from inferwatch.model import parse_duration
+    from inferwatch.server import baseline_settings
 
-    cfg = load_config(args.config).baseline
+    cfg = baseline_settings(load_config(args.config).baseline)
     try:
         interval = parse_duration(args.interval)
         rules = promql_rules(args.name, args.expr, config=cfg, interval=interval,

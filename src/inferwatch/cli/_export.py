@@ -62,13 +62,15 @@ def _run(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import InputError
     from inferwatch.config import load_config
     from inferwatch.export import ExportOptions, export, write_files
+    from inferwatch.server import prometheus_rule_files
 
     opts = ExportOptions(inferwatch_url=args.inferwatch_url, alertmanager=args.alertmanager,
                          prometheus_url=args.prometheus_url, jaeger_otlp=args.jaeger,
                          namespace=args.namespace, image=args.image,
                          remote_write=tuple(args.remote_write))
     try:
-        files = export(args.target, load_config(args.config), opts)
+        config = load_config(args.config)
+        files = export(args.target, config, opts, prometheus_rule_files(config))
     except ValueError as exc:
         raise InputError(f"export {args.target}: {exc}") from None
     for f, path in zip(files, write_files(files, args.output), strict=True):

@@ -1,4 +1,9 @@
-"""``inferwatch performance estimate``: estimated (and realized) classifier performance per chunk."""
+"""``inferwatch performance estimate``: estimated (and realized) performance per chunk.
+
+A classifier (``--y-pred-proba`` given): confidence-based performance estimation
+(CBPE). A regressor (no ``--y-pred-proba``, or ``--problem regression``): direct
+loss estimation (DLE), which needs the ``regression`` extra (scikit-learn).
+"""
 
 from __future__ import annotations
 
@@ -7,20 +12,25 @@ import sys
 from typing import Any
 
 from inferwatch.cli._common import print_json
+from inferwatch.cli._performance_common import id_column, print_table
 
 __all__ = ["add_parser"]
 
 _METRICS = "roc_auc,accuracy,f1,precision,recall"
+_REGRESSION_METRICS = "mae,rmse"
 
 
 def add_parser(sub: Any) -> None:
     """Register ``performance``."""
     p: argparse.ArgumentParser = sub.add_parser(
         "performance",
-        help="estimate a classifier's performance on unlabelled data (CBPE)",
-        description="Confidence-based performance estimation: calibrate the scores on a labelled reference, "
-        "then estimate ROC AUC, accuracy, precision, recall and F1 per chunk of unlabelled analysis rows, "
-        "with a ±3σ sampling-error band. Assumes calibrated scores carry over (no concept drift).",
+        help="estimate a model's performance on unlabelled data (CBPE, DLE)",
+        description="Classifiers: confidence-based performance estimation (CBPE) calibrates the scores on a "
+        "labelled reference, then estimates ROC AUC, accuracy, precision, recall and F1 per chunk of "
+        "unlabelled analysis rows. Regressors (no --y-pred-proba): direct loss estimation (DLE) fits a model "
+        "of the loss on the reference and estimates MAE, RMSE and MAPE per chunk (needs "
+        "pip install 'inferwatch[regression]'). Each estimate has a ±3σ sampling-error band. "
+        "Assumes P(y | x) carries over from the reference (no concept drift).",
     )
     verbs = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     est = verbs.add_parser("estimate", help="estimate per chunk of the analysis file")
@@ -30,12 +40,31 @@ def add_parser(sub: Any) -> None:
     )
     est.add_argument(
         "--y-pred-proba",
-        required=True,
         metavar="COL",
-        help="score column (binary, labels 0/1) or LABEL=COL,LABEL=COL,... (multiclass)",
+        help="score column (binary, labels 0/1) or LABEL=COL,LABEL=COL,... (multiclass); "
+        "absent for a regressor",
     )
-    est.add_argument("--y-pred", required=True, metavar="COL", help="predicted class column")
-    est.add_argument("--y-true", required=True, metavar="COL", help="true class column (in the reference)")
+    est.add_argument("--y-pred", required=True, metavar="COL", help="predicted class (or value) column")
+    est.add_argument(
+        "--y-true", required=True, metavar="COL", help="true class (or value) column (in the reference)"
+    )
+    est.add_argument(
+        "--problem",
+        choices=("classification", "regression"),
+        help="default: classification with --y-pred-proba, regression without",
+    )
+    est.add_argument(
+        "--features",
+        metavar="LIST",
+        help="regression: the model's input columns, comma-separated (default: every reference column "
+        "also in the analysis, except --y-true, --y-pred and --id-col)",
+    )
+    est.add_argument(
+        "--tune",
+        action="store_true",
+        help="regression: choose the loss model's hyper-parameters by cross-validation on the reference "
+        "(slower; the report goes to stderr)",
+    )
     est.add_argument(
         "--chunk-size",
         type=int,
@@ -44,7 +73,9 @@ def add_parser(sub: Any) -> None:
         help="rows per chunk, in file order; a last partial chunk is dropped (default 5000)",
     )
     est.add_argument(
-        "--metrics", default=_METRICS, metavar="LIST", help=f"comma-separated (default {_METRICS})"
+        "--metrics",
+        metavar="LIST",
+        help=f"comma-separated (default {_METRICS}; regression: {_REGRESSION_METRICS}, or mape)",
     )
     est.add_argument(
         "--analysis-targets", metavar="FILE", help="labels of the analysis rows: adds 'realized'"
@@ -58,7 +89,16 @@ def _estimate(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import InputError
     from inferwatch.quality import ColumnSpec, estimate_chunks, join_targets, read_table
 
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    problem = args.problem or ("classification" if args.y_pred_proba else "regression")
+    if problem == "classification" and not args.y_pred_proba:
+        raise InputError("--problem classification needs --y-pred-proba COL (the scores)")
+    if problem == "regression" and args.y_pred_proba:
+        raise InputError("--y-pred-proba is for classifiers: drop it, or drop --problem regression")
+    if problem == "regression":
+        from inferwatch.cli._performance_regression import estimate_regression
+
+        return estimate_regression(args)
+    metrics = [m.strip() for m in (args.metrics or _METRICS).split(",") if m.strip()]
     spec = ColumnSpec.parse(args.y_pred_proba, args.y_pred, args.y_true)
     if args.analysis_targets and not args.id_col:
         raise InputError(
@@ -71,8 +111,8 @@ def _estimate(args: argparse.Namespace) -> int:
         targets = read_table(args.analysis_targets)
         tname = str(args.analysis_targets)
         labels = spec.labels(targets, spec.y_true, tname)
-        ids = _id(targets, args.id_col, tname)
-        truth = join_targets(_id(analysis, args.id_col, str(args.analysis)), ids, labels)
+        ids = id_column(targets, args.id_col, tname)
+        truth = join_targets(id_column(analysis, args.id_col, str(args.analysis)), ids, labels)
     chunks = estimate_chunks(
         reference,
         analysis,
@@ -88,25 +128,5 @@ def _estimate(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"chunks": [c.to_json() for c in chunks]})
     else:
-        _table(chunks, metrics)
+        print_table(chunks, metrics)
     return 0
-
-
-def _id(table: Any, column: str, where: str) -> Any:
-    from inferwatch._exceptions import InputError
-
-    if column not in table:
-        raise InputError(f"{where}: no column named {column!r} (the --id-col)")
-    return table[column]
-
-
-def _table(chunks: list[Any], metrics: list[str]) -> None:
-    head = f"{'chunk':>5} {'rows':>13}  " + "  ".join(f"{m:>22}" for m in metrics)
-    print(head)
-    for c in chunks:
-        cells = []
-        for m in metrics:
-            v, lo, hi = c.estimate.estimated[m], c.estimate.lower[m], c.estimate.upper[m]
-            real = "" if c.realized is None else f" ({c.realized[m]:.3f})"
-            cells.append(f"{v:.3f} [{lo:.3f},{hi:.3f}]{real}".rjust(22))
-        print(f"{c.index:>5} {f'{c.start}-{c.end}':>13}  " + "  ".join(cells))

@@ -28,9 +28,11 @@ def add_parser(sub: Any) -> None:
     build.add_argument("--bins", type=int, default=None, help="bins per numeric feature (default 10)")
     build.add_argument("--confidence", metavar="COL", help="column with the model's confidence")
     build.add_argument("--labels", metavar="COL",
-                       help="column with the true class (0/1): keeps a sample of scores and labels for the "
-                       "performance estimator (needs --score)")
-    build.add_argument("--score", metavar="COL", help="column with the model's P(class 1) (with --labels)")
+                       help="column with the true class (0/1, or a class name with LABEL=COL scores): keeps "
+                       "a sample of scores and labels for the performance estimator (needs --score)")
+    build.add_argument("--score", metavar="COL",
+                       help="column with the model's P(class 1), or LABEL=COL,LABEL=COL,... (multiclass: "
+                       "each class's probability column, in the order the model gives them; with --labels)")
     build.add_argument("--categorical", action="append", default=[], metavar="COL",
                        help="treat a numeric column as categorical (repeatable)")
     build.add_argument("--exclude", action="append", default=[], metavar="COL",
@@ -51,7 +53,8 @@ def _build(args: argparse.Namespace) -> int:
     if bool(args.labels) != bool(args.score):
         raise InputError("--labels and --score go together (the true class and the model's P(class 1))")
     labelled = labelled_reference(table, args.score, args.labels) if args.labels else None
-    exclude = [*args.exclude, *(c for c in (args.labels, args.score) if c)]
+    scores = [c.split("=", 1)[-1] for c in (args.score or "").split(",") if c]  # COL, or LABEL=COL,...
+    exclude = [*args.exclude, *scores, *([args.labels] if args.labels else [])]
     profile = replace(build_profile(table, bins=bins, confidence=args.confidence, exclude=exclude),
                       labelled=labelled)
     dump_profile(profile, args.output)
@@ -59,9 +62,16 @@ def _build(args: argparse.Namespace) -> int:
     print(f"{args.output}: {len(kinds)} features ({kinds.count('numeric')} numeric, "
           f"{kinds.count('categorical')} categorical), {profile.rows} rows"
           + (", confidence profiled" if profile.confidence else "")
-          + (f", {profile.labelled[0].size} labelled scores kept" if profile.labelled else ""),
+          + (_labelled_note(profile.labelled) if profile.labelled else ""),
           file=sys.stderr)
     return 0
+
+
+def _labelled_note(labelled: tuple[Any, Any]) -> str:
+    scores, labels = labelled
+    if scores.ndim == 1:
+        return f", {scores.size} labelled scores kept"
+    return f", {labels.size} labelled rows of {scores.shape[1]} class probabilities kept"
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -123,7 +123,7 @@ def _saved_bands(cfg: Any, rules: list[Any]) -> tuple[dict[str, dict[str, bool]]
     from inferwatch.baseline import band_provider_factory
     from inferwatch.model import SystemClock
     from inferwatch.rules import AlertStateStore, Evaluator
-    from inferwatch.server import ALERT_STATE_FILE, state_dir
+    from inferwatch.server import ALERT_STATE_FILE, baseline_settings, state_dir
     from inferwatch.store import MemoryStore
 
     dynamic = [r for r in rules if r.dynamic is not None]
@@ -134,7 +134,7 @@ def _saved_bands(cfg: Any, rules: list[Any]) -> tuple[dict[str, dict[str, bool]]
     state = AlertStateStore(path)
     try:  # the evaluator restores the bands exactly as `serve` does; nothing is written
         ev = Evaluator(dynamic, MemoryStore(), clock=SystemClock(), state=state,
-                       band_factory=band_provider_factory(cfg.baseline))
+                       band_factory=band_provider_factory(baseline_settings(cfg.baseline)))
         return ({r.name: ev.band_status(r.name) or {} for r in dynamic},
                 {r.name: ev.band_warmup(r.name) for r in dynamic})
     finally:

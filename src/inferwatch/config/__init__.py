@@ -80,7 +80,7 @@ from inferwatch.config._rules import (
 )
 from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
-from inferwatch.config._server import ServerConfig, StorageConfig
+from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
     DEFAULT_MIN_EVENTS,
     PERIODS,
@@ -146,6 +146,7 @@ __all__ = [
     "MetricSignal",
     "NotifyPolicy",
     "OnCallConfig",
+    "OutcomesConfig",
     "OverrideSpec",
     "PagerDutyReceiverSpec",
     "QualityConfig",

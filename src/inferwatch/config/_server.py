@@ -8,7 +8,18 @@ from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._remote_write import RemoteWriteSpec
 from inferwatch.config._types import Duration, FrozenModel, Secret
 
-__all__ = ["ServerConfig", "StorageConfig"]
+__all__ = ["OutcomesConfig", "ServerConfig", "StorageConfig"]
+
+
+class OutcomesConfig(FrozenModel):
+    """Bounds of ``POST /api/v1/outcomes``: delayed labels kept for the SDK's poller (``outcomes.sqlite``)."""
+
+    retention: Duration = Field(7 * 86400.0, gt=0, description="outcomes received longer ago are deleted")
+    max_rows: int = Field(1_000_000, gt=0, description="most outcomes kept; the oldest are deleted beyond")
+    max_per_request: int = Field(
+        10_000, gt=0, le=1_000_000, description="most outcomes one POST may carry, and one GET may return")
+    max_string_length: int = Field(
+        256, gt=0, le=65_536, description="longest request_id, model or string label, in characters")
 
 
 class ServerConfig(FrozenModel):
@@ -26,6 +37,8 @@ class ServerConfig(FrozenModel):
         default_factory=IngestLimits, description="bounds on what comes in: labels, samples, series")
     remote_write: list[RemoteWriteSpec] = Field(
         default_factory=list, description="receivers every stored sample is shipped to (remote-write 1.0)")
+    outcomes: OutcomesConfig = Field(
+        default_factory=OutcomesConfig, description="delayed labels POSTed to /api/v1/outcomes")
 
     @field_validator("listen")
     @classmethod

@@ -1,22 +1,28 @@
 """The demo's embedded server: scrapes the demo service on compressed time, evaluates the
 default rule pack and shows the alerts the evaluator sends (firing, then resolved).
 
-The alerts are the real evaluator's; this part only displays them. The
-notification pipeline (routing, receivers, the degrade action) plugs in by
-passing it as ``forward``: every batch the evaluator sends is handed on to it.
+The alerts are the real evaluator's; this part only displays them. The server is
+built by ``inferwatch.server.build``, as ``serve`` builds it: this part sees each round
+of alerts before the pipeline (the build's ``tap``). The notification pipeline's part
+(routing, receivers, the degrade action) plugs in as ``forward``: its ``alerting`` section
+joins the config, and the pipeline built with the server is attached to it.
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any
 
 from inferwatch.config import parse_config
+from inferwatch.demo._pipeline import PipelineView
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._terminal import format_clock
-from inferwatch.rules import Alert, AlertSink
-from inferwatch.server import Server, TraceLinks, build_components
+from inferwatch.rules import Alert
+from inferwatch.server import Embedding, Server, ServerParts, build
 
 __all__ = ["AlertView"]
 
@@ -40,7 +46,7 @@ rules: {slo_replaces_static: true}
 class AlertView:
     """A DemoPart running the embedded server against the demo service and listing its alerts."""
 
-    def __init__(self, interval_s: float = 15.0, forward: AlertSink | None = None, keep: int = 6,
+    def __init__(self, interval_s: float = 15.0, forward: PipelineView | None = None, keep: int = 6,
                  *, slos: bool = False) -> None:
         self.interval_s, self.forward, self.keep = interval_s, forward, keep
         self.slos = slos  # declare the demo service's SLOs (SLO_CONFIG)
@@ -50,16 +56,26 @@ class AlertView:
         self._shown = 0  # transitions already printed (plain mode)
         self.events: list[tuple[float, str, str]] = []
         """(story time, alertname, "firing" | "resolved") for each transition, in order."""
-        self._server: Server | None = None
+        self._parts: ServerParts | None = None
         self._start = 0.0
+        self.drift: Callable[[], list[dict[str, Any]]] | None = None
+        """The dashboard's drift view (set by the dashboard part)."""
+        self.embed = Embedding(stream=io.StringIO())
+        """What the server is built with of the demo's own (the dashboard part adds its token and
+        trace store); the tap is this part."""
 
     @property
     def server(self) -> Server | None:
         """The embedded server (``None`` until ``start``)."""
-        return self._server
+        return self._parts.server if self._parts is not None else None
+
+    @property
+    def parts(self) -> ServerParts | None:
+        """Everything ``inferwatch.server.build`` made (``None`` until ``start``)."""
+        return self._parts
 
     def send(self, alerts: Sequence[Alert], now: float) -> None:
-        """AlertSink: remember transitions (evaluator thread), then forward."""
+        """AlertSink (the build's tap): remember transitions (evaluator thread)."""
         with self._lock:
             for a in alerts:
                 key, resolved = a.fingerprint, a.resolved(now)
@@ -69,8 +85,6 @@ class AlertView:
                 elif not resolved and key not in self._firing:
                     self._firing[key] = a
                     self._note(now, a, "firing")
-        if self.forward is not None:
-            self.forward.send(alerts, now)
 
     def _note(self, now: float, a: Alert, state: str) -> None:
         t = now - self._start
@@ -82,17 +96,23 @@ class AlertView:
             self._log.append(f"           slow traces: {a.annotations['example_traces']}")
 
     def start(self, ctx: DemoContext) -> None:
-        """Build the server from a small config (memory store, default rules) and start it."""
+        """Build the server from a small config (memory store, default rules, the pipeline part's
+        ``alerting`` section) with ``inferwatch.server.build``, and start it."""
         ms = round(self.interval_s * 1000)
         text = CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2)
-        config = parse_config(text + (SLO_CONFIG if self.slos else ""))
+        text += SLO_CONFIG if self.slos else ""
+        if self.forward is not None:
+            text += self.forward.alerting_config
+        config = parse_config(text)
         self._start = ctx.clock.now()
         clock = ctx.clock.compressed()  # one speed for scheduling and waiting
-        # latency alerts name example slow traces (the service's exemplars); bound before the first send
-        sink = TraceLinks(self, lambda: components)
-        components = build_components(config, clock=clock, sink=sink)
-        self._server = Server(components, clock=clock)
-        self._server.start()
+        stream = self.forward.receiver_output if self.forward is not None else self.embed.stream
+        # latency alerts name example slow traces (the service's exemplars): build's trace links
+        self._parts = build(config, clock=clock, drift=self.drift,
+                            embed=replace(self.embed, tap=self, stream=stream))
+        if self.forward is not None:
+            self.forward.attach(self._parts.pipeline)
+        self._parts.server.start()
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:
         """A table: the firing alerts and the last transitions; plain lines: new transitions only."""
@@ -107,6 +127,10 @@ class AlertView:
         return [f"alerts firing: {', '.join(firing) if firing else 'none'}", *log]
 
     def stop(self, ctx: DemoContext) -> None:
-        """Stop the server."""
-        if self._server is not None:
-            self._server.stop()
+        """Stop the server (the pipeline part closes the pipeline; without one, this part does)."""
+        if self._parts is not None:
+            self._parts.server.stop()
+            if self._parts.outcomes is not None:
+                self._parts.outcomes.close()
+            if self.forward is None:
+                self._parts.pipeline.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from starlette.responses import PlainTextResponse
@@ -22,7 +23,6 @@ from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._serve import ServerThread
 from inferwatch.model import SystemClock
 from inferwatch.quality import DriftAggregator
-from inferwatch.server import api_routes, create_app
 from inferwatch.tracing import TraceStore
 
 __all__ = ["DashboardPart"]
@@ -42,6 +42,10 @@ class DashboardPart:
         """The traces the demo's services export here (``traces_url``), for ``diagnose latency``."""
         self._app = _Placeholder()
         self._http = ServerThread(self._app, host=host, port=port).start()
+        # the server is built with this part's token and trace store; the demo's services send
+        # traces without a token
+        alerts.embed = replace(alerts.embed, token=self.token, traces=self.traces, traces_token=False)
+        alerts.drift = self.drift_reports
 
     @property
     def traces_url(self) -> str:
@@ -62,14 +66,11 @@ class DashboardPart:
                  "features": [f.to_json() for f in last.features.values()]}]
 
     def start(self, ctx: DemoContext) -> None:
-        """Mount the APIs and the dashboard on the server and pipeline the other parts started."""
-        server, pipeline = self.alerts.server, self.pipeline.pipeline
-        if server is None or pipeline is None:
+        """Serve the app ``inferwatch.server.build`` made for the server the other parts started."""
+        parts = self.alerts.parts
+        if parts is None or self.pipeline.pipeline is None:
             raise RuntimeError("DashboardPart starts after the AlertView and PipelineView parts")
-        # the routes `serve` mounts (server.api_routes); the demo's services send traces without a token
-        routes = api_routes(server, pipeline, self.token, self.traces, drift=self.drift_reports,
-                            traces_token=False)
-        self._app.app = create_app(server, extra_routes=routes)
+        self._app.app = parts.app()  # every route `serve` mounts
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:
         """Nothing to show: the dashboard is the view."""

@@ -47,6 +47,7 @@ class LiveStats:
     seconds: float
     requests: float
     qps: float
+    p50_s: float
     p99_s: float
     error_ratio: float
     unavailable_ratio: float
@@ -63,6 +64,7 @@ class LiveStats:
         nan = math.nan
         return cls(
             seconds=dt, requests=total, qps=total / dt,
+            p50_s=bucket_quantile(0.5, window) if total else nan,
             p99_s=bucket_quantile(0.99, window) if total else nan,
             error_ratio=errors / total if total else nan,
             unavailable_ratio=delta.get("503", 0.0) / total if total else nan,

@@ -2,6 +2,10 @@
 and acted on by ``inferwatch.alerting``; its degrade action calls the demo service's
 ``POST /admin/degrade``. This part shows each notification and action as it happens.
 
+The pipeline itself is built with the rest of the server by ``inferwatch.server.build``
+(the ``AlertView`` part joins this part's ``alerting`` section to its config and attaches
+the pipeline it got back); this part writes that section and shows what the pipeline did.
+
 The P0 path goes over real HTTP to loopback fakes (``_fakes``): the ``phone`` receiver pages
 a fake PagerDuty Events API and the ``scale_out`` action patches a fake Kubernetes API
 server's Deployment ``default/demo``; the lines shown for them are what the fakes received.
@@ -11,14 +15,12 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from inferwatch.alerting import ActionRecord, NotificationRecord, Pipeline, pipeline_from_config
-from inferwatch.config import parse_config
+from inferwatch.alerting import ActionRecord, NotificationRecord, Pipeline
 from inferwatch.demo._fakes import DemoFakes
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._terminal import format_clock
-from inferwatch.rules import Alert
 
 __all__ = ["PipelineView"]
 
@@ -41,7 +43,7 @@ MAX_REPLICAS = 10
 
 
 class PipelineView:
-    """A DemoPart and an AlertSink: feeds alerts to the pipeline, ticks it, lists what it did."""
+    """A DemoPart: writes the pipeline's config, ticks the pipeline it is given, lists what it did."""
 
     def __init__(self, fakes: bool = True) -> None:
         self.pipeline: Pipeline | None = None
@@ -56,11 +58,8 @@ class PipelineView:
         self._shown = 0
         self._start = 0.0
         self._pages_shown = self._scales_shown = 0
-
-    def send(self, alerts: Sequence[Alert], now: float) -> None:
-        """AlertSink: hand the evaluator's alerts to the pipeline."""
-        if self.pipeline is not None:
-            self.pipeline.send(alerts, now)
+        self.alerting_config = ""
+        """The config's ``alerting`` section (YAML), written by ``start``."""
 
     def _record(self, rec: NotificationRecord | ActionRecord) -> None:
         t = format_clock(rec.t - self._start)
@@ -94,17 +93,20 @@ class PipelineView:
         return None
 
     def start(self, ctx: DemoContext) -> None:
-        """Build the pipeline (state in memory): degrade aimed at the service, P0 at the fakes."""
+        """Write the pipeline's config: degrade aimed at the service, P0 at the fakes (started here)."""
         text = CONFIG.format(url=ctx.service_url)
         if self.use_fakes:
             self.fakes = DemoFakes()
             pd, kube = self.fakes.pagerduty, self.fakes.kubernetes
             text += SCALE_ACTION.format(max=MAX_REPLICAS, kube_url=kube.url, token=kube.token)
             text += FAKES_CONFIG.format(pd_url=pd.url, pd_key=pd.routing_key)
-        config = parse_config(text)
+        self.alerting_config = text
         self._start = ctx.clock.now()
-        self.pipeline = pipeline_from_config(config, None, ctx.clock, stream=self.receiver_output)
-        self.pipeline.subscribe(self._record)
+
+    def attach(self, pipeline: Pipeline) -> None:
+        """Show what ``pipeline`` (built from ``alerting_config`` with the server) does from now on."""
+        self.pipeline = pipeline
+        pipeline.subscribe(self._record)
 
     def refresh(self, ctx: DemoContext, story_t: float) -> Iterable[str]:
         """Tick the pipeline (group waits, repeats on compressed time); new lines, or the last few."""

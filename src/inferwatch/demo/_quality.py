@@ -15,7 +15,7 @@ import numpy as np
 from inferwatch.demo._labels import LateLabels, performance_aggregators
 from inferwatch.demo._model import FEATURES, FeatureGenerator, train_model
 from inferwatch.demo._runner import DemoComponents, DemoContext
-from inferwatch.quality import ConfidenceAggregator, DriftAggregator, build_profile
+from inferwatch.quality import ConfidenceAggregator, DataQualityAggregator, DriftAggregator, build_profile
 
 __all__ = ["DriftView", "quality_components"]
 
@@ -74,8 +74,12 @@ def quality_components(
     drift = DriftAggregator(profile, service=SERVICE, model=MODEL, window=window_s,
                             min_samples=DEMO_MIN_SAMPLES)
     confidence = ConfidenceAggregator(service=SERVICE, model=MODEL, window=window_s)
+    # missing and out-of-range shares per feature against the same reference (the dashboard's panel)
+    quality = DataQualityAggregator(profile, service=SERVICE, model=MODEL, window=window_s,
+                                    min_samples=DEMO_MIN_SAMPLES)
     view = DriftView(drift)
     labels = LateLabels(estimated, realized, delay_s=label_delay_s)
-    components = DemoComponents(aggregators=[drift, confidence, estimated, realized], parts=[view, labels],
+    components = DemoComponents(aggregators=[drift, confidence, quality, estimated, realized],
+                                parts=[view, labels],
                                 model=model)
     return components, view

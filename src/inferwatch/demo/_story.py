@@ -70,7 +70,7 @@ DEFAULT_STORY = Story.of(
         Phase("outage", 12 * _MIN, Faults(unavailable_ratio=0.7),
               note="70% of requests answer 503 (P0, scale-out action + phone)"),
         Phase("drift", 17 * _MIN, drift=1.0,
-              note="the audience shifts: feature drift (PSI rises; P2 digest, review/rollback), "
+              note="the audience shifts: feature drift (PSI rises; P2 digest, no page), "
                    "yet the estimated accuracy holds"),
         Phase("narrow", 20 * _MIN, drift=1.0, spread=0.4,
               note="the audience narrows to undecided users: estimated accuracy drops at the next "

@@ -24,6 +24,9 @@ from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._openmetrics import read_openmetrics
 from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, decode_write_request, encode_write_request
 from inferwatch.edge._simulate import SimulationResult, read_series_csv, replay, simulate, simulate_device
+from inferwatch.edge._snappy import compress as snappy_compress
+from inferwatch.edge._snappy import decompress as snappy_decompress
+from inferwatch.edge._snappy import uncompressed_length as snappy_uncompressed_length
 from inferwatch.edge._sources import CollectorSource, PushSource, ScrapeSource, Source
 from inferwatch.edge._spool import DROP_REASONS, Spool, SpoolBatch
 from inferwatch.edge._targets import INGEST_PATH, IngestTarget, RemoteWriteTarget, classify
@@ -96,4 +99,7 @@ __all__ = [
     "replay",
     "simulate",
     "simulate_device",
+    "snappy_compress",
+    "snappy_decompress",
+    "snappy_uncompressed_length",
 ]

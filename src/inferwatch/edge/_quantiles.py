@@ -74,12 +74,18 @@ def histogram_units(labels: Sequence[Labels]) -> dict[Labels, list[tuple[float, 
     return {k: sorted(v, key=lambda b: b[0]) for k, v in units.items()}
 
 
-def _rebuilt(raw: Sequence[Sample], sent: Sequence[Sample]) -> dict[float, tuple[float, float]]:
-    """At each raw instant inside the sent span: (true value, the server's line between sent points)."""
+def counter_rebuilt(raw: Sequence[Sample], sent: Sequence[Sample]) -> list[tuple[float, float, float]]:
+    """``(t, true value, the server's line between sent points)`` at each raw instant inside the sent span.
+
+    The server's line holds the last value over a drop (a reset), as ``increase`` reads it; the
+    first raw sample of an instant counts.
+    """
     ts, vs = [s.t for s in sent], [s.v for s in sent]
-    out: dict[float, tuple[float, float]] = {}
+    out: list[tuple[float, float, float]] = []
     for s in raw:
         if not ts or not ts[0] <= s.t <= ts[-1] or not math.isfinite(s.v):
+            continue
+        if out and out[-1][0] == s.t:
             continue
         k = bisect.bisect_left(ts, s.t)
         if ts[k] == s.t:
@@ -87,7 +93,14 @@ def _rebuilt(raw: Sequence[Sample], sent: Sequence[Sample]) -> dict[float, tuple
         else:
             (t0, v0), (t1, v1) = (ts[k - 1], vs[k - 1]), (ts[k], vs[k])
             rec = v0 + (v1 - v0) * (s.t - t0) / (t1 - t0) if v1 >= v0 else v0
-        out.setdefault(s.t, (s.v, rec))
+        out.append((s.t, s.v, rec))
+    return out
+
+
+def _rebuilt(raw: Sequence[Sample], sent: Sequence[Sample]) -> dict[float, tuple[float, float]]:
+    out: dict[float, tuple[float, float]] = {}
+    for t, true, rec in counter_rebuilt(raw, sent):
+        out.setdefault(t, (true, rec))
     return out
 
 

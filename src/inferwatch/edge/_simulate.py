@@ -23,7 +23,6 @@ second).
 
 from __future__ import annotations
 
-import bisect
 import csv
 import itertools
 import math
@@ -36,7 +35,7 @@ from typing import Any
 from inferwatch._exceptions import InputError
 from inferwatch.edge._counters import RATE_WINDOW_S
 from inferwatch.edge._deadband import Deadband, DeadbandSettings, kind_of
-from inferwatch.edge._quantiles import histogram_units, worst_quantile_error
+from inferwatch.edge._quantiles import counter_rebuilt, histogram_units, worst_quantile_error
 from inferwatch.edge._wire3 import encode_columns
 from inferwatch.model import Labels, MetricKind, Sample
 
@@ -181,21 +180,9 @@ def _gauge_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, e
 
 
 def _counter_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, err: _Errors) -> None:
-    ts, vs = [s.t for s in sent], [s.v for s in sent]
-    points: list[tuple[float, float, float]] = []  # (t, true, reconstructed)
-    for s in raw:
-        if not ts or s.t < ts[0] or s.t > ts[-1] or not math.isfinite(s.v):
-            continue
-        k = bisect.bisect_left(ts, s.t)
-        if ts[k] == s.t:
-            rec = vs[k]
-        else:
-            (t0, v0), (t1, v1) = (ts[k - 1], vs[k - 1]), (ts[k], vs[k])
-            rec = v0 + (v1 - v0) * (s.t - t0) / (t1 - t0) if v1 >= v0 else v0
-        if points and points[-1][0] == s.t:
-            continue
-        points.append((s.t, s.v, rec))
-        err.abs = max(err.abs, abs(s.v - rec))
+    points = counter_rebuilt(raw, sent)  # (t, true, reconstructed)
+    for _, true, rec in points:
+        err.abs = max(err.abs, abs(true - rec))
     j, reset_at = 0, -1
     for i in range(1, len(points)):
         if points[i][1] < points[i - 1][1]:

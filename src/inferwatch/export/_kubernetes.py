@@ -17,7 +17,7 @@ from inferwatch.config import Config
 from inferwatch.export._configdoc import config_document
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._options import ExportOptions
-from inferwatch.export._prometheus import rule_file_documents
+from inferwatch.export._prometheus import RuleFiles
 from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, format_duration
 
 __all__ = ["MONITORED_LABEL", "PORT", "export_kubernetes"]
@@ -84,8 +84,8 @@ def _service(opts: ExportOptions) -> dict[str, Any]:
                      "ports": [{"name": "http", "port": PORT, "targetPort": "http", "protocol": "TCP"}]}}
 
 
-def _operator(config: Config, opts: ExportOptions) -> list[dict[str, Any]]:
-    groups = [g for doc in rule_file_documents(config).values() for g in doc["groups"]]
+def _operator(opts: ExportOptions, rule_files: RuleFiles) -> list[dict[str, Any]]:
+    groups = [g for doc in rule_files.values() for g in doc["groups"]]
     service_interval = format_duration(DEFAULT_INTERVAL_S[Dimension.SERVICE])
     infra_interval = format_duration(DEFAULT_INTERVAL_S[Dimension.INFRASTRUCTURE])
     return [
@@ -108,7 +108,7 @@ def _stream(docs: list[dict[str, Any]]) -> str:
     return "---\n".join(dump_yaml(d) for d in docs)
 
 
-def export_kubernetes(config: Config, opts: ExportOptions) -> list[ExportedFile]:
+def export_kubernetes(config: Config, opts: ExportOptions, rule_files: RuleFiles) -> list[ExportedFile]:
     """``inferwatch.yaml`` (the server) and ``prometheus-operator.yaml`` (rules, monitors)."""
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": opts.namespace}}
     server = [namespace, _configmap(config, opts), _deployment(opts), _service(opts)]
@@ -116,6 +116,6 @@ def export_kubernetes(config: Config, opts: ExportOptions) -> list[ExportedFile]
         ExportedFile("inferwatch.yaml", _stream(server),
                      "Namespace, ConfigMap (the config), Deployment and Service of inferwatch serve",
                      secret=True),
-        ExportedFile("prometheus-operator.yaml", _stream(_operator(config, opts)),
+        ExportedFile("prometheus-operator.yaml", _stream(_operator(opts, rule_files)),
                      "PrometheusRule (every rule), ServiceMonitor (inferwatch), PodMonitor (model servers)"),
     ]

@@ -8,28 +8,28 @@ and annotations (``rules/baseline-<rule>.rules.yml``); its fixed fallback
 applies while the band has too little history, as in the embedded evaluator.
 ``server.remote_write`` becomes ``remote_write`` (:mod:`inferwatch.export._remote_write`).
 The SLOs (``slos``, ``slo_files``) become Sloth's recording and alert groups
-in ``rules/slo.rules.yml``.
+in ``rules/slo.rules.yml``. The rule documents are built by the caller
+(``inferwatch.server.prometheus_rule_files``) and written here as they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from inferwatch.baseline import BaselineConfig, promql_rules, rule_seasonal_config
 from inferwatch.config import Config, ScrapeTarget
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._options import ExportOptions
 from inferwatch.export._remote_write import has_secrets, remote_write_configs
 from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, format_duration
-from inferwatch.rules import Rule, to_prometheus_rule_groups
-from inferwatch.slo import load_rule_set
 
-__all__ = [
-    "RULES_DIR", "baseline_rule_groups", "export_prometheus", "prometheus_config", "rule_file_documents",
-]
+__all__ = ["RULES_DIR", "RuleFiles", "export_prometheus", "prometheus_config"]
 
+# The rule files by path under the export (``rules/….rules.yml``), each a Prometheus rule
+# document; built by the caller (``inferwatch.server.prometheus_rule_files``): the bands'
+# and the SLOs' rules come from packages above export in the table.
+RuleFiles = Mapping[str, Mapping[str, Any]]
 RULES_DIR = "rules"
 SELF_JOB = "inferwatch"
 
@@ -123,48 +123,17 @@ def prometheus_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
     return out
 
 
-def baseline_rule_groups(rule: Rule, baseline: BaselineConfig, interval: float) -> dict[str, Any]:
-    """The PromQL form of a dynamic rule: recording rules for its band and an alert named like the rule."""
-    dyn = rule.dynamic
-    if dyn is None:
-        raise ValueError(f"rule {rule.name} has a fixed threshold, not a baseline")
-    cfg = baseline.model_copy(update={"seasonal": rule_seasonal_config(baseline, dyn)})
-    doc = promql_rules(rule.name, str(rule.signal), config=cfg, interval=interval,
-                       direction=dyn.direction, fallback=dyn.fallback)
-    alert = doc["groups"][0]["rules"][-1]
-    alert["alert"] = rule.name
-    alert["labels"] = {**rule.alert_labels, **alert["labels"]}
-    if rule.annotations:
-        alert["annotations"] = dict(rule.annotations)
-    return doc
-
-
-def rule_file_documents(config: Config) -> dict[str, dict[str, Any]]:
-    """The rule files by path: fixed-threshold rules, one file per dynamic rule, the SLOs' rules."""
-    rule_set = load_rule_set(config)
-    rules = rule_set.alerts
-    docs = {f"{RULES_DIR}/inferwatch.rules.yml":
-            to_prometheus_rule_groups([r for r in rules if r.threshold is not None])}
-    if rule_set.slos:
-        docs[f"{RULES_DIR}/slo.rules.yml"] = {"groups": rule_set.slo.prometheus_groups()}
-    for r in rules:
-        if r.dynamic is not None:
-            docs[f"{RULES_DIR}/baseline-{r.name}.rules.yml"] = baseline_rule_groups(
-                r, config.baseline, config.server.evaluation_interval)
-    return docs
-
-
 _PURPOSE = {"inferwatch.rules.yml": "alerting rules with fixed thresholds, one group per dimension",
             "slo.rules.yml": "SLOs: Sloth's recording rules and burn-rate alerts"}
 _BASELINE_PURPOSE = "a dynamic baseline: band recording rules and the rule's alert"
 
 
-def export_prometheus(config: Config, opts: ExportOptions) -> list[ExportedFile]:
-    """``prometheus.yml`` and ``rules/*.rules.yml``."""
+def export_prometheus(config: Config, opts: ExportOptions, rule_files: RuleFiles) -> list[ExportedFile]:
+    """``prometheus.yml`` and ``rules/*.rules.yml`` (``rule_files``)."""
     files = [ExportedFile("prometheus.yml", dump_yaml(prometheus_config(config, opts)),
                           "Prometheus: scrape jobs per target and dimension, rule files, Alertmanager, "
                           "remote_write", secret=has_secrets(config))]
-    for path, doc in rule_file_documents(config).items():
+    for path, doc in rule_files.items():
         what = _PURPOSE.get(path.rsplit("/", 1)[-1], _BASELINE_PURPOSE)
         files.append(ExportedFile(path, dump_yaml(doc), what))
     return files

@@ -200,7 +200,7 @@ EMBEDDING_INVALID_TOTAL = MetricSpec(
 FEATURE_DATA_QUALITY = MetricSpec(
     "inferwatch_feature_data_quality_ratio", _G,
     "Share of the last closed window's rows failing a data-quality check per feature against the "
-    "reference profile (check: missing, out_of_range, unseen).",
+    "reference profile (check: missing, out_of_range, unseen, type_error).",
     ("service", "model", "feature", "check"),
 )
 DATA_QUALITY_WINDOW = MetricSpec(

@@ -43,6 +43,17 @@ EDGE_DUPLICATE_BATCHES_TOTAL = MetricSpec(
     "Edge batches received again (a retry of one already stored) and not stored twice.", ("device",),
 )
 
+# --- server: delayed labels (POST /api/v1/outcomes), written to the store as it takes them ---
+OUTCOMES_RECEIVED_TOTAL = MetricSpec(
+    "inferwatch_outcomes_received_total", _C, "Outcomes (delayed labels) the server accepted and stored.",
+)
+OUTCOMES_DROPPED_TOTAL = MetricSpec(
+    "inferwatch_outcomes_dropped_total", _C,
+    "Outcomes the server deleted before their time, by reason (age: past retention; rows: over max_rows).",
+    ("reason",),
+)
+OUTCOMES_STORED = MetricSpec("inferwatch_outcomes_stored", _G, "Outcomes the server keeps for pollers now.")
+
 # --- server: scrape health ---------------------------------------------------
 UP = MetricSpec("up", _G, "1 if the last scrape of the target succeeded, 0 if not.", ("job", "instance"))
 

@@ -16,6 +16,11 @@ from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggrega
 from inferwatch.quality._data_quality import DataQualityAggregator
 from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
 from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
+from inferwatch.quality._dle import DLE, FittedDLE
+from inferwatch.quality._dle_features import numeric_column
+from inferwatch.quality._dle_model import HGBParams
+from inferwatch.quality._dle_table import default_features, estimate_regression_chunks
+from inferwatch.quality._dle_tune import TuneReport
 from inferwatch.quality._embedding import (
     DEFAULT_AUC_THRESHOLD,
     EmbeddingDrift,
@@ -54,6 +59,7 @@ __all__ = [
     "CONFIDENCE_BUCKETS",
     "DEFAULT_AUC_THRESHOLD",
     "DEFAULT_EPSILON",
+    "DLE",
     "MIN_EMBEDDING_SAMPLES",
     "MIN_WINDOW_SAMPLES",
     "STATISTICS",
@@ -72,8 +78,10 @@ __all__ = [
     "FeatureDrift",
     "FittedAnomaly",
     "FittedCBPE",
+    "FittedDLE",
     "FittedDrift",
     "FittedSupport",
+    "HGBParams",
     "Identity",
     "Isotonic",
     "NumericProfile",
@@ -84,16 +92,19 @@ __all__ = [
     "SupportDetector",
     "TestResult",
     "Thresholds",
+    "TuneReport",
     "Verdict",
     "WindowDrift",
     "bin_counts",
     "build_profile",
     "chi2_homogeneity",
     "classifier_auc",
+    "default_features",
     "dump_profile",
     "embedding_drift",
     "equal_width_cuts",
     "estimate_chunks",
+    "estimate_regression_chunks",
     "fit_calibrator",
     "fit_from_profile",
     "join_targets",
@@ -103,6 +114,7 @@ __all__ = [
     "load_profile",
     "mmd2",
     "mmd2_permutation",
+    "numeric_column",
     "profile_from_json",
     "profile_to_json",
     "psi",

@@ -6,26 +6,29 @@ value is missing, numeric values outside the reference's [minimum, maximum],
 and categories the reference never had; when a window with at least
 ``min_samples`` rows closes, each count over the window's rows is exported as
 ``inferwatch_feature_data_quality_ratio{feature, check}``. Payloads that cannot
-be read at all (a string where a number belongs) are the type errors: counted
-in ``invalid`` and dropped, as the drift aggregator does.
+be read at all (a string where a number belongs) are counted in ``invalid`` and
+dropped, as the drift aggregator does; the numeric features whose values made
+them unreadable get check ``type_error``, a share of all the window's rows
+(readable or not).
 
 >>> from inferwatch.quality import build_profile
 >>> profile = build_profile({"x": np.arange(100.0), "c": np.array(["a", "b"] * 50, dtype=object)})
 >>> agg = DataQualityAggregator(profile, service="s", window=60.0, min_samples=4)
 >>> rows = [{"x": 5.0, "c": "a"}, {"x": 500.0, "c": "z"}, {"x": None, "c": "b"}, {"x": 1.0, "c": None}]
->>> agg.consume("prediction", [(r, None, None) for r in rows], 1.0)
+>>> agg.consume("prediction", [(r, None, None) for r in rows + [{"x": "5", "c": "a"}]], 1.0)
 >>> agg.consume("prediction", [], 61.0)
 >>> agg.last["x"], agg.last["c"]
-({'missing': 0.25, 'out_of_range': 0.25}, {'missing': 0.25, 'unseen': 0.25})
+({'missing': 0.25, 'out_of_range': 0.25, 'type_error': 0.2}, {'missing': 0.25, 'unseen': 0.25})
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
@@ -65,6 +68,8 @@ class DataQualityAggregator:
 
     def _reset(self) -> None:
         self._rows = 0
+        self._seen = 0  # rows readable or not: the type errors' denominator
+        self._num_type = np.zeros(len(self._num), np.int64)
         self._num_missing = np.zeros(len(self._num), np.int64)
         self._num_out = np.zeros(len(self._num), np.int64)
         self._cat_missing = np.zeros(len(self._cat), np.int64)
@@ -76,8 +81,13 @@ class DataQualityAggregator:
             self._roll(now)
             if not payloads:
                 return
-            block = self._layout.block([p[0] if isinstance(p, tuple) and p else p for p in payloads])
+            items = [p[0] if isinstance(p, tuple) and p else p for p in payloads]
+            block = self._layout.block(items)
             self.invalid += block.invalid
+            self._seen += block.rows + block.invalid
+            if block.invalid:  # only then look for the features at fault (the common path pays nothing)
+                for features in items:
+                    self._num_type += self._type_errors(features)
             if not block.rows:
                 return
             self._rows += block.rows
@@ -91,6 +101,24 @@ class DataQualityAggregator:
                 self._cat_missing[j] += sum(v is None for v in cats)
                 self._cat_unseen[j] += sum(v is not None and v not in seen for v in cats)
 
+    def _type_errors(self, features: Any) -> npt.NDArray[np.int64]:
+        """Per numeric feature: the values of one payload that cannot be read as numbers."""
+        out = np.zeros(len(self._num), np.int64)
+        if isinstance(features, Mapping):  # a row, or a batch of columns; a string is never a number here
+            for j, f in enumerate(self._num):
+                v = features.get(f.name)
+                out[j] = sum(not _number(x) for x in (v if isinstance(v, list | tuple | np.ndarray) else [v]))
+            return out
+        try:
+            arr = np.asarray(features, dtype=object)
+        except ValueError:  # ragged: a shape error, not a type error
+            return out
+        arr = arr.reshape(1, -1) if arr.ndim == 1 else arr
+        if arr.ndim == 2 and arr.shape[1] == len(self._layout.names):
+            for j, f in enumerate(self._num):  # rows as arrays are cast like numpy's astype: "1.5" reads
+                out[j] = sum(not _number(x, strings=True) for x in arr[:, self._layout.names.index(f.name)])
+        return out
+
     def _roll(self, now: float) -> None:
         start = self._window.start
         if not (self._window.advance(now) and start is not None):
@@ -100,7 +128,8 @@ class DataQualityAggregator:
             out: dict[str, dict[str, float]] = {}
             for j, f in enumerate(self._num):
                 out[f.name] = {"missing": self._num_missing[j] / rows,
-                               "out_of_range": self._num_out[j] / rows}
+                               "out_of_range": self._num_out[j] / rows,
+                               "type_error": self._num_type[j] / self._seen}
             for j, cf in enumerate(self._cat):
                 out[cf.name] = {"missing": self._cat_missing[j] / rows, "unseen": self._cat_unseen[j] / rows}
             self.last = {k: {c: float(v) for c, v in d.items()} for k, d in out.items()}
@@ -124,3 +153,16 @@ class DataQualityAggregator:
 
     def __repr__(self) -> str:
         return f"DataQualityAggregator(service={self.labels[0]!r}, model={self.labels[1]!r})"
+
+
+def _number(v: Any, *, strings: bool = False) -> bool:
+    """Whether a value reads as a number (None is missing, not a type error)."""
+    if v is None:
+        return True
+    if isinstance(v, bool) or (isinstance(v, str) and not strings):
+        return False
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True

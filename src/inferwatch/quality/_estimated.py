@@ -32,6 +32,7 @@ from prometheus_client.metrics_core import Metric
 from inferwatch._exceptions import InputError
 from inferwatch.model import metrics as catalog
 from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
+from inferwatch.quality._labelled import multiclass_sample
 from inferwatch.quality._profile import Profile
 from inferwatch.quality._window import TumblingWindow
 
@@ -125,7 +126,13 @@ class EstimatedPerformance:
 def labelled_reference(
     table: Mapping[str, Any], score: str, label: str, *, max_rows: int = 20_000, seed: int = 0,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """A profile's labelled sample: scores (P(class 1)) and 0/1 labels, at most ``max_rows`` (seeded)."""
+    """A profile's labelled sample: scores (P(class 1)) and 0/1 labels, at most ``max_rows`` (seeded).
+
+    ``score`` as ``LABEL=COL,LABEL=COL,...`` (k >= 3 classes): rows of class probabilities and
+    class indices in that order (``multiclass_sample``).
+    """
+    if "=" in score:
+        return multiclass_sample(table, score, label, max_rows=max_rows, seed=seed)
     for col in (score, label):
         if col not in table:
             raise InputError(f"no column {col!r} in the reference (columns: {', '.join(table)})")
@@ -149,8 +156,10 @@ def labelled_reference(
 
 
 def fit_from_profile(profile: Profile, settings: CBPE | None = None) -> FittedCBPE:
-    """Fit the performance estimator on a profile built with ``--labels`` (predicted class: score ≥ 0.5)."""
+    """Fit the estimator on a profile built with ``--labels`` (predicted: score ≥ 0.5, or the arg max)."""
     if profile.labelled is None:
         raise InputError("the profile has no labelled sample: build it with --labels COL --score COL")
     scores, labels = profile.labelled
-    return (settings or CBPE()).fit(labels, (scores >= 0.5).astype(np.float64), scores)
+    # multiclass: the arg max, and CBPE fits a calibrator per class
+    pred = (scores >= 0.5) if scores.ndim == 1 else scores.argmax(axis=1)
+    return (settings or CBPE()).fit(labels, pred.astype(np.float64), scores)

@@ -10,6 +10,10 @@
                            "min": ..., "max": ...},
      "labelled": null | {"scores": [..P(class 1)..], "labels": [..0 or 1..]}}  (optional)
 
+A multiclass model's ``labelled`` holds a row of its k >= 3 class probabilities per
+row (``"scores": [[0.7, 0.2, 0.1], ...]``) and class indices 0..k-1 (the order of
+``--score LABEL=COL,...``).
+
 ``edges`` are the interior cut points (outer bins open, see ``_binning``);
 ``count`` is the number of non-missing reference values, so counts per bin
 are ``proportions · count``.
@@ -97,15 +101,25 @@ class _Categorical(_Strict):
 
 
 class _Labelled(_Strict):
-    scores: list[float] = Field(min_length=10)
-    labels: list[Literal[0, 1]] = Field(min_length=10)
+    # binary: P(class 1) per row and 0/1 labels; multiclass: a row of k >= 3 class probabilities
+    # and the class index
+    scores: list[float] | list[list[float]] = Field(min_length=10)
+    labels: list[int] = Field(min_length=10)
 
     @model_validator(mode="after")
     def _same(self) -> _Labelled:
         if len(self.scores) != len(self.labels):
             raise ValueError("scores and labels must have the same length")
-        if not all(0.0 <= v <= 1.0 for v in self.scores):
-            raise ValueError("scores must lie in [0, 1] (P(class 1))")
+        rows = [v if isinstance(v, list) else [v] for v in self.scores]
+        k = len(rows[0])
+        if k == 2 or any(len(r) != k for r in rows):
+            raise ValueError("scores must be P(class 1) per row, or rows of the same k >= 3 "
+                             "class probabilities")
+        if not all(0.0 <= v <= 1.0 for r in rows for v in r):
+            raise ValueError("scores must lie in [0, 1]")
+        top = 1 if k == 1 else k - 1
+        if not all(0 <= v <= top for v in self.labels):
+            raise ValueError(f"labels must be class indices 0..{top}")
         return self
 
 
@@ -193,6 +207,7 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
     }
     if profile.labelled is not None:
         scores, labels = profile.labelled
+        # multiclass: a row of k probabilities per row
         out["labelled"] = {"scores": scores.tolist(), "labels": [int(v) for v in labels]}
     return out
 

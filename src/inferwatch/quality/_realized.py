@@ -70,6 +70,7 @@ class RealizedPerformance:
     def consume(self, kind: str, payloads: Sequence[Any], now: float) -> None:
         """Store predictions or join labels (unreadable payloads are counted, never raised)."""
         with self._lock:
+            self._expire(now)  # a label arriving after its prediction's max_age finds it gone (unmatched)
             for p in payloads:
                 try:
                     self._prediction(p, now) if kind == PREDICTION_ID else self._label(p)

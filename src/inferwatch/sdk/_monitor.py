@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
     from inferwatch.sdk._hooks import AsgiApp, RouteOf, WsgiApp
+    from inferwatch.sdk._label_poller import Fetch, LabelPoller
     from inferwatch.sdk._multiproc import MultiprocStore
     from inferwatch.sdk._stage import Stage
     from inferwatch.sdk._tracing import Tracing
@@ -118,6 +119,7 @@ class Monitor:
         for aggregator in aggregators:
             self.attach(aggregator)
         self._stages_attached = False
+        self._pollers: list[LabelPoller] = []  # poll_labels's threads, stopped by close()
         self._generations_attached = self._engine_attached = False
         self.generation_settings = GenerationSettings()
         """Goodput targets and prices (replaced whole by ``set_generation_targets`` / ``set_prices``)."""
@@ -240,6 +242,18 @@ class Monitor:
         """Hand the true class of an earlier ``observe_prediction(..., request_id=...)`` (any time later)."""
         if LABEL in self._consumers:
             self.observe(LABEL, (request_id, label))
+
+    def poll_labels(self, url: str, *, model: str | None = None, token: str | None = None,
+                    interval: float = 30.0, batch: int = 1000, fetch: Fetch | None = None,
+                    start: bool = True) -> LabelPoller:
+        """Feed ``observe_label`` the labels POSTed to the server at ``url`` (``/api/v1/outcomes``)
+        by other processes, polled every ``interval`` seconds (``model``: this model's only)."""
+        from inferwatch.sdk._label_poller import LabelPoller
+
+        poller = LabelPoller(self, url, clock=self._clock, model=model, token=token, interval=interval,
+                             batch=batch, fetch=fetch)
+        self._pollers.append(poller)
+        return poller.start() if start else poller
 
     def observe_embedding(self, name: str, vector: Any) -> None:
         """Hand one embedding (a text's or image's vector) to the aggregators of kind ``embedding``."""
@@ -381,6 +395,8 @@ class Monitor:
         if self._closed:
             return
         self._closed = True
+        for poller in self._pollers:
+            poller.stop(timeout)
         self._cap = 0  # later observations are counted as dropped
         self._recorder.close(timeout)
         if self.multiprocess is not None:

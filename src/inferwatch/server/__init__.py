@@ -9,11 +9,12 @@ from inferwatch.server._components import (
     state_dir,
 )
 from inferwatch.server._preflight import config_warnings, preflight
+from inferwatch.server._rule_files import baseline_rule_groups, baseline_settings, prometheus_rule_files
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
 from inferwatch.server._trace_links import TraceLinks
-from inferwatch.server._wiring import ServerParts, api_routes, build, build_components
+from inferwatch.server._wiring import Embedding, ServerParts, api_routes, build, build_components
 from inferwatch.server.api._alerting_api import alerting_routes
 from inferwatch.server.api._oncall_api import oncall_routes
 from inferwatch.server.api._otlp_traces import trace_routes
@@ -26,6 +27,7 @@ __all__ = [
     "ALERT_STATE_FILE",
     "REPORT_METRICS",
     "DeliveryCounts",
+    "Embedding",
     "ExpositionParser",
     "LoggingSink",
     "ParsedScrape",
@@ -37,6 +39,8 @@ __all__ = [
     "TraceLinks",
     "alerting_routes",
     "api_routes",
+    "baseline_rule_groups",
+    "baseline_settings",
     "build",
     "build_components",
     "config_warnings",
@@ -46,6 +50,7 @@ __all__ = [
     "oncall_routes",
     "parse_listen",
     "preflight",
+    "prometheus_rule_files",
     "serve",
     "slo_routes",
     "state_dir",

@@ -12,14 +12,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import httpx
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
-from inferwatch.alerting import Pipeline, PipelineRunner, pipeline_from_config
+from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -33,26 +33,30 @@ from inferwatch.server._components import (
     state_dir,
 )
 from inferwatch.server._lifecycle import Reloader, reload_route
+from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
+from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
 from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
+from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
 from inferwatch.server.api._slo_api import slo_routes
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 from inferwatch.server.ingest._otlp_delta import DeltaState
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
 from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server.ingest._scrape import ScrapeLoop
-from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, alert_sink
+from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, FanoutSink, alert_sink
 from inferwatch.server.remote._remote_write_out import RemoteWrite
 from inferwatch.server.web._dashboard import Devices, DriftReports, dashboard_routes
 from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore
 
-__all__ = ["ServerParts", "api_routes", "build", "build_components", "build_pipeline", "series_limits"]
+__all__ = ["Embedding", "ServerParts", "api_routes", "build", "build_components", "build_pipeline",
+           "series_limits"]
 
 
 def _stderr(line: str) -> None:
@@ -76,6 +80,8 @@ class ServerParts:
     routes: list[BaseRoute] = field(default_factory=list)
     """Every route but the server's own (health, metrics, Prometheus API): ``app()`` mounts them."""
     runner: PipelineRunner | None = None
+    outcomes: OutcomeStore | None = None
+    """Delayed labels POSTed to ``/api/v1/outcomes`` (``outcomes.sqlite``), for the SDK's pollers."""
 
     def app(self) -> Starlette:
         """The server's Starlette app with every route mounted."""
@@ -99,21 +105,44 @@ class ServerParts:
         self.server.stop()
         self.edge.close()
         self.traces.close()
+        if self.outcomes is not None:
+            self.outcomes.close()
         if self.push is not None:
             self.push.stop()
 
 
+@dataclass(frozen=True)
+class Embedding:
+    """What a host that embeds the server (the demo) brings instead of ``serve``'s defaults."""
+
+    tap: AlertSink | None = None
+    """Sees every round of alerts (with their trace links) before the pipeline does."""
+    stream: TextIO | None = None
+    """Where terminal receivers write (default: stdout)."""
+    traces: TraceStore | None = None
+    """The trace store to serve (default: in the state directory, or in memory)."""
+    token: Secret | None = None
+    """The write token (default: ``$INFERWATCH_API_TOKEN``, the config's, or one generated)."""
+    traces_token: bool = True
+    """Whether ``POST /v1/traces`` needs the token (the demo's services send none)."""
+
+
 def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None = None,
-          announce: Callable[[str], None] = _stderr, drift: DriftReports | None = None) -> ServerParts:
+          announce: Callable[[str], None] = _stderr, drift: DriftReports | None = None,
+          embed: Embedding | None = None) -> ServerParts:
     """Build every part of the server from ``config`` (nothing started: ``serve`` starts them).
 
     ``reload`` re-reads the config; with it a ``Reloader`` (``POST /-/reload``) applies new
-    targets, rules, baselines and the ``alerting`` section without a restart.
+    targets, rules, baselines and the ``alerting`` section without a restart. ``embed``:
+    what the demo brings of its own (an alert tap, the receivers' stream, token, traces).
     """
+    embed = embed or Embedding()
     data_dir, state = data_dir_of(config), state_dir(config)
-    pipeline = build_pipeline(config, clock=clock)
-    token = resolve_api_token(config, data_dir, announce)
+    pipeline = build_pipeline(config, clock=clock, stream=embed.stream)
+    token = embed.token if embed.token is not None else resolve_api_token(config, data_dir, announce)
     inner, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
+    if embed.tap is not None:
+        inner = FanoutSink(embed.tap, inner)
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(inner, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
@@ -122,7 +151,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     pipeline.subscribe(deliveries)
     edge = EdgeIngest(config.edge, server.components.appender, clock, state)
     edge.retention = config.storage.retention
-    traces = open_trace_store(state, clock)
+    traces = embed.traces if embed.traces is not None else open_trace_store(state, clock)
     reloader = None
     if reload is not None:
         def rebuild(cfg: Config, current: ServerComponents) -> ServerComponents:
@@ -132,11 +161,13 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
 
         reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure)
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
-    parts.routes = _routes(parts, clock, drift)
+    parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
+    parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)
     return parts
 
 
-def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None) -> list[BaseRoute]:
+def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
+            traces_token: bool) -> list[BaseRoute]:
     config, server, token, edge = parts.config, parts.server, parts.token, parts.edge
     limits, retention = config.server.limits, config.storage.retention
     appender = server.components.appender
@@ -151,10 +182,14 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None) -> lis
                                     label_limit=limits.label_limit, retention=retention)
     routes: list[BaseRoute] = [
         *ingest_routes(edge), *otlp_metrics_routes(otlp, token), *remote_write_routes(remote_in, token)]
+    if parts.outcomes is not None:  # delayed labels in, for the SDK's pollers
+        outcomes = OutcomesApi(parts.outcomes, appender, clock,
+                               max_json_depth=config.server.http.max_json_depth)
+        routes += outcome_routes(outcomes, token)
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))
     return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
-                                 drift=drift, devices=devices)]
+                                 drift=drift, devices=devices, traces_token=traces_token)]
 
 
 def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceStore, *,
@@ -163,13 +198,15 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
     """The alerting, on-call, trace, SLO and dashboard routes, as ``serve`` and the demo mount them.
 
     ``traces_token``: ``POST /v1/traces`` needs the write token too (the demo's services send none).
+    The routes see the pipeline only through narrow handles (silences, alerts, acknowledgements).
     """
+    handles = PipelineHandles.of(pipeline)
     return [
-        *alerting_routes(pipeline, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
-        *oncall_routes(pipeline, token),  # acknowledgements, history, who is on call
+        *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
+        *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
-        *dashboard_routes(server, pipeline, drift=drift, devices=devices),
+        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices),
     ]
 
 
@@ -192,7 +229,7 @@ def build_components(
     rule_set = load_rule_set(config)  # the rules, the default pack and the SLOs' (recordings first)
     rules = rule_set.alerts
     if band_factory is None:  # `threshold: dynamic` rules get their bands (serve and reload)
-        band_factory = band_provider_factory(config.baseline)
+        band_factory = band_provider_factory(baseline_settings(config.baseline))
     if store is None:
         store = open_store(config.storage, data_dir, clock=clock)
         if config.server.remote_write:
@@ -226,8 +263,8 @@ def series_limits(limits: IngestLimits) -> SeriesLimits:
                         max_series, limits.max_series_per_metric)
 
 
-def build_pipeline(config: Config, *, clock: Clock) -> Pipeline:
+def build_pipeline(config: Config, *, clock: Clock, stream: TextIO | None = None) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
     their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
     state = state_dir(config)
-    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state))
+    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state), stream=stream)

@@ -35,6 +35,8 @@ class Checkpointer:
         self.done = 0  # checkpoints run (for tests and self-metrics)
         self.failures = 0
         self._pending = 0
+        self._asked = 0  # checkpoints asked for by ``sync`` ...
+        self._answered = 0  # ... and the last of them a completed checkpoint started after
         self._due = threading.Event()
         self._ran = threading.Condition()
         self._stopping = False
@@ -58,10 +60,26 @@ class Checkpointer:
         with self._ran:
             return self._ran.wait_for(lambda: self.done >= count, timeout)
 
+    def sync(self, timeout: float) -> bool:
+        """Checkpoint everything committed so far: whether a checkpoint begun after this call ran.
+
+        One that was already running when called may have missed the last commits (a ``PASSIVE``
+        checkpoint copies what was committed when it began), so this waits for the next one.
+        """
+        with self._ran:
+            self._asked += 1
+            asked = self._asked
+        self._due.set()
+        with self._ran:
+            return self._ran.wait_for(lambda: self._answered >= asked or self._stopping, timeout) \
+                and self._answered >= asked
+
     def close(self) -> None:
         """Stop the thread (a checkpoint in progress finishes first)."""
         self._stopping = True
         self._due.set()
+        with self._ran:
+            self._ran.notify_all()  # a ``sync`` waiting gives up
         self._thread.join(timeout=60)
 
     def _run(self) -> None:
@@ -77,6 +95,8 @@ class Checkpointer:
                 self._due.clear()
                 if self._stopping:
                     return
+                with self._ran:
+                    asked = self._asked  # what this checkpoint answers: it begins after those calls
                 try:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.Error as exc:
@@ -86,6 +106,7 @@ class Checkpointer:
                     continue
                 with self._ran:
                     self.done += 1
+                    self._answered = asked
                     self._ran.notify_all()
         finally:
             conn.close()

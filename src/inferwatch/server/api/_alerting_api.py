@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting import Pipeline, Silence, parse_rfc3339, rfc3339
+from inferwatch.alerting import PipelineHandles, Silence, parse_rfc3339, rfc3339
 from inferwatch.config import Config, Secret, env
 from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, parse_matcher
 from inferwatch.rules import Alert
@@ -197,9 +197,14 @@ def parse_webhook(body: Any, now: float, limits: SeriesLimits = DEFAULT_LIMITS) 
     return out
 
 
-def alerting_routes(pipeline: Pipeline, token: Secret, limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
-    """The routes to mount in the server's app (alerts' labels within ``limits``: ``server.limits``)."""
-    clock = pipeline.clock
+def alerting_routes(handles: PipelineHandles, token: Secret,
+                    limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
+    """The routes to mount in the server's app (alerts' labels within ``limits``: ``server.limits``).
+
+    They see the pipeline only through ``handles.silences`` and ``handles.alerts``.
+    """
+    silences, alerting = handles.silences, handles.alerts
+    clock = silences.clock
 
     def am_write(fn: Endpoint) -> Endpoint:  # errors of the API v2 routes in Alertmanager's shape
         return _write(token, fn, am_error)
@@ -210,11 +215,11 @@ def alerting_routes(pipeline: Pipeline, token: Secret, limits: SeriesLimits = DE
             filters = [parse_matcher(t) for t in request.query_params.getlist("filter")]
         except ValueError as exc:
             return am_error(400, f"filter: {exc}")
-        kept = [s for s in pipeline.silences.list() if silence_filter_matches(s, filters)]
+        kept = [s for s in silences.list() if silence_filter_matches(s, filters)]
         return JSONResponse([silence_json(s, now) for s in sorted_silences(kept, now)])
 
     async def get_silence(request: Request) -> Response:
-        s = pipeline.silences.get(request.path_params["id"])
+        s = silences.get(request.path_params["id"])
         if s is None:
             return am_error(404, f"no silence with id {request.path_params['id'][:64]!r}")
         return JSONResponse(silence_json(s, clock.now()))
@@ -225,32 +230,32 @@ def alerting_routes(pipeline: Pipeline, token: Secret, limits: SeriesLimits = DE
         s = parse_silence(body, now)
         if s.ends_at < now:
             raise InputError("silence endsAt: Failed to create silence: end time can't be in the past")
-        if body.get("id") and pipeline.silences.get(s.id) is None:  # Alertmanager: ErrNotFound
+        if body.get("id") and silences.get(s.id) is None:  # Alertmanager: ErrNotFound
             return am_error(404, f"silence {s.id[:64]!r} not found")
-        stored = await run_in_threadpool(pipeline.silences.set, s, now)
+        stored = await run_in_threadpool(silences.set, s, now)
         return JSONResponse({"silenceID": stored.id})
 
     async def delete_silence(request: Request) -> Response:
         sid = request.path_params["id"]
-        if pipeline.silences.get(sid) is None:
+        if silences.get(sid) is None:
             return am_error(404, f"no silence with id {sid!r}")
-        await run_in_threadpool(pipeline.silences.expire, sid, clock.now())
+        await run_in_threadpool(silences.expire, sid, clock.now())
         return JSONResponse({"silenceID": sid, "status": "expired"})
 
     async def webhook(request: Request) -> Response:
         now = clock.now()
         alerts = parse_webhook(await json_body(request), now, limits)
-        await run_in_threadpool(pipeline.send, alerts, now)
+        await run_in_threadpool(alerting.send, alerts, now)
         return JSONResponse({"status": "success", "alerts": len(alerts)})
 
     async def notifications(request: Request) -> Response:
-        return JSONResponse([r.to_json() for r in pipeline.records.recent()])
+        return JSONResponse([r.to_json() for r in alerting.notifications()])
 
     async def actions(request: Request) -> Response:
-        return JSONResponse([r.to_json() for r in pipeline.act.records()])
+        return JSONResponse([r.to_json() for r in alerting.action_records()])
 
     return [
-        *am_routes(pipeline, am_write, json_body, limits),
+        *am_routes(alerting, am_write, json_body, limits),
         Route("/api/v2/silences", list_silences, methods=["GET"]),
         Route("/api/v2/silences", am_write(post_silence), methods=["POST"]),
         Route("/api/v2/silence/{id}", get_silence, methods=["GET"]),

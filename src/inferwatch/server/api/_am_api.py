@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting import AlertView, Pipeline, parse_rfc3339, rfc3339
+from inferwatch.alerting import AlertsHandle, AlertView, parse_rfc3339, rfc3339
 from inferwatch.alerting import Route as AlertRoute
 from inferwatch.model import (
     Labels,
@@ -246,9 +246,9 @@ def parse_postable_alerts(
     return good, errors
 
 
-def _config_yaml(pipeline: Pipeline) -> str:
+def _config_yaml(alerts: AlertsHandle) -> str:
     """The routing part of the config in Alertmanager's YAML (``status.config.original``); no secrets."""
-    cfg = pipeline.config
+    cfg = alerts.config
 
     def route(r: AlertRoute) -> dict[str, Any]:
         o = r.options
@@ -264,7 +264,7 @@ def _config_yaml(pipeline: Pipeline) -> str:
             d["routes"] = [route(c) for c in r.children]
         return d
 
-    doc = {"global": {"resolve_timeout": format_duration(cfg.resolve_timeout)}, "route": route(pipeline.root),
+    doc = {"global": {"resolve_timeout": format_duration(cfg.resolve_timeout)}, "route": route(alerts.root),
            "inhibit_rules": [{"source_matchers": list(r.source_matchers),
                               "target_matchers": list(r.target_matchers),
                               "equal": list(r.equal)} for r in cfg.inhibit_rules],
@@ -282,19 +282,19 @@ def _version_info() -> dict[str, str]:
             "version": AM_API_VERSION}
 
 
-def am_routes(pipeline: Pipeline, write: Write, json_body: Callable[[Request], Any],
+def am_routes(alerts: AlertsHandle, write: Write, json_body: Callable[[Request], Any],
               limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
     """The routes; ``write`` wraps a handler with the token check and the 400 on ``InputError``."""
-    clock = pipeline.clock
+    clock = alerts.clock
     started = clock.now()
 
     async def status(request: Request) -> Response:
         return JSONResponse({"cluster": {"peers": [], "status": "disabled"},
-                             "config": {"original": _config_yaml(pipeline)},
+                             "config": {"original": _config_yaml(alerts)},
                              "uptime": rfc3339(started), "versionInfo": _version_info()})
 
     async def receivers(request: Request) -> Response:
-        return JSONResponse([{"name": s.name} for s in pipeline.config.effective_receivers()])
+        return JSONResponse([{"name": s.name} for s in alerts.config.effective_receivers()])
 
     def reader(build: Callable[[list[AlertView], AlertFilter, Any], list[dict[str, Any]]]) -> Any:
         async def handler(request: Request) -> Response:
@@ -303,15 +303,15 @@ def am_routes(pipeline: Pipeline, write: Write, json_body: Callable[[Request], A
             except InputError as exc:
                 return am_error(400, str(exc))
             # off the event loop: 10,000 alerts take a few hundred ms to match and build
-            body = await run_in_threadpool(lambda: build(pipeline.view(clock.now()), keep, receiver))
+            body = await run_in_threadpool(lambda: build(alerts.view(clock.now()), keep, receiver))
             return JSONResponse(body)
         return handler
 
     async def post_alerts(request: Request) -> Response:
         now = clock.now()
-        alerts, errors = parse_postable_alerts(await json_body(request), now, limits)
-        if alerts:
-            await run_in_threadpool(pipeline.send, alerts, now)
+        posted, errors = parse_postable_alerts(await json_body(request), now, limits)
+        if posted:
+            await run_in_threadpool(alerts.send, posted, now)
         if errors:
             return am_error(400, "; ".join(errors[:20]))
         return Response(status_code=200)

@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting import EVENT_KINDS, Pipeline, fingerprint, group_id, shifts
+from inferwatch.alerting import EVENT_KINDS, AcksHandle, fingerprint, group_id, shifts
 from inferwatch.config import Secret
 from inferwatch.model import Matcher, parse_duration, parse_matchers
 from inferwatch.server.api._alerting_api import json_body, write_guard
@@ -101,29 +101,29 @@ def _time_param(request: Request, name: str, default: float) -> float:
         raise InputError(f"{name}: unix seconds or RFC 3339, got {raw[:64]!r}") from None
 
 
-def oncall_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
-    """The routes to mount in the server's app."""
-    clock = pipeline.clock
+def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
+    """The routes to mount in the server's app (the pipeline seen through ``acks`` only)."""
+    clock = acks.clock
 
     async def ack(request: Request) -> Response:
         body = await json_body(request)
         gid, ms = _selection(body)
         now = clock.now()
         done = await run_in_threadpool(
-            pipeline.acknowledge, now, str(body.get("by") or ""), str(body.get("comment") or ""),
+            acks.acknowledge, now, str(body.get("by") or ""), str(body.get("comment") or ""),
             gid=gid, matchers=ms, expires_at=_expiry(body.get("expires"), now))
         return JSONResponse({"acknowledged": [a.to_json() for a in done]})
 
     async def unack(request: Request) -> Response:
         body = await json_body(request)
         gid, ms = _selection(body)
-        done = await run_in_threadpool(pipeline.unacknowledge, clock.now(), str(body.get("by") or "api"),
+        done = await run_in_threadpool(acks.unacknowledge, clock.now(), str(body.get("by") or "api"),
                                        gid=gid, matchers=ms)
         return JSONResponse({"unacknowledged": [a.to_json() for a in done]})
 
     def _link_ok(request: Request) -> tuple[str, str] | None:
         gid, sig = request.query_params.get("group", ""), request.query_params.get("sig", "")
-        return (gid, sig) if gid and sig and pipeline.ack_links.verify(gid, sig) else None
+        return (gid, sig) if gid and sig and acks.link_valid(gid, sig) else None
 
     async def link_page(request: Request) -> Response:
         found = _link_ok(request)
@@ -139,13 +139,13 @@ def oncall_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
         if found is None:
             return HTMLResponse(_page("This acknowledgement link is not valid."), status_code=403)
         try:
-            await run_in_threadpool(pipeline.acknowledge, clock.now(), "link", "one-click link", gid=found[0])
+            await run_in_threadpool(acks.acknowledge, clock.now(), "link", "one-click link", gid=found[0])
         except InputError:
             return HTMLResponse(_page("Nothing to acknowledge: the group has resolved."), status_code=409)
         return HTMLResponse(_page(f"Acknowledged group {html.escape(found[0])}. Escalation stopped."))
 
     async def groups(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(pipeline.group_states, clock.now()))
+        return JSONResponse(await run_in_threadpool(acks.group_states, clock.now()))
 
     async def history(request: Request) -> Response:
         try:
@@ -158,24 +158,24 @@ def oncall_routes(pipeline: Pipeline, token: Secret) -> list[Route]:
         except ValueError:
             return JSONResponse({"error": "limit: an integer"}, status_code=400)
         gid = request.query_params.get("group", "")
-        fps = [fingerprint(a) for g in pipeline.groups(clock.now()) if gid and group_id(g.key) == gid
+        fps = [fingerprint(a) for g in acks.groups(clock.now()) if gid and group_id(g.key) == gid
                for a in g.alerts]
         events = await run_in_threadpool(
-            pipeline.oncall.history.query, sets, _time_param(request, "start", float("-inf")),
+            acks.history.query, sets, _time_param(request, "start", float("-inf")),
             _time_param(request, "end", float("inf")), kinds, gid, max(1, min(limit, MAX_HISTORY)), fps)
         return JSONResponse({"status": "success", "data": [e.to_json() for e in events]})
 
     async def stats(request: Request) -> Response:
         now = clock.now()
         by = tuple(request.query_params.getlist("by")) or ("service", "tier")
-        rows = await run_in_threadpool(pipeline.oncall.history.response_times,
+        rows = await run_in_threadpool(acks.history.response_times,
                                        _time_param(request, "start", now - 30 * 86400.0),
                                        _time_param(request, "end", now), by)
         return JSONResponse({"status": "success", "data": rows})
 
     async def oncall(request: Request) -> Response:
         t = _time_param(request, "time", clock.now())
-        return JSONResponse({"time": t, "shifts": shifts(pipeline.config.oncall, t)})
+        return JSONResponse({"time": t, "shifts": shifts(acks.config.oncall, t)})
 
     def read(fn: Any) -> Any:
         async def guarded(request: Request) -> Response:

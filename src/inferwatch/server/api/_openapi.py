@@ -93,6 +93,16 @@ _LABELSET = {"type": "object", "additionalProperties": {"type": "string"}}
 _POSTABLE_ALERTS = {"type": "array", "items": {"type": "object", "required": ["labels"], "properties": {
     "labels": _LABELSET, "annotations": _LABELSET, "startsAt": {"type": "string", "format": "date-time"},
     "endsAt": {"type": "string", "format": "date-time"}, "generatorURL": {"type": "string"}}}}
+_OUTCOMES = {"type": "object", "required": ["outcomes"], "properties": {"outcomes": {
+    "type": "array", "items": {"type": "object", "required": ["request_id", "label"], "properties": {
+        "request_id": {"type": "string", "minLength": 1}, "model": {"type": "string"},
+        "label": {"oneOf": [{"type": "integer"}, {"type": "number"}, {"type": "string"},
+                            {"type": "boolean"}]},
+        "time": {"type": "number", "description": "Unix seconds: when the label was known"}},
+        "additionalProperties": False}}}}
+_OUTCOME_PAGE = [_q("after", {"type": "integer", "minimum": 0}, False, "the cursor: outcomes after it"),
+                 _q("limit", {"type": "integer", "minimum": 1}, False, "most outcomes (1000)"),
+                 _q("model", {"type": "string"}, False, "only this model's (and those without one)")]
 _SILENCE_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
 
 
@@ -159,6 +169,10 @@ PATHS: dict[str, dict[str, Any]] = {
         "requestBody": {"required": True, "content": {"application/json": {
             "schema": {"type": "string", "format": "binary"}}}},
         "responses": _answers(200, 400, 401, 403, 409, 413, 503)}},
+    "/api/v1/outcomes": {
+        "post": _post("delayed labels (outcomes) in, optionally gzip", _OUTCOMES,
+                      200, 400, 401, 413, 415, 503),
+        "get": _get("outcomes after a cursor, for the SDK's label poller", _OUTCOME_PAGE, 200, 400, 503)},
     "/api/v1/edge/devices": {"get": _get("edge devices: last contact, backlog, drops", None, 200)},
     "/v1/metrics": {"post": _otlp_post()},
     "/api/v1/otlp/v1/metrics": {"post": _otlp_post()},

@@ -15,9 +15,9 @@ valid but not the usual one (a label after a sample, a sample's fields in
 another order or with a field added, a sample at time 0) is read again by a
 general, slower walk over the fields.
 
->>> from inferwatch.edge import _snappy, encode_write_request
+>>> from inferwatch.edge import encode_write_request, snappy_decompress
 >>> from inferwatch.model import Labels, Sample
->>> raw = _snappy.decompress(encode_write_request([Sample(Labels.of("up", job="a"), 1.5, 1.0)]))
+>>> raw = snappy_decompress(encode_write_request([Sample(Labels.of("up", job="a"), 1.5, 1.0)]))
 >>> cols = WriteRequestReader().read(raw)
 >>> [str(x) for x in cols.labels], cols.t.tolist(), cols.v.tolist()
 (['up{job="a"}'], [1.5], [1.0])

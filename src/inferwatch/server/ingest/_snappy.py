@@ -7,10 +7,10 @@ Either way the announced length is checked against a limit first, so a small
 body cannot make the server allocate gigabytes, and a corrupt stream raises
 ``ValueError``.
 
->>> from inferwatch.edge import _snappy as edge_codec
->>> decompress(edge_codec.compress(b"abc" * 100), max_bytes=1000) == b"abc" * 100
+>>> from inferwatch.edge import snappy_compress, snappy_decompress
+>>> decompress(snappy_compress(b"abc" * 100), max_bytes=1000) == b"abc" * 100
 True
->>> edge_codec.decompress(compress(b"abc" * 100)) == b"abc" * 100
+>>> snappy_decompress(compress(b"abc" * 100)) == b"abc" * 100
 True
 """
 
@@ -21,7 +21,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from inferwatch.edge import _snappy as _edge  # the edge agent's codec (server may import edge: DESIGN.md)
+# the edge agent's codec, through edge's public names (server may import edge: DESIGN.md)
+from inferwatch.edge import snappy_compress, snappy_decompress, snappy_uncompressed_length
 
 __all__ = ["TooLarge", "backend", "compress", "decompress"]
 
@@ -43,7 +44,7 @@ def _cramjam() -> Any:
 def _codec() -> tuple[str, Callable[[bytes], bytes]]:
     cramjam = _cramjam()
     if cramjam is None:
-        return "pure-python", _edge.decompress
+        return "pure-python", snappy_decompress
     snappy, error = cramjam.snappy, cramjam.DecompressionError
 
     def fast(data: bytes) -> bytes:
@@ -62,7 +63,7 @@ def backend() -> str:
 
 def decompress(data: bytes, *, max_bytes: int) -> bytes:
     """Expand a snappy block of at most ``max_bytes`` (``TooLarge`` beyond, ``ValueError`` if corrupt)."""
-    want = _edge.uncompressed_length(data)
+    want = snappy_uncompressed_length(data)
     if want > max_bytes:
         raise TooLarge(f"more than {max_bytes} bytes once decompressed ({want} announced)")
     out = _codec()[1](data)
@@ -75,4 +76,4 @@ def compress(data: bytes) -> bytes:
     """``data`` as one snappy block (remote-write out): cramjam's when installed (1 MB in ~0.3 ms
     against ~150 ms in pure Python), else the edge agent's."""
     cramjam = _cramjam()
-    return _edge.compress(data) if cramjam is None else bytes(cramjam.snappy.compress_raw(data))
+    return snappy_compress(data) if cramjam is None else bytes(cramjam.snappy.compress_raw(data))

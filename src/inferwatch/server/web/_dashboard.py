@@ -45,7 +45,7 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._trace_links import trace_notes
 
 if TYPE_CHECKING:  # the server's package imports this module: keep alerting out of that import
-    from inferwatch.alerting import Pipeline
+    from inferwatch.alerting import AlertsHandle
 
 __all__ = ["STATIC_DIR", "DriftReports", "dashboard_routes"]
 
@@ -93,15 +93,14 @@ def _since(req: Request, default: str) -> float:
     return since
 
 
-def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any]]:
+def alerts_view(server: Server, alerting: AlertsHandle | None) -> list[dict[str, Any]]:
     """Pending and firing alerts with their rule's PromQL and why each is muted, if it is."""
     now = server.clock.now()
     queries = {r.name: r.promql for r in server.components.rules}
-    silences = pipeline.silences.list() if pipeline is not None else []
-    others = [m for m in pipeline.mute.muters if m is not pipeline.silences] if pipeline is not None else []
+    silences = alerting.silences() if alerting is not None else []
     out = []
     rules = {r.name: r for r in server.components.rules}
-    acked = pipeline.acked(now) if pipeline is not None else {}
+    acked = alerting.acked(now) if alerting is not None else {}
     for a in server.components.evaluator.active():
         labels = a.labels.to_dict()
         silenced = [s.id for s in silences if s.mutes(labels, now)]
@@ -110,29 +109,29 @@ def alerts_view(server: Server, pipeline: Pipeline | None) -> list[dict[str, Any
             "labels": labels, "annotations": annotations, "state": str(a.state),
             "activeAt": a.active_since, "value": format_go_float(a.value), "held": a.held,
             "query": queries.get(a.alertname, ""), "silencedBy": silenced,
-            "inhibited": any(m.mutes(labels, now) for m in others),
-            "response": response_of(pipeline, labels),
+            "inhibited": alerting is not None and alerting.inhibited(labels, now),
+            "response": response_of(alerting, labels),
             "acknowledgedBy": sorted({k.by for k in acked.get(a.labels.fingerprint(), [])}),
         })
     return out
 
 
-def response_of(pipeline: Pipeline | None, labels: dict[str, str]) -> str:
+def response_of(alerting: AlertsHandle | None, labels: dict[str, str]) -> str:
     """What the pipeline does for an alert: its matching actions, then the receivers its routes name.
 
     The card's "next step" says this rather than the tier's generic response, so a P1
     alert that no action matches does not promise the degrade action. A receiver
     without credentials says it only prints.
     """
-    if pipeline is None:
+    if alerting is None:
         return ""
-    acts = [f"{a.name} action" for a in pipeline.act.actions if matches_all(a.matchers, labels)]
-    names = dict.fromkeys(r.options.receiver for r in pipeline.root.match(labels))
-    return " + ".join([*acts, *(_message_to(pipeline, n) for n in names)])
+    acts = [f"{a.name} action" for a in alerting.actions if matches_all(a.matchers, labels)]
+    names = dict.fromkeys(r.options.receiver for r in alerting.root.match(labels))
+    return " + ".join([*acts, *(_message_to(alerting, n) for n in names)])
 
 
-def _message_to(pipeline: Pipeline, receiver: str) -> str:
-    status = getattr(pipeline.notifiers.get(receiver), "delivered_as", "sent")
+def _message_to(alerting: AlertsHandle, receiver: str) -> str:
+    status = alerting.delivered_as(receiver)
     return f"{receiver} message" if status == "sent" else f"{receiver} message, {status}"
 
 
@@ -149,13 +148,13 @@ def _with_traces(server: Server, rule: Rule | None, annotations: Mapping[str, st
     return out
 
 
-def timeline_view(pipeline: Pipeline | None, now: float, since: float) -> list[dict[str, Any]]:
+def timeline_view(alerting: AlertsHandle | None, now: float, since: float) -> list[dict[str, Any]]:
     """Alert starts and ends, notifications and actions after ``now - since``, oldest first."""
-    if pipeline is None:
+    if alerting is None:
         return []
     start = now - since
     events: list[dict[str, Any]] = []
-    for a in list(pipeline.alerts.values()):
+    for a in alerting.alerts():
         base = {"alertname": a.name, "labels": a.labels.to_dict()}
         if a.starts_at >= start:
             events.append({"t": a.starts_at, "kind": "firing", **base})
@@ -163,17 +162,14 @@ def timeline_view(pipeline: Pipeline | None, now: float, since: float) -> list[d
             events.append({"t": a.ends_at, "kind": "resolved", **base})
     # A notification's own kind (firing, resolved, digest...) is kept as "type".
     events += [{**r.to_json(), "kind": "notification", "type": r.kind}
-               for r in pipeline.records.recent() if r.t >= start]
-    events += [{**r.to_json(), "kind": "action"} for r in pipeline.act.records() if r.t >= start]
+               for r in alerting.notifications() if r.t >= start]
+    events += [{**r.to_json(), "kind": "action"} for r in alerting.action_records() if r.t >= start]
     return sorted(events, key=lambda e: float(e["t"]))
 
 
-def digests_view(pipeline: Pipeline | None, now: float) -> list[dict[str, Any]]:
+def digests_view(alerting: AlertsHandle | None, now: float) -> list[dict[str, Any]]:
     """Each digest receiver: when it is due, how many alerts it holds and its text so far."""
-    if pipeline is None:
-        return []
-    return [{"name": name, "due": d.due, "pending": d.pending(), "lines": list(d.build(now).notes)}
-            for name, d in sorted(pipeline.digests.items())]
+    return alerting.digests(now) if alerting is not None else []
 
 
 def diagnose_view(server: Server, req: Request) -> dict[str, Any]:
@@ -296,9 +292,10 @@ def devices_view(devices: Devices | None, now: float) -> list[dict[str, Any]]:
     return sorted(out, key=lambda d: str(d.get("device", "")))
 
 
-def dashboard_routes(server: Server, pipeline: Pipeline | None,
+def dashboard_routes(server: Server, alerting: AlertsHandle | None,
                      drift: DriftReports | None = None, devices: Devices | None = None) -> list[BaseRoute]:
-    """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo."""
+    """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo
+    (``alerting``: the alerting pipeline's ``AlertsHandle``, ``None`` without one)."""
     files = read_static()
     version = static_version(files)
     page = Page(version)
@@ -315,10 +312,10 @@ def dashboard_routes(server: Server, pipeline: Pipeline | None,
         Route("/", index),
         Route(f"/dashboard/{version}/{{path:path}}", StaticFromMemory(files, _FOREVER).serve),
         Route("/dashboard/{path:path}", StaticFromMemory(files, "no-cache").serve),
-        Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, pipeline))),
+        Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, alerting))),
         Route("/api/v1/dashboard/timeline", _json(
-            lambda r: timeline_view(pipeline, server.clock.now(), _since(r, "24h")))),
-        Route("/api/v1/dashboard/digests", _json(lambda _: digests_view(pipeline, server.clock.now()))),
+            lambda r: timeline_view(alerting, server.clock.now(), _since(r, "24h")))),
+        Route("/api/v1/dashboard/digests", _json(lambda _: digests_view(alerting, server.clock.now()))),
         Route("/api/v1/dashboard/diagnose/gpu", _json(lambda r: diagnose_view(server, r))),
         Route("/api/v1/dashboard/drift", _json(lambda _: _finite(drift() if drift is not None else []))),
         Route("/api/v1/dashboard/devices", _json(lambda _: devices_view(devices, server.clock.now()))),

@@ -1,0 +1,60 @@
+"""Pages of the demo's drift incident: the drift and performance alerts that fire, by tier.
+
+Runs ``inferwatch demo --duration 40 --seed 1`` (plain lines) under the current
+``PYTHONPATH`` (point it at another checkout for a "before" column) and counts the
+FIRING lines of the quality rules from the drift phase (story 17:00) on: P1 alerts
+page (the wecom route), P2 alerts go to the 09:00 digest. ``--from-file`` reads a
+saved output instead of running the demo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+FIRING = re.compile(r"\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+): Feature (\w+)"
+                    r"|\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+):")
+QUALITY = ("FeatureDrift", "EstimatedPerformanceDrop", "RealizedPerformanceDrop", "AnomalousSamplesHigh")
+DRIFT_START_S = 17 * 60
+
+
+def count(text: str) -> tuple[dict[str, Counter[str]], dict[str, str]]:
+    """Per tier: ``rule[feature]`` -> firings, and the first firing's story time (mm:ss), from 17:00 on."""
+    tiers: dict[str, Counter[str]] = {}
+    first: dict[str, str] = {}
+    for m in FIRING.finditer(text):
+        mm, ss, tier, name, feature = (m.group(1, 2, 3, 4, 5) if m.group(1) else m.group(6, 7, 8, 9, 9))
+        if int(mm) * 60 + int(ss) < DRIFT_START_S or not name.startswith(QUALITY):
+            continue
+        key = f"{name}[{feature}]" if m.group(1) else name
+        tiers.setdefault(tier, Counter())[key] += 1
+        first.setdefault(f"{tier} {name}", f"{mm}:{ss}")
+    return tiers, first
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (or read) the demo and print the counts."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--from-file", type=Path)
+    ap.add_argument("--save", type=Path, help="keep the demo's output here")
+    args = ap.parse_args(argv)
+    if args.from_file:
+        text = args.from_file.read_text()
+    else:
+        text = subprocess.run([sys.executable, "-m", "inferwatch", "demo", "--duration", "40", "--seed", "1"],
+                              capture_output=True, text=True, timeout=300, check=True).stdout
+        if args.save:
+            args.save.write_text(text)
+    tiers, first = count(text)
+    for tier, names in sorted(tiers.items()):
+        print(f"{tier}: {sum(names.values())} alerts fired: {', '.join(sorted(names))}")
+    print("first firing: " + ", ".join(f"{k} {v}" for k, v in sorted(first.items(), key=lambda kv: kv[1])))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""Delayed labels (outcomes) the server keeps for the SDK's pollers, in ``data_dir/outcomes.sqlite``.
+
+Each outcome gets the next number of a sequence that never goes back (SQLite's
+``AUTOINCREMENT``: a number is never reused, even after the newest rows are
+deleted), so a poller's cursor ``after=SEQ`` sees every outcome exactly once.
+The table is bounded twice: outcomes received more than ``retention`` seconds
+ago are deleted, and beyond ``max_rows`` the oldest go first; both are counted
+(``dropped``: ``age``, ``rows``).
+
+>>> from inferwatch.config import OutcomesConfig
+>>> from inferwatch.model import SimulatedClock
+>>> store = OutcomeStore(None, SimulatedClock(1e9), OutcomesConfig(max_rows=2))
+>>> store.add([Outcome("r1", 1), Outcome("r2", 0), Outcome("r3", "cat", model="m")])
+(1, 3)
+>>> [(o.seq, o.request_id, o.label) for o in store.after(0, 10).outcomes], store.dropped["rows"]
+([(2, 'r2', 0), (3, 'r3', 'cat')], 1)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from inferwatch._exceptions import StoreError
+from inferwatch.config import OutcomesConfig
+from inferwatch.model import Clock, open_sqlite
+
+__all__ = ["OUTCOMES_FILE", "Label", "Outcome", "OutcomePage", "OutcomeStore"]
+
+OUTCOMES_FILE = "outcomes.sqlite"
+Label = int | float | str | bool
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS outcomes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, label TEXT NOT NULL,
+    model TEXT NOT NULL, time REAL, received REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS outcomes_received ON outcomes (received);
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One delayed label: the true value for the prediction of ``request_id`` (``time``: when known)."""
+
+    request_id: str
+    label: Label
+    model: str = ""
+    time: float | None = None
+    seq: int = 0
+    """Its number in the server's sequence (0 until stored)."""
+    received: float = 0.0
+    """When the server took it (its clock)."""
+
+    def to_json(self) -> dict[str, object]:
+        """The outcome as ``GET /api/v1/outcomes`` returns it."""
+        return {"seq": self.seq, "request_id": self.request_id, "label": self.label, "model": self.model,
+                "time": self.time if self.time is not None else self.received, "received": self.received}
+
+
+@dataclass(frozen=True)
+class OutcomePage:
+    """Outcomes after a cursor, in sequence order; ``next`` is the cursor to ask with next time."""
+
+    outcomes: list[Outcome]
+    next: int
+    last: int
+    """The newest number given out so far (``next == last``: the poller has caught up)."""
+
+
+class OutcomeStore:
+    """The bounded outcome table (``path`` None: in memory, as with ``storage.type: memory``)."""
+
+    def __init__(self, path: Path | None, clock: Clock, config: OutcomesConfig) -> None:
+        self.path, self.clock, self.config = path, clock, config
+        self._lock = threading.Lock()
+        try:
+            self._db = open_sqlite(path or ":memory:", schema=_SCHEMA)
+            self._rows = int(self._db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0])
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"outcome store {path}: cannot open ({exc})") from exc
+        self.received = 0
+        """Outcomes stored since this process started."""
+        self.dropped = {"age": 0, "rows": 0}
+        """Outcomes deleted by retention (``age``) and by ``max_rows`` (``rows``) since the start."""
+
+    @property
+    def rows(self) -> int:
+        """Outcomes kept now."""
+        return self._rows
+
+    def add(self, outcomes: list[Outcome]) -> tuple[int, int]:
+        """Store ``outcomes`` (all or none); return the first and last sequence numbers given."""
+        now = self.clock.now()
+        rows = [(o.request_id, json.dumps(o.label), o.model, o.time, now) for o in outcomes]
+        with self._lock:
+            try:
+                self._db.execute("BEGIN")  # one transaction: a failed write stores nothing
+                try:
+                    self._db.executemany("INSERT INTO outcomes (request_id, label, model, time, received) "
+                                         "VALUES (?, ?, ?, ?, ?)", rows)
+                    last = self._last()
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise StoreError(f"outcome store {self.path}: cannot write ({exc})") from exc
+            self._rows += len(rows)
+            self.received += len(rows)
+            self._prune(now)
+        return last - len(rows) + 1, last
+
+    def after(self, seq: int, limit: int, model: str | None = None) -> OutcomePage:
+        """Up to ``limit`` outcomes numbered above ``seq`` (of ``model`` and of no model, when given)."""
+        where = "seq > ?"
+        args: list[object] = [seq]
+        if model is not None:
+            where += " AND (model = ? OR model = '')"
+            args.append(model)
+        with self._lock:
+            self._prune(self.clock.now())
+            try:
+                got = self._db.execute(f"SELECT seq, request_id, label, model, time, received FROM outcomes "
+                                       f"WHERE {where} ORDER BY seq LIMIT ?", (*args, limit)).fetchall()
+                last = self._last()
+            except sqlite3.Error as exc:
+                raise StoreError(f"outcome store {self.path}: cannot read ({exc})") from exc
+        out = [Outcome(r, json.loads(lb), m, t, int(s), float(at)) for s, r, lb, m, t, at in got]
+        # a short page read everything up to ``last``: rows of other models after the page are skipped too
+        nxt = out[-1].seq if len(out) == limit else max(last, seq)
+        return OutcomePage(out, nxt, last)
+
+    def _last(self) -> int:
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outcomes'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _prune(self, now: float) -> None:
+        try:
+            old = self._db.execute("DELETE FROM outcomes WHERE received < ?",
+                                   (now - self.config.retention,)).rowcount
+            over = max(0, self._rows - old - self.config.max_rows)
+            if over:
+                self._db.execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq "
+                                 "LIMIT ?)", (over,))
+        except sqlite3.Error as exc:
+            raise StoreError(f"outcome store {self.path}: cannot delete old outcomes ({exc})") from exc
+        self._rows -= old + over
+        self.dropped["age"] += old
+        self.dropped["rows"] += over
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._db.close()
