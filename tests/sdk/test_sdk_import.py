@@ -1,4 +1,5 @@
-"""The SDK imports light: no pydantic, starlette, numpy or OpenTelemetry until a feature needs them."""
+"""The SDK imports light: no pydantic, starlette, numpy, OpenTelemetry or prometheus-client until a
+feature needs them (import time itself is measured by ``benchmarks/bench_import.py``, not here)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from inferwatch.config import parse_config
 from inferwatch.sdk import DEFAULT_BUCKETS, Monitor, SdkConfig
 
 HEAVY = ("pydantic", "starlette", "numpy", "opentelemetry", "httpx", "yaml", "inferwatch.config",
-         "inferwatch.tracing")
+         "inferwatch.tracing",
+         # loaded by the first exposition, by multiprocess mode, by the first regex matcher:
+         "prometheus_client", "psutil", "sqlite3", "re2", "http.server", "asyncio",
+         "inferwatch.sdk._multiproc")
 
 
 def _loaded(code: str) -> list[str]:
@@ -26,6 +30,15 @@ def test_importing_the_sdk_loads_nothing_heavy() -> None:
     # rule: `import inferwatch.sdk` and the README's `from inferwatch import Monitor` load no
     # pydantic (config), starlette, numpy or OpenTelemetry
     assert _loaded("import inferwatch.sdk\nfrom inferwatch import Monitor") == []
+
+
+def test_a_monitor_that_only_records_loads_no_prometheus_client() -> None:
+    # rule: prometheus-client is the renderer: recording, aggregating and flushing do without it, and
+    # the first exposition (here metrics_text) loads it
+    code = ("from inferwatch import Monitor\nm = Monitor(service='s')\n"
+            "m.record_request('/p', 200, 0.01)\nassert m.flush()\n")
+    assert _loaded(code) == []
+    assert "prometheus_client" in _loaded(code + "assert 'inferwatch_requests_total' in m.metrics_text()")
 
 
 def test_recording_and_exposing_load_neither_pydantic_nor_starlette() -> None:

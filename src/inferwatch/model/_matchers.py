@@ -18,8 +18,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import re2
-
 __all__ = ["MatchOp", "Matcher", "matches_all", "parse_matcher", "parse_matchers"]
 
 
@@ -77,6 +75,8 @@ def compile_anchored(pattern: str, where: str = "") -> Any:
     >>> compile_anchored("5..").match("1503") is None
     True
     """
+    import re2  # with the first regex matcher: ``import inferwatch.sdk`` (via model) needs no RE2
+
     opts = re2.Options()
     opts.log_errors = False  # RE2 prints refused patterns on stderr otherwise
     opts.dot_nl = True

@@ -8,7 +8,6 @@ transaction), usable from any thread (each caller holds its own lock), WAL and t
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # imported when used: the SDK imports model, and needs no SQLite until then
@@ -32,7 +31,7 @@ def open_sqlite(path: str | os.PathLike[str], *, wal: bool = True, synchronous: 
 
     target = os.fspath(path)
     if target != ":memory:":
-        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)  # os, not pathlib: model stays light
     conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None, timeout=timeout)
     try:
         if wal:

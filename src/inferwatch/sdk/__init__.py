@@ -2,9 +2,10 @@
 
 The request thread only appends to a bounded queue; one background thread
 aggregates (numpy, loaded by the first large batch) and prometheus-client renders
-the exposition. Importing the SDK loads no pydantic, starlette, numpy or
-OpenTelemetry; tracing (``setup_tracing``, stages as spans, tail sampling) loads
-OpenTelemetry when it is set up. ``inferwatch.tracing`` re-exports the tracing names.
+the exposition (loaded by the first one). Importing the SDK loads no pydantic,
+starlette, numpy, OpenTelemetry or prometheus-client; tracing (``setup_tracing``,
+stages as spans, tail sampling) loads OpenTelemetry when it is set up.
+``inferwatch.tracing`` re-exports the tracing names.
 """
 
 from typing import Any

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol, runtime_checkable
-
-from prometheus_client.metrics_core import Metric
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from inferwatch.model import metrics as catalog
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
 
 __all__ = ["Aggregator", "Mergeable", "merge_sketches"]
 

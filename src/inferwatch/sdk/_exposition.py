@@ -1,7 +1,9 @@
 """Exposition: the custom collector, an ASGI ``/metrics`` app, a standalone server, a reader.
 
 Rendering is prometheus-client's (text format 0.0.4 and OpenMetrics 1.0), so
-the output is whatever Prometheus and promtool expect.
+the output is whatever Prometheus and promtool expect. Its exposition module (which
+loads ``http.server``, ``urllib`` and ``email``) is imported by the call that serves,
+renders or parses, not by ``import inferwatch.sdk``.
 """
 
 from __future__ import annotations
@@ -10,14 +12,15 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import choose_encoder, start_http_server
-from prometheus_client.metrics_core import Metric
-from prometheus_client.parser import text_string_to_metric_families
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.metrics_core import Metric
 
-__all__ = ["MetricsApp", "MetricsServer", "MonitorCollector", "metrics_asgi_app", "read_sample"]
+__all__ = [
+    "MetricsApp", "MetricsServer", "MonitorCollector", "metrics_asgi_app", "read_sample", "render",
+]
 
 log = logging.getLogger("inferwatch.sdk")
 
@@ -33,6 +36,8 @@ class MonitorCollector:
         self, families: Callable[[], list[Metric]], flush: Callable[[float], bool], timeout: float,
     ) -> None:
         self._families, self._flush, self._timeout = families, flush, timeout
+        self._registry: CollectorRegistry | None = None
+        self._registry_lock = threading.Lock()
 
     def collect(self) -> Iterable[Metric]:
         """Everything recorded before the call (waits up to the timeout for the worker)."""
@@ -44,6 +49,25 @@ class MonitorCollector:
     def describe(self) -> Iterable[Metric]:
         """The families (without waiting), so a registry can refuse duplicates."""
         return self._families()
+
+    def registry(self) -> CollectorRegistry:
+        """A registry holding only this collector, made (and prometheus-client imported) on the first call."""
+        with self._registry_lock:
+            if self._registry is None:
+                from prometheus_client import CollectorRegistry
+
+                self._registry = CollectorRegistry(auto_describe=True)
+                self._registry.register(self)
+            return self._registry
+
+
+def render(registry: CollectorRegistry, openmetrics: bool = False) -> str:
+    """``registry``'s exposition: Prometheus text format 0.0.4, or OpenMetrics 1.0."""
+    from prometheus_client.exposition import generate_latest
+    from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+
+    latest = generate_openmetrics if openmetrics else generate_latest
+    return bytes(latest(registry)).decode("utf-8")
 
 
 class MetricsApp:
@@ -66,6 +90,8 @@ class MetricsApp:
             await _respond(send, 405, b"method not allowed\n", "text/plain; charset=utf-8",
                            [(b"allow", b"GET, HEAD")])
             return
+        from prometheus_client.exposition import choose_encoder
+
         accept = ",".join(v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == b"accept")
         encoder, content_type = choose_encoder(accept)
         body = encoder(self.registry)
@@ -107,6 +133,8 @@ class MetricsServer:
     @classmethod
     def start(cls, registry: CollectorRegistry, host: str, port: int) -> MetricsServer:
         """Bind ``host:port`` (0 picks a free port) and serve from a daemon thread."""
+        from prometheus_client.exposition import start_http_server
+
         httpd, thread = start_http_server(port, addr=host, registry=registry)
         return cls(host, int(httpd.server_address[1]), httpd, thread)
 
@@ -135,6 +163,8 @@ def read_sample(text: str, name: str, labels: Mapping[str, str] | None = None) -
     >>> read_sample('# TYPE x_total counter\\nx_total{a="1"} 3\\n', "x_total", {"a": "1"})
     3.0
     """
+    from prometheus_client.parser import text_string_to_metric_families
+
     want = dict(labels or {})
     for family in text_string_to_metric_families(text):
         for sample in family.samples:

@@ -8,16 +8,11 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import generate_latest
-from prometheus_client.metrics_core import Metric
-from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
-
 from inferwatch._exceptions import ConfigError
 from inferwatch.model import Clock, SystemClock
 from inferwatch.sdk._aggregator import Aggregator, Mergeable, merge_sketches
 from inferwatch.sdk._config import SdkConfig, sdk_config
-from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, metrics_asgi_app
+from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, render
 from inferwatch.sdk._generation import (
     CURRENT,
     ENGINE,
@@ -44,14 +39,17 @@ from inferwatch.sdk._monitor_parts import (
     own_families,
     tracing_for,
 )
-from inferwatch.sdk._multiproc import MultiprocStore
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
 from inferwatch.sdk._tracking import Tracking
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.metrics_core import Metric
+
     from inferwatch.sdk._hooks import AsgiApp, RouteOf, WsgiApp
     from inferwatch.sdk._label_poller import Fetch, LabelPoller
+    from inferwatch.sdk._multiproc import MultiprocStore
     from inferwatch.sdk._stage import Stage
     from inferwatch.sdk._tracing import Tracing
 
@@ -118,9 +116,6 @@ class Monitor:
         families = self._families if self.multiprocess is None else self._merged
         self.collector = MonitorCollector(families, self.flush, COLLECT_FLUSH_TIMEOUT_S)
         """A prometheus-client collector over this monitor's aggregates (register it anywhere)."""
-        self.registry = CollectorRegistry(auto_describe=True)
-        """A registry holding only ``collector``; ``metrics_text`` renders it."""
-        self.registry.register(self.collector)
         for aggregator in aggregators:
             self.attach(aggregator)
         self._stages_attached = False
@@ -323,10 +318,14 @@ class Monitor:
         """Wait until every observation recorded before the call is aggregated."""
         return self._recorder.flush(timeout)
 
+    @property
+    def registry(self) -> CollectorRegistry:
+        """A prometheus-client registry holding only ``collector`` (made by the first exposition)."""
+        return self.collector.registry()
+
     def metrics_text(self, openmetrics: bool = False) -> str:
         """The exposition (Prometheus text, or OpenMetrics), after a flush."""
-        render = generate_openmetrics if openmetrics else generate_latest
-        return bytes(render(self.registry)).decode("utf-8")
+        return render(self.registry, openmetrics)
 
     def get_sample_value(self, name: str, labels: Mapping[str, str] | None = None) -> float | None:
         """One sample's value from the exposition (None when absent); a read helper for tests."""
@@ -384,7 +383,7 @@ class Monitor:
 
     def metrics_app(self) -> MetricsApp:
         """An ASGI app serving the exposition (OpenMetrics when the Accept header asks)."""
-        return metrics_asgi_app(self.registry)
+        return MetricsApp(self.registry)
 
     def serve_metrics(self, port: int = 0, host: str = "127.0.0.1") -> MetricsServer:
         """Serve ``/metrics`` from a thread; ``port=0`` picks a free port (see ``.port``)."""

@@ -8,17 +8,16 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.metrics_core import Metric
-
 from inferwatch._env import ENV_MULTIPROC_DIR
 from inferwatch._exceptions import ConfigError
 from inferwatch.model import metrics as catalog
 from inferwatch.sdk._aggregator import Aggregator, Mergeable
-from inferwatch.sdk._multiproc import MultiprocStore
 from inferwatch.sdk._requests import RequestAggregates
 
 if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+    from inferwatch.sdk._multiproc import MultiprocStore
     from inferwatch.sdk._tracing import Tracing
 
 __all__ = ["aggregate", "collect_one", "multiprocess_store", "own_families", "tracing_for"]
@@ -95,7 +94,12 @@ def multiprocess_store(
 ) -> MultiprocStore | None:
     """The shared store when ``directory`` (or ``INFERWATCH_MULTIPROC_DIR``) names one."""
     directory = directory if directory is not None else os.environ.get(ENV_MULTIPROC_DIR) or None
-    return None if directory is None else MultiprocStore(directory, local, flush)
+    if directory is None:
+        return None
+    # imported only in multiprocess mode: psutil, sqlite3 and json stay off ``import inferwatch.sdk``
+    from inferwatch.sdk._multiproc import MultiprocStore
+
+    return MultiprocStore(directory, local, flush)
 
 
 def tracing_for(service: str, tracing: bool | Tracing) -> Tracing | None:
@@ -114,6 +118,8 @@ def tracing_for(service: str, tracing: bool | Tracing) -> Tracing | None:
 
 
 def _counter(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tuple[str, ...], int]) -> Metric:
+    from prometheus_client.core import CounterMetricFamily  # at exposition, not at import
+
     family = CounterMetricFamily(spec.family, spec.help, labels=labels)
     for key, n in values.items():
         family.add_metric(key, n)
@@ -121,6 +127,8 @@ def _counter(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tup
 
 
 def _gauge(spec: catalog.MetricSpec, labels: tuple[str, ...], values: dict[tuple[str, ...], float]) -> Metric:
+    from prometheus_client.core import GaugeMetricFamily  # at exposition, not at import
+
     family = GaugeMetricFamily(spec.name, spec.help, labels=labels)
     for key, v in values.items():
         family.add_metric(key, v)

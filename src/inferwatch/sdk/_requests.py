@@ -15,13 +15,12 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any
-
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
-from prometheus_client.metrics_core import Metric
-from prometheus_client.samples import Exemplar
+from typing import TYPE_CHECKING, Any
 
 from inferwatch.model import metrics as catalog
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
 
 __all__ = ["OTHER_ROUTE", "RequestAggregates", "RouteHistogram"]
 
@@ -87,8 +86,8 @@ class RequestAggregates:
     codes: dict[tuple[str, int], int] = field(default_factory=dict)
     histograms: dict[str, RouteHistogram] = field(default_factory=dict)
     invalid: int = 0
-    exemplars: dict[str, dict[int, Exemplar]] = field(default_factory=dict)
-    """Per route, the latest traced observation per bucket index (OpenMetrics exemplars)."""
+    exemplars: dict[str, dict[int, tuple[str, float, float]]] = field(default_factory=dict)
+    """Per route, the latest traced observation per bucket index: ``(trace_id, seconds, time)``."""
     counted: set[str] = field(default_factory=set)
     """Routes counted without a latency (generations: their latency is the generation histograms')."""
 
@@ -117,7 +116,7 @@ class RequestAggregates:
         for route, duration, trace_id in items:
             if route in self.histograms and isinstance(duration, float) and 0.0 <= duration < math.inf:
                 bucket = bisect_left(self.bounds, duration)
-                self.exemplars.setdefault(route, {})[bucket] = Exemplar({"trace_id": trace_id}, duration, now)
+                self.exemplars.setdefault(route, {})[bucket] = (trace_id, duration, now)
 
     def add_batch(self, items: Sequence[tuple[Any, ...]]) -> None:
         """Aggregate ``(tag, route, status, duration_s)`` items; count and skip invalid ones."""
@@ -195,6 +194,10 @@ class RequestAggregates:
 
     def families(self, service: tuple[str, str, str]) -> Iterator[Metric]:
         """The requests counter and the duration histogram, labels in alphabetical order."""
+        # prometheus-client is imported where families are built, not by ``import inferwatch.sdk``
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+        from prometheus_client.samples import Exemplar
+
         svc, model, version = service
         total = CounterMetricFamily(
             catalog.REQUESTS_TOTAL.family, catalog.REQUESTS_TOTAL.help,
@@ -210,8 +213,8 @@ class RequestAggregates:
         les = [_le(b) for b in self.bounds] + ["+Inf"]
         for route, h in sorted(self.histograms.items()):
             buckets: list[Any] = list(zip(les, (int(c) for c in h.cumulative()), strict=True))
-            for i, ex in self.exemplars.get(route, {}).items():
-                buckets[i] = (*buckets[i], ex)  # served in OpenMetrics only
+            for i, (trace_id, value, at) in self.exemplars.get(route, {}).items():
+                buckets[i] = (*buckets[i], Exemplar({"trace_id": trace_id}, value, at))  # OpenMetrics only
             hist.add_metric((model, route, svc, version), buckets, h.sum)
         yield hist
 

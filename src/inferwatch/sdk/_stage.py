@@ -18,13 +18,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
-from prometheus_client.metrics_core import Metric
-from prometheus_client.samples import Exemplar
-
 from inferwatch.model import metrics as catalog
 
 if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
     from inferwatch.sdk._hooks import MonitorHooks
 
 __all__ = ["MAX_STAGES", "STAGE", "Stage", "StageAggregates"]
@@ -118,8 +116,8 @@ class _Histogram:
     sum: float = 0.0
     count: int = 0
     errors: int = 0
-    exemplars: dict[int, Exemplar] = field(default_factory=dict)
-    """The latest kept trace per bucket index (OpenMetrics exemplars)."""
+    exemplars: dict[int, tuple[str, float, float]] = field(default_factory=dict)
+    """The latest kept trace per bucket index: ``(trace_id, seconds, time)`` (OpenMetrics exemplars)."""
 
 
 @dataclass
@@ -147,13 +145,17 @@ class StageAggregates:
             bucket = bisect_left(self.bounds, duration)
             h.buckets[bucket] += 1
             if trace_id:
-                h.exemplars[bucket] = Exemplar({"trace_id": trace_id}, duration, now)
+                h.exemplars[bucket] = (trace_id, duration, now)
             h.sum += duration
             h.count += 1
             h.errors += bool(failed)
 
     def collect(self, now: float) -> Iterable[Metric]:
         """The stage-duration histogram and the stage-error counter."""
+        # prometheus-client is imported where families are built, not by ``import inferwatch.sdk``
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+        from prometheus_client.samples import Exemplar
+
         spec, err_spec = catalog.STAGE_DURATION, catalog.STAGE_ERRORS_TOTAL
         hist = HistogramMetricFamily(spec.name, spec.help, labels=spec.labels, unit="seconds")
         errors = CounterMetricFamily(err_spec.family, err_spec.help, labels=err_spec.labels)
@@ -163,8 +165,12 @@ class StageAggregates:
             total = 0
             for i, (upper, n) in enumerate(zip(uppers, h.buckets, strict=True)):
                 total += n
-                ex = h.exemplars.get(i)
-                cumulative.append((upper, total) if ex is None else (upper, total, ex))
+                kept = h.exemplars.get(i)
+                if kept is None:
+                    cumulative.append((upper, total))
+                else:
+                    trace_id, value, at = kept
+                    cumulative.append((upper, total, Exemplar({"trace_id": trace_id}, value, at)))
             hist.add_metric([*self.service, name], cumulative, h.sum)
             errors.add_metric([*self.service, name], h.errors)
         return [hist, errors]
