@@ -195,3 +195,12 @@ def test_private_modules_of_other_packages_only_shrink() -> None:
                      + "; ".join(f"{a} -> {b}" for a, b in new))
     fixed = sorted(ALLOWED_PRIVATE - found)
     assert not fixed, "fixed, remove from ALLOWED_PRIVATE: " + "; ".join(f"{a} -> {b}" for a, b in fixed)
+
+
+MAX_MODULE_LINES = 400  # issue 30: a module holds one concept; past this it holds two
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"split these modules (lines): {long}"

@@ -13,16 +13,8 @@ from inferwatch.model import Clock, SystemClock
 from inferwatch.sdk._aggregator import Aggregator, Mergeable, merge_sketches
 from inferwatch.sdk._config import SdkConfig, sdk_config
 from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollector, render
-from inferwatch.sdk._generation import (
-    CURRENT,
-    ENGINE,
-    Generation,
-    GenerationSettings,
-    Price,
-    generation_prices,
-    generation_targets,
-    record,
-)
+from inferwatch.sdk._generation import GenerationSettings
+from inferwatch.sdk._monitor_llm import GenerationMethods
 from inferwatch.sdk._monitor_parts import (
     COLLECT_FLUSH_TIMEOUT_S,
     EMBEDDING,
@@ -58,7 +50,7 @@ __all__ = ["Monitor", "Tracking"]
 log = logging.getLogger("inferwatch.sdk")
 
 
-class Monitor:
+class Monitor(GenerationMethods):
     """Service metrics for one model server; recording never blocks and never raises.
 
     >>> m = Monitor(service="ranker", model="ctr", version="v3")
@@ -122,7 +114,6 @@ class Monitor:
         self._pollers: list[LabelPoller] = []  # poll_labels's threads, stopped by close()
         self._generations_attached = self._engine_attached = False
         self.generation_settings = GenerationSettings()
-        """Goodput targets and prices (replaced whole by ``set_generation_targets`` / ``set_prices``)."""
         self._attach_lock = threading.Lock()  # taken before _lock, never under another lock
         self._owns_tracing = tracing is True
         self.tracing: Tracing | None = tracing_for(service, tracing)
@@ -165,59 +156,6 @@ class Monitor:
             if first:
                 self.attach(StageAggregates((self.service, self.model, self.version), self.config.buckets))
         return Stage(self, name)
-
-    def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0,
-                         tenant: str = "") -> Generation:
-        """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``."""
-        self.enable_generations()
-        return Generation(self, route, self.model if model is None else model, input_tokens, tenant)
-
-    def record_generation(
-        self, route: str, status: int, ttft_s: float | None, duration_s: float, input_tokens: int,
-        output_tokens: int, queue_s: float | None = None, *, model: str | None = None,
-        finish_reason: str = "", tenant: str = "",
-    ) -> None:
-        """Record one finished generation at once (invalid values are counted, never raised)."""
-        self.enable_generations()
-        mark = CURRENT.get()
-        if mark is not None:
-            mark.explicit = True
-        record(self, route, self.model if model is None else model, status, ttft_s, duration_s,
-               input_tokens, output_tokens, queue_s, finish_reason=finish_reason, tenant=tenant)
-
-    def set_generation_targets(self, *, ttft_s: float = 2.5, tpot_s: float = 0.2) -> None:
-        """The targets a good generation meets (``inferwatch_generation_good_requests_total``: goodput)."""
-        self.generation_settings = generation_targets(self.generation_settings, ttft_s, tpot_s)
-
-    def set_prices(self, prices: Mapping[str, Price]) -> None:
-        """Prices per model (``Price(input_per_million, output_per_million, currency)``): cost by tenant."""
-        self.generation_settings = generation_prices(self.generation_settings, prices)
-
-    def record_engine(self, *, model: str | None = None, running: float | None = None,
-                      waiting: float | None = None, kv_cache_usage: float | None = None, preemptions: int = 0,
-                      prefix_cache_queries: int = 0, prefix_cache_hits: int = 0) -> None:
-        """The engine's state now (gauges) and what happened since the last call (counts); never raises."""
-        if not self._engine_attached:
-            from inferwatch.sdk._engine import EngineAggregates
-
-            with self._attach_lock:
-                if not self._engine_attached:
-                    self.attach(EngineAggregates(self.service, self.version, self._reject))
-                    self._engine_attached = True
-        self.observe(ENGINE, (self.model if model is None else model, running, waiting, kv_cache_usage,
-                              preemptions, prefix_cache_queries, prefix_cache_hits))
-
-    def enable_generations(self) -> None:
-        """Attach the generation aggregates (once); the streaming middleware calls it before recording."""
-        if self._generations_attached:
-            return
-        from inferwatch.sdk._generation_metrics import GenerationAggregates
-
-        with self._attach_lock:  # attached before any thread enqueues one
-            if not self._generations_attached:
-                self.attach(GenerationAggregates(self.service, self.version, self._reject,
-                                                 settings=lambda: self.generation_settings))
-                self._generations_attached = True
 
     def instrument_httpx(self, client: Any) -> Any:
         """Make ``client`` (httpx, sync or async) send the current trace context on every call."""
@@ -294,7 +232,7 @@ class Monitor:
     # The names the integrations used before the public hooks (kept for code written against them).
     _inflight_add = add_inflight
     _count_request = count_request
-    _attach_generations = enable_generations
+    _attach_generations = GenerationMethods.enable_generations
 
     # --- background -------------------------------------------------------------------------
     def attach(self, aggregator: Aggregator) -> None:
