@@ -26,8 +26,10 @@ from inferwatch.model import SystemClock
 from inferwatch.server.api._otlp_traces import trace_routes
 from inferwatch.tracing._store import SpanRecord, TraceStore
 
-# 2 phases of 30 story seconds at x20: 1.5 real seconds each
-STORY = Story.of([Phase("normal", 0.0), Phase("latency", 30.0, Faults(latency_ms=300.0))], end_s=60.0)
+# 2 phases of 30 story seconds at x20: 1.5 real seconds each. The latency phase slows the model stage by
+# 0.96-1.44 s (the demo's own story's 1,200 ms): far past the stall a loaded runner can put into another
+# stage's P99 over a 1.5 s window (a normal phase's whole-request P99 reached 0.82 s at load 9)
+STORY = Story.of([Phase("normal", 0.0), Phase("latency", 30.0, Faults(latency_ms=1200.0))], end_s=60.0)
 SERVER, CLIENT = 2, 3  # OTLP span kinds
 
 
@@ -95,7 +97,7 @@ def test_demo_traces_cross_the_feature_store_hop_and_diagnose_names_the_slowed_s
     assert lookup.end_ns <= model.start_ns and model.end_ns <= post.start_ns
     # diagnose latency over the latency phase against the normal one before it names the model stage
     normal_ms = round((clock.latency_at - (clock.last - 3.0)) * 1000)
-    latency_ms = round((clock.last - clock.latency_at) * 1000) + 500  # the last requests end after it
+    latency_ms = round((clock.last - clock.latency_at) * 1000) + 1500  # the last requests end after it
     assert main(["diagnose", "latency", "--service", "demo", "--url", url, "--at", str(clock.latency_at +
                  latency_ms / 1000), "--window", f"{latency_ms}ms", "--baseline", f"{max(normal_ms, 500)}ms",
                  "--json"]) == 0
