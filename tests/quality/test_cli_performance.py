@@ -151,6 +151,7 @@ def test_parquet_and_multiclass(tmp_path: Path, capsys: pytest.CaptureFixture[st
         (["--y-pred-proba", "nope"], "ref.csv: no column named 'nope'"),
         (["--y-true", "pred2"], "ref.csv: no column named 'pred2'"),
         (["--chunk-size", "0"], "--chunk-size must be a positive number of rows, not 0"),
+        (["--chunk-size", "5000"], "ana.csv has 2500 rows, fewer than --chunk-size 5000"),
         (["--metrics", "auc"], "unknown metric 'auc'"),
         (["--analysis-targets", "x.csv"], "--analysis-targets needs --id-col COL"),
         (["--y-pred-proba", "a=score"], "LABEL=COL,LABEL=COL for multiclass"),

@@ -113,3 +113,27 @@ def test_bad_input_is_one_clear_line(
     assert main(args) != 0
     err = capsys.readouterr().err
     assert wanted in err and "Traceback" not in err, err
+
+
+def test_a_chunk_larger_than_the_analysis_is_a_clear_error(
+    files: dict[str, object], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 2,500 analysis rows hold no full chunk of 5,000: an empty table would look like no problem.
+    assert main(_args(files, "--chunk-size", "5000")) != 0
+    err = capsys.readouterr().err
+    assert "ana.csv has 2500 rows, fewer than --chunk-size 5000" in err and "Traceback" not in err, err
+
+
+def test_a_numeric_input_missing_on_every_analysis_row_is_estimated(
+    files: dict[str, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An empty column reads as text-typed; it holds no text, so it is the numeric input, all missing.
+    lines = Path(str(files["ana"])).read_text().splitlines()
+    blank = [lines[0]] + [",".join([r.split(",")[0], "", *r.split(",")[2:]]) for r in lines[1:]]
+    ana = tmp_path / "ana_no_age.csv"
+    ana.write_text("\n".join(blank) + "\n")
+    args = _args(files, "--chunk-size", "1000", "--json")
+    args[args.index(str(files["ana"]))] = str(ana)
+    assert main(args) == 0, capsys.readouterr().err
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
+    assert len(chunks) == 2 and all(np.isfinite(c["estimated"]["mae"]) for c in chunks)

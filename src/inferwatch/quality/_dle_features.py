@@ -96,7 +96,10 @@ class FeatureEncoder:
         col = column(table, name, where)
         if not self.categorical[j]:
             if col.dtype != np.float64:
-                raise InputError(f"{where}: column {name!r} must be numeric, as in the reference")
+                # A column without any value reads as text-typed: it holds no text, only missing values.
+                if any(v is not None for v in col.tolist()):
+                    raise InputError(f"{where}: column {name!r} must be numeric, as in the reference")
+                return np.full(len(col), np.nan)
             return col.astype(np.float64)
         codes = self.categories[j]
         # Numbers in a column that was text in the reference compare as their text.

@@ -18,7 +18,7 @@ from inferwatch._exceptions import InputError
 from inferwatch.quality._dle import DLE, FittedDLE
 from inferwatch.quality._dle_features import FeatureEncoder, numeric_column
 from inferwatch.quality._perf_metrics import regression_metrics
-from inferwatch.quality._perf_table import ChunkPerformance
+from inferwatch.quality._perf_table import ChunkPerformance, full_chunks
 from inferwatch.quality._profile import Column
 
 __all__ = ["default_features", "estimate_regression_chunks"]
@@ -53,10 +53,11 @@ def estimate_regression_chunks(
     r_true, r_pred = numeric_column(reference, y_true, ref), numeric_column(reference, y_pred, ref)
     _no_missing(r_true, ref, y_true)
     _no_missing(r_pred, ref, y_pred)
-    fitted = dle.fit(enc.transform(reference, where=ref), r_true, r_pred, enc.categorical)
-    x = enc.transform(analysis, where=ana)
     pred = numeric_column(analysis, y_pred, ana)
     _no_missing(pred, ana, y_pred)
+    full_chunks(pred.size, chunk_size, ana)  # before the fit, the slow part
+    fitted = dle.fit(enc.transform(reference, where=ref), r_true, r_pred, enc.categorical)
+    x = enc.transform(analysis, where=ana)
     unseen = enc.unseen(analysis, x)
     out = []
     for k in range(pred.size // chunk_size):

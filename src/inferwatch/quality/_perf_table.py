@@ -25,7 +25,7 @@ from inferwatch.quality._cbpe import CBPE, PerformanceEstimate
 from inferwatch.quality._perf_metrics import binary_metrics, multiclass_metrics
 from inferwatch.quality._profile import Column
 
-__all__ = ["ChunkPerformance", "ColumnSpec", "estimate_chunks", "join_targets"]
+__all__ = ["ChunkPerformance", "ColumnSpec", "estimate_chunks", "full_chunks", "join_targets"]
 
 Table = Mapping[str, Column]
 
@@ -94,6 +94,15 @@ class ChunkPerformance:
         return out
 
 
+def full_chunks(rows: int, chunk_size: int, where: str) -> int:
+    """The number of full chunks (``InputError`` when the file holds none: an empty table hides it)."""
+    if rows < chunk_size:
+        raise InputError(
+            f"{where} has {rows} rows, fewer than --chunk-size {chunk_size}: no full chunk to estimate"
+        )
+    return rows // chunk_size
+
+
 def estimate_chunks(
     reference: Table,
     analysis: Table,
@@ -119,6 +128,7 @@ def estimate_chunks(
     pred = spec.labels(analysis, spec.y_pred, ana)
     _no_missing(pred, f"{ana}: column {spec.y_pred!r}")
     _no_missing(scores, f"{ana}: score columns {', '.join(spec.score_columns)}")
+    full_chunks(scores.shape[0], chunk_size, ana)
     out = []
     for k in range(scores.shape[0] // chunk_size):
         sl = slice(k * chunk_size, (k + 1) * chunk_size)
