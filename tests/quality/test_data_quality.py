@@ -63,7 +63,19 @@ def test_type_errors_name_the_feature_at_fault_in_rows_columns_and_arrays() -> N
     assert agg.invalid == 3 and agg.last_rows == 6
     last = agg.last
     assert last is not None
-    # 6 readable rows + 3 dropped payloads (4 rows, counted once per payload) = 9 rows seen
-    assert last["x"]["type_error"] == pytest.approx(1 / 9)
-    assert last["y"]["type_error"] == pytest.approx(3 / 9)
+    # 6 readable rows + 3 dropped payloads of 1, 2 and 1 rows = 10 rows seen
+    assert last["x"]["type_error"] == pytest.approx(1 / 10)
+    assert last["y"]["type_error"] == pytest.approx(3 / 10)
     assert last["x"]["missing"] == 0.0
+
+
+def test_a_dropped_batch_counts_its_rows_so_a_share_never_passes_one() -> None:
+    profile = build_profile({"x": np.arange(100.0), "y": np.arange(100.0)})
+    agg = DataQualityAggregator(profile, service="svc", model="m", window=60.0, min_samples=2)
+    good = [({"x": 1.0, "y": 2.0}, None, None)] * 10
+    batch = ({"x": [1.0] * 30, "y": ["text"] * 30}, None, None)  # one payload, 30 rows, y unreadable
+    agg.consume("prediction", [*good, batch], 1.0)
+    agg.consume("prediction", [], 61.0)
+    assert agg.last is not None
+    assert agg.last["y"]["type_error"] == pytest.approx(30 / 40)
+    assert agg.last["x"]["type_error"] == 0.0

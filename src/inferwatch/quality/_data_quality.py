@@ -84,10 +84,13 @@ class DataQualityAggregator:
             items = [p[0] if isinstance(p, tuple) and p else p for p in payloads]
             block = self._layout.block(items)
             self.invalid += block.invalid
-            self._seen += block.rows + block.invalid
-            if block.invalid:  # only then look for the features at fault (the common path pays nothing)
+            if not block.invalid:
+                self._seen += block.rows
+            else:  # only then look for the features at fault (the common path pays nothing)
                 for features in items:
-                    self._num_type += self._type_errors(features)
+                    errors, rows = self._type_errors(features)
+                    self._num_type += errors
+                    self._seen += rows  # a dropped batch's rows too: a share never passes 1
             if not block.rows:
                 return
             self._rows += block.rows
@@ -101,23 +104,25 @@ class DataQualityAggregator:
                 self._cat_missing[j] += sum(v is None for v in cats)
                 self._cat_unseen[j] += sum(v is not None and v not in seen for v in cats)
 
-    def _type_errors(self, features: Any) -> npt.NDArray[np.int64]:
-        """Per numeric feature: the values of one payload that cannot be read as numbers."""
+    def _type_errors(self, features: Any) -> tuple[npt.NDArray[np.int64], int]:
+        """Per numeric feature: the values of one payload that cannot be read as numbers; its rows."""
         out = np.zeros(len(self._num), np.int64)
         if isinstance(features, Mapping):  # a row, or a batch of columns; a string is never a number here
+            first = next(iter(features.values()), None)
+            rows = len(first) if isinstance(first, list | tuple | np.ndarray) else 1
             for j, f in enumerate(self._num):
                 v = features.get(f.name)
                 out[j] = sum(not _number(x) for x in (v if isinstance(v, list | tuple | np.ndarray) else [v]))
-            return out
+            return out, rows
         try:
             arr = np.asarray(features, dtype=object)
         except ValueError:  # ragged: a shape error, not a type error
-            return out
+            return out, 1
         arr = arr.reshape(1, -1) if arr.ndim == 1 else arr
         if arr.ndim == 2 and arr.shape[1] == len(self._layout.names):
             for j, f in enumerate(self._num):  # rows as arrays are cast like numpy's astype: "1.5" reads
                 out[j] = sum(not _number(x, strings=True) for x in arr[:, self._layout.names.index(f.name)])
-        return out
+        return out, max(arr.shape[0], 1) if arr.ndim == 2 else 1
 
     def _roll(self, now: float) -> None:
         start = self._window.start
