@@ -133,6 +133,7 @@ def test_bad_multiclass_scores_are_one_line(
 
 @pytest.mark.parametrize(("labelled", "fragment"), [
     ({"scores": [[0.5, 0.5]] * 10, "labels": [0] * 10}, "k >= 3"),
+    ({"scores": [[0.5]] * 10, "labels": [0] * 10}, "k >= 3"),  # rows of one: not the binary form
     ({"scores": [[0.2, 0.3, 0.5]] * 10, "labels": [3] * 10}, "class indices 0..2"),
     ({"scores": [0.5] * 10, "labels": [2] * 10}, "class indices 0..1"),
 ])

@@ -112,7 +112,7 @@ class _Labelled(_Strict):
             raise ValueError("scores and labels must have the same length")
         rows = [v if isinstance(v, list) else [v] for v in self.scores]
         k = len(rows[0])
-        if k == 2 or any(len(r) != k for r in rows):
+        if (k < 3 and isinstance(self.scores[0], list)) or any(len(r) != k for r in rows):
             raise ValueError("scores must be P(class 1) per row, or rows of the same k >= 3 "
                              "class probabilities")
         if not all(0.0 <= v <= 1.0 for r in rows for v in r):
