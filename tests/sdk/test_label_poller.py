@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -13,6 +14,7 @@ from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.model import SimulatedClock
 from inferwatch.quality import RealizedPerformance
 from inferwatch.sdk import Monitor
+from inferwatch.sdk._label_poller import MAX_BACKOFF_S
 
 LABELS = {"service": "svc", "model": "m"}
 
@@ -111,3 +113,23 @@ def test_the_thread_polls_on_the_clock_counts_failures_and_stops_with_the_monito
     mon.close()  # stops the poller's thread: the failed poll was counted before it ended
     assert not poller.running
     assert poller.counts["failed_polls"] >= 1 and poller.cursor == 2
+
+
+def test_a_server_down_is_logged_once_per_outage_and_the_wait_backs_off(
+        caplog: pytest.LogCaptureFixture) -> None:
+    fake = FakeOutcomes(_outcomes(2))
+    fake.fail = True
+    with Monitor("svc", "m") as mon, caplog.at_level(logging.DEBUG, logger="inferwatch.sdk"):
+        poller = mon.poll_labels("http://srv", token="s3cret-token", interval=10.0, start=False, fetch=fake)
+        waits = [poller.poll_round() for _ in range(12)]
+        assert waits[:4] == [20.0, 40.0, 80.0, 160.0] and waits[-1] == MAX_BACKOFF_S
+        warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warned) == 1 and "connection refused" in warned[0].getMessage()
+        assert poller.counts["failed_polls"] == 12
+        fake.fail = False
+        assert poller.poll_round() == 10.0 and poller.cursor == 2  # back: one line says so, normal interval
+        assert "polls succeed again after 12 failed" in caplog.records[-1].getMessage()
+        fake.fail = True
+        poller.poll_round()
+        assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 2  # a new outage
+        assert "s3cret-token" not in caplog.text

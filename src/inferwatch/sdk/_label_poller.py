@@ -5,7 +5,8 @@
 seconds (at once again while pages come back full) and hands each outcome to
 ``monitor.observe_label``. A label whose prediction this process never made is
 counted by ``RealizedPerformance`` as ``unmatched``; one of another model as
-``other_model`` here. Only the standard library (``urllib``): loaded when a
+``other_model`` here. A server that cannot be reached is logged once per outage
+and polled with a doubling wait (up to ``MAX_BACKOFF_S``). Only the standard library (``urllib``): loaded when a
 poller is made, never by ``import inferwatch.sdk``.
 
 >>> import json
@@ -31,11 +32,12 @@ from typing import Any, Protocol
 from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.model import Clock
 
-__all__ = ["MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "LabelSink", "urllib_fetch"]
+__all__ = ["MAX_BACKOFF_S", "MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "LabelSink", "urllib_fetch"]
 
 log = logging.getLogger("inferwatch.sdk")
 
 OUTCOMES_PATH = "/api/v1/outcomes"
+MAX_BACKOFF_S = 300.0  # the longest wait between rounds while the server fails
 MAX_PAGE_BYTES = 64 << 20  # a page of 10,000 outcomes with the longest strings is under 10 MB
 Fetch = Callable[[str, Mapping[str, str], float], bytes]
 """``(url, headers, timeout_s) -> body``: raises ``OSError`` when the server cannot be reached."""
@@ -82,6 +84,7 @@ class LabelPoller:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._failing = 0  # failed rounds in a row (the backoff's exponent)
 
     def poll_once(self) -> int:
         """Read the next page and feed it; return the outcomes read (raises ``OSError``, ``InputError``)."""
@@ -117,17 +120,34 @@ class LabelPoller:
         return self
 
     def _run(self) -> None:
-        while not self.clock.wait(self._stop, self.interval):
-            while not self._stop.is_set():
-                try:
-                    full = self.poll_once() >= self.batch
-                except Exception as exc:  # the server away or a bad answer: logged, tried next interval
-                    self.counts["failed_polls"] += 1
-                    log.warning("label poller %s: %s: %s", self.url, type(exc).__name__, exc)
-                    break
-                if not full:
-                    break
-                self.monitor.flush(5.0)  # a backlog: let the recorder take this page before the next
+        wait = self.interval
+        while not self.clock.wait(self._stop, wait):
+            wait = self.poll_round()
+
+    def poll_round(self) -> float:
+        """One round of the thread: pages until caught up; a failure is counted, not raised, and
+        logged once per outage. Return the seconds to wait: ``interval``, doubled per failed round
+        in a row up to ``MAX_BACKOFF_S`` (or ``interval`` when longer)."""
+        while not self._stop.is_set():
+            try:
+                full = self.poll_once() >= self.batch
+            except Exception as exc:  # the server away or a bad answer: tried again after the wait
+                self.counts["failed_polls"] += 1
+                self._failing += 1
+                # one warning per outage, not one per poll: a server down for a day is one line
+                log.log(logging.WARNING if self._failing == 1 else logging.DEBUG,
+                        "label poller %s: %s: %s (retrying with backoff; logged again when it recovers)",
+                        self.url, type(exc).__name__, exc)
+                break
+            if self._failing:
+                log.info("label poller %s: polls succeed again after %d failed", self.url, self._failing)
+                self._failing = 0
+            if not full:
+                break
+            self.monitor.flush(5.0)  # a backlog: let the recorder take this page before the next
+        if not self._failing:
+            return self.interval
+        return min(self.interval * 2.0 ** min(self._failing, 32), max(self.interval, MAX_BACKOFF_S))
 
     @property
     def running(self) -> bool:
