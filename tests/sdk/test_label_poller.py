@@ -6,7 +6,8 @@ import json
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 import pytest
 
@@ -14,7 +15,7 @@ from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.model import SimulatedClock
 from inferwatch.quality import RealizedPerformance
 from inferwatch.sdk import Monitor
-from inferwatch.sdk._label_poller import MAX_BACKOFF_S
+from inferwatch.sdk._label_poller import MAX_BACKOFF_S, urllib_fetch
 
 LABELS = {"service": "svc", "model": "m"}
 
@@ -133,3 +134,41 @@ def test_a_server_down_is_logged_once_per_outage_and_the_wait_backs_off(
         poller.poll_round()
         assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 2  # a new outage
         assert "s3cret-token" not in caplog.text
+
+
+class _Handler(BaseHTTPRequestHandler):
+    seen: ClassVar[list[tuple[str, str | None]]] = []
+
+    def do_GET(self) -> None:
+        _Handler.seen.append((self.path, self.headers.get("Authorization")))
+        if self.path.startswith("/bad"):
+            body = json.dumps({"status": "error", "errorType": "bad_data",
+                               "error": "invalid parameter 'limit': 1000 is outside 1..500"}).encode()
+            self.send_response(400)
+        else:  # a redirect (to anywhere: another host would get the token) is not followed
+            body = b""
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{self.server.server_address[1]}/bad/elsewhere")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_urllib_fetch_names_the_server_error_and_follows_no_redirect() -> None:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        with pytest.raises(OSError, match=r"HTTP 400: invalid parameter 'limit': 1000 is outside 1\.\.500"):
+            urllib_fetch(f"{base}/bad/api", {"Authorization": "Bearer tok"}, 60.0)
+        with pytest.raises(OSError, match=r"HTTP 302: redirected to .*/bad/elsewhere', not followed"):
+            urllib_fetch(f"{base}/moved", {"Authorization": "Bearer tok"}, 60.0)
+        assert [path for path, _ in _Handler.seen] == ["/bad/api", "/moved"]  # the redirect was not followed
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(60)

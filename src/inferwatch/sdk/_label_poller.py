@@ -6,8 +6,8 @@ seconds (at once again while pages come back full) and hands each outcome to
 ``monitor.observe_label``. A label whose prediction this process never made is
 counted by ``RealizedPerformance`` as ``unmatched``; one of another model as
 ``other_model`` here. A server that cannot be reached is logged once per outage
-and polled with a doubling wait (up to ``MAX_BACKOFF_S``). Only the standard library (``urllib``): loaded when a
-poller is made, never by ``import inferwatch.sdk``.
+and polled with a doubling wait (up to ``MAX_BACKOFF_S``). Only the standard
+library (``urllib``): loaded when a poller is made, never by ``import inferwatch.sdk``.
 
 >>> import json
 >>> from inferwatch.sdk import Monitor
@@ -32,7 +32,8 @@ from typing import Any, Protocol
 from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.model import Clock
 
-__all__ = ["MAX_BACKOFF_S", "MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "LabelSink", "urllib_fetch"]
+__all__ = ["MAX_BACKOFF_S", "MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "LabelSink",
+           "urllib_fetch"]
 
 log = logging.getLogger("inferwatch.sdk")
 
@@ -54,11 +55,34 @@ class LabelSink(Protocol):
 
 
 def urllib_fetch(url: str, headers: Mapping[str, str], timeout: float) -> bytes:
-    """GET ``url`` with the standard library (an HTTP error status raises ``OSError``)."""
+    """GET ``url`` with the standard library; an HTTP error raises ``OSError`` with the server's own
+    message. Redirects are not followed: urllib would send the ``Authorization`` header along to
+    wherever they point (another host, or plain http)."""
+    import urllib.error
     import urllib.request
 
-    with urllib.request.urlopen(urllib.request.Request(url, headers=dict(headers)), timeout=timeout) as resp:
-        return bytes(resp.read(MAX_PAGE_BYTES + 1))
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # urllib then raises HTTPError for the 3xx
+
+    request = urllib.request.Request(url, headers=dict(headers))
+    try:
+        with urllib.request.build_opener(NoRedirect).open(request, timeout=timeout) as resp:
+            return bytes(resp.read(MAX_PAGE_BYTES + 1))
+    except urllib.error.HTTPError as exc:
+        with exc:
+            raise OSError(f"HTTP {exc.code}: {_http_error(exc)}") from None
+
+
+def _http_error(exc: Any) -> str:
+    """What the server said was wrong (its JSON ``error``), else the status's reason."""
+    if 300 <= exc.code < 400:
+        return f"redirected to {str(exc.headers.get('Location', '?'))[:200]!r}, not followed"
+    try:
+        said = json.loads(exc.read(4096))["error"]
+    except Exception:  # not inferwatch's error document: the status line is all there is
+        said = exc.reason
+    return str(said)[:300]
 
 
 class LabelPoller:
