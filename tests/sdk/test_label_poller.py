@@ -120,7 +120,8 @@ def test_a_server_down_is_logged_once_per_outage_and_the_wait_backs_off(
         caplog: pytest.LogCaptureFixture) -> None:
     fake = FakeOutcomes(_outcomes(2))
     fake.fail = True
-    with Monitor("svc", "m") as mon, caplog.at_level(logging.DEBUG, logger="inferwatch.sdk"):
+    mon = Monitor("svc", "m", aggregators=[RealizedPerformance(service="svc", model="m")])
+    with mon, caplog.at_level(logging.DEBUG, logger="inferwatch.sdk"):
         poller = mon.poll_labels("http://srv", token="s3cret-token", interval=10.0, start=False, fetch=fake)
         waits = [poller.poll_round() for _ in range(12)]
         assert waits[:4] == [20.0, 40.0, 80.0, 160.0] and waits[-1] == MAX_BACKOFF_S
@@ -172,3 +173,16 @@ def test_urllib_fetch_names_the_server_error_and_follows_no_redirect() -> None:
         httpd.shutdown()
         httpd.server_close()
         thread.join(60)
+
+
+def test_a_closed_monitor_starts_no_poller_and_one_without_a_label_aggregator_says_so(
+        caplog: pytest.LogCaptureFixture) -> None:
+    fake = FakeOutcomes(_outcomes(2))
+    mon = Monitor("svc", "m")
+    mon.close()
+    with pytest.raises(ConfigError, match="poll_labels: the monitor is closed"):
+        mon.poll_labels("http://srv", interval=0.01, fetch=fake)  # its thread was never stopped
+    assert fake.asked == []
+    with Monitor("svc", "m") as bare, caplog.at_level(logging.WARNING, logger="inferwatch.sdk"):
+        bare.poll_labels("http://srv", start=False, fetch=fake)  # every label it feeds would be dropped
+    assert "no aggregator takes labels" in caplog.text
