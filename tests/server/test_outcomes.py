@@ -171,6 +171,10 @@ BAD = [
     ("time before 2000", b'{"outcomes": [{"request_id": "a", "label": 1, "time": 5}]}', "before 2000-01-01"),
     ("time a boolean", b'{"outcomes": [{"request_id": "a", "label": 1, "time": true}]}',
      "expected Unix seconds"),
+    # an integer past a float's range: math.isfinite raised OverflowError (a 500)
+    ("time a 400-digit integer",
+     b'{"outcomes": [{"request_id": "a", "label": 1, "time": 1' + b"0" * 400 + b"}]}",
+     "body.outcomes[0].time: expected Unix seconds"),
 ]
 
 
