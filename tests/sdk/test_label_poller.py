@@ -26,6 +26,7 @@ class FakeOutcomes:
     def __init__(self, outcomes: list[dict[str, Any]]) -> None:
         self.outcomes, self.asked = outcomes, []
         self.last: int | None = None  # a value here stands for a server whose sequence started again
+        self.epoch = "e1"
         self.fail = False
 
     def __call__(self, url: str, headers: Mapping[str, str], timeout: float) -> bytes:
@@ -37,7 +38,7 @@ class FakeOutcomes:
         page = [o for o in self.outcomes if o["seq"] > after][:limit]
         last = self.last if self.last is not None else max([o["seq"] for o in self.outcomes] + [0])
         nxt = page[-1]["seq"] if len(page) == limit else max(last, after)
-        data = {"outcomes": page, "next": nxt, "last": last}
+        data = {"outcomes": page, "next": nxt, "last": last, "epoch": self.epoch}
         return json.dumps({"status": "success", "data": data}).encode()
 
 
@@ -72,6 +73,17 @@ def test_a_server_whose_sequence_started_again_resets_the_cursor() -> None:
         poller.poll_once()
         fake.last = 1  # a new data directory: numbers start from 1 again
         assert poller.poll_once() == 0 and poller.cursor == 0 and poller.counts["resets"] == 1
+
+
+def test_a_new_epoch_resets_the_cursor_even_when_the_new_sequence_is_already_past_it() -> None:
+    fake = FakeOutcomes(_outcomes(3))
+    with Monitor("svc", "m", aggregators=[RealizedPerformance(service="svc", model="m")]) as mon:
+        poller = mon.poll_labels("http://srv", start=False, fetch=fake)
+        assert poller.poll_once() == 3 and (poller.cursor, poller.epoch) == (3, "e1")
+        fake.outcomes, fake.epoch = _outcomes(5), "e2"  # restarted, and 5 new outcomes came before the poll
+        assert poller.poll_once() == 0 and poller.cursor == 0 and poller.counts["resets"] == 1
+        assert poller.poll_once() == 5 and poller.cursor == 5  # the new 1..3 are not skipped
+        assert poller.counts == {"fed": 8, "other_model": 0, "failed_polls": 0, "resets": 1}
 
 
 @pytest.mark.parametrize("answer", [

@@ -103,6 +103,8 @@ class LabelPoller:
         self._fetch = fetch or urllib_fetch
         self.cursor = 0
         """The sequence number of the last outcome read (the server's ``next``)."""
+        self.epoch = ""
+        """The name of the server's sequence the cursor counts in (its ``epoch``)."""
         self.counts = {"fed": 0, "other_model": 0, "failed_polls": 0, "resets": 0}
         """Outcomes handed to ``observe_label``, of other models, polls that failed, sequence restarts."""
         self._lock = threading.Lock()
@@ -119,11 +121,14 @@ class LabelPoller:
 
                 query += f"&model={quote(self.model, safe='')}"
             body = self._fetch(f"{self.url}{OUTCOMES_PATH}?{query}", self._headers, self.timeout)
-            outcomes, nxt, last = _page(body, self.url)
-            if last < self.cursor:  # the server's sequence started again (a new data directory)
-                self.cursor = 0
+            outcomes, nxt, last, epoch = _page(body, self.url)
+            # the server's sequence started again (a new data directory, a memory store restarted): by
+            # its epoch, or by ``last`` below the cursor from a server that names none
+            if self.cursor and (last < self.cursor or (epoch and self.epoch and epoch != self.epoch)):
+                self.cursor, self.epoch = 0, epoch
                 self.counts["resets"] += 1
                 return 0
+            self.epoch = epoch
             for o in outcomes:
                 self._feed(o)
             self.cursor = max(self.cursor, nxt)
@@ -188,15 +193,16 @@ class LabelPoller:
         return f"LabelPoller({self.url!r}, cursor={self.cursor}, fed={self.counts['fed']})"
 
 
-def _page(body: bytes, url: str) -> tuple[list[Any], int, int]:
+def _page(body: bytes, url: str) -> tuple[list[Any], int, int, str]:
     if len(body) > MAX_PAGE_BYTES:
         raise InputError(f"label poller {url}: an answer over {MAX_PAGE_BYTES} bytes")
     try:
         data = json.loads(body)["data"]
         outcomes, nxt, last = data["outcomes"], int(data["next"]), int(data["last"])
+        epoch = str(data.get("epoch") or "")  # a server from before epochs names none
         if not isinstance(outcomes, list) or not all(
                 isinstance(o, dict) and "request_id" in o and "label" in o for o in outcomes):
             raise TypeError("outcomes: expected a list of objects with request_id and label")
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"label poller {url}: not an outcomes page ({type(exc).__name__}: {exc})") from None
-    return outcomes, nxt, last
+    return outcomes, nxt, last, epoch

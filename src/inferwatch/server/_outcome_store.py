@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ CREATE TABLE IF NOT EXISTS outcomes (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, label TEXT NOT NULL,
     model TEXT NOT NULL, time REAL, received REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS outcomes_received ON outcomes (received);
+CREATE TABLE IF NOT EXISTS outcomes_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -68,6 +70,8 @@ class OutcomePage:
     next: int
     last: int
     """The newest number given out so far (``next == last``: the poller has caught up)."""
+    epoch: str = ""
+    """The sequence's name: another one means it started again (a cursor from before is void)."""
 
 
 class OutcomeStore:
@@ -79,6 +83,12 @@ class OutcomeStore:
         try:
             self._db = open_sqlite(path or ":memory:", schema=_SCHEMA)
             self._rows = int(self._db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0])
+            # the table's identity: a new file (or a memory store's restart) numbers from 1 again, and a
+            # poller whose cursor is below the new ``last`` could not tell that from the sequence alone
+            self._db.execute("INSERT OR IGNORE INTO outcomes_meta VALUES ('epoch', ?)", (uuid.uuid4().hex,))
+            self.epoch = str(self._db.execute("SELECT value FROM outcomes_meta WHERE key = 'epoch'"
+                                              ).fetchone()[0])
+            """Names this table's sequence; it changes only when the sequence starts again."""
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"outcome store {path}: cannot open ({exc})") from exc
         self.received = 0
@@ -131,7 +141,7 @@ class OutcomeStore:
         out = [Outcome(r, json.loads(lb), m, t, int(s), float(at)) for s, r, lb, m, t, at in got]
         # a short page read everything up to ``last``: rows of other models after the page are skipped too
         nxt = out[-1].seq if len(out) == limit else max(last, seq)
-        return OutcomePage(out, nxt, last)
+        return OutcomePage(out, nxt, last, self.epoch)
 
     def _last(self) -> int:
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outcomes'").fetchone()

@@ -171,7 +171,8 @@ class OutcomesApi:
         model = params.get("model")
         page = self.store.after(after, limit, model)
         self.write_counts()
-        return {"outcomes": [o.to_json() for o in page.outcomes], "next": page.next, "last": page.last}
+        return {"outcomes": [o.to_json() for o in page.outcomes], "next": page.next, "last": page.last,
+                "epoch": page.epoch}
 
     def write_counts(self) -> None:
         """Append the table's counts to the server's store when they changed since the last time."""
