@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
+from inferwatch._exceptions import StoreError
 from inferwatch.config import OutcomesConfig, parse_config
 from inferwatch.model import SimulatedClock
 from inferwatch.server import ServerParts, build
@@ -87,6 +89,23 @@ def test_labels_keep_their_json_type_and_the_table_survives_a_restart(tmp_path: 
     assert again.rows == 4 and again.add(_outcomes("next")) == (5, 5)
     assert again.epoch == store.epoch and again.after(0, 1).epoch == store.epoch  # the same sequence
     again.close()
+
+
+def test_a_write_whose_bounding_fails_stores_nothing(tmp_path: Path) -> None:
+    # the rows were committed before the delete that bounds the table: the 503 left them stored
+    path = tmp_path / "outcomes.sqlite"
+    store = _store(SimulatedClock(T0), path, max_rows=2)
+    store.add(_outcomes("a", "b"))
+    other = sqlite3.connect(path)  # a table that refuses deletes stands for a failing disk
+    other.execute("CREATE TRIGGER keep BEFORE DELETE ON outcomes "
+                  "BEGIN SELECT RAISE(ABORT, 'no deletes'); END")
+    other.commit()
+    with pytest.raises(StoreError, match=r"cannot write \(no deletes\)"):
+        store.add(_outcomes("c"))
+    assert other.execute("SELECT request_id FROM outcomes ORDER BY seq").fetchall() == [("a",), ("b",)]
+    assert store.rows == 2 and store.received == 2 and store.dropped == {"age": 0, "rows": 0}
+    other.close()
+    store.close()
 
 
 def test_a_new_table_names_a_new_sequence(tmp_path: Path) -> None:

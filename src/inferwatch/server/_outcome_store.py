@@ -112,15 +112,17 @@ class OutcomeStore:
                     self._db.executemany("INSERT INTO outcomes (request_id, label, model, time, received) "
                                          "VALUES (?, ?, ?, ?, ?)", rows)
                     last = self._last()
+                    # bounded in the same transaction: a failed delete must not leave the rows stored
+                    # behind a 503 (the sender retries, and every outcome would be there twice)
+                    old, over = self._delete_old(now, self._rows + len(rows))
                     self._db.execute("COMMIT")
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
                 raise StoreError(f"outcome store {self.path}: cannot write ({exc})") from exc
-            self._rows += len(rows)
             self.received += len(rows)
-            self._prune(now)
+            self._count(len(rows), old, over)
         return last - len(rows) + 1, last
 
     def after(self, seq: int, limit: int, model: str | None = None) -> OutcomePage:
@@ -149,15 +151,23 @@ class OutcomeStore:
 
     def _prune(self, now: float) -> None:
         try:
-            old = self._db.execute("DELETE FROM outcomes WHERE received < ?",
-                                   (now - self.config.retention,)).rowcount
-            over = max(0, self._rows - old - self.config.max_rows)
-            if over:
-                self._db.execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq "
-                                 "LIMIT ?)", (over,))
+            old, over = self._delete_old(now, self._rows)
         except sqlite3.Error as exc:
             raise StoreError(f"outcome store {self.path}: cannot delete old outcomes ({exc})") from exc
-        self._rows -= old + over
+        self._count(0, old, over)
+
+    def _delete_old(self, now: float, rows: int) -> tuple[int, int]:
+        """Delete past retention, then the oldest beyond ``max_rows`` of ``rows``; return both counts."""
+        old = int(self._db.execute("DELETE FROM outcomes WHERE received < ?",
+                                   (now - self.config.retention,)).rowcount)
+        over = max(0, rows - old - self.config.max_rows)
+        if over:
+            self._db.execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq "
+                             "LIMIT ?)", (over,))
+        return old, over
+
+    def _count(self, added: int, old: int, over: int) -> None:
+        self._rows += added - old - over
         self.dropped["age"] += old
         self.dropped["rows"] += over
 
