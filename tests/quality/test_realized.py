@@ -117,3 +117,13 @@ def test_estimated_performance_drops_before_the_labels_arrive() -> None:
         ref = mon.get_sample_value("inferwatch_model_reference_performance", key)
         assert ref == pytest.approx(float(np.mean(y_ref == (p_ref >= 0.5))))
         assert upper < ref
+
+
+def test_a_label_that_is_not_a_whole_class_index_is_invalid_and_leaves_its_prediction_waiting() -> None:
+    # 0.7 was truncated to class 0 and joined; inf raised OverflowError out of consume (the batch lost)
+    agg = RealizedPerformance(service="svc", model="m")
+    agg.consume("prediction_id", [(f"r{i}", 0.9, None) for i in range(6)], 0.0)
+    agg.consume("label", [("r0", 0.7), ("r1", math.inf), ("r2", math.nan), ("r3", np.float32(0.5))], 1.0)
+    assert agg.counts["invalid"] == 4 and agg.counts["joined"] == 0 and agg.pending == 6
+    agg.consume("label", [("r0", 1.0), ("r1", True), ("r2", np.int64(1)), ("r3", "1")], 2.0)
+    assert agg.counts["joined"] == 4 and agg.metrics()["accuracy"] == 1.0

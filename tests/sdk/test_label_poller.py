@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 import pytest
 
@@ -13,6 +15,7 @@ from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.model import SimulatedClock
 from inferwatch.quality import RealizedPerformance
 from inferwatch.sdk import Monitor
+from inferwatch.sdk._label_poller import MAX_BACKOFF_S, urllib_fetch
 
 LABELS = {"service": "svc", "model": "m"}
 
@@ -23,6 +26,7 @@ class FakeOutcomes:
     def __init__(self, outcomes: list[dict[str, Any]]) -> None:
         self.outcomes, self.asked = outcomes, []
         self.last: int | None = None  # a value here stands for a server whose sequence started again
+        self.epoch = "e1"
         self.fail = False
 
     def __call__(self, url: str, headers: Mapping[str, str], timeout: float) -> bytes:
@@ -34,7 +38,7 @@ class FakeOutcomes:
         page = [o for o in self.outcomes if o["seq"] > after][:limit]
         last = self.last if self.last is not None else max([o["seq"] for o in self.outcomes] + [0])
         nxt = page[-1]["seq"] if len(page) == limit else max(last, after)
-        data = {"outcomes": page, "next": nxt, "last": last}
+        data = {"outcomes": page, "next": nxt, "last": last, "epoch": self.epoch}
         return json.dumps({"status": "success", "data": data}).encode()
 
 
@@ -69,6 +73,17 @@ def test_a_server_whose_sequence_started_again_resets_the_cursor() -> None:
         poller.poll_once()
         fake.last = 1  # a new data directory: numbers start from 1 again
         assert poller.poll_once() == 0 and poller.cursor == 0 and poller.counts["resets"] == 1
+
+
+def test_a_new_epoch_resets_the_cursor_even_when_the_new_sequence_is_already_past_it() -> None:
+    fake = FakeOutcomes(_outcomes(3))
+    with Monitor("svc", "m", aggregators=[RealizedPerformance(service="svc", model="m")]) as mon:
+        poller = mon.poll_labels("http://srv", start=False, fetch=fake)
+        assert poller.poll_once() == 3 and (poller.cursor, poller.epoch) == (3, "e1")
+        fake.outcomes, fake.epoch = _outcomes(5), "e2"  # restarted, and 5 new outcomes came before the poll
+        assert poller.poll_once() == 0 and poller.cursor == 0 and poller.counts["resets"] == 1
+        assert poller.poll_once() == 5 and poller.cursor == 5  # the new 1..3 are not skipped
+        assert poller.counts == {"fed": 8, "other_model": 0, "failed_polls": 0, "resets": 1}
 
 
 @pytest.mark.parametrize("answer", [
@@ -111,3 +126,75 @@ def test_the_thread_polls_on_the_clock_counts_failures_and_stops_with_the_monito
     mon.close()  # stops the poller's thread: the failed poll was counted before it ended
     assert not poller.running
     assert poller.counts["failed_polls"] >= 1 and poller.cursor == 2
+
+
+def test_a_server_down_is_logged_once_per_outage_and_the_wait_backs_off(
+        caplog: pytest.LogCaptureFixture) -> None:
+    fake = FakeOutcomes(_outcomes(2))
+    fake.fail = True
+    mon = Monitor("svc", "m", aggregators=[RealizedPerformance(service="svc", model="m")])
+    with mon, caplog.at_level(logging.DEBUG, logger="inferwatch.sdk"):
+        poller = mon.poll_labels("http://srv", token="s3cret-token", interval=10.0, start=False, fetch=fake)
+        waits = [poller.poll_round() for _ in range(12)]
+        assert waits[:4] == [20.0, 40.0, 80.0, 160.0] and waits[-1] == MAX_BACKOFF_S
+        warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warned) == 1 and "connection refused" in warned[0].getMessage()
+        assert poller.counts["failed_polls"] == 12
+        fake.fail = False
+        assert poller.poll_round() == 10.0 and poller.cursor == 2  # back: one line says so, normal interval
+        assert "polls succeed again after 12 failed" in caplog.records[-1].getMessage()
+        fake.fail = True
+        poller.poll_round()
+        assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 2  # a new outage
+        assert "s3cret-token" not in caplog.text
+
+
+class _Handler(BaseHTTPRequestHandler):
+    seen: ClassVar[list[tuple[str, str | None]]] = []
+
+    def do_GET(self) -> None:
+        _Handler.seen.append((self.path, self.headers.get("Authorization")))
+        if self.path.startswith("/bad"):
+            body = json.dumps({"status": "error", "errorType": "bad_data",
+                               "error": "invalid parameter 'limit': 1000 is outside 1..500"}).encode()
+            self.send_response(400)
+        else:  # a redirect (to anywhere: another host would get the token) is not followed
+            body = b""
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{self.server.server_address[1]}/bad/elsewhere")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_urllib_fetch_names_the_server_error_and_follows_no_redirect() -> None:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        with pytest.raises(OSError, match=r"HTTP 400: invalid parameter 'limit': 1000 is outside 1\.\.500"):
+            urllib_fetch(f"{base}/bad/api", {"Authorization": "Bearer tok"}, 60.0)
+        with pytest.raises(OSError, match=r"HTTP 302: redirected to .*/bad/elsewhere', not followed"):
+            urllib_fetch(f"{base}/moved", {"Authorization": "Bearer tok"}, 60.0)
+        assert [path for path, _ in _Handler.seen] == ["/bad/api", "/moved"]  # the redirect was not followed
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(60)
+
+
+def test_a_closed_monitor_starts_no_poller_and_one_without_a_label_aggregator_says_so(
+        caplog: pytest.LogCaptureFixture) -> None:
+    fake = FakeOutcomes(_outcomes(2))
+    mon = Monitor("svc", "m")
+    mon.close()
+    with pytest.raises(ConfigError, match="poll_labels: the monitor is closed"):
+        mon.poll_labels("http://srv", interval=0.01, fetch=fake)  # its thread was never stopped
+    assert fake.asked == []
+    with Monitor("svc", "m") as bare, caplog.at_level(logging.WARNING, logger="inferwatch.sdk"):
+        bare.poll_labels("http://srv", start=False, fetch=fake)  # every label it feeds would be dropped
+    assert "no aggregator takes labels" in caplog.text

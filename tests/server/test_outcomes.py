@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
+from inferwatch._exceptions import StoreError
 from inferwatch.config import OutcomesConfig, parse_config
 from inferwatch.model import SimulatedClock
 from inferwatch.server import ServerParts, build
@@ -85,7 +87,34 @@ def test_labels_keep_their_json_type_and_the_table_survives_a_restart(tmp_path: 
     assert [(o.label, type(o.label)) for o in got] == [(2, int), (0.25, float), ("cat", str), (True, bool)]
     assert got[3].to_json()["time"] == T0 - 60 and got[0].to_json()["time"] == T0  # time: when received
     assert again.rows == 4 and again.add(_outcomes("next")) == (5, 5)
+    assert again.epoch == store.epoch and again.after(0, 1).epoch == store.epoch  # the same sequence
     again.close()
+
+
+def test_a_write_whose_bounding_fails_stores_nothing(tmp_path: Path) -> None:
+    # the rows were committed before the delete that bounds the table: the 503 left them stored
+    path = tmp_path / "outcomes.sqlite"
+    store = _store(SimulatedClock(T0), path, max_rows=2)
+    store.add(_outcomes("a", "b"))
+    other = sqlite3.connect(path)  # a table that refuses deletes stands for a failing disk
+    other.execute("CREATE TRIGGER keep BEFORE DELETE ON outcomes "
+                  "BEGIN SELECT RAISE(ABORT, 'no deletes'); END")
+    other.commit()
+    with pytest.raises(StoreError, match=r"cannot write \(no deletes\)"):
+        store.add(_outcomes("c"))
+    assert other.execute("SELECT request_id FROM outcomes ORDER BY seq").fetchall() == [("a",), ("b",)]
+    assert store.rows == 2 and store.received == 2 and store.dropped == {"age": 0, "rows": 0}
+    other.close()
+    store.close()
+
+
+def test_a_new_table_names_a_new_sequence(tmp_path: Path) -> None:
+    # a memory store restarted numbers from 1 again: a poller at cursor 3 that found 5 outcomes there
+    # read from 4 on and silently skipped the new 1..3; the epoch tells it the sequence started again
+    clock = SimulatedClock(T0)
+    first, second = _store(clock), _store(clock)
+    assert first.epoch and first.epoch != second.epoch
+    assert _store(clock, tmp_path / "a.sqlite").epoch != _store(clock, tmp_path / "b.sqlite").epoch
 
 
 # --- the API ----------------------------------------------------------------------------------
@@ -103,7 +132,7 @@ def api(tmp_path: Path) -> Iterator[tuple[TestClient, ServerParts, SimulatedCloc
 
 def test_posted_outcomes_come_back_in_pages_with_a_cursor(api: tuple[TestClient, ServerParts, SimulatedClock]
                                                           ) -> None:
-    client, _, _ = api
+    client, parts, _ = api
     body = {"outcomes": [{"request_id": f"r{i}", "label": i % 2, "model": "ctr"} for i in range(5)]}
     r = client.post(PATH, json=body, headers=AUTH)
     assert r.status_code == 200
@@ -114,6 +143,7 @@ def test_posted_outcomes_come_back_in_pages_with_a_cursor(api: tuple[TestClient,
                                    "received": T0}
     rest = client.get(PATH, params={"after": page["next"], "model": "ctr"}).json()["data"]
     assert [o["seq"] for o in rest["outcomes"]] == [4, 5] and rest["next"] == rest["last"] == 5
+    assert parts.outcomes is not None and page["epoch"] == rest["epoch"] == parts.outcomes.epoch
 
 
 def test_a_gzip_body_is_accepted_and_the_counts_reach_the_store(
@@ -171,6 +201,10 @@ BAD = [
     ("time before 2000", b'{"outcomes": [{"request_id": "a", "label": 1, "time": 5}]}', "before 2000-01-01"),
     ("time a boolean", b'{"outcomes": [{"request_id": "a", "label": 1, "time": true}]}',
      "expected Unix seconds"),
+    # an integer past a float's range: math.isfinite raised OverflowError (a 500)
+    ("time a 400-digit integer",
+     b'{"outcomes": [{"request_id": "a", "label": 1, "time": 1' + b"0" * 400 + b"}]}",
+     "body.outcomes[0].time: expected Unix seconds"),
 ]
 
 

@@ -10,7 +10,8 @@ predictions, on which the metrics are computed at exposition time.
 
 Binary models give ``confidence`` = P(class 1) (predicted class: ≥ ``threshold``);
 multiclass models give ``probabilities`` (predicted class: the arg max). Labels
-are class indices.
+are class indices (``1``, ``True``, ``1.0``, ``"1"``); any other label (``0.7``,
+``"cat"``) is counted as ``invalid`` and its prediction keeps waiting.
 
 >>> agg = RealizedPerformance(service="s", model="m", window=4)
 >>> agg.consume("prediction_id", [("a", 0.9, None), ("b", 0.2, None), ("c", 0.7, None)], 0.0)
@@ -99,7 +100,7 @@ class RealizedPerformance:
 
     def _label(self, payload: Any) -> None:
         request_id, label = payload
-        y = int(label)
+        y = _class_index(label)
         found = self._pending.pop(str(request_id), None)
         if found is None:
             self.counts["unmatched"] += 1
@@ -154,3 +155,10 @@ class RealizedPerformance:
 
     def __repr__(self) -> str:
         return f"RealizedPerformance(service={self.labels[0]!r}, model={self.labels[1]!r})"
+
+
+def _class_index(label: Any) -> int:
+    """``label`` as a class index; ``ValueError`` for a number that is not a whole one (0.7, inf, NaN)."""
+    if isinstance(label, float | np.floating) and not float(label).is_integer():
+        raise ValueError("label")  # int() would truncate 0.7 to class 0 without a word (and raise on inf)
+    return int(label)

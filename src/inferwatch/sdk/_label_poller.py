@@ -5,8 +5,9 @@
 seconds (at once again while pages come back full) and hands each outcome to
 ``monitor.observe_label``. A label whose prediction this process never made is
 counted by ``RealizedPerformance`` as ``unmatched``; one of another model as
-``other_model`` here. Only the standard library (``urllib``): loaded when a
-poller is made, never by ``import inferwatch.sdk``.
+``other_model`` here. A server that cannot be reached is logged once per outage
+and polled with a doubling wait (up to ``MAX_BACKOFF_S``). Only the standard
+library (``urllib``): loaded when a poller is made, never by ``import inferwatch.sdk``.
 
 >>> import json
 >>> from inferwatch.sdk import Monitor
@@ -31,11 +32,13 @@ from typing import Any, Protocol
 from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.model import Clock
 
-__all__ = ["MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "LabelSink", "urllib_fetch"]
+__all__ = ["MAX_BACKOFF_S", "MAX_PAGE_BYTES", "OUTCOMES_PATH", "Fetch", "LabelPoller", "LabelSink",
+           "urllib_fetch"]
 
 log = logging.getLogger("inferwatch.sdk")
 
 OUTCOMES_PATH = "/api/v1/outcomes"
+MAX_BACKOFF_S = 300.0  # the longest wait between rounds while the server fails
 MAX_PAGE_BYTES = 64 << 20  # a page of 10,000 outcomes with the longest strings is under 10 MB
 Fetch = Callable[[str, Mapping[str, str], float], bytes]
 """``(url, headers, timeout_s) -> body``: raises ``OSError`` when the server cannot be reached."""
@@ -52,11 +55,34 @@ class LabelSink(Protocol):
 
 
 def urllib_fetch(url: str, headers: Mapping[str, str], timeout: float) -> bytes:
-    """GET ``url`` with the standard library (an HTTP error status raises ``OSError``)."""
+    """GET ``url`` with the standard library; an HTTP error raises ``OSError`` with the server's own
+    message. Redirects are not followed: urllib would send the ``Authorization`` header along to
+    wherever they point (another host, or plain http)."""
+    import urllib.error
     import urllib.request
 
-    with urllib.request.urlopen(urllib.request.Request(url, headers=dict(headers)), timeout=timeout) as resp:
-        return bytes(resp.read(MAX_PAGE_BYTES + 1))
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # urllib then raises HTTPError for the 3xx
+
+    request = urllib.request.Request(url, headers=dict(headers))
+    try:
+        with urllib.request.build_opener(NoRedirect).open(request, timeout=timeout) as resp:
+            return bytes(resp.read(MAX_PAGE_BYTES + 1))
+    except urllib.error.HTTPError as exc:
+        with exc:
+            raise OSError(f"HTTP {exc.code}: {_http_error(exc)}") from None
+
+
+def _http_error(exc: Any) -> str:
+    """What the server said was wrong (its JSON ``error``), else the status's reason."""
+    if 300 <= exc.code < 400:
+        return f"redirected to {str(exc.headers.get('Location', '?'))[:200]!r}, not followed"
+    try:
+        said = json.loads(exc.read(4096))["error"]
+    except Exception:  # not inferwatch's error document: the status line is all there is
+        said = exc.reason
+    return str(said)[:300]
 
 
 class LabelPoller:
@@ -77,11 +103,14 @@ class LabelPoller:
         self._fetch = fetch or urllib_fetch
         self.cursor = 0
         """The sequence number of the last outcome read (the server's ``next``)."""
+        self.epoch = ""
+        """The name of the server's sequence the cursor counts in (its ``epoch``)."""
         self.counts = {"fed": 0, "other_model": 0, "failed_polls": 0, "resets": 0}
         """Outcomes handed to ``observe_label``, of other models, polls that failed, sequence restarts."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._failing = 0  # failed rounds in a row (the backoff's exponent)
 
     def poll_once(self) -> int:
         """Read the next page and feed it; return the outcomes read (raises ``OSError``, ``InputError``)."""
@@ -92,11 +121,14 @@ class LabelPoller:
 
                 query += f"&model={quote(self.model, safe='')}"
             body = self._fetch(f"{self.url}{OUTCOMES_PATH}?{query}", self._headers, self.timeout)
-            outcomes, nxt, last = _page(body, self.url)
-            if last < self.cursor:  # the server's sequence started again (a new data directory)
-                self.cursor = 0
+            outcomes, nxt, last, epoch = _page(body, self.url)
+            # the server's sequence started again (a new data directory, a memory store restarted): by
+            # its epoch, or by ``last`` below the cursor from a server that names none
+            if self.cursor and (last < self.cursor or (epoch and self.epoch and epoch != self.epoch)):
+                self.cursor, self.epoch = 0, epoch
                 self.counts["resets"] += 1
                 return 0
+            self.epoch = epoch
             for o in outcomes:
                 self._feed(o)
             self.cursor = max(self.cursor, nxt)
@@ -117,17 +149,34 @@ class LabelPoller:
         return self
 
     def _run(self) -> None:
-        while not self.clock.wait(self._stop, self.interval):
-            while not self._stop.is_set():
-                try:
-                    full = self.poll_once() >= self.batch
-                except Exception as exc:  # the server away or a bad answer: logged, tried next interval
-                    self.counts["failed_polls"] += 1
-                    log.warning("label poller %s: %s: %s", self.url, type(exc).__name__, exc)
-                    break
-                if not full:
-                    break
-                self.monitor.flush(5.0)  # a backlog: let the recorder take this page before the next
+        wait = self.interval
+        while not self.clock.wait(self._stop, wait):
+            wait = self.poll_round()
+
+    def poll_round(self) -> float:
+        """One round of the thread: pages until caught up; a failure is counted, not raised, and
+        logged once per outage. Return the seconds to wait: ``interval``, doubled per failed round
+        in a row up to ``MAX_BACKOFF_S`` (or ``interval`` when longer)."""
+        while not self._stop.is_set():
+            try:
+                full = self.poll_once() >= self.batch
+            except Exception as exc:  # the server away or a bad answer: tried again after the wait
+                self.counts["failed_polls"] += 1
+                self._failing += 1
+                # one warning per outage, not one per poll: a server down for a day is one line
+                log.log(logging.WARNING if self._failing == 1 else logging.DEBUG,
+                        "label poller %s: %s: %s (retrying with backoff; logged again when it recovers)",
+                        self.url, type(exc).__name__, exc)
+                break
+            if self._failing:
+                log.info("label poller %s: polls succeed again after %d failed", self.url, self._failing)
+                self._failing = 0
+            if not full:
+                break
+            self.monitor.flush(5.0)  # a backlog: let the recorder take this page before the next
+        if not self._failing:
+            return self.interval
+        return min(self.interval * 2.0 ** min(self._failing, 32), max(self.interval, MAX_BACKOFF_S))
 
     @property
     def running(self) -> bool:
@@ -144,15 +193,16 @@ class LabelPoller:
         return f"LabelPoller({self.url!r}, cursor={self.cursor}, fed={self.counts['fed']})"
 
 
-def _page(body: bytes, url: str) -> tuple[list[Any], int, int]:
+def _page(body: bytes, url: str) -> tuple[list[Any], int, int, str]:
     if len(body) > MAX_PAGE_BYTES:
         raise InputError(f"label poller {url}: an answer over {MAX_PAGE_BYTES} bytes")
     try:
         data = json.loads(body)["data"]
         outcomes, nxt, last = data["outcomes"], int(data["next"]), int(data["last"])
+        epoch = str(data.get("epoch") or "")  # a server from before epochs names none
         if not isinstance(outcomes, list) or not all(
                 isinstance(o, dict) and "request_id" in o and "label" in o for o in outcomes):
             raise TypeError("outcomes: expected a list of objects with request_id and label")
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"label poller {url}: not an outcomes page ({type(exc).__name__}: {exc})") from None
-    return outcomes, nxt, last
+    return outcomes, nxt, last, epoch

@@ -188,6 +188,11 @@ class Monitor(GenerationMethods):
         by other processes, polled every ``interval`` seconds (``model``: this model's only)."""
         from inferwatch.sdk._label_poller import LabelPoller
 
+        if self._closed:  # close() has stopped the pollers it knew: a new thread would run forever
+            raise ConfigError("poll_labels: the monitor is closed")
+        if LABEL not in self._consumers:  # observe_label drops them: the cursor would move past them all
+            log.warning("poll_labels: no aggregator takes labels (attach RealizedPerformance first); "
+                        "the labels it polls are dropped")
         poller = LabelPoller(self, url, clock=self._clock, model=model, token=token, interval=interval,
                              batch=batch, fetch=fetch)
         self._pollers.append(poller)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ CREATE TABLE IF NOT EXISTS outcomes (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, label TEXT NOT NULL,
     model TEXT NOT NULL, time REAL, received REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS outcomes_received ON outcomes (received);
+CREATE TABLE IF NOT EXISTS outcomes_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -68,6 +70,8 @@ class OutcomePage:
     next: int
     last: int
     """The newest number given out so far (``next == last``: the poller has caught up)."""
+    epoch: str = ""
+    """The sequence's name: another one means it started again (a cursor from before is void)."""
 
 
 class OutcomeStore:
@@ -79,6 +83,12 @@ class OutcomeStore:
         try:
             self._db = open_sqlite(path or ":memory:", schema=_SCHEMA)
             self._rows = int(self._db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0])
+            # the table's identity: a new file (or a memory store's restart) numbers from 1 again, and a
+            # poller whose cursor is below the new ``last`` could not tell that from the sequence alone
+            self._db.execute("INSERT OR IGNORE INTO outcomes_meta VALUES ('epoch', ?)", (uuid.uuid4().hex,))
+            self.epoch = str(self._db.execute("SELECT value FROM outcomes_meta WHERE key = 'epoch'"
+                                              ).fetchone()[0])
+            """Names this table's sequence; it changes only when the sequence starts again."""
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"outcome store {path}: cannot open ({exc})") from exc
         self.received = 0
@@ -102,15 +112,17 @@ class OutcomeStore:
                     self._db.executemany("INSERT INTO outcomes (request_id, label, model, time, received) "
                                          "VALUES (?, ?, ?, ?, ?)", rows)
                     last = self._last()
+                    # bounded in the same transaction: a failed delete must not leave the rows stored
+                    # behind a 503 (the sender retries, and every outcome would be there twice)
+                    old, over = self._delete_old(now, self._rows + len(rows))
                     self._db.execute("COMMIT")
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
                 raise StoreError(f"outcome store {self.path}: cannot write ({exc})") from exc
-            self._rows += len(rows)
             self.received += len(rows)
-            self._prune(now)
+            self._count(len(rows), old, over)
         return last - len(rows) + 1, last
 
     def after(self, seq: int, limit: int, model: str | None = None) -> OutcomePage:
@@ -131,7 +143,7 @@ class OutcomeStore:
         out = [Outcome(r, json.loads(lb), m, t, int(s), float(at)) for s, r, lb, m, t, at in got]
         # a short page read everything up to ``last``: rows of other models after the page are skipped too
         nxt = out[-1].seq if len(out) == limit else max(last, seq)
-        return OutcomePage(out, nxt, last)
+        return OutcomePage(out, nxt, last, self.epoch)
 
     def _last(self) -> int:
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outcomes'").fetchone()
@@ -139,15 +151,23 @@ class OutcomeStore:
 
     def _prune(self, now: float) -> None:
         try:
-            old = self._db.execute("DELETE FROM outcomes WHERE received < ?",
-                                   (now - self.config.retention,)).rowcount
-            over = max(0, self._rows - old - self.config.max_rows)
-            if over:
-                self._db.execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq "
-                                 "LIMIT ?)", (over,))
+            old, over = self._delete_old(now, self._rows)
         except sqlite3.Error as exc:
             raise StoreError(f"outcome store {self.path}: cannot delete old outcomes ({exc})") from exc
-        self._rows -= old + over
+        self._count(0, old, over)
+
+    def _delete_old(self, now: float, rows: int) -> tuple[int, int]:
+        """Delete past retention, then the oldest beyond ``max_rows`` of ``rows``; return both counts."""
+        old = int(self._db.execute("DELETE FROM outcomes WHERE received < ?",
+                                   (now - self.config.retention,)).rowcount)
+        over = max(0, rows - old - self.config.max_rows)
+        if over:
+            self._db.execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq "
+                             "LIMIT ?)", (over,))
+        return old, over
+
+    def _count(self, added: int, old: int, over: int) -> None:
+        self._rows += added - old - over
         self.dropped["age"] += old
         self.dropped["rows"] += over
 

@@ -95,12 +95,15 @@ def _label(value: Any, where: str, limit: int) -> Label:
 def _time(value: Any, where: str, now: float) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    # an integer too large for a float is not finite either (float() would raise OverflowError: a 500)
+    seconds = float(value) if isinstance(value, float) or (
+        isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1 << 62) else math.nan
+    if not math.isfinite(seconds):
         raise InputError(f"{where}: expected Unix seconds (a finite number), got {value!r:.40}")
-    if not MIN_TIME <= value <= now + MAX_AHEAD_S:
-        raise InputError(f"{where}: {value:.3f} is before 2000-01-01 or more than {MAX_AHEAD_S:g}s ahead of "
-                         f"the server's clock ({now:.3f}); times are Unix seconds")
-    return float(value)
+    if not MIN_TIME <= seconds <= now + MAX_AHEAD_S:
+        raise InputError(f"{where}: {seconds:.3f} is before 2000-01-01 or more than {MAX_AHEAD_S:g}s "
+                         f"ahead of the server's clock ({now:.3f}); times are Unix seconds")
+    return seconds
 
 
 def parse_outcomes(doc: Any, config: OutcomesConfig, now: float) -> list[Outcome]:
@@ -168,7 +171,8 @@ class OutcomesApi:
         model = params.get("model")
         page = self.store.after(after, limit, model)
         self.write_counts()
-        return {"outcomes": [o.to_json() for o in page.outcomes], "next": page.next, "last": page.last}
+        return {"outcomes": [o.to_json() for o in page.outcomes], "next": page.next, "last": page.last,
+                "epoch": page.epoch}
 
     def write_counts(self) -> None:
         """Append the table's counts to the server's store when they changed since the last time."""
