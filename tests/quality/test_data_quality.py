@@ -37,7 +37,7 @@ def test_shares_match_a_direct_count_and_small_windows_publish_nothing() -> None
         assert get(ratio, {**LABELS, "feature": "x", "check": "out_of_range"}) == pytest.approx(beyond.mean())
         assert beyond.mean() > 0.01
         assert get(ratio, {**LABELS, "feature": "c", "check": "unseen"}) == pytest.approx((c == "zz").mean())
-        assert get("inferwatch_data_quality_window_samples", LABELS) == 500.0
+        assert get("inferwatch_data_quality_window_samples", LABELS) == 501.0  # readable or not
         assert agg.invalid == 1
         # the dropped payload's fault is x's: a type error, over all 501 rows the window saw
         assert get(ratio, {**LABELS, "feature": "x", "check": "type_error"}) == pytest.approx(1 / 501)
@@ -46,7 +46,7 @@ def test_shares_match_a_direct_count_and_small_windows_publish_nothing() -> None
             mon.observe_prediction(row)
         assert mon.flush(60.0)
         clock.advance(60.0)
-        assert get("inferwatch_data_quality_window_samples", LABELS) == 500.0
+        assert get("inferwatch_data_quality_window_samples", LABELS) == 501.0
 
 
 def test_type_errors_name_the_feature_at_fault_in_rows_columns_and_arrays() -> None:
@@ -60,7 +60,7 @@ def test_type_errors_name_the_feature_at_fault_in_rows_columns_and_arrays() -> N
     ]
     agg.consume("prediction", good + bad, 1.0)
     agg.consume("prediction", [], 61.0)
-    assert agg.invalid == 3 and agg.last_rows == 6
+    assert agg.invalid == 3 and agg.last_rows == 10  # 6 readable rows and 4 dropped ones
     last = agg.last
     assert last is not None
     # 6 readable rows + 3 dropped payloads of 1, 2 and 1 rows = 10 rows seen
@@ -79,3 +79,14 @@ def test_a_dropped_batch_counts_its_rows_so_a_share_never_passes_one() -> None:
     assert agg.last is not None
     assert agg.last["y"]["type_error"] == pytest.approx(30 / 40)
     assert agg.last["x"]["type_error"] == 0.0
+
+
+def test_a_feature_sent_as_text_in_every_payload_publishes_its_type_errors() -> None:
+    # A schema change upstream: no row is readable, so no row has a missing or out-of-range value
+    # to count, but the window saw 120 rows and every one of them is x's type error.
+    profile = build_profile({"x": np.arange(100.0), "c": np.array(["a", "b"] * 50, dtype=object)})
+    agg = DataQualityAggregator(profile, service="svc", model="m", window=60.0, min_samples=100)
+    agg.consume("prediction", [({"x": str(i), "c": "a"}, None, None) for i in range(120)], 1.0)
+    agg.consume("prediction", [], 61.0)
+    assert agg.invalid == 120 and agg.last_rows == 120
+    assert agg.last == {"x": {"type_error": 1.0}}

@@ -4,7 +4,7 @@ An SDK aggregator of kind ``prediction`` (the same feature payloads as the
 drift aggregator). Per tumbling window and feature it counts the rows whose
 value is missing, numeric values outside the reference's [minimum, maximum],
 and categories the reference never had; when a window with at least
-``min_samples`` rows closes, each count over the window's rows is exported as
+``min_samples`` rows (readable or not) closes, each count over its readable rows is exported as
 ``inferwatch_feature_data_quality_ratio{feature, check}``. Payloads that cannot
 be read at all (a string where a number belongs) are counted in ``invalid`` and
 dropped, as the drift aggregator does; the numeric features whose values made
@@ -128,17 +128,23 @@ class DataQualityAggregator:
         start = self._window.start
         if not (self._window.advance(now) and start is not None):
             return
-        rows = self._rows
-        if rows >= self.min_samples:
+        rows, seen = self._rows, self._seen
+        # The window's evidence is every row it saw: a feature sent as text in every payload makes
+        # no row readable, and that window must still publish its type errors.
+        if seen >= self.min_samples:
             out: dict[str, dict[str, float]] = {}
             for j, f in enumerate(self._num):
-                out[f.name] = {"missing": self._num_missing[j] / rows,
-                               "out_of_range": self._num_out[j] / rows,
-                               "type_error": self._num_type[j] / self._seen}
+                checks = {"type_error": self._num_type[j] / seen}
+                if rows:  # the other checks read values: only readable rows have them
+                    checks = {"missing": self._num_missing[j] / rows,
+                              "out_of_range": self._num_out[j] / rows, **checks}
+                out[f.name] = checks
             for j, cf in enumerate(self._cat):
-                out[cf.name] = {"missing": self._cat_missing[j] / rows, "unseen": self._cat_unseen[j] / rows}
+                if rows:
+                    out[cf.name] = {"missing": self._cat_missing[j] / rows,
+                                    "unseen": self._cat_unseen[j] / rows}
             self.last = {k: {c: float(v) for c, v in d.items()} for k, d in out.items()}
-            self.last_rows = rows
+            self.last_rows = seen
         self._reset()
 
     def collect(self, now: float) -> Iterable[Metric]:
