@@ -26,6 +26,14 @@ from inferwatch.config._oncall import (
     ScheduleSpec,
     parse_local_time,
 )
+from inferwatch.config._probes import (
+    GenerativeSpec,
+    GoldenSpec,
+    ProbeExpect,
+    ProbeSpec,
+    ProbeTls,
+    check_json_path,
+)
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._receivers import (
     PAGERDUTY_KEY_LEN,
@@ -131,6 +139,8 @@ __all__ = [
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
     "FrozenModel",
+    "GenerativeSpec",
+    "GoldenSpec",
     "GpuMemoryRatioSignal",
     "HistoryConfig",
     "HttpActionSpec",
@@ -149,6 +159,9 @@ __all__ = [
     "OutcomesConfig",
     "OverrideSpec",
     "PagerDutyReceiverSpec",
+    "ProbeExpect",
+    "ProbeSpec",
+    "ProbeTls",
     "QualityConfig",
     "QueryLimits",
     "RateLimitSpec",
@@ -182,6 +195,7 @@ __all__ = [
     "WeComAppReceiverSpec",
     "WeComReceiverSpec",
     "WebhookReceiverSpec",
+    "check_json_path",
     "check_thresholds",
     "env",
     "install_log_redaction",

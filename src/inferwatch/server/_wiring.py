@@ -42,12 +42,14 @@ from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_tok
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
 from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
 from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
+from inferwatch.server.api._probes_api import probe_routes
 from inferwatch.server.api._slo_api import slo_routes
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 from inferwatch.server.ingest._otlp_delta import DeltaState
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
 from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server.ingest._scrape import ScrapeLoop
+from inferwatch.server.ingest.probe import Prober
 from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, FanoutSink, alert_sink
 from inferwatch.server.remote._remote_write_out import RemoteWrite
 from inferwatch.server.web._dashboard import Devices, DriftReports, dashboard_routes
@@ -206,6 +208,7 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
+        *probe_routes(server),  # /api/v1/probes
         *dashboard_routes(server, handles.alerts, drift=drift, devices=devices),
     ]
 
@@ -245,8 +248,9 @@ def build_components(
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
                         sample_limit=config.server.limits.sample_limit)
+    probes = Prober(config.probes, appender, clock=clock) if config.probes else None  # golden files read here
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, alert_state, remote,
-                            rule_set.slos)
+                            rule_set.slos, probes)
 
 
 BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)
