@@ -26,6 +26,7 @@ from inferwatch.config._oncall import (
     ScheduleSpec,
     parse_local_time,
 )
+from inferwatch.config._outlier import MAD_SCALE, OutlierSpec
 from inferwatch.config._probes import (
     GenerativeSpec,
     GoldenSpec,
@@ -107,6 +108,7 @@ __all__ = [
     "DEFAULT_MIN_EVENTS",
     "ENGINE_PACKS",
     "LANGUAGES",
+    "MAD_SCALE",
     "PAGERDUTY_KEY_LEN",
     "PERIODS",
     "REDACTED",
@@ -157,6 +159,7 @@ __all__ = [
     "NotifyPolicy",
     "OnCallConfig",
     "OutcomesConfig",
+    "OutlierSpec",
     "OverrideSpec",
     "PagerDutyReceiverSpec",
     "ProbeExpect",

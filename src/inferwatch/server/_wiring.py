@@ -209,7 +209,7 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
         *probe_routes(server),  # /api/v1/probes
-        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices),
+        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices, token=token),
     ]
 
 
