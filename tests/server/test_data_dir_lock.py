@@ -23,9 +23,9 @@ def _config(tmp_path: Path) -> str:
 
 def _second(tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
-    return subprocess.run([sys.executable, "-m", "inferwatch", "serve", "--config", str(tmp_path / "inferwatch.yml"),
-                           "--listen", "127.0.0.1:0"], capture_output=True, text=True, timeout=60, env=env,
-                          check=False)
+    argv = ["serve", "--config", str(tmp_path / "inferwatch.yml"), "--listen", "127.0.0.1:0"]
+    return subprocess.run([sys.executable, "-m", "inferwatch", *argv], capture_output=True, text=True,
+                          timeout=60, env=env, check=False)
 
 
 def test_a_second_serve_on_the_same_data_directory_refuses_and_names_the_holder(tmp_path: Path) -> None:
@@ -42,7 +42,6 @@ def test_a_second_serve_on_the_same_data_directory_refuses_and_names_the_holder(
 
 
 def test_the_lock_is_exclusive_within_a_process_too(tmp_path: Path) -> None:
-    with DataDirLock.acquire(tmp_path):
-        with pytest.raises(DataDirLocked, match=f"pid {os.getpid()}"):
-            DataDirLock.acquire(tmp_path)
+    with DataDirLock.acquire(tmp_path), pytest.raises(DataDirLocked, match=f"pid {os.getpid()}"):
+        DataDirLock.acquire(tmp_path)
     DataDirLock.acquire(tmp_path).release()  # released: free again

@@ -64,5 +64,6 @@ class DataDirLock:
     def __enter__(self) -> DataDirLock:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.release()
