@@ -132,10 +132,15 @@ class Server:
             if new.probes is not None:
                 new.probes.start()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the threads and close the components."""
+    def halt(self, timeout: float = 10.0) -> None:
+        """Stop scraping and evaluating (the round in progress finishes); the files stay open."""
         self._stop.set()
         self.ready.clear()
         if self._thread is not None:
             self._thread.join(timeout)
+        self.components.scrape.stop()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the threads and close the components."""
+        self.halt(timeout)
         self.components.close()

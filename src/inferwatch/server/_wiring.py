@@ -37,6 +37,7 @@ from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
 from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
+from inferwatch.server._shutdown import Step
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
@@ -101,16 +102,37 @@ class ServerParts:
             self.push.start()
 
     def stop(self) -> None:
-        """Stop everything ``build`` made (the pipeline's sends settle first)."""
-        if self.runner is not None:
-            self.runner.stop()
-        self.server.stop()
-        self.edge.close()
-        self.traces.close()
-        if self.outcomes is not None:
-            self.outcomes.close()
-        if self.push is not None:
-            self.push.stop()
+        """Stop everything ``build`` made (the pipeline's finished sends recorded first)."""
+        for step in self.stop_steps():
+            step.run(0.0)
+
+    def stop_steps(self) -> list[Step]:
+        """The shutdown in order: scraping and evaluation, sends in flight (until the grace),
+        the pushes, then every SQLite file compacted, checkpointed and closed."""
+        def deliveries(left: float) -> str | None:
+            if self.runner is None:
+                return None
+            running = self.runner.stop(drain=left)
+            return (f"{running} sends or actions still running were handed back to the outbox "
+                    "(sent again after the restart)") if running else None
+
+        files = [self.edge.close, self.traces.close, *([self.outcomes.close] if self.outcomes else [])]
+        return [
+            Step("stopping scrapes and evaluation", _calls(self.server.halt)),
+            Step("finishing deliveries", deliveries),
+            Step("stopping the Alertmanager push", _calls(*([self.push.stop] if self.push else []))),
+            Step("closing edge ingest, traces and outcomes", _calls(*files)),
+            Step("closing the store and the alert state", _calls(self.server.components.close)),
+            Step("closing the alerting state", _calls(self.pipeline.close)),
+        ]
+
+
+def _calls(*fns: Callable[[], None]) -> Callable[[float], None]:
+    """A shutdown step that calls ``fns`` in order (each bounded by its own timeout)."""
+    def run(left: float) -> None:
+        for fn in fns:
+            fn()
+    return run
 
 
 @dataclass(frozen=True)
