@@ -15,7 +15,8 @@ neighbour for a minute):
   noise 0.01, dips of -0.04; the drifting replica's error (1 − confidence)
   ×factor; the rule pages below.
 
-Each fleet is written into a store at 30 s steps and the *real* rule evaluator (``inferwatch.rules.Evaluator``,
+Each fleet is written into a store at 30 s steps and the *real* rule evaluator
+(``inferwatch.rules.Evaluator``,
 ``outlier:`` rules) runs every 30 s on simulated time: healthy fleets for
 ``--days`` days (false pages per day: a page is a member going firing), and
 drift runs where one random member at a time drifts by 1.3×, 1.5× or 2× for 15
@@ -47,8 +48,7 @@ from typing import Any
 import numpy as np
 
 from inferwatch.config import RuleSpec
-from inferwatch.model import Dimension, Tier
-from inferwatch.model import Labels, Sample, SimulatedClock
+from inferwatch.model import Dimension, Labels, Sample, SimulatedClock, Tier
 from inferwatch.rules import AlertState, Evaluator, Rule
 from inferwatch.store import MemoryStore
 
@@ -85,7 +85,8 @@ class Metric:
         spikes = _spikes(rng, steps, n)
         bias = rng.normal(size=n) * self.bias
         if self.name == "latency":
-            return self.level * (1 + self.swing * day) * (1 + bias) * np.exp(e) * np.where(spikes, self.spike, 1)
+            level = self.level * (1 + self.swing * day) * (1 + bias)
+            return level * np.exp(e) * np.where(spikes, self.spike, 1)
         return np.clip(self.level + self.swing * day + bias + e + spikes * self.spike, 0, self.cap)
 
     @property
@@ -262,7 +263,8 @@ def main() -> None:
         for fold, (fit, held) in enumerate(folds):
             key = choose(runs, m, fit)
             for row in report(runs, m, key, held):
-                out.append({"fold": fold, "tolerance": key[0], "min_deviation": key[1], "for_s": key[2], **row})
+                out.append({"fold": fold, "tolerance": key[0], "min_deviation": key[1], "for_s": key[2],
+                            **row})
     if a.json:
         print(json.dumps(out, indent=1))
         return
