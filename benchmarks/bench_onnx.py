@@ -34,7 +34,8 @@ def model_bytes(features: int = 5) -> bytes:
     """The benchmark's model: sigmoid(x @ W + b), any batch size."""
     graph = h.make_graph(
         [h.make_node("MatMul", ["x", "W"], ["z"], name="score"),
-         h.make_node("Add", ["z", "b"], ["l"], name="bias"), h.make_node("Sigmoid", ["l"], ["y"], name="prob")],
+         h.make_node("Add", ["z", "b"], ["l"], name="bias"),
+         h.make_node("Sigmoid", ["l"], ["y"], name="prob")],
         "logistic", [h.make_tensor_value_info("x", TensorProto.FLOAT, [None, features])],
         [h.make_tensor_value_info("y", TensorProto.FLOAT, [None, 1])],
         [h.make_tensor("W", TensorProto.FLOAT, [features, 1], [0.1] * features),
