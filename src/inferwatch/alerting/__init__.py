@@ -29,11 +29,23 @@ from inferwatch.alerting.notify import (
     rfc3339,
     webhook_payload,
 )
-from inferwatch.alerting.oncall import EVENT_KINDS, Shift, group_id, oncall_at, shifts
+from inferwatch.alerting.oncall import (
+    EVENT_KINDS,
+    LINK_TTL_S,
+    LinkClaims,
+    LinkRefused,
+    LinkSigner,
+    Shift,
+    group_id,
+    oncall_at,
+    redact_ack_links,
+    shifts,
+)
 
 __all__ = [
     "ALERTING_STATE_FILE",
     "EVENT_KINDS",
+    "LINK_TTL_S",
     "AcksHandle",
     "Action",
     "ActionRecord",
@@ -44,6 +56,9 @@ __all__ = [
     "Captured",
     "HttpClient",
     "InlineExecutor",
+    "LinkClaims",
+    "LinkRefused",
+    "LinkSigner",
     "Notification",
     "NotificationRecord",
     "Notifier",
@@ -76,6 +91,7 @@ __all__ = [
     "parse_rfc3339",
     "pipeline_from_config",
     "preview",
+    "redact_ack_links",
     "rfc3339",
     "shifts",
     "webhook_payload",

@@ -26,7 +26,7 @@ from inferwatch.alerting._route import Route
 from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord
 from inferwatch.alerting.mute import Silence
-from inferwatch.alerting.oncall import Ack, History
+from inferwatch.alerting.oncall import Ack, History, group_id
 from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher
 from inferwatch.rules import Alert
@@ -139,9 +139,10 @@ class AcksHandle:
         """End acknowledgements; due escalation steps go out at once."""
         return self._p.unacknowledge(now, by, gid=gid, matchers=matchers)
 
-    def link_valid(self, gid: str, sig: str) -> bool:
-        """Whether ``sig`` is this server's signature of the one-click link for group ``gid``."""
-        return self._p.ack_links.verify(gid, sig)
+    def link_group(self, params: Mapping[str, str], now: float) -> str:
+        """The id of the group a one-click link acknowledges at ``now`` (``LinkRefused`` saying why not)."""
+        live = {group_id(g.key): g.key for g in self._p.groups(now)}
+        return group_id(self._p.ack_links.verify(params, live, now))
 
     def group_states(self, now: float) -> list[dict[str, object]]:
         """Each group with its receiver, acknowledgement and escalation."""

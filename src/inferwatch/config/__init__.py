@@ -26,6 +26,7 @@ from inferwatch.config._oncall import (
     ScheduleSpec,
     parse_local_time,
 )
+from inferwatch.config._outlier import MAD_SCALE, OutlierSpec
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._receivers import (
     PAGERDUTY_KEY_LEN,
@@ -99,6 +100,7 @@ __all__ = [
     "DEFAULT_MIN_EVENTS",
     "ENGINE_PACKS",
     "LANGUAGES",
+    "MAD_SCALE",
     "PAGERDUTY_KEY_LEN",
     "PERIODS",
     "REDACTED",
@@ -147,6 +149,7 @@ __all__ = [
     "NotifyPolicy",
     "OnCallConfig",
     "OutcomesConfig",
+    "OutlierSpec",
     "OverrideSpec",
     "PagerDutyReceiverSpec",
     "QualityConfig",

@@ -7,7 +7,7 @@ the DCGM exporter's names and host CPU uses node_exporter's, so existing
 dashboards and rules work unchanged.
 
 Sections are owned by the package that emits them (``_catalog_app``, ``_catalog_infra``,
-``_catalog_ops``); add a metric to its section
+``_catalog_ops``, ``_catalog_runtime``); add a metric to its section
 and to ``CATALOG`` at the bottom.
 """
 # ruff: noqa: F405
@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from inferwatch.model._catalog_app import *  # noqa: F403  (CATALOG below names them: F405)
 from inferwatch.model._catalog_infra import *  # noqa: F403
 from inferwatch.model._catalog_ops import *  # noqa: F403
+from inferwatch.model._catalog_runtime import *  # noqa: F403
 from inferwatch.model._metric_spec import MetricSpec
 
 __all__ = ["CATALOG", "MetricSpec"]
@@ -43,7 +44,9 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     GENERATION_FINISH_REASONS_TOTAL, GENERATION_GOOD_REQUESTS_TOTAL, GENERATION_TARGET_SECONDS,
     GENERATION_TENANT_REQUESTS_TOTAL, GENERATION_COST_TOTAL, ENGINE_REQUESTS_RUNNING, ENGINE_REQUESTS_WAITING,
     ENGINE_KV_CACHE_USAGE, ENGINE_PREEMPTIONS_TOTAL, ENGINE_PREFIX_CACHE_QUERIES_TOTAL,
-    ENGINE_PREFIX_CACHE_HITS_TOTAL, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
+    ENGINE_PREFIX_CACHE_HITS_TOTAL, RUNTIME_RUN_DURATION, RUNTIME_PHASE_DURATION, RUNTIME_BATCH_SIZE,
+    RUNTIME_RUN_ERRORS_TOTAL, ONNX_SESSION_INFO, ONNX_SESSION_NODES, TENSORRT_ENGINE_BUILD,
+    TENSORRT_WORKSPACE, TENSORRT_DEVICE_MEMORY, STAGE_DURATION, STAGE_ERRORS_TOTAL, TRACE_SPANS_TOTAL,
     FEATURE_PSI, ANOMALOUS_SAMPLES_RATIO, PREDICTION_CONFIDENCE,
     FEATURE_PSI_CRITICAL, DRIFT_WINDOW_SAMPLES, FEATURE_DATA_QUALITY, DATA_QUALITY_WINDOW,
     QUALITY_INVALID_TOTAL, PREDICTION_CONFIDENCE_MEAN,

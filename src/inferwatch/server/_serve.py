@@ -9,11 +9,14 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock
+from inferwatch.server._components import state_dir
+from inferwatch.server._dirlock import DataDirLock
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._preflight import config_warnings
@@ -42,6 +45,12 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
     """
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
+    state = state_dir(config)  # one server per data directory, from before anything opens it
+    with DataDirLock.acquire(state) if state is not None else nullcontext():
+        _run(config, host, port, clock, reload)
+
+
+def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[], Config] | None) -> None:
     parts = build(config, clock=clock, reload=reload)
     server = parts.server
     if parts.reloader is not None and threading.current_thread() is threading.main_thread() \

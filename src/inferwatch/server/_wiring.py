@@ -206,7 +206,7 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
-        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices),
+        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices, token=token),
     ]
 
 
