@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from inferwatch.alerting._state import StateDB
+from inferwatch.model import readable
 
 __all__ = ["DEDUPLICATED", "ActionLedger", "ActionRecord"]
 
@@ -95,4 +96,5 @@ class ActionLedger:
 
 def _row(r: tuple[object, ...]) -> ActionRecord:
     t, a, n, lb, p, o, ok = r
-    return ActionRecord(float(str(t)), str(a), str(n), json.loads(str(lb)), str(p), str(o), bool(ok))
+    labels = readable(json.loads(str(lb)))
+    return ActionRecord(float(str(t)), str(a), str(n), labels, str(p), str(o), bool(ok))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from inferwatch._exceptions import InputError
 from inferwatch.alerting._state import StateDB
-from inferwatch.model import Matcher, MatchOp, matches_all, parse_matchers
+from inferwatch.model import Matcher, MatchOp, matches_all, parse_matchers, readable
 
 __all__ = ["Silence", "Silences"]
 
@@ -82,7 +82,7 @@ class Silences:
         for row in db.query("SELECT id, matchers, starts_at, ends_at, created_by, comment, updated_at "
                             "FROM silences"):
             sid, ms, s, e, by, comment, upd = row
-            matchers = tuple(Matcher(m[0], MatchOp(m[1]), m[2]) for m in json.loads(str(ms)))
+            matchers = tuple(Matcher(m[0], MatchOp(m[1]), m[2]) for m in readable(json.loads(str(ms))))
             self._cache[str(sid)] = Silence(str(sid), matchers, float(str(s)), float(str(e)),
                                             str(by), str(comment), float(str(upd)))
 

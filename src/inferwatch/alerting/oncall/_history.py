@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch.alerting._state import StateDB
-from inferwatch.model import Matcher, matches_all
+from inferwatch.model import Matcher, matches_all, readable
 
 __all__ = ["EVENT_KINDS", "Event", "History"]
 
@@ -100,10 +100,11 @@ class History:
             params += [group_id, *fingerprints]
         out: list[Event] = []
         for t, kind, gid, fp, labels, detail in self._db.query(sql + " ORDER BY t, id", tuple(params)):
-            lab = json.loads(str(labels))
+            lab = readable(json.loads(str(labels)))
             if matchers and not any(matches_all(ms, lab) for ms in matchers):
                 continue
-            out.append(Event(float(str(t)), str(kind), lab, str(gid), str(fp), json.loads(str(detail))))
+            info = readable(json.loads(str(detail)))
+            out.append(Event(float(str(t)), str(kind), lab, str(gid), str(fp), info))
             if len(out) >= limit:
                 break
         return out
