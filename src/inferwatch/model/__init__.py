@@ -19,6 +19,7 @@ from inferwatch.model._labels import (
     is_valid_metric_name,
 )
 from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
+from inferwatch.model._priority import Priority, pinned
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
 from inferwatch.model._sqlite import open_sqlite
 from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
@@ -37,6 +38,7 @@ __all__ = [
     "Matcher",
     "MetricKind",
     "MetricSpec",
+    "Priority",
     "Sample",
     "ScaledClock",
     "SimulatedClock",
@@ -56,5 +58,6 @@ __all__ = [
     "parse_duration",
     "parse_matcher",
     "parse_matchers",
+    "pinned",
     "watching_deadline",
 ]

@@ -23,7 +23,16 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
-from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked
+from inferwatch.model import (
+    Clock,
+    Labels,
+    Matcher,
+    Sample,
+    SystemClock,
+    check_deadline,
+    deadline_checked,
+    pinned,
+)
 from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
@@ -38,6 +47,7 @@ __all__ = ["SQLiteStore"]
 
 log = logging.getLogger(__name__)
 _LABELS = {Labels}
+READ_CHUNK = 2048  # series read under one hold of the lock
 
 
 class SQLiteStore:
@@ -286,17 +296,23 @@ class SQLiteStore:
 
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
-        with self._lock:
+        with self._lock, pinned():
             conn = self._db()
             ids = self._index.match(matchers)
             out: list[Series] = []
             if start < self._head_from:
                 out = self._select_disk(conn, ids, start, end)
-            else:
-                for sid in deadline_checked(ids):  # a query's deadline holds inside a wide read too
-                    t, v = self._head.window(sid, start, end)
+                ids = []
+        window, labels = self._head.window, self._index.labels
+        for a in range(0, len(ids), READ_CHUNK):
+            # The lock is taken a chunk at a time: a wide read never holds back an append or a rule
+            # round's read for long, and between chunks a query may yield to a round (model.Priority).
+            check_deadline()
+            with self._lock, pinned():
+                for sid in ids[a:a + READ_CHUNK]:
+                    t, v = window(sid, start, end)
                     if t.shape[0]:
-                        out.append(Series(self._index.labels(sid), t, v))
+                        out.append(Series(labels(sid), t, v))
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
