@@ -23,16 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
-from inferwatch.model import (
-    Clock,
-    Labels,
-    Matcher,
-    Sample,
-    SystemClock,
-    check_deadline,
-    deadline_checked,
-    pinned,
-)
+from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked, pinned
 from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
@@ -47,7 +38,6 @@ __all__ = ["SQLiteStore"]
 
 log = logging.getLogger(__name__)
 _LABELS = {Labels}
-READ_CHUNK = 2048  # series read under one hold of the lock
 
 
 class SQLiteStore:
@@ -303,16 +293,7 @@ class SQLiteStore:
             if start < self._head_from:
                 out = self._select_disk(conn, ids, start, end)
                 ids = []
-        window, labels = self._head.window, self._index.labels
-        for a in range(0, len(ids), READ_CHUNK):
-            # The lock is taken a chunk at a time: a wide read never holds back an append or a rule
-            # round's read for long, and between chunks a query may yield to a round (model.Priority).
-            check_deadline()
-            with self._lock, pinned():
-                for sid in ids[a:a + READ_CHUNK]:
-                    t, v = window(sid, start, end)
-                    if t.shape[0]:
-                        out.append(Series(labels(sid), t, v))
+        out += self._head.read(ids, start, end, self._index.labels, self._lock)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
