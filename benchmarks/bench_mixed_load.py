@@ -4,7 +4,8 @@
                                           [--warmup 1] [--only inferwatch|prometheus]
 
 One generated target (a child process) serves ``--series`` gauges
-``load_gauge{shard,key}`` (100 shards) with new values each scrape, plus the
+``load_gauge{shard,key}`` (100 shards) with new random values each scrape (at full
+precision: no ties), plus the
 SDK's request counter and latency histogram for one service (``bench``).
 Both systems, one after the other on the same machine, scrape it every
 ``--interval`` seconds and evaluate every 5 s: the default rule pack, an SLO
@@ -78,7 +79,7 @@ TARGET = textwrap.dedent('''
             if hot:
                 for i in range(0, n, 10):  # shards 0, 10, 20...: every tenth series is in them
                     vals[i] = 0.9 + 0.1 * vals[i]
-            body = "".join([h + f"{v:.4f}\\n" for h, v in zip(heads, vals)])
+            body = "".join([h + f"{v!r}\\n" for h, v in zip(heads, vals)])
             reqs = (time.time() - t0) * 100
             body += "".join(f'inferwatch_requests_total{{service="bench",code="{c}"}} {reqs * s:.0f}\\n'
                             for c, s in (("200", 0.995), ("500", 0.004), ("503", 0.001)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_MULTIPROC_DIR",
-    "ENV_REQUIRE_TOOLS",
+    "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
 ]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
@@ -31,11 +31,16 @@ then answers ``/metrics`` for all workers (same as ``Monitor(..., multiprocess_d
 ENV_REQUIRE_TOOLS = "INFERWATCH_REQUIRE_TOOLS"
 """Tests: ``1`` turns a missing external tool (promtool, alertmanager, chromium) into a failure."""
 
+ENV_PROMQL_TESTDATA = "INFERWATCH_PROMQL_TESTDATA"
+"""Tests (development only): a directory of Prometheus's ``promql/testdata/*.test`` (v2.42);
+set, ``tests/promql/test_testdata.py`` runs every file there against inferwatch's engine."""
+
 ENVIRONMENT: dict[str, str] = {
     ENV_CONFIG: "path of the YAML config used when --config is not given",
     ENV_DATA_DIR: "overrides server.data_dir",
     ENV_API_TOKEN: "token for API writes (overrides server.api_token)",
     ENV_EDGE_TOKEN: "the edge agent's upload token (overrides upload.token_file)",
     ENV_MULTIPROC_DIR: "SDK: directory shared by a server's worker processes (metrics of all workers)",
+    ENV_PROMQL_TESTDATA: "tests: Prometheus's promql/testdata directory, run against the engine",
     ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
 }

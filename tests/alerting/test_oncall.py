@@ -163,16 +163,50 @@ def test_silenced_and_inhibited_alerts_are_history_events() -> None:
     assert e.labels["service"] == "ranker" and e.detail["by"]
 
 
-def test_notifications_carry_a_signed_link_that_verifies_only_its_group() -> None:
-    p, recs = make(key=b"k" * 32, url="https://iw.example.com")
-    run(p, 0)
-    (note,) = [x for x in recs["phone"].sent[0].notes if x.startswith("Acknowledge: ")]
+def _link_params(n: object) -> dict[str, str]:
+    from urllib.parse import parse_qsl
+
+    (note,) = [x for x in n.notes if x.startswith("Acknowledge: ")]  # type: ignore[attr-defined]
     link = note.removeprefix("Acknowledge: ")
     assert link.startswith("https://iw.example.com/api/v1/alerts/ack/link?group=")
-    gid = group_id(recs["phone"].sent[0].groups[0].key)
-    sig = link.split("sig=")[1]
-    assert p.ack_links.verify(gid, sig) and not p.ack_links.verify("0" * 16, sig)
     assert "token" not in link
+    return dict(parse_qsl(link.split("?", 1)[1]))
+
+
+def test_notifications_carry_a_signed_link_that_verifies_only_its_group() -> None:
+    from inferwatch.alerting import LinkRefused
+
+    p, recs = make(key=b"k" * 32, url="https://iw.example.com")
+    run(p, 0)
+    params = _link_params(recs["phone"].sent[0])
+    key = recs["phone"].sent[0].groups[0].key
+    gid = group_id(key)
+    assert params["group"] == gid and float(params["expires"]) == 86400.0  # 24 h after it was sent
+    assert p.ack_links.verify(params, {gid: key}, 10) == key
+    for bad in ({**params, "group": "0" * 16}, {**params, "expires": "999999"}, {**params, "sig": "0" * 32}):
+        with pytest.raises(LinkRefused, match="bad signature"):
+            p.ack_links.verify(bad, {bad["group"]: key}, 10)
+    with pytest.raises(LinkRefused, match="expired"):
+        p.ack_links.verify(params, {gid: key}, 86400)
+
+
+def test_a_link_from_an_earlier_episode_is_refused_after_the_group_fires_again() -> None:
+    # rule: a link acknowledges the episode it was sent for, never a later firing of the same group
+    from inferwatch.alerting import LinkRefused
+
+    p, recs = make(key=b"k" * 32, url="https://iw.example.com")
+    run(p, 0)
+    first = _link_params(recs["phone"].sent[0])
+    key = recs["phone"].sent[0].groups[0].key
+    p.send([alert("Down", tier="P0", end=20)], now=20)
+    p.tick(80)
+    assert recs["phone"].sent[-1].groups[0].status == "resolved"
+    run(p, 200, start=200)
+    second = _link_params(recs["phone"].sent[-1])
+    assert second["episode"] != first["episode"]
+    with pytest.raises(LinkRefused, match="episode is over"):
+        p.ack_links.verify(first, {group_id(key): key}, 210)
+    assert p.ack_links.verify(second, {group_id(key): key}, 210) == key
 
 
 def test_acks_work_on_routes_without_escalation_too() -> None:

@@ -4,6 +4,7 @@ Alertmanager's design in one process: the evaluator ``send``s alerts, the
 server (or replay) calls ``tick(now)``; every stage shares one signature.
 """
 
+from inferwatch.alerting._ack_link import redact_ack_links
 from inferwatch.alerting._acks import group_id
 from inferwatch.alerting._actions import Action, ActionRecord, ActionStage, RecordingAction
 from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
@@ -22,6 +23,7 @@ from inferwatch.alerting._replay import ReplayPipeline
 from inferwatch.alerting._route import Route, RouteOptions
 from inferwatch.alerting._runner import PipelineRunner
 from inferwatch.alerting._schedule import Shift, oncall_at, shifts
+from inferwatch.alerting._signed_link import LINK_TTL_S, LinkClaims, LinkRefused, LinkSigner
 from inferwatch.alerting._silence import Silence, Silences
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._template import parse_rfc3339, rfc3339, webhook_payload
@@ -31,6 +33,7 @@ from inferwatch.alerting._view import AlertView
 __all__ = [
     "ALERTING_STATE_FILE",
     "EVENT_KINDS",
+    "LINK_TTL_S",
     "AcksHandle",
     "Action",
     "ActionRecord",
@@ -41,6 +44,9 @@ __all__ = [
     "Captured",
     "HttpClient",
     "InlineExecutor",
+    "LinkClaims",
+    "LinkRefused",
+    "LinkSigner",
     "Notification",
     "NotificationRecord",
     "Notifier",
@@ -73,6 +79,7 @@ __all__ = [
     "parse_rfc3339",
     "pipeline_from_config",
     "preview",
+    "redact_ack_links",
     "rfc3339",
     "shifts",
     "webhook_payload",

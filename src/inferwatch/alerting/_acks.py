@@ -10,13 +10,12 @@ the API use, never by the route's internal key.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import threading
 from dataclasses import dataclass
 
 from inferwatch.alerting._state import StateDB
 
-__all__ = ["Ack", "Acks", "group_id", "link_signature"]
+__all__ = ["Ack", "Acks", "group_id"]
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS acks (
   group_key TEXT PRIMARY KEY, by TEXT NOT NULL, comment TEXT NOT NULL, at REAL NOT NULL,
@@ -26,11 +25,6 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS acks (
 def group_id(group_key: str) -> str:
     """The short public id of an aggregation group."""
     return hashlib.sha256(group_key.encode()).hexdigest()[:16]
-
-
-def link_signature(key: bytes, gid: str) -> str:
-    """The HMAC that makes a one-click acknowledgement link for group ``gid`` valid."""
-    return hmac.new(key, f"ack:{gid}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Any
 from inferwatch._exceptions import InputError
 from inferwatch.alerting._acks import Ack, Acks, group_id
 from inferwatch.alerting._actions import ActionRecord
+from inferwatch.alerting._episode_ids import EpisodeIds
 from inferwatch.alerting._escalation import Episode, StepEvent
 from inferwatch.alerting._history import Event, History
 from inferwatch.alerting._inhibit import Inhibitor, Muter
@@ -27,8 +28,10 @@ __all__ = ["OnCall", "group_state", "stands_for"]
 class OnCall:
     """Acknowledgements and history events for one pipeline."""
 
-    def __init__(self, acks: Acks, history: History, groups: Callable[[float], Sequence[AlertGroup]]) -> None:
+    def __init__(self, acks: Acks, history: History, groups: Callable[[float], Sequence[AlertGroup]],
+                 episodes: EpisodeIds | None = None) -> None:
         self.acks, self.history = acks, history
+        self._episodes = episodes
         self._groups = groups
         self._muted: dict[tuple[str, str], str] = {}  # (fingerprint, kind) recorded while muted
 
@@ -72,8 +75,10 @@ class OnCall:
         return found
 
     def resolved(self, key: str) -> None:
-        """A group resolved: its acknowledgement ends."""
+        """A group resolved: its acknowledgement ends, and its episode (the episode's links with it)."""
         self.acks.remove(key)
+        if self._episodes is not None:
+            self._episodes.end(key)
 
     # -- history --------------------------------------------------------------
 

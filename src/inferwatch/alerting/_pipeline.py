@@ -30,6 +30,7 @@ from inferwatch.alerting._delivery import (
     QueueStats,
 )
 from inferwatch.alerting._dispatch import Dispatcher
+from inferwatch.alerting._episode_ids import EpisodeIds
 from inferwatch.alerting._escalation import Escalator
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._history import History
@@ -103,7 +104,7 @@ class Pipeline:
         self._stores = stores = Stores.open(self.db)
         self.nflog, self.silences, self.records, self.outbox = (
             stores.nflog, stores.silences, stores.records, stores.outbox)
-        self._alert_store, self.acks = stores.alerts, stores.acks
+        self._alert_store, self.acks, self.episode_ids = stores.alerts, stores.acks, EpisodeIds(self.db)
         self.alerts: dict[str, Alert] = self._alert_store.load()
         self._updated: dict[str, float] = {}  # when each alert was last received (this run)
         self._apply(self._assemble(config))
@@ -144,12 +145,12 @@ class Pipeline:
         config, stages = a.config, a.stages
         self.config, self._http, self.root = config, a.http, a.root
         self.health = ReceiverHealth(config.notify.failing_after)
-        self.ack_links = AckLinks(self.external_url, self._ack_key)
+        self.ack_links = AckLinks(self.external_url, self._ack_key, self.episode_ids)
         self.inhibitor, self.mute, self.act = stages.inhibitor, stages.mute, stages.act
         self.notifiers, self.queues, self.chains, self.digests = (
             stages.notifiers, stages.queues, stages.chains, stages.digests)
         self.dispatcher = Dispatcher(self.root, self._flush)
-        self.oncall = OnCall(self.acks, a.history, self.groups)
+        self.oncall = OnCall(self.acks, a.history, self.groups, self.episode_ids)
         self._swallowed = SilencedResolutions(self.silences, self.nflog, list(self.chains))
         self.escalator = Escalator(config, self.db, self.acks, self.mute,
                                    {name: self._update for name in self.chains}, self._send_step,
@@ -306,7 +307,7 @@ class Pipeline:
     def _update(self, n: Notification, now: float) -> None:
         acks = [a for g in n.groups if (a := self.acks.get(g.key, now)) is not None]
         n = n.with_notes(*(f"Acknowledged by {a.by}" + (f": {a.comment}" if a.comment else "") for a in acks))
-        self.chains[n.receiver].process(n if acks else self.ack_links.add(n), now)
+        self.chains[n.receiver].process(n if acks else self.ack_links.add(n, now), now)
 
     def _act_only(self, g: AlertGroup, now: float) -> None:
         unmuted = self.mute.process(Notification(_ACTIONS_ONLY, (g,)), now)
@@ -314,7 +315,7 @@ class Pipeline:
             self.act.process(unmuted, now)  # held while runs go on, then dropped in _tick
 
     def _send_step(self, n: Notification, now: float) -> None:
-        n = self.ack_links.add(n)
+        n = self.ack_links.add(n, now)
         if n.receiver in self.queues:  # a step is sent as such: no dedup against the group's updates
             EnqueueStage(self.outbox, self.queues[n.receiver]).process(n, now)
         else:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inferwatch.alerting._acks import Ack
+from inferwatch.alerting._acks import Ack, group_id
 from inferwatch.alerting._actions import Action, ActionRecord
 from inferwatch.alerting._history import History
 from inferwatch.alerting._notification import AlertGroup
@@ -140,9 +140,10 @@ class AcksHandle:
         """End acknowledgements; due escalation steps go out at once."""
         return self._p.unacknowledge(now, by, gid=gid, matchers=matchers)
 
-    def link_valid(self, gid: str, sig: str) -> bool:
-        """Whether ``sig`` is this server's signature of the one-click link for group ``gid``."""
-        return self._p.ack_links.verify(gid, sig)
+    def link_group(self, params: Mapping[str, str], now: float) -> str:
+        """The id of the group a one-click link acknowledges at ``now`` (``LinkRefused`` saying why not)."""
+        live = {group_id(g.key): g.key for g in self._p.groups(now)}
+        return group_id(self._p.ack_links.verify(params, live, now))
 
     def group_states(self, now: float) -> list[dict[str, object]]:
         """Each group with its receiver, acknowledgement and escalation."""

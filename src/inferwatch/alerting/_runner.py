@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 
 from inferwatch.alerting._pipeline import Pipeline
 
@@ -42,13 +44,33 @@ class PipelineRunner:
             clock.wait(self._wake, delay)
             self._wake.clear()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop and join the thread."""
+    def stop(self, timeout: float = 10.0, *, drain: float = 0.0,
+             monotonic: Callable[[], float] = time.monotonic) -> int:
+        """Stop and join the thread; return the sends and actions still running.
+
+        ``drain``: seconds (real time) the sends and actions already running get to
+        answer; nothing new starts meanwhile. What answered is recorded (the notification
+        log), so a restart does not send it again; what did not stays in the outbox and
+        goes again after the restart.
+        """
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
-        try:  # what answered already is logged now, so a restart does not send it again
-            self.pipeline.settle(self.pipeline.clock.now())
-        except Exception:
-            log.exception("recording finished sends at shutdown failed")
+        end = monotonic() + drain
+        while True:
+            self._wake.clear()
+            try:  # what answered already is logged now, so a restart does not send it again
+                self.pipeline.settle(self.pipeline.clock.now())
+            except Exception:
+                log.exception("recording finished sends at shutdown failed")
+                return 0
+            running, left = self._running(), end - monotonic()
+            if not running or left <= 0:
+                return running
+            self._wake.wait(min(left, MAX_IDLE_S))  # a send that finishes wakes it
+
+    def _running(self) -> int:
+        """Sends and action runs started and not yet recorded (the loop is stopped: no new ones)."""
+        p = self.pipeline
+        return sum(q.in_flight() for q in p.queues.values()) + p.act.in_flight()

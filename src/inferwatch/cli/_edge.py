@@ -170,9 +170,8 @@ def _reload_token_on_sighup(agent: Any, config: Path) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import threading
-
     from inferwatch._exceptions import InputError
+    from inferwatch.model import wait_for_stop
 
     _without_tls_unless_needed(args.config)
     from inferwatch.edge import Agent, load_agent_config
@@ -193,7 +192,10 @@ def _run(args: argparse.Namespace) -> int:
           file=sys.stderr, flush=True)
     agent.start()
     try:
-        threading.Event().wait()  # until a signal; main() turns KeyboardInterrupt into exit 130
+        why = wait_for_stop()  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
+        print(f"inferwatch edge: {why}: stopping (an upload in flight finishes, the rest stays spooled)",
+              file=sys.stderr, flush=True)
     finally:
-        agent.close()
+        unsent = agent.close()
+    print(f"inferwatch edge: stopped ({unsent})", file=sys.stderr, flush=True)
     return 0

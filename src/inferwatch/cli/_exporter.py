@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import threading
+import sys
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg
@@ -31,6 +31,7 @@ def _run(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import InputError
     from inferwatch.collect import Exporter
     from inferwatch.config import load_config
+    from inferwatch.model import wait_for_stop
 
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port {args.port}: not a TCP port (0-65535)")
@@ -43,7 +44,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"inferwatch exporter: http://{args.host}:{port}/metrics "
           f"(every {cfg.collect.interval:g}s; GPU collector {gpu})", flush=True)
     try:
-        threading.Event().wait()  # until Ctrl-C; main() turns KeyboardInterrupt into exit 130
+        why = wait_for_stop()  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
+        print(f"inferwatch exporter: {why}: stopping", file=sys.stderr, flush=True)
     finally:
         exporter.close()
     return 0

@@ -67,7 +67,8 @@ def _list(args: argparse.Namespace) -> int:
     bands, warmup = _saved_bands(cfg, rules)
     rows = [{"name": r.name, "tier": r.tier.value, "dimension": r.dimension.value,
              "for": r.for_, "keep_firing_for": r.keep_firing_for,
-             "expr": r.promql or f"{r.signal} (dynamic)", "dynamic": r.dynamic is not None,
+             "expr": r.promql or f"{r.signal} ({'outlier' if r.outlier else 'dynamic'})",
+             "dynamic": r.dynamic is not None, "outlier": r.outlier is not None,
              **({"bands": [{"series": k, "learned": v,
                             **({"warmup": warmup[r.name][k]} if k in warmup.get(r.name, {}) else {})}
                            for k, v in sorted(bands[r.name].items())]}
@@ -79,7 +80,8 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     width = max([22, *(len(row["name"]) for row in rows)])
     for row in rows:
-        kind = "slo" if row["name"] in _slo_alert_names(rules) else "dynamic" if row["dynamic"] else "static"
+        kind = ("slo" if row["name"] in _slo_alert_names(rules) else "dynamic" if row["dynamic"]
+                else "outlier" if row["outlier"] else "static")
         print(f"{row['name']:{width}} {row['tier']} {row['dimension']:14} {kind:7} for {row['for']:>5g}s  "
               f"{row['expr']}")
         for b in row.get("bands", []):

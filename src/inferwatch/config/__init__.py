@@ -26,6 +26,15 @@ from inferwatch.config._oncall import (
     ScheduleSpec,
     parse_local_time,
 )
+from inferwatch.config._outlier import MAD_SCALE, OutlierSpec
+from inferwatch.config._probes import (
+    GenerativeSpec,
+    GoldenSpec,
+    ProbeExpect,
+    ProbeSpec,
+    ProbeTls,
+    check_json_path,
+)
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._receivers import (
     PAGERDUTY_KEY_LEN,
@@ -99,6 +108,7 @@ __all__ = [
     "DEFAULT_MIN_EVENTS",
     "ENGINE_PACKS",
     "LANGUAGES",
+    "MAD_SCALE",
     "PAGERDUTY_KEY_LEN",
     "PERIODS",
     "REDACTED",
@@ -131,6 +141,8 @@ __all__ = [
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
     "FrozenModel",
+    "GenerativeSpec",
+    "GoldenSpec",
     "GpuMemoryRatioSignal",
     "HistoryConfig",
     "HttpActionSpec",
@@ -147,8 +159,12 @@ __all__ = [
     "NotifyPolicy",
     "OnCallConfig",
     "OutcomesConfig",
+    "OutlierSpec",
     "OverrideSpec",
     "PagerDutyReceiverSpec",
+    "ProbeExpect",
+    "ProbeSpec",
+    "ProbeTls",
     "QualityConfig",
     "QueryLimits",
     "RateLimitSpec",
@@ -182,6 +198,7 @@ __all__ = [
     "WeComAppReceiverSpec",
     "WeComReceiverSpec",
     "WebhookReceiverSpec",
+    "check_json_path",
     "check_thresholds",
     "env",
     "install_log_redaction",

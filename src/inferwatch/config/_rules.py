@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from inferwatch.config._outlier import OutlierSpec
 from inferwatch.config._types import Duration, FrozenModel
 from inferwatch.model import Dimension, Tier, is_valid_label_name, is_valid_metric_name, parse_matchers
 
@@ -224,9 +225,11 @@ class RuleSpec(FrozenModel):
     name: str = Field(min_length=1, description="the alertname")
     dimension: Dimension
     tier: Tier
-    signal: Annotated[SignalSpec, BeforeValidator(_signal_shorthand)]
+    signal: Annotated[SignalSpec | None, BeforeValidator(_signal_shorthand)] = None
     comparison: Comparison = ">"
-    threshold: float | Literal["dynamic"]
+    threshold: float | Literal["dynamic"] | None = None
+    outlier: OutlierSpec | None = Field(
+        None, description="compare members with their peers instead of a threshold (docs/outliers.md)")
     dynamic: DynamicThreshold | None = None
     for_: Duration = Field(0.0, alias="for", description="how long the condition must hold")
     keep_firing_for: Duration = Field(0.0, description="how long to keep firing once it clears")
@@ -267,11 +270,23 @@ class RuleSpec(FrozenModel):
         return data
 
     @model_validator(mode="after")
+    def _kind(self) -> RuleSpec:
+        if self.outlier is not None:
+            extra = [k for k in ("signal", "threshold", "dynamic", "resolve_threshold")
+                     if getattr(self, k) is not None]
+            if extra:
+                raise ValueError(f"an outlier rule takes no {', '.join(extra)} (it compares "
+                                 "outlier.expr's members with their peers)")
+        elif self.signal is None or self.threshold is None:
+            raise ValueError("a rule needs signal and threshold (or outlier: for a peer comparison)")
+        return self
+
+    @model_validator(mode="after")
     def _hysteresis(self) -> RuleSpec:
         r = self.resolve_threshold
         if r is None:
             return self
-        if self.threshold == "dynamic" or not math.isfinite(r):
+        if self.threshold is None or self.threshold == "dynamic" or not math.isfinite(r):
             raise ValueError("resolve_threshold needs a numeric threshold and must be finite")
         t = float(self.threshold)
         if (self.comparison in (">", ">=") and r > t) or (self.comparison in ("<", "<=") and r < t):
@@ -283,7 +298,7 @@ class RuleSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _dynamic(self) -> RuleSpec:
-        if self.threshold != "dynamic" and self.dynamic is not None:
+        if self.threshold != "dynamic" and self.dynamic is not None and self.outlier is None:
             raise ValueError("'dynamic' settings need threshold: dynamic")
         reserved = {"alertname", "tier", "severity", "dimension"} & set(self.labels)
         if reserved:

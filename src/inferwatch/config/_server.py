@@ -39,6 +39,9 @@ class ServerConfig(FrozenModel):
         default_factory=list, description="receivers every stored sample is shipped to (remote-write 1.0)")
     outcomes: OutcomesConfig = Field(
         default_factory=OutcomesConfig, description="delayed labels POSTed to /api/v1/outcomes")
+    shutdown_grace: Duration = Field(
+        25.0, ge=1.0, le=3600.0, description="on SIGTERM or SIGINT, the most time the shutdown takes: "
+        "sends in flight get until then to answer (under Kubernetes' 30s termination grace)")
 
     @field_validator("listen")
     @classmethod

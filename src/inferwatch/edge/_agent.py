@@ -151,17 +151,21 @@ class Agent:
             if self.clock.wait(self._stop, max(0.0, self.next_due() - self.clock.now())):
                 return
 
-    def stop(self) -> None:
-        """Stop both threads (what is spooled stays spooled)."""
+    def stop(self) -> bool:
+        """Stop both threads (what is spooled stays spooled); whether an upload is still in flight."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5.0)
             self._thread = None
-        self.uploader.stop()
+        return self.uploader.stop()
 
-    def close(self) -> None:
-        """Stop, close the sources, the target and the spool."""
-        self.stop()
+    def close(self) -> str:
+        """Stop (an upload in flight finishes first), close the sources, the target and the spool;
+        return what stays for the next start, in words."""
+        in_flight = self.stop()
+        left = f"{self.spool.backlog()} samples stay spooled for the next start"
+        if in_flight:
+            left += "; an upload still unanswered is sent again then, under the same batch id"
         for src in self.sources:
             if isinstance(src, PushSource):
                 src.close()
@@ -169,3 +173,4 @@ class Agent:
         if close is not None:
             close()
         self.spool.close()
+        return left

@@ -134,9 +134,13 @@ class Uploader:
             if wait > 0 and self.clock.wait(self._stop, wait):
                 return
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the thread (a batch in flight is resent at the next start, under the same id)."""
+    def stop(self, timeout: float | None = None) -> bool:
+        """Stop the thread: a batch in flight gets ``timeout`` seconds (default: the target's request
+        timeout and 2 s) to be answered and acknowledged. Return whether it is still in flight (it is
+        then resent at the next start, under the same id, and the server drops the repeat)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return False
+        thread.join(timeout if timeout is not None else float(getattr(self.target, "timeout", 10.0)) + 2.0)
+        return thread.is_alive()

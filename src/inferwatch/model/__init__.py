@@ -21,6 +21,7 @@ from inferwatch.model._labels import (
 from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
 from inferwatch.model._priority import Priority, pinned
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
+from inferwatch.model._signals import STOP_SIGNALS, stop_signals, wait_for_stop
 from inferwatch.model._sqlite import open_sqlite
 from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
 
@@ -29,6 +30,7 @@ __all__ = [
     "DEFAULT_INTERVAL_S",
     "METRIC_NAME_LABEL",
     "STALE_NAN",
+    "STOP_SIGNALS",
     "Clock",
     "ClockStepDetector",
     "Dimension",
@@ -59,5 +61,7 @@ __all__ = [
     "parse_matcher",
     "parse_matchers",
     "pinned",
+    "stop_signals",
+    "wait_for_stop",
     "watching_deadline",
 ]

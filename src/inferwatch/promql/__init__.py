@@ -26,7 +26,14 @@ from inferwatch.promql._ast import (
     value_type,
 )
 from inferwatch.promql._engine import DEFAULT_LOOKBACK_MS, DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
-from inferwatch.promql._kernels import bucket_quantile, extrapolated_rate, go_div, go_mean, over_time
+from inferwatch.promql._kernels import (
+    bucket_quantile,
+    extrapolated_rate,
+    go_div,
+    go_mean,
+    over_time,
+    quantile,
+)
 from inferwatch.promql._lexer import PromQLError
 from inferwatch.promql._parser import parse_promql, parse_typed
 from inferwatch.promql._query import MAX_RANGE_POINTS, Engine, InstantResult, QueryTimeout, RangeResult
@@ -70,5 +77,6 @@ __all__ = [
     "over_time",
     "parse_promql",
     "parse_typed",
+    "quantile",
     "value_type",
 ]

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from inferwatch.model import METRIC_NAME_LABEL, Labels, deadline_checked
 from inferwatch.promql._ast import Aggregate
+from inferwatch.promql._gosort import go_sort, heap_pop, heap_push
 from inferwatch.promql._kernels import go_mean, quantile, variance
 from inferwatch.promql._values import EvalError, Vector, keep_labels, without_labels
 
@@ -70,18 +71,36 @@ def aggregate(e: Aggregate, vec: Vector, param: float | str | None) -> Vector:
 
 
 def _top(top: bool, groups: dict[Labels, list[tuple[Labels, float]]], param: float) -> Vector:
-    if math.isnan(param) or param < 1:
+    """Prometheus's heap: which of equal values it keeps, and in which order, is what its swaps leave."""
+    if not -9.223372036854775808e18 <= param <= 9.223372036854775807e18:
+        raise EvalError(f"Scalar value {format_value_label(param)} overflows int64")
+    k = int(param)
+    if k < 1:
         return []
-    k = int(min(param, 9.2e18))
+    less = _top_less if top else _bottom_less
     out: Vector = []
-
-    def order(item: tuple[Labels, float]) -> tuple[bool, float]:
-        v = item[1]
-        return (math.isnan(v), -v if top else v)
-
     for g in groups.values():
-        out.extend(sorted(g, key=order)[:k])
+        heap = [g[0]]
+        for s in g[1:]:
+            root = heap[0][1]
+            if len(heap) < k or (root < s[1] if top else root > s[1]) or math.isnan(root):
+                if len(heap) == k:
+                    if k == 1:  # replaced in place, as Prometheus does
+                        heap[0] = s
+                        continue
+                    heap_pop(heap, less)
+                heap_push(heap, s, less)
+        go_sort(heap, lambda a, b: less(b, a))  # sort.Reverse: the heap keeps the worst on top
+        out.extend(heap)
     return out
+
+
+def _top_less(a: tuple[Labels, float], b: tuple[Labels, float]) -> bool:
+    return math.isnan(a[1]) or a[1] < b[1]
+
+
+def _bottom_less(a: tuple[Labels, float], b: tuple[Labels, float]) -> bool:
+    return math.isnan(a[1]) or a[1] > b[1]
 
 
 def _count_values(e: Aggregate, vec: Vector, label: str) -> Vector:

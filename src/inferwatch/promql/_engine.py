@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from inferwatch.model import Labels, Matcher, MatchOp, check_deadline, deadline_checked
+from inferwatch.model import Labels, Matcher, check_deadline, deadline_checked
 from inferwatch.promql._aggregate import aggregate
 from inferwatch.promql._ast import (
     Aggregate,
@@ -29,7 +29,7 @@ from inferwatch.promql._ast import (
 )
 from inferwatch.promql._binops import apply_binary
 from inferwatch.promql._data import Loaded, Span, load, needed_spans, resolve_at
-from inferwatch.promql._functions import VECTOR_FUNCTIONS
+from inferwatch.promql._functions import VECTOR_FUNCTIONS, absent_labels
 from inferwatch.promql._range_functions import RANGE_FUNCTIONS
 from inferwatch.promql._values import EvalError, Matrix, Value, Vector, check_unique, drop_name
 from inferwatch.store import Store
@@ -194,12 +194,5 @@ class Evaluator:
         present = bool(v.series) if isinstance(v, Matrix) else bool(v)
         if present:
             return []
-        arg = c.args[0]
-        if not isinstance(arg, Selector):
-            return [(Labels(), 1.0)]
-        seen: dict[str, str | None] = {}
-        for m in arg.matchers:
-            if m.op is MatchOp.EQ and m.name != "__name__":
-                seen[m.name] = None if m.name in seen else m.value
-        return [(Labels({k: v for k, v in seen.items() if v is not None}), 1.0)]
+        return [(absent_labels(c.args[0]), 1.0)]
 

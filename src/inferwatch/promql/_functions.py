@@ -10,11 +10,13 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from inferwatch.model import METRIC_NAME_LABEL, Labels, is_valid_label_name
+from inferwatch.model import METRIC_NAME_LABEL, Labels, MatchOp, is_valid_label_name
+from inferwatch.promql._ast import Selector
+from inferwatch.promql._gosort import go_sort
 from inferwatch.promql._kernels import bucket_quantile
 from inferwatch.promql._values import EvalError, Value, Vector, check_unique, drop_name, without_labels
 
-__all__ = ["VECTOR_FUNCTIONS", "VectorFn", "go_expand"]
+__all__ = ["VECTOR_FUNCTIONS", "VectorFn", "absent_labels", "go_expand"]
 
 VectorFn = Callable[[list[Value], int], Value]
 
@@ -129,9 +131,21 @@ def _sort(desc: bool) -> VectorFn:
     def run(args: list[Value], _: int) -> Value:
         vec = args[0]
         assert isinstance(vec, list)
-        return sorted(vec, key=lambda s: (not math.isnan(s[1]), -s[1] if desc else s[1]))
+        out = list(vec)
+        # Prometheus sorts with NaN "smallest" against the wanted order, then reverses: NaN last
+        # both ways, and equal values where Go's sort leaves them
+        go_sort(out, _after_desc if desc else _after_asc)
+        return out
 
     return run
+
+
+def _after_asc(a: tuple[Labels, float], b: tuple[Labels, float]) -> bool:
+    return math.isnan(b[1]) or b[1] > a[1]  # sort.Reverse of vectorByReverseValueHeap
+
+
+def _after_desc(a: tuple[Labels, float], b: tuple[Labels, float]) -> bool:
+    return math.isnan(b[1]) or b[1] < a[1]  # sort.Reverse of vectorByValueHeap
 
 
 _GO_TEMPLATE = re.compile(r"\$(?:\$|\{(\w+)\}|(\w+))")
@@ -189,21 +203,48 @@ def _label_join(args: list[Value], _: int) -> Value:
     return check_unique(out)
 
 
+_LE = frozenset({"le"})
 _LE_AND_NAME = frozenset({"le", METRIC_NAME_LABEL})
 
 
 def _histogram_quantile(args: list[Value], _: int) -> Value:
     q, vec = args
     assert isinstance(q, float) and isinstance(vec, list)
-    groups: dict[Labels, list[tuple[float, float]]] = {}
+    # grouped by every label but le, as Prometheus does: two histograms that differ only by
+    # name give the same output labels, and the result's duplicate check fails the query
+    groups: dict[Labels, tuple[Labels, list[tuple[float, float]]]] = {}
     for ls, v in vec:
         try:
             ub = float(ls["le"])
         except (KeyError, ValueError):
             continue
-        key = without_labels(ls, _LE_AND_NAME)
-        groups.setdefault(key, []).append((ub, v))
-    return [(k, bucket_quantile(q, b)) for k, b in groups.items()]
+        key = without_labels(ls, _LE)
+        if key not in groups:
+            groups[key] = (without_labels(ls, _LE_AND_NAME), [])
+        groups[key][1].append((ub, v))
+    return [(out, bucket_quantile(q, b)) for out, b in groups.values()]
+
+
+def absent_labels(arg: object) -> Labels:
+    """The labels ``absent(arg)`` returns: each ``=`` matcher's, unless its name has another matcher.
+
+    A second matcher on the same name drops it, whatever its kind (Prometheus keeps this
+    historic rule: ``absent(x{job="a", job=~"b"})`` has no ``job``), and an ``=`` after a
+    dropped one sets it again.
+    """
+    if not isinstance(arg, Selector):
+        return Labels()
+    out: dict[str, str] = {}
+    has: set[str] = set()
+    for m in arg.matchers:
+        if m.name == METRIC_NAME_LABEL:
+            continue
+        if m.op is MatchOp.EQ and m.name not in has:
+            out[m.name] = m.value
+            has.add(m.name)
+        else:
+            out.pop(m.name, None)
+    return Labels(out)
 
 
 def _native_only(args: list[Value], _: int) -> Value:

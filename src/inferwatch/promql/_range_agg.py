@@ -23,6 +23,7 @@ from inferwatch.promql._values import without_labels
 __all__ = ["aggregate_rows", "histogram_quantile_rows"]
 
 _IN_ORDER = frozenset({"sum", "avg", "min", "max", "stddev", "stdvar", "quantile", "topk", "bottomk"})
+_LE = frozenset({"le"})
 _LE_AND_NAME = frozenset({"le", METRIC_NAME_LABEL})
 _BLOCK_CELLS = 1 << 19
 
@@ -174,9 +175,11 @@ def _top(top: bool, rows: Rows, gid: np.ndarray, groups: int, param: np.ndarray)
         raise Fallback("k changes over the range")
     k0 = float(param[0])
     mask = np.zeros_like(rows.mask)
-    if math.isnan(k0) or k0 < 1:
+    if not -9.223372036854775808e18 <= k0 <= 9.223372036854775807e18:
+        raise Fallback("k overflows int64")  # the error, at the step it arises
+    if k0 < 1:
         return Rows.empty(rows.vals.shape[1])
-    k = int(min(k0, 9.2e18))
+    k = int(k0)
     order, starts = _segments(gid, groups)
     for mem in np.split(order, starts[1:]):  # each group's rows, in row order
         m = rows.mask[mem]
@@ -190,7 +193,11 @@ def _top(top: bool, rows: Rows, gid: np.ndarray, groups: int, param: np.ndarray)
 
 
 def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Which members ``topk``/``bottomk`` keeps per step: sorted by value, NaN last, ties in row order."""
+    """Which members ``topk``/``bottomk`` keeps per step: the k best values.
+
+    Where that is not one set (ties at the k-th value, or NaN among more than k members),
+    which ones Prometheus keeps depends on its heap's swaps: those ranges go step by step.
+    """
     nan = np.isnan(x)
     live = m & ~nan
     with np.errstate(all="ignore"):
@@ -199,6 +206,8 @@ def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
     less = live & (key < kth)
     ties = live & (key == kth)
     need = k - less.sum(axis=0)
+    if np.any((ties.sum(axis=0) > need) & (need > 0)) or np.any((m & nan).any(axis=0) & (m.sum(axis=0) > k)):
+        raise Fallback("topk/bottomk with ties at the k-th value")
     sel = less | (ties & (np.cumsum(ties, axis=0) <= need))
     left = k - sel.sum(axis=0)
     nans = m & nan
@@ -218,10 +227,13 @@ def histogram_quantile_rows(q: np.ndarray, rows: Rows, poll: Callable[[], None])
             ub = float(ls["le"])
         except (KeyError, ValueError):
             continue
-        g = index.setdefault(without_labels(ls, _LE_AND_NAME), len(index))
+        g = index.setdefault(without_labels(ls, _LE), len(index))
         if g == len(members):
             members.append([])
         members[g].append((ub, i))
+    labels = [without_labels(ls, _LE_AND_NAME) for ls in index]
+    if len(set(labels)) != len(labels):
+        raise Fallback("histograms differing only by name")  # an error at each step where both are
     out = np.full((len(index), steps), math.nan)
     present = np.zeros((len(index), steps), dtype=bool)
     first = np.full((len(index), steps), -1, dtype=np.int64)
@@ -237,7 +249,6 @@ def histogram_quantile_rows(q: np.ndarray, rows: Rows, poll: Callable[[], None])
         for j in np.flatnonzero(present[g] & ~m.all(axis=0)).tolist():
             out[g, j] = bucket_quantile(float(q[j]), [(ub, float(rows.vals[i, j])) for ub, i in mem
                                                       if rows.mask[i, j]])
-    labels = list(index)
     return Rows(labels, out, present, consistent_order(first, present))
 
 

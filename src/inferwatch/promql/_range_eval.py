@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from inferwatch.model import Labels, MatchOp, deadline_checked
+from inferwatch.model import Labels, deadline_checked
 from inferwatch.promql._ast import (
     COMPARISONS,
     Aggregate,
@@ -38,7 +38,7 @@ from inferwatch.promql._ast import (
 from inferwatch.promql._binops import _ARITH, _CMP, _DROPS_NAME, _result_labels, _sig_fn
 from inferwatch.promql._data import Loaded, resolve_at
 from inferwatch.promql._engine import Evaluator
-from inferwatch.promql._functions import _NP, VECTOR_FUNCTIONS
+from inferwatch.promql._functions import _NP, VECTOR_FUNCTIONS, absent_labels
 from inferwatch.promql._range_agg import aggregate_rows, histogram_quantile_rows
 from inferwatch.promql._range_windows import instant_rows, sample_times, window_presence, window_rows
 from inferwatch.promql._rows import Fallback, Rows
@@ -245,15 +245,7 @@ class RangeEvaluator:
                                       round(arg.range * 1000))
         else:
             raise Fallback("absent_over_time of a subquery")
-        arg = c.args[0]
-        labels = Labels()
-        if isinstance(arg, Selector):
-            seen: dict[str, str | None] = {}
-            for m in arg.matchers:
-                if m.op is MatchOp.EQ and m.name != "__name__":
-                    seen[m.name] = None if m.name in seen else m.value
-            labels = Labels({k: v for k, v in seen.items() if v is not None})
-        return Rows([labels], np.ones((1, self.n)), ~np.asarray(present)[None, :])
+        return Rows([absent_labels(c.args[0])], np.ones((1, self.n)), ~np.asarray(present)[None, :])
 
 
 def _go_min(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -17,11 +17,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from inferwatch._exceptions import StoreError
-from inferwatch.config import DynamicThreshold
+from inferwatch.config import DynamicThreshold, OutlierSpec
 from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
+from inferwatch.rules._outlier import PeerGroup, peer_groups
 from inferwatch.rules._recording import Appender, Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
@@ -110,6 +111,7 @@ class Evaluator:
         self.resend_delay = resend_delay
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
+        self._peers: dict[str, tuple[float, list[PeerGroup]]] = {}
         self._memo = LabelMemo()
         self._recorder = Recorder(self.recordings, store, self._memo, record_to)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
@@ -219,6 +221,8 @@ class Evaluator:
         self, rule: Rule, engine: QueryEngine, ts: float
     ) -> tuple[list[tuple[Labels, Mapping[str, str], float]], set[str]]:
         """The alerting vector, and the fingerprints of its alerts held by their band provider."""
+        if rule.outlier is not None:
+            return self._outliers(rule, rule.outlier, engine, ts), set()
         band = self._bands.get(rule.name)
         held_series: set[Labels] = set()
         if rule.threshold is None and band is not None:
@@ -244,6 +248,28 @@ class Evaluator:
             if labels in held_series:
                 held.add(alert_labels.fingerprint())
         return out, held
+
+    def _outliers(self, rule: Rule, spec: OutlierSpec, engine: QueryEngine,
+                  ts: float) -> list[tuple[Labels, Mapping[str, str], float]]:
+        groups = peer_groups(spec, _vector(engine.instant(rule.signal, ts), rule))
+        self._peers[rule.name] = (ts, groups)
+        out: list[tuple[Labels, Mapping[str, str], float]] = []
+        for g in groups:
+            for m in g.members:
+                if not m.outlier:
+                    continue
+                extra: dict[str, float | str] = {"median": g.median, "spread": g.spread,
+                                                 "peers": g.others(m, spec.member)}
+                notes = {k: expand_template(t, m.labels, m.value, extra) for k, t in rule.annotations.items()}
+                out.append((_alert_labels(rule, m.labels, m.value), notes, m.value))
+        if len({lab for lab, _, _ in out}) < len(out):
+            raise EvalError("vector contains metrics with the same labelset after applying alert labels")
+        return out
+
+    def peer_status(self, rule_name: str) -> tuple[float, list[PeerGroup]] | None:
+        """An outlier rule's peer groups at its last evaluation (time, groups); ``None``: none yet."""
+        with self._lock:
+            return self._peers.get(rule_name)
 
     def _hysteresis(self, rule: Rule, engine: QueryEngine, ts: float) -> list[tuple[Labels, float]]:
         # Past the threshold, or past the resolve threshold while its alert is active (pending or firing).

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from inferwatch.model import format_duration
+from inferwatch.rules._outlier_promql import prometheus_annotation
 from inferwatch.rules._rule import Rule
 
 __all__ = ["to_prometheus_rule_groups", "to_prometheus_rule_yaml"]
@@ -23,7 +24,8 @@ def _rule(r: Rule) -> dict[str, Any]:
         out["keep_firing_for"] = format_duration(r.keep_firing_for)
     out["labels"] = r.alert_labels
     if r.annotations:
-        out["annotations"] = dict(r.annotations)
+        out["annotations"] = {k: prometheus_annotation(v, r.outlier) if r.outlier else v
+                              for k, v in r.annotations.items()}
     return out
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config import Config, DynamicThreshold, RuleOverride, RuleSpec
+from inferwatch.config import Config, DynamicThreshold, OutlierSpec, RuleOverride, RuleSpec
 from inferwatch.model import Dimension, Tier
+from inferwatch.rules._outlier_promql import outlier_condition
 from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 from inferwatch.rules._promql import Binary, Expr, Number, PromQLError, parse_promql
 from inferwatch.rules._signals import signal_promql
@@ -39,10 +40,14 @@ class Rule:
     dynamic: DynamicThreshold | None = None
     resolve_threshold: float | None = None
     condition: Expr | None = None  # a whole alert expression, no threshold (SLO burn-rate rules)
+    outlier: OutlierSpec | None = None  # a peer comparison: ``signal`` gives one series per member
 
     @classmethod
     def from_spec(cls, spec: RuleSpec) -> Rule:
         """Compile a config rule; raise ``ConfigError`` naming the rule on a bad expression."""
+        if spec.outlier is not None:
+            return _outlier_rule(cls, spec, spec.outlier)
+        assert spec.signal is not None and spec.threshold is not None  # RuleSpec checks it
         dynamic = spec.threshold == "dynamic"
         threshold = None if dynamic else float(spec.threshold)
         labels = {k: with_threshold(v, threshold) for k, v in spec.labels.items()}
@@ -95,6 +100,23 @@ class Rule:
         """The rule's own labels plus ``tier``, ``severity`` and ``dimension``."""
         return {**self.labels, "tier": self.tier.value, "severity": self.tier.severity,
                 "dimension": self.dimension.value}
+
+
+def _outlier_rule(cls: type[Rule], spec: RuleSpec, outlier: OutlierSpec) -> Rule:
+    try:
+        signal = parse_promql(outlier.expr)
+        text = outlier_condition(outlier)
+        condition = parse_promql(text) if text is not None else None
+        for t in (*spec.labels.values(), *spec.annotations.values()):
+            check_template(t, outlier=True)
+    except (PromQLError, TemplateError) as exc:
+        raise ConfigError(f"rule {spec.name}: outlier: {exc}") from None
+    return cls(
+        name=spec.name, dimension=spec.dimension, tier=spec.tier, signal=signal, comparison=">",
+        threshold=None, for_=spec.for_, keep_firing_for=spec.keep_firing_for,
+        labels=MappingProxyType(dict(spec.labels)), annotations=MappingProxyType(dict(spec.annotations)),
+        condition=condition, outlier=outlier,
+    )
 
 
 def load_rules(config: Config) -> list[Rule]:

@@ -21,14 +21,18 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 
-__all__ = ["TemplateError", "check_template", "expand_template", "format_go_float", "with_threshold"]
+__all__ = ["OUTLIER_VARIABLES", "TemplateError", "check_template", "expand_template", "format_go_float",
+           "go_printf", "with_threshold"]
 
 _ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
 _LABEL = re.compile(r"^(?:\$labels|\.Labels)\.([a-zA-Z_][a-zA-Z0-9_]*)$")
-_VALUE = re.compile(r"^(?:\$value|\.Value)$")
+_NUM = r"(\$value|\.Value|\$median|\$spread)"
+_VALUE = re.compile(rf"^{_NUM}$")
+_PEERS = re.compile(r"^\$peers$")
 _FORMAT = r'"(%[-+ #0]?\d{0,2}\.\d{1,2}[efgEG])"'
-_PRINTF = re.compile(rf"^(?:(?:\$value|\.Value)\s*\|\s*printf\s+{_FORMAT}"
-                     rf"|printf\s+{_FORMAT}\s+(?:\$value|\.Value))$")
+_PRINTF = re.compile(rf"^(?:{_NUM}\s*\|\s*printf\s+{_FORMAT}"
+                     rf"|printf\s+{_FORMAT}\s+{_NUM})$")
+OUTLIER_VARIABLES = ("$median", "$spread", "$peers")
 _THRESHOLD = re.compile(r"\{\{-?\s*\$threshold\s*-?\}\}")
 
 
@@ -64,14 +68,23 @@ def format_go_float(v: float) -> str:
     return f"{neg}{ds[:dp]}.{ds[dp:]}"
 
 
-def check_template(text: str) -> None:
-    """Raise :class:`TemplateError` naming the first unsupported action in ``text``."""
+def check_template(text: str, *, outlier: bool = False) -> None:
+    """Raise :class:`TemplateError` naming the first unsupported action in ``text``.
+
+    ``outlier``: the rule is an outlier rule, whose templates may also use
+    ``$median``, ``$spread`` (numbers, like ``$value``) and ``$peers`` (text).
+    """
     for m in _ACTION.finditer(text):
-        if not (_LABEL.match(m.group(1)) or _VALUE.match(m.group(1)) or _PRINTF.match(m.group(1))):
+        action = m.group(1)
+        if not (_LABEL.match(action) or _VALUE.match(action) or _PRINTF.match(action)
+                or _PEERS.match(action)):
             raise TemplateError(
                 f"unsupported template action {m.group(0)!r} in {text!r} "
                 '(use {{ $labels.NAME }}, {{ $value }} or {{ $value | printf "%.3g" }})'
             )
+        if not outlier and any(v in action for v in OUTLIER_VARIABLES):
+            raise TemplateError(f"{m.group(0)!r} in {text!r}: $median, $spread and $peers "
+                                "exist in outlier rules only")
 
 
 def with_threshold(text: str, threshold: float | None) -> str:
@@ -84,24 +97,32 @@ def with_threshold(text: str, threshold: float | None) -> str:
     return _THRESHOLD.sub(shown, text)
 
 
-def expand_template(text: str, labels: Mapping[str, str], value: float) -> str:
-    """Render ``text`` for one alert."""
+def expand_template(text: str, labels: Mapping[str, str], value: float,
+                    extra: Mapping[str, float | str] | None = None) -> str:
+    """Render ``text`` for one alert (``extra``: an outlier's ``median``, ``spread`` and ``peers``)."""
     if "{{" not in text:
         return text
+    known: dict[str, float | str] = {"$value": value, ".Value": value,
+                                     **{f"${k}": v for k, v in (extra or {}).items()}}
 
     def sub(m: re.Match[str]) -> str:
-        lab = _LABEL.match(m.group(1))
+        action = m.group(1)
+        lab = _LABEL.match(action)
         if lab:
             return labels.get(lab.group(1), "")
-        fmt = _PRINTF.match(m.group(1))
+        if _PEERS.match(action):
+            return str(known.get("$peers", ""))
+        fmt = _PRINTF.match(action)
         if fmt:
-            return _printf(fmt.group(1) or fmt.group(2), value)
-        return format_go_float(value)
+            v = known.get(fmt.group(1) or fmt.group(4), math.nan)
+            return go_printf(fmt.group(2) or fmt.group(3), float(v))
+        v = known.get(action, math.nan)
+        return format_go_float(float(v))
 
     return _ACTION.sub(sub, text)
 
 
-def _printf(fmt: str, value: float) -> str:
+def go_printf(fmt: str, value: float) -> str:
     """Go's ``fmt.Sprintf`` for the verbs allowed (``%.3g`` of 2.1277 is ``2.13`` in both)."""
     if math.isnan(value) or math.isinf(value):
         return format_go_float(value)  # Go prints NaN and +Inf under every float verb

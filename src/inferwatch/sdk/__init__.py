@@ -3,7 +3,7 @@
 The request thread only appends to a bounded queue; one background thread
 aggregates (numpy, loaded by the first large batch) and prometheus-client renders
 the exposition (loaded by the first one). Importing the SDK loads no pydantic,
-starlette, numpy, OpenTelemetry or prometheus-client; tracing (``setup_tracing``,
+starlette, numpy, OpenTelemetry, prometheus-client, onnxruntime or tensorrt; tracing (``setup_tracing``,
 stages as spans, tail sampling) loads OpenTelemetry when it is set up.
 ``inferwatch.tracing`` re-exports the tracing names.
 """
@@ -18,16 +18,22 @@ from inferwatch.sdk._hooks import MonitorHooks
 from inferwatch.sdk._httpx import instrument_httpx
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
+from inferwatch.sdk._onnx import INSTALL_HINT as ONNX_INSTALL_HINT
+from inferwatch.sdk._onnx import InstrumentedBinding, InstrumentedSession, onnx_session
+from inferwatch.sdk._onnx_placement import ACCELERATOR_PROVIDERS, Placement
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
 from inferwatch.sdk._stage import MAX_STAGES, Stage, StageAggregates
+from inferwatch.sdk._tensorrt import InstrumentedContext, TensorRTBuild, build_tensorrt_engine
 from inferwatch.sdk._tracing import INSTALL_HINT as TRACING_INSTALL_HINT
 from inferwatch.sdk._tracing import CountingExporter, ServerSpan, Tracing
 from inferwatch.sdk._tracing import setup as setup_tracing
 
 __all__ = [
+    "ACCELERATOR_PROVIDERS",
     "DEFAULT_BUCKETS",
     "MAX_ROUTES",
     "MAX_STAGES",
+    "ONNX_INSTALL_HINT",
     "OTHER_ROUTE",
     "TRACING_INSTALL_HINT",
     "Aggregator",
@@ -35,11 +41,15 @@ __all__ = [
     "CountingExporter",
     "Generation",
     "GenerationSettings",
+    "InstrumentedBinding",
+    "InstrumentedContext",
+    "InstrumentedSession",
     "MetricsApp",
     "MetricsServer",
     "Monitor",
     "MonitorCollector",
     "MonitorHooks",
+    "Placement",
     "Price",
     "SamplingCounts",
     "SdkConfig",
@@ -47,11 +57,14 @@ __all__ = [
     "Stage",
     "StageAggregates",
     "TailSamplingProcessor",
+    "TensorRTBuild",
     "Tracing",
     "Tracking",
     "WsgiMiddleware",
+    "build_tensorrt_engine",
     "instrument_httpx",
     "keeps_by_ratio",
+    "onnx_session",
     "read_sample",
     "route_of_scope",
     "setup_tracing",

@@ -31,6 +31,7 @@ from inferwatch.sdk._monitor_parts import (
     own_families,
     tracing_for,
 )
+from inferwatch.sdk._monitor_runtimes import RuntimeMethods
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
 from inferwatch.sdk._tracking import Tracking
@@ -50,7 +51,7 @@ __all__ = ["Monitor", "Tracking"]
 log = logging.getLogger("inferwatch.sdk")
 
 
-class Monitor(GenerationMethods):
+class Monitor(GenerationMethods, RuntimeMethods):
     """Service metrics for one model server; recording never blocks and never raises.
 
     >>> m = Monitor(service="ranker", model="ctr", version="v3")
@@ -113,6 +114,7 @@ class Monitor(GenerationMethods):
         self._stages_attached = False
         self._pollers: list[LabelPoller] = []  # poll_labels's threads, stopped by close()
         self._generations_attached = self._engine_attached = False
+        self._runtimes = None  # RuntimeAggregates, attached by the first instrument_onnx / _tensorrt
         self.generation_settings = GenerationSettings()
         self._attach_lock = threading.Lock()  # taken before _lock, never under another lock
         self._owns_tracing = tracing is True

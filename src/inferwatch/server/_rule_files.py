@@ -47,7 +47,7 @@ def prometheus_rule_files(config: Config) -> dict[str, dict[str, Any]]:
     rule_set = load_rule_set(config)
     rules = rule_set.alerts
     docs = {f"{RULES_DIR}/inferwatch.rules.yml":
-            to_prometheus_rule_groups([r for r in rules if r.threshold is not None])}
+            to_prometheus_rule_groups([r for r in rules if r.threshold is not None or r.outlier])}
     if rule_set.slos:
         docs[f"{RULES_DIR}/slo.rules.yml"] = {"groups": rule_set.slo.prometheus_groups()}
     baseline = baseline_settings(config.baseline)

@@ -9,14 +9,19 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
+from types import FrameType
 from typing import Any
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config
-from inferwatch.model import Clock, SystemClock
+from inferwatch.model import Clock, SystemClock, stop_signals
+from inferwatch.server._components import state_dir
+from inferwatch.server._dirlock import DataDirLock
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
 from inferwatch.server._preflight import config_warnings
+from inferwatch.server._shutdown import Shutdown
 from inferwatch.server._trace_links import listen_url
 from inferwatch.server._wiring import build
 
@@ -35,13 +40,19 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 def serve(config: Config, *, listen: str | None = None, clock: Clock | None = None,
           reload: Callable[[], Config] | None = None) -> None:
-    """Run until interrupted: scrape, evaluate, serve the API (blocks).
+    """Run until SIGTERM or SIGINT (one shutdown, see ``_shutdown``): scrape, evaluate, serve the API.
 
     ``reload`` re-reads the config; with it, ``SIGHUP`` and ``POST /-/reload``
     swap in the new targets, rules, baselines and alerting without a restart.
     """
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
+    state = state_dir(config)  # one server per data directory, from before anything opens it
+    with DataDirLock.acquire(state) if state is not None else nullcontext():
+        _run(config, host, port, clock, reload)
+
+
+def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[], Config] | None) -> None:
     parts = build(config, clock=clock, reload=reload)
     server = parts.server
     if parts.reloader is not None and threading.current_thread() is threading.main_thread() \
@@ -64,12 +75,18 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
 
     _tune_gc()
+    shutdown = Shutdown(config.server.shutdown_grace, announce=_stderr)
     uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http),
-                           on_started=started, port=port, on_stopping=app.state.executor.close)
+                           on_started=started, port=port, on_stopping=app.state.executor.close,
+                           on_signal=shutdown.on_signal)
     try:
         uv.run()
     finally:
-        parts.stop()
+        shutdown.run(parts.stop_steps())
+
+
+def _stderr(line: str) -> None:
+    print(f"inferwatch serve: {line}", file=sys.stderr, flush=True)
 
 
 def _tune_gc() -> None:
@@ -89,12 +106,23 @@ def _uvicorn_server() -> Any:
     import uvicorn
 
     class Started(uvicorn.Server):
-        """uvicorn's server, calling back once its socket listens (with the port it got)."""
+        """uvicorn's server, calling back once its socket listens (with the port it got); SIGTERM and
+        SIGINT stop it alike."""
 
         def __init__(self, config: uvicorn.Config, *, on_started: Callable[[int], None], port: int,
-                     on_stopping: Callable[[], None]) -> None:
+                     on_stopping: Callable[[], None], on_signal: Callable[[int], None]) -> None:
             super().__init__(config)
             self._on_started, self._port, self._on_stopping = on_started, port, on_stopping
+            self._on_signal = on_signal
+
+        def capture_signals(self) -> Any:
+            # uvicorn raises a caught SIGTERM again once HTTP is closed, which ends the process
+            # (143) before the server's own shutdown runs: these handlers stop it and raise nothing
+            def stop(sig: int, frame: FrameType | None) -> None:
+                self._on_signal(sig)
+                self.handle_exit(sig, frame)
+
+            return stop_signals(stop)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             self._on_stopping()  # running queries are cancelled, so a SIGTERM does not wait for them

@@ -37,17 +37,20 @@ from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
 from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
+from inferwatch.server._shutdown import Step
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
 from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
 from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
+from inferwatch.server.api._probes_api import probe_routes
 from inferwatch.server.api._slo_api import slo_routes
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 from inferwatch.server.ingest._otlp_delta import DeltaState
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
 from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server.ingest._scrape import ScrapeLoop
+from inferwatch.server.ingest.probe import Prober
 from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, FanoutSink, alert_sink
 from inferwatch.server.remote._remote_write_out import RemoteWrite
 from inferwatch.server.web._dashboard import Devices, DriftReports, dashboard_routes
@@ -99,16 +102,37 @@ class ServerParts:
             self.push.start()
 
     def stop(self) -> None:
-        """Stop everything ``build`` made (the pipeline's sends settle first)."""
-        if self.runner is not None:
-            self.runner.stop()
-        self.server.stop()
-        self.edge.close()
-        self.traces.close()
-        if self.outcomes is not None:
-            self.outcomes.close()
-        if self.push is not None:
-            self.push.stop()
+        """Stop everything ``build`` made (the pipeline's finished sends recorded first)."""
+        for step in self.stop_steps():
+            step.run(0.0)
+
+    def stop_steps(self) -> list[Step]:
+        """The shutdown in order: scraping and evaluation, sends in flight (until the grace),
+        the pushes, then every SQLite file compacted, checkpointed and closed."""
+        def deliveries(left: float) -> str | None:
+            if self.runner is None:
+                return None
+            running = self.runner.stop(drain=left)
+            return (f"{running} sends or actions still running were handed back to the outbox "
+                    "(sent again after the restart)") if running else None
+
+        files = [self.edge.close, self.traces.close, *([self.outcomes.close] if self.outcomes else [])]
+        return [
+            Step("stopping scrapes and evaluation", _calls(self.server.halt)),
+            Step("finishing deliveries", deliveries),
+            Step("stopping the Alertmanager push", _calls(*([self.push.stop] if self.push else []))),
+            Step("closing edge ingest, traces and outcomes", _calls(*files)),
+            Step("closing the store and the alert state", _calls(self.server.components.close)),
+            Step("closing the alerting state", _calls(self.pipeline.close)),
+        ]
+
+
+def _calls(*fns: Callable[[], None]) -> Callable[[float], None]:
+    """A shutdown step that calls ``fns`` in order (each bounded by its own timeout)."""
+    def run(left: float) -> None:
+        for fn in fns:
+            fn()
+    return run
 
 
 @dataclass(frozen=True)
@@ -206,7 +230,8 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
-        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices),
+        *probe_routes(server),  # /api/v1/probes
+        *dashboard_routes(server, handles.alerts, drift=drift, devices=devices, token=token),
     ]
 
 
@@ -245,8 +270,9 @@ def build_components(
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
                         sample_limit=config.server.limits.sample_limit)
+    probes = Prober(config.probes, appender, clock=clock) if config.probes else None  # golden files read here
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, alert_state, remote,
-                            rule_set.slos)
+                            rule_set.slos, probes)
 
 
 BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)

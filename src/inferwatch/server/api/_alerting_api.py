@@ -28,10 +28,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting import PipelineHandles, Silence, parse_rfc3339, rfc3339
+from inferwatch.alerting import PipelineHandles, Silence, parse_rfc3339, redact_ack_links, rfc3339
 from inferwatch.config import Config, Secret, env
 from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, parse_matcher
 from inferwatch.rules import Alert
+from inferwatch.server._reader import bearer_ok
 from inferwatch.server.api._am_api import am_error, am_routes
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits
 
@@ -249,7 +250,10 @@ def alerting_routes(handles: PipelineHandles, token: Secret,
         return JSONResponse({"status": "success", "alerts": len(alerts)})
 
     async def notifications(request: Request) -> Response:
-        return JSONResponse([r.to_json() for r in alerting.notifications()])
+        out = [r.to_json() for r in alerting.notifications()]
+        if not bearer_ok(request, token):  # acknowledgement links are credentials: for their receivers
+            out = [{**o, "notes": redact_ack_links(o["notes"])} for o in out]
+        return JSONResponse(out)
 
     async def actions(request: Request) -> Response:
         return JSONResponse([r.to_json() for r in alerting.action_records()])

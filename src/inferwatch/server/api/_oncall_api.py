@@ -2,8 +2,9 @@
 
     POST /api/v1/alerts/ack        {group_id | matchers, by, comment?, expires?}  (token)
     POST /api/v1/alerts/unack      {group_id | matchers, by}                      (token)
-    GET  /api/v1/alerts/ack/link   ?group=&sig=  a page with one button (no token: the HMAC is the key)
-    POST /api/v1/alerts/ack/link   ?group=&sig=  acknowledge that group (by "link")
+    GET  /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  a page with one button (no token:
+                                   the HMAC over group, episode, expiry and purpose is the key)
+    POST /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  acknowledge that group (by "link")
     GET  /api/v1/alerts/oncall-groups             groups with acknowledgement and escalation
     GET  /api/v1/alerts/history    ?match[]=&start=&end=&kind=&group=&limit=
     GET  /api/v1/alerts/stats      ?start=&end=&by=   MTTA and MTTR per service and tier
@@ -20,6 +21,7 @@ import os
 import secrets
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -121,28 +123,31 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
                                        gid=gid, matchers=ms)
         return JSONResponse({"unacknowledged": [a.to_json() for a in done]})
 
-    def _link_ok(request: Request) -> tuple[str, str] | None:
-        gid, sig = request.query_params.get("group", ""), request.query_params.get("sig", "")
-        return (gid, sig) if gid and sig and acks.link_valid(gid, sig) else None
+    def _link(request: Request) -> str | Response:
+        try:
+            return acks.link_group(dict(request.query_params), clock.now())
+        except InputError as exc:
+            return HTMLResponse(_page(html.escape(f"This acknowledgement link is not valid: {exc}")),
+                                status_code=403)
 
     async def link_page(request: Request) -> Response:
-        found = _link_ok(request)
-        if found is None:
-            return HTMLResponse(_page("This acknowledgement link is not valid."), status_code=403)
-        gid, sig = found
-        form = (f'<form method="post" action="?group={html.escape(gid)}&amp;sig={html.escape(sig)}">'
+        gid = _link(request)
+        if isinstance(gid, Response):
+            return gid
+        query = html.escape(urlencode(dict(request.query_params)))
+        form = (f'<form method="post" action="?{query}">'
                 '<button type="submit" id="ack">Acknowledge</button></form>')
         return HTMLResponse(_page(f"Acknowledge alert group {html.escape(gid)}?", form))
 
     async def link_ack(request: Request) -> Response:
-        found = _link_ok(request)
-        if found is None:
-            return HTMLResponse(_page("This acknowledgement link is not valid."), status_code=403)
+        gid = _link(request)
+        if isinstance(gid, Response):
+            return gid
         try:
-            await run_in_threadpool(acks.acknowledge, clock.now(), "link", "one-click link", gid=found[0])
+            await run_in_threadpool(acks.acknowledge, clock.now(), "link", "one-click link", gid=gid)
         except InputError:
             return HTMLResponse(_page("Nothing to acknowledge: the group has resolved."), status_code=409)
-        return HTMLResponse(_page(f"Acknowledged group {html.escape(found[0])}. Escalation stopped."))
+        return HTMLResponse(_page(f"Acknowledged group {html.escape(gid)}. Escalation stopped."))
 
     async def groups(request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(acks.group_states, clock.now()))

@@ -39,8 +39,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from inferwatch.config import Secret
 from inferwatch.model import matches_all, parse_duration
 from inferwatch.rules import Rule, format_go_float
+from inferwatch.server._reader import bearer_ok
 from inferwatch.server._runtime import Server
 from inferwatch.server._trace_links import trace_notes
 
@@ -148,8 +150,12 @@ def _with_traces(server: Server, rule: Rule | None, annotations: Mapping[str, st
     return out
 
 
-def timeline_view(alerting: AlertsHandle | None, now: float, since: float) -> list[dict[str, Any]]:
-    """Alert starts and ends, notifications and actions after ``now - since``, oldest first."""
+def timeline_view(alerting: AlertsHandle | None, now: float, since: float,
+                  links: bool = False) -> list[dict[str, Any]]:
+    """Alert starts and ends, notifications and actions after ``now - since``, oldest first
+    (``links``: with the acknowledgement links, for a reader holding the token)."""
+    from inferwatch.alerting import redact_ack_links
+
     if alerting is None:
         return []
     start = now - since
@@ -161,7 +167,8 @@ def timeline_view(alerting: AlertsHandle | None, now: float, since: float) -> li
         if a.ends_at is not None and start <= a.ends_at <= now:
             events.append({"t": a.ends_at, "kind": "resolved", **base})
     # A notification's own kind (firing, resolved, digest...) is kept as "type".
-    events += [{**r.to_json(), "kind": "notification", "type": r.kind}
+    events += [{**r.to_json(), "kind": "notification", "type": r.kind,
+                **({} if links else {"notes": redact_ack_links(r.notes)})}
                for r in alerting.notifications() if r.t >= start]
     events += [{**r.to_json(), "kind": "action"} for r in alerting.action_records() if r.t >= start]
     return sorted(events, key=lambda e: float(e["t"]))
@@ -293,9 +300,11 @@ def devices_view(devices: Devices | None, now: float) -> list[dict[str, Any]]:
 
 
 def dashboard_routes(server: Server, alerting: AlertsHandle | None,
-                     drift: DriftReports | None = None, devices: Devices | None = None) -> list[BaseRoute]:
+                     drift: DriftReports | None = None, devices: Devices | None = None,
+                     token: Secret | None = None) -> list[BaseRoute]:
     """The dashboard's routes, mounted beside the APIs by ``inferwatch serve`` and the demo
-    (``alerting``: the alerting pipeline's ``AlertsHandle``, ``None`` without one)."""
+    (``alerting``: the alerting pipeline's ``AlertsHandle``, ``None`` without one; ``token``:
+    the server's token, whose holders see acknowledgement links in the timeline)."""
     files = read_static()
     version = static_version(files)
     page = Page(version)
@@ -314,7 +323,7 @@ def dashboard_routes(server: Server, alerting: AlertsHandle | None,
         Route("/dashboard/{path:path}", StaticFromMemory(files, "no-cache").serve),
         Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, alerting))),
         Route("/api/v1/dashboard/timeline", _json(
-            lambda r: timeline_view(alerting, server.clock.now(), _since(r, "24h")))),
+            lambda r: timeline_view(alerting, server.clock.now(), _since(r, "24h"), bearer_ok(r, token)))),
         Route("/api/v1/dashboard/digests", _json(lambda _: digests_view(alerting, server.clock.now()))),
         Route("/api/v1/dashboard/diagnose/gpu", _json(lambda r: diagnose_view(server, r))),
         Route("/api/v1/dashboard/drift", _json(lambda _: _finite(drift() if drift is not None else []))),

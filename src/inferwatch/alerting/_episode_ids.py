@@ -1,0 +1,53 @@
+"""Episode ids: one random id per firing episode of an alert group, kept until the group resolves.
+
+Links signed for a group name its episode, so a link from an earlier firing of
+the same group is refused once that firing resolved and a new one began.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+
+from inferwatch.alerting._state import StateDB
+
+__all__ = ["EpisodeIds"]
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS group_episodes (
+  group_key TEXT PRIMARY KEY, episode TEXT NOT NULL, started REAL NOT NULL)"""
+
+
+class EpisodeIds:
+    """The ``group_episodes`` table with an in-memory copy; safe from any thread."""
+
+    def __init__(self, db: StateDB) -> None:
+        self._db = db
+        self._lock = threading.Lock()
+        with db.transaction() as c:
+            c.execute(_SCHEMA)
+        self._ids = {str(k): str(e) for k, e in db.query("SELECT group_key, episode FROM group_episodes")}
+
+    def current(self, group_key: str) -> str | None:
+        """The id of the group's episode now, ``None`` between episodes."""
+        with self._lock:
+            return self._ids.get(group_key)
+
+    def begin(self, group_key: str, now: float) -> str:
+        """The id of the group's episode, starting one when none runs."""
+        with self._lock:
+            found = self._ids.get(group_key)
+            if found is not None:
+                return found
+            episode = secrets.token_hex(8)
+            with self._db.transaction() as c:
+                c.execute("INSERT OR REPLACE INTO group_episodes VALUES (?,?,?)", (group_key, episode, now))
+            self._ids[group_key] = episode
+            return episode
+
+    def end(self, group_key: str) -> None:
+        """The group resolved: its episode is over (its links with it)."""
+        with self._lock:
+            if self._ids.pop(group_key, None) is None:
+                return
+            with self._db.transaction() as c:
+                c.execute("DELETE FROM group_episodes WHERE group_key=?", (group_key,))
