@@ -113,3 +113,27 @@ def test_rounds_that_cannot_run_on_time_are_counted(tmp_path: Path, monkeypatch:
     assert v["inferwatch_rule_group_iterations_total"] == 3 + 6
     assert v["inferwatch_rule_group_interval_seconds"] == 5.0
     assert v["inferwatch_rule_group_last_duration_seconds"] == 12.0
+
+
+def test_the_default_pack_pages_p1_when_rounds_keep_being_skipped() -> None:
+    # rule: more than two rounds skipped in 10 minutes, for 5 minutes, pages P1; one slow round does not
+    from inferwatch.model import Labels, Sample
+    from inferwatch.rules import Evaluator, default_rule_pack
+    from inferwatch.store import MemoryStore
+
+    (rule,) = [r for r in default_rule_pack() if r.name == "RuleGroupIterationsMissed"]
+    assert rule.tier.value == "P1"
+
+    def run(missed_per_minute: float) -> list[str]:
+        store, clock = MemoryStore(), SimulatedClock(1000.0)
+        ev = Evaluator([rule], store, clock=clock)
+        firing: list[Alert] = []
+        for step in range(40):  # 20 minutes at 30 s
+            t = 1000.0 + 30 * step
+            missed = 1.0 if missed_per_minute == 0 and step >= 4 else missed_per_minute * step / 2
+            store.append([Sample(Labels.of("inferwatch_rule_group_iterations_missed_total"), t, missed)])
+            firing = ev.evaluate(t)
+        return [a.name for a in firing]
+
+    assert run(1.0) == ["RuleGroupIterationsMissed"]  # a round skipped every minute
+    assert run(0.0) == []  # a single skipped round

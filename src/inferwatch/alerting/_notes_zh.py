@@ -85,6 +85,8 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) f
     (r"A/B test (.+) shows a significant difference", r"A/B 测试 \1 出现显著差异"),
     (r"The store holds over (.+) of server\.limits\.max_series \(ratio (.+)\)",
      r"存储的序列数已超过 server.limits.max_series 的 \1（比例 \2）"),
+    (r"Rule evaluation is behind: (.+) rounds skipped in 10 minutes",
+     r"规则评估落后：10 分钟内跳过了 \1 轮"),
     (r"Estimated (.+) of (.+) on (.+) dropped below the reference's band",
      r"\3 上 \2 的估计 \1 已低于参考区间"),
     (r"Realized accuracy of (.+) on (.+) dropped below the reference's band",
