@@ -137,3 +137,29 @@ def test_the_default_pack_pages_p1_when_rounds_keep_being_skipped() -> None:
 
     assert run(1.0) == ["RuleGroupIterationsMissed"]  # a round skipped every minute
     assert run(0.0) == []  # a single skipped round
+
+
+def test_serve_reports_its_rounds_and_answers_queries_beside_them(tmp_path: Path) -> None:
+    # rule: `inferwatch serve` counts scheduled and missed rounds on /metrics, and its query
+    # workers (which yield to the rounds) still answer
+    import time
+
+    import httpx
+    from tests.server._proc import serve
+
+    cfg = f"server: {{data_dir: '{tmp_path / 'data'}', evaluation_interval: 1s}}\n"
+    with serve(cfg, tmp_path) as served, httpx.Client(base_url=served.url, timeout=30) as c:
+        deadline = time.monotonic() + WAIT
+        seen: dict[str, float] = {}
+        while time.monotonic() < deadline:
+            seen = _values(c.get("/metrics").text)
+            if seen.get("inferwatch_rule_group_iterations_total", 0) >= 2:
+                break
+            time.sleep(0.2)
+        form = {"query": "vector(1)", "start": "0", "end": "60", "step": "15"}
+        r = c.get("/api/v1/query_range", params=form)
+    assert seen["inferwatch_rule_group_iterations_total"] >= 2
+    assert "inferwatch_rule_group_iterations_missed_total" in seen
+    assert seen["inferwatch_rule_group_interval_seconds"] == 1.0
+    assert "inferwatch_query_rule_priority_wait_seconds_total" in seen
+    assert r.status_code == 200 and len(r.json()["data"]["result"][0]["values"]) == 5
