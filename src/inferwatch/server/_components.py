@@ -21,9 +21,8 @@ from inferwatch.rules import (
     Evaluator,
     Rule,
 )
-from inferwatch.server.ingest._scrape import ScrapeLoop
-from inferwatch.server.ingest.probe import Prober
-from inferwatch.server.remote._remote_write_out import RemoteWrite
+from inferwatch.server.ingest import Prober, ScrapeLoop
+from inferwatch.server.remote import RemoteWrite
 from inferwatch.slo import Slo
 from inferwatch.store import Store
 

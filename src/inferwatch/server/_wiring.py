@@ -39,21 +39,32 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._shutdown import Step
 from inferwatch.server._trace_links import TraceLinks
-from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
-from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
-from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
-from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
-from inferwatch.server.api._probes_api import probe_routes
-from inferwatch.server.api._slo_api import slo_routes
-from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
-from inferwatch.server.ingest._otlp_delta import DeltaState
-from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
-from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
-from inferwatch.server.ingest._scrape import ScrapeLoop
-from inferwatch.server.ingest.probe import Prober
-from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, FanoutSink, alert_sink
-from inferwatch.server.remote._remote_write_out import RemoteWrite
-from inferwatch.server.web._dashboard import Devices, DriftReports, dashboard_routes
+from inferwatch.server.api import (
+    OutcomesApi,
+    alerting_routes,
+    load_ack_key,
+    oncall_routes,
+    open_trace_store,
+    outcome_routes,
+    probe_routes,
+    resolve_api_token,
+    slo_routes,
+    trace_routes,
+)
+from inferwatch.server.ingest import (
+    DeltaState,
+    DeviceStatus,
+    EdgeIngest,
+    OtlpMetricsReceiver,
+    Prober,
+    RemoteWriteReceiver,
+    ScrapeLoop,
+    ingest_routes,
+    otlp_metrics_routes,
+    remote_write_routes,
+)
+from inferwatch.server.remote import AlertmanagerPush, FanoutSink, RemoteWrite, alert_sink
+from inferwatch.server.web import Devices, DriftReports, dashboard_routes
 from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore

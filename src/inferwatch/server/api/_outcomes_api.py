@@ -40,8 +40,7 @@ from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
 from inferwatch.model import metrics as m
 from inferwatch.server._guard import json_depth
 from inferwatch.server._outcome_store import Label, Outcome, OutcomeStore
-from inferwatch.server.ingest._ingest_checks import MIN_TIME
-from inferwatch.server.ingest._scrape_limits import MAX_AHEAD_S
+from inferwatch.server.ingest import MAX_AHEAD_S, MIN_TIME
 from inferwatch.store import Store
 
 __all__ = ["MAX_DECODED_BYTES", "OUTCOMES_PATH", "OutcomesApi", "outcome_routes", "parse_outcomes"]
