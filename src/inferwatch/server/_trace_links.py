@@ -16,10 +16,10 @@ groups, the member side by side with its peers.
 from __future__ import annotations
 
 import socket
-from urllib.parse import quote
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from inferwatch.rules import Alert, AlertSink, Rule
 from inferwatch.server.api import selectors
