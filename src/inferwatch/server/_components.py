@@ -21,6 +21,7 @@ from inferwatch.rules import (
     Evaluator,
     Rule,
 )
+from inferwatch.server._storage_health import StorageHealth
 from inferwatch.server.ingest._scrape import ScrapeLoop
 from inferwatch.server.remote._remote_write_out import RemoteWrite
 from inferwatch.slo import Slo
@@ -58,6 +59,7 @@ class ServerComponents:
     state: AlertStateStore | None
     remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
     slos: tuple[Slo, ...] = ()  # the SLOs whose rules the evaluator runs (/api/v1/slos)
+    health: StorageHealth | None = None  # the storage series, recorded before each round (SQLite storage)
 
     @property
     def appender(self) -> Store:

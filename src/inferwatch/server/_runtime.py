@@ -62,6 +62,8 @@ class Server:
             comps = self.components
             start = self.clock.monotonic()
             try:
+                if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
+                    comps.health.record(now)
                 comps.evaluator.evaluate(now)
             except Exception:
                 self.stats.failures += 1

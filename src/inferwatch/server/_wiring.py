@@ -32,12 +32,14 @@ from inferwatch.server._components import (
     data_dir_of,
     state_dir,
 )
+from inferwatch.server._integrity import check_data_dir
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
 from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._shutdown import Step
+from inferwatch.server._storage_health import StorageHealth
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
@@ -53,7 +55,7 @@ from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, Fanout
 from inferwatch.server.remote._remote_write_out import RemoteWrite
 from inferwatch.server.web._dashboard import Devices, DriftReports, dashboard_routes
 from inferwatch.slo import load_rule_set
-from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, Store, open_store, set_limits
+from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore
 
 __all__ = ["Embedding", "ServerParts", "api_routes", "build", "build_components", "build_pipeline",
@@ -160,6 +162,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     """
     embed = embed or Embedding()
     data_dir, state = data_dir_of(config), state_dir(config)
+    damage = check_data_dir(state, announce) if state is not None else []  # before anything opens a file
     pipeline = build_pipeline(config, clock=clock, stream=embed.stream)
     token = embed.token if embed.token is not None else resolve_api_token(config, data_dir, announce)
     inner, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
@@ -168,6 +171,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(inner, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
+    if server.components.health is not None:
+        server.components.health.damage = damage
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
@@ -178,6 +183,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     if reload is not None:
         def rebuild(cfg: Config, current: ServerComponents) -> ServerComponents:
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            if built.health is not None and current.health is not None:
+                built.health.damage = current.health.damage
             built.evaluator.on_pending = pipeline.pending
             return built
 
@@ -267,8 +274,9 @@ def build_components(
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
                         sample_limit=config.server.limits.sample_limit)
+    health = StorageHealth(store, data_dir) if isinstance(store, SQLiteStore) else None
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, alert_state, remote,
-                            rule_set.slos)
+                            rule_set.slos, health)
 
 
 BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)
