@@ -49,7 +49,8 @@ class StorageHealth:
 
     def error(self) -> str:
         """The store's last write error, ``""`` while writes succeed."""
-        return str(getattr(getattr(self.store, "stats", None), "write_error", ""))
+        store = getattr(self.store, "store", self.store)  # the store behind the remote-write tee
+        return str(getattr(getattr(store, "stats", None), "write_error", ""))
 
     def record(self, now: float) -> None:
         """Append this round's storage series (held in memory when the store refuses them)."""

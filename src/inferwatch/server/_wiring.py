@@ -274,7 +274,8 @@ def build_components(
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
                         sample_limit=config.server.limits.sample_limit)
-    health = StorageHealth(store, data_dir) if isinstance(store, SQLiteStore) else None
+    # the storage series go where scraped samples go: the store, and the remotes through the tee
+    health = StorageHealth(appender, data_dir) if isinstance(store, SQLiteStore) else None
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, alert_state, remote,
                             rule_set.slos, health)
 
