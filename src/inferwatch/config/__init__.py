@@ -27,6 +27,14 @@ from inferwatch.config._oncall import (
     parse_local_time,
 )
 from inferwatch.config._outlier import MAD_SCALE, OutlierSpec
+from inferwatch.config._probes import (
+    GenerativeSpec,
+    GoldenSpec,
+    ProbeExpect,
+    ProbeSpec,
+    ProbeTls,
+    check_json_path,
+)
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._receivers import (
     PAGERDUTY_KEY_LEN,
@@ -133,6 +141,8 @@ __all__ = [
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
     "FrozenModel",
+    "GenerativeSpec",
+    "GoldenSpec",
     "GpuMemoryRatioSignal",
     "HistoryConfig",
     "HttpActionSpec",
@@ -152,6 +162,9 @@ __all__ = [
     "OutlierSpec",
     "OverrideSpec",
     "PagerDutyReceiverSpec",
+    "ProbeExpect",
+    "ProbeSpec",
+    "ProbeTls",
     "QualityConfig",
     "QueryLimits",
     "RateLimitSpec",
@@ -185,6 +198,7 @@ __all__ = [
     "WeComAppReceiverSpec",
     "WeComReceiverSpec",
     "WebhookReceiverSpec",
+    "check_json_path",
     "check_thresholds",
     "env",
     "install_log_redaction",

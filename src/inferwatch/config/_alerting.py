@@ -143,6 +143,14 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
         source_matchers=('tier="P0"',), target_matchers=('tier=~"P1|P2"', 'dimension="service"'),
         equal=("service",),
     ),
+    # An outage seen from outside (every probe failing) or a target down is one message: it mutes
+    # the latency, quality and SLO alerts of the same service, whatever their tier. Only alerts
+    # that name a service: an unlabelled TargetDown must not mute every unlabelled alert.
+    InhibitRuleSpec(
+        source_matchers=('alertname=~"TargetDown|ProbeFailing"',),
+        target_matchers=('alertname!~"TargetDown|ProbeFailing"', 'service!=""'),
+        equal=("service",),
+    ),
     # A higher drift level of a feature says all the lower ones do: rollback mutes review and
     # warning, review mutes warning, of the same feature of the same model.
     InhibitRuleSpec(

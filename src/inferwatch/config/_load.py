@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from inferwatch._env import ENV_CONFIG
 from inferwatch._exceptions import ConfigError
+from inferwatch.config._probes import ProbeSpec
 from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
 from inferwatch.config._yaml import safe_load_strict
@@ -36,11 +37,23 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 def _relative_to(config: Config, base: Path) -> Config:
-    """``slo_files`` paths resolved against the config file's directory (as Prometheus's rule_files)."""
+    """``slo_files`` paths, probes' golden files and CA files resolved against the config file's
+    directory (as Prometheus's rule_files)."""
+    if config.probes:
+        config = config.model_copy(update={"probes": tuple(_probe_relative(p, base) for p in config.probes)})
     if not config.slo_files:
         return config
     refs = tuple(r.model_copy(update={"path": str(base / r.path)}) for r in config.slo_files)
     return config.model_copy(update={"slo_files": refs})
+
+
+def _probe_relative(probe: ProbeSpec, base: Path) -> ProbeSpec:
+    update: dict[str, Any] = {}
+    if probe.golden is not None:
+        update["golden"] = probe.golden.model_copy(update={"file": str(base / probe.golden.file)})
+    if probe.tls.ca_file is not None:
+        update["tls"] = probe.tls.model_copy(update={"ca_file": str(base / probe.tls.ca_file)})
+    return probe.model_copy(update=update) if update else probe
 
 
 def parse_config(text: str, *, source: str = "<config>") -> Config:

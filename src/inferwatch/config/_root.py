@@ -8,6 +8,7 @@ from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._probes import ProbeSpec, check_probes
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._rules import RulesConfig
 from inferwatch.config._scrape import ScrapeConfig
@@ -34,6 +35,12 @@ class Config(FrozenModel):
     edge: EdgeConfig = Field(default_factory=EdgeConfig)
     slos: tuple[SloSpec, ...] = Field((), description="service-level objectives (docs/slo.md)")
     slo_files: tuple[SloFileEntry, ...] = Field((), description="Sloth prometheus/v1 spec files")
+    probes: tuple[ProbeSpec, ...] = Field((), description="synthetic probes of endpoints (docs/probes.md)")
+
+    @field_validator("probes")
+    @classmethod
+    def _probe_names(cls, v: tuple[ProbeSpec, ...]) -> tuple[ProbeSpec, ...]:
+        return check_probes(v)
 
     @field_validator("slos")
     @classmethod

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from inferwatch.model._catalog_app import *  # noqa: F403  (CATALOG below names them: F405)
 from inferwatch.model._catalog_infra import *  # noqa: F403
 from inferwatch.model._catalog_ops import *  # noqa: F403
+from inferwatch.model._catalog_probe import *  # noqa: F403
 from inferwatch.model._catalog_runtime import *  # noqa: F403
 from inferwatch.model._metric_spec import MetricSpec
 
@@ -84,6 +85,11 @@ CATALOG: Mapping[str, MetricSpec] = _index(
     EDGE_DUPLICATE_BATCHES_TOTAL, OUTCOMES_RECEIVED_TOTAL, OUTCOMES_DROPPED_TOTAL, OUTCOMES_STORED,
     REMOTE_WRITE_PENDING, REMOTE_WRITE_SENT_TOTAL, REMOTE_WRITE_FAILED_TOTAL, REMOTE_WRITE_DROPPED_TOTAL,
     REMOTE_WRITE_RETRIES_TOTAL,
+    PROBE_SUCCESS, PROBE_DURATION, PROBE_HTTP_DURATION, PROBE_HTTP_STATUS_CODE, PROBE_HTTP_CONTENT_LENGTH,
+    PROBE_HTTP_UNCOMPRESSED_BODY_LENGTH, PROBE_HTTP_REDIRECTS, PROBE_HTTP_SSL, PROBE_SSL_EARLIEST_CERT_EXPIRY,
+    PROBE_FAILED_DUE_TO_REGEX, PROBE_FAILED_DUE_TO_JSON, PROBE_RUNS_TOTAL, PROBE_TTFT, PROBE_TPOT,
+    PROBE_OUTPUT_TOKENS, PROBE_CANARY_ANSWERS_TOTAL, PROBE_CANARY_CASE_RIGHT, PROBE_CANARY_WRONG_RATIO,
+    PROBE_CANARY_WINDOW_ANSWERS, PROBE_CANARY_THRESHOLD, PROBE_CANARY_EVIDENCE,
 )
 
 LATENCY_BUCKETS: tuple[float, ...] = (

@@ -17,13 +17,9 @@ from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server._wiring import Embedding, ServerParts, api_routes, build, build_components
-from inferwatch.server.api._alerting_api import alerting_routes
-from inferwatch.server.api._oncall_api import oncall_routes
-from inferwatch.server.api._otlp_traces import trace_routes
-from inferwatch.server.api._slo_api import slo_routes
-from inferwatch.server.ingest._exposition import ExpositionParser, ParsedScrape
-from inferwatch.server.ingest._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
-from inferwatch.server.web._dashboard import dashboard_routes
+from inferwatch.server.api import alerting_routes, oncall_routes, slo_routes, trace_routes
+from inferwatch.server.ingest import REPORT_METRICS, ExpositionParser, ParsedScrape, ScrapeLoop, TargetHealth
+from inferwatch.server.web import dashboard_routes
 
 __all__ = [
     "ALERT_STATE_FILE",

@@ -21,9 +21,7 @@ from inferwatch.edge import INGEST_PATH
 from inferwatch.server._guard import Guard
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
-from inferwatch.server.api._openapi import OPENAPI_PATH, openapi_document
-from inferwatch.server.api._prom_routes import prometheus_routes
-from inferwatch.server.api._query_exec import QueryExecutor
+from inferwatch.server.api import OPENAPI_PATH, QueryExecutor, openapi_document, prometheus_routes
 
 __all__ = ["create_app"]
 

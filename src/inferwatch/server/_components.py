@@ -22,8 +22,8 @@ from inferwatch.rules import (
     Rule,
 )
 from inferwatch.server._storage_health import StorageHealth
-from inferwatch.server.ingest._scrape import ScrapeLoop
-from inferwatch.server.remote._remote_write_out import RemoteWrite
+from inferwatch.server.ingest import Prober, ScrapeLoop
+from inferwatch.server.remote import RemoteWrite
 from inferwatch.slo import Slo
 from inferwatch.store import Store
 
@@ -59,6 +59,7 @@ class ServerComponents:
     state: AlertStateStore | None
     remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
     slos: tuple[Slo, ...] = ()  # the SLOs whose rules the evaluator runs (/api/v1/slos)
+    probes: Prober | None = None  # the config's probes (started and stopped with the scrape loop)
     health: StorageHealth | None = None  # the storage series, recorded before each round (SQLite storage)
 
     @property
@@ -67,8 +68,10 @@ class ServerComponents:
         return self.remote.tee if self.remote is not None else self.store
 
     def close(self) -> None:
-        """Save the state, stop the scrape threads and close the files (shutdown)."""
+        """Save the state, stop the scrape and probe threads and close the files (shutdown)."""
         self.scrape.stop()
+        if self.probes is not None:
+            self.probes.stop()
         if self.state is not None:
             try:
                 self.evaluator.save_state()  # baselines are saved every few minutes: save the rest
@@ -79,6 +82,8 @@ class ServerComponents:
     def retire(self, *, keep_store: bool) -> None:
         """Stop and close what this generation owns (the store too unless the next one shares it)."""
         self.scrape.stop()
+        if self.probes is not None:
+            self.probes.stop()
         if self.state is not None:
             self.state.close()
         if not keep_store:

@@ -22,7 +22,7 @@ from inferwatch._exceptions import ConfigError, InferwatchError
 from inferwatch.config import AlertingConfig, Config, Secret
 from inferwatch.server._components import ServerComponents
 from inferwatch.server._runtime import Server
-from inferwatch.server.api._alerting_api import _write
+from inferwatch.server.api import write_guard
 
 __all__ = ["Reloader", "reload_route"]
 
@@ -114,4 +114,4 @@ def reload_route(reloader: Reloader, token: Secret) -> Route:
             return _failed(f"{exc.__class__.__name__}: {exc} (see the server log)")
         return JSONResponse({"status": "success", "data": text})
 
-    return Route("/-/reload", _write(token, post), methods=["POST"])
+    return Route("/-/reload", write_guard(token, post), methods=["POST"])

@@ -82,6 +82,8 @@ class Server:
     def start(self) -> None:
         """Start scraping and evaluating in background threads."""
         self.components.scrape.start()
+        if self.components.probes is not None:
+            self.components.probes.start()
         self._thread = threading.Thread(target=self._run, name="evaluate", daemon=True)
         self._thread.start()
         self.ready.set()
@@ -129,6 +131,8 @@ class Server:
         old.retire(keep_store=old.store is new.store)
         if self._thread is not None:
             new.scrape.start()
+            if new.probes is not None:
+                new.probes.start()
 
     def halt(self, timeout: float = 10.0) -> None:
         """Stop scraping and evaluating (the round in progress finishes); the files stay open."""

@@ -41,19 +41,32 @@ from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._shutdown import Step
 from inferwatch.server._storage_health import StorageHealth
 from inferwatch.server._trace_links import TraceLinks
-from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token
-from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
-from inferwatch.server.api._otlp_traces import open_trace_store, trace_routes
-from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
-from inferwatch.server.api._slo_api import slo_routes
-from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
-from inferwatch.server.ingest._otlp_delta import DeltaState
-from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
-from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
-from inferwatch.server.ingest._scrape import ScrapeLoop
-from inferwatch.server.remote._alertmanager_push import AlertmanagerPush, FanoutSink, alert_sink
-from inferwatch.server.remote._remote_write_out import RemoteWrite
-from inferwatch.server.web._dashboard import Devices, DriftReports, dashboard_routes
+from inferwatch.server.api import (
+    OutcomesApi,
+    alerting_routes,
+    load_ack_key,
+    oncall_routes,
+    open_trace_store,
+    outcome_routes,
+    probe_routes,
+    resolve_api_token,
+    slo_routes,
+    trace_routes,
+)
+from inferwatch.server.ingest import (
+    DeltaState,
+    DeviceStatus,
+    EdgeIngest,
+    OtlpMetricsReceiver,
+    Prober,
+    RemoteWriteReceiver,
+    ScrapeLoop,
+    ingest_routes,
+    otlp_metrics_routes,
+    remote_write_routes,
+)
+from inferwatch.server.remote import AlertmanagerPush, FanoutSink, RemoteWrite, alert_sink
+from inferwatch.server.web import Devices, DriftReports, dashboard_routes
 from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore
@@ -235,6 +248,7 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
+        *probe_routes(server),  # /api/v1/probes
         *dashboard_routes(server, handles.alerts, drift=drift, devices=devices, token=token),
     ]
 
@@ -276,8 +290,9 @@ def build_components(
                         sample_limit=config.server.limits.sample_limit)
     # the storage series go where scraped samples go: the store, and the remotes through the tee
     health = StorageHealth(appender, data_dir) if isinstance(store, SQLiteStore) else None
+    probes = Prober(config.probes, appender, clock=clock) if config.probes else None  # golden files read here
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, alert_state, remote,
-                            rule_set.slos, health)
+                            rule_set.slos, probes, health)
 
 
 BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)

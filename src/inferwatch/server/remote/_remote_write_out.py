@@ -35,7 +35,7 @@ from inferwatch.config import RemoteWriteSpec, install_log_redaction, redact_url
 from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.model import Clock, Labels, Matcher, MetricKind, Sample
 from inferwatch.model import metrics as catalog
-from inferwatch.server.ingest import _snappy
+from inferwatch.server.ingest import snappy_compress
 from inferwatch.server.remote._rw_wal import WAL_FILE, Chunk, RemoteWAL
 from inferwatch.store import Series, Store, append_columns
 
@@ -148,7 +148,7 @@ class RemoteSender:
     def send(self, chunk: Chunk) -> bool:
         """POST ``chunk`` until acknowledged or dropped (or the sender stops); True when acknowledged."""
         self.wal.begin(self.name, chunk.end)
-        body = encode_write_request(chunk.samples(), compress=_snappy.compress)
+        body = encode_write_request(chunk.samples(), compress=snappy_compress)
         attempt = 0
         while True:
             verdict, why, after = self._post(body)
