@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import StoreError
-from inferwatch.store._disk import _I8  # the store's own layout, read by ``lost_series``
 
 __all__ = ["Salvage", "check_file", "lost_series", "repair_file"]
 
 _BATCH = 256
+_I8 = np.dtype("<i8")  # series ids in the store's wal and wal_series rows (store/_disk.py)
 _MAX_KEY = 2**62
 Key = tuple[object, ...]
 
