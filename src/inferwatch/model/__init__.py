@@ -19,6 +19,7 @@ from inferwatch.model._labels import (
     is_valid_metric_name,
 )
 from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
+from inferwatch.model._priority import Priority, pinned
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
 from inferwatch.model._signals import STOP_SIGNALS, stop_signals, wait_for_stop
 from inferwatch.model._sqlite import open_sqlite
@@ -40,6 +41,7 @@ __all__ = [
     "Matcher",
     "MetricKind",
     "MetricSpec",
+    "Priority",
     "Sample",
     "ScaledClock",
     "SimulatedClock",
@@ -61,6 +63,7 @@ __all__ = [
     "parse_duration",
     "parse_matcher",
     "parse_matchers",
+    "pinned",
     "readable",
     "stop_signals",
     "wait_for_stop",

@@ -80,6 +80,20 @@ RULE_GROUP_LAST_EVALUATION = MetricSpec(
     "inferwatch_rule_group_last_evaluation_timestamp_seconds", _G,
     "Time of the last evaluation round (0 before the first).", (), "seconds",
 )
+RULE_GROUP_ITERATIONS_TOTAL = MetricSpec(
+    "inferwatch_rule_group_iterations_total", _C, "Evaluation rounds scheduled, run or missed.",
+)
+RULE_GROUP_ITERATIONS_MISSED_TOTAL = MetricSpec(
+    "inferwatch_rule_group_iterations_missed_total", _C,
+    "Evaluation rounds skipped because the round before ran past their start.",
+)
+RULE_GROUP_INTERVAL = MetricSpec(
+    "inferwatch_rule_group_interval_seconds", _G, "The evaluation interval.", (), "seconds",
+)
+QUERY_PRIORITY_WAIT_SECONDS_TOTAL = MetricSpec(
+    "inferwatch_query_rule_priority_wait_seconds_total", _C,
+    "Seconds API queries spent waiting for rule rounds to finish (rules go first).", (), "seconds",
+)
 RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
 ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
 TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))

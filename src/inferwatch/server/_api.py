@@ -35,7 +35,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
     Queries, series and label look-ups run on ``executor`` (one with the
     config's ``server.query`` limits when not given; ``app.state.executor``).
     """
-    executor = executor or QueryExecutor(server.config.server.query)
+    executor = executor or QueryExecutor(server.config.server.query, priority=server.priority)
 
     async def healthy(_: Request) -> Response:
         return Response("inferwatch is Healthy.\n", media_type="text/plain")

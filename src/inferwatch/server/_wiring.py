@@ -33,6 +33,7 @@ from inferwatch.server._components import (
     state_dir,
 )
 from inferwatch.server._lifecycle import Reloader, reload_route
+from inferwatch.server._live_token import LiveToken, token_reload
 from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
 from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
@@ -174,7 +175,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     embed = embed or Embedding()
     data_dir, state = data_dir_of(config), state_dir(config)
     pipeline = build_pipeline(config, clock=clock, stream=embed.stream)
-    token = embed.token if embed.token is not None else resolve_api_token(config, data_dir, announce)
+    token = embed.token if embed.token is not None else LiveToken(
+        resolve_api_token(config, data_dir, announce))  # a reload may change it
     inner, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
     if embed.tap is not None:
         inner = FanoutSink(embed.tap, inner)
@@ -194,7 +196,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             built.evaluator.on_pending = pipeline.pending
             return built
 
-        reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure)
+        reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure,
+                            token=token_reload(token, data_dir, announce))
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
     parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
-from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked
+from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked, pinned
 from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
@@ -86,6 +86,7 @@ class SQLiteStore:
         self._head_from = self._clock.now() - self.head_window
         self._last_compact = self._clock.now()
         self._compact_failing = False
+        self._old_in_wal = False  # samples older than the head wait in the WAL (their compaction failed)
         self._conn: sqlite3.Connection | None = _disk.connect(
             self.path, autocheckpoint=not background_checkpoints)
         self.checkpointer = Checkpointer(self.path) if background_checkpoints else None
@@ -252,6 +253,7 @@ class SQLiteStore:
         now = self._clock.now()
         cut = now - self.head_window
         cut_head = cut - self._head_from > self.head_window / 4 + 1.0
+        self._old_in_wal |= old_samples
         if old_samples or cut_head or now - self._last_compact >= self.compact_every:
             self.compact()
         if cut_head:
@@ -275,7 +277,9 @@ class SQLiteStore:
         with self._lock:
             self._last_compact = self._clock.now()
             try:
-                return _disk.compact(self._db())
+                moved = _disk.compact(self._db())
+                self._old_in_wal = False
+                return moved
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
 
@@ -286,17 +290,14 @@ class SQLiteStore:
 
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
-        with self._lock:
+        with self._lock, pinned():
             conn = self._db()
             ids = self._index.match(matchers)
             out: list[Series] = []
             if start < self._head_from:
                 out = self._select_disk(conn, ids, start, end)
-            else:
-                for sid in deadline_checked(ids):  # a query's deadline holds inside a wide read too
-                    t, v = self._head.window(sid, start, end)
-                    if t.shape[0]:
-                        out.append(Series(self._index.labels(sid), t, v))
+                ids = []
+        out += self._head.read(ids, start, end, self._index.labels, self._lock)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
@@ -306,7 +307,8 @@ class SQLiteStore:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
         head_from = self._head_from
         try:
-            self._compact_for_read()
+            if self._old_in_wal:  # else everything before the head is in chunks already: a read
+                self._compact_for_read()  # must not pay for (and hold the lock through) a compaction
             chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
             old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
         except (sqlite3.Error, OverflowError) as exc:

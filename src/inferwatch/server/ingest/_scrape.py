@@ -21,6 +21,7 @@ import threading
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -121,7 +122,11 @@ class ScrapeLoop:
         self.clock = clock
         self._targets = [_Target(t) for t in targets]
         install_log_redaction()  # httpx logs each request's URL whole (user:pass@, ?token=)
-        self._client = httpx.Client(transport=transport, follow_redirects=True, headers={"Accept": ACCEPT})
+        opts: dict[str, Any] = {"transport": transport, "follow_redirects": True,
+                                "headers": {"Accept": ACCEPT}}
+        self._client = httpx.Client(**opts)
+        self._tls = {id(t): httpx.Client(**opts, verify=t.cfg.tls_config.context())  # a client per tls_config
+                     for t in self._targets if t.cfg.tls_config is not None}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._store_failing = False
@@ -158,7 +163,8 @@ class ScrapeLoop:
         start = self.clock.monotonic()
         parsed, error, note = ParsedScrape(), "", ""
         try:
-            body = fetch(self._client, target.cfg)  # network time is real time, as httpx's timeout
+            client = self._tls.get(id(target), self._client)
+            body = fetch(client, target.cfg)  # network time is real time, as httpx's timeout
             parsed = target.parser.parse(body.text, now, body.content_type)
             try:
                 check_limits(target.cfg, parsed.labels, self.sample_limit)
@@ -287,3 +293,5 @@ class ScrapeLoop:
             th.join(timeout)
         self._threads.clear()
         self._client.close()
+        for client in self._tls.values():
+            client.close()
