@@ -22,6 +22,7 @@ from inferwatch.sdk import read_sample
 pytestmark = pytest.mark.slow
 
 LATENCY = {k: v for k, v in PREDICT.items() if k != "code"}
+INF = {**LATENCY, "le": "+Inf"}
 
 
 def _burst(url: str, pool: ThreadPoolExecutor, n: int) -> set[str]:
@@ -44,7 +45,7 @@ def test_every_scrape_100ms_after_the_last_response_is_exact(tmp_path: Path) -> 
             pid = r.headers["x-pid"]
             got = (read_sample(r.text, "inferwatch_requests_total", PREDICT),
                    read_sample(r.text, "inferwatch_request_duration_seconds_count", LATENCY),
-                   read_sample(r.text, "inferwatch_request_duration_seconds_bucket", {**LATENCY, "le": "+Inf"}))
+                   read_sample(r.text, "inferwatch_request_duration_seconds_bucket", INF))
             assert got == (sent, sent, sent), f"round {rounds}: worker {pid} reported {got}, {sent} sent"
             answered.add(pid)
             rounds += 1
