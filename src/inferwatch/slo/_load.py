@@ -22,7 +22,8 @@ REPLACED_BY_SLO: dict[str, tuple[str, ...]] = {
 
 def load_slos(config: Config) -> list[Slo]:
     """The shorthands of ``slos:``, then every ``slo_files`` spec's SLOs, in order."""
-    out = [shorthand_slo(s, i) for i, s in enumerate(config.slos)]
+    probed = frozenset(p.labels["service"] for p in config.probes if "service" in p.labels)
+    out = [shorthand_slo(s, i, probed) for i, s in enumerate(config.slos)]
     for ref in config.slo_files:
         out += load_sloth_file(ref)
     return out
