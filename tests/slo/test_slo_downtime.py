@@ -24,7 +24,10 @@ CONFIG = STORY / "inferwatch.yaml"
 @pytest.mark.parametrize(("yaml", "source"), [
     # a probe carries the service label: its probe_success counts (the default, auto)
     ("probes: [{name: p, url: 'http://h/x', labels: {service: ranker}}]\nslos: [{service: ranker, "
-     "type: availability, objective: 99}]", 'probe_success{service="ranker"}'),
+     "type: availability, objective: 99}]", 'probe_success{service="ranker",probe=~"p"}'),
+    # a golden set judges answers, not reachability: a service with only one falls back to up
+    ("probes: [{name: g, url: 'http://h/x', labels: {service: ranker}, golden: {file: g.jsonl}}]\n"
+     "slos: [{service: ranker, type: availability, objective: 99}]", 'up{service="ranker"}'),
     # no probe of the service: the targets' up (a scrape target labelled service: ranker)
     ("slos: [{service: ranker, type: availability, objective: 99}]", 'up{service="ranker"}'),
     ("probes: [{name: p, url: 'http://h/x', labels: {service: ranker}}]\nslos: [{service: ranker, "

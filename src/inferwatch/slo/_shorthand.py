@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from inferwatch.config import SloSpec
 from inferwatch.model import metrics
 from inferwatch.slo._model import WINDOW_TEMPLATE, AlertSpec, EventsSli, Slo
@@ -31,15 +33,23 @@ def _le(bound: float) -> str:
     return repr(float(bound))  # as the SDK prints it (sdk/_requests.py: 0.5, 1.0)
 
 
-def downtime_series(spec: SloSpec, probed: frozenset[str]) -> str:
-    """The series whose failures count as the service's downtime ("" when none is counted)."""
+def downtime_series(spec: SloSpec, probed: Mapping[str, Sequence[str]]) -> str:
+    """The series whose failures count as the service's downtime ("" when none is counted).
+
+    ``probed``: each service's probes that judge reachability (golden sets judge answers, in
+    batches: they are not counted).
+    """
     source = spec.downtime
+    names = sorted(probed.get(spec.service, ()))
     if source == "auto":
-        source = "probe" if spec.service in probed else "up"
+        source = "probe" if names else "up"
     if source == "none" or spec.type != "availability":
         return ""
-    name = metrics.PROBE_SUCCESS.name if source == "probe" else metrics.UP.name
-    return _sel(name, f'service="{spec.service}"')
+    if source == "up":
+        return _sel(metrics.UP.name, f'service="{spec.service}"')
+    # probe names are [A-Za-z0-9_.:-]: only "." means something in a regex (escaped for PromQL's string too)
+    which = f'probe=~"{"|".join(n.replace(".", chr(92) * 2 + ".") for n in names)}"' if names else ""
+    return _sel(metrics.PROBE_SUCCESS.name, f'service="{spec.service}"', which)
 
 
 def _availability(spec: SloSpec, down_series: str) -> EventsSli:
@@ -86,9 +96,9 @@ _SUMMARY = {
 }
 
 
-def shorthand_slo(spec: SloSpec, index: int, probed: frozenset[str] = frozenset()) -> Slo:
+def shorthand_slo(spec: SloSpec, index: int, probed: Mapping[str, Sequence[str]] | None = None) -> Slo:
     """The ``slos[index]`` entry as an SLO on the SDK's metrics (``probed``: services a probe carries)."""
-    down_series = downtime_series(spec, probed)
+    down_series = downtime_series(spec, probed or {})
     name = spec.slo_name
     summary = _SUMMARY[spec.type].format(service=spec.service, budget=100 - spec.objective,
                                          threshold=spec.threshold or 0, objective=spec.objective)
