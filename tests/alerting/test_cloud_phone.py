@@ -14,9 +14,14 @@ from alerting.fakes_cn import FakeAliyun, FakeTencent
 from alerting.test_robots_cn import note
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import HttpClient, Notification
-from inferwatch.alerting._aliyun import AliyunSmsNotifier, AliyunVoiceNotifier, percent_encode, rpc_signature
-from inferwatch.alerting._phone import alert_phrase
-from inferwatch.alerting._tencent import TencentSmsNotifier, TencentVoiceNotifier, tc3_authorization
+from inferwatch.alerting.notify._aliyun import (
+    AliyunSmsNotifier,
+    AliyunVoiceNotifier,
+    percent_encode,
+    rpc_signature,
+)
+from inferwatch.alerting.notify._phone import alert_phrase
+from inferwatch.alerting.notify._tencent import TencentSmsNotifier, TencentVoiceNotifier, tc3_authorization
 from inferwatch.config import parse_config
 from inferwatch.config._receivers_cn import (
     AliyunSmsReceiverSpec,
@@ -244,7 +249,7 @@ def test_schedule_numbers_follow_the_rotation() -> None:
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from inferwatch.alerting._phone import ScheduleNumbers
+    from inferwatch.alerting.notify._phone import ScheduleNumbers
 
     cfg = parse_config("alerting:" + ONCALL).alerting
     start = datetime(2026, 1, 5, 9, 0, tzinfo=ZoneInfo("Asia/Shanghai")).timestamp()
@@ -260,7 +265,7 @@ def test_serve_pipeline_calls_the_on_call_member(fake: Fake) -> None:
     import time
 
     from inferwatch.alerting import Pipeline
-    from inferwatch.alerting._phone import ScheduleNumbers
+    from inferwatch.alerting.notify._phone import ScheduleNumbers
 
     api = FakeAliyun(AK_ID, AK_SECRET, time.time, "SingleCallByTts")
     svc = fake(api)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alerting.conftest import alert
 from inferwatch.alerting import AlertGroup, Notification
-from inferwatch.alerting._message import render
-from inferwatch.alerting._template import group_lines, group_summary
+from inferwatch.alerting.notify._message import render
+from inferwatch.alerting.notify._template import group_lines, group_summary
 from inferwatch.model import Labels
 
 

@@ -11,8 +11,8 @@ import pytest
 from alerting.conftest import alert
 from inferwatch._exceptions import ConfigError, InputError
 from inferwatch.alerting import Pipeline, RecordingNotifier, StateDB
-from inferwatch.alerting._acks import group_id
-from inferwatch.alerting._schedule import oncall_at, shifts
+from inferwatch.alerting.oncall._acks import group_id
+from inferwatch.alerting.oncall._schedule import oncall_at, shifts
 from inferwatch.config import parse_config
 from inferwatch.model import SimulatedClock, parse_matchers
 
@@ -142,7 +142,7 @@ def test_history_records_each_kind_and_answers_matchers_and_times() -> None:
 
 
 def test_history_keeps_its_retention_and_size_bound() -> None:
-    from inferwatch.alerting._history import Event, History
+    from inferwatch.alerting.oncall._history import Event, History
 
     h = History(StateDB(":memory:"), retention=100.0, max_events=1000)
     h.add([Event(float(t), "firing", {"alertname": "A"}) for t in range(1500)])

@@ -24,7 +24,7 @@ from alerting.fakes import (
 )
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
-from inferwatch.alerting._build import build_notifier
+from inferwatch.alerting.notify import build_notifier
 from inferwatch.config import parse_config
 from inferwatch.config._receivers import (
     PagerDutyReceiverSpec,
@@ -264,7 +264,7 @@ def test_webhook_refuses_nothing_it_should_accept_and_echo_is_an_error(fake: Fak
 @settings(deadline=None)  # a loaded CI machine must not turn a slow example into a failure
 @given(st.text(max_size=200))
 def test_slack_escape_round_trips_and_leaves_no_control_character(text: str) -> None:
-    from inferwatch.alerting._slack import slack_escape
+    from inferwatch.alerting.notify._slack import slack_escape
 
     escaped = slack_escape(text)
     assert "<" not in escaped and ">" not in escaped
@@ -276,7 +276,7 @@ def test_slack_escape_round_trips_and_leaves_no_control_character(text: str) -> 
 def test_spoken_twiml_is_valid_xml_within_the_limit(titles: list[str]) -> None:
     from xml.etree import ElementTree
 
-    from inferwatch.alerting._twilio import spoken_twiml
+    from inferwatch.alerting.notify._twilio import spoken_twiml
 
     twiml = spoken_twiml(titles, limit=1000)
     assert len(twiml) <= 1000 and ElementTree.fromstring(twiml).tag == "Response"

@@ -14,11 +14,11 @@ import pytest
 
 from alerting.conftest import alert
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
-from inferwatch.alerting._dingtalk import DingTalkNotifier
-from inferwatch.alerting._feishu import FeishuNotifier
-from inferwatch.alerting._template import notification_text, webhook_payload
-from inferwatch.alerting._wecom import WeComNotifier
-from inferwatch.alerting._wecom_app import WeComAppNotifier
+from inferwatch.alerting.notify._dingtalk import DingTalkNotifier
+from inferwatch.alerting.notify._feishu import FeishuNotifier
+from inferwatch.alerting.notify._template import notification_text, webhook_payload
+from inferwatch.alerting.notify._wecom import WeComNotifier
+from inferwatch.alerting.notify._wecom_app import WeComAppNotifier
 from inferwatch.config._receivers import WeComReceiverSpec
 from inferwatch.config._receivers_cn import DingTalkReceiverSpec, FeishuReceiverSpec, WeComAppReceiverSpec
 from inferwatch.model import Labels, SimulatedClock

@@ -13,7 +13,7 @@ from alerting.fakes_cn import FakeWeComApp
 from alerting.test_robots_cn import many, note
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import HttpClient
-from inferwatch.alerting._wecom_app import WECOM_APP_MAX_BYTES, WeComAppNotifier
+from inferwatch.alerting.notify._wecom_app import WECOM_APP_MAX_BYTES, WeComAppNotifier
 from inferwatch.config import parse_config
 from inferwatch.config._receivers_cn import WeComAppReceiverSpec
 from inferwatch.model import SimulatedClock

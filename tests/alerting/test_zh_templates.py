@@ -10,11 +10,11 @@ import pytest
 from alerting.conftest import alert
 from alerting.test_robots_cn import note
 from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline, RecordingNotifier
-from inferwatch.alerting._build import build_notifier
-from inferwatch.alerting._email import EmailNotifier
-from inferwatch.alerting._message import WORDS, localized_title, render
-from inferwatch.alerting._notes_zh import translate_note
-from inferwatch.alerting._template import notification_text
+from inferwatch.alerting.notify import build_notifier
+from inferwatch.alerting.notify._email import EmailNotifier
+from inferwatch.alerting.notify._message import WORDS, localized_title, render
+from inferwatch.alerting.notify._notes_zh import translate_note
+from inferwatch.alerting.notify._template import notification_text
 from inferwatch.config import parse_config
 from inferwatch.config._receivers import EmailReceiverSpec, TerminalReceiverSpec
 from inferwatch.model import Labels, SimulatedClock
@@ -136,7 +136,7 @@ def test_a_template_with_an_unknown_field_is_refused_at_load() -> None:
 
 
 def test_voice_phrase_follows_the_receiver_template() -> None:
-    from inferwatch.alerting._phone import alert_phrase
+    from inferwatch.alerting.notify._phone import alert_phrase
     from inferwatch.config._message_template import MessageTemplate
 
     template = MessageTemplate(title="{service} 服务 {tier_name}")
@@ -161,7 +161,7 @@ def _expanded_pack_summaries() -> list[str]:
 
 
 def test_default_pack_summaries_in_chinese() -> None:
-    from inferwatch.alerting._notes_zh import translate_summary
+    from inferwatch.alerting.notify._notes_zh import translate_summary
 
     summaries = _expanded_pack_summaries()
     translated = {s: translate_summary(s, "zh-CN") for s in summaries}

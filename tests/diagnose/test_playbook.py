@@ -136,3 +136,34 @@ def test_report_and_json_agree() -> None:
     assert "1. memory leak with frequent garbage collection" in text
     assert js["gpu"]["UUID"] == "GPU-00000000-0000-0000-0000-000000000000"
     assert js["evidence"]["fb_used"]["recent"] > js["evidence"]["fb_used"]["before"]
+
+
+def _sessions(store: MemoryStore, asked: str, runs_on: str, model: str = "ctr") -> None:
+    """The SDK's ONNX Runtime session info over the last ten minutes, scraped every 15 s."""
+    labels = Labels({"__name__": m.ONNX_SESSION_INFO.name, "service": "ranker", "model": model,
+                     "version": "v3", "requested_provider": asked, "provider": runs_on,
+                     "cpu_nodes": "score,prob" if asked != runs_on else "", "job": "ranker"})
+    store.append([Sample(labels, END - 600 + 15 * i, 1.0) for i in range(41)])
+
+
+def test_an_onnx_session_on_the_cpu_is_the_evidence_of_a_cpu_fallback() -> None:
+    # only PCIe RX fell (input starvation, alone) until the runtime says it runs on the CPU
+    store, _ = sc.record(sc.starvation, end=END)
+    assert diagnose_gpu(store, now=END, since=1800).top.cause == "input_starvation"  # type: ignore[union-attr]
+    _sessions(store, "CUDAExecutionProvider", "CPUExecutionProvider")
+    d = diagnose_gpu(store, now=END, since=1800, service="ranker")
+    assert d.top is not None and d.top.cause == "cpu_fallback", [(f.cause, f.confidence) for f in d.findings]
+    assert d.top.title == "inference fell back to the CPU (ONNX Runtime execution provider)"
+    want = "asked for CUDAExecutionProvider and runs on CPUExecutionProvider (nodes on the CPU: score,prob)"
+    assert any(want in fact for fact in d.top.evidence)
+    assert any("get_available_providers" in step for step in d.top.next_steps)
+    assert "ExecutionProviderFallback" in render_text(d)
+
+
+def test_a_session_that_asked_for_the_cpu_is_no_evidence() -> None:
+    store, _ = sc.record(sc.starvation, end=END)
+    _sessions(store, "CPUExecutionProvider", "CPUExecutionProvider")
+    _sessions(store, "CUDAExecutionProvider", "CUDAExecutionProvider", model="det")  # got its GPU
+    d = diagnose_gpu(store, now=END, since=1800, service="ranker")
+    assert d.evidence.provider_fallbacks == ()
+    assert d.top is not None and d.top.cause == "input_starvation"

@@ -12,7 +12,7 @@ from sklearn import metrics as skm
 
 from inferwatch._exceptions import InputError
 from inferwatch.quality import DLE, FittedDLE, HGBParams, estimate_regression_chunks
-from inferwatch.quality._dle_features import FeatureEncoder
+from inferwatch.quality.performance._dle_features import FeatureEncoder
 
 SQRT_2_PI = math.sqrt(2 / math.pi)
 

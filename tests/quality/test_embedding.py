@@ -10,7 +10,7 @@ from sklearn.metrics import roc_auc_score
 
 from inferwatch import InputError
 from inferwatch.quality import classifier_auc, embedding_drift, mmd2, mmd2_permutation
-from inferwatch.quality._embedding import auc_null_critical, median_heuristic, roc_auc
+from inferwatch.quality.embedding._embedding import auc_null_critical, median_heuristic, roc_auc
 
 
 def _direct_mmd2(x: np.ndarray, y: np.ndarray, h: float) -> float:

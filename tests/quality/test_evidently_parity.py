@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from inferwatch.quality import js_distance, ks_2samp, psi, psi_categorical, wasserstein
-from inferwatch.quality._binning import bin_counts
+from inferwatch.quality.profile._binning import bin_counts
 
 REF = json.loads((Path(__file__).parent / "reference" / "evidently_reference.json").read_text())
 

@@ -13,7 +13,7 @@ from sklearn.isotonic import IsotonicRegression
 
 from inferwatch._exceptions import InputError
 from inferwatch.quality import CBPE, Isotonic, fit_calibrator
-from inferwatch.quality._perf_metrics import (
+from inferwatch.quality.performance._perf_metrics import (
     CLASSIFICATION_METRICS,
     binary_metrics,
     expected_calibration_error,

@@ -161,3 +161,19 @@ def test_a_missing_model_file_is_onnx_runtimes_error(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
     with pytest.raises(Exception, match=r"(?i)no such file|doesn't exist|does not exist|load model"):
         onnx_session(tmp_path / "missing.onnx", providers=["CPUExecutionProvider"])
+
+
+def test_the_default_rule_pages_for_exactly_the_accelerator_providers() -> None:
+    # rule: ExecutionProviderFallback's regex and the SDK's list are one list (a provider added to
+    # one and not the other would page for nothing, or never)
+    import re
+
+    from inferwatch.rules import default_rule_pack
+    from inferwatch.sdk import ACCELERATOR_PROVIDERS
+
+    rule = next(r for r in default_rule_pack() if r.name == "ExecutionProviderFallback")
+    expr = str(rule.expr)
+    found = re.search(r'requested_provider=~"\((.*?)\)ExecutionProvider"', expr)
+    assert found, expr
+    assert {f"{p}ExecutionProvider" for p in found.group(1).split("|")} == set(ACCELERATOR_PROVIDERS)
+    assert 'provider="CPUExecutionProvider"' in expr and rule.tier == "P1"

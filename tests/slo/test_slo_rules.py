@@ -116,15 +116,25 @@ def test_bad_shorthands_name_the_field(text: str, message: str) -> None:
 def test_a_sloth_spec_is_read_as_it_is() -> None:
     rs = _rules(f"slo_files: [{SPECS / 'payments.yaml'}]")
     assert [s.id for s in rs.slos] == ["payments-charges-availability", "payments-refunds-latency"]
-    names = [a.name for a in rs.slo.alerts]
-    assert names == ["PaymentsChargesErrorsFastBurn", "PaymentsChargesErrorsSlowBurn",
-                     "PaymentsChargesErrorsTicket", "PaymentsRefundsSlowTicket"]  # page disabled
+    # Sloth's names: the spec's alerting.name, told apart by sloth_severity; the page's two
+    # window pairs are two rules of that name, whose tier follows slo_alert (P0 fast, P1 slow)
+    got = [(a.name, a.labels["sloth_severity"], a.labels["slo_alert"], a.tier.value) for a in rs.slo.alerts]
+    assert got == [("PaymentsChargesErrors", "page", "fast_page", "P0"),
+                   ("PaymentsChargesErrors", "page", "slow_page", "P1"),
+                   ("PaymentsChargesErrors", "ticket", "ticket", "P2"),
+                   ("PaymentsRefundsSlow", "ticket", "ticket", "P2")]  # page disabled
+    assert len({a.uid for a in rs.slo.alerts}) == 4
     five = rs.recordings[0]
     assert dict(five.labels)["owner"] == "payments-team" and five.labels["sloth_window"] == "5m"
     assert 'code=~"(5..|429)"}[5m]' in str(five.expr)
     fast = rs.slo.alerts[0]
     assert fast.labels["routing_key"] == "payments" and fast.labels["category"] == "availability"
-    assert fast.alert_labels["severity"] == "critical"  # the tier's severity, not the spec's
+    assert fast.alert_labels["severity"] == "pageteam"  # the spec's own, as Sloth keeps it
+    assert fast.alert_labels["tier"] == "P0"
+    assert rs.slo.alerts[2].alert_labels["severity"] == "slack"
+    assert fast.annotations == {"summary": "Charges of payments fail too often",
+                                "title": "(page) {{$labels.sloth_service}} {{$labels.sloth_slo}} SLO error "
+                                         "budget burn rate is too fast."}
     raw_ticket = rs.slo.alerts[-1].promql
     assert ">= 100" not in raw_ticket  # a raw SLI has no event count: no guard
 

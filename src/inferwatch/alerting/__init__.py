@@ -4,15 +4,11 @@ Alertmanager's design in one process: the evaluator ``send``s alerts, the
 server (or replay) calls ``tick(now)``; every stage shares one signature.
 """
 
-from inferwatch.alerting._ack_link import redact_ack_links
-from inferwatch.alerting._acks import group_id
-from inferwatch.alerting._actions import Action, ActionRecord, ActionStage, RecordingAction
 from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._classify import classify_status
 from inferwatch.alerting._delivery import InlineExecutor, QueueStats, ThreadExecutor
 from inferwatch.alerting._digest import next_delivery
 from inferwatch.alerting._from_config import ALERTING_STATE_FILE, pipeline_from_config
-from inferwatch.alerting._history import EVENT_KINDS
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, Stage, fingerprint
 from inferwatch.alerting._pipeline import Pipeline
@@ -22,13 +18,29 @@ from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._replay import ReplayPipeline
 from inferwatch.alerting._route import Route, RouteOptions
 from inferwatch.alerting._runner import PipelineRunner
-from inferwatch.alerting._schedule import Shift, oncall_at, shifts
-from inferwatch.alerting._signed_link import LINK_TTL_S, LinkClaims, LinkRefused, LinkSigner
-from inferwatch.alerting._silence import Silence, Silences
 from inferwatch.alerting._state import StateDB
-from inferwatch.alerting._template import parse_rfc3339, rfc3339, webhook_payload
-from inferwatch.alerting._terminal import RecordingNotifier, TerminalNotifier
 from inferwatch.alerting._view import AlertView
+from inferwatch.alerting.actions import Action, ActionRecord, ActionStage, RecordingAction
+from inferwatch.alerting.mute import Silence, Silences
+from inferwatch.alerting.notify import (
+    RecordingNotifier,
+    TerminalNotifier,
+    parse_rfc3339,
+    rfc3339,
+    webhook_payload,
+)
+from inferwatch.alerting.oncall import (
+    EVENT_KINDS,
+    LINK_TTL_S,
+    LinkClaims,
+    LinkRefused,
+    LinkSigner,
+    Shift,
+    group_id,
+    oncall_at,
+    redact_ack_links,
+    shifts,
+)
 
 __all__ = [
     "ALERTING_STATE_FILE",

@@ -8,7 +8,7 @@ from typing import Any
 
 from inferwatch.alerting._notification import fingerprint
 from inferwatch.alerting._state import StateDB
-from inferwatch.model import Labels
+from inferwatch.model import Labels, readable
 from inferwatch.rules import Alert
 
 __all__ = ["AlertStore", "alert_from_json", "alert_to_json"]
@@ -40,7 +40,7 @@ class AlertStore:
 
     def load(self) -> dict[str, Alert]:
         """Every stored alert by fingerprint."""
-        return {str(fp): alert_from_json(json.loads(str(body)))
+        return {str(fp): alert_from_json(readable(json.loads(str(body))))
                 for fp, body in self._db.query("SELECT fingerprint, body FROM alerts")}
 
     def put(self, alerts: Iterable[Alert], now: float) -> None:

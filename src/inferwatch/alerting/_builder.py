@@ -15,23 +15,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from inferwatch.alerting._acks import Acks
-from inferwatch.alerting._actions import Action, ActionRecord, ActionStage
 from inferwatch.alerting._alertstore import AlertStore
-from inferwatch.alerting._build import build_action, build_notifier
-from inferwatch.alerting._build_cn import robot_key
 from inferwatch.alerting._delivery import DeliveryHooks, Executor, RateWindow, ReceiverQueue, RetryPolicy
 from inferwatch.alerting._digest import DigestStage
 from inferwatch.alerting._http import HttpClient
-from inferwatch.alerting._inhibit import Inhibitor, InhibitRule
-from inferwatch.alerting._ledger import ActionLedger
 from inferwatch.alerting._nflog import NotificationLog
 from inferwatch.alerting._notification import Notification, Notifier
 from inferwatch.alerting._outbox import Outbox
 from inferwatch.alerting._records import RecordLog
-from inferwatch.alerting._silence import Silences
-from inferwatch.alerting._stages import DedupStage, EnqueueStage, MuteStage, StageChain
+from inferwatch.alerting._stages import DedupStage, EnqueueStage, StageChain
 from inferwatch.alerting._state import StateDB
+from inferwatch.alerting.actions import Action, ActionLedger, ActionRecord, ActionStage, build_action
+from inferwatch.alerting.mute import Inhibitor, InhibitRule, MuteStage, Silences
+from inferwatch.alerting.notify import build_notifier, robot_key
+from inferwatch.alerting.oncall import Acks
 from inferwatch.config import AlertingConfig, DigestReceiverSpec, ReceiverSpec
 from inferwatch.rules import Alert
 

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notification import AlertGroup, Notification, fingerprint
 from inferwatch.alerting._state import StateDB
-from inferwatch.model import Labels
+from inferwatch.model import Labels, readable
 from inferwatch.rules import Alert
 
 __all__ = ["DigestStage", "next_delivery"]
@@ -74,7 +74,7 @@ class DigestStage:
         for fp, body, first, last in db.query(
                 "SELECT fingerprint, body, first_seen, last_seen FROM digest WHERE receiver=?",
                 (name,)):
-            b = json.loads(str(body))
+            b = readable(json.loads(str(body)))
             self._entries[str(fp)] = _Entry(Labels(b["labels"]), b["annotations"], float(str(first)),
                                             float(str(last)), float(b["value"]), bool(b["active"]))
         rows = db.query("SELECT value FROM meta WHERE key=?", (f"digest:{name}:last",))

@@ -19,7 +19,7 @@ from typing import Any
 from inferwatch.alerting._alertstore import alert_from_json, alert_to_json
 from inferwatch.alerting._notification import AlertGroup, Notification, fingerprint
 from inferwatch.alerting._state import StateDB
-from inferwatch.model import Labels
+from inferwatch.model import Labels, readable
 
 __all__ = ["Outbox", "OutboxEntry"]
 
@@ -58,7 +58,7 @@ def _to_json(n: Notification) -> str:
 
 
 def _from_json(text: str) -> Notification:
-    b: dict[str, Any] = json.loads(text)
+    b: dict[str, Any] = readable(json.loads(text))
     groups = tuple(
         AlertGroup(g["key"], Labels(g["labels"]), tuple(alert_from_json(a) for a in g["alerts"]),
                    float(g["now"]), float("inf") if g["repeat_interval"] is None else g["repeat_interval"])

@@ -20,30 +20,30 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TextIO
 
-from inferwatch.alerting._ack_link import AckLinks
-from inferwatch.alerting._acks import Ack
-from inferwatch.alerting._actions import Action, ActionRecord
 from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
-from inferwatch.alerting._delivery import (
-    Executor,
-    InlineExecutor,
-    QueueStats,
-)
+from inferwatch.alerting._delivery import Executor, InlineExecutor, QueueStats
 from inferwatch.alerting._dispatch import Dispatcher
-from inferwatch.alerting._episode_ids import EpisodeIds
-from inferwatch.alerting._escalation import Escalator
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
-from inferwatch.alerting._history import History
 from inferwatch.alerting._hooks import Hooks
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
-from inferwatch.alerting._oncall import OnCall, group_state, stands_for
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
-from inferwatch.alerting._silence_end import SilencedResolutions
 from inferwatch.alerting._stages import EnqueueStage
 from inferwatch.alerting._state import StateDB
 from inferwatch.alerting._view import AlertView
+from inferwatch.alerting.actions import Action, ActionRecord
+from inferwatch.alerting.mute import SilencedResolutions
+from inferwatch.alerting.oncall import (
+    Ack,
+    AckLinks,
+    EpisodeIds,
+    Escalator,
+    History,
+    OnCall,
+    group_state,
+    stands_for,
+)
 from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher, SystemClock, matches_all
 from inferwatch.rules import Alert

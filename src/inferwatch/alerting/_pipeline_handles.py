@@ -19,15 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inferwatch.alerting._acks import Ack, group_id
-from inferwatch.alerting._actions import Action, ActionRecord
-from inferwatch.alerting._history import History
 from inferwatch.alerting._notification import AlertGroup
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
-from inferwatch.alerting._silence import Silence
 from inferwatch.alerting._view import AlertView
+from inferwatch.alerting.actions import Action, ActionRecord
+from inferwatch.alerting.mute import Silence
+from inferwatch.alerting.oncall import Ack, History, group_id
 from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher
 from inferwatch.rules import Alert

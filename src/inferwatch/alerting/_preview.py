@@ -19,12 +19,10 @@ from typing import Any
 import httpx
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting._build import build_notifier
-from inferwatch.alerting._email import EmailNotifier
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._route import Route
-from inferwatch.alerting._template import parse_rfc3339
+from inferwatch.alerting.notify import EmailNotifier, build_notifier, parse_rfc3339
 from inferwatch.config import AlertingConfig, Secret, redact_text
 from inferwatch.model import Labels, is_valid_label_name
 from inferwatch.rules import Alert

@@ -10,6 +10,7 @@ from typing import Any
 
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting._state import StateDB
+from inferwatch.model import readable
 
 __all__ = ["NotificationRecord", "RecordLog"]
 
@@ -64,7 +65,7 @@ class RecordLog:
         self._recent: collections.deque[NotificationRecord] = collections.deque(maxlen=keep)
         rows = db.query("SELECT body FROM notifications ORDER BY id DESC LIMIT ?", (keep,))
         for (body,) in reversed(rows):
-            b = json.loads(str(body))
+            b = readable(json.loads(str(body)))
             self._recent.append(NotificationRecord(b["t"], b["receiver"], b["kind"], b["status"],
                                                    tuple(b["groups"]), tuple(b["notes"]), b["error"],
                                                    b.get("escalation", ""), b.get("step", 0)))

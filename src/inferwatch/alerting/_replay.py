@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting._actions import ActionRecord
-from inferwatch.alerting._build import recording_action
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
-from inferwatch.alerting._silence import Silence
-from inferwatch.alerting._terminal import RecordingNotifier
+from inferwatch.alerting.actions import ActionRecord, recording_action
+from inferwatch.alerting.mute import Silence
+from inferwatch.alerting.notify import RecordingNotifier
 from inferwatch.config import AlertingConfig
 from inferwatch.model import Matcher, SimulatedClock, parse_duration, parse_matchers
 from inferwatch.rules import Alert

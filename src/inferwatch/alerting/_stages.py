@@ -12,14 +12,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from inferwatch.alerting._acks import Acks
 from inferwatch.alerting._delivery import ReceiverQueue
-from inferwatch.alerting._inhibit import Muter
 from inferwatch.alerting._nflog import NotificationLog, NotifyEntry
 from inferwatch.alerting._notification import AlertGroup, Notification, Stage, fingerprint
 from inferwatch.alerting._outbox import Outbox
+from inferwatch.alerting.oncall import Acks
 
-__all__ = ["DedupStage", "EnqueueStage", "MuteStage", "StageChain"]
+__all__ = ["DedupStage", "EnqueueStage", "StageChain", "needs_update"]
 
 log = logging.getLogger("inferwatch.alerting")
 
@@ -28,22 +27,6 @@ class _NoTick:
     def tick(self, now: float) -> list[Notification]:
         """Nothing held back."""
         return []
-
-
-class MuteStage(_NoTick):
-    """Drops alerts that any muter (silences, inhibitions) mutes; stops if none remain."""
-
-    def __init__(self, muters: Sequence[Muter]) -> None:
-        self.muters = tuple(muters)
-
-    def process(self, n: Notification, now: float) -> Notification | None:
-        """Keep unmuted alerts."""
-        groups = []
-        for g in n.groups:
-            kept = tuple(a for a in g.alerts if not any(m.mutes(a.labels, now) for m in self.muters))
-            if kept:
-                groups.append(replace(g, alerts=kept))
-        return n.with_groups(groups) if groups else None
 
 
 def needs_update(entry: NotifyEntry | None, g: AlertGroup, send_resolved: bool, now: float,

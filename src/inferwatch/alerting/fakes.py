@@ -1,16 +1,16 @@
-"""Loopback fakes of the platforms teams in China use, shipped for tests and demos.
+"""The shipped fakes at their first public path; they live in :mod:`inferwatch.alerting.notify.fakes`."""
 
-Each checks requests as the platform documents them (signature, JSON shape, size,
-rate) and answers with its error codes. For example::
-
-    from inferwatch.alerting.fakes import FakeDingTalk, LoopbackServer
-    robot = FakeDingTalk("TOKEN", "SECsecret", time.time)
-    server = LoopbackServer(robot).start()   # url: server.url + "/robot/send?access_token=TOKEN"
-"""
-
-from inferwatch.alerting._fake_base import FakeRequest, LoopbackServer, Reply, Window
-from inferwatch.alerting._fakes_cloud import FakeAliyun, FakeTencent
-from inferwatch.alerting._fakes_robots import FakeDingTalk, FakeFeishu, FakeWeComApp
+from inferwatch.alerting.notify.fakes import (
+    FakeAliyun,
+    FakeDingTalk,
+    FakeFeishu,
+    FakeRequest,
+    FakeTencent,
+    FakeWeComApp,
+    LoopbackServer,
+    Reply,
+    Window,
+)
 
 __all__ = ["FakeAliyun", "FakeDingTalk", "FakeFeishu", "FakeRequest", "FakeTencent", "FakeWeComApp",
            "LoopbackServer", "Reply", "Window"]

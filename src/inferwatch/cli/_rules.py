@@ -94,7 +94,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _slo_alert_names(rules: list[Any]) -> set[str]:
-    return {r.name for r in rules if r.condition is not None}
+    return {r.name for r in rules if r.condition is not None and r.outlier is None}
 
 
 def _recordings(args: argparse.Namespace) -> list[Any]:
@@ -151,7 +151,7 @@ def _export(args: argparse.Namespace) -> int:
     from inferwatch.slo import load_rule_set
 
     rule_set = load_rule_set(load_config(args.config))
-    doc = to_prometheus_rule_groups([r for r in rule_set.alerts if r.condition is None])
+    doc = to_prometheus_rule_groups([r for r in rule_set.alerts if r.condition is None or r.outlier])
     doc["groups"] += rule_set.slo.prometheus_groups()  # the SLOs: Sloth's recordings, then their alerts
     print(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000), end="")
     return 0

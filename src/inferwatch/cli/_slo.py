@@ -54,12 +54,18 @@ def _check(args: argparse.Namespace) -> int:
         print(yaml.safe_dump({"groups": rules.prometheus_groups()}, sort_keys=False, width=1000), end="")
         return 0
     for s in slos:
-        alerts = [a for a in rules.alerts if a.labels.get("sloth_id") == s.id]
+        alerts = [a for a in rules.alerts if rules.slo_id(a) == s.id]
         print(f"{s.id}: objective {s.objective:g}% over {s.period_days}d, "
               f"{'events' if hasattr(s.sli, 'total_query') else 'raw'} SLI; alerts: "
-              + (", ".join(f"{a.name} ({a.tier.value})" for a in alerts) or "none"))
+              + (", ".join(_alert_name(a) for a in alerts) or "none"))
     print(f"{len(slos)} SLOs ok: {len(rules.recordings)} recording rules, {len(rules.alerts)} alerts")
     return 0
+
+
+def _alert_name(a: Any) -> str:
+    # a Sloth spec's alerts share one name: its window (slo_alert) tells them apart
+    where = f" [{a.labels.get('sloth_severity')}, {a.labels.get('slo_alert')}]" if a.key else ""
+    return f"{a.name}{where} ({a.tier.value})"
 
 
 def _fmt(v: float | None, pct: bool = False) -> str:

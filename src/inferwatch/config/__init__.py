@@ -50,6 +50,7 @@ from inferwatch.config._receivers import (
     ReceiverSpec,
     RollbackActionSpec,
     SlackReceiverSpec,
+    TelegramReceiverSpec,
     TerminalReceiverSpec,
     TwilioReceiverSpec,
     WebhookReceiverSpec,
@@ -65,7 +66,13 @@ from inferwatch.config._receivers_cn import (
     TencentVoiceReceiverSpec,
     WeComAppReceiverSpec,
 )
-from inferwatch.config._redact import REDACTED, install_log_redaction, redact_text, redact_url
+from inferwatch.config._redact import (
+    REDACTED,
+    install_log_redaction,
+    mask_secret_fields,
+    redact_text,
+    redact_url,
+)
 from inferwatch.config._remote_write import RemoteWriteQueue, RemoteWriteSpec
 from inferwatch.config._root import Config
 from inferwatch.config._rules import (
@@ -88,6 +95,7 @@ from inferwatch.config._rules import (
     UpSignal,
 )
 from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -122,7 +130,9 @@ __all__ = [
     "AliyunSmsReceiverSpec",
     "AliyunVoiceReceiverSpec",
     "AnomalousRatioSignal",
+    "Authorization",
     "BaselineConfig",
+    "BasicAuth",
     "CollectConfig",
     "CommandActionSpec",
     "Config",
@@ -189,6 +199,8 @@ __all__ = [
     "SloSpec",
     "SloTiers",
     "StorageConfig",
+    "TLSConfig",
+    "TelegramReceiverSpec",
     "TencentSmsReceiverSpec",
     "TencentVoiceReceiverSpec",
     "TerminalReceiverSpec",
@@ -203,6 +215,7 @@ __all__ = [
     "env",
     "install_log_redaction",
     "load_config",
+    "mask_secret_fields",
     "parse_config",
     "parse_local_time",
     "redact_text",

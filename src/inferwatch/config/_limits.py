@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from pydantic import Field
 
 from inferwatch.config._types import Duration, FrozenModel
@@ -16,7 +18,14 @@ class QueryLimits(FrozenModel):
     max_samples: int = Field(
         50_000_000, gt=0,
         description="most samples one query may hold in memory at once (422 execution error beyond)")
-    max_concurrency: int = Field(4, gt=0, le=256, description="queries run at once; more wait their turn")
+    max_concurrency: int | None = Field(
+        None, gt=0, le=256, description="queries run at once; more wait their turn (their wait counts "
+        "against their timeout). Unset: the machine's cores, at most 8 (Prometheus: 20; one Python "
+        "process computes on one core at a time, so more only share it)")
+
+    def workers(self) -> int:
+        """Queries run at once: ``max_concurrency``, else the cores (at most 8)."""
+        return self.max_concurrency or max(1, min(8, os.cpu_count() or 1))
 
 
 class HttpLimits(FrozenModel):

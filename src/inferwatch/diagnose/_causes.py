@@ -74,8 +74,11 @@ def _rx_fell(ev: Evidence) -> bool:
 
 
 def cpu_fallback(ev: Evidence) -> Finding:
-    """Preprocessing (decode, resize, tokenise) moved from the GPU to the CPU."""
+    """Preprocessing (decode, resize, tokenise) or inference itself moved from the GPU to the CPU."""
     score, facts = 0.0, []
+    if ev.provider_fallbacks:  # the runtime says so itself (the ExecutionProviderFallback alert)
+        score += 0.6
+        facts += [f"{line} (alert ExecutionProviderFallback)" for line in ev.provider_fallbacks]
     if _cpu_rose(ev):
         score += 0.6 * _clamp(ev.process_cpu.delta / 0.75)  # +0.6 at three quarters of a core more
         facts.append(f"server process CPU rose {_ch(ev.process_cpu, _cores)}")
@@ -85,10 +88,21 @@ def cpu_fallback(ev: Evidence) -> Finding:
     if score and _rx_fell(ev):
         score += 0.15  # less data reaches the GPU because the CPU now does the work
         facts.append(f"PCIe RX fell {_ch(ev.pcie_rx, _gbs)}")
+    if ev.provider_fallbacks:
+        return _finding("cpu_fallback", "inference fell back to the CPU (ONNX Runtime execution provider)",
+                        score, facts, _PROVIDER_STEPS)
     return _finding("cpu_fallback", "preprocessing fell back to the CPU", score, facts, (
         "py-spy top --pid <server pid>   # which Python functions burn the CPU",
         "nsys profile --stats=true python model.py   # CPU ranges vs GPU kernels",
     ))
+
+
+_PROVIDER_STEPS = (
+    "python -c 'import onnxruntime as ort; print(ort.get_available_providers())'   # is the provider there?",
+    "ldd $(python -c 'import onnxruntime,os; print(os.path.dirname(onnxruntime.__file__))')"
+    "/capi/libonnxruntime_providers_cuda.so | grep 'not found'   # missing CUDA / cuDNN libraries",
+    "onnxruntime.set_default_logger_severity(0) before the session, or enable_profiling   # why, which nodes",
+)
 
 
 def memory_leak(ev: Evidence) -> Finding:

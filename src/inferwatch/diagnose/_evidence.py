@@ -114,6 +114,9 @@ class Evidence:
     topology: tuple[str, ...] = ()
     commands: tuple[CommandResult, ...] = ()
     service: str | None = None
+    # ONNX Runtime sessions that asked for an accelerator and run on the CPU (their info series in
+    # the recent third: what ExecutionProviderFallback pages on), one line each
+    provider_fallbacks: tuple[str, ...] = ()
 
 
 def _sel(store: SeriesSource, spec: MetricSpec, seg: Segment, extra: dict[str, str]) -> list[Series]:
@@ -179,6 +182,21 @@ def _host_cpu_busy(r: _Reader, target: dict[str, str]) -> Change:
         total, idle_rate = counter_rate(series, seg), counter_rate(idle, seg)
         out.append(None if not total or idle_rate is None else max(0.0, 1.0 - idle_rate / total))
     return Change(out[0], out[1])
+
+
+def _provider_fallbacks(r: _Reader, service: str | None) -> tuple[str, ...]:
+    """Sessions whose info says: asked for an accelerator's provider, runs on the CPU's."""
+    out = set()
+    for s in _sel(r.store, m.ONNX_SESSION_INFO, r.recent, {"service": service} if service else {}):
+        get = s.labels.get
+        asked = get("requested_provider") or ""
+        if get("provider") != m.CPU_PROVIDER or asked not in m.ACCELERATOR_PROVIDERS:
+            continue
+        nodes = get("cpu_nodes") or ""
+        out.add(f"ONNX Runtime session of {get('model') or '?'} {get('version') or ''} on "
+                f"{get('service') or '?'} asked for {asked} and runs on {m.CPU_PROVIDER}"
+                + (f" (nodes on the CPU: {nodes})" if nodes else ""))
+    return tuple(sorted(out))
 
 
 def _event_fraction(
@@ -266,4 +284,5 @@ def gather_evidence(
         power=r.gauge(m.DCGM_POWER_USAGE, focus).recent if focus else None,
         power_limit=r.last(m.DCGM_POWER_LIMIT, focus) if focus else None,
         topology=tuple(topo), commands=commands,
+        provider_fallbacks=_provider_fallbacks(r, service),
     )

@@ -59,6 +59,7 @@ from inferwatch.model import (
     Sample,
     gunzip_bounded,
     is_stale_nan,
+    loads_json,
 )
 
 __all__ = ["WIRE_VERSION", "WIRE_VERSION_COMPACT", "AgentStats", "Batch", "UnknownSeries", "decode_batch",
@@ -189,10 +190,7 @@ def decode_batch(body: bytes, *, max_bytes: int, max_samples: int,
     raw = gunzip_bounded(body, max_bytes)
     if raw.startswith(MAGIC):
         return _columns3(raw, max_samples, known or (lambda spool, sid: None))
-    try:
-        doc = json.loads(raw)
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of > 4300 digits
-        raise InputError(f"body: not JSON ({exc})") from None
+    doc = loads_json(raw)  # every string checked as text: nothing stored that a read cannot serve
     if not isinstance(doc, dict):
         raise InputError("body: expected a JSON object")
     if doc.get("v") == WIRE_VERSION_COMPACT and "version" not in doc:

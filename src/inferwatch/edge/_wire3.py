@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inferwatch._exceptions import InputError
-from inferwatch.model import Labels, Sample, is_valid_label_name, is_valid_metric_name
+from inferwatch.model import Labels, Sample, is_valid_label_name, is_valid_metric_name, loads_json
 
 __all__ = ["MAGIC", "WIRE_VERSION_COLUMNS", "decode_columns", "encode_columns"]
 
@@ -327,10 +327,7 @@ def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Lab
     """(header, defs as id -> (labels, kind), (id, sample) pairs, unknown ids) of a decompressed body."""
     r = _Reader(raw, len(MAGIC))
     size = r.varint("body.header")
-    try:
-        header = json.loads(r.take(size, "body.header"))
-    except ValueError as exc:
-        raise InputError(f"body.header: not JSON ({exc})") from None
+    header = loads_json(r.take(size, "body.header"), "body.header")
     if not isinstance(header, dict):
         raise InputError("body.header: expected a JSON object")
     raw_defs = header.get("defs") or {}

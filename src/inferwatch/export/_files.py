@@ -30,10 +30,21 @@ class ExportedFile:
 
 
 def dump_yaml(obj: Any) -> str:
-    """Block-style YAML in the key order given (what the engines' own examples look like)."""
+    """Block-style YAML in the key order given (what the engines' own examples look like).
+
+    A string of several lines (a rule's expression as Sloth writes it) is a literal block (``|``).
+    """
     import yaml
 
-    return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True, width=1000)
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+        multi = "\n" in data and not any(line != line.rstrip() for line in data.split("\n"))
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if multi else None)
+
+    _Dumper.add_representer(str, _str)
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
 
 
 def dump_json(obj: Any) -> str:

@@ -19,9 +19,11 @@ from inferwatch.model._labels import (
     is_valid_metric_name,
 )
 from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
+from inferwatch.model._priority import Priority, pinned
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
 from inferwatch.model._signals import STOP_SIGNALS, stop_signals, wait_for_stop
 from inferwatch.model._sqlite import open_sqlite
+from inferwatch.model._text import check_text, loads_json, readable
 from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "Matcher",
     "MetricKind",
     "MetricSpec",
+    "Priority",
     "Sample",
     "ScaledClock",
     "SimulatedClock",
@@ -46,18 +49,22 @@ __all__ = [
     "Tier",
     "alertmanager_fingerprint",
     "check_deadline",
+    "check_text",
     "deadline_checked",
     "format_duration",
     "gunzip_bounded",
     "is_stale_nan",
     "is_valid_label_name",
     "is_valid_metric_name",
+    "loads_json",
     "matches_all",
     "metrics",
     "open_sqlite",
     "parse_duration",
     "parse_matcher",
     "parse_matchers",
+    "pinned",
+    "readable",
     "stop_signals",
     "wait_for_stop",
     "watching_deadline",

@@ -80,6 +80,20 @@ RULE_GROUP_LAST_EVALUATION = MetricSpec(
     "inferwatch_rule_group_last_evaluation_timestamp_seconds", _G,
     "Time of the last evaluation round (0 before the first).", (), "seconds",
 )
+RULE_GROUP_ITERATIONS_TOTAL = MetricSpec(
+    "inferwatch_rule_group_iterations_total", _C, "Evaluation rounds scheduled, run or missed.",
+)
+RULE_GROUP_ITERATIONS_MISSED_TOTAL = MetricSpec(
+    "inferwatch_rule_group_iterations_missed_total", _C,
+    "Evaluation rounds skipped because the round before ran past their start.",
+)
+RULE_GROUP_INTERVAL = MetricSpec(
+    "inferwatch_rule_group_interval_seconds", _G, "The evaluation interval.", (), "seconds",
+)
+QUERY_PRIORITY_WAIT_SECONDS_TOTAL = MetricSpec(
+    "inferwatch_query_rule_priority_wait_seconds_total", _C,
+    "Seconds API queries spent waiting for rule rounds to finish (rules go first).", (), "seconds",
+)
 RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
 ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
 TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))
@@ -105,6 +119,33 @@ DISCARDED_SAMPLES_TOTAL = MetricSpec(
     "inferwatch_discarded_samples_total", _C,
     "Samples refused at ingest, by the limit or check that refused them (their batch is refused whole).",
     ("reason",),
+)
+STORAGE_WRITE_FAILING = MetricSpec(
+    "inferwatch_storage_write_failing", _G,
+    "1 while the store's last write failed (disk full, read-only, I/O error): samples are not being stored.",
+)
+STORAGE_FAILED_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_storage_failed_samples_total", _C,
+    "Samples a failed store write kept out, by reason (disk_full, read_only, io_error, corrupt, other).",
+    ("reason",),
+)
+STORAGE_FILESYSTEM_AVAIL = MetricSpec(
+    "inferwatch_storage_filesystem_avail_bytes", _G,
+    "Bytes free to the server on the data directory's filesystem (as node_filesystem_avail_bytes).",
+    (), "bytes",
+)
+STORAGE_FILESYSTEM_SIZE = MetricSpec(
+    "inferwatch_storage_filesystem_size_bytes", _G, "Size of the data directory's filesystem.", (), "bytes",
+)
+STORE_CORRUPTIONS_TOTAL = MetricSpec(
+    "inferwatch_store_corruptions_total", _C,
+    "Damaged SQLite files of the data directory found (and repaired) since the server started, by file.",
+    ("file",),
+)
+STORE_LOST_SERIES = MetricSpec(
+    "inferwatch_store_lost_series", _G,
+    "Series that lost samples in the last repair of a damaged file (0 for files without series).",
+    ("file",),
 )
 CONFIG_LAST_RELOAD_SUCCESSFUL = MetricSpec(
     "inferwatch_config_last_reload_successful", _G, "1 if the last config load or reload succeeded.",

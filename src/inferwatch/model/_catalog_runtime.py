@@ -61,6 +61,13 @@ TENSORRT_DEVICE_MEMORY = MetricSpec(
     _SVC, "bytes",
 )
 
+ACCELERATOR_PROVIDERS: tuple[str, ...] = tuple(f"{name}ExecutionProvider" for name in (
+    "CUDA", "Tensorrt", "NvTensorRTRTX", "ROCM", "MIGraphX", "Dml", "WebGpu", "CoreML", "QNN", "CANN"))
+"""ONNX Runtime's providers for GPUs and NPUs: a session that asks for one and runs on ``CPU`` fell
+back (the default rule ``ExecutionProviderFallback`` lists the same; OpenVINO is left out: it may be
+asked to run on the CPU)."""
+CPU_PROVIDER = "CPUExecutionProvider"
+
 RUNTIME_BUCKETS: tuple[float, ...] = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 )

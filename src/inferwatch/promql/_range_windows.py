@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from inferwatch.model import Labels, deadline_checked
 from inferwatch.promql._data import Loaded
 from inferwatch.promql._kernels import extrapolated_rate
 from inferwatch.promql._rows import Fallback, Rows
@@ -39,28 +38,34 @@ def sample_times(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
 
 
 def _latest_rows(series: list[Loaded], refs: np.ndarray, lookback: int, *, times: bool) -> Rows:
-    """The lookback pick per series and step: its values, or (``times``) its times with the name dropped."""
-    labels: list[Labels] = []
-    vals: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    floor = refs - lookback
-    for s in deadline_checked(series):
-        if not len(s.t):
-            continue
-        idx = s.t.searchsorted(refs, side="right") - 1
-        safe = np.maximum(idx, 0)
-        ok = (idx >= 0) & (s.t[safe] >= floor) & ~s.stale[safe]
-        if ok.any():
-            labels.append(drop_name(s.labels) if times else s.labels)
-            vals.append(s.t[safe] / 1000 if times else s.v[safe])
-            masks.append(ok)
-    return _stack(labels, vals, masks, len(refs))
+    """The lookback pick per series and step: its values, or (``times``) its times with the name dropped.
 
-
-def _stack(labels: list[Labels], vals: list[np.ndarray], masks: list[np.ndarray], steps: int) -> Rows:
-    if not labels:
-        return Rows.empty(steps)
-    return Rows(labels, np.vstack(vals), np.vstack(masks))
+    All series at once: their times are laid end to end on one axis (series ``i`` at
+    ``i * width`` onwards), so one ``searchsorted`` finds every series' sample at every step.
+    """
+    series = [s for s in series if len(s.t)]
+    if not series or not len(refs):
+        return Rows.empty(len(refs))
+    lens = np.fromiter((len(s.t) for s in series), dtype=np.int64, count=len(series))
+    off = np.zeros(len(series) + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    t = np.concatenate([s.t for s in series])
+    base = min(int(t.min()), int(refs.min())) - 1
+    width = max(int(t.max()), int(refs.max())) - base + 1
+    lane = np.repeat(np.arange(len(series), dtype=np.int64) * width, lens)
+    idx = np.searchsorted(lane + (t - base), (np.arange(len(series), dtype=np.int64) * width)[:, None]
+                          + (refs - base)[None, :], side="right") - 1
+    safe = np.maximum(idx, 0)
+    ok = (idx >= off[:-1, None]) & (t[safe] >= (refs - lookback)[None, :])
+    ok &= ~np.concatenate([s.stale for s in series])[safe]
+    vals = t[safe] / 1000 if times else np.concatenate([s.v for s in series])[safe]
+    keep = ok.any(axis=1)
+    if not keep.all():
+        rows = np.flatnonzero(keep)
+        series = [series[i] for i in rows.tolist()]
+        vals, ok = vals[rows], ok[rows]
+    labels = [drop_name(s.labels) for s in series] if times else [s.labels for s in series]
+    return Rows(labels, vals, ok)
 
 
 class _Chunk:

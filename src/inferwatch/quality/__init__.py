@@ -8,51 +8,86 @@
 'stable'
 """
 
-from inferwatch.quality._anomaly import FittedAnomaly, FittedSupport, SupportDetector
-from inferwatch.quality._binning import bin_counts, equal_width_cuts, quantile_cuts
-from inferwatch.quality._calibration import Identity, Isotonic, fit_calibrator
-from inferwatch.quality._cbpe import CBPE, FittedCBPE, PerformanceEstimate
-from inferwatch.quality._confidence import CONFIDENCE_BUCKETS, ConfidenceAggregator
-from inferwatch.quality._data_quality import DataQualityAggregator
-from inferwatch.quality._detector import STATISTICS, DriftDetector, FittedDrift
-from inferwatch.quality._distances import TestResult, chi2_homogeneity, js_distance, ks_2samp, wasserstein
-from inferwatch.quality._dle import DLE, FittedDLE
-from inferwatch.quality._dle_features import numeric_column
-from inferwatch.quality._dle_model import HGBParams
-from inferwatch.quality._dle_table import default_features, estimate_regression_chunks
-from inferwatch.quality._dle_tune import TuneReport
-from inferwatch.quality._embedding import (
+from inferwatch.quality._io import read_table
+from inferwatch.quality.drift import (
+    DEFAULT_EPSILON,
+    STATISTICS,
+    DriftDetector,
+    DriftReport,
+    FeatureDrift,
+    FittedDrift,
+    TestResult,
+    Thresholds,
+    Verdict,
+    chi2_homogeneity,
+    js_distance,
+    ks_2samp,
+    psi,
+    psi_categorical,
+    psi_critical,
+    psi_from_counts,
+    render_html,
+    wasserstein,
+)
+from inferwatch.quality.embedding import (
     DEFAULT_AUC_THRESHOLD,
+    MIN_EMBEDDING_SAMPLES,
     EmbeddingDrift,
+    EmbeddingDriftAggregator,
+    Reservoir,
     classifier_auc,
     embedding_drift,
     mmd2,
     mmd2_permutation,
 )
-from inferwatch.quality._embedding_stream import MIN_EMBEDDING_SAMPLES, EmbeddingDriftAggregator, Reservoir
-from inferwatch.quality._estimated import EstimatedPerformance, fit_from_profile, labelled_reference
-from inferwatch.quality._html import render_html
-from inferwatch.quality._io import read_table
-from inferwatch.quality._perf_table import ChunkPerformance, ColumnSpec, estimate_chunks, join_targets
-from inferwatch.quality._profile import (
+from inferwatch.quality.online import (
+    CONFIDENCE_BUCKETS,
+    MIN_WINDOW_SAMPLES,
+    ConfidenceAggregator,
+    DataQualityAggregator,
+    DriftAggregator,
+    FittedAnomaly,
+    FittedSupport,
+    SupportDetector,
+    WindowDrift,
+)
+from inferwatch.quality.performance import (
+    CBPE,
+    DLE,
+    ChunkPerformance,
+    ColumnSpec,
+    EstimatedPerformance,
+    FittedCBPE,
+    FittedDLE,
+    HGBParams,
+    Identity,
+    Isotonic,
+    PerformanceEstimate,
+    RealizedPerformance,
+    TuneReport,
+    default_features,
+    estimate_chunks,
+    estimate_regression_chunks,
+    fit_calibrator,
+    fit_from_profile,
+    join_targets,
+    labelled_reference,
+    numeric_column,
+)
+from inferwatch.quality.profile import (
+    UNSEEN,
     CategoricalProfile,
     NumericProfile,
     Profile,
+    bin_counts,
     build_profile,
+    dump_profile,
+    equal_width_cuts,
+    load_profile,
+    profile_from_json,
+    profile_to_json,
+    quantile_cuts,
 )
-from inferwatch.quality._profile_json import dump_profile, load_profile, profile_from_json, profile_to_json
-from inferwatch.quality._psi import (
-    DEFAULT_EPSILON,
-    UNSEEN,
-    psi,
-    psi_categorical,
-    psi_critical,
-    psi_from_counts,
-)
-from inferwatch.quality._realized import RealizedPerformance
-from inferwatch.quality._report import DriftReport, FeatureDrift
-from inferwatch.quality._stream import MIN_WINDOW_SAMPLES, DriftAggregator, WindowDrift
-from inferwatch.quality._verdict import Thresholds, Verdict
 
 __all__ = [
     "CBPE",

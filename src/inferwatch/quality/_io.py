@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from inferwatch._exceptions import InputError, ToolMissingError
-from inferwatch.quality._profile import Column, as_categorical
+from inferwatch.quality.profile import Column, as_categorical
 
 __all__ = ["read_table"]
 

@@ -77,6 +77,7 @@ class ActiveAlert:
     value: float
     annotations: Mapping[str, str]
     held: bool = False  # pending past its `for`: a recurring excursion (dynamic rules)
+    rule: str = ""  # the rule's uid (its name, unless rules share the name)
 
 
 class Evaluator:
@@ -109,7 +110,7 @@ class Evaluator:
         self.sink = sink
         self.state = state
         self.resend_delay = resend_delay
-        self._alerts: dict[str, dict[str, AlertInstance]] = {r.name: {} for r in self.rules}
+        self._alerts: dict[str, dict[str, AlertInstance]] = {r.uid: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
         self._peers: dict[str, tuple[float, list[PeerGroup]]] = {}
         self._memo = LabelMemo()
@@ -122,7 +123,7 @@ class Evaluator:
         if band_factory is not None:
             for r in self.rules:
                 if r.dynamic is not None:
-                    self._bands[r.name] = band_factory(r.name, r.dynamic)
+                    self._bands[r.uid] = band_factory(r.name, r.dynamic)
         if state is not None:
             self._restore(state)
 
@@ -170,7 +171,7 @@ class Evaluator:
             except (EvalError, StoreError) as exc:
                 log.warning("rule %s: evaluation at %s failed: %s", rule.name, ts, exc)
                 continue
-            old = self._alerts[rule.name]
+            old = self._alerts[rule.uid]
             new = step_alerts(old, results, ts, rule.for_, rule.keep_firing_for, held)
             self._new_pending += [a.labels for fp, a in new.items() if a.state is AlertState.PENDING
                                   and (fp not in old or old[fp].state is not AlertState.PENDING)]
@@ -179,7 +180,7 @@ class Evaluator:
                     a = replace(a, last_sent_at=ts)
                     new[fp] = a
                     to_send.append(a.to_alert())
-            self._alerts[rule.name] = new
+            self._alerts[rule.uid] = new
         self._persist(ts)
         return to_send
 
@@ -223,7 +224,7 @@ class Evaluator:
         """The alerting vector, and the fingerprints of its alerts held by their band provider."""
         if rule.outlier is not None:
             return self._outliers(rule, rule.outlier, engine, ts), set()
-        band = self._bands.get(rule.name)
+        band = self._bands.get(rule.uid)
         held_series: set[Labels] = set()
         if rule.threshold is None and band is not None:
             vec = _vector(engine.instant(rule.signal, ts), rule)
@@ -252,7 +253,7 @@ class Evaluator:
     def _outliers(self, rule: Rule, spec: OutlierSpec, engine: QueryEngine,
                   ts: float) -> list[tuple[Labels, Mapping[str, str], float]]:
         groups = peer_groups(spec, _vector(engine.instant(rule.signal, ts), rule))
-        self._peers[rule.name] = (ts, groups)
+        self._peers[rule.uid] = (ts, groups)
         out: list[tuple[Labels, Mapping[str, str], float]] = []
         for g in groups:
             for m in g.members:
@@ -275,7 +276,7 @@ class Evaluator:
         # Past the threshold, or past the resolve threshold while its alert is active (pending or firing).
         assert rule.expr is not None and rule.hold_expr is not None
         fire = {lab for lab, _ in _vector(engine.instant(rule.expr, ts), rule)}
-        known = self._alerts.get(rule.name, {})
+        known = self._alerts.get(rule.uid, {})
         active = {fp for fp, a in known.items() if a.state in (AlertState.PENDING, AlertState.FIRING)}
         return [(lab, v) for lab, v in _vector(engine.instant(rule.hold_expr, ts), rule)
                 if lab in fire or _alert_labels(rule, lab, v).fingerprint() in active]
@@ -323,7 +324,7 @@ class Evaluator:
             snapshot = {name: list(inst.values()) for name, inst in self._alerts.items()}
         out = [
             ActiveAlert(a.labels.get("alertname", name), a.labels, a.state, a.active_at, a.value,
-                        dict(a.annotations), a.held)
+                        dict(a.annotations), a.held, name)
             for name, inst in snapshot.items() for a in inst
             if a.state in (AlertState.PENDING, AlertState.FIRING)
         ]

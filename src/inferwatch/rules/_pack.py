@@ -15,8 +15,12 @@ __all__ = ["default_rule_specs", "edge_rule_specs"]
 
 @cache
 def default_rule_specs() -> tuple[RuleSpec, ...]:
-    """The default pack's rule configs, validated like a user's."""
-    text = resources.files("inferwatch.rules").joinpath("default_pack.yaml").read_text("utf-8")
+    """The default pack's rule configs, validated like a user's (``outlier_pack.yaml`` included)."""
+    return (*_read("default_pack.yaml"), *_read("outlier_pack.yaml"))
+
+
+def _read(name: str) -> tuple[RuleSpec, ...]:
+    text = resources.files("inferwatch.rules").joinpath(name).read_text("utf-8")
     return tuple(TypeAdapter(list[RuleSpec]).validate_python(yaml.safe_load(text)))
 
 

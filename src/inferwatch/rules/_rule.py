@@ -41,6 +41,8 @@ class Rule:
     resolve_threshold: float | None = None
     condition: Expr | None = None  # a whole alert expression, no threshold (SLO burn-rate rules)
     outlier: OutlierSpec | None = None  # a peer comparison: ``signal`` gives one series per member
+    key: str = ""  # what tells rules of one name apart (a Sloth SLO's page alert by window), else ""
+    text: str = ""  # the condition as its author wrote it (rule files carry it as is), else ""
 
     @classmethod
     def from_spec(cls, spec: RuleSpec) -> Rule:
@@ -66,6 +68,15 @@ class Rule:
             dynamic=(spec.dynamic or DynamicThreshold()) if dynamic else None,
             resolve_threshold=spec.resolve_threshold,
         )
+
+    @property
+    def uid(self) -> str:
+        """The rule's identity among all rules: its name, or its ``key`` where names repeat.
+
+        Prometheus lets rules share an alert name (Sloth names a SLO's page and ticket alerts
+        alike); state, bands and peers are kept per ``uid``.
+        """
+        return self.key or self.name
 
     @property
     def static_threshold(self) -> float | None:
@@ -97,8 +108,9 @@ class Rule:
 
     @property
     def alert_labels(self) -> dict[str, str]:
-        """The rule's own labels plus ``tier``, ``severity`` and ``dimension``."""
-        return {**self.labels, "tier": self.tier.value, "severity": self.tier.severity,
+        """The rule's own labels plus ``tier``, ``severity`` (unless its own) and ``dimension``."""
+        # a severity of the rule's own stays (a Sloth spec's page_alert labels name theirs)
+        return {"severity": self.tier.severity, **self.labels, "tier": self.tier.value,
                 "dimension": self.dimension.value}
 
 

@@ -20,7 +20,7 @@ from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_
 from inferwatch.sdk._monitor import Monitor, Tracking
 from inferwatch.sdk._onnx import INSTALL_HINT as ONNX_INSTALL_HINT
 from inferwatch.sdk._onnx import InstrumentedBinding, InstrumentedSession, onnx_session
-from inferwatch.sdk._onnx_placement import Placement
+from inferwatch.sdk._onnx_placement import ACCELERATOR_PROVIDERS, Placement
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
 from inferwatch.sdk._stage import MAX_STAGES, Stage, StageAggregates
 from inferwatch.sdk._tensorrt import InstrumentedContext, TensorRTBuild, build_tensorrt_engine
@@ -29,6 +29,7 @@ from inferwatch.sdk._tracing import CountingExporter, ServerSpan, Tracing
 from inferwatch.sdk._tracing import setup as setup_tracing
 
 __all__ = [
+    "ACCELERATOR_PROVIDERS",
     "DEFAULT_BUCKETS",
     "MAX_ROUTES",
     "MAX_STAGES",

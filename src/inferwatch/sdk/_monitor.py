@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +92,8 @@ class Monitor(GenerationMethods, RuntimeMethods):
         self.service, self.model, self.version = service, model, version
         self.config = cfg
         self._clock: Clock = clock if clock is not None else SystemClock()
-        self._mono = self._clock.monotonic
+        # the real clock's monotonic is time.monotonic itself: one call less on every hot path
+        self._mono = time.monotonic if type(self._clock) is SystemClock else self._clock.monotonic
         self._lock = threading.Lock()  # aggregates; aggregators' consume and collect
         self._requests = RequestAggregates(cfg.buckets)
         self._consumers: dict[str, list[Aggregator]] = {}

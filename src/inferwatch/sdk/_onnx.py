@@ -83,6 +83,7 @@ class InstrumentedSession:
         """The wrapped ``onnxruntime.InferenceSession``."""
         self._monitor, self._key = monitor, key
         self._observe, self._mono = monitor.observe, monitor.monotonic
+        self._traced = monitor.tracing is not None  # a monitor's tracing is fixed at construction
         self.requested: tuple[str, ...] = tuple(requested or ()) or _requested_of(session)
         """The execution providers the session asked for, preferred first."""
         self.placement: Placement | None = from_assignment(session)
@@ -92,15 +93,17 @@ class InstrumentedSession:
     def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
             run_options: Any = None) -> Any:
         """``session.run``, timed, its batch size recorded; a span under the current one when tracing."""
-        if self._monitor.tracing is not None:
+        if self._traced:
             return self._run_traced(output_names, input_feed, run_options)
-        t0 = self._mono()
+        mono = self._mono
+        t0 = mono()
         try:
             out = self.session.run(output_names, input_feed, run_options)
         except BaseException:
-            self._observe(RUNTIME, (self._key, self._mono() - t0, 0, True, ""))
+            self._observe(RUNTIME, (self._key, mono() - t0, 0, True, ""))
             raise
-        self._observe(RUNTIME, (self._key, self._mono() - t0, _batch_of(input_feed), False, ""))
+        dt = mono() - t0
+        self._observe(RUNTIME, (self._key, dt, _batch_of(input_feed), False, ""))
         return out
 
     def run_with_iobinding(self, iobinding: Any, run_options: Any = None) -> Any:
@@ -249,7 +252,14 @@ def _leading(value: Any) -> int:
 
 
 def _batch_of(feed: Mapping[str, Any]) -> int:
+    """The first input's leading dimension: a numpy array's on the fast path (never raises)."""
     try:
-        return _leading(next(iter(feed.values())))
+        for value in feed.values():
+            shape = getattr(value, "shape", None)
+            if shape.__class__ is tuple and shape:
+                n = shape[0]
+                return n if n.__class__ is int and n > 0 else 0
+            return _leading(value)  # an OrtValue (``shape()``), a list...
     except Exception:
-        return 0
+        pass
+    return 0

@@ -16,11 +16,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CPU", "MAX_NODES_NAMED", "Placement", "from_assignment", "from_profile"]
+from inferwatch.model import metrics as catalog
+
+__all__ = ["ACCELERATOR_PROVIDERS", "CPU", "MAX_NODES_NAMED", "Placement", "from_assignment", "from_profile"]
 
 log = logging.getLogger("inferwatch.sdk")
 
-CPU = "CPUExecutionProvider"
+CPU = catalog.CPU_PROVIDER
+ACCELERATOR_PROVIDERS = catalog.ACCELERATOR_PROVIDERS
 MAX_NODES_NAMED = 8
 """Nodes named in ``cpu_nodes`` (more are summed up as ``+N more``): a label stays short."""
 

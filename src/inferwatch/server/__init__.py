@@ -8,6 +8,8 @@ from inferwatch.server._components import (
     data_dir_of,
     state_dir,
 )
+from inferwatch.server._dirlock import DataDirLock, DataDirLocked
+from inferwatch.server._integrity import Damage, check_data_dir
 from inferwatch.server._preflight import config_warnings, preflight
 from inferwatch.server._rule_files import baseline_rule_groups, baseline_settings, prometheus_rule_files
 from inferwatch.server._runtime import Server
@@ -15,17 +17,16 @@ from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server._wiring import Embedding, ServerParts, api_routes, build, build_components
-from inferwatch.server.api._alerting_api import alerting_routes
-from inferwatch.server.api._oncall_api import oncall_routes
-from inferwatch.server.api._otlp_traces import trace_routes
-from inferwatch.server.api._slo_api import slo_routes
-from inferwatch.server.ingest._exposition import ExpositionParser, ParsedScrape
-from inferwatch.server.ingest._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
-from inferwatch.server.web._dashboard import dashboard_routes
+from inferwatch.server.api import alerting_routes, oncall_routes, slo_routes, trace_routes
+from inferwatch.server.ingest import REPORT_METRICS, ExpositionParser, ParsedScrape, ScrapeLoop, TargetHealth
+from inferwatch.server.web import dashboard_routes
 
 __all__ = [
     "ALERT_STATE_FILE",
     "REPORT_METRICS",
+    "Damage",
+    "DataDirLock",
+    "DataDirLocked",
     "DeliveryCounts",
     "Embedding",
     "ExpositionParser",
@@ -43,6 +44,7 @@ __all__ = [
     "baseline_settings",
     "build",
     "build_components",
+    "check_data_dir",
     "config_warnings",
     "create_app",
     "dashboard_routes",

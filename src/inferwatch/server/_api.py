@@ -21,9 +21,7 @@ from inferwatch.edge import INGEST_PATH
 from inferwatch.server._guard import Guard
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
-from inferwatch.server.api._openapi import OPENAPI_PATH, openapi_document
-from inferwatch.server.api._prom_routes import prometheus_routes
-from inferwatch.server.api._query_exec import QueryExecutor
+from inferwatch.server.api import OPENAPI_PATH, QueryExecutor, openapi_document, prometheus_routes
 
 __all__ = ["create_app"]
 
@@ -37,7 +35,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
     Queries, series and label look-ups run on ``executor`` (one with the
     config's ``server.query`` limits when not given; ``app.state.executor``).
     """
-    executor = executor or QueryExecutor(server.config.server.query)
+    executor = executor or QueryExecutor(server.config.server.query, priority=server.priority)
 
     async def healthy(_: Request) -> Response:
         return Response("inferwatch is Healthy.\n", media_type="text/plain")

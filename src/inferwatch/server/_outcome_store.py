@@ -27,7 +27,7 @@ from pathlib import Path
 
 from inferwatch._exceptions import StoreError
 from inferwatch.config import OutcomesConfig
-from inferwatch.model import Clock, open_sqlite
+from inferwatch.model import Clock, open_sqlite, readable
 
 __all__ = ["OUTCOMES_FILE", "Label", "Outcome", "OutcomePage", "OutcomeStore"]
 
@@ -140,7 +140,7 @@ class OutcomeStore:
                 last = self._last()
             except sqlite3.Error as exc:
                 raise StoreError(f"outcome store {self.path}: cannot read ({exc})") from exc
-        out = [Outcome(r, json.loads(lb), m, t, int(s), float(at)) for s, r, lb, m, t, at in got]
+        out = [Outcome(r, readable(json.loads(lb)), m, t, int(s), float(at)) for s, r, lb, m, t, at in got]
         # a short page read everything up to ``last``: rows of other models after the page are skipped too
         nxt = out[-1].seq if len(out) == limit else max(last, seq)
         return OutcomePage(out, nxt, last, self.epoch)

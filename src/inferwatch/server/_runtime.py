@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from inferwatch.config import Config
-from inferwatch.model import Clock, ClockStepDetector
+from inferwatch.model import Clock, ClockStepDetector, Priority
 from inferwatch.server._components import ServerComponents
 from inferwatch.store import SQLiteStore
 
@@ -27,6 +27,8 @@ class EvalStats:
     duration_sum: float = 0.0
     last_duration: float = 0.0
     last_t: float | None = None
+    missed: int = 0
+    """Rounds skipped because the one before ran past their start (Prometheus's iterations_missed)."""
     last_reload_ok: bool = True
     last_reload_success_t: float | None = None
 
@@ -46,6 +48,8 @@ class Server:
         self._thread: threading.Thread | None = None
         self._last_retention = clock.now()
         self._swap = threading.Lock()
+        self.priority = Priority()
+        """Rule rounds before queries: the API's query workers wait on it (``model.Priority``)."""
         self.ready = threading.Event()
         self.stats = EvalStats(last_reload_success_t=clock.now())  # the first load counts
         self.base_url = components.config.server.external_url.rstrip("/")
@@ -62,7 +66,10 @@ class Server:
             comps = self.components
             start = self.clock.monotonic()
             try:
-                comps.evaluator.evaluate(now)
+                if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
+                    comps.health.record(now)
+                with self.priority.first():  # queries wait at their next check until the round is done
+                    comps.evaluator.evaluate(now)
             except Exception:
                 self.stats.failures += 1
                 log.exception("evaluation at %s failed", now)
@@ -94,8 +101,12 @@ class Server:
             # scheduled on the monotonic clock: a wall-clock step neither stalls nor rushes rounds
             mono, interval = self.clock.monotonic(), self.config.server.evaluation_interval
             due += interval
-            if due <= mono:  # rounds missed (a slow round): skip them, keep the pace
-                due = mono + interval
+            if due <= mono:  # rounds missed (a slow round): skip them, keep the pace, count them
+                skipped = int((mono - due) // interval) + 1
+                self.stats.missed += skipped
+                log.warning("rule evaluation is behind: %d round(s) skipped (the last took %.2fs, the "
+                            "interval is %gs)", skipped, self.stats.last_duration, interval)
+                due += skipped * interval
             self.clock.wait(self._stop, due - mono)
 
     def run_once(self, steps: ClockStepDetector) -> None:

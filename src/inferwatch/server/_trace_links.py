@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from inferwatch.rules import Alert, AlertSink, Rule
-from inferwatch.server.api._exemplar_api import selectors
+from inferwatch.server.api import selectors
 from inferwatch.store import Exemplar, ExemplarSeries, ExemplarStore
 
 if TYPE_CHECKING:

@@ -14,13 +14,20 @@ over that window. For 30 days:
     ticket     10 %    3d     6h      1       P2
     =========  ======  =====  ======  ======  ======
 
-Sloth puts both pages in one alert; inferwatch splits them so the fast one
-can be P0 and inhibit the slow one (label ``slo_alert``).
+An SLO read from a Sloth spec keeps Sloth's alerts as ``sloth generate`` writes them: every
+alert is named by the spec's ``alerting.name``, told apart by ``sloth_severity`` (``page`` or
+``ticket``), with the spec's alert, ``page_alert`` and ``ticket_alert`` labels and
+annotations over Sloth's default ``title`` and ``summary``. Its page alert's two window pairs
+are two rules of that one name, so the fast one can be P0 and the slow one P1: the tier
+follows the labels (``sloth_severity`` and ``slo_alert``), never the name. A ``slos:``
+shorthand names its alerts ``<name>FastBurn``, ``<name>SlowBurn`` and ``<name>Ticket``. The
+faster alert inhibits the slower ones by ``slo_alert`` within one ``sloth_id``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from inferwatch._exceptions import ConfigError
@@ -30,7 +37,7 @@ from inferwatch.rules import PromQLError, RecordingRule, Rule, parse_promql
 from inferwatch.slo._model import WINDOW_TEMPLATE, EventsSli, Slo
 
 __all__ = ["ALERT_WINDOWS", "SLI_WINDOWS", "AlertWindows", "SloRules", "burn_factor", "slo_rules",
-           "window_name"]
+           "sloth_annotations", "window_name"]
 
 _H = 3600.0
 SLI_WINDOWS: tuple[float, ...] = (300.0, 1800.0, _H, 2 * _H, 6 * _H, 24 * _H, 72 * _H)
@@ -65,6 +72,11 @@ class SloRules:
 
     recordings: tuple[RecordingRule, ...]
     alerts: tuple[Rule, ...]
+    slo_ids: Mapping[str, str] = field(default_factory=dict)  # an alert's uid -> its SLO's sloth_id
+
+    def slo_id(self, alert: Rule) -> str:
+        """The ``sloth_id`` of the SLO an alert belongs to."""
+        return self.slo_ids.get(alert.uid) or alert.labels.get("sloth_id", "")
 
     def prometheus_groups(self) -> list[dict[str, object]]:
         """Rule groups as Prometheus writes them (one recording and one alert group per SLO)."""
@@ -73,10 +85,10 @@ class SloRules:
             groups.setdefault(r.group, []).append(
                 {"record": r.record, "expr": r.promql, "labels": dict(r.labels)})
         for a in self.alerts:
-            item: dict[str, object] = {"alert": a.name, "expr": a.promql, "labels": a.alert_labels}
+            item: dict[str, object] = {"alert": a.name, "expr": a.text or a.promql, "labels": a.alert_labels}
             if a.annotations:
                 item["annotations"] = dict(a.annotations)
-            groups.setdefault(f"sloth-slo-alerts-{a.labels['sloth_id']}", []).append(item)
+            groups.setdefault(f"sloth-slo-alerts-{self.slo_id(a)}", []).append(item)
         return [{"name": name, "rules": rules} for name, rules in groups.items()]
 
 
@@ -146,8 +158,14 @@ def _meta_recordings(slo: Slo, version: str) -> list[RecordingRule]:
     return [_rec(slo, name, text, dict(labels), group) for name, text, labels in items]
 
 
+def _go_float(v: float) -> str:
+    """A float as Go's ``%v`` prints it in Sloth's template (``6``, ``14.4``, ``0.0009999999999999432``)."""
+    text = repr(float(v))
+    return text.removesuffix(".0") if "e" not in text else text
+
+
 def _pair(slo: Slo, w: AlertWindows) -> str:
-    factor = f"({burn_factor(w, slo.period)!r} * {slo.error_budget!r})"
+    factor = f"({_go_float(burn_factor(w, slo.period))} * {_go_float(slo.error_budget)})"
     sel = _sel(slo)
     short, long = (f"max(slo:sli_error:ratio_rate{window_name(x)}{{{sel}}} > {factor}) without (sloth_window)"
                    for x in (w.short, w.long))
@@ -159,6 +177,13 @@ def _pair(slo: Slo, w: AlertWindows) -> str:
     return cond
 
 
+def sloth_annotations(severity: str) -> dict[str, str]:
+    """The annotations Sloth gives every alert, before the spec's own (which win)."""
+    who = "{{$labels.sloth_service}} {{$labels.sloth_slo}}"
+    return {"title": f"({severity}) {who} SLO error budget burn rate is too fast.",
+            "summary": f"{who} SLO error budget burn rate is over expected."}
+
+
 def _alert(slo: Slo, kind: str, severity: str, pairs: tuple[AlertWindows, ...]) -> Rule:
     a = slo.alerting
     text = "\nor\n".join(_pair(slo, w) for w in pairs)
@@ -166,13 +191,20 @@ def _alert(slo: Slo, kind: str, severity: str, pairs: tuple[AlertWindows, ...]) 
     tier: Tier = getattr(slo.tiers, kind)
     extra = a.page_labels if severity == "page" else a.ticket_labels
     notes = {**a.annotations, **(a.page_annotations if severity == "page" else a.ticket_annotations)}
-    labels = {"service": slo.service, **a.labels, **extra, **slo.sloth_labels,
-              "sloth_severity": severity, "slo_alert": kind}
-    for reserved in ("tier", "severity", "dimension", "alertname"):  # inferwatch sets these
-        labels.pop(reserved, None)
-    return Rule(name=f"{a.name}{_SUFFIX[kind]}", dimension=Dimension.SERVICE, tier=tier, signal=expr,
+    sloth = slo.kind == "sloth"
+    if sloth:  # Sloth's own labels and annotations, the spec's winning; the series bring sloth_id
+        notes = {**sloth_annotations(severity), **notes}
+        labels = {"service": slo.service, "sloth_severity": severity, **a.labels, **extra, "slo_alert": kind}
+    else:
+        labels = {"service": slo.service, **a.labels, **extra, **slo.sloth_labels,
+                  "sloth_severity": severity, "slo_alert": kind}
+    for reserved in ("tier", "dimension", "alertname", *(() if sloth else ("severity",))):
+        labels.pop(reserved, None)  # inferwatch sets these (a Sloth spec may name its severity)
+    name = a.name if sloth else f"{a.name}{_SUFFIX[kind]}"
+    key = f'{name}{{sloth_id="{slo.id}",slo_alert="{kind}"}}' if sloth else ""
+    return Rule(name=name, dimension=Dimension.SERVICE, tier=tier, signal=expr,
                 comparison=">", threshold=None, labels=MappingProxyType(labels),
-                annotations=MappingProxyType(notes), condition=expr)
+                annotations=MappingProxyType(notes), condition=expr, key=key, text=text)
 
 
 def _alerts(slo: Slo) -> list[Rule]:
@@ -192,12 +224,15 @@ def slo_rules(slos: list[Slo], *, version: str = "inferwatch") -> SloRules:
     if twice:
         where = [s.source for s in slos if s.id == twice[0]]
         raise ConfigError(f"SLO {twice[0]!r} (sloth_id) is declared twice: {', '.join(where)}")
+    slo_ids: dict[str, str] = {}
     for slo in slos:
         recordings += _sli_recordings(slo)
         recordings += _meta_recordings(slo, version)
-        alerts += _alerts(slo)
-    names = [a.name for a in alerts]
+        mine = _alerts(slo)
+        alerts += mine
+        slo_ids.update((a.uid, slo.id) for a in mine)
+    names = [a.uid for a in alerts]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ConfigError(f"SLO alert {dup[0]!r} is generated twice: give the SLOs different alerting names")
-    return SloRules(tuple(recordings), tuple(alerts))
+    return SloRules(tuple(recordings), tuple(alerts), MappingProxyType(slo_ids))

@@ -140,7 +140,7 @@ class SlothSpec(FrozenModel):
 def _check_query(q: str, where: str) -> str:
     if not _WINDOW.search(q):
         raise ConfigError(f"{where}: the query has no {WINDOW_TEMPLATE} for the window: {q.strip()}")
-    return _WINDOW.sub(WINDOW_TEMPLATE, q.strip())
+    return _WINDOW.sub(WINDOW_TEMPLATE, q)  # as written, line breaks and all: Sloth keeps them
 
 
 def _slo(spec: SlothSpec, i: int, entry: _SloEntry, ref: SloFileRef, source: str) -> Slo:

@@ -11,14 +11,20 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from itertools import compress, repeat
 from operator import attrgetter, is_
 
 import numpy as np
 
+from inferwatch.model import Labels, check_deadline, pinned
+from inferwatch.store._protocol import Series
+
 __all__ = ["ACCEPTED", "DUPLICATE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer", "classify"]
 
 ACCEPTED, NOOP, OUT_OF_ORDER, DUPLICATE = 0, 1, 2, 3
+READ_CHUNK = 2048  # series read under one hold of the store's lock
 _EMPTY = np.empty(0, dtype=np.float64)
 _EMPTY.flags.writeable = False
 _T, _V = attrgetter("t"), attrgetter("v")
@@ -136,6 +142,23 @@ class Head:
         if buf is None:
             return _EMPTY, _EMPTY
         return buf.window(start, end)
+
+    def read(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
+             lock: AbstractContextManager[object]) -> list[Series]:
+        """The series ``ids`` in ``[start, end]``, taking ``lock`` a chunk of series at a time.
+
+        A wide read never holds back an append or a rule round's read for long, and between
+        chunks a query checks its deadline and may wait for a rule round (``model.Priority``).
+        """
+        out: list[Series] = []
+        for a in range(0, len(ids), READ_CHUNK):
+            check_deadline()
+            with lock, pinned():
+                for sid in ids[a:a + READ_CHUNK]:
+                    t, v = self.window(sid, start, end)
+                    if t.shape[0]:
+                        out.append(Series(labels(sid), t, v))
+        return out
 
     def drop_before(self, t: float) -> int:
         """Truncate every buffer before ``t``; empty buffers are released."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from inferwatch._exceptions import StoreError
-from inferwatch.model import Labels, Matcher, Sample, deadline_checked
+from inferwatch.model import Labels, Matcher, Sample
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
@@ -97,11 +97,8 @@ class MemoryStore:
         """Series matching ``matchers`` with samples in ``[start, end]``."""
         with self._lock:
             self._check_open()
-            out = []
-            for sid in deadline_checked(self._index.match(matchers)):  # a query's deadline holds here too
-                t, v = self._head.window(sid, start, end)
-                if t.shape[0]:
-                    out.append(Series(self._index.labels(sid), t, v))
+            ids = self._index.match(matchers)
+        out = self._head.read(ids, start, end, self._index.labels, self._lock)  # a chunk at a time
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 

@@ -23,11 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
-from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked
+from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked, pinned
 from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import Head, SampleBuffer
+from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
@@ -86,6 +87,7 @@ class SQLiteStore:
         self._head_from = self._clock.now() - self.head_window
         self._last_compact = self._clock.now()
         self._compact_failing = False
+        self._old_in_wal = False  # samples older than the head wait in the WAL (their compaction failed)
         self._conn: sqlite3.Connection | None = _disk.connect(
             self.path, autocheckpoint=not background_checkpoints)
         self.checkpointer = Checkpointer(self.path) if background_checkpoints else None
@@ -233,7 +235,9 @@ class SQLiteStore:
         try:
             _disk.write(conn, new_series.items(), sids, t, v, self.batch_size)
         except sqlite3.Error as exc:
+            self.stats.wrote(_disk.reason(exc), failure(exc), int(sids.shape[0]))
             raise StoreError(f"cannot write to the store {self.path}: {_disk.reason(exc)}") from exc
+        self.stats.write_error = ""
         if new_series:
             self._index.add_many(new_series)
             self._remember_new(new_series)
@@ -252,6 +256,7 @@ class SQLiteStore:
         now = self._clock.now()
         cut = now - self.head_window
         cut_head = cut - self._head_from > self.head_window / 4 + 1.0
+        self._old_in_wal |= old_samples
         if old_samples or cut_head or now - self._last_compact >= self.compact_every:
             self.compact()
         if cut_head:
@@ -275,7 +280,9 @@ class SQLiteStore:
         with self._lock:
             self._last_compact = self._clock.now()
             try:
-                return _disk.compact(self._db())
+                moved = _disk.compact(self._db())
+                self._old_in_wal = False
+                return moved
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
 
@@ -286,17 +293,14 @@ class SQLiteStore:
 
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
-        with self._lock:
+        with self._lock, pinned():
             conn = self._db()
             ids = self._index.match(matchers)
             out: list[Series] = []
             if start < self._head_from:
                 out = self._select_disk(conn, ids, start, end)
-            else:
-                for sid in deadline_checked(ids):  # a query's deadline holds inside a wide read too
-                    t, v = self._head.window(sid, start, end)
-                    if t.shape[0]:
-                        out.append(Series(self._index.labels(sid), t, v))
+                ids = []
+        out += self._head.read(ids, start, end, self._index.labels, self._lock)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
@@ -306,7 +310,8 @@ class SQLiteStore:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
         head_from = self._head_from
         try:
-            self._compact_for_read()
+            if self._old_in_wal:  # else everything before the head is in chunks already: a read
+                self._compact_for_read()  # must not pay for (and hold the lock through) a compaction
             chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
             old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
         except (sqlite3.Error, OverflowError) as exc:

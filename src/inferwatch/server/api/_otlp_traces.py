@@ -10,7 +10,6 @@ a write without the server's token 401; nothing a client sends produces a 500.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import math
 from pathlib import Path
@@ -20,8 +19,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from inferwatch._exceptions import InputError
 from inferwatch.config import Secret
-from inferwatch.model import Clock, GunzipError, gunzip_bounded
+from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
 from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
 __all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
@@ -142,13 +142,13 @@ def _gunzip(body: bytes) -> bytes:
     except GunzipError as exc:
         if exc.too_large:
             raise _TooLarge from None
-        raise OtlpError(str(exc)) from None
+        raise OtlpError(f"invalid JSON: {exc}") from None
 
 
 def _json(body: bytes) -> object:
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return loads_json(body)
+    except InputError as exc:
         raise OtlpError(f"invalid JSON: {exc}") from None
 
 

@@ -23,7 +23,6 @@ Answers: 200 ``{"status": "success", "data": {"stored": n, "first": seq, "last":
 from __future__ import annotations
 
 import hmac
-import json
 import math
 import threading
 from collections.abc import Mapping
@@ -37,12 +36,11 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.collect import sample
 from inferwatch.config import OutcomesConfig, Secret
-from inferwatch.model import Clock, GunzipError, gunzip_bounded
+from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
 from inferwatch.model import metrics as m
 from inferwatch.server._guard import json_depth
 from inferwatch.server._outcome_store import Label, Outcome, OutcomeStore
-from inferwatch.server.ingest._ingest_checks import MIN_TIME
-from inferwatch.server.ingest._scrape_limits import MAX_AHEAD_S
+from inferwatch.server.ingest import MAX_AHEAD_S, MIN_TIME
 from inferwatch.store import Store
 
 __all__ = ["MAX_DECODED_BYTES", "OUTCOMES_PATH", "OutcomesApi", "outcome_routes", "parse_outcomes"]
@@ -154,10 +152,7 @@ class OutcomesApi:
             raise _Refused(415, f"Content-Encoding {encoding[:40]!r}: only gzip is accepted")
         if json_depth(body) > self.max_json_depth:
             raise InputError(f"body: nested deeper than {self.max_json_depth} levels")
-        try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"body: not JSON ({exc})") from None
+        doc = loads_json(body)
         outcomes = parse_outcomes(doc, self.store.config, self.clock.now())
         first, last = self.store.add(outcomes) if outcomes else (0, 0)
         self.write_counts()

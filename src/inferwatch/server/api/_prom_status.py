@@ -115,7 +115,7 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
     def alerts_of() -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
         for a in server.components.evaluator.active():
-            out.setdefault(a.alertname, []).append(_alert(a))
+            out.setdefault(a.rule or a.alertname, []).append(_alert(a))
         return out
 
     def rules(params: Params) -> Any:
@@ -125,7 +125,7 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
         last = server.stats.last_t
         took = server.stats.last_duration
         rules_json = [] if kind == "record" else [
-            _rule(r, active.get(r.name, []), last, took, comps.evaluator.band_status(r.name),
+            _rule(r, active.get(r.uid, []), last, took, comps.evaluator.band_status(r.name),
                   comps.evaluator.band_warmup(r.name))
             for r in comps.rules]
         group = {"interval": comps.config.server.evaluation_interval, "limit": 0,

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from inferwatch.config import QueryLimits
-from inferwatch.model import Labels, Matcher
+from inferwatch.model import Labels, Matcher, Priority
 from inferwatch.store import Series, Store
 
 __all__ = [
@@ -67,9 +67,11 @@ class QueryContext:
     """One query's deadline, cancel flag and sample budget (checked by :class:`BoundedStore`)."""
 
     def __init__(
-        self, timeout: float, max_samples: int, *, monotonic: Callable[[], float] = time.monotonic
+        self, timeout: float, max_samples: int, *, monotonic: Callable[[], float] = time.monotonic,
+        priority: Priority | None = None,
     ) -> None:
         self._monotonic = monotonic
+        self._priority = priority
         self.deadline = monotonic() + timeout
         self.timeout = timeout
         self.max_samples = max_samples
@@ -78,7 +80,9 @@ class QueryContext:
         self.kept = 0  # samples already in the (range) result
 
     def check(self, where: str = "query execution") -> None:
-        """Raise if the query was cancelled or ran out of time."""
+        """Raise if the query was cancelled or ran out of time; first wait while a rule round runs."""
+        if self._priority is not None:
+            self._priority.wait_turn()
         if self.cancelled.is_set():
             raise QueryCanceled(f"query was canceled in {where}")
         if self._monotonic() > self.deadline:
@@ -126,7 +130,7 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
 
 
 class QueryExecutor:
-    """Runs queries in ``limits.max_concurrency`` worker threads with the timeout and sample limit.
+    """Runs queries in ``limits.workers()`` threads (the rest queue) with the timeout and sample limit.
 
     >>> import asyncio
     >>> ex = QueryExecutor(QueryLimits(timeout=5))
@@ -135,10 +139,14 @@ class QueryExecutor:
     >>> ex.close()
     """
 
-    def __init__(self, limits: QueryLimits, *, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limits: QueryLimits, *, monotonic: Callable[[], float] = time.monotonic,
+                 priority: Priority | None = None) -> None:
         self.limits = limits
         self._monotonic = monotonic
-        self._pool = ThreadPoolExecutor(limits.max_concurrency, thread_name_prefix="query")
+        self.priority = priority
+        """Rule rounds go first: a query waits at its next check while one runs (``model.Priority``)."""
+        self.workers = limits.workers()
+        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="query")
         self._live: dict[QueryContext, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -146,7 +154,7 @@ class QueryExecutor:
     def context(self, timeout: float | None = None) -> QueryContext:
         """A new query context with this executor's limits (``timeout`` if shorter than its own)."""
         limit = min(timeout, self.limits.timeout) if timeout else self.limits.timeout
-        return QueryContext(limit, self.limits.max_samples, monotonic=self._monotonic)
+        return QueryContext(limit, self.limits.max_samples, monotonic=self._monotonic, priority=self.priority)
 
     async def run(self, work: Callable[[QueryContext], T], timeout: float | None = None) -> T:
         """Run ``work(ctx)`` on a worker; :class:`QueryTimeout` past the timeout (the worker stops too).

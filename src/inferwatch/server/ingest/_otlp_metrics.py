@@ -20,7 +20,6 @@ points stamped more than ``MAX_AHEAD_S`` ahead are refused, as scrapes refuse th
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 from dataclasses import dataclass
 
@@ -31,7 +30,7 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
-from inferwatch.model import Clock, GunzipError, gunzip_bounded
+from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.server.ingest._otlp_decode import (
     OtlpError,
@@ -155,8 +154,8 @@ def _gunzip(body: bytes) -> bytes:
 
 def _json(body: bytes) -> object:
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return loads_json(body)
+    except InputError as exc:
         raise OtlpError(f"invalid JSON: {exc}") from None
 
 

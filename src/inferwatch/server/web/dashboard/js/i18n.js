@@ -58,7 +58,7 @@ const ZH = new Map(Object.entries({
 }));
 
 const PATTERNS = [
-  // the default rule pack's summaries (alerting/_notes_zh.py says the same for messages)
+  // the default rule pack's summaries (alerting/notify/_notes_zh.py says the same for messages)
   [/^GPU (.+) on (.+) uses over 80% of its memory$/, "$2 上的 GPU $1 显存占用超过 80%"],
   [/^CPU of (.+) is over 80% busy$/, "$1 的 CPU 使用率超过 80%"],
   [/^P99 latency of (.+) is over (.+)s$/, "$1 的 P99 延迟超过 $2 秒"],

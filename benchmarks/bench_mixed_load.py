@@ -1,0 +1,391 @@
+"""Mixed load: scrape, rules, dashboards and heavy queries at once, inferwatch vs Prometheus 2.42.
+
+    python benchmarks/bench_mixed_load.py [--series 50000] [--interval 5] [--clients 5] [--minutes 3]
+                                          [--warmup 1] [--only inferwatch|prometheus]
+
+One generated target (a child process) serves ``--series`` gauges
+``load_gauge{shard,key}`` (100 shards) with new random values each scrape (at full
+precision: no ties), plus the
+SDK's request counter and latency histogram for one service (``bench``).
+Both systems, one after the other on the same machine, scrape it every
+``--interval`` seconds and evaluate every 5 s: the default rule pack, an SLO
+(availability of ``bench``: Sloth's recording rules and burn-rate alerts) and
+an alerting rule ``ShardHot`` (``avg by (shard) (load_gauge) > 0.8``). In the
+middle third of each run the target turns ten shards hot: an alert storm.
+Prometheus gets the same rules as ``inferwatch export prometheus`` writes them.
+
+After ``--warmup`` minutes, ``--clients`` threads each loop over the overview
+dashboard's own range queries (service ``bench``) and three heavy ad-hoc ones
+(``count(load_gauge > 0.5)``, ``avg by (shard) (load_gauge)``,
+``topk(5, load_gauge)``), each a ``query_range`` over the last 10 minutes at
+15 s steps, for ``--minutes``. Printed for both: per query p50/p99 and the
+ratio, rule-round duration (p50/p99/max of the last-duration gauge read every
+second) and missed rounds, scrape duration, errors, RSS over time (growth over
+the run's second half) and bytes per sample in the head (RSS over samples held).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.promql.compliance import free_port, wait_ready
+
+TOKEN = "mixed-load-token-0123456789"
+STEP, SPAN = 15.0, 600.0
+HEAVY = {
+    "count(load_gauge > 0.5)": "count(load_gauge > 0.5)",
+    "avg by (shard)": "avg by (shard) (load_gauge)",
+    "topk(5, load_gauge)": "topk(5, load_gauge)",
+}
+DASHBOARD = {
+    "QPS by code": 'sum by (code) (rate(inferwatch_requests_total{service="bench"}[1m]))',
+    "P99 latency": 'histogram_quantile(0.99, sum by (le) '
+                   '(rate(inferwatch_request_duration_seconds_bucket{service="bench"}[1m])))',
+    "5xx ratio": 'sum(rate(inferwatch_requests_total{service="bench",code=~"5.."}[1m])) '
+                 '/ sum(rate(inferwatch_requests_total{service="bench"}[1m]))',
+}
+
+# The target: ``python -c TARGET N STORMFILE`` prints its port, then serves /metrics.
+TARGET = textwrap.dedent('''
+    import http.server, os, random, sys, time
+    n, storm = int(sys.argv[1]), sys.argv[2]
+    heads = [f'load_gauge{{shard="{i % 100}",key="k{i}"}} ' for i in range(n)]
+    LE = ("0.05", "0.1", "0.25", "0.5", "1", "2.5", "+Inf")
+    SHARE = (0.3, 0.6, 0.9, 0.97, 0.995, 0.999, 1.0)
+    rng = random.Random(1)
+    t0 = time.time()
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def do_GET(self):
+            hot = os.path.exists(storm)
+            r = rng.random
+            vals = [r() for _ in range(n)]
+            if hot:
+                for i in range(0, n, 10):  # shards 0, 10, 20...: every tenth series is in them
+                    vals[i] = 0.9 + 0.1 * vals[i]
+            body = "".join([h + f"{v!r}\\n" for h, v in zip(heads, vals)])
+            reqs = (time.time() - t0) * 100
+            body += "".join(f'inferwatch_requests_total{{service="bench",code="{c}"}} {reqs * s:.0f}\\n'
+                            for c, s in (("200", 0.995), ("500", 0.004), ("503", 0.001)))
+            body += "".join(f'inferwatch_request_duration_seconds_bucket{{service="bench",le="{le}"}} '
+                            f'{reqs * s:.0f}\\n' for le, s in zip(LE, SHARE))
+            body += f'inferwatch_request_duration_seconds_count{{service="bench"}} {reqs:.0f}\\n'
+            body += f'inferwatch_request_duration_seconds_sum{{service="bench"}} {reqs * 0.08:.3f}\\n'
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        def log_message(self, *a):
+            pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    print(srv.server_address[1], flush=True)
+    srv.serve_forever()
+''')
+
+
+def _timeout(interval: float) -> str:
+    return f"{min(interval, 10) - 1:g}s"
+
+
+def _config(tmp: Path, target: str, interval: float) -> Path:
+    cfg = tmp / "inferwatch.yml"
+    cfg.write_text(textwrap.dedent(f"""\
+        server: {{data_dir: '{tmp / "data"}', api_token: {TOKEN}, evaluation_interval: 5s}}
+        scrape:
+          targets: [{{job: load, url: '{target}', interval: {interval:g}s, timeout: {_timeout(interval)}}}]
+        slos:
+          - {{service: bench, type: availability, objective: 99.9}}
+        rules:
+          rules:
+            - name: ShardHot
+              dimension: infrastructure
+              tier: P2
+              signal: {{type: expr, expr: 'avg by (shard) (load_gauge)'}}
+              comparison: ">"
+              threshold: 0.8
+              for: 10s
+        """))
+    return cfg
+
+
+class Sampler:
+    """Polls the system's own metrics every second: RSS, the rule round's duration, rounds done."""
+
+    def __init__(self, pid: int, metrics_url: str, read: Callable[[str], dict[str, float]]) -> None:
+        self.proc, self.url, self.read = psutil.Process(pid), metrics_url, read
+        self.rss: list[tuple[float, int]] = []
+        self.durations: list[float] = []
+        self.readings: list[dict[str, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.t0 = time.monotonic()
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=30) as c:
+            while not self._stop.wait(1.0):
+                try:
+                    rss = sum(p.memory_info().rss for p in [self.proc, *self.proc.children(recursive=True)])
+                    self.rss.append((time.monotonic() - self.t0, rss))
+                    got = self.read(c.get(self.url).text)
+                except (httpx.HTTPError, psutil.Error):
+                    continue
+                self.readings.append(got)
+                self.durations.append(got.get("round", 0.0))
+
+    def start(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+def _metric(text: str, name: str) -> list[float]:
+    return [float(v) for v in re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)]
+
+
+def _read_inferwatch(text: str) -> dict[str, float]:
+    out = {"round": sum(_metric(text, "inferwatch_rule_group_last_duration_seconds")),
+           "rounds": sum(_metric(text, "inferwatch_rule_evaluations_total"))}
+    missed = _metric(text, "inferwatch_rule_group_iterations_missed_total")
+    if missed:
+        out["missed"] = sum(missed)
+    head = _metric(text, "inferwatch_tsdb_head_samples")
+    if head:
+        out["head_samples"] = sum(head)
+    return out
+
+
+def _read_prometheus(text: str) -> dict[str, float]:
+    rounds = _metric(text, "prometheus_rule_group_iterations_total")
+    return {"round": sum(_metric(text, "prometheus_rule_group_last_duration_seconds")),
+            "rounds": max(rounds) if rounds else 0.0,
+            "missed": sum(_metric(text, "prometheus_rule_group_iterations_missed_total")),
+            "head_samples": sum(_metric(text, "prometheus_tsdb_head_samples_appended_total"))}
+
+
+def _clients(base: str, n: int, seconds: float,
+             queries: dict[str, str]) -> tuple[dict[str, list[float]], int]:
+    lat: dict[str, list[float]] = {k: [] for k in queries}
+    errors = [0]
+    stop = time.monotonic() + seconds
+
+    def client(k: int) -> None:
+        names = list(queries)
+        i = k  # each client starts at a different query
+        with httpx.Client(base_url=base, timeout=300) as c:
+            while time.monotonic() < stop:
+                name = names[i % len(names)]
+                i += 1
+                end = time.time()
+                form = {"query": queries[name], "start": f"{end - SPAN:.3f}", "end": f"{end:.3f}",
+                        "step": f"{STEP:g}"}
+                t = time.monotonic()
+                try:
+                    r = c.post("/api/v1/query_range", data=form)
+                    ok = r.status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                lat[name].append(time.monotonic() - t)
+                errors[0] += not ok
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(seconds + 400)
+    return lat, errors[0]
+
+
+def _pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def _scrape_durations(base: str) -> list[float]:
+    q = 'scrape_duration_seconds{job="load"}[30m]'
+    r = httpx.get(f"{base}/api/v1/query", params={"query": q}, timeout=120).json()
+    res = r.get("data", {}).get("result", [])
+    return [float(v) for _, v in res[0]["values"]] if res else []
+
+
+def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str, str]],
+               read: Callable[[str], dict[str, float]], args: argparse.Namespace,
+               storm: Path) -> dict[str, object]:
+    proc, base, metrics = start()
+    try:
+        sampler = Sampler(proc.pid, metrics, read).start()
+        print(f"[{name}] warming up {args.warmup:g} min", file=sys.stderr, flush=True)
+        time.sleep(args.warmup * 60)
+        run_s = args.minutes * 60
+        storm_timer = threading.Timer(run_s / 3, storm.touch)
+        calm_timer = threading.Timer(2 * run_s / 3, lambda: storm.unlink(missing_ok=True))
+        storm_timer.start()
+        calm_timer.start()
+        first = sampler.readings[-1] if sampler.readings else {}
+        n_dur = len(sampler.durations)
+        t_run = time.monotonic()
+        lat, errors = _clients(base, args.clients, run_s, {**DASHBOARD, **HEAVY})
+        elapsed = time.monotonic() - t_run
+        storm_timer.cancel()
+        calm_timer.cancel()
+        storm.unlink(missing_ok=True)
+        last = sampler.readings[-1] if sampler.readings else {}
+        sampler.stop()
+        scrapes = _scrape_durations(base)
+        rounds = last.get("rounds", 0) - first.get("rounds", 0)
+        expected = elapsed / 5.0
+        counted = "missed" in last
+        missed = last["missed"] - first.get("missed", 0.0) if counted else max(0.0, expected - rounds)
+        durs = sampler.durations[n_dur:]
+        cut = sampler.rss[-1][0] - elapsed / 2 if sampler.rss else 0.0
+        half = [r for t, r in sampler.rss if t >= cut]
+        return {"lat": lat, "errors": errors, "rounds": rounds, "expected": expected, "missed": missed,
+                "missed_counted": counted, "round_p50": _pct(durs, 0.5), "round_p99": _pct(durs, 0.99),
+                "round_max": max(durs, default=float("nan")), "scrape": scrapes, "rss": sampler.rss,
+                "rss_half": (half[0], half[-1]) if half else (0, 0), "head": last.get("head_samples")}
+    finally:
+        storm.unlink(missing_ok=True)
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def start_inferwatch(tmp: Path, target: str, interval: float) -> tuple[subprocess.Popen[bytes], str, str]:
+    cfg = _config(tmp, target, interval)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFERWATCH_")}
+    proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg),
+                             "--listen", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
+                            stderr=open(tmp / "inferwatch.log", "w"), env=env)  # noqa: SIM115
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(f"{base}/-/ready", proc, timeout=300)  # type: ignore[arg-type]
+    return proc, base, f"{base}/metrics"
+
+
+def start_prometheus(tmp: Path, target: str, interval: float) -> tuple[subprocess.Popen[bytes], str, str]:
+    cfg = _config(tmp, target, interval)
+    out = tmp / "export"
+    subprocess.run([sys.executable, "-m", "inferwatch", "export", "prometheus", "--config", str(cfg),
+                    "-o", str(out)], check=True, capture_output=True, timeout=300)
+    host_port = target.split("/")[2]
+    (out / "bench.yml").write_text(textwrap.dedent(f"""\
+        global:
+          {{scrape_interval: {interval:g}s, evaluation_interval: 5s, scrape_timeout: {_timeout(interval)}}}
+        rule_files: ['rules/*.yml']
+        scrape_configs:
+          - job_name: load
+            static_configs: [{{targets: ['{host_port}']}}]
+        """))
+    port = free_port()
+    proc = subprocess.Popen(["prometheus", f"--config.file={out / 'bench.yml'}",
+                             f"--storage.tsdb.path={tmp / 'prom'}", f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "w"))  # noqa: SIM115
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(f"{base}/-/ready", proc, timeout=300)  # type: ignore[arg-type]
+    return proc, base, f"{base}/metrics"
+
+
+def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> None:
+    print(f"\n{args.series:,} series every {args.interval:g} s, {args.clients} clients, "
+          f"{args.minutes:g} min after {args.warmup:g} min warm-up; query_range over {SPAN / 60:g} min "
+          f"at {STEP:g} s steps")
+    names = list(results)
+    print("\n| query | " + " | ".join(f"{n} p50 / p99 (runs)" for n in names)
+          + (" | ratio p50 / p99 |" if len(names) == 2 else " |"))
+    print("|---" * (len(names) + 1 + (len(names) == 2)) + "|")
+    all_lat: dict[str, list[float]] = {n: [] for n in names}
+    for q in {**DASHBOARD, **HEAVY}:
+        cells, p = [], []
+        for n in names:
+            xs = results[n]["lat"][q]  # type: ignore[index]
+            all_lat[n] += xs
+            p.append((_pct(xs, 0.5), _pct(xs, 0.99)))
+            cells.append(f"{p[-1][0]:.3f} s / {p[-1][1]:.3f} s ({len(xs)})")
+        ratio = f" | {p[0][0] / p[1][0]:.2f} / {p[0][1] / p[1][1]:.2f}" if len(p) == 2 else ""
+        print(f"| {q} | " + " | ".join(cells) + ratio + " |")
+    p = [(_pct(all_lat[n], 0.5), _pct(all_lat[n], 0.99)) for n in names]
+    ratio = f" | {p[0][0] / p[1][0]:.2f} / {p[0][1] / p[1][1]:.2f}" if len(p) == 2 else ""
+    print("| all | " + " | ".join(f"{a:.3f} s / {b:.3f} s ({len(all_lat[n])})"
+                                 for n, (a, b) in zip(names, p, strict=True)) + ratio + " |")
+    print()
+    for n in names:
+        r = results[n]
+        sc = r["scrape"]
+        assert isinstance(sc, list)
+        rss = r["rss"]
+        assert isinstance(rss, list)
+        a, b = r["rss_half"]  # type: ignore[misc]
+        growth = (b - a) / a * 100 if a else float("nan")
+        head = r["head"]
+        note = "" if r["missed_counted"] else " (not counted by the server: rounds due minus done)"
+        print(f"{n}: rule round p50 {r['round_p50']:.3f} s, p99 {r['round_p99']:.3f} s, "
+              f"max {r['round_max']:.3f} s; rounds {r['rounds']:.0f} of {r['expected']:.0f} due, "
+              f"missed {r['missed']:.0f}{note}; "
+              f"query errors {r['errors']}")
+        print(f"{n}: scrape duration p50 {_pct(sc, 0.5):.3f} s, max {max(sc, default=float('nan')):.3f} s "
+              f"({len(sc)} scrapes); RSS {rss[0][1] / 2**20:.0f} -> {rss[-1][1] / 2**20:.0f} MiB, "
+              f"second half {a / 2**20:.0f} -> {b / 2**20:.0f} MiB ({growth:+.1f} %)"
+              + (f"; head samples {head:,.0f}" if head else ""))
+        marks = rss[:: max(1, len(rss) // 8)]
+        print(f"{n}: RSS over time: " + ", ".join(f"{t:.0f}s {v / 2**20:.0f}" for t, v in marks))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--series", type=int, default=50_000)
+    ap.add_argument("--interval", type=float, default=5.0, help="scrape interval, seconds")
+    ap.add_argument("--clients", type=int, default=5)
+    ap.add_argument("--minutes", type=float, default=3.0, help="minutes of queries (after the warm-up)")
+    ap.add_argument("--warmup", type=float, default=1.0, help="minutes of scraping before the queries")
+    ap.add_argument("--only", choices=["inferwatch", "prometheus"])
+    args = ap.parse_args()
+    if args.only != "inferwatch" and shutil.which("prometheus") is None:
+        sys.exit("prometheus not on PATH (Debian: apt-get install prometheus), or pass --only inferwatch")
+    with tempfile.TemporaryDirectory(prefix="mixed_load_") as d:
+        tmp = Path(d)
+        storm = tmp / "storm"
+        target = subprocess.Popen([sys.executable, "-c", TARGET, str(args.series), str(storm)],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert target.stdout is not None
+            url = f"http://127.0.0.1:{int(target.stdout.readline())}/metrics"
+            results: dict[str, dict[str, object]] = {}
+            systems = {"inferwatch": (start_inferwatch, _read_inferwatch),
+                       "prometheus": (start_prometheus, _read_prometheus)}
+            for name, (start, read) in systems.items():
+                if args.only in (None, name):
+                    (tmp / name).mkdir()
+                    results[name] = run_system(
+                        name, lambda s=start, n=name: s(tmp / n, url, args.interval), read, args, storm)
+            report(results, args)
+        finally:
+            target.terminate()
+            target.wait(30)
+
+
+if __name__ == "__main__":
+    main()

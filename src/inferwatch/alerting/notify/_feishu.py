@@ -1,0 +1,123 @@
+"""Feishu / Lark (飞书) group robot: interactive cards, signed when the robot has a secret.
+
+Signing: ``timestamp`` in seconds and ``sign`` = base64 of HMAC-SHA256 keyed by
+``timestamp + "\\n" + secret`` over an empty message, both in the JSON body.
+The card's header is coloured by tier (P0 red, P1 orange, P2 yellow, resolved
+green); the dimension, tier and service are fields; buttons open the dashboard
+and, when the notification carries one, the acknowledgement link. The request
+body is at most 20 KB. Failures come as ``code``: 11232 (or a "frequency
+limited" message: over 100 a minute or 5 a second) is retried later; 19021
+(signature or timestamp), 19022 (IP), 19024 (keyword), 9499 (bad request) and
+the rest are final.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from dataclasses import replace
+from typing import Any
+
+from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch.alerting._classify import service_error
+from inferwatch.alerting._http import HttpClient, request_secrets
+from inferwatch.alerting._notification import Notification
+from inferwatch.alerting.notify._message import Message, json_cost, render
+from inferwatch.config import FeishuReceiverSpec
+from inferwatch.model import Clock, SystemClock
+
+__all__ = ["FEISHU_MAX_BYTES", "FEISHU_RETRYABLE", "FeishuNotifier", "feishu_sign"]
+
+FEISHU_MAX_BYTES = 20 * 1024
+"""The custom robot's request body limit ("请求体大小不能超过 20 KB")."""
+FEISHU_RETRYABLE = frozenset({11232})
+RATE_RETRY_S = 60.0
+COLOURS = {"P0": "red", "P1": "orange", "P2": "yellow"}
+_ACK = {"en": "Acknowledge", "zh-CN": "认领告警"}
+ACK_NOTE = "Acknowledge: "  # the line the on-call work adds per firing group
+
+
+def feishu_sign(timestamp_s: int, secret: str) -> str:
+    """The ``sign`` for ``timestamp_s`` (the robot's documented algorithm)."""
+    key = f"{timestamp_s}\n{secret}".encode()
+    return base64.b64encode(hmac.new(key, b"", hashlib.sha256).digest()).decode()
+
+
+def _button(text: str, url: str, kind: str) -> dict[str, Any]:
+    return {"tag": "button", "text": {"tag": "plain_text", "content": text}, "type": kind, "url": url}
+
+
+class FeishuNotifier:
+    """Sends each notification as one interactive card."""
+
+    def __init__(self, spec: FeishuReceiverSpec, http: HttpClient, external_url: str = "", *,
+                 language: str = "en", timezone: str = "UTC", clock: Clock | None = None) -> None:
+        self.name = f"feishu[{spec.name}]"
+        if spec.url is None:
+            raise MissingCredentialError(self.name, "url")
+        self._spec, self._http, self._external_url = spec, http, external_url
+        self._language, self._timezone = spec.language or language, timezone
+        self._clock = clock or SystemClock()  # the signature needs the wall clock, not simulated time
+
+    def _card(self, msg: Message, content: str, ack_url: str) -> dict[str, Any]:
+        s = self._spec
+        title = msg.title
+        if s.keywords and not any(k in title for k in s.keywords):
+            title = f"{s.keywords[0]} {title}"
+        colour = "green" if msg.status == "resolved" else COLOURS.get(msg.tier, "blue")
+        elements: list[dict[str, Any]] = []
+        if msg.fields:
+            elements.append({"tag": "div", "fields": [
+                {"is_short": True, "text": {"tag": "lark_md", "content": f"**{k}**\n{v}"}}
+                for k, v in msg.fields]})
+        elements.append({"tag": "div", "text": {"tag": "lark_md", "content": content}})
+        buttons = [_button(msg.words.dashboard, self._external_url, "primary")] if self._external_url else []
+        if ack_url:
+            buttons.append(_button(_ACK.get(self._language, _ACK["en"]), ack_url, "danger"))
+        if buttons:
+            elements.append({"tag": "action", "actions": buttons})
+        return {"config": {"wide_screen_mode": True},
+                "header": {"title": {"tag": "plain_text", "content": title}, "template": colour},
+                "elements": elements}
+
+    def body(self, n: Notification) -> dict[str, Any]:
+        """The JSON body the robot is sent (signed when the robot has a secret)."""
+        # the on-call acknowledgement link ("Acknowledge: URL" notes) becomes the card's button
+        acks = [x for x in n.notes if x.startswith(ACK_NOTE)]
+        ack_url = acks[0].removeprefix(ACK_NOTE).strip() if acks else ""
+        n = replace(n, notes=tuple(x for x in n.notes if x not in acks)) if acks else n
+        msg = render(n, language=self._language, timezone=self._timezone, markdown=True, header=False,
+                     template=self._spec.template)
+        body: dict[str, Any] = {"msg_type": "interactive", "card": self._card(msg, "", ack_url)}
+        if self._spec.secret is not None:
+            ts = int(self._clock.now())
+            body = {"timestamp": str(ts), "sign": feishu_sign(ts, self._spec.secret.reveal()), **body}
+        room = FEISHU_MAX_BYTES - len(json.dumps(body, ensure_ascii=False).encode())
+        keep = [k for k in self._spec.keywords[:1] if not any(x in msg.title for x in self._spec.keywords)]
+        content = msg.fit(room, cost=json_cost, keep=keep)
+        body["card"] = self._card(msg, content, ack_url)
+        return body
+
+    def notify(self, n: Notification) -> None:
+        """POST the card; a non-zero ``code`` raises ``NotifyError``."""
+        assert self._spec.url is not None
+        extra = [x for x in (self._spec.secret,) if x is not None]
+        secrets = request_secrets(self._spec.url, {}, extra)
+        body = json.dumps(self.body(n), ensure_ascii=False).encode()
+        resp = self._http.request("POST", self._spec.url, secrets=extra, content=body,
+                                  headers={"Content-Type": "application/json; charset=utf-8"})
+        try:
+            answer = resp.json()
+            code = int(answer.get("code", answer.get("StatusCode", -1)))
+            text = str(answer.get("msg", answer.get("StatusMessage", "")))[:200]
+        except (ValueError, AttributeError, TypeError):
+            raise NotifyError("unreadable answer (not Feishu's JSON)", retryable=True) from None
+        if code == 0:
+            return
+        limited = code in FEISHU_RETRYABLE or "frequency limited" in text
+        err = service_error(code, text, FEISHU_RETRYABLE | ({code} if limited else set()), secrets)
+        if limited:
+            err.retry_after = RATE_RETRY_S
+        raise err

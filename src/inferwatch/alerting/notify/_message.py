@@ -1,0 +1,267 @@
+"""Messages in English or Chinese, cut to a platform's byte limit at a line boundary.
+
+A message is a list of blocks (a group's head, then one block per alert), the
+dashboard link and the lines that must never be cut (mentions). ``fit`` keeps
+whole blocks while the rest still fits and says how many alerts it left out:
+
+>>> alerts = tuple(Block((f"- alert {i}",), 1) for i in range(9))
+>>> m = Message("t", (Block(("title",)), *alerts), "dashboard: http://d", WORDS["en"])
+>>> print(m.fit(70))
+title
+- alert 0
+- alert 1
+… 7 more alerts
+dashboard: http://d
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from inferwatch.alerting._notification import AlertGroup, Notification
+from inferwatch.alerting.notify._notes_zh import translate_note, translate_summary
+from inferwatch.alerting.notify._summary import group_summary, shown_alerts
+from inferwatch.config import Labelled, MessageTemplate
+from inferwatch.model import Labels
+from inferwatch.rules import Alert
+
+__all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "trace_lines",
+           "utf8_cost"]
+
+Cost = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """The fixed words of the built-in templates in one language."""
+
+    firing: str
+    resolved: str
+    title_firing: str  # the title's [STATE:n], as Alertmanager writes it in English
+    title_resolved: str
+    since: str
+    ended: str
+    value: str
+    dashboard: str
+    more: str  # {n} alerts left out
+    more_one: str
+    truncated: str
+    tiers: dict[str, str]
+    title_tiers: dict[str, str]  # the tier as the title shows it (English: "P1", as Alertmanager users know)
+    dimensions: dict[str, str]
+    fields: dict[str, str]  # label name -> shown name
+    sep: str  # between label pairs in the info line
+
+
+WORDS: dict[str, Words] = {
+    "en": Words("firing", "resolved", "FIRING", "RESOLVED", "since", "ended", "value", "dashboard",
+                "… {n} more alerts", "… 1 more alert", "… (truncated)",
+                {"P0": "P0 critical", "P1": "P1 major", "P2": "P2 warning"}, {}, {},
+                {"dimension": "dimension", "tier": "tier", "service": "service"}, " · "),
+    "zh-CN": Words("告警中", "已恢复", "告警中", "已恢复", "开始于", "恢复于", "当前值", "查看面板",
+                   "… 还有 {n} 条告警", "… 还有 1 条告警", "…（已截断）",
+                   {"P0": "P0 紧急", "P1": "P1 严重", "P2": "P2 警告"},
+                   {"P0": "P0 紧急", "P1": "P1 严重", "P2": "P2 警告"},
+                   {"infrastructure": "基础设施", "service": "服务", "quality": "模型质量",
+                    "business": "业务"},
+                   {"dimension": "维度", "tier": "级别", "service": "服务"}, " · "),
+}
+
+
+def utf8_cost(text: str) -> int:
+    """Bytes of ``text`` in UTF-8 (how WeCom and DingTalk count)."""
+    return len(text.encode())
+
+
+def json_cost(text: str) -> int:
+    """Bytes ``text`` takes inside a JSON string written as UTF-8 (a body limit, as Feishu's)."""
+    return len(json.dumps(text, ensure_ascii=False).encode()) - 2
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Lines kept or dropped together; ``alerts``: how many alerts they show."""
+
+    lines: tuple[str, ...]
+    alerts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A rendered notification: ``title`` (one line), blocks, the dashboard link line."""
+
+    title: str
+    blocks: tuple[Block, ...]
+    link: str
+    words: Words
+    tier: str = ""
+    status: str = "firing"
+    fields: tuple[tuple[str, str], ...] = ()  # (shown name, value) of the first group
+
+    def mapped(self, fn: Callable[[str], str]) -> Message:
+        """A copy with ``fn`` applied to every line (escaping before the cut, so the cut sees it)."""
+        blocks = tuple(Block(tuple(map(fn, b.lines)), b.alerts) for b in self.blocks)
+        return replace(self, title=fn(self.title), blocks=blocks)
+
+    def more(self, n: int) -> str:
+        """The line standing for ``n`` alerts left out."""
+        if n <= 0:
+            return self.words.truncated
+        return self.words.more_one if n == 1 else self.words.more.format(n=n)
+
+    def fit(self, limit: int, *, sep: str = "\n", cost: Cost = utf8_cost, keep: Sequence[str] = ()) -> str:
+        """The text in at most ``limit`` (by ``cost``); whole blocks only, the link and ``keep`` always."""
+        tail = [x for x in (self.link, *keep) if x]
+        lines = [x for b in self.blocks for x in b.lines]
+        if _total(lines + tail, sep, cost) <= limit:
+            return sep.join(lines + tail)
+        kept: list[str] = []
+        shown, total = 0, sum(b.alerts for b in self.blocks)
+        for b in self.blocks:
+            candidate = kept + list(b.lines)
+            if _total([*candidate, self.more(total - shown - b.alerts), *tail], sep, cost) > limit:
+                break
+            kept, shown = candidate, shown + b.alerts
+        out = [*kept, self.more(total - shown), *tail]
+        if not kept and lines:  # not even the first block fits: its first line, cut at a character
+            room = limit - _total(out, sep, cost) - cost(sep)
+            head = cut(lines[0], room, cost)
+            out = [head, *out] if head else out
+        text = sep.join(out)
+        return text if _total(out, sep, cost) <= limit else cut(text, limit, cost)
+
+
+def _total(lines: list[str], sep: str, cost: Cost) -> int:
+    return sum(cost(x) for x in lines) + cost(sep) * max(len(lines) - 1, 0)
+
+
+def cut(text: str, room: int, cost: Cost) -> str:
+    """The longest prefix of ``text`` (whole characters) costing at most ``room``."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cost(text[:mid]) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
+
+
+def _when(t: float, tz: ZoneInfo) -> str:
+    return datetime.fromtimestamp(t, tz).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def localized_title(g: AlertGroup, language: str = "en") -> str:
+    """``[FIRING:3] [P1 major] HighLatency service=ranker`` (``[告警中:3] [P1 严重] …`` in zh-CN)."""
+    return _title(g, WORDS.get(language, WORDS["en"]))
+
+
+def _title(g: AlertGroup, w: Words, template: MessageTemplate | None = None) -> str:
+    n = len(g.firing()) if g.status == "firing" else len(g.resolved())
+    state = w.title_firing if g.status == "firing" else w.title_resolved
+    name = g.labels.get("alertname") or (g.alerts[0].name if g.alerts else "")
+    common = g.common_labels()
+    tier = common.get("tier", "")
+    labels = " ".join(f"{w.fields.get(k, k)}={v}" for k, v in g.labels.items() if k != "alertname")
+    if template is not None and template.title:
+        return template.title.format_map({
+            "state": w.firing if g.status == "firing" else w.resolved, "count": n, "tier": tier,
+            "tier_name": w.tiers.get(tier, tier), "alertname": name, "service": common.get("service", ""),
+            "dimension": w.dimensions.get(common.get("dimension", ""), common.get("dimension", "")),
+            "labels": labels, "label": Labelled(common.items())})
+    prefix = f"[{state}:{n}]" + (f" [{w.title_tiers.get(tier, tier)}]" if tier else "")
+    return " ".join(x for x in (prefix, name, labels) if x)
+
+
+def _fields(g: AlertGroup, w: Words) -> tuple[tuple[str, str], ...]:
+    common = g.common_labels()
+    out = []
+    for key in ("dimension", "tier", "service"):
+        value = common.get(key, "")
+        if value:
+            shown = w.tiers.get(value, value) if key == "tier" else w.dimensions.get(value, value)
+            out.append((w.fields[key], shown))
+    return tuple(out)
+
+
+def _alert_line(a: Alert, g: AlertGroup, common: Labels, w: Words, tz: ZoneInfo, markdown: bool,
+                template: MessageTemplate | None = None) -> str:
+    own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
+        "instance", a.name)
+    resolved = a.resolved(g.now)
+    if template is not None and template.alert:
+        return template.alert.format_map({
+            "state": w.resolved if resolved else w.firing, "labels": own,
+            "value": "" if math.isnan(a.value) else f"{a.value:.4g}",
+            "since": _when(a.ends_at or 0, tz) if resolved else _when(a.starts_at, tz),
+            "label": Labelled(a.labels.items())})
+    when = f"{w.ended} {_when(a.ends_at or 0, tz)}" if resolved else f"{w.since} {_when(a.starts_at, tz)}"
+    value = "" if math.isnan(a.value) else f" {w.value}={a.value:.4g}"
+    bullet = "- " if markdown else "  "
+    return f"{bullet}{w.resolved if resolved else w.firing}: {own}{value} ({when})"
+
+
+TRACE_WORDS = {"en": ("example traces", "slowest trace"), "zh-CN": ("慢请求示例追踪", "最慢的追踪")}
+"""The two trace lines' words per language (a latency alert's exemplars: ``TraceLinks``)."""
+
+
+def trace_lines(a: Alert, language: str = "en", markdown: bool = False) -> list[str]:
+    """A latency alert's example slow traces and the link to the slowest (none without them)."""
+    examples, slowest = TRACE_WORDS.get(language, TRACE_WORDS["en"])
+    traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
+    out = [f"    {examples}: {traces}"] if traces else []
+    if url:
+        out.append(f"    {slowest}: [{url}]({url})" if markdown else f"    {slowest}: {url}")
+    return out
+
+
+def _alert_block(a: Alert, g: AlertGroup, common: Labels, w: Words, tz: ZoneInfo, markdown: bool,
+                 language: str,
+                 template: MessageTemplate | None = None) -> Block:
+    traces = [] if a.resolved(g.now) else trace_lines(a, language, markdown)
+    return Block((_alert_line(a, g, common, w, tz, markdown, template), *traces), 1)
+
+
+def _group_blocks(g: AlertGroup, w: Words, tz: ZoneInfo, markdown: bool, header: bool = True,
+                  language: str = "en", template: MessageTemplate | None = None) -> list[Block]:
+    title = _title(g, w, template)
+    common = g.common_labels()  # once: per alert it would cost O(alerts²) in a storm
+    head = [f"**{title}**" if markdown else title] if header else []
+    info = w.sep.join(f"{k}: {v}" for k, v in _fields(g, w))
+    if info and header:
+        head.append(info)
+    summary = translate_summary(group_summary(g), language)
+    if summary:
+        head.append(f"> {summary}" if markdown else summary)
+    return [Block(tuple(head)),
+            *(_alert_block(a, g, common, w, tz, markdown, language, template) for a in shown_alerts(g))]
+
+
+def render(n: Notification, *, language: str = "en", timezone: str = "UTC", external_url: str = "",
+           markdown: bool = False, header: bool = True, template: MessageTemplate | None = None) -> Message:
+    """``n`` in ``language`` with times in ``timezone``; the digest's text is its notes.
+
+    ``header=False`` leaves the first group's title and fields out of the lines (a card shows them);
+    ``template`` is the receiver's own title and per-alert line.
+    """
+    w = WORDS.get(language, WORDS["en"])
+    tz = ZoneInfo(timezone)
+    blocks: list[Block] = []
+    for i, g in enumerate(n.groups if n.kind != "digest" else ()):
+        blocks += _group_blocks(g, w, tz, markdown, header or i > 0, language, template)
+    blocks += [Block((translate_note(note, language),)) for note in n.notes]
+    first = n.groups[0] if n.groups and n.kind != "digest" else None
+    title = _title(first, w, template) if first is not None else (n.notes[0] if n.notes else "inferwatch")
+    if external_url:
+        link = f"[{w.dashboard}]({external_url})" if markdown else f"{w.dashboard}: {external_url}"
+    else:
+        link = ""
+    tier = first.common_labels().get("tier", "") if first is not None else ""
+    status = first.status if first is not None else "firing"
+    fields = _fields(first, w) if first is not None else ()
+    return Message(title, tuple(blocks), link, w, tier, status, fields)

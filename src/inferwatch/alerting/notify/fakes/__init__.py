@@ -1,0 +1,17 @@
+"""Loopback fakes of the platforms teams in China use, shipped for tests and demos.
+
+Each checks requests as the platform documents them (signature, JSON shape, size,
+rate) and answers with its error codes. For example::
+
+    from inferwatch.alerting.notify.fakes import FakeDingTalk, LoopbackServer
+    robot = FakeDingTalk("TOKEN", "SECsecret", time.time)
+    server = LoopbackServer(robot).start()   # url: server.url + "/robot/send?access_token=TOKEN"
+"""
+
+from inferwatch.alerting.notify.fakes._base import FakeRequest, LoopbackServer, Reply, Window
+from inferwatch.alerting.notify.fakes._cloud import FakeAliyun, FakeTencent
+from inferwatch.alerting.notify.fakes._robots import FakeDingTalk, FakeFeishu, FakeWeComApp
+from inferwatch.alerting.notify.fakes._telegram import FakeTelegram
+
+__all__ = ["FakeAliyun", "FakeDingTalk", "FakeFeishu", "FakeRequest", "FakeTelegram", "FakeTencent",
+           "FakeWeComApp", "LoopbackServer", "Reply", "Window"]

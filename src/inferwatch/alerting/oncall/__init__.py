@@ -1,0 +1,32 @@
+"""On call: schedules, escalation steps, acknowledgements and their links, the alert history."""
+
+from inferwatch.alerting.oncall._ack_link import AckLinks, redact_ack_links
+from inferwatch.alerting.oncall._acks import Ack, Acks, group_id
+from inferwatch.alerting.oncall._episode_ids import EpisodeIds
+from inferwatch.alerting.oncall._escalation import Escalator
+from inferwatch.alerting.oncall._history import EVENT_KINDS, History
+from inferwatch.alerting.oncall._oncall import OnCall, group_state, stands_for
+from inferwatch.alerting.oncall._schedule import Shift, oncall_at, shifts
+from inferwatch.alerting.oncall._signed_link import LINK_TTL_S, LinkClaims, LinkRefused, LinkSigner
+
+__all__ = [
+    "EVENT_KINDS",
+    "LINK_TTL_S",
+    "Ack",
+    "AckLinks",
+    "Acks",
+    "EpisodeIds",
+    "Escalator",
+    "History",
+    "LinkClaims",
+    "LinkRefused",
+    "LinkSigner",
+    "OnCall",
+    "Shift",
+    "group_id",
+    "group_state",
+    "oncall_at",
+    "redact_ack_links",
+    "shifts",
+    "stands_for",
+]

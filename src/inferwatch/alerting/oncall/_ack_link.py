@@ -1,0 +1,79 @@
+"""One-click acknowledgement links under the server's external URL, bound to one firing episode.
+
+A link is signed (``LinkSigner``, purpose ``ack``) for one group, the group's
+current episode and an expiry (``LINK_TTL_S`` after it was sent), with a key
+only the server holds (``data_dir/ack_key``). It carries no API token. It is
+refused once its episode ended (the group resolved, even if it fired again),
+after its expiry, and for any other purpose. Reads open to anyone show the
+link hidden (``redact_ack_links``): only the receivers it was sent to, and
+readers holding a token, see it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from urllib.parse import urlencode
+
+from inferwatch.alerting._notification import Notification
+from inferwatch.alerting.oncall._acks import group_id
+from inferwatch.alerting.oncall._episode_ids import EpisodeIds
+from inferwatch.alerting.oncall._signed_link import LINK_TTL_S, LinkClaims, LinkRefused, LinkSigner
+
+__all__ = ["ACK_LINK_PATH", "ACK_PURPOSE", "AckLinks", "redact_ack_links"]
+
+ACK_LINK_PATH = "/api/v1/alerts/ack/link"
+ACK_PURPOSE = "ack"
+_LINK = re.compile(r"\S*" + re.escape(ACK_LINK_PATH) + r"\?\S*")
+HIDDEN = "<acknowledgement link hidden: sign in to see it>"
+
+
+def redact_ack_links(notes: list[str] | tuple[str, ...]) -> list[str]:
+    """``notes`` with every acknowledgement link replaced by a placeholder (for unauthenticated reads)."""
+    return [_LINK.sub(HIDDEN, n) for n in notes]
+
+
+class AckLinks:
+    """Signs and checks links; adds an "Acknowledge:" line to notifications of firing groups."""
+
+    def __init__(self, external_url: str, key: bytes | None, episodes: EpisodeIds,
+                 ttl: float = LINK_TTL_S) -> None:
+        self._base = external_url.rstrip("/")
+        self._signer = LinkSigner(key) if key else None
+        self._episodes, self._ttl = episodes, ttl
+
+    @property
+    def enabled(self) -> bool:
+        """Links need both a key and a URL the receiver can open."""
+        return bool(self._signer and self._base)
+
+    def url(self, group_key: str, now: float) -> str:
+        """The link for the group's current episode, valid ``ttl`` from ``now`` (``""`` when off)."""
+        if not self.enabled or self._signer is None:
+            return ""
+        claims = LinkClaims(ACK_PURPOSE, group_id(group_key), self._episodes.begin(group_key, now),
+                            now + self._ttl)
+        return f"{self._base}{ACK_LINK_PATH}?{urlencode(self._signer.sign(claims))}"
+
+    def verify(self, params: Mapping[str, str], group_keys: Mapping[str, str], now: float) -> str:
+        """The group key a link acknowledges at ``now`` (``LinkRefused`` saying why not).
+
+        ``group_keys`` maps the public ids of the live groups to their keys.
+        """
+        if self._signer is None:
+            raise LinkRefused("link: not valid (links are off)")
+        claims = self._signer.verify(params, ACK_PURPOSE, now)
+        key = group_keys.get(claims.group)
+        if key is None or self._episodes.current(key) != claims.episode:
+            raise LinkRefused("link: its alert episode is over (the group resolved)")
+        return key
+
+    def add(self, n: Notification, now: float) -> Notification:
+        """``n`` with an acknowledgement line per firing group (unchanged when links are off)."""
+        if not self.enabled or n.kind != "alerts":
+            return n
+        has = " ".join(n.notes)
+        lines = tuple(f"Acknowledge: {self.url(g.key, now)}" for g in n.groups
+                      if g.firing() and f"group={group_id(g.key)}&" not in has)
+        return replace(n, notes=n.notes + lines)
