@@ -82,7 +82,8 @@ def test_every_service_chart_has_data_from_the_first_scrapes_and_no_llm_section(
         try:
             page = Watched(ctx.new_page())
             sent: list[str] = []
-            page.page.on("request", lambda r: sent.append(unquote_plus(r.url)) if "query_range" in r.url else None)
+            page.page.on("request",
+                          lambda r: sent.append(unquote_plus(r.url)) if "query_range" in r.url else None)
             states: dict[str, str | None] = {}
             loads = 0
 
