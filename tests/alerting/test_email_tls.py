@@ -17,7 +17,7 @@ import pytest
 from alerting.conftest import alert
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
-from inferwatch.alerting.notify._build import build_notifier
+from inferwatch.alerting.notify import build_notifier
 from inferwatch.config import parse_config
 from inferwatch.config._receivers import EmailReceiverSpec
 from inferwatch.model import Labels

@@ -23,7 +23,7 @@ from alerting.fakes import (
 )
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline
-from inferwatch.alerting.notify._build import build_notifier
+from inferwatch.alerting.notify import build_notifier
 from inferwatch.config import parse_config
 from inferwatch.config._receivers import (
     EmailReceiverSpec,

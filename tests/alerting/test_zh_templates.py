@@ -10,7 +10,7 @@ import pytest
 from alerting.conftest import alert
 from alerting.test_robots_cn import note
 from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline, RecordingNotifier
-from inferwatch.alerting.notify._build import build_notifier
+from inferwatch.alerting.notify import build_notifier
 from inferwatch.alerting.notify._email import EmailNotifier
 from inferwatch.alerting.notify._message import WORDS, localized_title, render
 from inferwatch.alerting.notify._notes_zh import translate_note

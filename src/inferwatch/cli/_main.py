@@ -37,6 +37,7 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("oncall", "inferwatch.cli._oncall"),
     ("slo", "inferwatch.cli._slo"),
     ("template", "inferwatch.cli._template"),
+    ("store", "inferwatch.cli._store"),
 )
 
 DEFAULT_FILE = "inferwatch.yaml"  # what `init` writes and every verb reads without --config

@@ -39,6 +39,7 @@ __all__ = [
     "ReceiverSpec",
     "RollbackActionSpec",
     "SlackReceiverSpec",
+    "TelegramReceiverSpec",
     "TerminalReceiverSpec",
     "TwilioReceiverSpec",
     "WeComReceiverSpec",
@@ -132,6 +133,19 @@ class SlackReceiverSpec(_Receiver):
     webhook_url: Secret | None = None
 
 
+class TelegramReceiverSpec(_Receiver):
+    """A Telegram bot posting to a chat (Bot API ``sendMessage``, plain text)."""
+
+    type: Literal["telegram"] = "telegram"
+    bot_token: Secret | None = Field(None, description="the bot's token from @BotFather")
+    chat_id: str = Field(pattern=r"^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$",
+                         description="the chat: a numeric id, or @channelusername")
+    message_thread_id: int | None = Field(None, ge=1, description="a forum topic of the chat")
+    disable_notification: bool = Field(False, description="deliver silently")
+    url: str = "https://api.telegram.org"
+    rate_limit: RateLimitSpec | None = Field(default_factory=RateLimitSpec)
+
+
 class EmailReceiverSpec(_Receiver):
     """E-mail over SMTP: STARTTLS by default, implicit TLS on port 465; no login in clear unless told."""
 
@@ -207,7 +221,7 @@ class DigestReceiverSpec(_Receiver):
 
 
 ReceiverSpec = Annotated[
-    WeComReceiverSpec | PagerDutyReceiverSpec | TwilioReceiverSpec | SlackReceiverSpec
+    WeComReceiverSpec | PagerDutyReceiverSpec | TwilioReceiverSpec | SlackReceiverSpec | TelegramReceiverSpec
     | EmailReceiverSpec | WebhookReceiverSpec | TerminalReceiverSpec | DigestReceiverSpec
     | DingTalkReceiverSpec | FeishuReceiverSpec | WeComAppReceiverSpec | AliyunVoiceReceiverSpec
     | AliyunSmsReceiverSpec | TencentVoiceReceiverSpec | TencentSmsReceiverSpec,

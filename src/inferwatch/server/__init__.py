@@ -8,6 +8,8 @@ from inferwatch.server._components import (
     data_dir_of,
     state_dir,
 )
+from inferwatch.server._dirlock import DataDirLock, DataDirLocked
+from inferwatch.server._integrity import Damage, check_data_dir
 from inferwatch.server._preflight import config_warnings, preflight
 from inferwatch.server._rule_files import baseline_rule_groups, baseline_settings, prometheus_rule_files
 from inferwatch.server._runtime import Server
@@ -22,6 +24,9 @@ from inferwatch.server.web import dashboard_routes
 __all__ = [
     "ALERT_STATE_FILE",
     "REPORT_METRICS",
+    "Damage",
+    "DataDirLock",
+    "DataDirLocked",
     "DeliveryCounts",
     "Embedding",
     "ExpositionParser",
@@ -39,6 +44,7 @@ __all__ = [
     "baseline_settings",
     "build",
     "build_components",
+    "check_data_dir",
     "config_warnings",
     "create_app",
     "dashboard_routes",

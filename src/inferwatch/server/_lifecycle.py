@@ -34,28 +34,41 @@ class Reloader:
     def __init__(self, server: Server, load: Callable[[], Config],
                  build: Callable[[Config, ServerComponents], ServerComponents],
                  announce: Callable[[str], None] | None = None,
-                 alerting: Callable[[AlertingConfig], None] | None = None) -> None:
+                 alerting: Callable[[AlertingConfig], None] | None = None,
+                 token: Callable[[Config], str] | None = None) -> None:
         """``announce`` gets one line per SIGHUP reload (``serve`` prints it to stderr); ``alerting``
-        applies a changed ``alerting`` section (``Pipeline.reconfigure``; raises on a bad one)."""
+        applies a changed ``alerting`` section (``Pipeline.reconfigure``; raises on a bad one);
+        ``token`` applies a changed ``server.api_token`` and says how it went."""
         self._server, self._load, self._build, self._alerting = server, load, build, alerting
+        self._token = token
         self._announce = announce or (lambda line: None)
         self._lock = threading.Lock()
 
-    def reload(self) -> str:
-        """Reload now; returns what changed; ``InferwatchError`` (old config kept) when it fails."""
+    def reload(self, force: bool = False) -> str:
+        """Reload now; returns what changed; ``InferwatchError`` (old config kept) when it fails.
+
+        A file that sets nothing but defaults (emptied by mistake) replacing one that set something
+        is refused unless ``force`` (``POST /-/reload?force=true``).
+        """
         with self._lock:
             try:
                 new = self._load()
+                old = self._server.config
+                _check_restart_only(new, old)
+                if not force and defaults_only(new) and not defaults_only(old):
+                    raise ConfigError(
+                        "the new config sets nothing but defaults (an empty file?): every rule, target, "
+                        "receiver and route of the running one would go; config not reloaded (to apply it "
+                        "anyway: POST /-/reload?force=true)")
             except InferwatchError:
                 self._server.stats.last_reload_ok = False
                 raise
-            old = self._server.config
-            if new.storage != old.storage or new.server.data_dir != old.server.data_dir:
-                self._server.stats.last_reload_ok = False
-                raise ConfigError("storage and server.data_dir changes need a restart; config not reloaded")
             self._server.reload(lambda: self._next(new, old))
             comps = self._server.components
             notes = [f"reloaded: {len(comps.scrape.targets())} targets, {len(comps.rules)} rules"]
+            if new.server.api_token != old.server.api_token:
+                notes.append(self._token(new) if self._token is not None
+                             else "server.api_token changes take effect after a restart")
             if new.alerting != old.alerting and self._alerting is None:
                 notes.append("alerting changes take effect after a restart")
             elif new.alerting != old.alerting:
@@ -68,6 +81,8 @@ class Reloader:
                 notes.append("server.listen changes take effect after a restart")
             if (new.server.query, new.server.http) != (old.server.query, old.server.http):
                 notes.append("server.query and server.http changes take effect after a restart")
+            notes += [f"{name} changes take effect after a restart"
+                      for name, changed in _kept_until_restart(new, old) if changed]
             log.info("config %s", "; ".join(notes))
             return "; ".join(notes)
 
@@ -96,6 +111,26 @@ class Reloader:
         threading.Thread(target=run, name="reload", daemon=True).start()
 
 
+def defaults_only(config: Config) -> bool:
+    """Whether ``config`` sets nothing but defaults (``server.data_dir`` aside: it may come from the env)."""
+    def shown(c: Config) -> dict[str, object]:
+        dump = c.model_dump(mode="json")
+        dump["server"].pop("data_dir", None)
+        return dump
+    return shown(config) == shown(Config())
+
+
+def _check_restart_only(new: Config, old: Config) -> None:
+    if new.storage != old.storage or new.server.data_dir != old.server.data_dir:
+        raise ConfigError("storage and server.data_dir changes need a restart; config not reloaded")
+
+
+def _kept_until_restart(new: Config, old: Config) -> list[tuple[str, bool]]:
+    """Sections a reload does not rebuild, and whether each changed (named in the reply)."""
+    return [("edge", new.edge != old.edge), ("server.outcomes", new.server.outcomes != old.server.outcomes),
+            ("server.external_url", new.server.external_url != old.server.external_url)]
+
+
 def _failed(why: str) -> JSONResponse:
     return JSONResponse({"status": "error", "errorType": "bad_data",
                          "error": f"config reload failed, the running config stays: {why}"},
@@ -105,8 +140,9 @@ def _failed(why: str) -> JSONResponse:
 def reload_route(reloader: Reloader, token: Secret) -> Route:
     """``POST /-/reload``: 200 with what changed, 400 naming the config error (old config kept)."""
     async def post(request: Request) -> Response:
+        force = request.query_params.get("force", "").lower() in ("1", "true")
         try:
-            text = await run_in_threadpool(reloader.reload)
+            text = await run_in_threadpool(reloader.reload, force)
         except InferwatchError as exc:
             return _failed(str(exc))
         except Exception as exc:  # a bug: logged, answered like a bad config, never a 500

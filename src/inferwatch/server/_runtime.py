@@ -66,6 +66,8 @@ class Server:
             comps = self.components
             start = self.clock.monotonic()
             try:
+                if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
+                    comps.health.record(now)
                 with self.priority.first():  # queries wait at their next check until the round is done
                     comps.evaluator.evaluate(now)
             except Exception:

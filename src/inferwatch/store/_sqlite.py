@@ -28,6 +28,7 @@ from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import Head, SampleBuffer
+from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
@@ -234,7 +235,9 @@ class SQLiteStore:
         try:
             _disk.write(conn, new_series.items(), sids, t, v, self.batch_size)
         except sqlite3.Error as exc:
+            self.stats.wrote(_disk.reason(exc), failure(exc), int(sids.shape[0]))
             raise StoreError(f"cannot write to the store {self.path}: {_disk.reason(exc)}") from exc
+        self.stats.write_error = ""
         if new_series:
             self._index.add_many(new_series)
             self._remember_new(new_series)

@@ -37,7 +37,14 @@ from inferwatch.server.ingest._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.store import ExemplarStore, LimitExceeded, Store, append_columns, count_discarded
+from inferwatch.store import (
+    ExemplarStore,
+    LimitExceeded,
+    Store,
+    append_columns,
+    count_discarded,
+    hold_samples,
+)
 
 __all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
 
@@ -202,6 +209,9 @@ class ScrapeLoop:
                 append_columns(self.store, labels, t, v)
         except InferwatchError as exc:
             error = f"store refused the scrape: {exc}"
+            # up 0 in memory (never written): a target that cannot be stored is down, TargetDown can fire
+            held = [0.0, duration, 0.0, 0.0, 0.0]
+            hold_samples(self.store, target.report, [now] * len(target.report), held)
             if not self._store_failing:  # once per episode: a full disk refuses every scrape
                 log.error("target %s: %s (said once until the store accepts samples again)",
                           redact_url(target.cfg.url), error)
