@@ -27,8 +27,8 @@ import httpx
 
 from inferwatch._exceptions import InferwatchError
 from inferwatch.config import REDACTED, ScrapeTarget, install_log_redaction, redact_url
+from inferwatch.formats import ExpositionParser, ParsedScrape
 from inferwatch.model import STALE_NAN, Clock, Labels
-from inferwatch.server.ingest._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server.ingest._scrape_limits import (
     MAX_AHEAD_S,
     ScrapeFailed,
