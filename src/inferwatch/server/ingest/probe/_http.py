@@ -159,6 +159,8 @@ def exchange(request: HttpRequest, *, timeout: float, on_chunk: OnChunk | None =
                     out.cert_expiry = _tls_expiry(response) if out.ssl else None
                     nxt = response.next_request if request.follow_redirects else None
                     if nxt is None:
+                        # a redirect not followed still counts, as blackbox_exporter counts it
+                        out.redirects += int(response.is_redirect and not request.follow_redirects)
                         out.content_length = int(response.headers.get("content-length", -1))
                         _read_body(response, out, request.max_body_bytes, deadline, on_chunk)
                         out.phases["transfer"] += time.perf_counter() - (tracer.headers_done or start)
