@@ -40,7 +40,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from inferwatch.config import Secret
-from inferwatch.model import matches_all, parse_duration
+from inferwatch.model import matches_all, parse_duration, shown
 from inferwatch.rules import Rule, format_go_float
 from inferwatch.server._reader import bearer_ok
 from inferwatch.server._runtime import Server
@@ -89,9 +89,9 @@ def _since(req: Request, default: str) -> float:
     try:
         since = parse_duration(raw)
     except ValueError:
-        raise ValueError(f"invalid parameter 'since': cannot parse {raw!r} to a duration") from None
+        raise ValueError(f"invalid parameter 'since': cannot parse {shown(raw)} to a duration") from None
     if not 0 < since <= TIMELINE_MAX_S:
-        raise ValueError(f"invalid parameter 'since': {raw!r} is not within (0, 7d]")
+        raise ValueError(f"invalid parameter 'since': {shown(raw)} is not within (0, 7d]")
     return since
 
 
