@@ -3,8 +3,8 @@
 A reload re-reads the config, builds the whole next generation (targets, rules,
 baselines, evaluator, and the alerting pipeline's routes, receivers and actions)
 and swaps it in; a bad config leaves the running one in place and the error names
-the file and field. The store and the listen address are not rebuilt: changing
-them needs a restart, and the reload says so.
+the file and field. What it does with each config section is one table
+(``_reload_policy.SECTIONS``): rebuilt, or named in the reply as kept until a restart.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from starlette.routing import Route
 from inferwatch._exceptions import ConfigError, InferwatchError
 from inferwatch.config import AlertingConfig, Config, Secret
 from inferwatch.server._components import ServerComponents
+from inferwatch.server._reload_policy import reload_notes
 from inferwatch.server._runtime import Server
 from inferwatch.server.api import write_guard
 
@@ -73,16 +74,7 @@ class Reloader:
                 notes.append("alerting changes take effect after a restart")
             elif new.alerting != old.alerting:
                 notes.append("alerting reloaded")
-            if new.alerting.alertmanagers != old.alerting.alertmanagers:
-                notes.append("alerting.alertmanagers changes take effect after a restart")
-            if new.server.remote_write != old.server.remote_write:
-                notes.append("server.remote_write changes take effect after a restart")
-            if new.server.listen != old.server.listen:
-                notes.append("server.listen changes take effect after a restart")
-            if (new.server.query, new.server.http) != (old.server.query, old.server.http):
-                notes.append("server.query and server.http changes take effect after a restart")
-            notes += [f"{name} changes take effect after a restart"
-                      for name, changed in _kept_until_restart(new, old) if changed]
+            notes += reload_notes(new, old)  # every section kept as it was is named
             log.info("config %s", "; ".join(notes))
             return "; ".join(notes)
 
@@ -123,12 +115,6 @@ def defaults_only(config: Config) -> bool:
 def _check_restart_only(new: Config, old: Config) -> None:
     if new.storage != old.storage or new.server.data_dir != old.server.data_dir:
         raise ConfigError("storage and server.data_dir changes need a restart; config not reloaded")
-
-
-def _kept_until_restart(new: Config, old: Config) -> list[tuple[str, bool]]:
-    """Sections a reload does not rebuild, and whether each changed (named in the reply)."""
-    return [("edge", new.edge != old.edge), ("server.outcomes", new.server.outcomes != old.server.outcomes),
-            ("server.external_url", new.server.external_url != old.server.external_url)]
 
 
 def _failed(why: str) -> JSONResponse:
