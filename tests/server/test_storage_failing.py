@@ -158,8 +158,11 @@ def test_a_full_data_disk_fires_storage_write_failing_and_recovers(
             _until(lambda: _alert_state(client, "StorageWriteFailing") == "inactive", "the resolve")
             wait_query(client, 'up{job="svc"} == 1')
         err = "".join(served.lines)
-        assert err.count("the store cannot write") == 1, err  # once per change of state
-        assert "the store writes again" in err, err
+        changes = [x for x in err.splitlines()
+                   if "the store cannot write" in x or "the store writes again" in x]
+        # once per change of state (a nearly full filesystem may let a write through now and then)
+        assert changes and all(("cannot" in x) == (k % 2 == 0) for k, x in enumerate(changes)), changes
+        assert "writes again" in changes[-1], err
         # (the alerting pipeline's own file is on the same full filesystem: its history write fails
         # and is logged with its traceback; the alert is sent again after resend_delay)
     finally:

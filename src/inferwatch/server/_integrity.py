@@ -13,6 +13,7 @@ and recorded every round so the default rule ``DataFileDamaged`` (P1) names the 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,11 @@ from pathlib import Path
 from inferwatch._exceptions import StoreError
 from inferwatch.store import TSDB_FILE, check_file, lost_series, repair_file
 
-__all__ = ["Damage", "check_data_dir"]
+__all__ = ["CHECK_EVERY_S", "Damage", "IntegrityWatch", "check_data_dir"]
 
 log = logging.getLogger(__name__)
 SHOWN = 5  # label sets of lost series named on stderr
+CHECK_EVERY_S = 86400.0  # while running: one quick_check of each file a day (one read of each file)
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,47 @@ def check_data_dir(data_dir: Path, announce: Callable[[str], None]) -> list[Dama
                  + f"; the damaged file is kept as {salvage.copy.name}")
         found.append(Damage(path.name, salvage.copy.name, tables, lost, tuple(named)))
     return found
+
+
+
+class IntegrityWatch:
+    """While the server runs: every ``every`` seconds, each file's ``quick_check`` on a thread of its own.
+
+    A file found damaged is logged once and added to ``damage`` (``DataFileDamaged`` fires);
+    it is repaired at the next start, where nothing has it open.
+    """
+
+    def __init__(self, data_dir: Path, damage: list[Damage], *, start: float,
+                 every: float = CHECK_EVERY_S) -> None:
+        self.data_dir, self.damage, self.every = data_dir, damage, every
+        self._last = start
+        self._thread: threading.Thread | None = None
+
+    def tick(self, now: float) -> None:
+        """Start a check when one is due and none is running (never blocks the round)."""
+        if now - self._last < self.every or (self._thread is not None and self._thread.is_alive()):
+            return
+        self._last = now
+        self._thread = threading.Thread(target=self._check, name="integrity-check", daemon=True)
+        self._thread.start()
+
+    def wait(self, timeout: float) -> None:
+        """Wait for a check in progress (tests, shutdown)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _check(self) -> None:
+        known = {d.file for d in self.damage}
+        for path in sorted(self.data_dir.glob("*.sqlite")):
+            if path.name in known:
+                continue
+            try:
+                problems = check_file(path)
+            except Exception:  # a background check logs and goes on
+                log.exception("checking %s failed", path)
+                continue
+            if problems:
+                log.error("%s fails SQLite's check while the server runs (%s): restart the server to "
+                          "repair it (the damaged file is copied aside then), or restore a backup",
+                          path.name, problems[0])
+                self.damage.append(Damage(path.name, "", ("found while running",), 0))

@@ -20,7 +20,7 @@ from pathlib import Path
 from inferwatch._exceptions import InferwatchError
 from inferwatch.model import Labels
 from inferwatch.model import metrics as catalog
-from inferwatch.server._integrity import Damage
+from inferwatch.server._integrity import Damage, IntegrityWatch
 from inferwatch.store import Store, append_columns, hold_samples
 
 __all__ = ["StorageHealth"]
@@ -45,7 +45,9 @@ class StorageHealth:
         self.store, self.data_dir, self._usage = store, data_dir, usage
         self._failing = False
         self.damage: list[Damage] = []
-        """Files found damaged (and repaired) at start: recorded every round for ``DataFileDamaged``."""
+        """Files found damaged (at start, then repaired; or by the daily check), for ``DataFileDamaged``."""
+        self.watch: IntegrityWatch | None = None
+        """The daily check of every file (``serve``'s ``build`` sets it)."""
 
     def error(self) -> str:
         """The store's last write error, ``""`` while writes succeed."""
@@ -62,6 +64,8 @@ class StorageHealth:
                           "StorageWriteFailing fires", error)
             else:
                 log.warning("the store writes again")
+        if self.watch is not None:
+            self.watch.tick(now)
         labels, values = [_FAILING], [1.0 if error else 0.0]
         try:
             free, total = self._usage(self.data_dir)

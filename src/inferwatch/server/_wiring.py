@@ -32,7 +32,7 @@ from inferwatch.server._components import (
     data_dir_of,
     state_dir,
 )
-from inferwatch.server._integrity import check_data_dir
+from inferwatch.server._integrity import IntegrityWatch, check_data_dir
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._live_token import LiveToken, token_reload
 from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
@@ -186,8 +186,9 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(inner, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
-    if server.components.health is not None:
+    if server.components.health is not None and state is not None:
         server.components.health.damage = damage
+        server.components.health.watch = IntegrityWatch(state, damage, start=clock.now())
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
@@ -199,7 +200,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
         def rebuild(cfg: Config, current: ServerComponents) -> ServerComponents:
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
             if built.health is not None and current.health is not None:
-                built.health.damage = current.health.damage
+                built.health.damage, built.health.watch = current.health.damage, current.health.watch
             built.evaluator.on_pending = pipeline.pending
             return built
 
