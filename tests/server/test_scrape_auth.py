@@ -111,6 +111,8 @@ def test_tls_config_trusts_the_given_ca(tmp_path: Path, stop: list[Guarded]) -> 
     assert _up(trusted)[0] == 1.0
     other = {"ca_file": str(cert), "server_name": "other.example"}  # verified against that name: refused
     assert _up(ScrapeTarget(job="j", url=g.url, authorization=auth, tls_config=other))[0] == 0.0
+    gone = {"ca_file": str(tmp_path / "gone.pem")}  # a file that does not load: down, no traceback
+    assert _up(ScrapeTarget(job="j", url=g.url, authorization=auth, tls_config=gone))[0] == 0.0
 
 
 @pytest.mark.parametrize(("target", "says"), [
@@ -120,7 +122,7 @@ def test_tls_config_trusts_the_given_ca(tmp_path: Path, stop: list[Guarded]) -> 
      "authorization: {credentials: c}}", "basic_auth or authorization, not both"),
     ("{job: a, url: 'http://127.0.0.1:9/m', basic_auth: {username: u, password: p, password_file: /f}}",
      "password or password_file"),
-    ("{job: a, url: 'https://127.0.0.1:9/m', tls_config: {ca_file: /no/such/ca.pem}}", "no file"),
+    ("{job: a, url: 'https://127.0.0.1:9/m', tls_config: {cert_file: /c.pem}}", "go together"),
 ])
 def test_credentials_in_the_url_and_conflicting_auth_are_refused(target: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says) as err:

@@ -86,21 +86,20 @@ class TLSConfig(FrozenModel):
     def _pair(self) -> TLSConfig:
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("cert_file and key_file go together")
-        for name in ("ca_file", "cert_file", "key_file"):
-            path = getattr(self, name)
-            if path is not None and not Path(path).is_file():
-                raise ValueError(f"{name}: no file {path}")
-        try:
-            self.context()
-        except (OSError, ssl.SSLError) as exc:
-            raise ValueError(f"cannot be loaded ({exc})") from None
         return self
 
     def context(self) -> ssl.SSLContext:
-        """The SSL context for the target's client."""
-        ctx = ssl.create_default_context(cafile=self.ca_file)
-        if self.cert_file and self.key_file:
-            ctx.load_cert_chain(self.cert_file, self.key_file)
+        """The SSL context for the target's client (``OSError`` naming the file that does not load).
+
+        Files are read when the scrape loop starts, not when the config loads, so a config can be
+        checked on another machine; a target whose files do not load is down with the reason.
+        """
+        try:
+            ctx = ssl.create_default_context(cafile=self.ca_file)
+            if self.cert_file and self.key_file:
+                ctx.load_cert_chain(self.cert_file, self.key_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise OSError(f"tls_config: cannot load {self.ca_file or self.cert_file} ({exc})") from None
         if self.insecure_skip_verify:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE

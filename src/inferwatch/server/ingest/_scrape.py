@@ -132,8 +132,13 @@ class ScrapeLoop:
         opts: dict[str, Any] = {"transport": transport, "follow_redirects": True,
                                 "headers": {"Accept": ACCEPT}}
         self._client = httpx.Client(**opts)
-        self._tls = {id(t): httpx.Client(**opts, verify=t.cfg.tls_config.context())  # a client per tls_config
-                     for t in self._targets if t.cfg.tls_config is not None}
+        self._tls: dict[int, httpx.Client | str] = {}  # a client per tls_config, or why it has none
+        for t in self._targets:
+            if t.cfg.tls_config is not None:
+                try:
+                    self._tls[id(t)] = httpx.Client(**opts, verify=t.cfg.tls_config.context())
+                except OSError as exc:
+                    self._tls[id(t)] = str(exc)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._store_failing = False
@@ -171,6 +176,8 @@ class ScrapeLoop:
         parsed, error, note = ParsedScrape(), "", ""
         try:
             client = self._tls.get(id(target), self._client)
+            if isinstance(client, str):
+                raise ScrapeFailed(client)
             body = fetch(client, target.cfg)  # network time is real time, as httpx's timeout
             parsed = target.parser.parse(body.text, now, body.content_type)
             try:
@@ -304,4 +311,5 @@ class ScrapeLoop:
         self._threads.clear()
         self._client.close()
         for client in self._tls.values():
-            client.close()
+            if not isinstance(client, str):
+                client.close()
