@@ -275,11 +275,15 @@ class Page:
 
 
 def boot_view(server: Server) -> dict[str, Any]:
-    """What the overview asks before its first query: the server's time, the services, the rules."""
+    """What the overview asks before its first query: the server's time, the services, the rules,
+    and the shortest scrape interval of its targets."""
     comps = server.components
+    intervals = [t.effective_interval for t in comps.config.scrape.targets]
     return {"now": server.clock.now(), "services": comps.store.label_values("service"),
             "rules": [{"name": r.name, "query": r.promql, "labels": dict(r.alert_labels)}
-                      for r in comps.rules]}
+                      for r in comps.rules],
+            # the charts' step and rate window follow it (Grafana's $__rate_interval)
+            "scrape_interval": min(intervals, default=15.0)}
 
 
 def _data_block(name: str, text: str) -> str:
