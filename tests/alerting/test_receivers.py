@@ -24,14 +24,14 @@ from alerting.fakes import (
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline
 from inferwatch.alerting.notify import build_notifier
-from inferwatch.config import parse_config
-from inferwatch.config._receivers import (
+from inferwatch.config import (
     EmailReceiverSpec,
     PagerDutyReceiverSpec,
     SlackReceiverSpec,
     TwilioReceiverSpec,
     WebhookReceiverSpec,
     WeComReceiverSpec,
+    parse_config,
 )
 from inferwatch.model import Labels
 

@@ -16,8 +16,7 @@ from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline
 from inferwatch.alerting.notify import build_notifier
 from inferwatch.alerting.notify._dingtalk import DINGTALK_MAX_BYTES, DingTalkNotifier, dingtalk_sign
 from inferwatch.alerting.notify._feishu import FEISHU_MAX_BYTES, FeishuNotifier, feishu_sign
-from inferwatch.config import parse_config
-from inferwatch.config._receivers_cn import DingTalkReceiverSpec, FeishuReceiverSpec
+from inferwatch.config import DingTalkReceiverSpec, FeishuReceiverSpec, parse_config
 from inferwatch.model import Labels, SimulatedClock
 
 Fake = Callable[[Handler], FakeService]

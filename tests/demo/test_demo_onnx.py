@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from tests._require import require_module
 
 from inferwatch.alerting import NotificationRecord
 from inferwatch.demo import (
@@ -25,7 +26,7 @@ from inferwatch.demo import (
 )
 from inferwatch.sdk import Monitor
 
-pytest.importorskip("onnxruntime")
+require_module("onnxruntime")
 RULE = "ExecutionProviderFallback"
 
 

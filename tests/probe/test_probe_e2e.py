@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -138,16 +140,22 @@ def test_an_outage_pages_once_and_spends_its_share_of_the_budget(tmp_path: Path)
             points = value(client, 'count_over_time(slo:sli_error:ratio_rate5m'
                                    '{sloth_id="ranker-availability"}[30d])')
             status = client.get("/api/v1/probes").json()["data"][0]
+            cli = subprocess.run([sys.executable, "-m", "inferwatch", "slo", "status", "--config",
+                                  str(tmp_path / "inferwatch.yml"), "--url", s.url],
+                                 capture_output=True, text=True, timeout=120, check=False)
     finally:
         app.kill()
         hook.stop()
     assert first_fail - killed <= INTERVAL + 1.0  # probe_success 0 within one interval
+    print("pages:", sorted({str(a["labels"]["alertname"]) for a in pages(hook)}))  # type: ignore[index]
     assert len(pages(hook, "ProbeFailing")) == 1, pages(hook)
     spent = next(w["error_ratio"] for w in slo["windows"] if w["window"] == "30d")
     assert points is not None
     share = outage / (points * INTERVAL)  # the outage's share of the time the SLI covers
     print(f"outage {outage:.0f}s of {points * INTERVAL:.0f}s: share {share:.4f}, SLI error ratio {spent:.4f}")
     assert abs(spent / share - 1) <= 0.2, (spent, share, outage)
+    print(cli.stdout)
+    assert "+ downtime from probe_success" in cli.stdout, cli.stderr
     assert slo["downtime"]["source"] == 'probe_success{service="ranker",probe=~"ranker-predict"}'
     assert status["last_failure_reason"].startswith(("[Errno 111]", "All connection attempts failed",
                                                      "timed out")), status

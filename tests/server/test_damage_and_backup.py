@@ -145,3 +145,24 @@ def test_a_backup_taken_while_serving_restores_into_a_new_server(tmp_path: Path)
         (count,) = wait_query(c, "count(last_over_time(seeded[1h]))")
         assert count["value"][1] == str(SERIES)  # type: ignore[index]
         assert [s["id"] for s in c.get("/api/v2/silences").json()] == [silence]
+
+
+def test_store_repair_for_an_operator_and_never_under_a_running_server(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _seed_store(data)
+    cfg = tmp_path / "inferwatch.yml"
+    _damage(data / "tsdb.sqlite", "chunks")
+    (tmp_path / "run").mkdir()
+    with serve(_config(data), tmp_path / "run") as running:
+        assert running.url
+        refused = _store_cli("repair", config=tmp_path / "run" / "inferwatch.yml")
+        assert refused.returncode == 1 and "in use by another inferwatch server" in refused.stderr, refused
+    cfg.write_text(_config(data))
+    (data / "tsdb.sqlite").unlink()  # the server above repaired it at start: damage it again, stopped
+    _seed_store(data)
+    _damage(data / "tsdb.sqlite", "chunks")
+    done = _store_cli("repair", config=cfg)
+    assert done.returncode == 0, done.stderr
+    assert "tsdb.sqlite is damaged" in done.stdout and "series lost samples" in done.stdout, done.stdout
+    assert _store_cli("check", config=cfg).returncode == 0

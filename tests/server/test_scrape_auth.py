@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import http.server
-import shutil
 import ssl
 import subprocess
 import threading
@@ -13,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests._require import require_tool
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import ScrapeTarget, parse_config
@@ -95,10 +95,10 @@ def test_authorization_with_credentials_or_a_credentials_file(tmp_path: Path, st
     assert _up(ScrapeTarget(job="j", url=g.url, authorization=gone))[0] == 0.0
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
 def test_tls_config_trusts_the_given_ca(tmp_path: Path, stop: list[Guarded]) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+    openssl = require_tool("openssl")
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
                     "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
                     "-out", str(cert)], check=True, capture_output=True, timeout=60)
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

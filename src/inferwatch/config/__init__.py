@@ -6,6 +6,14 @@
 """
 
 from inferwatch import _env as env
+from inferwatch.config._actions import (
+    ActionSpec,
+    CommandActionSpec,
+    DegradeActionSpec,
+    HttpActionSpec,
+    KubernetesScaleSpec,
+    RollbackActionSpec,
+)
 from inferwatch.config._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
@@ -36,36 +44,6 @@ from inferwatch.config._probes import (
     check_json_path,
 )
 from inferwatch.config._quality import QualityConfig
-from inferwatch.config._receivers import (
-    PAGERDUTY_KEY_LEN,
-    ActionSpec,
-    CommandActionSpec,
-    DegradeActionSpec,
-    DigestReceiverSpec,
-    EmailReceiverSpec,
-    HttpActionSpec,
-    KubernetesScaleSpec,
-    PagerDutyReceiverSpec,
-    RateLimitSpec,
-    ReceiverSpec,
-    RollbackActionSpec,
-    SlackReceiverSpec,
-    TelegramReceiverSpec,
-    TerminalReceiverSpec,
-    TwilioReceiverSpec,
-    WebhookReceiverSpec,
-    WeComReceiverSpec,
-)
-from inferwatch.config._receivers_cn import (
-    LANGUAGES,
-    AliyunSmsReceiverSpec,
-    AliyunVoiceReceiverSpec,
-    DingTalkReceiverSpec,
-    FeishuReceiverSpec,
-    TencentSmsReceiverSpec,
-    TencentVoiceReceiverSpec,
-    WeComAppReceiverSpec,
-)
 from inferwatch.config._redact import (
     REDACTED,
     install_log_redaction,
@@ -109,6 +87,28 @@ from inferwatch.config._slo import (
     check_thresholds,
 )
 from inferwatch.config._types import Duration, FrozenModel, Secret
+from inferwatch.config.receivers import (
+    LANGUAGES,
+    PAGERDUTY_KEY_LEN,
+    AliyunSmsReceiverSpec,
+    AliyunVoiceReceiverSpec,
+    DigestReceiverSpec,
+    DingTalkReceiverSpec,
+    EmailReceiverSpec,
+    FeishuReceiverSpec,
+    PagerDutyReceiverSpec,
+    RateLimitSpec,
+    ReceiverSpec,
+    SlackReceiverSpec,
+    TelegramReceiverSpec,
+    TencentSmsReceiverSpec,
+    TencentVoiceReceiverSpec,
+    TerminalReceiverSpec,
+    TwilioReceiverSpec,
+    WebhookReceiverSpec,
+    WeComAppReceiverSpec,
+    WeComReceiverSpec,
+)
 
 __all__ = [
     "ALERT_FIELDS",

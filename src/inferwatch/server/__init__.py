@@ -19,10 +19,12 @@ from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server._wiring import Embedding, ServerParts, api_routes, build, build_components
 from inferwatch.server.api import alerting_routes, oncall_routes, slo_routes, trace_routes
 from inferwatch.server.ingest import REPORT_METRICS, ExpositionParser, ParsedScrape, ScrapeLoop, TargetHealth
+from inferwatch.server.ingest.probe import PHASES, ProbeResult, Rotation, load_golden, run_probe
 from inferwatch.server.web import dashboard_routes
 
 __all__ = [
     "ALERT_STATE_FILE",
+    "PHASES",
     "REPORT_METRICS",
     "Damage",
     "DataDirLock",
@@ -32,6 +34,8 @@ __all__ = [
     "ExpositionParser",
     "LoggingSink",
     "ParsedScrape",
+    "ProbeResult",
+    "Rotation",
     "ScrapeLoop",
     "Server",
     "ServerComponents",
@@ -49,10 +53,12 @@ __all__ = [
     "create_app",
     "dashboard_routes",
     "data_dir_of",
+    "load_golden",
     "oncall_routes",
     "parse_listen",
     "preflight",
     "prometheus_rule_files",
+    "run_probe",
     "serve",
     "slo_routes",
     "state_dir",

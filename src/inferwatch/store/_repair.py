@@ -78,8 +78,10 @@ def repair_file(path: Path, *, now: datetime | None = None) -> Salvage:
     fresh = path.with_name(f"{path.name}.recovering")
     try:
         for suffix in ("", "-wal"):
-            if Path(f"{path}{suffix}").exists():
-                shutil.copy2(f"{path}{suffix}", f"{copy}{suffix}")
+            side = Path(f"{path}{suffix}")
+            if side.exists() and (not suffix or side.stat().st_size):  # an empty WAL holds nothing
+                shutil.copy2(side, f"{copy}{suffix}")
+        had_wal = Path(f"{copy}-wal").exists()  # before reading the copy, which may make an empty one
         fresh.unlink(missing_ok=True)
         out = Salvage(path, copy)
         src, dst = _ro(copy), sqlite3.connect(fresh, isolation_level=None)
@@ -88,7 +90,6 @@ def repair_file(path: Path, *, now: datetime | None = None) -> Salvage:
         finally:
             src.close()
             dst.close()
-        had_wal = Path(f"{path}-wal").exists()
         for side in ("-shm", *(() if had_wal else ("-wal",))):  # what reading the copy left beside it
             Path(f"{copy}{side}").unlink(missing_ok=True)
         for suffix in ("-wal", "-shm"):  # they belong to the damaged file (copied aside with it)
