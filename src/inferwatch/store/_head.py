@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from itertools import compress, repeat
 from operator import attrgetter, is_
+from sys import getsizeof
 
 import numpy as np
 
@@ -159,6 +160,14 @@ class Head:
                     if t.shape[0]:
                         out.append(Series(labels(sid), t, v))
         return out
+
+    def memory(self) -> tuple[int, int]:
+        """``(samples, bytes)`` held: the buffers' arrays with their spare room, their objects, the map."""
+        samples = size = 0
+        for buf in self.buffers.values():
+            samples += len(buf.t)
+            size += getsizeof(buf.t) + getsizeof(buf.v) + getsizeof(buf)
+        return samples, size + getsizeof(self.buffers)
 
     def drop_before(self, t: float) -> int:
         """Truncate every buffer before ``t``; empty buffers are released."""

@@ -261,8 +261,7 @@ class SQLiteStore:
             self._head_from = cut
 
     def _compact_for_read(self) -> None:
-        """Compact before reading or deleting old ranges; a store that cannot write (disk full)
-        still answers, and retention still frees space."""
+        """Compact before old reads and deletes; on a full disk reads still answer, retention frees space."""
         try:
             self.compact()
         except StoreError as exc:
@@ -277,8 +276,7 @@ class SQLiteStore:
         with self._lock:
             self._last_compact = self._clock.now()
             try:
-                moved = _disk.compact(self._db())
-                self._old_in_wal = False
+                moved, self._old_in_wal = _disk.compact(self._db()), False
                 return moved
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
@@ -287,6 +285,11 @@ class SQLiteStore:
     def series_count(self) -> int:
         """How many series the store holds (``server.limits.max_series`` counts these)."""
         return len(self._index)
+
+    def head_memory(self) -> tuple[int, int]:
+        """``(samples, bytes)`` the in-memory head holds."""
+        with self._lock:
+            return self._head.memory()
 
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
@@ -307,8 +310,8 @@ class SQLiteStore:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
         head_from = self._head_from
         try:
-            if self._old_in_wal:  # else everything before the head is in chunks already: a read
-                self._compact_for_read()  # must not pay for (and hold the lock through) a compaction
+            if self._old_in_wal:  # else all before the head is in chunks: no compaction on a read
+                self._compact_for_read()
             chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
             old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
         except (sqlite3.Error, OverflowError) as exc:
