@@ -30,7 +30,7 @@
    device-level heartbeat that carries no value, a compact envelope, bigger batches, and
    values rounded within the band. Naive and deadband always use the same encoder, batching
    and gzip (the rounding applies to deadband values only: it is lossy, within the band).
-   The agent sends version 2 of ``inferwatch.edge._wire`` (the dictionary and the compact
+   The agent sends version 2 of ``inferwatch.formats._wire`` (the dictionary and the compact
    envelope); the value-less heartbeat, the rounding and the 1-hour batches are not built.
 2. A real `inferwatch edge` process scraping a local endpoint of 1,000 series once a second
    and uploading to a local receiver: resident memory and CPU seconds per 1,000 samples read,

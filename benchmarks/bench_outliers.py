@@ -108,8 +108,8 @@ METRICS = {
     "gpu": Metric("gpu", 55.0, 25.0, 2.0, 3.0, 20.0, "both", (5.0, 10.0)),
     "confidence": Metric("confidence", 0.86, 0.03, 0.005, 0.01, -0.04, "below", (0.02, 0.03)),
 }
-TOLERANCES = (3.0, 4.0)
-FORS = (60.0, 120.0)
+TOLERANCES = (3.5, 4.5)
+FORS = (180.0, 240.0)
 
 
 def _spikes(rng: np.random.Generator, steps: int, n: int) -> np.ndarray:

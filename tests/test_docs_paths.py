@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).parent.parent
 SRC = ROOT / "src" / "inferwatch"
 PACKAGES = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
-# `server/_ingest.py`, `inferwatch/edge/_snappy.py`, `src/inferwatch/sdk/_multiproc.py`
+# `server/_ingest.py`, `inferwatch/formats/_snappy_pure.py`, `src/inferwatch/sdk/_multiproc.py`
 PATH = re.compile(r"(?<![\w/.])(?:src/)?(?:inferwatch/)?((?:[a-z_]+/)+[A-Za-z_0-9]+\.py)\b")
 
 

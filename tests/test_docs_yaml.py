@@ -52,6 +52,8 @@ def _kind(data: Any) -> str:
             return "replay"
         if keys == {"authorization"}:
             return "other: amtool's http_config"
+        if keys == {"modules"}:
+            return "other: blackbox_exporter's config (inferwatch's output)"
         if "receivers" in keys and all("webhook_configs" in r for r in data["receivers"]):
             return "other: Alertmanager's config"
     if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
@@ -59,6 +61,8 @@ def _kind(data: Any) -> str:
             return "receivers"
         if all("source_matchers" in item for item in data):
             return "inhibit_rules"
+        if all("job_name" in item for item in data):
+            return "other: Prometheus scrape jobs (inferwatch's output)"
         if all("alert" in item and "expr" in item for item in data):
             return "other: Prometheus rules (inferwatch's output)"
     return "unknown"

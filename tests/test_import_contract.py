@@ -54,8 +54,6 @@ ALLOWED_PRIVATE: set[tuple[str, str]] = set()
 # ``from module import _name`` across modules (importer, module, name). May only shrink: a name
 # another module needs is public in its module (and private to the package by the module's ``_``).
 ALLOWED_PRIVATE_NAMES: set[tuple[str, str, str]] = {
-    ("inferwatch.config._receivers", "inferwatch.config._receiver_base", "_Receiver"),
-    ("inferwatch.config._receivers_cn", "inferwatch.config._receiver_base", "_Receiver"),
     *{(f"inferwatch.model._catalog_{c}", "inferwatch.model._metric_spec", n)
       for c, ns in {"app": "_C _G _H _SVC", "infra": "_C _G _U", "ops": "_C _G", "probe": "_C _G",
                     "runtime": "_C _G _H _SVC"}.items() for n in ns.split()},

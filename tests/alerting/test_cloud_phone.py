@@ -22,12 +22,12 @@ from inferwatch.alerting.notify._aliyun import (
 )
 from inferwatch.alerting.notify._phone import alert_phrase
 from inferwatch.alerting.notify._tencent import TencentSmsNotifier, TencentVoiceNotifier, tc3_authorization
-from inferwatch.config import parse_config
-from inferwatch.config._receivers_cn import (
+from inferwatch.config import (
     AliyunSmsReceiverSpec,
     AliyunVoiceReceiverSpec,
     TencentSmsReceiverSpec,
     TencentVoiceReceiverSpec,
+    parse_config,
 )
 from inferwatch.model import SimulatedClock
 

@@ -17,9 +17,8 @@ import pytest
 from alerting.conftest import alert
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
-from inferwatch.alerting.notify._build import build_notifier
-from inferwatch.config import parse_config
-from inferwatch.config._receivers import EmailReceiverSpec
+from inferwatch.alerting.notify import build_notifier
+from inferwatch.config import EmailReceiverSpec, parse_config
 from inferwatch.model import Labels
 
 USER, PASSWORD = "alerts", "SMTP-PASSWORD-123"

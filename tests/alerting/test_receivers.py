@@ -23,15 +23,15 @@ from alerting.fakes import (
 )
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline
-from inferwatch.alerting.notify._build import build_notifier
-from inferwatch.config import parse_config
-from inferwatch.config._receivers import (
+from inferwatch.alerting.notify import build_notifier
+from inferwatch.config import (
     EmailReceiverSpec,
     PagerDutyReceiverSpec,
     SlackReceiverSpec,
     TwilioReceiverSpec,
     WebhookReceiverSpec,
     WeComReceiverSpec,
+    parse_config,
 )
 from inferwatch.model import Labels
 

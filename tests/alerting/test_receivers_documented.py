@@ -24,14 +24,14 @@ from alerting.fakes import (
 )
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
-from inferwatch.alerting.notify._build import build_notifier
-from inferwatch.config import parse_config
-from inferwatch.config._receivers import (
+from inferwatch.alerting.notify import build_notifier
+from inferwatch.config import (
     PagerDutyReceiverSpec,
     SlackReceiverSpec,
     TwilioReceiverSpec,
     WebhookReceiverSpec,
     WeComReceiverSpec,
+    parse_config,
 )
 from inferwatch.model import Labels, SimulatedClock, alertmanager_fingerprint
 from inferwatch.rules import Alert

@@ -13,11 +13,10 @@ from alerting.fakes import FakeService, Handler
 from alerting.fakes_cn import FakeDingTalk, FakeFeishu
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline
-from inferwatch.alerting.notify._build import build_notifier
+from inferwatch.alerting.notify import build_notifier
 from inferwatch.alerting.notify._dingtalk import DINGTALK_MAX_BYTES, DingTalkNotifier, dingtalk_sign
 from inferwatch.alerting.notify._feishu import FEISHU_MAX_BYTES, FeishuNotifier, feishu_sign
-from inferwatch.config import parse_config
-from inferwatch.config._receivers_cn import DingTalkReceiverSpec, FeishuReceiverSpec
+from inferwatch.config import DingTalkReceiverSpec, FeishuReceiverSpec, parse_config
 from inferwatch.model import Labels, SimulatedClock
 
 Fake = Callable[[Handler], FakeService]

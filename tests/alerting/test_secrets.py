@@ -20,10 +20,9 @@ from alerting.conftest import alert
 from alerting.fakes import FakeService, Handler, Reply, Request, slack_handler, wecom_handler
 from inferwatch._exceptions import ConfigError
 from inferwatch.alerting import HttpClient, Pipeline, PipelineHandles, RecordingNotifier, StateDB
-from inferwatch.alerting.notify._build import build_notifier
+from inferwatch.alerting.notify import build_notifier
 from inferwatch.cli._main import main
-from inferwatch.config import Secret, parse_config
-from inferwatch.config._receivers import SlackReceiverSpec, WeComReceiverSpec
+from inferwatch.config import Secret, SlackReceiverSpec, WeComReceiverSpec, parse_config
 from inferwatch.model import SimulatedClock
 from inferwatch.server.api._alerting_api import alerting_routes
 

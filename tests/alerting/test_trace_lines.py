@@ -19,8 +19,12 @@ from inferwatch.alerting.notify._feishu import FeishuNotifier
 from inferwatch.alerting.notify._template import notification_text, webhook_payload
 from inferwatch.alerting.notify._wecom import WeComNotifier
 from inferwatch.alerting.notify._wecom_app import WeComAppNotifier
-from inferwatch.config._receivers import WeComReceiverSpec
-from inferwatch.config._receivers_cn import DingTalkReceiverSpec, FeishuReceiverSpec, WeComAppReceiverSpec
+from inferwatch.config import (
+    DingTalkReceiverSpec,
+    FeishuReceiverSpec,
+    WeComAppReceiverSpec,
+    WeComReceiverSpec,
+)
 from inferwatch.model import Labels, SimulatedClock
 from inferwatch.rules import Alert
 

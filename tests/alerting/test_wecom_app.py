@@ -14,8 +14,7 @@ from alerting.test_robots_cn import many, note
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import HttpClient
 from inferwatch.alerting.notify._wecom_app import WECOM_APP_MAX_BYTES, WeComAppNotifier
-from inferwatch.config import parse_config
-from inferwatch.config._receivers_cn import WeComAppReceiverSpec
+from inferwatch.config import WeComAppReceiverSpec, parse_config
 from inferwatch.model import SimulatedClock
 
 Fake = Callable[[Handler], FakeService]

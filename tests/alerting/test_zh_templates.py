@@ -10,13 +10,12 @@ import pytest
 from alerting.conftest import alert
 from alerting.test_robots_cn import note
 from inferwatch.alerting import AlertGroup, HttpClient, Notification, Pipeline, RecordingNotifier
-from inferwatch.alerting.notify._build import build_notifier
+from inferwatch.alerting.notify import build_notifier
 from inferwatch.alerting.notify._email import EmailNotifier
 from inferwatch.alerting.notify._message import WORDS, localized_title, render
 from inferwatch.alerting.notify._notes_zh import translate_note
 from inferwatch.alerting.notify._template import notification_text
-from inferwatch.config import parse_config
-from inferwatch.config._receivers import EmailReceiverSpec, TerminalReceiverSpec
+from inferwatch.config import EmailReceiverSpec, TerminalReceiverSpec, parse_config
 from inferwatch.model import Labels, SimulatedClock
 
 T0 = 1_764_813_600.0  # 2025-12-04 02:00:00 UTC = 10:00 in Shanghai

@@ -46,6 +46,18 @@ def test_config_show_masks_secrets(tmp_path: Path) -> None:
     assert out.returncode == 0 and "hunter2" not in out.stdout and "<secret>" in out.stdout
 
 
+def test_config_show_redacts_credentials_inside_urls(tmp_path: Path) -> None:
+    # before: user:PASS@ in remote-write and webhook URLs was printed as written
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("server: {remote_write: [{url: 'https://rw:PASS1@tsdb.example.com/api/v1/write'}]}\n"
+                   "alerting: {receivers: [{name: hook, type: webhook, "
+                   "url: 'https://u:PASS2@hooks.example.com/in?token=PASS3'}]}\n"
+                   "scrape: {targets: [{job: j, url: 'http://127.0.0.1:9/metrics?token=PASS4'}]}\n")
+    out = run("config", "show", "--config", str(cfg))
+    assert out.returncode == 0, out.stderr
+    assert "PASS" not in out.stdout and "http://127.0.0.1:9/metrics" in out.stdout
+
+
 # verbs that read no inferwatch config: they take none (edge's --config is the agent's own file)
 NO_CONFIG = {"init", "demo", "abtest", "profile check", "edge simulate", "performance estimate"}
 

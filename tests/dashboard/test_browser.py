@@ -16,6 +16,7 @@ PAGES = ["overview", "alerts", "silences",
          "explore?q=sum%20by%20(code)%20(rate(inferwatch_requests_total%5B1m%5D))", "drift", "diagnose"]
 # Panels the demo fills (it has no GPU, host or business metrics: those panels say so).
 DEMO_PANELS = ["QPS by status code", "Latency P50 / P99", "Error and 503 ratios", "In-flight requests",
+               "Queue and compute time per request (mean)",
                "Feature drift (PSI)", "Prediction confidence (P10 / P50 / P90, mean)"]
 
 

@@ -16,7 +16,7 @@ def test_demo_verb_runs_the_whole_story_and_exits(capsys: pytest.CaptureFixture[
     assert main(["demo", "--duration", "2.5", "--rate", "30", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("inferwatch demo: dashboard at http://127.0.0.1:")  # the URL comes first
-    for phase in ("normal", "latency", "outage", "drift", "narrow"):
+    for phase in ("normal", "latency", "outage", "drift", "narrow", "fallback"):
         assert f"phase {phase}" in out
     assert "x768 compressed time" in out or "at x768" in out
     assert "load generator:" in out
@@ -49,6 +49,6 @@ def test_demo_ends_with_the_summary_and_no_exporter_errors() -> None:
     lines = r.stdout.rstrip("\n").splitlines()
     header = max(i for i, line in enumerate(lines) if line.startswith("phase      requests"))
     assert [line.split()[0] for line in lines[header + 1:-1]] == ["normal", "latency", "outage", "drift",
-                                                                   "narrow"]
+                                                                   "narrow", "fallback"]
     assert lines[-1].startswith("load generator: ")  # nothing after the table
     assert "opentelemetry" not in r.stdout and "Failed to export" not in r.stdout, r.stdout[-3000:]

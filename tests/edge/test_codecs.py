@@ -21,7 +21,7 @@ from inferwatch.edge import (
     encode_compact,
     encode_write_request,
 )
-from inferwatch.edge._snappy import compress, decompress
+from inferwatch.formats._snappy_pure import compress, decompress
 from inferwatch.model import STALE_NAN, Labels, Sample, is_stale_nan
 
 

@@ -16,10 +16,10 @@ from collections.abc import Callable
 import pytest
 
 from inferwatch.config import parse_config
+from inferwatch.formats._exposition import ExpositionParser
 from inferwatch.model import SimulatedClock
 from inferwatch.rules import AlertState, load_rules
 from inferwatch.rules._evaluator import Evaluator
-from inferwatch.server.ingest._exposition import ExpositionParser
 from inferwatch.store import MemoryStore
 from inferwatch.store._memory import append_columns
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests._onnx import GPU_ASK, logistic_model, session
+from tests._require import require_module
 
 from inferwatch import ConfigError
 from inferwatch.sdk import InstrumentedSession, Monitor, onnx_session
@@ -89,7 +90,7 @@ def test_a_session_that_got_what_it_asked_for_names_no_cpu_nodes() -> None:
 
 
 def test_a_plain_session_needs_the_request_given(tmp_path: Path) -> None:
-    ort = pytest.importorskip("onnxruntime")
+    ort = require_module("onnxruntime")
     with pytest.warns(UserWarning, match="CUDAExecutionProvider"):
         raw = ort.InferenceSession(logistic_model(), providers=GPU_ASK)
     with Monitor(**SVC) as m:
@@ -102,7 +103,7 @@ def test_a_plain_session_needs_the_request_given(tmp_path: Path) -> None:
 
 
 def test_the_profile_says_where_each_node_ran(tmp_path: Path) -> None:
-    ort = pytest.importorskip("onnxruntime")
+    ort = require_module("onnxruntime")
     opts = ort.SessionOptions()
     opts.enable_profiling = True
     opts.profile_file_prefix = str(tmp_path / "ort")
@@ -158,7 +159,7 @@ def test_what_is_not_a_session_is_refused_at_instrument_time() -> None:
 
 
 def test_a_missing_model_file_is_onnx_runtimes_error(tmp_path: Path) -> None:
-    pytest.importorskip("onnxruntime")
+    require_module("onnxruntime")
     with pytest.raises(Exception, match=r"(?i)no such file|doesn't exist|does not exist|load model"):
         onnx_session(tmp_path / "missing.onnx", providers=["CPUExecutionProvider"])
 

@@ -258,3 +258,17 @@ def test_the_openapi_document_lists_both_methods(api: tuple[TestClient, ServerPa
     client, _, _ = api
     doc = client.get("/api/openapi.json").json()["paths"][PATH]
     assert set(doc) == {"get", "post"} and doc["post"]["security"] == [{"bearer": []}]
+
+
+def test_a_resent_outcome_is_stored_once(api: tuple[TestClient, ServerParts, SimulatedClock]) -> None:
+    # rule: (request_id, model) names one outcome: a retry or a duplicate in the batch adds nothing
+    # (before: every copy was stored, and a label poller joined it twice)
+    client, _, _ = api
+    body = {"outcomes": [{"request_id": "r1", "label": 1}, {"request_id": "r1", "label": 1},
+                         {"request_id": "r1", "label": 0, "model": "ctr"}]}
+    first = client.post(PATH, json=body, headers=AUTH).json()["data"]
+    assert first == {"stored": 2, "first": 1, "last": 2}
+    again = client.post(PATH, json=body, headers=AUTH).json()["data"]
+    assert again["stored"] == 0
+    page = client.get(PATH, params={"after": 0}).json()["data"]
+    assert [(o["request_id"], o["model"]) for o in page["outcomes"]] == [("r1", ""), ("r1", "ctr")]

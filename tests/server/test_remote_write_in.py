@@ -114,7 +114,8 @@ def test_pushed_samples_are_stored_once_and_bad_requests_are_refused_whole(serve
 
 
 def test_the_columns_reader_reads_what_the_edge_codec_reads() -> None:
-    from inferwatch.edge import _snappy, decode_write_request
+    from inferwatch.edge import decode_write_request
+    from inferwatch.formats import _snappy_pure as _snappy
     from inferwatch.model import STALE_NAN, is_stale_nan
     from inferwatch.server.ingest._prompb import WriteRequestReader
 

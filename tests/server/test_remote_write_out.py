@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import itertools
+import logging
 import random
 import sqlite3
 import threading
@@ -161,6 +162,23 @@ def test_5xx_429_and_network_errors_are_retried_with_exponential_backoff(
     assert all(_sorted(body) == _sorted(logged) for _, _, body in receiver.requests)  # the same batch
     assert (sender.counts.sent, sender.counts.retries, sender.counts.failed) == (6, 10, 0)
     assert wal.pending("r1") == 0
+
+
+def test_an_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
+        tmp_path: Path, receiver: Receiver, caplog: pytest.LogCaptureFixture) -> None:
+    # issue 59: an outage was visible only in the pending-samples metric (retries log at info)
+    wal = _wal(tmp_path, receiver.clock)
+    _fill(wal, 100.0, 3)
+    receiver.script = [503, 503, "drop", 500, 204, 503, 204]
+    sender = _sender(receiver, wal, max_samples_per_send=6, min_backoff="30ms", max_backoff="1s")
+    with caplog.at_level(logging.WARNING, logger="inferwatch.server.remote._remote_write_out"):
+        assert sender.step() == 0.0  # four failures, then acknowledged
+        _fill(wal, 200.0, 3)
+        assert sender.step() == 0.0  # a second outage: one failure, then acknowledged
+    said = [r.getMessage() for r in caplog.records]
+    assert [("not accepting" in m, "accepting samples again" in m) for m in said] == [
+        (True, False), (False, True), (True, False), (False, True)], said
+    assert "HTTP 503" in said[0] and "tok-123" not in " ".join(said)
 
 
 def test_a_long_outage_drops_the_oldest_instead_of_growing_the_backlog(

@@ -28,7 +28,8 @@ from inferwatch.server._shutdown import Shutdown, Step
 
 TOKEN = "t0ken-for-shutdown"
 BOUND_S = 60.0
-GRACE_S = 10.0
+STORM_BOUND_S = 300.0  # 2,000 deliveries on a loaded 2-core runner: returns as soon as they are in
+GRACE_S = 25.0
 STORM = 2000
 
 
@@ -51,9 +52,9 @@ class SlowWebhook:
             self.cond.notify_all()
         return 200, {}, b""
 
-    def wait(self, n: int) -> bool:
+    def wait(self, n: int, within: float = BOUND_S) -> bool:
         with self.cond:
-            return self.cond.wait_for(lambda: len(self.accepted) >= n, BOUND_S)
+            return self.cond.wait_for(lambda: len(self.accepted) >= n, within)
 
 
 @pytest.fixture
@@ -141,7 +142,7 @@ def test_sigterm_in_a_storm_exits_0_checkpointed_and_every_alert_arrives_once(
     webhook.delay = 0.0
     proc, url = _start(cfg)
     try:
-        assert webhook.wait(STORM)
+        assert webhook.wait(STORM, STORM_BOUND_S)
     finally:
         code, err, _ = _signal(proc, signal.SIGINT)
     assert code == 0, err

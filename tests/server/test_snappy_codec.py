@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from inferwatch.edge import _snappy as edge_codec
-from inferwatch.server.ingest import _snappy
+from inferwatch.formats import _snappy
+from inferwatch.formats import _snappy_pure as edge_codec
 
 
 @pytest.mark.parametrize("seed", range(5))

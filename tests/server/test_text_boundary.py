@@ -77,3 +77,22 @@ def test_data_stored_poisoned_by_an_older_version_still_reads(tmp_path: Path) ->
             assert outcomes.json()["data"]["outcomes"][0]["label"] == "\ufffd"
     finally:
         parts.stop()
+
+
+NINES = b"9" * 5000
+
+
+@pytest.mark.parametrize(("method", "path", "kw"), [
+    # rule: an error names the value without printing it whole, and never Python's int-digits hint
+    ("POST", "/api/v1/outcomes", {"content": b'{"outcomes": [{"request_id": "a", "label": %s}]}' % NINES}),
+    ("POST", "/api/v1/alerts/ack", {"content": b'{"group_id": "x", "by": "a", "expires": %s}' % NINES}),
+    ("GET", "/api/v1/outcomes", {"params": {"after": "9" * 300}}),
+    ("GET", "/api/v1/dashboard/timeline", {"params": {"since": "9" * 300}}),
+    ("POST", "/api/v2/silences", {"content": b'{"matchers": [{"name": "a", "value": "b", "isRegex": false}], '
+                                             b'"startsAt": "' + b"9" * 300 + b'", "endsAt": "x"}'}),
+])
+def test_errors_show_no_300_digit_number_and_no_interpreter_hint(client: TestClient, method: str, path: str,
+                                                                 kw: dict[str, object]) -> None:
+    r = client.request(method, path, headers=AUTH, **kw)  # type: ignore[arg-type]
+    assert r.status_code == 400, r.text
+    assert "9" * 100 not in r.text and "int_max_str_digits" not in r.text and "4300" not in r.text

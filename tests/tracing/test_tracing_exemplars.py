@@ -21,12 +21,12 @@ from tests.server._proc import serve, wait_scraped
 
 from inferwatch._exceptions import InputError
 from inferwatch.config import parse_config
+from inferwatch.formats._exposition import ExpositionParser
 from inferwatch.model import Labels, SimulatedClock, parse_matchers
 from inferwatch.rules import Alert
 from inferwatch.sdk import Monitor
 from inferwatch.server import build_components
 from inferwatch.server._trace_links import TraceLinks
-from inferwatch.server.ingest._exposition import ExpositionParser
 from inferwatch.store import ExemplarStore
 from inferwatch.tracing import setup
 

@@ -25,9 +25,9 @@ from inferwatch.alerting._outbox import Outbox
 from inferwatch.alerting._records import RecordLog
 from inferwatch.alerting._stages import DedupStage, EnqueueStage, StageChain
 from inferwatch.alerting._state import StateDB
-from inferwatch.alerting.actions import Action, ActionLedger, ActionRecord, ActionStage
+from inferwatch.alerting.actions import Action, ActionLedger, ActionRecord, ActionStage, build_action
 from inferwatch.alerting.mute import Inhibitor, InhibitRule, MuteStage, Silences
-from inferwatch.alerting.notify import build_action, build_notifier, robot_key
+from inferwatch.alerting.notify import build_notifier, robot_key
 from inferwatch.alerting.oncall import Acks
 from inferwatch.config import AlertingConfig, DigestReceiverSpec, ReceiverSpec
 from inferwatch.rules import Alert

@@ -24,9 +24,9 @@ from typing import Any
 from inferwatch._exceptions import InputError
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
-from inferwatch.alerting.actions import ActionRecord
+from inferwatch.alerting.actions import ActionRecord, recording_action
 from inferwatch.alerting.mute import Silence
-from inferwatch.alerting.notify import RecordingNotifier, recording_action
+from inferwatch.alerting.notify import RecordingNotifier
 from inferwatch.config import AlertingConfig
 from inferwatch.model import Matcher, SimulatedClock, parse_duration, parse_matchers
 from inferwatch.rules import Alert

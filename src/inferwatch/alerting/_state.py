@@ -67,7 +67,8 @@ class StateDB:
                 yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # a full disk has rolled it back already: keep its error
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:

@@ -67,8 +67,10 @@ def _check(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     import yaml
 
-    from inferwatch.config import load_config
+    from inferwatch.config import load_config, mask_secret_fields
 
     cfg = load_config(_path(args))
-    print(yaml.safe_dump(cfg.model_dump(mode="json", by_alias=True), sort_keys=False), end="")
+    # secrets print as <secret> already; a URL (a scrape target's) is shown without user:pass@ and ?tok=
+    shown = mask_secret_fields(cfg.model_dump(mode="json", by_alias=True), frozenset())
+    print(yaml.safe_dump(shown, sort_keys=False), end="")
     return 0

@@ -36,7 +36,9 @@ VERBS: tuple[tuple[str, str], ...] = (
     ("history", "inferwatch.cli._history"),
     ("oncall", "inferwatch.cli._oncall"),
     ("slo", "inferwatch.cli._slo"),
+    ("probe", "inferwatch.cli._probe"),
     ("template", "inferwatch.cli._template"),
+    ("store", "inferwatch.cli._store"),
 )
 
 DEFAULT_FILE = "inferwatch.yaml"  # what `init` writes and every verb reads without --config

@@ -19,9 +19,13 @@ def add_parser(sub: Any) -> None:
         description="Scrape the configured targets into the SQLite store, evaluate the rules every "
         "server.evaluation_interval and serve the HTTP API and the web dashboard at / (default "
         "127.0.0.1:9464). SIGHUP or "
-        "POST /-/reload (with the API token) re-reads the config: targets, rules and baselines "
-        "change without a restart; storage, listen address, alerting, server.query and server.http "
-        "need one. Queries run in a bounded pool (server.query: timeout 2m, max_samples 50M), "
+        "POST /-/reload (with the API token) re-reads the config: targets, rules, baselines, the "
+        "alerting section (routes, receivers, escalations) and server.api_token change without a "
+        "restart; storage, data_dir, listen address, alerting.alertmanagers, remote_write, "
+        "server.query, server.http, server.outcomes, server.external_url and edge need one (the "
+        "reload's reply names each). A file that sets nothing but defaults is refused unless "
+        "POST /-/reload?force=true. One server per data directory (a lock; a second start names "
+        "the holder's pid). Queries run in a bounded pool (server.query: timeout 2m, max_samples 50M), "
         "scrapes within their timeout and Prometheus's per-target limits, requests within "
         "server.http's connection, header-time and body limits (docs/server.md).",
     )

@@ -91,4 +91,9 @@ def _status(args: argparse.Namespace) -> int:
               f"budget left {_fmt(s['budget_remaining'], True)} of {s['period']}")
         print(f"  burn  {burn}")
         print(f"  burning: {', '.join(s['burning']) or 'none'}; firing: {', '.join(firing) or 'none'}")
+        down = s.get("downtime")
+        if down:  # what counted the bad events: the SDK's 5xx, and the time the service was unreachable
+            print(f"  bad events: {s['errors_from']} + downtime from {down['source']}: unreachable "
+                  f"{_fmt(down['unreachable_5m'], True)} of 5m, {_fmt(down['unreachable_period'], True)} "
+                  f"of {s['period']}")
     return 0

@@ -6,6 +6,14 @@
 """
 
 from inferwatch import _env as env
+from inferwatch.config._actions import (
+    ActionSpec,
+    CommandActionSpec,
+    DegradeActionSpec,
+    HttpActionSpec,
+    KubernetesScaleSpec,
+    RollbackActionSpec,
+)
 from inferwatch.config._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
@@ -36,36 +44,13 @@ from inferwatch.config._probes import (
     check_json_path,
 )
 from inferwatch.config._quality import QualityConfig
-from inferwatch.config._receivers import (
-    PAGERDUTY_KEY_LEN,
-    ActionSpec,
-    CommandActionSpec,
-    DegradeActionSpec,
-    DigestReceiverSpec,
-    EmailReceiverSpec,
-    HttpActionSpec,
-    KubernetesScaleSpec,
-    PagerDutyReceiverSpec,
-    RateLimitSpec,
-    ReceiverSpec,
-    RollbackActionSpec,
-    SlackReceiverSpec,
-    TerminalReceiverSpec,
-    TwilioReceiverSpec,
-    WebhookReceiverSpec,
-    WeComReceiverSpec,
+from inferwatch.config._redact import (
+    REDACTED,
+    install_log_redaction,
+    mask_secret_fields,
+    redact_text,
+    redact_url,
 )
-from inferwatch.config._receivers_cn import (
-    LANGUAGES,
-    AliyunSmsReceiverSpec,
-    AliyunVoiceReceiverSpec,
-    DingTalkReceiverSpec,
-    FeishuReceiverSpec,
-    TencentSmsReceiverSpec,
-    TencentVoiceReceiverSpec,
-    WeComAppReceiverSpec,
-)
-from inferwatch.config._redact import REDACTED, install_log_redaction, redact_text, redact_url
 from inferwatch.config._remote_write import RemoteWriteQueue, RemoteWriteSpec
 from inferwatch.config._root import Config
 from inferwatch.config._rules import (
@@ -88,6 +73,7 @@ from inferwatch.config._rules import (
     UpSignal,
 )
 from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -101,6 +87,28 @@ from inferwatch.config._slo import (
     check_thresholds,
 )
 from inferwatch.config._types import Duration, FrozenModel, Secret
+from inferwatch.config.receivers import (
+    LANGUAGES,
+    PAGERDUTY_KEY_LEN,
+    AliyunSmsReceiverSpec,
+    AliyunVoiceReceiverSpec,
+    DigestReceiverSpec,
+    DingTalkReceiverSpec,
+    EmailReceiverSpec,
+    FeishuReceiverSpec,
+    PagerDutyReceiverSpec,
+    RateLimitSpec,
+    ReceiverSpec,
+    SlackReceiverSpec,
+    TelegramReceiverSpec,
+    TencentSmsReceiverSpec,
+    TencentVoiceReceiverSpec,
+    TerminalReceiverSpec,
+    TwilioReceiverSpec,
+    WebhookReceiverSpec,
+    WeComAppReceiverSpec,
+    WeComReceiverSpec,
+)
 
 __all__ = [
     "ALERT_FIELDS",
@@ -122,7 +130,9 @@ __all__ = [
     "AliyunSmsReceiverSpec",
     "AliyunVoiceReceiverSpec",
     "AnomalousRatioSignal",
+    "Authorization",
     "BaselineConfig",
+    "BasicAuth",
     "CollectConfig",
     "CommandActionSpec",
     "Config",
@@ -189,6 +199,8 @@ __all__ = [
     "SloSpec",
     "SloTiers",
     "StorageConfig",
+    "TLSConfig",
+    "TelegramReceiverSpec",
     "TencentSmsReceiverSpec",
     "TencentVoiceReceiverSpec",
     "TerminalReceiverSpec",
@@ -203,6 +215,7 @@ __all__ = [
     "env",
     "install_log_redaction",
     "load_config",
+    "mask_secret_fields",
     "parse_config",
     "parse_local_time",
     "redact_text",

@@ -19,21 +19,18 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from inferwatch.config._actions import ActionSpec, DegradeActionSpec, KubernetesScaleSpec, RollbackActionSpec
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._oncall import SCHEDULE_PREFIX, EscalationSpec, HistoryConfig, OnCallConfig
-from inferwatch.config._receivers import (
-    ActionSpec,
-    DegradeActionSpec,
+from inferwatch.config._types import Duration, FrozenModel
+from inferwatch.config.receivers import (
     DigestReceiverSpec,
-    KubernetesScaleSpec,
     PagerDutyReceiverSpec,
     ReceiverSpec,
-    RollbackActionSpec,
     TerminalReceiverSpec,
     WeComReceiverSpec,
     check_matchers,
 )
-from inferwatch.config._types import Duration, FrozenModel
 from inferwatch.model import is_valid_label_name
 
 __all__ = ["AlertingConfig", "InhibitRuleSpec", "NotifyPolicy", "RouteSpec"]

@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
+from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.config._types import ByteSize, Duration, FrozenModel, http_url
 from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, is_valid_label_name
 
@@ -40,11 +41,19 @@ class ScrapeTarget(FrozenModel):
     label_limit: int = Field(0, ge=0, description="most labels per series (0 = no limit)")
     label_name_length_limit: int = Field(0, ge=0, description="longest label name (0 = no limit)")
     label_value_length_limit: int = Field(0, ge=0, description="longest label value (0 = no limit)")
+    # how the target is reached, as Prometheus has it (credentials never in the URL)
+    basic_auth: BasicAuth | None = None
+    authorization: Authorization | None = None
+    tls_config: TLSConfig | None = None
 
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
-        return http_url(url, "http://127.0.0.1:8000/metrics")
+        http_url(url, "http://127.0.0.1:8000/metrics")
+        if "@" in urlsplit(url).netloc:  # it would be the instance label of every series, shown everywhere
+            raise ValueError("credentials in the URL (user:password@) would be shown in every series' "
+                             "instance label; give them as basic_auth: {username, password} instead")
+        return url
 
     @field_validator("labels")
     @classmethod
@@ -55,6 +64,17 @@ class ScrapeTarget(FrozenModel):
             if name == "job":
                 raise ValueError("set the job with the 'job' field, not in labels")
         return labels
+
+    @model_validator(mode="after")
+    def _one_auth(self) -> ScrapeTarget:
+        if self.basic_auth is not None and self.authorization is not None:
+            raise ValueError("give basic_auth or authorization, not both")
+        return self
+
+    def auth_header(self) -> str | None:
+        """The ``Authorization`` header to send (``None``: none)."""
+        auth = self.basic_auth or self.authorization
+        return auth.header() if auth is not None else None
 
     @model_validator(mode="after")
     def _timeout_within_interval(self) -> ScrapeTarget:
@@ -79,7 +99,7 @@ class ScrapeTarget(FrozenModel):
     @property
     def instance(self) -> str:
         """The ``instance`` label: ``labels.instance`` or the URL's host:port."""
-        return self.labels.get("instance") or urlsplit(self.url).netloc
+        return self.labels.get("instance") or urlsplit(self.url).netloc.rpartition("@")[2]
 
 
 class ScrapeConfig(FrozenModel):

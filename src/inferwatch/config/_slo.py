@@ -76,6 +76,9 @@ class SloSpec(_SloCommon):
     description: str = ""
     alert_name: str = Field("", description="alert name prefix; default: from service and name")
     labels: dict[str, str] = Field(default_factory=dict, description="added to every SLO series")
+    downtime: Literal["auto", "probe", "up", "none"] = Field(
+        "auto", description="availability: where the time the service was unreachable is read (auto: its "
+        "probes' probe_success when a probe carries its service label, else the targets' up)")
 
     @field_validator("matchers")
     @classmethod
@@ -99,6 +102,8 @@ class SloSpec(_SloCommon):
             raise ValueError(f"a {self.type} SLO needs threshold (seconds, a bucket boundary)")
         if not needs and self.threshold is not None:
             raise ValueError("an availability SLO takes no threshold")
+        if needs and "downtime" in self.model_fields_set:
+            raise ValueError(f"downtime applies to availability SLOs, not {self.type}")
         if not _SLO_NAME.match(self.slo_name) or not _SLO_NAME.match(self.service):
             raise ValueError(f"service {self.service!r} and name {self.slo_name!r} must be letters, "
                              "digits, '-' or '_'")

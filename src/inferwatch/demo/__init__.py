@@ -1,5 +1,6 @@
-"""The demo: a real small model behind Starlette, instrumented with the SDK, a load
-generator, and a scripted story (normal -> latency -> outage -> drift) on compressed time.
+"""The demo: a real small model (on ONNX Runtime where the ``onnx`` extra is installed) behind
+Starlette, instrumented with the SDK, a load generator, and a scripted story (normal -> latency
+-> outage -> drift -> provider fallback) on compressed time.
 
 ``run_demo(DemoOptions(...), DemoComponents(...))`` is what ``inferwatch demo`` runs;
 ``DemoComponents`` is where the embedded server, alerts and drift views plug in.
@@ -11,6 +12,7 @@ from inferwatch.demo._fakes import DemoFakes, FakeKubernetes, FakePagerDuty, Pag
 from inferwatch.demo._live import LiveStats, Snapshot, bucket_quantile
 from inferwatch.demo._loadgen import LoadGenerator
 from inferwatch.demo._model import FEATURES, FeatureGenerator, LogisticModel, Prediction, train_model
+from inferwatch.demo._onnx_model import OnnxModel, onnx_model
 from inferwatch.demo._pipeline import PipelineView
 from inferwatch.demo._quality import DriftView, quality_components
 from inferwatch.demo._runner import (
@@ -48,6 +50,7 @@ __all__ = [
     "LiveStats",
     "LoadGenerator",
     "LogisticModel",
+    "OnnxModel",
     "PageEvent",
     "Phase",
     "PhaseStats",
@@ -58,6 +61,7 @@ __all__ = [
     "Snapshot",
     "Story",
     "bucket_quantile",
+    "onnx_model",
     "quality_components",
     "run_demo",
     "train_model",

@@ -3,7 +3,8 @@ server's Deployment ``scale`` subresource, each checking requests as the real se
 them and keeping what it received, so the outage's page and scale-out really go over HTTP.
 
 They are demo props, not test doubles of record: the receivers and actions are tested against
-their own fakes in ``tests/alerting``. Credentials are random per run and never printed.
+their own fakes in ``tests/alerting``. Both serve on the shipped
+``alerting.notify.fakes.LoopbackServer``. Credentials are random per run and never printed.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from inferwatch.alerting.notify.fakes import FakeRequest, LoopbackServer
 
 __all__ = ["DemoFakes", "FakeKubernetes", "FakePagerDuty", "PageEvent", "ScaleChange"]
 
@@ -22,40 +24,12 @@ Reply = tuple[int, dict[str, Any]]
 _MAX_BODY = 512 * 1024  # PagerDuty refuses events over 512 KB
 
 
-class _LoopbackServer:
-    """A threaded HTTP server on 127.0.0.1 (port 0: a free one) answering JSON via ``handle``."""
-
-    def __init__(self, handle: Callable[[str, str, dict[str, str], bytes], Reply]) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def _serve(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(min(n, _MAX_BODY + 1))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                status, obj = handle(self.command, self.path, headers, body)
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass  # quiet: the demo's view shows what matters
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="inferwatch-demo-fake", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(5.0)
+def _serve(handle: Callable[[str, str, dict[str, str], bytes], Reply]) -> LoopbackServer:
+    """The shipped loopback server (``alerting.notify.fakes``) answering JSON via ``handle``."""
+    def answer(r: FakeRequest) -> tuple[int, dict[str, str], bytes]:
+        status, obj = handle(r.method, r.path, r.headers, r.body)
+        return status, {"Content-Type": "application/json"}, json.dumps(obj).encode()
+    return LoopbackServer(answer).start()
 
 
 def _json_body(body: bytes) -> dict[str, Any] | None:
@@ -87,7 +61,7 @@ class FakePagerDuty:
         """dedup_key -> "triggered" | "resolved"."""
         self._names: dict[str, str] = {}
         self._lock = threading.Lock()
-        self._server = _LoopbackServer(self._handle)
+        self._server = _serve(self._handle)
         self.url = self._server.url
 
     def _handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
@@ -157,7 +131,7 @@ class FakeKubernetes:
         """"namespace/name" -> spec.replicas."""
         self.changes: list[ScaleChange] = []
         self._lock = threading.Lock()
-        self._server = _LoopbackServer(self._handle)
+        self._server = _serve(self._handle)
         self.url = self._server.url
 
     @staticmethod

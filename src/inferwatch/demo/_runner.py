@@ -27,6 +27,7 @@ from inferwatch.demo._features import FEATURE_STORE_SERVICE, FeatureStore
 from inferwatch.demo._live import LiveStats, Snapshot
 from inferwatch.demo._loadgen import LoadGenerator
 from inferwatch.demo._model import FeatureGenerator, LogisticModel, train_model
+from inferwatch.demo._onnx_model import NUMPY_NOTE, onnx_model
 from inferwatch.demo._serve import ServerThread
 from inferwatch.demo._service import DemoService
 from inferwatch.demo._story import DEFAULT_STORY, Phase, Story
@@ -173,7 +174,8 @@ def run_demo(
                             tracing=tracings.get(FEATURE_STORE_SERVICE, False))
     monitor = Monitor("demo", "ctr-logreg", "v1", clock=clock, aggregators=comps.aggregators,
                       tracing=tracings.get("demo", False))
-    service = DemoService(model, monitor, np.random.default_rng(seeds[2]))
+    served = onnx_model(model, monitor)  # the model on ONNX Runtime (None: the onnx extra is missing)
+    service = DemoService(served or model, monitor, np.random.default_rng(seeds[2]))
     # the feature store on a port of its own, served by the service's event loop: a real HTTP hop
     server = ServerThread(service.app, port=opts.port, companions=[FeatureStore(store_monitor).app])
     service.use_feature_store(server.companion_urls[0])
@@ -188,6 +190,8 @@ def run_demo(
                          tracing=tracings.get(CLIENT_SERVICE))
     started: list[DemoPart] = []
     try:
+        if served is None:
+            display.message(NUMPY_NOTE)
         display.message(f"inferwatch demo: model service on {server.url}, {opts.rate:g} req/s, "
                         f"story of {format_clock(opts.story.end_s)} at x{speed:g} "
                         f"in {opts.duration_s:g} s")
@@ -266,6 +270,8 @@ def _apply(ctx: DemoContext, phase: Phase) -> None:
     ctx.features.drift, ctx.features.spread = phase.drift, phase.spread
     if phase.degrade is not None:
         ctx.service.set_degraded(phase.degrade)
+    if phase.accelerator is not None:
+        ctx.service.set_accelerator(phase.accelerator)
 
 
 def _refresh_parts(parts: Sequence[DemoPart], ctx: DemoContext, story_t: float) -> list[str]:

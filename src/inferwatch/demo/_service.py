@@ -31,6 +31,7 @@ from inferwatch.demo._bodies import number as _number
 from inferwatch.demo._bodies import read_json as _json
 from inferwatch.demo._features import FeatureStoreClient
 from inferwatch.demo._model import FEATURES, LogisticModel
+from inferwatch.demo._onnx_model import OnnxModel
 from inferwatch.sdk import Monitor
 
 __all__ = ["DemoService", "Faults"]
@@ -59,7 +60,7 @@ class Faults:
 class DemoService:
     """The model behind HTTP, with switches the story, alert actions and tests flip."""
 
-    def __init__(self, model: LogisticModel, monitor: Monitor, rng: np.random.Generator,
+    def __init__(self, model: LogisticModel | OnnxModel, monitor: Monitor, rng: np.random.Generator,
                  feature_store: str | None = None) -> None:
         self.model, self.monitor = model, monitor
         self._store = FeatureStoreClient(feature_store, monitor) if feature_store else None
@@ -112,13 +113,19 @@ class DemoService:
         with self._lock:
             self._degraded = enabled
 
+    def set_accelerator(self, on: bool) -> None:
+        """Redeploy the ONNX model asking for an accelerator this machine lacks, or for the CPU."""
+        if isinstance(self.model, OnnxModel):
+            self.model.ask_accelerator(on)
+
     def state(self) -> dict[str, Any]:
         """What ``GET /admin/state`` answers."""
+        runtime = self.model.describe() if isinstance(self.model, OnnxModel) else {"runtime": "numpy"}
         return {
             "faults": asdict(self.faults),
             "degraded": self.degraded,
             "model": {"kind": "logistic_regression", "features": list(FEATURES),
-                      "service": self.monitor.service, "version": self.monitor.version},
+                      "service": self.monitor.service, "version": self.monitor.version, **runtime},
         }
 
     # --- handlers ---------------------------------------------------------------------------

@@ -27,6 +27,9 @@ class Phase:
     drift: float = 0.0
     spread: float = 1.0
     degrade: bool | None = None
+    accelerator: bool | None = None
+    """From here the model's session asks for an accelerator this machine lacks (True) or for the
+    CPU (False); None leaves the session alone (the numpy model ignores it)."""
     note: str = ""
 
 
@@ -75,7 +78,10 @@ DEFAULT_STORY = Story.of(
         Phase("narrow", 20 * _MIN, drift=1.0, spread=0.4,
               note="the audience narrows to undecided users: estimated accuracy drops at the next "
                    "window; the labels, 6 story minutes late, confirm it after"),
+        Phase("fallback", 24 * _MIN, drift=1.0, spread=0.4, accelerator=True,
+              note="the model is redeployed on a session asking for a GPU provider this machine lacks: "
+                   "ONNX Runtime runs it on the CPU (ExecutionProviderFallback, P1, pages once)"),
     ],
     end_s=32 * _MIN,
 )
-"""normal -> latency degradation -> outage (503s) -> drift -> accuracy loss, 32 story minutes."""
+"""normal -> latency -> outage (503s) -> drift -> accuracy loss -> provider fallback, 32 story minutes."""

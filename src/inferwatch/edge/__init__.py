@@ -21,28 +21,32 @@ from inferwatch.edge._deadband import (
     DeadbandSettings,
 )
 from inferwatch.edge._http import HttpClient, Transport, TransportError
-from inferwatch.edge._openmetrics import read_openmetrics
-from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, decode_write_request, encode_write_request
 from inferwatch.edge._simulate import SimulationResult, read_series_csv, replay, simulate, simulate_device
-from inferwatch.edge._snappy import compress as snappy_compress
-from inferwatch.edge._snappy import decompress as snappy_decompress
-from inferwatch.edge._snappy import uncompressed_length as snappy_uncompressed_length
 from inferwatch.edge._sources import CollectorSource, PushSource, ScrapeSource, Source
 from inferwatch.edge._spool import DROP_REASONS, Spool, SpoolBatch
 from inferwatch.edge._targets import INGEST_PATH, IngestTarget, RemoteWriteTarget, classify
-from inferwatch.edge._textparse import parse_text
 from inferwatch.edge._uploader import Backoff, Outcome, Target, Uploader
-from inferwatch.edge._wire import (
+from inferwatch.formats import (
+    REMOTE_WRITE_HEADERS,
     WIRE_VERSION,
+    WIRE_VERSION_COLUMNS,
     WIRE_VERSION_COMPACT,
     AgentStats,
     Batch,
     UnknownSeries,
     decode_batch,
+    decode_columns,
+    decode_write_request,
     encode_batch,
+    encode_columns,
     encode_compact,
+    encode_write_request,
+    parse_text,
+    read_openmetrics,
+    snappy_compress,
+    snappy_decompress,
+    snappy_uncompressed_length,
 )
-from inferwatch.edge._wire3 import WIRE_VERSION_COLUMNS, decode_columns, encode_columns
 
 __all__ = [
     "DEFAULT_BAND",

@@ -8,6 +8,7 @@
 >>> agent.collect_once()  # no sources: the agent's own series (backlog, heartbeat, drops, sent, held)
 5
 >>> agent.close()
+'5 samples stay spooled for the next start'
 """
 
 from __future__ import annotations

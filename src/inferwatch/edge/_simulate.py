@@ -36,7 +36,7 @@ from inferwatch._exceptions import InputError
 from inferwatch.edge._counters import RATE_WINDOW_S
 from inferwatch.edge._deadband import Deadband, DeadbandSettings, kind_of
 from inferwatch.edge._quantiles import counter_rebuilt, histogram_units, worst_quantile_error
-from inferwatch.edge._wire3 import encode_columns
+from inferwatch.formats import encode_columns
 from inferwatch.model import Labels, MetricKind, Sample
 
 __all__ = ["SimulationResult", "read_series_csv", "replay", "simulate", "simulate_device", "type_of"]

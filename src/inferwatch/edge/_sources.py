@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from inferwatch._exceptions import InputError
 from inferwatch.edge._http import HttpClient, Transport, TransportError
-from inferwatch.edge._textparse import parse_text
+from inferwatch.formats import parse_text
 from inferwatch.model import CATALOG, Labels, MetricKind, Sample
 
 if TYPE_CHECKING:  # at run time neither: psutil and http.server load only when a source needs them

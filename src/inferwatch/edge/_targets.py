@@ -14,11 +14,18 @@ from typing import Any
 
 from inferwatch.edge._deadband import kind_of
 from inferwatch.edge._http import HttpClient, Transport, TransportError
-from inferwatch.edge._remote_write import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.edge._spool import Spool, SpoolBatch
 from inferwatch.edge._uploader import Outcome
-from inferwatch.edge._wire import AgentStats, Batch, encode_batch, encode_compact
-from inferwatch.edge._wire3 import WIRE_VERSION_COLUMNS, encode_columns
+from inferwatch.formats import (
+    REMOTE_WRITE_HEADERS,
+    WIRE_VERSION_COLUMNS,
+    AgentStats,
+    Batch,
+    encode_batch,
+    encode_columns,
+    encode_compact,
+    encode_write_request,
+)
 from inferwatch.model import Labels, MetricKind
 
 __all__ = ["INGEST_PATH", "IngestTarget", "RemoteWriteTarget", "classify"]

@@ -25,6 +25,8 @@ class ExportOptions:
     namespace: str = "monitoring"
     image: str = "inferwatch:0.1.0"
     remote_write: tuple[str, ...] = ()
+    blackbox: str = "127.0.0.1:9115"
+    """The blackbox_exporter that Prometheus asks to run the config's probes (``blackbox.yml``)."""
 
     def server_url(self, config: Config) -> str:
         """The inferwatch server's base URL, without a trailing slash."""

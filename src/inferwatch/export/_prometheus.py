@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from inferwatch.config import Config, ScrapeTarget
+from inferwatch.export._blackbox import blackbox_config, blackbox_jobs
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._options import ExportOptions
 from inferwatch.export._remote_write import has_secrets, remote_write_configs
@@ -88,7 +89,7 @@ def _scrape_configs(config: Config, opts: ExportOptions) -> list[dict[str, Any]]
         "scheme": server.scheme, "metrics_path": "/metrics",
         "static_configs": [{"targets": [server.netloc]}],
     })
-    return jobs
+    return jobs + blackbox_jobs(config, opts)  # the probes, through a blackbox_exporter
 
 
 def _alertmanagers(config: Config, opts: ExportOptions) -> list[dict[str, Any]]:
@@ -133,6 +134,11 @@ def export_prometheus(config: Config, opts: ExportOptions, rule_files: RuleFiles
     files = [ExportedFile("prometheus.yml", dump_yaml(prometheus_config(config, opts)),
                           "Prometheus: scrape jobs per target and dimension, rule files, Alertmanager, "
                           "remote_write", secret=has_secrets(config))]
+    modules = blackbox_config(config)
+    if modules["modules"]:  # headers may hold secrets: written 0600 like the files with receivers
+        files.append(ExportedFile("blackbox.yml", dump_yaml(modules),
+                                  "blackbox_exporter: an http module per probe (golden sets stay with serve)",
+                                  secret=any(p.headers for p in config.probes)))
     for path, doc in rule_files.items():
         what = _PURPOSE.get(path.rsplit("/", 1)[-1], _BASELINE_PURPOSE)
         files.append(ExportedFile(path, dump_yaml(doc), what))

@@ -23,7 +23,7 @@ from inferwatch.model._priority import Priority, pinned
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
 from inferwatch.model._signals import STOP_SIGNALS, stop_signals, wait_for_stop
 from inferwatch.model._sqlite import open_sqlite
-from inferwatch.model._text import check_text, loads_json, readable
+from inferwatch.model._text import check_text, loads_json, readable, shown
 from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
 
 __all__ = [
@@ -65,6 +65,7 @@ __all__ = [
     "parse_matchers",
     "pinned",
     "readable",
+    "shown",
     "stop_signals",
     "wait_for_stop",
     "watching_deadline",

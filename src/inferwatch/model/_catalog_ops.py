@@ -127,6 +127,33 @@ DISCARDED_SAMPLES_TOTAL = MetricSpec(
     "Samples refused at ingest, by the limit or check that refused them (their batch is refused whole).",
     ("reason",),
 )
+STORAGE_WRITE_FAILING = MetricSpec(
+    "inferwatch_storage_write_failing", _G,
+    "1 while the store's last write failed (disk full, read-only, I/O error): samples are not being stored.",
+)
+STORAGE_FAILED_SAMPLES_TOTAL = MetricSpec(
+    "inferwatch_storage_failed_samples_total", _C,
+    "Samples a failed store write kept out, by reason (disk_full, read_only, io_error, corrupt, other).",
+    ("reason",),
+)
+STORAGE_FILESYSTEM_AVAIL = MetricSpec(
+    "inferwatch_storage_filesystem_avail_bytes", _G,
+    "Bytes free to the server on the data directory's filesystem (as node_filesystem_avail_bytes).",
+    (), "bytes",
+)
+STORAGE_FILESYSTEM_SIZE = MetricSpec(
+    "inferwatch_storage_filesystem_size_bytes", _G, "Size of the data directory's filesystem.", (), "bytes",
+)
+STORE_CORRUPTIONS_TOTAL = MetricSpec(
+    "inferwatch_store_corruptions_total", _C,
+    "Damaged SQLite files of the data directory found (and repaired) since the server started, by file.",
+    ("file",),
+)
+STORE_LOST_SERIES = MetricSpec(
+    "inferwatch_store_lost_series", _G,
+    "Series that lost samples in the last repair of a damaged file (0 for files without series).",
+    ("file",),
+)
 CONFIG_LAST_RELOAD_SUCCESSFUL = MetricSpec(
     "inferwatch_config_last_reload_successful", _G, "1 if the last config load or reload succeeded.",
 )

@@ -24,7 +24,7 @@ from typing import Any
 
 from inferwatch._exceptions import InputError
 
-__all__ = ["check_text", "loads_json", "readable"]
+__all__ = ["check_text", "loads_json", "readable", "shown"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -64,7 +64,21 @@ def loads_json(raw: bytes | str, where: str = "body") -> Any:
 
 
 def _short(exc: Exception) -> str:
-    return str(exc)[:200]
+    text = str(exc)
+    if "integer string conversion" in text:  # Python's digit limit: no interpreter hint in our answers
+        return "a number with more digits than any value it could be"
+    return text[:200]
+
+
+def shown(value: str, most: int = 40) -> str:
+    """``value`` as an error message shows it: quoted, cut to ``most`` characters, saying how long it was.
+
+    >>> shown("9" * 300)
+    "'9999999999999999999999999999999999999999'… (300 characters)"
+    """
+    if len(value) <= most:
+        return repr(value)
+    return f"{value[:most]!r}… ({len(value)} characters)"
 
 
 def readable(value: Any) -> Any:

@@ -7,6 +7,7 @@ from inferwatch.rules._evaluator import ActiveAlert, BandProvider, BandProviderF
 from inferwatch.rules._export import to_prometheus_rule_groups, to_prometheus_rule_yaml
 from inferwatch.rules._functions import bucket_quantile, extrapolated_rate
 from inferwatch.rules._lifecycle import AlertInstance
+from inferwatch.rules._outlier import PeerGroup, PeerMember
 from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 from inferwatch.rules._promql import PromQLError, parse_promql
 from inferwatch.rules._recording import Recorder, RecordingRule
@@ -29,6 +30,8 @@ __all__ = [
     "BandProviderFactory",
     "EvalError",
     "Evaluator",
+    "PeerGroup",
+    "PeerMember",
     "PromQLError",
     "QueryEngine",
     "Recorder",

@@ -29,14 +29,14 @@ from inferwatch.model import Labels
 from inferwatch.promql import quantile
 from inferwatch.rules._template import go_printf
 
-__all__ = ["PEERS_SHOWN", "Member", "PeerGroup", "peer_groups", "tolerance_factor"]
+__all__ = ["PEERS_SHOWN", "PeerGroup", "PeerMember", "peer_groups", "tolerance_factor"]
 
 PEERS_SHOWN = 5
 """How many of the other members an alert's ``$peers`` lists (sorted by member name)."""
 
 
 @dataclass(frozen=True)
-class Member:
+class PeerMember:
     """One member's series, value and verdict."""
 
     labels: Labels
@@ -53,12 +53,12 @@ class PeerGroup:
     """One peer group at one evaluation: its members, median and spread (1.4826 × MAD)."""
 
     key: tuple[str, ...]
-    members: tuple[Member, ...]
+    members: tuple[PeerMember, ...]
     median: float
     spread: float
     judged: bool  # False: under min_peers, nobody is judged
 
-    def others(self, member: Member, label: str, shown: int = PEERS_SHOWN) -> str:
+    def others(self, member: PeerMember, label: str, shown: int = PEERS_SHOWN) -> str:
         """The other members' values, ``b=0.12 c=0.13 …`` (the first ``shown`` by name)."""
         rest = sorted((m for m in self.members if m is not member), key=lambda m: m.name(label))
         text = " ".join(f"{m.name(label)}={go_printf('%.3g', m.value)}" for m in rest[:shown])
@@ -80,7 +80,7 @@ def _judge(spec: OutlierSpec, key: tuple[str, ...], items: list[tuple[Labels, fl
     mad = quantile(0.5, [abs(v - median) for v in values])
     judged = len(items) >= spec.min_peers
     far = _far(spec, values, median, mad) if judged else [False] * len(items)
-    members = tuple(Member(lab, v, f) for (lab, v), f in zip(items, far, strict=True))
+    members = tuple(PeerMember(lab, v, f) for (lab, v), f in zip(items, far, strict=True))
     return PeerGroup(key, members, median, MAD_SCALE * mad, judged)
 
 

@@ -126,6 +126,8 @@ class Monitor(GenerationMethods, RuntimeMethods):
             from inferwatch.sdk._tracing_metrics import TracingMetrics
 
             self.attach(TracingMetrics(self.tracing))
+        if self.multiprocess is not None:
+            self.multiprocess.start()  # publishes now, and whenever another worker's scrape asks
 
     # --- hot path ---------------------------------------------------------------------------
     def record_request(self, route: str, status: int, duration_s: float) -> None:

@@ -8,12 +8,11 @@ exposition answers for all workers, live and dead.
 
 Why this shape:
 
-- The request thread is untouched: it still only appends to the recorder's
-  queue. A background thread per worker publishes every ``FLUSH_INTERVAL_S``:
-  it renders the monitor's families (the same ones a single-process scrape
-  would serve, so every aggregator's counters, gauges and histograms are
-  carried with no per-metric code) and upserts only the samples that changed,
-  in one transaction, keyed by the worker's row id.
+- The request thread is untouched: it only appends to the recorder's queue. A
+  background thread per worker publishes every ``FLUSH_INTERVAL_S`` and whenever a
+  scrape asks: it renders the monitor's families (those a single-process scrape
+  serves, so every aggregator is carried with no per-metric code) and upserts the
+  samples that changed, in one transaction, keyed by the worker's row id.
 - A worker is identified by (pid, process start time) from psutil, so a
   reused pid is a different worker. A worker whose process is gone (or a
   zombie) is *compacted*: its monotonic samples (counter totals, histogram
@@ -31,19 +30,13 @@ Why this shape:
   and vanish with their worker; the gauges in ``SUMMED_GAUGES`` (requests in
   flight) are summed over live workers instead.
 
-Freshness: a scrape answered by worker A first drains A's queue and publishes
-A's state, so A's own requests are all in it; another worker B's requests
-appear once B has published, at most ``FLUSH_INTERVAL_S`` (plus the queue's
-5 ms) after they were recorded. Counters never go backwards: a worker's
-published values only grow, and compaction moves them into the archive in the
-same transaction that deletes them. A worker killed with SIGKILL loses what it
-recorded after its last publish (at most ``FLUSH_INTERVAL_S``).
+Freshness: a scrape asks every other worker to publish now and waits (bounded) until each
+has (``_multiproc_sync``): it counts every request answered before it began. Counters never
+go backwards (compaction moves values into the archive in the transaction that deletes
+them). A worker killed with SIGKILL loses only what it recorded after its last publish.
 
-Limits: all workers must share one pid namespace (one host or one container);
-the Monitor must be created in each worker (gunicorn's default, not with
-``--preload``; ``uvicorn --workers`` always does): a process holding an open
-store must not fork workers (SQLite connections do not survive a fork); the file keeps totals across
-a restart of the whole server (delete the directory at deploy to start from 0).
+Limits: one pid namespace (host or container); a Monitor per worker (not gunicorn's ``--preload``:
+SQLite does not survive a fork); totals outlive a restart (delete the file at deploy for 0).
 """
 
 from __future__ import annotations
@@ -54,10 +47,11 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import psutil
 from prometheus_client.metrics_core import Metric
@@ -65,7 +59,10 @@ from prometheus_client.samples import Exemplar, Sample
 
 from inferwatch.model import metrics as catalog
 from inferwatch.model import open_sqlite
+from inferwatch.sdk import _multiproc_sync as sync
 from inferwatch.sdk._multiproc_file import SharedFile
+from inferwatch.sdk._multiproc_rows import Row, flatten
+from inferwatch.sdk._multiproc_rows import family as _family
 
 __all__ = ["DB_NAME", "FLUSH_INTERVAL_S", "SUMMED_GAUGES", "MultiprocStore", "process_alive"]
 
@@ -86,12 +83,6 @@ PID_LABEL = "pid"
 SUMMED_GAUGES = frozenset({catalog.INFLIGHT_REQUESTS.name})
 """Gauges summed over live workers (no ``pid`` label): requests in flight in the whole service."""
 
-_MONOTONIC_SUFFIXES = {
-    "counter": ("_total",),
-    "histogram": ("_bucket", "_count", "_sum"),
-    "summary": ("_count", "_sum"),
-}
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS workers(
     id INTEGER PRIMARY KEY AUTOINCREMENT, pid INTEGER NOT NULL, started REAL NOT NULL);
@@ -101,7 +92,7 @@ CREATE TABLE IF NOT EXISTS samples(
     worker INTEGER NOT NULL, name TEXT NOT NULL, labels TEXT NOT NULL, family TEXT NOT NULL,
     mono INTEGER NOT NULL, value REAL NOT NULL, exemplar TEXT, ex_ts REAL,
     PRIMARY KEY (worker, name, labels)) WITHOUT ROWID;
-"""
+""" + sync.SCHEMA
 
 _UPSERT = """
 INSERT INTO samples(worker, name, labels, family, mono, value, exemplar, ex_ts)
@@ -133,9 +124,7 @@ SELECT s.family, s.name, s.labels, s.value, w.pid FROM samples s JOIN workers w 
 WHERE s.mono = 0
 """
 
-Row = tuple[str, int, float, str | None, float | None]
-"""One sample as published: family, monotonic flag, value, exemplar JSON, exemplar timestamp."""
-
+_T = TypeVar("_T")
 Identity = Callable[[], tuple[int, float]]
 Alive = Callable[[int, float], bool]
 
@@ -182,6 +171,7 @@ class MultiprocStore:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._interval = interval_s
+        self._acked = 0  # the last flush generation this worker published for
         with self._lock:
             self._guarded("starting", self._compact)  # a starting worker usually replaces a dead one
         atexit.register(self.close)
@@ -200,12 +190,15 @@ class MultiprocStore:
 
     def _guarded(self, doing: str, step: Callable[[], object]) -> bool:
         """Run ``step`` on the shared file; on a failure let the file count, log and repair it."""
+        return self._try(doing, lambda: step() or True) is not None
+
+    def _try(self, doing: str, step: Callable[[], _T]) -> _T | None:
+        """``step()``'s value, or None after a failure of the shared file (counted, logged, repaired)."""
         try:
-            step()
+            return step()
         except (sqlite3.Error, OSError) as exc:
             self._file.failed(exc, doing)
-            return False
-        return True
+            return None
 
     # --- publishing -------------------------------------------------------------------------
     def publish(self) -> None:
@@ -214,19 +207,22 @@ class MultiprocStore:
             if not self._retired:
                 self._guarded("publishing to", self._publish)
 
-    def _publish(self) -> None:
+    def _publish(self, ack: int | None = None) -> None:
+        """Write what changed; with ``ack``, also that this worker answered that flush generation."""
         families = self._local()
         worker = self._register()
-        rows = dict(_flatten(families))
+        rows = dict(flatten(families))
         meta = {(f.name, f.type, f.documentation, f.unit) for f in families} - self._meta
         changed = [(worker, n, lb, *r) for (n, lb), r in rows.items() if self._written.get((n, lb)) != r]
         gone = [(worker, n, lb) for n, lb in self._written.keys() - rows.keys()]
-        if changed or gone or meta:
+        if changed or gone or meta or ack is not None:
             with _transaction(self._db):
                 self._db.executemany(
                     "INSERT OR REPLACE INTO families(name, type, help, unit) VALUES (?, ?, ?, ?)", meta)
                 self._db.executemany(_UPSERT, changed)
                 self._db.executemany("DELETE FROM samples WHERE worker = ? AND name = ? AND labels = ?", gone)
+                if ack is not None:
+                    sync.ack(self._db, worker, ack)
         self._written, self._meta = rows, self._meta | meta
 
     def _register(self) -> int:
@@ -253,6 +249,7 @@ class MultiprocStore:
         if self._db.execute("DELETE FROM workers WHERE id = ?", (worker,)).rowcount:
             self._db.execute(_FOLD, (worker,))
             self._db.execute("DELETE FROM samples WHERE worker = ?", (worker,))
+            sync.forget(self._db, worker)
 
     # --- reading ----------------------------------------------------------------------------
     def families(self) -> list[Metric]:
@@ -261,15 +258,38 @@ class MultiprocStore:
         If the shared file fails (disk full, file damaged), this worker's own families are
         served, and the error logged: a scrape never fails because of the store.
         """
+        gen = 0
         with self._lock:
             if not self._retired:
-                self._start()
+                self.start()
                 if not self._guarded("publishing to", self._publish) and self._file.is_open:
                     self._guarded("publishing to", self._publish)  # into the file the repair started
+                gen = self._try("asking the others to publish in", self._ask) or 0
+        if gen:
+            self._wait_for_others(gen)  # without the lock: this worker's publisher must run meanwhile
+        with self._lock:
             out: list[Metric] = []
             if self._guarded("reading", lambda: out.extend(self._merged())):
                 return out
             return self._local()
+
+    def _ask(self) -> int:
+        with _transaction(self._db):
+            gen = sync.request(self._db)
+            if self._worker is not None:
+                sync.ack(self._db, self._worker, gen)  # just published: its own rows are current
+        self._acked = gen
+        return gen
+
+    def _wait_for_others(self, gen: int) -> None:
+        """Until every other live worker has published for ``gen``, or ``sync.WAIT_S`` passed."""
+        deadline = time.monotonic() + sync.WAIT_S
+        while time.monotonic() < deadline:
+            with self._lock:
+                waiting = self._try("reading", lambda: sync.waiting_for(self._db, gen, self._worker))
+            if not waiting or not any(self._alive(pid, started) for _, pid, started in waiting):
+                return  # all answered (the dead ones are folded by the read), or the file failed
+            time.sleep(sync.POLL_S)  # another process's answer: nothing here to wait on but the file
 
     def _merged(self) -> list[Metric]:
         self._compact()
@@ -295,23 +315,36 @@ class MultiprocStore:
         return [_family(name, *meta[name], samples[name]) for name in sorted(meta)]
 
     # --- lifecycle --------------------------------------------------------------------------
-    def _start(self) -> None:
-        """Start publishing periodically (on the first read: the monitor is built by then)."""
+    def start(self) -> None:
+        """Start the publisher (the monitor calls it once built; a read starts it too)."""
         if self._thread is None and self._interval is not None:
             self._thread = threading.Thread(
                 target=self._run, args=(self._interval,), name="inferwatch-multiproc", daemon=True)
             self._thread.start()
 
     def _run(self, interval_s: float) -> None:
-        while not self._stop.wait(interval_s):
+        """Publish every ``interval_s``, and at once when a scrape asks (looked for every ``POLL_S``)."""
+        last, wait = time.monotonic(), 0.0  # at once: a scrape waits only for workers that answered once
+        while not self._stop.wait(wait):
+            wait = sync.POLL_S
             try:
+                if self._retired:
+                    return
                 with self._lock:
-                    if self._retired:
-                        return
-                    if self._guarded("publishing to", self._publish):
-                        self._guarded("compacting", self._compact)
+                    asked = self._try("reading", lambda: sync.requested(self._db)) or 0
+                if asked <= self._acked and time.monotonic() - last < interval_s and self._worker is not None:
+                    continue
+                self._flush(1.0)  # what this worker's requests recorded up to now, aggregated
+                last = time.monotonic()
+                self._publish_for(asked if asked > self._acked or self._worker is None else None)
             except Exception:  # a bug, not the file: this thread must keep going
                 log.exception("inferwatch sdk: publishing to %s failed; retrying", self.path)
+
+    def _publish_for(self, gen: int | None) -> None:
+        with self._lock:
+            if not self._retired and self._guarded("publishing to", lambda: self._publish(gen)):
+                self._acked = max(self._acked, gen or 0)
+                self._guarded("compacting", self._compact)
 
     def close(self) -> None:
         """Publish a last time and fold this worker into the archive (at exit; idempotent).
@@ -365,35 +398,3 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
-
-
-def _flatten(families: Iterable[Metric]) -> Iterator[tuple[tuple[str, str], Row]]:
-    """The samples worth publishing, keyed by (sample name, canonical labels JSON)."""
-    for f in families:
-        suffixes = _MONOTONIC_SUFFIXES.get(f.type)
-        for s in f.samples:
-            mono = suffixes is not None
-            if suffixes is not None and (not s.name.endswith(suffixes) or s.name == f.name):
-                continue  # _created, summary quantiles: not mergeable
-            ex, ex_ts = None, None
-            if s.exemplar is not None:
-                ex_ts = float(s.exemplar.timestamp or 0.0)
-                ex = json.dumps([s.exemplar.labels, s.exemplar.value, s.exemplar.timestamp])
-            labels = json.dumps(sorted(s.labels.items()), separators=(",", ":"))
-            yield (s.name, labels), (f.name, int(mono), float(s.value), ex, ex_ts)
-
-
-def _family(name: str, typ: str, help_: str, unit: str, samples: list[Sample]) -> Metric:
-    family = Metric(name, help_, typ, unit)
-    family.samples = sorted(samples, key=_sample_order)
-    return family
-
-
-_SUFFIX_RANK = {"_bucket": 0, "_count": 1, "_sum": 2}
-
-
-def _sample_order(s: Sample) -> tuple[Any, ...]:
-    """Series by labels; within a histogram series the buckets by bound, then _count, _sum."""
-    rest = sorted((k, v) for k, v in s.labels.items() if k != "le")
-    le = float(s.labels["le"]) if "le" in s.labels else 0.0
-    return rest, _SUFFIX_RANK.get(s.name[s.name.rfind("_"):], 3), le

@@ -21,6 +21,7 @@ from inferwatch.rules import (
     Evaluator,
     Rule,
 )
+from inferwatch.server._storage_health import StorageHealth
 from inferwatch.server.ingest import Prober, ScrapeLoop
 from inferwatch.server.remote import RemoteWrite
 from inferwatch.slo import Slo
@@ -59,6 +60,7 @@ class ServerComponents:
     remote: RemoteWrite | None = None  # server.remote_write: shared by every generation, like the store
     slos: tuple[Slo, ...] = ()  # the SLOs whose rules the evaluator runs (/api/v1/slos)
     probes: Prober | None = None  # the config's probes (started and stopped with the scrape loop)
+    health: StorageHealth | None = None  # the storage series, recorded before each round (SQLite storage)
 
     @property
     def appender(self) -> Store:

@@ -29,6 +29,8 @@ from inferwatch.server._hosts import host_allowed
 
 __all__ = ["BODY_LIMITS", "Guard", "json_depth"]
 
+DRAIN_MAX = 64 << 20  # read and dropped before a 413, so the client reads the answer (no reset)
+
 log = logging.getLogger(__name__)
 
 # Endpoints whose bodies are legitimately larger than the default (batches of samples or alerts).
@@ -127,6 +129,7 @@ class Guard:
         too_big = (413, "bad_data", f"request body larger than {limit} bytes for {scope['path']}")
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and value.isdigit() and int(value) > limit:
+                await _drain(receive, 0)
                 return too_big, b""
         chunks: list[bytes] = []
         size = 0
@@ -137,6 +140,8 @@ class Guard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
+                if message.get("more_body", False):
+                    await _drain(receive, size)
                 return too_big, b""
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -147,3 +152,15 @@ class Guard:
             return (400, "bad_data",
                     f"request body nested deeper than {self.limits.max_json_depth} levels"), b""
         return None, body
+
+
+async def _drain(receive: Any, seen: int) -> None:
+    """Read and drop the rest of a refused body (up to ``DRAIN_MAX``): closing a connection with
+    unread data makes the kernel reset it, and the client sees the reset instead of the 413."""
+    while seen <= DRAIN_MAX:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        seen += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return

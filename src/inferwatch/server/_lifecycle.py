@@ -3,8 +3,8 @@
 A reload re-reads the config, builds the whole next generation (targets, rules,
 baselines, evaluator, and the alerting pipeline's routes, receivers and actions)
 and swaps it in; a bad config leaves the running one in place and the error names
-the file and field. The store and the listen address are not rebuilt: changing
-them needs a restart, and the reload says so.
+the file and field. What it does with each config section is one table
+(``_reload_policy.SECTIONS``): rebuilt, or named in the reply as kept until a restart.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from starlette.routing import Route
 from inferwatch._exceptions import ConfigError, InferwatchError
 from inferwatch.config import AlertingConfig, Config, Secret
 from inferwatch.server._components import ServerComponents
+from inferwatch.server._reload_policy import reload_notes
 from inferwatch.server._runtime import Server
 from inferwatch.server.api import write_guard
 
@@ -34,40 +35,46 @@ class Reloader:
     def __init__(self, server: Server, load: Callable[[], Config],
                  build: Callable[[Config, ServerComponents], ServerComponents],
                  announce: Callable[[str], None] | None = None,
-                 alerting: Callable[[AlertingConfig], None] | None = None) -> None:
+                 alerting: Callable[[AlertingConfig], None] | None = None,
+                 token: Callable[[Config], str] | None = None) -> None:
         """``announce`` gets one line per SIGHUP reload (``serve`` prints it to stderr); ``alerting``
-        applies a changed ``alerting`` section (``Pipeline.reconfigure``; raises on a bad one)."""
+        applies a changed ``alerting`` section (``Pipeline.reconfigure``; raises on a bad one);
+        ``token`` applies a changed ``server.api_token`` and says how it went."""
         self._server, self._load, self._build, self._alerting = server, load, build, alerting
+        self._token = token
         self._announce = announce or (lambda line: None)
         self._lock = threading.Lock()
 
-    def reload(self) -> str:
-        """Reload now; returns what changed; ``InferwatchError`` (old config kept) when it fails."""
+    def reload(self, force: bool = False) -> str:
+        """Reload now; returns what changed; ``InferwatchError`` (old config kept) when it fails.
+
+        A file that sets nothing but defaults (emptied by mistake) replacing one that set something
+        is refused unless ``force`` (``POST /-/reload?force=true``).
+        """
         with self._lock:
             try:
                 new = self._load()
+                old = self._server.config
+                _check_restart_only(new, old)
+                if not force and defaults_only(new) and not defaults_only(old):
+                    raise ConfigError(
+                        "the new config sets nothing but defaults (an empty file?): every rule, target, "
+                        "receiver and route of the running one would go; config not reloaded (to apply it "
+                        "anyway: POST /-/reload?force=true)")
             except InferwatchError:
                 self._server.stats.last_reload_ok = False
                 raise
-            old = self._server.config
-            if new.storage != old.storage or new.server.data_dir != old.server.data_dir:
-                self._server.stats.last_reload_ok = False
-                raise ConfigError("storage and server.data_dir changes need a restart; config not reloaded")
             self._server.reload(lambda: self._next(new, old))
             comps = self._server.components
             notes = [f"reloaded: {len(comps.scrape.targets())} targets, {len(comps.rules)} rules"]
+            if new.server.api_token != old.server.api_token:
+                notes.append(self._token(new) if self._token is not None
+                             else "server.api_token changes take effect after a restart")
             if new.alerting != old.alerting and self._alerting is None:
                 notes.append("alerting changes take effect after a restart")
             elif new.alerting != old.alerting:
                 notes.append("alerting reloaded")
-            if new.alerting.alertmanagers != old.alerting.alertmanagers:
-                notes.append("alerting.alertmanagers changes take effect after a restart")
-            if new.server.remote_write != old.server.remote_write:
-                notes.append("server.remote_write changes take effect after a restart")
-            if new.server.listen != old.server.listen:
-                notes.append("server.listen changes take effect after a restart")
-            if (new.server.query, new.server.http) != (old.server.query, old.server.http):
-                notes.append("server.query and server.http changes take effect after a restart")
+            notes += reload_notes(new, old)  # every section kept as it was is named
             log.info("config %s", "; ".join(notes))
             return "; ".join(notes)
 
@@ -96,6 +103,20 @@ class Reloader:
         threading.Thread(target=run, name="reload", daemon=True).start()
 
 
+def defaults_only(config: Config) -> bool:
+    """Whether ``config`` sets nothing but defaults (``server.data_dir`` aside: it may come from the env)."""
+    def shown(c: Config) -> dict[str, object]:
+        dump = c.model_dump(mode="json")
+        dump["server"].pop("data_dir", None)
+        return dump
+    return shown(config) == shown(Config())
+
+
+def _check_restart_only(new: Config, old: Config) -> None:
+    if new.storage != old.storage or new.server.data_dir != old.server.data_dir:
+        raise ConfigError("storage and server.data_dir changes need a restart; config not reloaded")
+
+
 def _failed(why: str) -> JSONResponse:
     return JSONResponse({"status": "error", "errorType": "bad_data",
                          "error": f"config reload failed, the running config stays: {why}"},
@@ -105,8 +126,9 @@ def _failed(why: str) -> JSONResponse:
 def reload_route(reloader: Reloader, token: Secret) -> Route:
     """``POST /-/reload``: 200 with what changed, 400 naming the config error (old config kept)."""
     async def post(request: Request) -> Response:
+        force = request.query_params.get("force", "").lower() in ("1", "true")
         try:
-            text = await run_in_threadpool(reloader.reload)
+            text = await run_in_threadpool(reloader.reload, force)
         except InferwatchError as exc:
             return _failed(str(exc))
         except Exception as exc:  # a bug: logged, answered like a bad config, never a 500

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS outcomes (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, label TEXT NOT NULL,
     model TEXT NOT NULL, time REAL, received REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS outcomes_received ON outcomes (received);
+CREATE INDEX IF NOT EXISTS outcomes_id ON outcomes (request_id, model);
 CREATE TABLE IF NOT EXISTS outcomes_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -102,28 +103,38 @@ class OutcomeStore:
         return self._rows
 
     def add(self, outcomes: list[Outcome]) -> tuple[int, int]:
-        """Store ``outcomes`` (all or none); return the first and last sequence numbers given."""
+        """Store ``outcomes`` (all or none); return the first and last sequence numbers given.
+
+        An outcome whose (request id, model) is stored already, or came earlier in the same batch,
+        is stored once: a sender's retry adds nothing (``last - first + 1`` were new).
+        """
         now = self.clock.now()
-        rows = [(o.request_id, json.dumps(o.label), o.model, o.time, now) for o in outcomes]
+        first_of = {(o.request_id, o.model): o for o in reversed(outcomes)}  # the batch's first of each id
+        rows = [(o.request_id, json.dumps(o.label), o.model, o.time, now, o.request_id, o.model)
+                for o in outcomes if first_of[(o.request_id, o.model)] is o]
         with self._lock:
             try:
                 self._db.execute("BEGIN")  # one transaction: a failed write stores nothing
                 try:
-                    self._db.executemany("INSERT INTO outcomes (request_id, label, model, time, received) "
-                                         "VALUES (?, ?, ?, ?, ?)", rows)
+                    before = self._db.total_changes
+                    self._db.executemany(
+                        "INSERT INTO outcomes (request_id, label, model, time, received) "
+                        "SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS "
+                        "(SELECT 1 FROM outcomes WHERE request_id = ? AND model = ?)", rows)
+                    added = self._db.total_changes - before
                     last = self._last()
                     # bounded in the same transaction: a failed delete must not leave the rows stored
                     # behind a 503 (the sender retries, and every outcome would be there twice)
-                    old, over = self._delete_old(now, self._rows + len(rows))
+                    old, over = self._delete_old(now, self._rows + added)
                     self._db.execute("COMMIT")
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
                 raise StoreError(f"outcome store {self.path}: cannot write ({exc})") from exc
-            self.received += len(rows)
-            self._count(len(rows), old, over)
-        return last - len(rows) + 1, last
+            self.received += added
+            self._count(added, old, over)
+        return last - added + 1, last
 
     def after(self, seq: int, limit: int, model: str | None = None) -> OutcomePage:
         """Up to ``limit`` outcomes numbered above ``seq`` (of ``model`` and of no model, when given)."""

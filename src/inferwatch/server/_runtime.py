@@ -66,6 +66,8 @@ class Server:
             comps = self.components
             start = self.clock.monotonic()
             try:
+                if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
+                    comps.health.record(now)
                 with self.priority.first():  # queries wait at their next check until the round is done
                     comps.evaluator.evaluate(now)
             except Exception:
@@ -142,12 +144,14 @@ class Server:
                 new.probes.start()
 
     def halt(self, timeout: float = 10.0) -> None:
-        """Stop scraping and evaluating (the round in progress finishes); the files stay open."""
+        """Stop scraping, probing and evaluating (the round in progress finishes); the files stay open."""
         self._stop.set()
         self.ready.clear()
         if self._thread is not None:
             self._thread.join(timeout)
         self.components.scrape.stop()
+        if self.components.probes is not None:
+            self.components.probes.stop()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the threads and close the components."""

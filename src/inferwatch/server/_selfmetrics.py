@@ -11,6 +11,7 @@ server generation at scrape time, so a reload never leaves a stale collector.
 from __future__ import annotations
 
 import platform
+import shutil
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +28,8 @@ from inferwatch.store import SQLiteStore
 
 if TYPE_CHECKING:
     from inferwatch.alerting import ActionRecord, NotificationRecord, QueueStats
-    from inferwatch.server._runtime import Server
+    from inferwatch.server._integrity import Damage
+from inferwatch.server._runtime import Server
 
 __all__ = ["DeliveryCounts", "self_registry"]
 
@@ -94,12 +96,15 @@ class _ServerCollector(Collector):
             size = _family(catalog.STORAGE_BYTES)
             size.add_metric([], float(_disk_bytes(comps.store)))
             yield size
+            yield from self._writes(comps.store)
             if comps.store.checkpointer is not None:
                 done = _family(catalog.STORAGE_CHECKPOINTS_TOTAL)
                 done.add_metric([], float(comps.store.checkpointer.done))
                 failed = _family(catalog.STORAGE_CHECKPOINT_FAILURES_TOTAL)
                 failed.add_metric([], float(comps.store.checkpointer.failures))
                 yield from (done, failed)
+        if comps.health is not None:
+            yield from self._damage(comps.health.damage)
         if self._deliveries is not None:
             yield from self._delivery(self._deliveries)
         if comps.remote is not None:
@@ -156,6 +161,32 @@ class _ServerCollector(Collector):
         for reason, n in sorted(getattr(stats, "discarded", {}).items()):
             discarded.add_metric([reason], float(n))
         yield from (limit, discarded)
+
+    @staticmethod
+    def _writes(store: SQLiteStore) -> Iterator[Metric]:
+        failing = _family(catalog.STORAGE_WRITE_FAILING)
+        failing.add_metric([], 1.0 if store.stats.write_error else 0.0)
+        failed = _family(catalog.STORAGE_FAILED_SAMPLES_TOTAL)
+        for reason, n in sorted(store.stats.write_failed.items()):
+            failed.add_metric([reason], float(n))
+        yield from (failing, failed)
+        try:
+            usage = shutil.disk_usage(store.path.parent)
+        except OSError:
+            return
+        avail, size = _family(catalog.STORAGE_FILESYSTEM_AVAIL), _family(catalog.STORAGE_FILESYSTEM_SIZE)
+        avail.add_metric([], float(usage.free))
+        size.add_metric([], float(usage.total))
+        yield from (avail, size)
+
+    @staticmethod
+    def _damage(damage: Sequence[Damage]) -> Iterator[Metric]:
+        found = _family(catalog.STORE_CORRUPTIONS_TOTAL)
+        lost = _family(catalog.STORE_LOST_SERIES)
+        for file in sorted({d.file for d in damage}):
+            found.add_metric([file], float(sum(d.file == file for d in damage)))
+            lost.add_metric([file], float(sum(d.lost_series for d in damage if d.file == file)))
+        yield from (found, lost)
 
     @staticmethod
     def _delivery(deliveries: DeliveryCounts) -> Iterator[Metric]:

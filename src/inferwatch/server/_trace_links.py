@@ -8,7 +8,9 @@ alert whose rule reads series with exemplars, adds ``example_traces`` (the
 slowest few trace ids of the alert's series in the last ``window_s``, with
 their latencies) and ``trace_url`` (the slowest trace in the server's trace API, an
 absolute URL: ``server.external_url``, else the address the server listens on).
-Alerts of rules over series without exemplars pass unchanged.
+Alerts of rules over series without exemplars pass unchanged. An outlier rule's alert
+also gets ``peers_url`` (and its generator URL): the dashboard's page of the rule's peer
+groups, the member side by side with its peers.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from inferwatch.rules import Alert, AlertSink, Rule
 from inferwatch.server.api import selectors
@@ -64,6 +67,9 @@ class TraceLinks:
         rule = rules.get(alert.name)
         if rule is None or alert.resolved(now):
             return alert
+        if rule.outlier is not None:  # the dashboard's side-by-side view of the member's group
+            url = f"{self.base_url}/#/peers?rule={quote(rule.name)}"
+            alert = replace(alert, annotations={**alert.annotations, "peers_url": url}, generator_url=url)
         notes = trace_notes(rule, alert.labels.to_dict(), store, now, self.window_s, self.base_url)
         return replace(alert, annotations={**alert.annotations, **notes}) if notes else alert
 

@@ -32,12 +32,15 @@ from inferwatch.server._components import (
     data_dir_of,
     state_dir,
 )
+from inferwatch.server._integrity import IntegrityWatch, check_data_dir
 from inferwatch.server._lifecycle import Reloader, reload_route
+from inferwatch.server._live_token import LiveToken, token_reload
 from inferwatch.server._outcome_store import OUTCOMES_FILE, OutcomeStore
 from inferwatch.server._rule_files import baseline_settings
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._shutdown import Step
+from inferwatch.server._storage_health import StorageHealth
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api import (
     OutcomesApi,
@@ -66,7 +69,7 @@ from inferwatch.server.ingest import (
 from inferwatch.server.remote import AlertmanagerPush, FanoutSink, RemoteWrite, alert_sink
 from inferwatch.server.web import Devices, DriftReports, dashboard_routes
 from inferwatch.slo import load_rule_set
-from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, Store, open_store, set_limits
+from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore
 
 __all__ = ["Embedding", "ServerParts", "api_routes", "build", "build_components", "build_pipeline",
@@ -173,14 +176,19 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     """
     embed = embed or Embedding()
     data_dir, state = data_dir_of(config), state_dir(config)
+    damage = check_data_dir(state, announce) if state is not None else []  # before anything opens a file
     pipeline = build_pipeline(config, clock=clock, stream=embed.stream)
-    token = embed.token if embed.token is not None else resolve_api_token(config, data_dir, announce)
+    token = embed.token if embed.token is not None else LiveToken(
+        resolve_api_token(config, data_dir, announce))  # a reload may change it
     inner, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
     if embed.tap is not None:
         inner = FanoutSink(embed.tap, inner)
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
     sink = TraceLinks(inner, lambda: server.components, base_url=config.server.external_url or "")
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
+    if server.components.health is not None and state is not None:
+        server.components.health.damage = damage
+        server.components.health.watch = IntegrityWatch(state, damage, start=clock.now())
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
@@ -191,10 +199,13 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     if reload is not None:
         def rebuild(cfg: Config, current: ServerComponents) -> ServerComponents:
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
+            if built.health is not None and current.health is not None:
+                built.health.damage, built.health.watch = current.health.damage, current.health.watch
             built.evaluator.on_pending = pipeline.pending
             return built
 
-        reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure)
+        reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure,
+                            token=token_reload(token, data_dir, announce))
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
     parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)
@@ -281,9 +292,11 @@ def build_components(
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
                         sample_limit=config.server.limits.sample_limit)
+    # the storage series go where scraped samples go: the store, and the remotes through the tee
+    health = StorageHealth(appender, data_dir) if isinstance(store, SQLiteStore) else None
     probes = Prober(config.probes, appender, clock=clock) if config.probes else None  # golden files read here
     return ServerComponents(config, data_dir, store, scrape, rules, evaluator, alert_state, remote,
-                            rule_set.slos, probes)
+                            rule_set.slos, probes, health)
 
 
 BYTES_PER_SERIES = 2700  # measured: benchmarks/bench_series_memory.py (10 labels a series, SQLite store)

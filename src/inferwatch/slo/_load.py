@@ -22,7 +22,11 @@ REPLACED_BY_SLO: dict[str, tuple[str, ...]] = {
 
 def load_slos(config: Config) -> list[Slo]:
     """The shorthands of ``slos:``, then every ``slo_files`` spec's SLOs, in order."""
-    out = [shorthand_slo(s, i) for i, s in enumerate(config.slos)]
+    probed: dict[str, list[str]] = {}
+    for p in config.probes:  # a golden set judges answers, not reachability: its runs are not counted
+        if "service" in p.labels and p.golden is None:
+            probed.setdefault(p.labels["service"], []).append(p.name)
+    out = [shorthand_slo(s, i, probed) for i, s in enumerate(config.slos)]
     for ref in config.slo_files:
         out += load_sloth_file(ref)
     return out

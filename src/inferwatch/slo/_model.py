@@ -63,6 +63,8 @@ class Slo:
     tiers: SloTiers = field(default_factory=SloTiers)
     source: str = ""
     kind: str = "sloth"  # availability, latency, time_to_first_token, or sloth (a spec file)
+    downtime: str = ""
+    """The series whose failures count as downtime (``probe_success{service="x"}``, ``up{...}``), or ""."""
 
     @property
     def id(self) -> str:

@@ -1,7 +1,10 @@
 """The config's ``slos:`` shorthands, written as the Sloth events they stand for.
 
 * availability: requests answered without a 5xx, over all requests
-  (``inferwatch_requests_total``);
+  (``inferwatch_requests_total``), plus the requests lost while the service was
+  unreachable: the share of the window its probes failed (``probe_success``)
+  or, without probes, its targets were down (``up``), at the request rate it
+  had while it answered (docs/probes.md: "SLOs that count downtime");
 * latency: requests answered within ``threshold`` (the request histogram's
   ``le`` bucket), over all requests;
 * time_to_first_token: generations whose first token came within
@@ -10,11 +13,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from inferwatch.config import SloSpec
 from inferwatch.model import metrics
 from inferwatch.slo._model import WINDOW_TEMPLATE, AlertSpec, EventsSli, Slo
 
-__all__ = ["shorthand_slo"]
+__all__ = ["downtime_series", "shorthand_slo"]
 
 _W = WINDOW_TEMPLATE
 
@@ -28,14 +33,48 @@ def _le(bound: float) -> str:
     return repr(float(bound))  # as the SDK prints it (sdk/_requests.py: 0.5, 1.0)
 
 
-def _sli(spec: SloSpec) -> EventsSli:
+def downtime_series(spec: SloSpec, probed: Mapping[str, Sequence[str]]) -> str:
+    """The series whose failures count as the service's downtime ("" when none is counted).
+
+    ``probed``: each service's probes that judge reachability (golden sets judge answers, in
+    batches: they are not counted).
+    """
+    source = spec.downtime
+    names = sorted(probed.get(spec.service, ()))
+    if source == "auto":
+        source = "probe" if names else "up"
+    if source == "none" or spec.type != "availability":
+        return ""
+    if source == "up":
+        return _sel(metrics.UP.name, f'service="{spec.service}"')
+    # probe names are [A-Za-z0-9_.:-]: only "." means something in a regex (escaped for PromQL's string too)
+    which = f'probe=~"{"|".join(n.replace(".", chr(92) * 2 + ".") for n in names)}"' if names else ""
+    return _sel(metrics.PROBE_SUCCESS.name, f'service="{spec.service}"', which)
+
+
+def _availability(spec: SloSpec, down_series: str) -> EventsSli:
+    name = metrics.REQUESTS_TOTAL.name
+    svc = f'service="{spec.service}"'
+    errors = _sel(name, svc, spec.matchers, 'code=~"5.."')
+    # `or vector(0)`: a service that never failed has no 5xx series, yet its SLI is 100 %, not absent
+    failed = f"(sum(rate({errors}[{_W}])) or vector(0))"
+    served = f"sum(rate({_sel(name, svc, spec.matchers)}[{_W}]))"
+    if not down_series:
+        return EventsSli(failed, served)
+    # The share of the window the service was unreachable (0 without the series), and the requests
+    # it lost meanwhile: that share of the rate it had while it answered, or of the day's rate when
+    # the whole window was down. Each lost request is a bad event, so an outage spends budget.
+    down = f"(1 - (avg(avg_over_time({down_series}[{_W}])) or vector(1)))"
+    day = f"sum(rate({_sel(name, svc, spec.matchers)}[1d]))"
+    lost = f"({down} * (({served} / ((1 - {down}) > 0)) or {day} or vector(0)))"
+    # no traffic and no downtime: no total, as without the downtime term (a 0/0 would poison the period)
+    return EventsSli(f"({failed} + {lost})", f"(({served} + {lost}) or ({lost} > 0))")
+
+
+def _sli(spec: SloSpec, down_series: str) -> EventsSli:
     svc = f'service="{spec.service}"'
     if spec.type == "availability":
-        name = metrics.REQUESTS_TOTAL.name
-        errors = _sel(name, svc, spec.matchers, 'code=~"5.."')
-        # `or vector(0)`: a service that never failed has no 5xx series, yet its SLI is 100 %, not absent
-        return EventsSli(f"(sum(rate({errors}[{_W}])) or vector(0))",
-                         f"sum(rate({_sel(name, svc, spec.matchers)}[{_W}]))")
+        return _availability(spec, down_series)
     hist = metrics.REQUEST_DURATION.name if spec.type == "latency" else metrics.GENERATION_TTFT.name
     assert spec.threshold is not None
     count = f"sum(rate({_sel(hist + '_count', svc, spec.matchers)}[{_W}]))"
@@ -57,8 +96,9 @@ _SUMMARY = {
 }
 
 
-def shorthand_slo(spec: SloSpec, index: int) -> Slo:
-    """The ``slos[index]`` entry as an SLO on the SDK's metrics."""
+def shorthand_slo(spec: SloSpec, index: int, probed: Mapping[str, Sequence[str]] | None = None) -> Slo:
+    """The ``slos[index]`` entry as an SLO on the SDK's metrics (``probed``: services a probe carries)."""
+    down_series = downtime_series(spec, probed or {})
     name = spec.slo_name
     summary = _SUMMARY[spec.type].format(service=spec.service, budget=100 - spec.objective,
                                          threshold=spec.threshold or 0, objective=spec.objective)
@@ -68,6 +108,7 @@ def shorthand_slo(spec: SloSpec, index: int) -> Slo:
         "description": "The {{ $labels.sloth_slo }} SLO of {{ $labels.sloth_service }} burns its error "
                        "budget too fast.",
     })
-    return Slo(spec.service, name, spec.objective, _sli(spec), alerting, period=spec.period,
+    return Slo(spec.service, name, spec.objective, _sli(spec, down_series), alerting, period=spec.period,
                labels=dict(spec.labels), description=spec.description or summary,
-               min_events=spec.min_events, tiers=spec.tiers, source=f"slos[{index}]", kind=spec.type)
+               min_events=spec.min_events, tiers=spec.tiers, source=f"slos[{index}]", kind=spec.type,
+               downtime=down_series)

@@ -28,6 +28,25 @@ def _value(engine: QueryEngine, metric: str, slo: Slo, t: float) -> float | None
     return _num(max(v for _, v in res))
 
 
+def _query(engine: QueryEngine, text: str, t: float) -> float | None:
+    try:
+        res = engine.instant(parse_promql(text), t)
+    except EvalError:
+        return None
+    return _num(max(v for _, v in res)) if isinstance(res, list) and res else None
+
+
+def _downtime(slo: Slo, engine: QueryEngine, t: float) -> dict[str, Any] | None:
+    """Which series counted the service's downtime, and the share of the 5m window and the period it
+    was unreachable (the period: over the data the store holds, as the period's SLI is)."""
+    if not slo.downtime:
+        return None
+    share = {w: _query(engine, f"1 - avg(avg_over_time({slo.downtime}[{w}]))", t)
+             for w in ("5m", window_name(slo.period))}
+    return {"source": slo.downtime, "unreachable_5m": share["5m"],
+            "unreachable_period": share[window_name(slo.period)]}
+
+
 def _burning(slo: Slo, burn: Mapping[str, float | None]) -> list[str]:
     """The alerts whose window pairs both burn over their factor now (the traffic guard aside)."""
     out = []
@@ -58,6 +77,8 @@ def _one(slo: Slo, engine: QueryEngine, t: float, alerts: Sequence[Mapping[str, 
         "burning": _burning(slo, burn),
         "tiers": {k: getattr(slo.tiers, k).value for k in ("fast_page", "slow_page", "ticket")},
         "alerts": [a for a in alerts if a.get("labels", {}).get("sloth_id") == slo.id],
+        "errors_from": "inferwatch_requests_total (5xx)" if slo.kind == "availability" else "",
+        "downtime": _downtime(slo, engine, t),
     }
 
 
@@ -67,7 +88,9 @@ def slo_status(slos: Iterable[Slo], store: Store, t: float,
 
     ``sli`` is the share of good events over the last 5 minutes;
     ``budget_remaining`` the share of the period's budget left (negative once
-    spent); ``burning`` the alerts whose windows both burn over their factor.
+    spent); ``burning`` the alerts whose windows both burn over their factor;
+    ``downtime`` (availability) the series that counted the time the service was
+    unreachable and that time's share of the 5m window and of the period.
     """
     engine = QueryEngine(store)
     return [_one(s, engine, t, alerts) for s in slos]

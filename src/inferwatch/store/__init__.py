@@ -7,7 +7,9 @@
 ['up{job="api"}']
 """
 
+from inferwatch.store._backup import BackedUp, backup_data_dir, backup_file
 from inferwatch.store._exemplars import Exemplar, ExemplarSeries, ExemplarStore
+from inferwatch.store._held import hold_samples
 from inferwatch.store._limits import (
     DEFAULT_LIMITS,
     LimitExceeded,
@@ -18,6 +20,7 @@ from inferwatch.store._limits import (
 from inferwatch.store._memory import MemoryStore, append_columns
 from inferwatch.store._open import TSDB_FILE, open_store
 from inferwatch.store._protocol import AppendStats, Series, Store
+from inferwatch.store._repair import Salvage, check_file, lost_series, repair_file
 from inferwatch.store._selector import parse_selector
 from inferwatch.store._sqlite import SQLiteStore
 from inferwatch.store._util import stale_mask
@@ -33,20 +36,28 @@ __all__ = [
     "DEFAULT_LIMITS",
     "TSDB_FILE",
     "AppendStats",
+    "BackedUp",
     "Exemplar",
     "ExemplarSeries",
     "ExemplarStore",
     "LimitExceeded",
     "MemoryStore",
     "SQLiteStore",
+    "Salvage",
     "Series",
     "SeriesLimits",
     "Store",
     "append_columns",
+    "backup_data_dir",
+    "backup_file",
+    "check_file",
     "check_sample_limit",
     "count_discarded",
+    "hold_samples",
+    "lost_series",
     "open_store",
     "parse_selector",
+    "repair_file",
     "set_limits",
     "stale_mask",
 ]

@@ -180,7 +180,7 @@ class Head:
     def memory(self) -> tuple[int, int]:
         """``(samples, bytes)`` held: the buffers' arrays with their spare room, their objects, the map."""
         samples = size = 0
-        for buf in self.buffers.values():
+        for buf in list(self.buffers.values()):  # a snapshot: appends may add series meanwhile
             samples += len(buf.t)
             size += getsizeof(buf.t) + getsizeof(buf.v) + getsizeof(buf)
         return samples, size + getsizeof(self.buffers)

@@ -56,6 +56,17 @@ class AppendStats:
     series_created: int = 0
     discarded: dict[str, int] = field(default_factory=dict)
     """Samples of batches refused whole for breaking a limit, by the limit's name (``_limits``)."""
+    write_failed: dict[str, int] = field(default_factory=dict)
+    """Samples a failed write kept out of the store, by reason (``disk_full``, ``read_only``, ``io_error``,
+    ``corrupt``, ``other``)."""
+    write_error: str = ""
+    """The last write's error, ``""`` while writes succeed (else: ``StorageWriteFailing``)."""
+
+    def wrote(self, error: str = "", reason: str = "", samples: int = 0) -> None:
+        """Note a write's outcome: ``error`` (and ``samples`` lost, by ``reason``) when it failed."""
+        self.write_error = error
+        if error:
+            self.write_failed[reason] = self.write_failed.get(reason, 0) + samples
 
 
 @runtime_checkable

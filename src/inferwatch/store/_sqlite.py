@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from itertools import compress, count, repeat
 from operator import is_
 from pathlib import Path
+from sqlite3 import Connection
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import Head, SampleBuffer
+from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
@@ -234,7 +236,9 @@ class SQLiteStore:
         try:
             _disk.write(conn, new_series.items(), sids, t, v, self.batch_size)
         except sqlite3.Error as exc:
+            self.stats.wrote(_disk.reason(exc), failure(exc), int(sids.shape[0]))
             raise StoreError(f"cannot write to the store {self.path}: {_disk.reason(exc)}") from exc
+        self.stats.write_error = ""
         if new_series:
             self._index.add_many(new_series)
             self._remember_new(new_series)
@@ -288,8 +292,7 @@ class SQLiteStore:
 
     def head_memory(self) -> tuple[int, int]:
         """``(samples, bytes)`` the in-memory head holds."""
-        with self._lock:
-            return self._head.memory()
+        return self._head.memory()  # reads a snapshot of the buffers: no lock needed
 
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
@@ -297,16 +300,13 @@ class SQLiteStore:
             conn = self._db()
             ids = self._index.match(matchers)
             out: list[Series] = []
-            if start < self._head_from:
-                out = self._select_disk(conn, ids, start, end)
-                ids = []
+            if start < self._head_from:  # the disk read takes the head's part too
+                ids, out = [], self._select_disk(conn, ids, start, end)
         out += self._head.read(ids, start, end, self._index.labels, self._lock)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
-    def _select_disk(
-        self, conn: sqlite3.Connection, ids: list[int], start: float, end: float
-    ) -> list[Series]:
+    def _select_disk(self, conn: Connection, ids: list[int], start: float, end: float) -> list[Series]:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
         head_from = self._head_from
         try:

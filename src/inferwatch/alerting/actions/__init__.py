@@ -2,6 +2,7 @@
 
 from inferwatch.alerting.actions._action_kinds import CommandAction, DegradeAction, HttpAction, RollbackAction
 from inferwatch.alerting.actions._actions import Action, ActionRecord, ActionStage, RecordingAction
+from inferwatch.alerting.actions._build import build_action, recording_action
 from inferwatch.alerting.actions._kube import KubernetesScaleAction
 from inferwatch.alerting.actions._ledger import ActionLedger
 
@@ -16,4 +17,6 @@ __all__ = [
     "KubernetesScaleAction",
     "RecordingAction",
     "RollbackAction",
+    "build_action",
+    "recording_action",
 ]

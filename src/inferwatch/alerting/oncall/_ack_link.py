@@ -26,7 +26,7 @@ __all__ = ["ACK_LINK_PATH", "ACK_PURPOSE", "AckLinks", "redact_ack_links"]
 ACK_LINK_PATH = "/api/v1/alerts/ack/link"
 ACK_PURPOSE = "ack"
 _LINK = re.compile(r"\S*" + re.escape(ACK_LINK_PATH) + r"\?\S*")
-HIDDEN = "<acknowledgement link hidden: sign in to see it>"
+HIDDEN = "<acknowledgement link hidden: read with the API token to see it>"
 
 
 def redact_ack_links(notes: list[str] | tuple[str, ...]) -> list[str]:

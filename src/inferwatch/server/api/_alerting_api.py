@@ -29,7 +29,7 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError
 from inferwatch.alerting import PipelineHandles, Silence, parse_rfc3339, redact_ack_links, rfc3339
 from inferwatch.config import Config, Secret, env
-from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, loads_json, parse_matcher
+from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, loads_json, parse_matcher, shown
 from inferwatch.rules import Alert
 from inferwatch.server._reader import bearer_ok
 from inferwatch.server.api._am_api import am_error, am_routes
@@ -138,7 +138,7 @@ def _time(body: dict[str, Any], key: str, default: float | None) -> float:
     try:
         t = parse_rfc3339(str(raw))
     except ValueError:
-        raise InputError(f"silence {key}: not an RFC 3339 time: {raw!r}") from None
+        raise InputError(f"silence {key}: not an RFC 3339 time: {shown(str(raw))}") from None
     if t is None:
         raise InputError(f"silence {key}: the zero time is not allowed")
     return t

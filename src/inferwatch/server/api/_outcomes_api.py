@@ -36,7 +36,7 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.collect import sample
 from inferwatch.config import OutcomesConfig, Secret
-from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
+from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json, shown
 from inferwatch.model import metrics as m
 from inferwatch.server._guard import json_depth
 from inferwatch.server._outcome_store import Label, Outcome, OutcomeStore
@@ -156,7 +156,7 @@ class OutcomesApi:
         outcomes = parse_outcomes(doc, self.store.config, self.clock.now())
         first, last = self.store.add(outcomes) if outcomes else (0, 0)
         self.write_counts()
-        return {"stored": len(outcomes), "first": first, "last": last}
+        return {"stored": last - first + 1 if outcomes else 0, "first": first, "last": last}
 
     def get(self, params: Mapping[str, str]) -> dict[str, Any]:
         """The page of outcomes ``params`` ask for (``after``, ``limit``, ``model``)."""
@@ -192,9 +192,10 @@ def _int(params: Mapping[str, str], name: str, default: int, low: int, high: int
     try:
         value = int(raw)
     except ValueError:
-        raise InputError(f"invalid parameter {name!r}: {raw[:40]!r} is not an integer") from None
+        raise InputError(f"invalid parameter {name!r}: {shown(raw)} is not an integer") from None
     if not low <= value <= high:
-        raise InputError(f"invalid parameter {name!r}: {value} is outside {low}..{high}")
+        raise InputError(f"invalid parameter {name!r}: {value if len(raw) <= 40 else shown(raw)} is outside "
+                         f"{low}..{high}")
     return value
 
 

@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Route
 from inferwatch import __version__
 from inferwatch.model import METRIC_NAME_LABEL, Matcher, MatchOp, format_duration
 from inferwatch.promql import DEFAULT_MAX_SAMPLES
+from inferwatch.rules import PeerGroup
 from inferwatch.server._runtime import Server
 from inferwatch.server.api._prom_api import DEFAULT_QUERY_TIMEOUT_S, api_handler
 from inferwatch.server.api._prom_params import Params, format_api_float
@@ -125,8 +126,8 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
         last = server.stats.last_t
         took = server.stats.last_duration
         rules_json = [] if kind == "record" else [
-            _rule(r, active.get(r.uid, []), last, took, comps.evaluator.band_status(r.name),
-                  comps.evaluator.band_warmup(r.name))
+            {**_rule(r, active.get(r.uid, []), last, took, comps.evaluator.band_status(r.name),
+                     comps.evaluator.band_warmup(r.name)), **_peers(r, comps.evaluator.peer_status(r.uid))}
             for r in comps.rules]
         group = {"interval": comps.config.server.evaluation_interval, "limit": 0,
                  "evaluationTime": server.stats.last_duration, "lastEvaluation": rfc3339(last)}
@@ -175,3 +176,17 @@ def _rule(r: Any, alerts: list[dict[str, Any]], last: float | None, took: float,
         out["bands"] = [{"series": k, "learned": v, **({"warmup": w[k]} if k in w else {})}
                         for k, v in sorted((bands or {}).items())]
     return out
+
+
+def _peers(r: Any, status: tuple[float, list[PeerGroup]] | None) -> dict[str, Any]:
+    """An outlier rule's groups at its last evaluation (inferwatch's addition, only on outlier rules)."""
+    if r.outlier is None:
+        return {}
+    groups = [] if status is None else status[1]
+    member = r.outlier.member
+    return {"outlier": {"member": member, "peersBy": list(r.outlier.peers_by), "groups": [{
+        "labels": dict(zip(r.outlier.peers_by, g.key, strict=True)), "median": format_api_float(g.median),
+        "spread": format_api_float(g.spread), "judged": g.judged,
+        "members": [{"member": m.name(member), "labels": m.labels.without_name().to_dict(),
+                     "value": format_api_float(m.value), "outlier": m.outlier}
+                    for m in sorted(g.members, key=lambda m: m.name(member))]} for g in groups]}}

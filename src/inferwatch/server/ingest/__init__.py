@@ -1,14 +1,14 @@
 """What comes into the store: scrape, remote-write in, OTLP metrics and traces, edge ingest."""
 
+from inferwatch.formats import ExpositionParser, ParsedScrape
+from inferwatch.formats import snappy_encode as snappy_compress
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
-from inferwatch.server.ingest._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server.ingest._ingest_checks import MIN_TIME
 from inferwatch.server.ingest._otlp_delta import DeltaState
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
 from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server.ingest._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
 from inferwatch.server.ingest._scrape_limits import MAX_AHEAD_S
-from inferwatch.server.ingest._snappy import compress as snappy_compress
 from inferwatch.server.ingest.probe import Prober
 
 __all__ = [

@@ -33,8 +33,8 @@ from starlette.routing import Route
 
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
+from inferwatch.formats import SnappyTooLarge, snappy_decode
 from inferwatch.model import Clock
-from inferwatch.server.ingest import _snappy
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.server.ingest._prompb import WriteRequestReader
 from inferwatch.store import LimitExceeded, Store, append_columns, count_discarded
@@ -73,8 +73,8 @@ class RemoteWriteReceiver:
     def write(self, body: bytes) -> int:
         """Store one request; return its sample count (``_Refused`` with the status when refused)."""
         try:
-            cols = self.reader.read(_snappy.decompress(body, max_bytes=MAX_DECODED_BYTES))
-        except _snappy.TooLarge as exc:
+            cols = self.reader.read(snappy_decode(body, max_bytes=MAX_DECODED_BYTES))
+        except SnappyTooLarge as exc:
             raise _Refused(413, f"remote-write: {exc}") from None
         except LimitExceeded as exc:
             count_discarded(self.store, exc.reason, 1)

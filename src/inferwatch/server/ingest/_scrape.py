@@ -21,13 +21,14 @@ import threading
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
 from inferwatch._exceptions import InferwatchError
 from inferwatch.config import REDACTED, ScrapeTarget, install_log_redaction, redact_url
+from inferwatch.formats import ExpositionParser, ParsedScrape
 from inferwatch.model import STALE_NAN, Clock, Labels
-from inferwatch.server.ingest._exposition import ExpositionParser, ParsedScrape
 from inferwatch.server.ingest._scrape_limits import (
     MAX_AHEAD_S,
     ScrapeFailed,
@@ -36,7 +37,14 @@ from inferwatch.server.ingest._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.store import ExemplarStore, LimitExceeded, Store, append_columns, count_discarded
+from inferwatch.store import (
+    ExemplarStore,
+    LimitExceeded,
+    Store,
+    append_columns,
+    count_discarded,
+    hold_samples,
+)
 
 __all__ = ["REPORT_METRICS", "ScrapeLoop", "TargetHealth"]
 
@@ -121,7 +129,16 @@ class ScrapeLoop:
         self.clock = clock
         self._targets = [_Target(t) for t in targets]
         install_log_redaction()  # httpx logs each request's URL whole (user:pass@, ?token=)
-        self._client = httpx.Client(transport=transport, follow_redirects=True, headers={"Accept": ACCEPT})
+        opts: dict[str, Any] = {"transport": transport, "follow_redirects": True,
+                                "headers": {"Accept": ACCEPT}}
+        self._client = httpx.Client(**opts)
+        self._tls: dict[int, httpx.Client | str] = {}  # a client per tls_config, or why it has none
+        for t in self._targets:
+            if t.cfg.tls_config is not None:
+                try:
+                    self._tls[id(t)] = httpx.Client(**opts, verify=t.cfg.tls_config.context())
+                except OSError as exc:
+                    self._tls[id(t)] = str(exc)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._store_failing = False
@@ -158,7 +175,10 @@ class ScrapeLoop:
         start = self.clock.monotonic()
         parsed, error, note = ParsedScrape(), "", ""
         try:
-            body = fetch(self._client, target.cfg)  # network time is real time, as httpx's timeout
+            client = self._tls.get(id(target), self._client)
+            if isinstance(client, str):
+                raise ScrapeFailed(client)
+            body = fetch(client, target.cfg)  # network time is real time, as httpx's timeout
             parsed = target.parser.parse(body.text, now, body.content_type)
             try:
                 check_limits(target.cfg, parsed.labels, self.sample_limit)
@@ -196,6 +216,9 @@ class ScrapeLoop:
                 append_columns(self.store, labels, t, v)
         except InferwatchError as exc:
             error = f"store refused the scrape: {exc}"
+            # up 0 in memory (never written): a target that cannot be stored is down, TargetDown can fire
+            held = [0.0, duration, 0.0, 0.0, 0.0]
+            hold_samples(self.store, target.report, [now] * len(target.report), held)
             if not self._store_failing:  # once per episode: a full disk refuses every scrape
                 log.error("target %s: %s (said once until the store accepts samples again)",
                           redact_url(target.cfg.url), error)
@@ -287,3 +310,6 @@ class ScrapeLoop:
             th.join(timeout)
         self._threads.clear()
         self._client.close()
+        for client in self._tls.values():
+            if not isinstance(client, str):
+                client.close()

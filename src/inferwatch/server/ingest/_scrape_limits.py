@@ -47,7 +47,14 @@ def fetch(client: httpx.Client, target: ScrapeTarget, *,
     timeout, limit = target.effective_timeout, target.body_size_limit
     deadline = monotonic() + timeout
     try:
-        with client.stream("GET", target.url, timeout=timeout) as resp:
+        auth = target.auth_header()  # files are read at each scrape: a rotated secret is used at once
+    except OSError as exc:
+        raise ScrapeFailed(str(exc)) from None
+    try:
+        name = target.tls_config.server_name if target.tls_config is not None else None
+        with client.stream("GET", target.url, timeout=timeout,
+                           headers={"Authorization": auth} if auth else None,
+                           extensions={"sni_hostname": name} if name else None) as resp:
             if resp.status_code != 200:
                 raise ScrapeFailed(f"server returned HTTP status {resp.status_code} {resp.reason_phrase}")
             declared = resp.headers.get("content-length", "")

@@ -92,6 +92,7 @@ class RemoteSender:
         self._stop, self._wake = threading.Event(), threading.Event()
         self._opened: float | None = None  # when the batch now filling was first seen
         self._thread: threading.Thread | None = None
+        self._down = False  # in an outage (logged once when it starts and once when it ends)
         wal.listen(self._wake)
 
     def start(self) -> None:
@@ -151,6 +152,7 @@ class RemoteSender:
         attempt = 0
         while True:
             verdict, why, after = self._post(body)
+            self._outage(verdict == "retry", why)
             if verdict == "ok":
                 self.counts.sent += len(chunk)
             elif verdict == "drop":
@@ -173,6 +175,18 @@ class RemoteSender:
             attempt += 1
             log.info("remote-write %s: %s; retry %d in %.3fs", self.url, why, attempt, delay)
             self.clock.wait(self._stop, delay)
+
+    def _outage(self, failing: bool, why: str) -> None:
+        """Log an outage once when it starts and once when it ends, not once per retry."""
+        if failing == self._down:
+            return
+        self._down = failing
+        if failing:
+            log.warning("remote-write %s: not accepting samples (%s); they wait in its queue and are "
+                        "sent when it answers (said once until then)", self.url, why)
+        else:
+            log.warning("remote-write %s: accepting samples again; %d still queued", self.url,
+                        self.wal.pending(self.name))
 
     def _over_bounds(self, chunk: Chunk) -> bool:
         q = self.spec.queue

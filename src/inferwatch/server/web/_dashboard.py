@@ -40,7 +40,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from inferwatch.config import Secret
-from inferwatch.model import matches_all, parse_duration
+from inferwatch.model import matches_all, parse_duration, shown
 from inferwatch.rules import Rule, format_go_float
 from inferwatch.server._reader import bearer_ok
 from inferwatch.server._runtime import Server
@@ -89,9 +89,9 @@ def _since(req: Request, default: str) -> float:
     try:
         since = parse_duration(raw)
     except ValueError:
-        raise ValueError(f"invalid parameter 'since': cannot parse {raw!r} to a duration") from None
+        raise ValueError(f"invalid parameter 'since': cannot parse {shown(raw)} to a duration") from None
     if not 0 < since <= TIMELINE_MAX_S:
-        raise ValueError(f"invalid parameter 'since': {raw!r} is not within (0, 7d]")
+        raise ValueError(f"invalid parameter 'since': {shown(raw)} is not within (0, 7d]")
     return since
 
 
@@ -275,11 +275,15 @@ class Page:
 
 
 def boot_view(server: Server) -> dict[str, Any]:
-    """What the overview asks before its first query: the server's time, the services, the rules."""
+    """What the overview asks before its first query: the server's time, the services, the rules,
+    and the shortest scrape interval of its targets."""
     comps = server.components
+    intervals = [t.effective_interval for t in comps.config.scrape.targets]
     return {"now": server.clock.now(), "services": comps.store.label_values("service"),
             "rules": [{"name": r.name, "query": r.promql, "labels": dict(r.alert_labels)}
-                      for r in comps.rules]}
+                      for r in comps.rules],
+            # the charts' step and rate window follow it (Grafana's $__rate_interval)
+            "scrape_interval": min(intervals, default=15.0)}
 
 
 def _data_block(name: str, text: str) -> str:

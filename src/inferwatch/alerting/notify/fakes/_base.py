@@ -67,7 +67,7 @@ class LoopbackServer:
                 self.wfile.write(body)
                 fake.got.set()
 
-            do_GET = do_POST = _do
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _do
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -73,15 +73,23 @@ export async function serverNow() {
 
 export const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800 };
 
-// At most 160 points per chart (enough for a panel's width), on a step that is a multiple of 15 s,
-// the default scrape interval: fewer points to evaluate, send and draw. early.js computes the
-// overview's first range and rate window the same way: keep them in step.
-export function rangeOf(name, end) {
-  const span = RANGES[name] || 3600;
-  const step = 15 * Math.ceil(span / (160 * 15));
-  const e = Math.floor(end / step) * step;
-  return { start: e - span, end: e, step, span };
+// The interval the server scrapes at (#boot's scrape_interval: its targets' shortest; 15 s,
+// Prometheus's default, when it has none), in whole seconds.
+export function scrapeInterval() {
+  const boot = readBoot();
+  return Math.max(1, Math.ceil(Number(boot && boot.scrape_interval) || 15));
 }
 
-// A rate window that always holds a few scrapes at this step.
-export function rateWindow(r) { return `${Math.max(60, 4 * r.step)}s`; }
+// At most 160 points per chart (enough for a panel's width), on a step that is a multiple of the
+// scrape interval: fewer points to evaluate, send and draw, and none between two scrapes. early.js
+// computes the overview's first range and rate window the same way: keep them in step.
+export function rangeOf(name, end, scrape = scrapeInterval()) {
+  const span = RANGES[name] || 3600;
+  const step = scrape * Math.ceil(span / (160 * scrape));
+  const e = Math.floor(end / step) * step;
+  return { start: e - span, end: e, step, span, scrape };
+}
+
+// Grafana's $__rate_interval: at least four scrapes, and at least a step plus a scrape, so a rate
+// or a quantile has two samples in every window from the second scrape on, at any range.
+export function rateWindow(r) { return `${Math.max(4 * r.scrape, r.step + r.scrape)}s`; }

@@ -12,6 +12,8 @@ const PAGES = {
   explore: () => import("./explore.js"),
   drift: () => import("./drift.js"),
   slos: () => import("./slo.js"),
+  probes: () => import("./probes.js"),
+  peers: () => import("./peers.js"),
   diagnose: () => import("./diagnose.js"),
 };
 let current = null;

@@ -24,9 +24,11 @@
     const params = new URLSearchParams(query || "");
     const span = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800 }[params.get("range") || "1h"]
       || 3600;
-    const step = 15 * Math.ceil(span / (160 * 15));
+    const scrape = Math.max(1, Math.ceil(Number(boot.scrape_interval) || 15));
+    const step = scrape * Math.ceil(span / (160 * scrape));
     const end = Math.floor(boot.now / step) * step;
-    const vars = { service: params.get("service") || boot.services[0] || "", w: `${Math.max(60, 4 * step)}s` };
+    const w = `${Math.max(4 * scrape, step + scrape)}s`;
+    const vars = { service: params.get("service") || boot.services[0] || "", w };
     for (const { panels } of sections) {
       for (const { queries } of panels) {
         for (const q of queries) {

@@ -55,6 +55,10 @@ const ZH = new Map(Object.entries({
   "ticket windows burning": "工单窗口超标",
   "no burn rate yet: the SLI's requests are not recorded in this range": "此时间范围内尚无燃烧率：SLI 的请求未被记录",
   "no SLOs: declare slos: or slo_files: in the config (docs/slo.md)": "没有 SLO：在配置中声明 slos: 或 slo_files:（docs/slo.md）",
+  // the peers page
+  Probes: "拨测", "no probes: declare probes: in the config (docs/probes.md)": "没有拨测：在配置中声明 probes:（docs/probes.md）",
+  Peers: "同组对比", outlier: "离群", "no outlier rules (docs/outliers.md)": "没有离群规则（docs/outliers.md）",
+  "no members yet": "尚无成员",
 }));
 
 const PATTERNS = [

@@ -30,10 +30,12 @@ function sections(sectionSpecs, rules) {
     panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) })), generative]);
 }
 
-// The LLM section is for services that record generations: hidden while every one of its panels is empty.
-function showIfData(group) {
-  const empty = group.panels.every((p) => p.el.dataset.state === "empty");
-  for (const el of group.els) el.hidden = empty;
+// The LLM section is for services that record generations: shown when the service has a generation
+// series in the range, whatever its panels show (a classifier has none: no section of empty panels).
+async function hasGenerations(service, r) {
+  const match = `{__name__=~"inferwatch_generation_.+",service="${service.replace(/["\\]/g, "\\$&")}"}`;
+  const found = await get("api/v1/series", { "match[]": match, start: r.start, end: r.end });
+  return found.length > 0;
 }
 
 async function abTests(el) {
@@ -89,7 +91,7 @@ export async function render(main, ctx) {
     panels.push(...made);
     const els = [h("h2", { "data-section": name }, name), h("div", { class: "grid" }, made.map((p) => p.el))];
     if (generative) {
-      for (const el of els) el.hidden = true;  // until its panels have data
+      for (const el of els) el.hidden = true;  // until the service shows generation series
       optional.push({ panels: made, els });
     }
     body.append(...els);
@@ -106,9 +108,10 @@ export async function render(main, ctx) {
     now = null;
     const vars = { service, w: rateWindow(r) };
     // every query leaves now, all at once; each panel draws when its own answers are in
-    await Promise.all([...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {}),
-      devices(edge).catch(() => {})]);
-    optional.forEach(showIfData);
+    const [llm] = await Promise.all([hasGenerations(service, r).catch(() => false),
+      ...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {}), devices(edge).catch(() => {})]);
+    for (const group of optional) for (const el of group.els) el.hidden = !llm;
+    document.body.dataset.generative = String(llm);
     document.body.dataset.renderedAt = String(performance.now());  // since navigation start
     document.body.dataset.rendered = String(performance.now() - t0);
   }

@@ -36,7 +36,11 @@ function row(s, r) {
     firing.map((n) => h("span", { class: "badge firing" }, `firing: ${n}`))),
     h("div", { class: "row" }, h("div", {}, h("div", { class: "muted small" }, "error budget left"),
       budgetBar(s.budget_remaining)),
-    h("div", {}, h("div", { class: "muted small" }, "SLI (5m)"), h("b", { class: "sli" }, pct(s.sli)))),
+    h("div", {}, h("div", { class: "muted small" }, "SLI (5m)"), h("b", { class: "sli" }, pct(s.sli))),
+    s.downtime ? h("div", { class: "slo-downtime" }, h("div", { class: "muted small" },
+      `bad events: ${s.errors_from} + downtime from ${s.downtime.source}`),
+    h("b", {}, `unreachable ${pct(s.downtime.unreachable_5m, 1)} of 5m, `,
+      `${pct(s.downtime.unreachable_period, 2)} of ${s.period}`)) : null),
     h("div", { class: "slo-body" }, chart.el, windows));
   return { el, load: () => chart.load(r, {}) };
 }

@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch._exceptions import InputError
-from inferwatch.edge._wire3 import MAGIC, WIRE_VERSION_COLUMNS, decode_columns
-from inferwatch.edge._wire3 import wire_labels as _labels
+from inferwatch.formats._wire3 import MAGIC, WIRE_VERSION_COLUMNS, decode_columns
+from inferwatch.formats._wire3 import wire_labels as _labels
 from inferwatch.model import (
     STALE_NAN,
     Labels,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable
 
-from inferwatch.edge import _snappy
+from inferwatch.formats import _snappy_pure as _snappy
 from inferwatch.model import Labels, Sample
 
 __all__ = ["REMOTE_WRITE_HEADERS", "decode_write_request", "encode_write_request"]

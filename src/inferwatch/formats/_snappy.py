@@ -1,4 +1,4 @@
-"""Snappy blocks for the server: cramjam's (Rust) codec when installed, else the edge agent's.
+"""Snappy blocks: cramjam's (Rust) codec when installed, else the pure-Python one (``_snappy_pure``).
 
 Remote-write bodies are snappy blocks (no framing). The edge agent's codec is
 pure Python (the agent keeps its dependencies minimal) and expands about
@@ -7,10 +7,10 @@ Either way the announced length is checked against a limit first, so a small
 body cannot make the server allocate gigabytes, and a corrupt stream raises
 ``ValueError``.
 
->>> from inferwatch.edge import snappy_compress, snappy_decompress
->>> decompress(snappy_compress(b"abc" * 100), max_bytes=1000) == b"abc" * 100
+>>> from inferwatch.formats import _snappy_pure as pure
+>>> decompress(pure.compress(b"abc" * 100), max_bytes=1000) == b"abc" * 100
 True
->>> snappy_decompress(compress(b"abc" * 100)) == b"abc" * 100
+>>> pure.decompress(compress(b"abc" * 100)) == b"abc" * 100
 True
 """
 
@@ -21,8 +21,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-# the edge agent's codec, through edge's public names (server may import edge: DESIGN.md)
-from inferwatch.edge import snappy_compress, snappy_decompress, snappy_uncompressed_length
+from inferwatch.formats._snappy_pure import compress as snappy_compress
+from inferwatch.formats._snappy_pure import decompress as snappy_decompress
+from inferwatch.formats._snappy_pure import uncompressed_length as snappy_uncompressed_length
 
 __all__ = ["TooLarge", "backend", "compress", "decompress"]
 

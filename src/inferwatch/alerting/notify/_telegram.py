@@ -1,0 +1,66 @@
+"""Telegram bot: ``POST {url}/bot{token}/sendMessage`` with ``{"chat_id", "text"}`` (Bot API).
+
+The request (https://core.telegram.org/bots/api#sendmessage): JSON with ``chat_id`` (a
+numeric id, or ``@channelusername``), ``text`` (1-4096 characters after entity parsing;
+sent as plain text, no ``parse_mode``, so a label can never format or link anything),
+optionally ``message_thread_id`` (a forum topic) and ``disable_notification``. Telegram
+answers ``{"ok": true, "result": {...}}``, or ``{"ok": false, "error_code": N,
+"description": "..."}`` with the same HTTP status; 429 carries
+``parameters.retry_after`` (seconds), and 5xx and 429 are retried. The token is part of
+the path: it is never logged nor quoted in an error. A long message keeps whole alert
+blocks within 4,096 UTF-8 bytes (never more characters than that) and says how many
+alerts it left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._notification import Notification
+from inferwatch.alerting.notify._message import render
+from inferwatch.config import Secret, TelegramReceiverSpec, redact_text
+
+__all__ = ["TELEGRAM_MAX_BYTES", "TelegramNotifier"]
+
+TELEGRAM_MAX_BYTES = 4096
+"""``text`` is at most 4,096 characters; counting UTF-8 bytes keeps under it in any script."""
+
+
+class TelegramNotifier:
+    """Sends each notification as one plain-text message to one chat."""
+
+    def __init__(self, spec: TelegramReceiverSpec, http: HttpClient, external_url: str = "", *,
+                 language: str = "en", timezone: str = "UTC") -> None:
+        self.name = f"telegram[{spec.name}]"
+        if spec.bot_token is None:
+            raise MissingCredentialError(self.name, "bot_token")
+        self._token = spec.bot_token
+        self._url = Secret(f"{spec.url.rstrip('/')}/bot{spec.bot_token.reveal()}/sendMessage")
+        self._spec = spec
+        self._http = http
+        self._external_url = external_url
+        self._language, self._timezone = language, timezone
+
+    def body(self, n: Notification) -> dict[str, Any]:
+        """The JSON body of ``sendMessage``."""
+        msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
+                     markdown=False, template=self._spec.template)
+        body: dict[str, Any] = {"chat_id": self._spec.chat_id, "text": msg.fit(TELEGRAM_MAX_BYTES)}
+        if self._spec.message_thread_id is not None:
+            body["message_thread_id"] = self._spec.message_thread_id
+        if self._spec.disable_notification:
+            body["disable_notification"] = True
+        return body
+
+    def notify(self, n: Notification) -> None:
+        """POST the message; a non-2xx answer or ``"ok": false`` raises ``NotifyError``."""
+        resp = self._http.request("POST", self._url, secrets=[self._token], json=self.body(n))
+        try:
+            ok = resp.json().get("ok") is True
+        except (ValueError, AttributeError):
+            raise NotifyError("unreadable answer (not Telegram's JSON)", retryable=True) from None
+        if not ok:
+            said = redact_text(resp.text[:200], [self._token.reveal()])
+            raise NotifyError(f"not sent: {said}", retryable=False)
