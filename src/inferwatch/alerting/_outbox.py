@@ -5,7 +5,8 @@ their backoff) and rate-limit holds are rows here too, so a restart neither
 loses a pending notification nor forgets its attempts. One row per receiver
 and group set waits at a time: a newer flush of the same groups replaces a
 waiting row (keeping its id when the content is the same), but never a row
-whose send is in flight.
+whose send is in flight; a flush with the same content as a send in flight adds nothing
+(a receiver slower than ``group_interval`` gets the page once, with one id).
 """
 
 from __future__ import annotations
@@ -91,8 +92,12 @@ class Outbox:
     def put(self, n: Notification, now: float, busy: Collection[int] = ()) -> OutboxEntry:
         """Owe ``n`` (with an id); replaces a waiting row of the same groups unless it is ``busy``."""
         key = _key(n)
-        old = next((e for e in self._by_key.get((n.receiver, key), {}).values() if e.seq not in busy),
-                   None)
+        rows = self._by_key.get((n.receiver, key), {}).values()
+        old = next((e for e in rows if e.seq not in busy), None)
+        if old is None:  # the same notification already being delivered: no second copy, no new id
+            flying = next((e for e in rows if _content(e.n) == _content(n)), None)
+            if flying is not None:
+                return flying
         if old is not None:
             same = _content(old.n) == _content(n)
             old.n = _with_id(n, old.n.id if same else uuid.uuid4().hex)

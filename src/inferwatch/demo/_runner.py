@@ -252,8 +252,13 @@ def _loop(
         extra = _refresh_parts(parts, ctx, story_t)
         display.show(story_t, ctx.story.end_s, phase, stats, ctx.service.degraded, extra)
         left = t_end - time.monotonic()
-        if left <= 0 or stop.is_set():
+        if stop.is_set():
             break
+        if left <= 0:
+            # a phase that began during this (slow) refresh is still shown before the end
+            if ctx.story.phase_at(ctx.story_time()) is phase:
+                break
+            continue
         stop.wait(min(opts.refresh_s, left, _until_next_phase(ctx) + 0.001))
     report.phases.append(PhaseStats(current[0].name, current[0].start_s, LiveStats.between(current[1], snap)))
 

@@ -1,7 +1,7 @@
 """One-click acknowledgement links under the server's external URL, bound to one firing episode.
 
 A link is signed (``LinkSigner``, purpose ``ack``) for one group, the group's
-current episode and an expiry (``LINK_TTL_S`` after it was sent), with a key
+current episode and an expiry (12 to 24 hours after it was sent), with a key
 only the server holds (``data_dir/ack_key``). It carries no API token. It is
 refused once its episode ended (the group resolved, even if it fired again),
 after its expiry, and for any other purpose. Reads open to anyone show the
@@ -11,6 +11,7 @@ readers holding a token, see it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -49,11 +50,16 @@ class AckLinks:
         return bool(self._signer and self._base)
 
     def url(self, group_key: str, now: float) -> str:
-        """The link for the group's current episode, valid ``ttl`` from ``now`` (``""`` when off)."""
+        """The link for the group's current episode, valid ``ttl/2`` to ``ttl`` from ``now`` (``""``: off)."""
         if not self.enabled or self._signer is None:
             return ""
-        claims = LinkClaims(ACK_PURPOSE, group_id(group_key), self._episodes.begin(group_key, now),
-                            now + self._ttl)
+        episode, began = self._episodes.begin(group_key, now)
+        # The expiry steps by half the ttl from the episode's start, so a link sent at any time
+        # has between ttl/2 and ttl left, and two flushes in one step carry the same link (the
+        # outbox sees the same notification, keeps its id and sends no second copy).
+        half = self._ttl / 2
+        expires = began + half * (math.floor(max(now - began, 0.0) / half) + 2)
+        claims = LinkClaims(ACK_PURPOSE, group_id(group_key), episode, expires)
         return f"{self._base}{ACK_LINK_PATH}?{urlencode(self._signer.sign(claims))}"
 
     def verify(self, params: Mapping[str, str], group_keys: Mapping[str, str], now: float) -> str:

@@ -25,15 +25,17 @@ class EpisodeIds:
         self._lock = threading.Lock()
         with db.transaction() as c:
             c.execute(_SCHEMA)
-        self._ids = {str(k): str(e) for k, e in db.query("SELECT group_key, episode FROM group_episodes")}
+        self._ids = {str(k): (str(e), float(str(t)))
+                     for k, e, t in db.query("SELECT group_key, episode, started FROM group_episodes")}
 
     def current(self, group_key: str) -> str | None:
         """The id of the group's episode now, ``None`` between episodes."""
         with self._lock:
-            return self._ids.get(group_key)
+            found = self._ids.get(group_key)
+        return found[0] if found is not None else None
 
-    def begin(self, group_key: str, now: float) -> str:
-        """The id of the group's episode, starting one when none runs."""
+    def begin(self, group_key: str, now: float) -> tuple[str, float]:
+        """The id of the group's episode and when it began, starting one when none runs."""
         with self._lock:
             found = self._ids.get(group_key)
             if found is not None:
@@ -41,8 +43,8 @@ class EpisodeIds:
             episode = secrets.token_hex(8)
             with self._db.transaction() as c:
                 c.execute("INSERT OR REPLACE INTO group_episodes VALUES (?,?,?)", (group_key, episode, now))
-            self._ids[group_key] = episode
-            return episode
+            self._ids[group_key] = (episode, now)
+            return episode, now
 
     def end(self, group_key: str) -> None:
         """The group resolved: its episode is over (its links with it)."""
