@@ -21,7 +21,9 @@ dashboard's own range queries (service ``bench``) and three heavy ad-hoc ones
 15 s steps, for ``--minutes``. Printed for both: per query p50/p99 and the
 ratio, rule-round duration (p50/p99/max of the last-duration gauge read every
 second) and missed rounds, scrape duration, errors, RSS over time (growth over
-the run's second half) and bytes per sample in the head (RSS over samples held).
+the run's second half), and memory per sample: RSS growth over the second half divided by
+the samples appended meanwhile (both systems), and the head's own bytes per sample
+(inferwatch's ``inferwatch_storage_head_bytes`` over ``inferwatch_storage_head_samples``).
 """
 
 from __future__ import annotations
@@ -145,6 +147,7 @@ class Sampler:
                     rss = sum(p.memory_info().rss for p in [self.proc, *self.proc.children(recursive=True)])
                     self.rss.append((time.monotonic() - self.t0, rss))
                     got = self.read(c.get(self.url).text)
+                    got["t"], got["rss"] = self.rss[-1]
                 except (httpx.HTTPError, psutil.Error):
                     continue
                 self.readings.append(got)
@@ -159,6 +162,14 @@ class Sampler:
         self._thread.join(30)
 
 
+def _per_sample(sampler: Sampler, cut: float) -> float:
+    """RSS growth per sample appended, from the first reading after ``cut`` to the last."""
+    rows = [r for r in sampler.readings if r["t"] >= cut and "appended" in r]
+    if len(rows) < 2 or rows[-1]["appended"] <= rows[0]["appended"]:
+        return float("nan")
+    return (rows[-1]["rss"] - rows[0]["rss"]) / (rows[-1]["appended"] - rows[0]["appended"])
+
+
 def _metric(text: str, name: str) -> list[float]:
     return [float(v) for v in re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)]
 
@@ -169,9 +180,11 @@ def _read_inferwatch(text: str) -> dict[str, float]:
     missed = _metric(text, "inferwatch_rule_group_iterations_missed_total")
     if missed:
         out["missed"] = sum(missed)
-    head = _metric(text, "inferwatch_tsdb_head_samples")
-    if head:
-        out["head_samples"] = sum(head)
+    for key, name in (("appended", "inferwatch_storage_head_samples"),
+                      ("head_bytes", "inferwatch_storage_head_bytes")):
+        got = _metric(text, name)
+        if got:
+            out[key] = sum(got)
     return out
 
 
@@ -180,7 +193,7 @@ def _read_prometheus(text: str) -> dict[str, float]:
     return {"round": sum(_metric(text, "prometheus_rule_group_last_duration_seconds")),
             "rounds": max(rounds) if rounds else 0.0,
             "missed": sum(_metric(text, "prometheus_rule_group_iterations_missed_total")),
-            "head_samples": sum(_metric(text, "prometheus_tsdb_head_samples_appended_total"))}
+            "appended": sum(_metric(text, "prometheus_tsdb_head_samples_appended_total"))}
 
 
 def _clients(base: str, n: int, seconds: float,
@@ -264,7 +277,9 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
         return {"lat": lat, "errors": errors, "rounds": rounds, "expected": expected, "missed": missed,
                 "missed_counted": counted, "round_p50": _pct(durs, 0.5), "round_p99": _pct(durs, 0.99),
                 "round_max": max(durs, default=float("nan")), "scrape": scrapes, "rss": sampler.rss,
-                "rss_half": (half[0], half[-1]) if half else (0, 0), "head": last.get("head_samples")}
+                "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
+                "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
+                else None}
     finally:
         storm.unlink(missing_ok=True)
         proc.terminate()
@@ -349,7 +364,8 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
         print(f"{n}: scrape duration p50 {_pct(sc, 0.5):.3f} s, max {max(sc, default=float('nan')):.3f} s "
               f"({len(sc)} scrapes); RSS {rss[0][1] / 2**20:.0f} -> {rss[-1][1] / 2**20:.0f} MiB, "
               f"second half {a / 2**20:.0f} -> {b / 2**20:.0f} MiB ({growth:+.1f} %)"
-              + (f"; head samples {head:,.0f}" if head else ""))
+              + f"; RSS growth per sample appended (second half) {r['per_sample']:.1f} B"
+              + (f"; head {head:.1f} B a sample" if head else ""))
         marks = rss[:: max(1, len(rss) // 8)]
         print(f"{n}: RSS over time: " + ", ".join(f"{t:.0f}s {v / 2**20:.0f}" for t, v in marks))
 

@@ -5,84 +5,17 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
-import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from xml.etree import ElementTree
 
+from inferwatch.alerting.notify.fakes import FakeRequest, LoopbackServer, Reply
 
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-    def form(self) -> dict[str, list[str]]:
-        return urllib.parse.parse_qs(self.body.decode())
-
-
-Reply = tuple[int, dict[str, str], bytes]
+# One loopback base for every fake: the shipped one (``inferwatch.alerting.notify.fakes``).
+Request = FakeRequest
+FakeService = LoopbackServer
 Handler = Callable[[Request], Reply]
-
-
-@dataclass
-class FakeService:
-    """An HTTP server on 127.0.0.1; ``handler`` answers, ``requests`` records, ``replies`` overrides."""
-
-    handler: Handler
-    requests: list[Request] = field(default_factory=list)
-    replies: list[Reply] = field(default_factory=list)
-    got: threading.Event = field(default_factory=threading.Event)
-
-    def start(self) -> FakeService:
-        fake = self
-
-        class H(BaseHTTPRequestHandler):
-            def _do(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                u = urllib.parse.urlsplit(self.path)
-                req = Request(self.command, u.path, urllib.parse.parse_qs(u.query),
-                              {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(n))
-                fake.requests.append(req)
-                status, headers, body = fake.replies.pop(0) if fake.replies else fake.handler(req)
-                self.send_response_only(status)
-                # A real service always sends Date; a reply may set its own, or "" to leave it out.
-                for k, v in {"Date": self.date_time_string(), **headers}.items():
-                    if v:
-                        self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                fake.got.set()
-
-            do_GET = do_POST = do_PATCH = do_PUT = _do
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        server = self.server
-        self.thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.02), daemon=True)
-        self.thread.start()
-        return self
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
 
 
 def _json(status: int, obj: Any) -> Reply:

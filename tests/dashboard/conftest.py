@@ -106,9 +106,10 @@ def demo() -> Iterator[DemoServer]:
     thread.start()
     server = DemoServer(dashboard)
     try:
-        wait_until("the P0 alert to fire", lambda: bool(server.p0_alerts()), timeout=90)
+        wait_until("the P0 alert to fire", lambda: bool(server.p0_alerts()), timeout=150)
         psi = "api/v1/query?query=inferwatch_feature_psi"
-        wait_until("a drift window with PSI", lambda: bool(server.api(psi)["result"]), timeout=60)
+        # up to 150 s: 60 s ran out twice at load 15 (it returns as soon as the window exists)
+        wait_until("a drift window with PSI", lambda: bool(server.api(psi)["result"]), timeout=150)
         yield server
     finally:
         stop.set()

@@ -18,6 +18,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 import httpx
 import pytest
@@ -214,3 +215,40 @@ def test_the_llm_section_shows_for_a_service_that_streams_and_hides_for_others(
             ctx.close()
     assert states == dict.fromkeys(LLM_PANELS, "ok"), states
     assert hidden
+
+
+@pytest.mark.tools
+def test_llm_panels_fill_on_a_1h_range_with_a_1_minute_scrape(
+        tmp_path: Path, app: tuple[Monitor, Any, set[str]], browser: Any) -> None:
+    # a 1-minute scrape on a 60x clock (a scrape every real second): the 1-hour range's step is 60 s
+    # and its rate window max(4 x 60 s, 60 s + 60 s) = 4 min, so every rate holds four scrapes
+    # (a fixed 2-minute window held one or two, and the panels stayed empty)
+    _, target, _ = app
+    cfg = (f"server: {{data_dir: '{tmp_path / 'data'}', api_token: {TOKEN}}}\n"
+           f"scrape: {{targets: [{{job: chat, url: '{target.url}', interval: 1m}}]}}\n")
+    with serve(cfg, tmp_path, "--speed", "60") as s:
+        ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+        try:
+            page = Watched(ctx.new_page())
+            sent: list[str] = []
+            page.page.on("request",
+                          lambda r: sent.append(unquote_plus(r.url)) if "query_range" in r.url else None)
+            states: dict[str, str | None] = {}
+            loads = 0
+
+            def filled() -> bool:
+                nonlocal loads
+                loads += 1
+                page.page.goto(f"{s.url}/?load={loads}#/overview?service=chat&range=1h&refresh=0")
+                page.page.wait_for_selector("body[data-rendered]", timeout=30_000)
+                states.update({t: page.page.locator(f"section.panel[data-title='{t}']").get_attribute(
+                    "data-state") for t in LLM_PANELS})
+                return all(v == "ok" for v in states.values())
+
+            wait_for(f"every LLM panel filled (last: {states})", filled, 120)
+            assert page.page.locator("h2[data-section='Generative (LLM)']").is_visible()
+            cost = [u for u in sent if "inferwatch_generation_cost_total" in u]
+            assert cost and all("[240s]" in u and "step=60" in u for u in cost), cost[-1:]
+            assert page.take() == []
+        finally:
+            ctx.close()

@@ -75,3 +75,26 @@ def test_wide_shapes_take_the_vectorised_path(query: str) -> None:
     ev.prepare(expr)
     steps = np.arange(round(T0 * 1000), round((T0 + 600) * 1000) + 1, 15_000, dtype=np.int64)
     assert RangeEvaluator(ev, steps, lambda: None).series(expr)  # raises Fallback if it gave up
+
+
+def test_a_wide_instant_selector_picks_what_each_series_picks(stores: list[MemoryStore]) -> None:
+    # rule: over many series the instant selector picks with numpy; it must pick, series by series,
+    # the latest sample within the lookback unless it is a staleness marker (Loaded.at)
+    from inferwatch.promql._ast import Selector
+
+    for store in stores:
+        sel = parse_promql("w")
+        assert isinstance(sel, Selector)
+        ev = Evaluator(store, round(T0 * 1000), round((T0 + 900) * 1000), lookback=60_000)
+        ev.prepare(sel)
+        series = ev._data[sel.matchers]
+        assert len(series) > 256  # the wide path
+        for ts in range(round(T0 * 1000) - 30_000, round((T0 + 900) * 1000), 7_500):
+            want = [(s.labels, hit[1]) for s in series if (hit := s.at(ts, 60_000)) is not None]
+            got = ev.eval(sel, ts)
+            assert isinstance(got, list)
+            assert [(ls, _bits(v)) for ls, v in got] == [(ls, _bits(v)) for ls, v in want], ts
+
+
+def _bits(v: float) -> object:
+    return "nan" if math.isnan(v) else v.hex()

@@ -75,11 +75,11 @@ def test_the_query_context_waits_for_the_round_before_its_checks() -> None:
     t.join(WAIT)
 
 
-def test_query_workers_default_to_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_query_workers_default_to_four_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    assert QueryLimits().workers() == 2
-    monkeypatch.setattr("os.cpu_count", lambda: 64)
     assert QueryLimits().workers() == 8
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    assert QueryLimits().workers() == 16
     assert QueryLimits(max_concurrency=20).workers() == 20
 
 

@@ -20,12 +20,13 @@ class QueryLimits(FrozenModel):
         description="most samples one query may hold in memory at once (422 execution error beyond)")
     max_concurrency: int | None = Field(
         None, gt=0, le=256, description="queries run at once; more wait their turn (their wait counts "
-        "against their timeout). Unset: the machine's cores, at most 8 (Prometheus: 20; one Python "
-        "process computes on one core at a time, so more only share it)")
+        "against their timeout). Unset: 4 a core, at most 16 (Prometheus: 20). Threads share the "
+        "interpreter, so more workers add no CPU, but a small query runs beside heavy ones instead of "
+        "queueing behind them; rule rounds go first whatever the number")
 
     def workers(self) -> int:
-        """Queries run at once: ``max_concurrency``, else the cores (at most 8)."""
-        return self.max_concurrency or max(1, min(8, os.cpu_count() or 1))
+        """Queries run at once: ``max_concurrency``, else 4 a core (at most 16)."""
+        return self.max_concurrency or max(4, min(16, 4 * (os.cpu_count() or 1)))
 
 
 class HttpLimits(FrozenModel):

@@ -11,7 +11,7 @@ EDGE_SPOOL_BACKLOG = MetricSpec(
 )
 EDGE_SPOOL_DROPPED_TOTAL = MetricSpec(
     "inferwatch_edge_spool_dropped_total", _C,
-    "Samples the edge agent's spool dropped, by reason (age, bytes, disk_full).", ("reason",),
+    "Samples the edge agent's spool dropped, by reason (age, bytes, disk_full, damaged).", ("reason",),
 )
 EDGE_DEADBAND_SAMPLES_TOTAL = MetricSpec(
     "inferwatch_edge_deadband_samples_total", _C,
@@ -110,6 +110,13 @@ STORAGE_CHECKPOINT_FAILURES_TOTAL = MetricSpec(
 )
 STORAGE_SERIES = MetricSpec(
     "inferwatch_storage_series", _G, "Series the store holds (they count toward server.limits.max_series).",
+)
+STORAGE_HEAD_SAMPLES = MetricSpec(
+    "inferwatch_storage_head_samples", _G, "Samples the store's in-memory head holds (its last head_window).",
+)
+STORAGE_HEAD_BYTES = MetricSpec(
+    "inferwatch_storage_head_bytes", _G, "Bytes the head's sample buffers take, their spare room included.",
+    (), "bytes",
 )
 STORAGE_SERIES_LIMIT = MetricSpec(
     "inferwatch_storage_series_limit", _G, "server.limits.max_series: new series beyond it are refused "

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from inferwatch.model import check_deadline
 from inferwatch.promql._data import Loaded
 from inferwatch.promql._kernels import extrapolated_rate
 from inferwatch.promql._rows import Fallback, Rows
@@ -40,32 +41,47 @@ def sample_times(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
 def _latest_rows(series: list[Loaded], refs: np.ndarray, lookback: int, *, times: bool) -> Rows:
     """The lookback pick per series and step: its values, or (``times``) its times with the name dropped.
 
-    All series at once: their times are laid end to end on one axis (series ``i`` at
-    ``i * width`` onwards), so one ``searchsorted`` finds every series' sample at every step.
+    A chunk of series at a time (temporaries stay small, the deadline is checked between chunks):
+    their times are laid end to end on one axis (series ``i`` at ``i * width`` onwards), so one
+    ``searchsorted`` finds every series' sample at every step.
     """
     series = [s for s in series if len(s.t)]
     if not series or not len(refs):
         return Rows.empty(len(refs))
-    lens = np.fromiter((len(s.t) for s in series), dtype=np.int64, count=len(series))
-    off = np.zeros(len(series) + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
-    t = np.concatenate([s.t for s in series])
-    base = min(int(t.min()), int(refs.min())) - 1
-    width = max(int(t.max()), int(refs.max())) - base + 1
-    lane = np.repeat(np.arange(len(series), dtype=np.int64) * width, lens)
-    idx = np.searchsorted(lane + (t - base), (np.arange(len(series), dtype=np.int64) * width)[:, None]
-                          + (refs - base)[None, :], side="right") - 1
-    safe = np.maximum(idx, 0)
-    ok = (idx >= off[:-1, None]) & (t[safe] >= (refs - lookback)[None, :])
-    ok &= ~np.concatenate([s.stale for s in series])[safe]
-    vals = t[safe] / 1000 if times else np.concatenate([s.v for s in series])[safe]
-    keep = ok.any(axis=1)
+    per = max(1, _CHUNK_CELLS // len(refs))
+    picks = [_latest_chunk(series[i:i + per], refs, lookback, times) for i in _chunk_starts(len(series), per)]
+    keep = np.concatenate([ok.any(axis=1) for _, ok in picks])
+    vals = np.vstack([v for v, _ in picks])
+    ok = np.vstack([m for _, m in picks])
     if not keep.all():
         rows = np.flatnonzero(keep)
         series = [series[i] for i in rows.tolist()]
         vals, ok = vals[rows], ok[rows]
     labels = [drop_name(s.labels) for s in series] if times else [s.labels for s in series]
     return Rows(labels, vals, ok)
+
+
+def _chunk_starts(n: int, per: int) -> Iterator[int]:
+    for i in range(0, n, per):
+        check_deadline()
+        yield i
+
+
+def _latest_chunk(series: list[Loaded], refs: np.ndarray, lookback: int,
+                  times: bool) -> tuple[np.ndarray, np.ndarray]:
+    lens = np.fromiter((len(s.t) for s in series), dtype=np.int64, count=len(series))
+    off = np.zeros(len(series) + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    t = np.concatenate([s.t for s in series])
+    base = min(int(t.min()), int(refs.min())) - 1
+    width = max(int(t.max()), int(refs.max())) - base + 1
+    lanes = np.arange(len(series), dtype=np.int64) * width
+    idx = np.searchsorted(np.repeat(lanes, lens) + (t - base), lanes[:, None] + (refs - base)[None, :],
+                          side="right") - 1
+    safe = np.maximum(idx, 0)
+    ok = (idx >= off[:-1, None]) & (t[safe] >= (refs - lookback)[None, :])
+    ok &= ~np.concatenate([s.stale for s in series])[safe]
+    return (t[safe] / 1000 if times else np.concatenate([s.v for s in series])[safe]), ok
 
 
 class _Chunk:

@@ -19,7 +19,7 @@ __all__ = ["POLL_S", "SCHEMA", "WAIT_S", "ack", "forget", "request", "requested"
 POLL_S = 0.005
 """How often each worker's publisher looks for a scrape's request (real seconds)."""
 
-WAIT_S = 2.0
+WAIT_S = 5.0
 """The longest a scrape waits for the other workers to publish (real seconds)."""
 
 SCHEMA = """

@@ -145,6 +145,14 @@ class _ServerCollector(Collector):
             series = _family(catalog.STORAGE_SERIES)
             series.add_metric([], float(counted()))
             yield series
+        head = getattr(store, "head_memory", None)
+        if head is not None:
+            samples, size = head()
+            held = _family(catalog.STORAGE_HEAD_SAMPLES)
+            held.add_metric([], float(samples))
+            taken = _family(catalog.STORAGE_HEAD_BYTES)
+            taken.add_metric([], float(size))
+            yield from (held, taken)
         limits = getattr(store, "limits", None)
         limit = _family(catalog.STORAGE_SERIES_LIMIT)
         limit.add_metric([], float(limits.max_series if limits is not None else 0))

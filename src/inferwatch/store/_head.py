@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from itertools import compress, repeat
 from operator import attrgetter, is_
+from sys import getsizeof
 
 import numpy as np
 
@@ -150,15 +151,39 @@ class Head:
         A wide read never holds back an append or a rule round's read for long, and between
         chunks a query checks its deadline and may wait for a rule round (``model.Priority``).
         """
-        out: list[Series] = []
+        names: list[Labels] = []
+        ts: list[array[float]] = []
+        vs: list[array[float]] = []
+        get = self.buffers.get
         for a in range(0, len(ids), READ_CHUNK):
             check_deadline()
             with lock, pinned():
                 for sid in ids[a:a + READ_CHUNK]:
-                    t, v = self.window(sid, start, end)
-                    if t.shape[0]:
-                        out.append(Series(labels(sid), t, v))
-        return out
+                    buf = get(sid)
+                    if buf is None or not buf.t:
+                        continue
+                    t = buf.t
+                    n = len(t)
+                    lo = 0 if t[0] >= start else bisect_left(t, start)
+                    hi = n if t[n - 1] <= end else bisect_right(t, end)
+                    if lo < hi:
+                        names.append(labels(sid))
+                        ts.append(t[lo:hi])
+                        vs.append(buf.v[lo:hi])
+        # One numpy array each for all the times and all the values (a frombuffer per series
+        # cost more than the copy); the series get views of them, writable as before.
+        t_all = np.frombuffer(bytearray().join(ts), dtype=np.float64)
+        v_all = np.frombuffer(bytearray().join(vs), dtype=np.float64)
+        ends = np.cumsum(np.fromiter(map(len, ts), dtype=np.int64, count=len(ts))).tolist()
+        return [Series(ls, t_all[a:b], v_all[a:b]) for ls, a, b in zip(names, [0, *ends], ends, strict=False)]
+
+    def memory(self) -> tuple[int, int]:
+        """``(samples, bytes)`` held: the buffers' arrays with their spare room, their objects, the map."""
+        samples = size = 0
+        for buf in list(self.buffers.values()):  # a snapshot: appends may add series meanwhile
+            samples += len(buf.t)
+            size += getsizeof(buf.t) + getsizeof(buf.v) + getsizeof(buf)
+        return samples, size + getsizeof(self.buffers)
 
     def drop_before(self, t: float) -> int:
         """Truncate every buffer before ``t``; empty buffers are released."""

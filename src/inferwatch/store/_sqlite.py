@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from itertools import compress, count, repeat
 from operator import is_
 from pathlib import Path
+from sqlite3 import Connection
 
 import numpy as np
 
@@ -264,8 +265,7 @@ class SQLiteStore:
             self._head_from = cut
 
     def _compact_for_read(self) -> None:
-        """Compact before reading or deleting old ranges; a store that cannot write (disk full)
-        still answers, and retention still frees space."""
+        """Compact before old reads and deletes; on a full disk reads still answer, retention frees space."""
         try:
             self.compact()
         except StoreError as exc:
@@ -280,8 +280,7 @@ class SQLiteStore:
         with self._lock:
             self._last_compact = self._clock.now()
             try:
-                moved = _disk.compact(self._db())
-                self._old_in_wal = False
+                moved, self._old_in_wal = _disk.compact(self._db()), False
                 return moved
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
@@ -291,27 +290,28 @@ class SQLiteStore:
         """How many series the store holds (``server.limits.max_series`` counts these)."""
         return len(self._index)
 
+    def head_memory(self) -> tuple[int, int]:
+        """``(samples, bytes)`` the in-memory head holds."""
+        return self._head.memory()  # reads a snapshot of the buffers: no lock needed
+
     def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
         with self._lock, pinned():
             conn = self._db()
             ids = self._index.match(matchers)
             out: list[Series] = []
-            if start < self._head_from:
-                out = self._select_disk(conn, ids, start, end)
-                ids = []
+            if start < self._head_from:  # the disk read takes the head's part too
+                ids, out = [], self._select_disk(conn, ids, start, end)
         out += self._head.read(ids, start, end, self._index.labels, self._lock)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
-    def _select_disk(
-        self, conn: sqlite3.Connection, ids: list[int], start: float, end: float
-    ) -> list[Series]:
+    def _select_disk(self, conn: Connection, ids: list[int], start: float, end: float) -> list[Series]:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
         head_from = self._head_from
         try:
-            if self._old_in_wal:  # else everything before the head is in chunks already: a read
-                self._compact_for_read()  # must not pay for (and hold the lock through) a compaction
+            if self._old_in_wal:  # else all before the head is in chunks: no compaction on a read
+                self._compact_for_read()
             chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
             old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
         except (sqlite3.Error, OverflowError) as exc:

@@ -41,10 +41,15 @@ class FakeRequest:
 
 @dataclass
 class LoopbackServer:
-    """An HTTP server on 127.0.0.1 answering with ``handler``; ``requests`` records what came."""
+    """An HTTP server on 127.0.0.1 answering with ``handler``; ``requests`` records what came.
+
+    ``replies``, when not empty, answer the next requests instead (a test's scripted failures).
+    Like a real service it sends ``Date``; a reply may set its own, or ``""`` to leave it out.
+    """
 
     handler: Callable[[FakeRequest], Reply]
     requests: list[FakeRequest] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
     got: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> LoopbackServer:
@@ -58,10 +63,11 @@ class LoopbackServer:
                 req = FakeRequest(self.command, u.path, urllib.parse.parse_qs(u.query),
                                   {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(n))
                 fake.requests.append(req)
-                status, headers, body = fake.handler(req)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
+                status, headers, body = fake.replies.pop(0) if fake.replies else fake.handler(req)
+                self.send_response_only(status)
+                for k, v in {"Date": self.date_time_string(), **headers}.items():
+                    if v:
+                        self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

@@ -167,5 +167,6 @@ class GoldenWindow:
 
     def _describe(self) -> str:
         wrong = [w for r in self._runs for w in r.wrong]
-        head = f"{len(self._runs)} runs, {len(wrong)} of {self.answers()} answers wrong: "
+        n = len(self._runs)
+        head = f"{n} run{'s' if n != 1 else ''}, {len(wrong)} of {self.answers()} answers wrong: "
         return shown(head + "; ".join(f"case {cid}: {why}" for cid, why in wrong), self.limit)
