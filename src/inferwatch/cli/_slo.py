@@ -89,6 +89,12 @@ def _status(args: argparse.Namespace) -> int:
         firing = sorted({a["alertname"] for a in s["alerts"] if a["state"] == "firing"})
         print(f"{s['id']}: objective {s['objective']:g}%  SLI {_fmt(s['sli'], True)}  "
               f"budget left {_fmt(s['budget_remaining'], True)} of {s['period']}")
+        cover = s.get("data_coverage")
+        if cover is not None:  # the budget rests on what was observed: say how much of the period that is
+            sec = s["observed_seconds"]
+            seen = f"{sec / 60:.0f} min" if sec < 5400 else f"{sec / 3600:.3g} h"
+            print(f"  data  {seen} observed, {_fmt(cover, True)} of {s['period']}: "
+                  "the budget is computed over what was observed")
         print(f"  burn  {burn}")
         print(f"  burning: {', '.join(s['burning']) or 'none'}; firing: {', '.join(firing) or 'none'}")
         down = s.get("downtime")
