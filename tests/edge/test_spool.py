@@ -56,7 +56,7 @@ def test_age_bound_drops_exactly_the_old_and_counts_them(tmp_path: Path) -> None
 def test_byte_bound_drops_the_oldest_first(tmp_path: Path) -> None:
     sp = Spool(tmp_path / "s.sqlite", max_bytes=10 * ROW_BYTES)
     _fill(sp, 25)
-    assert (sp.backlog(), sp.dropped()) == (10, {"age": 0, "bytes": 15, "disk_full": 0})
+    assert (sp.backlog(), sp.dropped()) == (10, {"age": 0, "bytes": 15, "disk_full": 0, "damaged": 0})
     b = sp.next_batch(100)
     assert b is not None and [s.v for s in b.samples] == [float(i) for i in range(15, 25)]
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -37,8 +38,10 @@ from inferwatch.model import Labels, Sample, open_sqlite
 
 __all__ = ["DROP_REASONS", "ROW_BYTES", "Spool", "SpoolBatch"]
 
+log = logging.getLogger(__name__)
+
 ROW_BYTES = 40  # seq + series id + t + v as SQLite stores them, with the row's header
-DROP_REASONS = ("age", "bytes", "disk_full")
+DROP_REASONS = ("age", "bytes", "disk_full", "damaged")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY, labels TEXT NOT NULL UNIQUE);
@@ -84,12 +87,10 @@ class Spool:
             raise ValueError(f"spool bounds must be positive (max_age={max_age}, max_bytes={max_bytes})")
         self.path, self.max_age, self.max_bytes = path, max_age, max_bytes
         self._lock = threading.Lock()
-        try:
-            self._db = open_sqlite(path, synchronous="FULL")
-            self._db.execute("PRAGMA cache_size=-256")  # 256 KiB: the spool is read and written in order
-            self._db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"edge spool {path}: cannot open ({exc})") from exc
+        # A new epoch at every open: rows a damaged spool lost are numbered again, and the epoch in
+        # the batch id keeps those batches from being taken for the delivered ones they collide with.
+        self.epoch = os.urandom(4).hex()
+        lost = self._open_checked(path)
         self._ids: dict[Labels, int] = {}
         self._pending: dict[str, int] = {}  # drops the full disk would not let us record yet
         self._labels: dict[int, Labels] = {}
@@ -98,6 +99,44 @@ class Spool:
             self._ids[ls], self._labels[sid] = sid, ls
         self.spool_id = self._meta("spool_id") or self._init_id()
         self._rows = int(self._db.execute("SELECT count(*) FROM samples").fetchone()[0])
+        if lost:  # reported to the server with the other drops (reason "damaged")
+            self._count_drop("damaged", lost)
+
+    def _open_checked(self, path: Path) -> int | None:
+        """Open the spool; a damaged one is moved aside for a new one (returns the rows it held, if known)."""
+        try:
+            self._db = open_sqlite(path, synchronous="FULL")
+            self._db.execute("PRAGMA cache_size=-256")  # 256 KiB: the spool is read and written in order
+            self._db.executescript(_SCHEMA)
+            check = self._db.execute("PRAGMA quick_check").fetchone()
+            if check is not None and check[0] == "ok":
+                return None
+            problem = str(check[0] if check else "no answer")
+        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+            problem = str(exc)
+        except OSError as exc:
+            raise StoreError(f"edge spool {path}: cannot open ({exc})") from exc
+        lost = self._count_rows()
+        with contextlib.suppress(sqlite3.Error, AttributeError):
+            self._db.close()
+        aside = path.with_name(f"{path.name}.damaged-{self.epoch}")
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+        log.warning("edge spool %s is damaged (%s): moved aside to %s, starting a new one; %s samples lost",
+                    path, problem[:200], aside, "unknown" if lost is None else lost)
+        try:
+            self._db = open_sqlite(path, synchronous="FULL")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"edge spool {path}: cannot open ({exc})") from exc
+        return lost if lost is not None else 1  # unknown: at least the damage is reported
+
+    def _count_rows(self) -> int | None:
+        try:
+            return int(self._db.execute("SELECT count(*) FROM samples").fetchone()[0])
+        except (sqlite3.Error, AttributeError):
+            return None
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -191,28 +230,31 @@ class Spool:
         """The batch to send now: the one in flight if any (same id), else the oldest rows."""
         with self._lock:
             inflight = self._meta("inflight")
-            if inflight:
-                first, last = (int(x) for x in inflight.split("-"))
+            if inflight:  # "first-last|id" (an older version wrote "first-last": its id had no epoch)
+                span, _, bid = inflight.partition("|")
+                first, last = (int(x) for x in span.split("-"))
                 rows = self._db.execute("SELECT seq, series, t, v FROM samples WHERE seq BETWEEN ? AND ? "
                                         "ORDER BY seq", (first, last)).fetchall()
                 if rows:
-                    return self._batch(first, last, rows)
+                    return self._batch(first, last, rows, bid or f"{self.spool_id}:{first}-{last}")
             rows = self._db.execute("SELECT seq, series, t, v FROM samples ORDER BY seq LIMIT ?",
                                     (max_samples,)).fetchall()
             if not rows:
                 return None
             first, last = int(rows[0][0]), int(rows[-1][0])
+            bid = f"{self.spool_id}:{self.epoch}.{first}-{last}"
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                self._set("inflight", f"{first}-{last}")
+                self._set("inflight", f"{first}-{last}|{bid}")
                 self._db.execute("COMMIT")
             except sqlite3.Error:
                 self._rollback()
-            return self._batch(first, last, rows)
+            return self._batch(first, last, rows, bid)
 
-    def _batch(self, first: int, last: int, rows: list[tuple[int, int, float, float]]) -> SpoolBatch:
+    def _batch(self, first: int, last: int, rows: list[tuple[int, int, float, float]], bid: str,
+               ) -> SpoolBatch:
         samples = tuple(Sample(self._labels[sid], t, v) for _, sid, t, v in rows)
-        return SpoolBatch(f"{self.spool_id}:{first}-{last}", first, last, samples, tuple(r[1] for r in rows))
+        return SpoolBatch(bid, first, last, samples, tuple(r[1] for r in rows))
 
     def labels_of(self, ids: Iterable[int]) -> dict[int, Labels]:
         """The labels of series ``ids`` (the definitions a version-2 batch carries)."""
@@ -225,8 +267,9 @@ class Spool:
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                self._db.execute("DELETE FROM meta WHERE key = 'inflight' AND value = ?",
-                                 (f"{batch.first}-{batch.last}",))
+                span = f"{batch.first}-{batch.last}"
+                self._db.execute("DELETE FROM meta WHERE key = 'inflight' AND value IN (?, ?)",
+                                 (span, f"{span}|{batch.batch_id}"))
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback()

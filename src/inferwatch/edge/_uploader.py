@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from inferwatch._exceptions import StoreError
 from inferwatch.edge._spool import Spool, SpoolBatch
 from inferwatch.model import Clock
 
@@ -72,12 +73,17 @@ class Uploader:
         self.on_event = on_event or (lambda line: None)
         self.sent_batches = self.sent_samples = self.rejected = self.failures = 0
         self._attempt = 0
+        self._unrecorded: SpoolBatch | None = None  # delivered, not yet recorded (a full disk)
+        self._unrecorded_event = ""
+        self._record_tries = 0
         self._limit = batch_size  # smaller after a 413 (the batch split), doubling back after successes
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def step(self) -> float:
         """Try one batch; return how long to wait before the next try (0 when more is waiting)."""
+        if self._unrecorded is not None:  # delivered, but the full disk would not let us record it
+            return self._record(self._unrecorded, self._unrecorded_event)
         batch = self.spool.next_batch(min(self.batch_size, self._limit))
         if batch is None:
             return self.flush_interval
@@ -106,8 +112,26 @@ class Uploader:
             self.sent_batches += 1
             self.sent_samples += len(batch.samples)
             self._limit = min(self.batch_size, self._limit * 2)
-        self.spool.ack(batch)
-        self.on_event(f"{outcome.value} {batch.batch_id} {len(batch.samples)}")
+        return self._record(batch, f"{outcome.value} {batch.batch_id} {len(batch.samples)}")
+
+    def _record(self, batch: SpoolBatch, event: str) -> float:
+        """Record ``batch`` as done in the spool; a disk that refuses it is retried with backoff, never
+        by sending the batch again, with one log line when it starts and one when it ends."""
+        try:
+            self.spool.ack(batch)
+        except StoreError as exc:
+            if self._unrecorded is None:
+                log.warning("%s: batch %s was delivered but cannot be recorded (%s); retrying with backoff "
+                            "until the disk has room", self.target.name, batch.batch_id, exc)
+            self._unrecorded, self._unrecorded_event = batch, event
+            wait = self.backoff.delay(self._record_tries, self.rng)
+            self._record_tries += 1
+            return wait
+        if self._unrecorded is not None:
+            log.warning("%s: batch %s recorded as delivered: the disk has room again", self.target.name,
+                        batch.batch_id)
+            self._unrecorded, self._record_tries = None, 0
+        self.on_event(event)
         return 0.0
 
     def drain(self, max_steps: int = 1_000_000) -> int:

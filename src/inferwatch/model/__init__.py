@@ -20,6 +20,13 @@ from inferwatch.model._labels import (
 )
 from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
 from inferwatch.model._priority import Priority, pinned
+from inferwatch.model._relabel import (
+    RelabelAction,
+    RelabelConfigError,
+    RelabelRule,
+    parse_relabel_configs,
+    relabel,
+)
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
 from inferwatch.model._signals import STOP_SIGNALS, stop_signals, wait_for_stop
 from inferwatch.model._sqlite import open_sqlite
@@ -42,6 +49,9 @@ __all__ = [
     "MetricKind",
     "MetricSpec",
     "Priority",
+    "RelabelAction",
+    "RelabelConfigError",
+    "RelabelRule",
     "Sample",
     "ScaledClock",
     "SimulatedClock",
@@ -63,8 +73,10 @@ __all__ = [
     "parse_duration",
     "parse_matcher",
     "parse_matchers",
+    "parse_relabel_configs",
     "pinned",
     "readable",
+    "relabel",
     "shown",
     "stop_signals",
     "wait_for_stop",

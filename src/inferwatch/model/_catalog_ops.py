@@ -11,7 +11,7 @@ EDGE_SPOOL_BACKLOG = MetricSpec(
 )
 EDGE_SPOOL_DROPPED_TOTAL = MetricSpec(
     "inferwatch_edge_spool_dropped_total", _C,
-    "Samples the edge agent's spool dropped, by reason (age, bytes, disk_full).", ("reason",),
+    "Samples the edge agent's spool dropped, by reason (age, bytes, disk_full, damaged).", ("reason",),
 )
 EDGE_DEADBAND_SAMPLES_TOTAL = MetricSpec(
     "inferwatch_edge_deadband_samples_total", _C,
