@@ -30,20 +30,26 @@ class SlowNotifier:
         self.got: list[Notification] = []
         self.started = threading.Event()
         self.release = threading.Event()
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
 
     def notify(self, n: Notification) -> None:
         with self.lock:
             self.got.append(n)
+            self.lock.notify_all()
         self.started.set()
         self.release.wait(BOUND_S)
+
+    def wait_for(self, count: int) -> bool:
+        """Whether ``count`` sends have begun, within a generous bound (each runs on its own thread)."""
+        with self.lock:
+            return self.lock.wait_for(lambda: len(self.got) >= count, BOUND_S)
 
     def ids(self) -> list[str]:
         with self.lock:
             return [n.id for n in self.got]
 
 
-def _run(attempt_timeout: str, group_interval: str, times: range) -> SlowNotifier:
+def _run(attempt_timeout: str, group_interval: str, times: range, sends: int = 1) -> SlowNotifier:
     clock = SimulatedClock(0.0)
     slow = SlowNotifier()
     p = Pipeline(parse_config(CONFIG % (attempt_timeout, group_interval)).alerting, clock=clock,
@@ -56,6 +62,7 @@ def _run(attempt_timeout: str, group_interval: str, times: range) -> SlowNotifie
             clock.set(float(t))
             p.send([alert("Down", tier="P0")], now=float(t))
             p.tick(float(t))
+        assert slow.wait_for(sends)  # the retries' threads have begun their sends
         return slow
     finally:
         slow.release.set()
@@ -71,6 +78,6 @@ def test_flushes_during_a_slow_send_add_no_copy() -> None:
 def test_a_hung_send_is_retried_under_its_own_id_never_as_a_new_notification() -> None:
     # rule: attempts of one notification share its id, so a receiver can drop a repeat; before, a flush
     # during the hung attempt queued a copy with a new id, sent as soon as the attempt timed out
-    slow = _run("30s", "10s", range(10, 130, 10))
+    slow = _run("30s", "10s", range(10, 130, 10), sends=2)
     ids = slow.ids()
     assert len(ids) >= 2 and set(ids) == {ids[0]}, ids

@@ -77,7 +77,8 @@ class _Tty(io.StringIO):
 
 
 def test_init_asks_on_a_terminal_when_no_flag_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sys.stdin", _Tty("http://10.0.0.5:9000/metrics\nwecom\nKEY-1\n"))
+    # language and zone come first
+    monkeypatch.setattr("sys.stdin", _Tty("en\nUTC\nhttp://10.0.0.5:9000/metrics\nwecom\nKEY-1\n"))
     assert main(["init"]) == 0
     cfg = load_config("inferwatch.yaml")
     assert cfg.scrape.targets[0].url == "http://10.0.0.5:9000/metrics"

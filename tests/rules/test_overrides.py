@@ -84,4 +84,4 @@ def test_edge_offline_message_is_rounded() -> None:
     rule = _rule("edge: {devices: {cam: tok}}", "EdgeDeviceOffline")
     assert rule.threshold == 1.5
     text = expand_template(rule.annotations["description"], {}, 2.127776517868042)
-    assert text == "Silent for 2.1 heartbeats."
+    assert text == "Silent for 2.13 heartbeats."

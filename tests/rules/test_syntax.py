@@ -82,7 +82,7 @@ def test_unsupported_template_is_a_config_error() -> None:
 rules:
   rules:
     - {name: X, dimension: service, tier: P1, signal: up, threshold: 1,
-       annotations: {summary: "{{ humanize $value }}"}}
+       annotations: {summary: "{{ humanizeTimestamp $value }}"}}
 """)
     with pytest.raises(ConfigError, match="rule X: unsupported template action"):
         load_rules(cfg)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RECEIVER_KEYS", "add_parser", "render"]
+from inferwatch.cli._init_text import EXTERNAL_URL, LANGUAGES, QUESTIONS, TEMPLATES
+
+__all__ = ["RECEIVER_KEYS", "add_parser", "default_language", "default_timezone", "render"]
 
 # receiver type -> the field its one credential goes in (terminal needs none)
 RECEIVER_KEYS: dict[str, str | None] = {
@@ -16,39 +20,6 @@ RECEIVER_KEYS: dict[str, str | None] = {
     "dingtalk": "url", "feishu": "url", "webhook": "url",
 }
 DEFAULT_URL = "http://127.0.0.1:8000/metrics"
-
-TEMPLATE = """\
-# inferwatch.yaml written by `inferwatch init`; check it with `inferwatch config check`.
-# `inferwatch config show` prints every field with its default;
-# `inferwatch serve` (no arguments) reads this file.
-server:
-  listen: {listen:<26}# the dashboard and the HTTP API: http://{listen_raw}/
-  data_dir: ./data                  # SQLite store, alert state and the generated api_token
-
-scrape:
-  targets:
-    # your model server's /metrics (instrumented with inferwatch.sdk: docs/sdk.md)
-    - {{job: {job}, url: {url}}}
-
-# rules: the default pack applies as is (`inferwatch rules list` shows it);
-# tune it with rules.disable / rules.overrides (docs/rules.md).
-
-alerting:
-  route:                            # Alertmanager's route tree (docs/alerting.md)
-    receiver: terminal              # anything not matched below is printed
-    group_by: [alertname, service]
-    routes:
-      - {{matchers: ['tier="P0"'], receiver: oncall}}   # P0: service down, page now
-      - {{matchers: ['tier="P1"'], receiver: oncall}}   # P1: degraded, notify the team
-      - {{matchers: ['tier="P2"'], receiver: digest}}   # P2: trends, once a day
-  # The default actions (scale_out on P0 through the Kubernetes API, degrade, rollback) stay off
-  # until you have set them up: default_actions: true, and docs/alerting.md's actions.
-  default_actions: false
-  receivers:
-    - {receiver}
-    - {{name: digest, type: digest, at: "09:00", timezone: UTC, deliver_to: oncall}}
-"""
-
 
 def add_parser(sub: Any) -> None:
     """Register ``init``."""
@@ -64,6 +35,15 @@ def add_parser(sub: Any) -> None:
                    help="where P0/P1 go (default terminal: printed, no credentials needed)")
     p.add_argument("--key", help="the receiver's credential: wecom key, pagerduty routing_key, "
                    "slack webhook_url, dingtalk/feishu/webhook url")
+    p.add_argument("--secret", help="dingtalk/feishu: the robot's signing secret (加签); never printed")
+    p.add_argument("--at-mobiles", metavar="N1,N2", help="dingtalk: mobile numbers to @ (comma-separated)")
+    p.add_argument("--at-all", action="store_true", help="dingtalk: @everyone in the group")
+    p.add_argument("--external-url", metavar="URL",
+                   help="the dashboard's URL as people open it; acknowledgement links in messages need it")
+    p.add_argument("--language", choices=LANGUAGES, help="language of the messages, the questions and the "
+                   "file's comments (default: from the system locale; zh-CN for a zh_* locale, else en)")
+    p.add_argument("--timezone", metavar="ZONE", help="IANA time zone of times in messages and of the digest "
+                   "(default: the system's zone, e.g. Asia/Shanghai)")
     p.add_argument("--listen", help="the server's host:port (default 127.0.0.1:9464)")
     p.add_argument("--output", "-o", default="inferwatch.yaml", metavar="FILE",
                    help="where to write (default ./inferwatch.yaml)")
@@ -77,43 +57,132 @@ def _init(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not args.force:
         raise InputError(f"{out}: already exists (--force overwrites it)")
-    flags = (args.url, args.job, args.receiver, args.key, args.listen)
-    if all(f is None for f in flags) and sys.stdin.isatty():
+    flags = (args.url, args.job, args.receiver, args.key, args.listen, args.language, args.timezone,
+             args.secret, args.at_mobiles, args.external_url)
+    if all(f is None for f in flags) and not args.at_all and sys.stdin.isatty():
         _ask(args)
+    language = args.language or default_language()
     text = render(url=args.url or DEFAULT_URL, job=args.job or "app", receiver=args.receiver or "terminal",
-                  key=args.key, listen=args.listen or "127.0.0.1:9464")
+                  key=args.key, listen=args.listen or "127.0.0.1:9464", language=language,
+                  timezone=args.timezone or default_timezone(), secret=args.secret,
+                  at_mobiles=_mobiles(args.at_mobiles), at_all=args.at_all, external_url=args.external_url)
     _validate(text, out)
     out.write_text(text, encoding="utf-8")
-    print(f"wrote {out}: scrapes {args.url or DEFAULT_URL}, P0/P1 -> {args.receiver or 'terminal'}, "
-          "P2 -> daily digest; next: inferwatch serve")
+    if args.secret or args.key:
+        out.chmod(0o600)  # credentials: readable by their owner only
+    where, to = args.url or DEFAULT_URL, args.receiver or "terminal"
+    print(f"已写入 {out}: 抓取 {where}, P0/P1 -> {to}, P2 -> 每日汇总; 下一步: inferwatch serve"
+          if language == "zh-CN" else
+          f"wrote {out}: scrapes {where}, P0/P1 -> {to}, P2 -> daily digest; next: inferwatch serve")
     return 0
 
 
+def default_language(env: dict[str, str] | None = None) -> str:
+    """zh-CN when the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``) is Chinese, else en."""
+    env = dict(os.environ) if env is None else env
+    locale = next((env[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(k)), "")
+    return "zh-CN" if locale.lower().startswith("zh") else "en"
+
+
+def default_timezone(env: dict[str, str] | None = None, localtime: Path = Path("/etc/localtime")) -> str:
+    """The system's IANA zone: ``$TZ``, else the zone ``/etc/localtime`` links to, else UTC."""
+    env = dict(os.environ) if env is None else env
+    tz = env.get("TZ", "").lstrip(":")
+    if tz and "/" in tz and _known_zone(tz):
+        return tz
+    try:
+        target = str(localtime.resolve())
+    except OSError:
+        return "UTC"
+    _, sep, name = target.partition("zoneinfo/")
+    return name if sep and _known_zone(name) else "UTC"
+
+
+def _known_zone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
 def _ask(args: argparse.Namespace) -> None:
-    """Prompt for what the flags did not say (only on a terminal)."""
-    args.url = input(f"Your app's metrics URL [{DEFAULT_URL}]: ").strip() or None
-    kinds = "/".join(sorted(RECEIVER_KEYS))
-    args.receiver = input(f"Receiver for P0/P1 ({kinds}) [terminal]: ").strip() or None
+    """Prompt for what the flags did not say (only on a terminal); credentials are read without echo."""
+    guess = default_language()  # the first question is already in the system's language
+    lang = _answer(QUESTIONS[guess]["language"].format(default=guess)) or guess
+    args.language = lang if lang in LANGUAGES else guess
+    q = QUESTIONS[args.language]
+    args.timezone = _answer(q["timezone"].format(default=default_timezone())) or None
+    args.url = _answer(q["url"].format(default=DEFAULT_URL)) or None
+    args.receiver = _answer(q["receiver"].format(kinds="/".join(sorted(RECEIVER_KEYS)))) or None
     field = RECEIVER_KEYS.get(args.receiver or "terminal")
     if field:
-        args.key = input(f"{args.receiver} {field}: ").strip() or None
+        args.key = _secret(q["key"].format(receiver=args.receiver, field=field)) or None
+    if args.receiver in ("dingtalk", "feishu"):
+        args.secret = _secret(q["secret"].format(receiver=args.receiver)) or None
+    if args.receiver == "dingtalk":
+        args.at_mobiles = _answer(q["at_mobiles"]) or None
+        args.at_all = _answer(q["at_all"]).lower() in ("y", "yes", "是")
+    args.external_url = _answer(q["external_url"]) or None
 
 
-def render(*, url: str, job: str, receiver: str, key: str | None, listen: str) -> str:
-    """The config text; ``key`` goes into the receiver type's credential field."""
+def _answer(prompt: str) -> str:
+    try:
+        return input(prompt).strip()
+    except EOFError:  # answers piped in ran out: the rest take their defaults
+        print()
+        return ""
+
+
+def _secret(prompt: str) -> str:
+    """A credential typed without echo on a terminal (piped answers are read as lines)."""
+    if sys.stdin.isatty() and hasattr(sys.stdin, "fileno"):
+        try:
+            sys.stdin.fileno()
+        except (OSError, ValueError):  # a test's stand-in terminal: read it as a line
+            return _answer(prompt)
+        return getpass.getpass(prompt).strip()
+    return _answer(prompt)
+
+
+def _mobiles(text: str | None) -> tuple[str, ...]:
+    return tuple(m.strip() for m in (text or "").split(",") if m.strip())
+
+
+def render(*, url: str, job: str, receiver: str, key: str | None, listen: str, language: str = "en",
+           timezone: str = "UTC", secret: str | None = None, at_mobiles: tuple[str, ...] = (),
+           at_all: bool = False, external_url: str | None = None) -> str:
+    """The config text in ``language``; ``key`` goes into the receiver type's credential field."""
     from inferwatch._exceptions import InputError
 
     if receiver not in RECEIVER_KEYS:
         raise InputError(f"--receiver: unknown type {receiver!r} (one of {', '.join(sorted(RECEIVER_KEYS))})")
+    if language not in TEMPLATES:
+        raise InputError(f"--language: unknown language {language!r} (one of {', '.join(LANGUAGES)})")
+    if not _known_zone(timezone):
+        raise InputError(f"--timezone: unknown time zone {timezone!r} (an IANA name, e.g. Asia/Shanghai)")
     field = RECEIVER_KEYS[receiver]
     if field is None and key:
         raise InputError(f"--key: the {receiver} receiver takes no credential")
     if field is not None and not key:
         raise InputError(f"--key: the {receiver} receiver needs its {field}")
+    if secret and receiver not in ("dingtalk", "feishu"):
+        raise InputError(f"--secret: only the dingtalk and feishu robots sign (not {receiver})")
+    if (at_mobiles or at_all) and receiver != "dingtalk":
+        raise InputError(f"--at-mobiles/--at-all: only for the dingtalk receiver (not {receiver})")
     spec = f"{{name: oncall, type: {receiver}"
-    spec += f", {field}: {_q(key or '')}}}" if field else "}"
+    spec += f", {field}: {_q(key or '')}" if field else ""
+    spec += f", secret: {_q(secret)}" if secret else ""
+    spec += f", at_mobiles: [{', '.join(_q(m) for m in at_mobiles)}]" if at_mobiles else ""
+    spec += ", at_all: true" if at_all else ""
+    with_url, without = EXTERNAL_URL[language]
+    ext = with_url.format(url=_q(external_url)) if external_url else without
     # JSON strings are YAML double-quoted scalars: any URL or key is quoted safely
-    return TEMPLATE.format(listen=_q(listen), listen_raw=listen, job=_q(job), url=_q(url), receiver=spec)
+    return TEMPLATES[language].format(
+        listen=_q(listen), listen_raw=listen, job=_q(job), url=_q(url), receiver=spec + "}",
+        language=_q(language), timezone=_q(timezone), external_url=ext)
 
 
 def _q(text: str) -> str:

@@ -3,9 +3,12 @@
 Supported actions: ``{{ $labels.NAME }}`` (``{{ .Labels.NAME }}``),
 ``{{ $value }}`` (``{{ .Value }}``) and the value rounded by a Go format,
 ``{{ $value | printf "%.3g" }}`` (or ``{{ printf "%.2f" $value }}``): verbs
-``f``, ``e`` and ``g`` with a precision, which Go and Python print alike. A
-rule's ``{{ $threshold }}`` is replaced by its threshold when the rule loads
-(``with_threshold``), so a pack rule's summary stays true after an override
+``f``, ``e`` and ``g`` with a precision, which Go and Python print alike; and
+Prometheus's functions for people, ``humanize``, ``humanize1024``,
+``humanizePercentage`` and ``humanizeDuration`` (``{{ $value | humanizePercentage }}``
+or ``{{ humanize $value }}``), which print what Prometheus prints. A rule's
+``{{ $threshold }}`` (or ``{{ $threshold | humanize }}``) is replaced by its
+threshold when the rule loads (``with_threshold``), so a pack rule's summary stays true after an override
 and the exported text is plain Prometheus. ``$value`` prints as Go's ``%v`` prints a
 float64 (shortest digits; exponent form below 1e-4 and from 1e+06 on, as
 Go's ``%g`` with shortest precision does), so an exported rule
@@ -21,6 +24,8 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 
+from inferwatch.rules._humanize import HUMANIZERS
+
 __all__ = ["OUTLIER_VARIABLES", "TemplateError", "check_template", "expand_template", "format_go_float",
            "go_printf", "with_threshold"]
 
@@ -32,8 +37,11 @@ _PEERS = re.compile(r"^\$peers$")
 _FORMAT = r'"(%[-+ #0]?\d{0,2}\.\d{1,2}[efgEG])"'
 _PRINTF = re.compile(rf"^(?:{_NUM}\s*\|\s*printf\s+{_FORMAT}"
                      rf"|printf\s+{_FORMAT}\s+{_NUM})$")
+_FUNC = "(" + "|".join(HUMANIZERS) + ")"
+_HUMAN = re.compile(rf"^(?:{_NUM}\s*\|\s*{_FUNC}|{_FUNC}\s+{_NUM})$")
 OUTLIER_VARIABLES = ("$median", "$spread", "$peers")
-_THRESHOLD = re.compile(r"\{\{-?\s*\$threshold\s*-?\}\}")
+_THRESHOLD = re.compile(
+    rf"\{{\{{-?\s*(?:\$threshold|\$threshold\s*\|\s*{_FUNC}|{_FUNC}\s+\$threshold)\s*-?\}}\}}")
 
 
 class TemplateError(ValueError):
@@ -77,10 +85,11 @@ def check_template(text: str, *, outlier: bool = False) -> None:
     for m in _ACTION.finditer(text):
         action = m.group(1)
         if not (_LABEL.match(action) or _VALUE.match(action) or _PRINTF.match(action)
-                or _PEERS.match(action)):
+                or _HUMAN.match(action) or _PEERS.match(action)):
             raise TemplateError(
                 f"unsupported template action {m.group(0)!r} in {text!r} "
-                '(use {{ $labels.NAME }}, {{ $value }} or {{ $value | printf "%.3g" }})'
+                '(use {{ $labels.NAME }}, {{ $value }}, {{ $value | printf "%.3g" }} '
+                f'or {{{{ $value | FUNC }}}} with FUNC one of {", ".join(HUMANIZERS)})'
             )
         if not outlier and any(v in action for v in OUTLIER_VARIABLES):
             raise TemplateError(f"{m.group(0)!r} in {text!r}: $median, $spread and $peers "
@@ -93,8 +102,13 @@ def with_threshold(text: str, threshold: float | None) -> str:
     >>> with_threshold("P99 latency is over {{ $threshold }}s", 2.0)
     'P99 latency is over 2s'
     """
-    shown = "dynamic" if threshold is None else format_go_float(threshold)
-    return _THRESHOLD.sub(shown, text)
+    def sub(m: re.Match[str]) -> str:
+        if threshold is None:
+            return "dynamic"
+        func = m.group(1) or m.group(2)
+        return HUMANIZERS[func](threshold) if func else format_go_float(threshold)
+
+    return _THRESHOLD.sub(sub, text)
 
 
 def expand_template(text: str, labels: Mapping[str, str], value: float,
@@ -112,6 +126,10 @@ def expand_template(text: str, labels: Mapping[str, str], value: float,
             return labels.get(lab.group(1), "")
         if _PEERS.match(action):
             return str(known.get("$peers", ""))
+        human = _HUMAN.match(action)
+        if human:
+            v = known.get(human.group(1) or human.group(4), math.nan)
+            return HUMANIZERS[human.group(2) or human.group(3)](float(v))
         fmt = _PRINTF.match(action)
         if fmt:
             v = known.get(fmt.group(1) or fmt.group(4), math.nan)

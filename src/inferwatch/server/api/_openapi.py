@@ -53,6 +53,10 @@ _SILENCE = {"type": "object", "required": ["matchers", "startsAt", "endsAt"], "p
     "startsAt": {"type": "string", "format": "date-time"},
     "endsAt": {"type": "string", "format": "date-time"}, "createdBy": {"type": "string"},
     "comment": {"type": "string"}}}
+_ACK = {"type": "object", "properties": {
+    "group_id": {"type": "string"}, "matchers": {"type": "array", "items": {"type": "string"}},
+    "by": {"type": "string"}, "comment": {"type": "string"}, "expires": {"type": "string"}}}
+_LINK = [_q(name, {"type": "string"}) for name in ("group", "episode", "expires", "sig")]
 _WEBHOOK_ALERT = {"type": "object", "properties": {
     "status": {"type": "string", "enum": ["firing", "resolved"]},
     "labels": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -144,6 +148,16 @@ PATHS: dict[str, dict[str, Any]] = {
                                  [_q("time", _TIME)], 200, 400)},
     "/api/v1/alerts": {"get": _get("active alerts", None, 200)},
     "/api/v1/notifications": {"get": _get("recent notifications", None, 200)},
+    # on call: acknowledgements (token), the one-click link (its signature is the credential), reads
+    "/api/v1/alerts/ack": {"post": _post("acknowledge groups (stops their escalation)", _ACK, 200, 400, 401)},
+    "/api/v1/alerts/unack": {"post": _post("end acknowledgements", _ACK, 200, 400, 401)},
+    "/api/v1/alerts/ack/link": {"get": _get("the one-click link's page (changes nothing)", _LINK, 200, 403)},
+    "/api/v1/alerts/oncall-groups": {"get": _get("groups with acknowledgement and escalation", None, 200)},
+    "/api/v1/alerts/history": {"get": _get("the alert history", [
+        _q("match[]", {"type": "string"}), _q("kind", {"type": "string"}), _q("group", {"type": "string"}),
+        _q("limit", {"type": "integer"}), _q("start", _TIME), _q("end", _TIME)], 200, 400)},
+    "/api/v1/alerts/stats": {"get": _get("MTTA and MTTR", [_q("start", _TIME), _q("end", _TIME)], 200, 400)},
+    "/api/v1/oncall": {"get": _get("who is on call", [_q("time", _TIME)], 200, 400)},
     "/api/v1/actions": {"get": _get("action outcomes", None, 200)},
     "/api/v1/alertmanager": {"post": _post("an Alertmanager webhook (version 4)", _WEBHOOK,
                                            200, 400, 401, 413)},
