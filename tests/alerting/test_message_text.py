@@ -35,7 +35,7 @@ def test_a_firing_message_has_no_stale_resolved_lines() -> None:
     assert not any("resolved" in ln or "ctr" in ln for ln in lines), lines
     assert sum(ln.strip().startswith("firing:") for ln in lines) == 2
     done = _group(alert("FeatureDriftReview", feature="ctr", start=0.0, end=50.0))
-    assert sum(ln.strip().startswith("resolved:") for ln in group_lines(done)) == 1
+    assert sum(ln.strip().startswith("Resolved after 50 s") for ln in group_lines(done)) == 1
 
 
 def test_every_renderer_summarises_and_drops_stale_lines() -> None:

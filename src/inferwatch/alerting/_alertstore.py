@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from inferwatch.alerting._notification import fingerprint
@@ -11,19 +13,39 @@ from inferwatch.alerting._state import StateDB
 from inferwatch.model import Labels, readable
 from inferwatch.rules import Alert
 
-__all__ = ["AlertStore", "alert_from_json", "alert_to_json"]
+__all__ = ["AlertStore", "alert_from_json", "alert_to_json", "carry_peak"]
 
 
 def alert_to_json(a: Alert) -> dict[str, Any]:
     """An alert as a JSON-able dict (``value`` as a string so NaN survives)."""
     return {"labels": a.labels.to_dict(), "annotations": dict(a.annotations), "starts_at": a.starts_at,
-            "ends_at": a.ends_at, "value": str(a.value), "generator_url": a.generator_url}
+            "ends_at": a.ends_at, "value": str(a.value), "generator_url": a.generator_url,
+            "peak": str(a.peak)}
 
 
 def alert_from_json(b: dict[str, Any]) -> Alert:
     """The inverse of :func:`alert_to_json`."""
     return Alert(Labels(b["labels"]), b["annotations"], b["starts_at"], b["ends_at"],
-                 float(b["value"]), b["generator_url"])
+                 float(b["value"]), b["generator_url"], float(b.get("peak", "nan")))
+
+
+def carry_peak(previous: Alert | None, a: Alert, now: float) -> Alert:
+    """``a`` with the highest value seen while it fired in this episode (same ``starts_at``).
+
+    A resolved alert's own value is not counted: the recovery message's peak is the worst
+    the alert saw while it fired.
+
+    >>> hot = Labels({"alertname": "Hot"})
+    >>> up = carry_peak(None, Alert(hot, starts_at=0.0, ends_at=120.0, value=0.9), 0.0)
+    >>> later = carry_peak(up, Alert(up.labels, starts_at=0.0, ends_at=180.0, value=0.85), 60.0)
+    >>> later.peak, carry_peak(later, Alert(up.labels, starts_at=0.0, ends_at=90.0, value=0.1), 100.0).peak
+    (0.9, 0.9)
+    """
+    seen = [x for x in (a.peak, a.value if not a.resolved(now) else math.nan) if not math.isnan(x)]
+    if previous is not None and previous.starts_at == a.starts_at:
+        seen += [] if math.isnan(previous.peak) else [previous.peak]
+    peak = max(seen, default=math.nan)
+    return a if peak == a.peak or (math.isnan(peak) and math.isnan(a.peak)) else replace(a, peak=peak)
 
 
 class AlertStore:

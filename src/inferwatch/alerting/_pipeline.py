@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TextIO
 
+from inferwatch.alerting._alertstore import carry_peak
 from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._delivery import Executor, InlineExecutor, QueueStats
 from inferwatch.alerting._dispatch import Dispatcher
@@ -174,6 +175,7 @@ class Pipeline:
             self._wake()
 
     def _put(self, fresh: list[Alert], now: float) -> None:
+        fresh = [carry_peak(self.alerts.get(fingerprint(a)), a, now) for a in fresh]  # persisted below
         self.oncall.received(self.alerts, fresh, now)
         self._swallowed.fired(fresh, now)
         for a in fresh:

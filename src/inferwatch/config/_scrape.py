@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.config._types import ByteSize, Duration, FrozenModel, http_url
-from inferwatch.model import DEFAULT_INTERVAL_S, Dimension, is_valid_label_name
+from inferwatch.model import (
+    DEFAULT_INTERVAL_S,
+    Dimension,
+    RelabelConfigError,
+    RelabelRule,
+    is_valid_label_name,
+    parse_relabel_configs,
+)
 
 __all__ = ["ScrapeConfig", "ScrapeTarget"]
 
@@ -45,6 +53,30 @@ class ScrapeTarget(FrozenModel):
     basic_auth: BasicAuth | None = None
     authorization: Authorization | None = None
     tls_config: TLSConfig | None = None
+    # Prometheus's relabelling, its rules as written (checked at load as Prometheus 2.42 checks them)
+    relabel_configs: tuple[dict[str, Any], ...] = Field(
+        (), description="rules on the target's labels before scraping (may drop the target)")
+    metric_relabel_configs: tuple[dict[str, Any], ...] = Field(
+        (), description="rules on each scraped series before storage (may drop it)")
+
+    @field_validator("relabel_configs", "metric_relabel_configs")
+    @classmethod
+    def _relabel_rules(
+        cls, rules: tuple[dict[str, Any], ...], info: ValidationInfo
+    ) -> tuple[dict[str, Any], ...]:
+        try:
+            parse_relabel_configs(list(rules), where=str(info.field_name))
+        except RelabelConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return rules
+
+    def relabel_rules(self) -> tuple[RelabelRule, ...]:
+        """``relabel_configs`` compiled."""
+        return parse_relabel_configs(list(self.relabel_configs), where="relabel_configs")
+
+    def metric_relabel_rules(self) -> tuple[RelabelRule, ...]:
+        """``metric_relabel_configs`` compiled."""
+        return parse_relabel_configs(list(self.metric_relabel_configs), where="metric_relabel_configs")
 
     @field_validator("url")
     @classmethod

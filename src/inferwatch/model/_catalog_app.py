@@ -106,6 +106,22 @@ GENERATION_COST_TOTAL = MetricSpec(
     "Cost of generations from the model's price table (input and output tokens), by tenant and currency.",
     (*_SVC, "tenant", "currency"),
 )
+_QUALITY = (*_GEN, "prompt_version", "tenant")
+GENERATION_SCORE = MetricSpec(
+    "inferwatch_generation_score", _H,
+    "Evaluations of generations (a judge's 0-1 score, a rubric grade...), by evaluation name; "
+    "mean: _sum / _count.", (*_QUALITY, "name"),
+)
+GENERATION_FEEDBACK_TOTAL = MetricSpec(
+    "inferwatch_generation_feedback_total", _C,
+    "User feedback on generations (sentiment positive, negative or neutral), joined to the "
+    "generation's labels by its id (unknown ids: label values unknown).", (*_QUALITY, "sentiment"),
+)
+GENERATION_FLAGS_TOTAL = MetricSpec(
+    "inferwatch_generation_flags_total", _C,
+    "Generations flagged (refused, guardrail, schema_invalid, truncated) and the detail given.",
+    (*_QUALITY, "flag", "detail"),
+)
 ENGINE_REQUESTS_RUNNING = MetricSpec(
     "inferwatch_engine_requests_running", _G, "Requests the inference engine is running (in a batch).", _SVC,
 )

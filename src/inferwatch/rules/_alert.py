@@ -31,7 +31,8 @@ class Alert:
     """A firing (or just resolved) alert, as sent to the pipeline.
 
     ``labels`` include ``alertname``, ``tier``, ``severity`` and ``dimension``.
-    ``ends_at`` is ``None`` while the alert fires with no known end.
+    ``ends_at`` is ``None`` while the alert fires with no known end. ``peak`` is the highest
+    value seen while it fired in this episode (kept by the alerting pipeline; NaN when unknown).
     """
 
     labels: Labels
@@ -40,6 +41,7 @@ class Alert:
     ends_at: float | None = None
     value: float = float("nan")
     generator_url: str = ""
+    peak: float = float("nan")
 
     @property
     def name(self) -> str:

@@ -189,19 +189,31 @@ class Generation:
     >>> m.close()
     """
 
-    __slots__ = ("_first", "_mark", "_monitor", "_queue", "_t0", "finish_reason", "input_tokens", "model",
-                 "output_tokens", "route", "status", "tenant")
+    __slots__ = ("_first", "_mark", "_monitor", "_queue", "_t0", "finish_reason", "generation_id",
+                 "input_tokens", "model", "output_tokens", "prompt_version", "route", "status", "tenant")
 
     def __init__(self, monitor: Monitor, route: str, model: str, input_tokens: int = 0,
-                 tenant: str = "") -> None:
+                 tenant: str = "", *, prompt_version: str = "", generation_id: str = "") -> None:
         self._monitor, self.route, self.model = monitor, route, model
         self.input_tokens, self.output_tokens, self.status = input_tokens, 0, 200
         self.finish_reason = ""
         """Why it ended, as the engine says (``stop``, ``length``...); empty: ``unknown`` (or error/abort)."""
         self.tenant = tenant
         """Who the request is for (cost and requests by tenant); empty: ``default``."""
+        self.prompt_version, self.generation_id = prompt_version, generation_id
         self._t0 = self._first = self._queue = -1.0
         self._mark: RequestMark | None = None
+
+    def flag(self, flag: str, detail: str = "") -> None:
+        """Flag this generation: ``refused``, ``guardrail`` (detail: which), ``schema_invalid``,
+        ``truncated``.
+
+        Counted in ``inferwatch_generation_flags_total``; an unknown flag is counted as invalid, never raised.
+        """
+        from inferwatch.sdk._generation_quality import FLAG, GenerationLabels
+
+        labels = GenerationLabels(self.route, self.model, "", self.prompt_version, self.tenant)
+        self._monitor.observe(FLAG, (labels, flag, detail))
 
     def __enter__(self) -> Generation:
         mark = self._mark = CURRENT.get()

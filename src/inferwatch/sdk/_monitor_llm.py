@@ -16,6 +16,15 @@ from inferwatch.sdk._generation import (
     generation_targets,
     record,
 )
+from inferwatch.sdk._generation_quality import (
+    FEEDBACK,
+    SCORE,
+    UNKNOWN_LABELS,
+    GenerationIds,
+    GenerationLabels,
+    QualityAggregates,
+    sentiment,
+)
 
 if TYPE_CHECKING:
     from inferwatch.sdk._aggregator import Aggregator
@@ -35,6 +44,8 @@ class GenerationMethods:
     _generations_attached: bool
     _engine_attached: bool
     _attach_lock: threading.Lock
+    _generation_ids: GenerationIds | None = None
+    """Recent generation ids and their labels (with the quality aggregates: attached on first use)."""
 
     if TYPE_CHECKING:  # Monitor's own
         def attach(self, aggregator: Aggregator) -> None: ...
@@ -42,11 +53,71 @@ class GenerationMethods:
         def _reject(self, kind: str) -> None: ...
 
     def track_generation(self, route: str, model: str | None = None, *, input_tokens: int = 0,
-                         tenant: str = "") -> Generation:
-        """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``."""
+                         tenant: str = "", prompt_version: str = "", generation_id: str = "") -> Generation:
+        """A context manager for one streamed (LLM) response: ``.tokens(n)`` per token, ``.first_token()``,
+        ``.flag("refused")``; ``generation_id`` joins later scores and feedback to its labels."""
         self.enable_generations()
+        model = self.model if model is None else model
+        ids = self._quality_ids()  # attached before the generation can flag itself
+        if generation_id:
+            ids.remember(str(generation_id), GenerationLabels(
+                route, model, "", prompt_version, tenant))
         hooks = cast("MonitorHooks", self)  # a Monitor: this class is one of its bases
-        return Generation(hooks, route, self.model if model is None else model, input_tokens, tenant)
+        return Generation(hooks, route, model, input_tokens, tenant, prompt_version=prompt_version,
+                          generation_id=generation_id)
+
+    def record_score(self, name: str, value: float, *, route: str = "", model: str | None = None,
+                     model_version: str = "", prompt_version: str = "", tenant: str = "",
+                     generation_id: str = "") -> None:
+        """One evaluation of a generation (``inferwatch_generation_score{name}``); never raises.
+
+        Labels not given come from the generation ``generation_id`` names (see ``track_generation``).
+        """
+        labels = self._join(route, model, model_version, prompt_version, tenant, generation_id)
+        if labels is None:
+            self._reject(SCORE)
+            return
+        self.observe(SCORE, (labels, name, value))
+
+    def record_feedback(self, positive: bool | None = None, *, rating: float | None = None,
+                        scale: float = 5.0, generation_id: str = "", route: str = "",
+                        model: str | None = None, model_version: str = "", prompt_version: str = "",
+                        tenant: str = "") -> None:
+        """A user's thumb (``positive``) or ``rating`` out of ``scale`` on a generation, possibly hours
+        later: counted by sentiment under the generation's labels; a rating is also a ``rating`` score."""
+        mood = sentiment(positive, rating, scale) if isinstance(scale, int | float) and scale > 0 else None
+        labels = self._join(route, model, model_version, prompt_version, tenant, generation_id)
+        if mood is None or labels is None:
+            self._reject(FEEDBACK)
+            return
+        self.observe(FEEDBACK, (labels, mood))
+        if positive is None:
+            self.observe(SCORE, (labels, "rating", rating))
+
+    def _join(self, route: str, model: str | None, model_version: str, prompt_version: str, tenant: str,
+              generation_id: str) -> GenerationLabels | None:
+        """The labels of a score or feedback (None: a generation id that is not a string)."""
+        if not isinstance(generation_id, str):
+            return None
+        ids = self._quality_ids()  # also attaches the aggregates on first use
+        joined = ids.get(generation_id) if generation_id else None
+        if joined is None:
+            if generation_id and not route:  # an id we never (or no longer) knew: never raised
+                return UNKNOWN_LABELS
+            joined = GenerationLabels(route, self.model, "", "", "")
+        return GenerationLabels(route or joined.route, joined.model if model is None else model,
+                                model_version or joined.version, prompt_version or joined.prompt_version,
+                                tenant or joined.tenant)
+
+    def _quality_ids(self) -> GenerationIds:
+        ids = self._generation_ids
+        if ids is None:
+            with self._attach_lock:
+                if self._generation_ids is None:
+                    self.attach(QualityAggregates(self.service, self.version, self._reject))
+                    self._generation_ids = GenerationIds()
+            ids = self._generation_ids
+        return ids
 
     def record_generation(
         self, route: str, status: int, ttft_s: float | None, duration_s: float, input_tokens: int,

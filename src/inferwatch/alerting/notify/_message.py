@@ -30,8 +30,8 @@ from inferwatch.config import Labelled, MessageTemplate
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
 
-__all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "render", "trace_lines",
-           "utf8_cost"]
+__all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "recovery_line", "render",
+           "trace_lines", "utf8_cost"]
 
 Cost = Callable[[str], int]
 
@@ -56,6 +56,10 @@ class Words:
     dimensions: dict[str, str]
     fields: dict[str, str]  # label name -> shown name
     sep: str  # between label pairs in the info line
+    lasted: str = "Resolved after {d}"  # a recovery line: how long it lasted, its peak, the whole line
+    units: tuple[str, str, str] = ("s", "min", "h")
+    peak: str = ", peak {p}"
+    recovered: str = "{lasted}{peak}: {what} ({ended})"
 
 
 WORDS: dict[str, Words] = {
@@ -69,7 +73,8 @@ WORDS: dict[str, Words] = {
                    {"P0": "P0 紧急", "P1": "P1 严重", "P2": "P2 警告"},
                    {"infrastructure": "基础设施", "service": "服务", "quality": "模型质量",
                     "business": "业务"},
-                   {"dimension": "维度", "tier": "级别", "service": "服务"}, " · "),
+                   {"dimension": "维度", "tier": "级别", "service": "服务"}, " · ", "持续 {d}",
+                   ("秒", "分钟", "小时"), "，峰值 {p}", "【{state}】{what}，{lasted}{peak}（{ended}）"),
 }
 
 
@@ -200,10 +205,32 @@ def _alert_line(a: Alert, g: AlertGroup, common: Labels, w: Words, tz: ZoneInfo,
             "value": "" if math.isnan(a.value) else f"{a.value:.4g}",
             "since": _when(a.ends_at or 0, tz) if resolved else _when(a.starts_at, tz),
             "label": Labelled(a.labels.items())})
-    when = f"{w.ended} {_when(a.ends_at or 0, tz)}" if resolved else f"{w.since} {_when(a.starts_at, tz)}"
-    value = "" if math.isnan(a.value) else f" {w.value}={a.value:.4g}"
     bullet = "- " if markdown else "  "
-    return f"{bullet}{w.resolved if resolved else w.firing}: {own}{value} ({when})"
+    if resolved:
+        return bullet + recovery_line(a, own, w, tz)
+    value = "" if math.isnan(a.value) else f" {w.value}={a.value:.4g}"
+    return f"{bullet}{w.firing}: {own}{value} ({w.since} {_when(a.starts_at, tz)})"
+
+
+def recovery_line(a: Alert, what: str, w: Words, tz: ZoneInfo) -> str:
+    """What recovered, after how long, at what peak: ``【已恢复】x，持续 12 分钟，峰值 0.93（恢复于 …）``."""
+    lasted = w.lasted.format(d=_duration(max((a.ends_at or a.starts_at) - a.starts_at, 0.0), w))
+    peak = a.peak if not math.isnan(a.peak) else a.value
+    ended = f"{w.ended} {_when(a.ends_at or 0, tz)}"
+    tail = "" if math.isnan(peak) else w.peak.format(p=f"{peak:.4g}")
+    return w.recovered.format(state=w.resolved, what=what, lasted=lasted, peak=tail, ended=ended)
+
+
+def _duration(seconds: float, w: Words) -> str:
+    """``12 min`` / ``12 分钟``; hours with minutes past two hours; seconds under a minute."""
+    sec, minute, hour = w.units
+    if seconds < 60:
+        return f"{int(seconds)} {sec}"
+    minutes = int(seconds // 60)
+    if minutes < 120:
+        return f"{minutes} {minute}"
+    h, m = divmod(minutes, 60)
+    return f"{h} {hour}" + (f" {m} {minute}" if m else "")
 
 
 TRACE_WORDS = {"en": ("example traces", "slowest trace"), "zh-CN": ("慢请求示例追踪", "最慢的追踪")}

@@ -6,9 +6,10 @@ import functools
 import math
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notification import AlertGroup, Notification
-from inferwatch.alerting.notify._message import render
+from inferwatch.alerting.notify._message import WORDS, recovery_line, render
 from inferwatch.alerting.notify._message import trace_lines as message_trace_lines
 from inferwatch.alerting.notify._summary import group_summary, shown_alerts
 from inferwatch.model import Labels, alertmanager_fingerprint
@@ -44,6 +45,9 @@ def parse_rfc3339(text: str) -> float | None:
     return dt.timestamp()
 
 
+_UTC = ZoneInfo("UTC")
+
+
 def _when(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -72,12 +76,12 @@ def group_lines(g: AlertGroup, *, markdown: bool = False) -> list[str]:
     for a in shown_alerts(g):
         own = " ".join(f"{k}={v}" for k, v in a.labels.items() if k not in common) or a.labels.get(
             "instance", a.name)
-        status = "resolved" if a.resolved(g.now) else "firing"
-        when = f"since {_when(a.starts_at)}" if status == "firing" else f"ended {_when(a.ends_at or 0)}"
         bullet = "- " if markdown else "  "
-        out.append(f"{bullet}{status}: {own}{_value(a)} ({when})")
-        if status == "firing":
-            out.extend(trace_lines(a, markdown=markdown))
+        if a.resolved(g.now):  # what recovered, after how long, at what peak
+            out.append(bullet + recovery_line(a, own, WORDS["en"], _UTC))
+            continue
+        out.append(f"{bullet}firing: {own}{_value(a)} (since {_when(a.starts_at)})")
+        out.extend(trace_lines(a, markdown=markdown))
     return out
 
 

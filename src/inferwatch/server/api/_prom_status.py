@@ -100,18 +100,19 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
                 "seriesCountByLabelValuePair": top(pairs)}
 
     def targets(params: Params) -> Any:
-        state = params.get("state") or "any"
+        state = (params.get("state") or "any").lower()
+        pool = params.get("scrapePool") or ""
+        scrape = server.components.scrape
         active = [{
-            "discoveredLabels": {"__address__": h.url.split("://", 1)[-1].split("/", 1)[0],
-                                 "__metrics_path__": "/" + h.url.split("://", 1)[-1].partition("/")[2],
-                                 "__scheme__": h.url.split("://", 1)[0], "job": h.job},
+            "discoveredLabels": dict(h.discovered),
             "labels": dict(h.labels), "scrapePool": h.job, "scrapeUrl": h.url, "globalUrl": h.url,
             "lastError": h.last_error, "lastScrape": rfc3339(h.last_scrape),
             "lastScrapeDuration": h.last_duration, "health": h.health,
             "scrapeInterval": format_duration(h.interval), "scrapeTimeout": format_duration(h.timeout),
-        } for h in server.components.scrape.targets()]
-        return {"activeTargets": active if state in ("any", "active") else [],
-                "droppedTargets": []}
+        } for h in scrape.targets() if not pool or h.job == pool]
+        dropped = [{"discoveredLabels": d} for d in scrape.dropped() if not pool or d.get("job") == pool]
+        return {"activeTargets": active if state in ("", "any", "active") else [],
+                "droppedTargets": dropped if state in ("", "any", "dropped") else []}
 
     def alerts_of() -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}

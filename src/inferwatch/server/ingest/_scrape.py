@@ -20,7 +20,7 @@ import re
 import threading
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -37,6 +37,7 @@ from inferwatch.server.ingest._scrape_limits import (
     duplicate_error,
     fetch,
 )
+from inferwatch.server.ingest._target_labels import TargetLabels, relabel_scrape, target_labels
 from inferwatch.store import (
     ExemplarStore,
     LimitExceeded,
@@ -74,6 +75,8 @@ class TargetHealth:
     last_duration: float = 0.0
     last_error: str = ""
     samples: int = 0
+    discovered: dict[str, str] = field(default_factory=dict)
+    """The labels before ``relabel_configs`` (Prometheus's ``discoveredLabels``)."""
 
 
 _SECRET_PARAM = re.compile(r"token|key|secret|pass|auth|sig|credential", re.I)
@@ -97,9 +100,12 @@ def _shown_url(url: str) -> str:
 class _Target:
     """One target's state between scrapes: parser cache, tracked series, schedule."""
 
-    def __init__(self, cfg: ScrapeTarget) -> None:
-        self.cfg = cfg
-        self.labels = {**cfg.labels, "job": cfg.job, "instance": cfg.instance}
+    def __init__(self, cfg: ScrapeTarget, found: TargetLabels) -> None:
+        assert found.labels is not None
+        self.cfg = cfg if found.url == cfg.url else cfg.model_copy(update={"url": found.url})
+        self.labels = found.labels
+        self.metric_rules = cfg.metric_relabel_rules()
+        self.relabelled: dict[Labels, Labels | None] = {}  # metric_relabel_configs' results, by series
         self.parser = ExpositionParser(
             self.labels, honor_labels=cfg.honor_labels, honor_timestamps=cfg.honor_timestamps
         )
@@ -108,8 +114,9 @@ class _Target:
         self.next_due: float | None = None  # wall time, for tick()
         self.next_mono: float | None = None  # monotonic time, for the scrape thread
         self.health = TargetHealth(
-            cfg.job, cfg.instance, _shown_url(cfg.url), dict(sorted(self.labels.items())),
-            cfg.effective_interval, cfg.effective_timeout,
+            cfg.job, self.labels.get("instance", cfg.instance), _shown_url(self.cfg.url),
+            dict(sorted(self.labels.items())), cfg.effective_interval, cfg.effective_timeout,
+            discovered=dict(sorted(found.discovered.items())),
         )
 
 
@@ -127,7 +134,9 @@ class ScrapeLoop:
         self.exemplars = exemplars if exemplars is not None else ExemplarStore()
         """The exemplars scraped from OpenMetrics targets (kept across reloads by ``adopt``)."""
         self.clock = clock
-        self._targets = [_Target(t) for t in targets]
+        found = [(t, target_labels(t, t.relabel_rules())) for t in targets]
+        self._targets = [_Target(t, f) for t, f in found if f.labels is not None]
+        self._dropped = [dict(sorted(f.discovered.items())) for _, f in found if f.labels is None]
         install_log_redaction()  # httpx logs each request's URL whole (user:pass@, ?token=)
         opts: dict[str, Any] = {"transport": transport, "follow_redirects": True,
                                 "headers": {"Accept": ACCEPT}}
@@ -146,6 +155,10 @@ class ScrapeLoop:
     def targets(self) -> list[TargetHealth]:
         """Health of every target, in config order."""
         return [t.health for t in self._targets]
+
+    def dropped(self) -> list[dict[str, str]]:
+        """The discovered labels of the targets ``relabel_configs`` dropped (not scraped)."""
+        return list(self._dropped)
 
     def scrape_once(self, now: float | None = None) -> None:
         """Scrape every target now (sequentially)."""
@@ -173,13 +186,17 @@ class ScrapeLoop:
 
     def _scrape_unsafe(self, target: _Target, now: float) -> None:
         start = self.clock.monotonic()
-        parsed, error, note = ParsedScrape(), "", ""
+        parsed, error, note, scraped = ParsedScrape(), "", "", 0
         try:
             client = self._tls.get(id(target), self._client)
             if isinstance(client, str):
                 raise ScrapeFailed(client)
             body = fetch(client, target.cfg)  # network time is real time, as httpx's timeout
             parsed = target.parser.parse(body.text, now, body.content_type)
+            scraped = len(parsed)
+            if len(target.relabelled) > 1_000_000:  # series churn: start the cache afresh
+                target.relabelled.clear()
+            relabel_scrape(parsed, target.metric_rules, target.relabelled)
             try:
                 check_limits(target.cfg, parsed.labels, self.sample_limit)
             except ScrapeFailed as exc:  # counted as the store counts its own refusals
@@ -202,7 +219,8 @@ class ScrapeLoop:
         labels = [*labels, *stale, *target.report]
         t = [*t, *([now] * len(stale)), *([now] * len(target.report))]
         n = float(len(parsed))
-        report = [0.0 if error else 1.0, duration, n, n, float(parsed.series_added)]
+        pre = float(0 if error else scraped)  # scrape_samples_scraped counts before metric_relabel_configs
+        report = [0.0 if error else 1.0, duration, pre, n, float(parsed.series_added)]
         v = [*v, *([STALE_NAN] * len(stale)), *report]
         try:
             try:
