@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
 from typing import Any
 
 from inferwatch.cli._client import add_server_args, call
 from inferwatch.cli._common import add_config_arg, print_json
+from inferwatch.cli._words import HISTORY_KINDS, WORDS, local_time
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "history_line"]
 
 
 def add_parser(sub: Any) -> None:
@@ -33,7 +33,10 @@ def add_parser(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from inferwatch._exceptions import InputError
+    from inferwatch.config import load_config
     from inferwatch.model import SystemClock, parse_duration
+
+    alerting = load_config(args.config).alerting  # the language and zone the team reads
 
     try:
         start = SystemClock().now() - parse_duration(args.since)
@@ -44,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(rows)
             return 0
-        print(f"{'SERVICE':16}  {'TIER':4}  {'ALERTS':6}  {'ACKED':5}  {'MTTA':8}  {'RESOLVED':8}  MTTR")
+        print(WORDS[alerting.language]["stats"])
         for r in rows:
             print(f"{r['service'][:16]:16}  {r['tier'][:4]:4}  {r['alerts']:6}  {r['acknowledged']:5}  "
                   f"{_dur(r['mtta_seconds']):8}  {r['resolved']:8}  {_dur(r['mttr_seconds'])}")
@@ -58,9 +61,14 @@ def _run(args: argparse.Namespace) -> int:
         print_json(events)
         return 0
     for e in events:
-        when = datetime.fromtimestamp(e["t"], UTC).strftime("%Y-%m-%d %H:%M:%S")
-        print(f"{when}  {e['kind']:14}  {_what(e)}")
+        print(history_line(e, alerting.language, alerting.timezone))
     return 0
+
+
+def history_line(e: dict[str, Any], language: str = "en", timezone: str = "UTC") -> str:
+    """One event: its time in ``timezone``, its kind and what happened, in ``language``."""
+    kind = HISTORY_KINDS.get(language, {}).get(e["kind"], e["kind"])
+    return f"{local_time(e['t'], timezone)}  {kind:14}  {_what(e, WORDS.get(language, WORDS['en']))}"
 
 
 def _dur(seconds: float | None) -> str:
@@ -71,18 +79,19 @@ def _dur(seconds: float | None) -> str:
     return format_duration(round(seconds))
 
 
-def _what(e: dict[str, Any]) -> str:
+def _what(e: dict[str, Any], w: dict[str, str]) -> str:
     labels = e["labels"]
     name = labels.get("alertname", "")
     rest = ",".join(f"{k}={v}" for k, v in labels.items() if k in ("service", "tier", "instance", "feature"))
     d = e.get("detail", {})
     extra = {
         "notified": lambda: f"-> {d.get('receiver')} {d.get('outcome')}"
-                            + (f" (step {d['step']})" if d.get("step") else ""),
-        "escalated": lambda: f"{d.get('escalation')} step {d.get('step')} -> "
+                            + (w["step"].format(n=d["step"]) if d.get("step") else ""),
+        "escalated": lambda: w["esc_step"].format(policy=d.get("escalation"), n=d.get("step")) + " -> "
                              + ",".join(d.get("receivers", [])),
-        "acknowledged": lambda: f"by {d.get('by')}" + (f": {d['comment']}" if d.get("comment") else ""),
-        "unacknowledged": lambda: f"by {d.get('by')}",
+        "acknowledged": lambda: w["by"].format(who=d.get("by"))
+                                + (f": {d['comment']}" if d.get("comment") else ""),
+        "unacknowledged": lambda: w["by"].format(who=d.get("by")),
         "action": lambda: f"{d.get('action')} {d.get('phase')}: {d.get('outcome')}",
     }.get(e["kind"], lambda: "")()
     return f"{name} {{{rest}}} {extra}".rstrip()

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg, print_json
+from inferwatch.cli._words import WORDS, local_time
 
 __all__ = ["add_parser"]
 
@@ -50,22 +51,18 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"time": t, "shifts": rows})
         return 0
+    w = WORDS[cfg.alerting.language]
     if not rows:
-        print("no schedules (alerting.oncall.schedules is empty)")
+        print(w["no_schedules"])
         return 0
-    print(f"{'SCHEDULE/LAYER':24}  {'NOW':18}  {'UNTIL (local)':22}  {'NEXT':12}  CONTACTS")
+    print(w["shifts"])
     for r in rows:
         now, nxt = r["now"], r["next"]
         assert isinstance(now, dict) and isinstance(nxt, dict)
-        until = _local(float(now["end"]), str(r["timezone"]))
-        who = str(now["member"]) + (" (override)" if now["override"] else "")
+        until = local_time(float(now["end"]), str(r["timezone"]), seconds=False)
+        who = str(now["member"]) + (w["override"] if now["override"] else "")
         contacts = ", ".join(f"{k}: {v}" for k, v in dict(now["contacts"]).items())
         print(f"{r['schedule']}/{r['layer']:<{23 - len(str(r['schedule']))}}  {who[:18]:18}  {until:22}  "
               f"{str(nxt['member'])[:12]:12}  {contacts}")
     return 0
 
-
-def _local(t: float, tz: str) -> str:
-    import zoneinfo
-
-    return datetime.fromtimestamp(t, zoneinfo.ZoneInfo(tz)).strftime("%Y-%m-%d %H:%M %Z")
