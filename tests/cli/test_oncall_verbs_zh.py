@@ -45,3 +45,22 @@ def test_the_oncall_verb_speaks_the_configured_language(
     empty.write_text("alerting: {language: zh-CN}\n")
     assert main(["oncall", "--config", str(empty)]) == 0
     assert "没有排班" in capsys.readouterr().out
+
+
+SLO = {"id": "ranker-availability", "objective": 99.9, "sli": 0.9995, "budget_remaining": 0.5,
+       "period": "30d",
+       "windows": [{"window": "5m", "burn_rate": 14.4}], "burning": ["page"],
+       "alerts": [{"alertname": "SLOBurn", "state": "firing"}], "errors_from": "sdk",
+       "downtime": {"source": "up", "unreachable_5m": 0.0, "unreachable_period": 0.001}}
+
+
+def test_slo_status_in_chinese_and_in_english_unchanged() -> None:
+    from inferwatch.cli._slo import status_lines
+
+    zh = status_lines([SLO], "zh-CN")
+    assert zh[:3] == ["ranker-availability: 目标 99.9%  SLI 99.950%  错误预算剩余 50.000% (周期 30d)",
+                      "  燃烧率  5m 14.40x", "  正在燃烧: page; 告警中: SLOBurn"]
+    assert zh[3].startswith("  坏事件: sdk + 来自 up 的不可用时间")
+    assert status_lines([SLO])[0] == ("ranker-availability: objective 99.9%  SLI 99.950%  "
+                                      "budget left 50.000% of 30d")
+    assert status_lines([], "zh-CN") == ["没有 SLO (在配置中声明 slos: 或 slo_files:)"]

@@ -113,3 +113,17 @@ def test_flag_details_are_bounded(monitor):
             g.flag("guardrail", detail=f"rule-{i}")
     assert monitor.get_sample_value("inferwatch_generation_flags_total",
                                     _labels(flag="guardrail", detail="<other>")) == 24.0
+
+
+def test_tenant_budgets_are_exposed_for_the_spend_rules(monitor):
+    monitor.set_tenant_budgets({"acme": 50.0, "globex": 5}, currency="EUR")
+    assert monitor.get_sample_value("inferwatch_generation_tenant_daily_budget",
+                                    {"service": "chat", "tenant": "acme", "currency": "EUR"}) == 50.0
+
+
+@pytest.mark.parametrize("budgets", [{"acme": -1.0}, {"acme": float("inf")}, {"": 5.0}, {"acme": "5"}])
+def test_a_bad_budget_is_a_config_error(monitor, budgets):
+    from inferwatch import ConfigError
+
+    with pytest.raises(ConfigError, match="set_tenant_budgets"):
+        monitor.set_tenant_budgets(budgets)

@@ -7,8 +7,9 @@ from typing import Any
 
 from inferwatch.cli._client import add_server_args
 from inferwatch.cli._common import add_config_arg, print_json
+from inferwatch.cli._words import SLO_WORDS
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "status_lines"]
 
 
 def add_parser(sub: Any) -> None:
@@ -76,30 +77,46 @@ def _fmt(v: float | None, pct: bool = False) -> str:
 
 def _status(args: argparse.Namespace) -> int:
     from inferwatch.cli._client import call
+    from inferwatch.config import load_config
 
     resp = call(args, "GET", "/api/v1/slos")
     data = resp.get("data", [])
     if args.json:
         print_json(data)
         return 0
+    for line in status_lines(data, load_config(args.config).alerting.language):
+        print(line)
+    return 0
+
+
+def _data_line(s: dict[str, Any], w: dict[str, str]) -> list[str]:
+    """The share of the period the budget rests on (none under a minute of data)."""
+    cover = s.get("data_coverage")
+    if cover is None:
+        return []
+    sec = s["observed_seconds"]
+    seen = f"{sec / 60:.0f} min" if sec < 5400 else f"{sec / 3600:.3g} h"
+    return [w["data"].format(seen=seen, cover=_fmt(cover, True), period=s["period"])]
+
+
+def status_lines(data: list[dict[str, Any]], language: str = "en") -> list[str]:
+    """The API's SLOs as ``slo status`` prints them, in ``language``."""
+    w = SLO_WORDS.get(language, SLO_WORDS["en"])
     if not data:
-        print("no SLOs (declare slos: or slo_files: in the config)")
+        return [w["none"]]
+    out = []
     for s in data:
-        burn = "  ".join(f"{w['window']} {_fmt(w['burn_rate'])}" for w in s["windows"])
+        burn = "  ".join(f"{x['window']} {_fmt(x['burn_rate'])}" for x in s["windows"])
         firing = sorted({a["alertname"] for a in s["alerts"] if a["state"] == "firing"})
-        print(f"{s['id']}: objective {s['objective']:g}%  SLI {_fmt(s['sli'], True)}  "
-              f"budget left {_fmt(s['budget_remaining'], True)} of {s['period']}")
-        cover = s.get("data_coverage")
-        if cover is not None:  # the budget rests on what was observed: say how much of the period that is
-            sec = s["observed_seconds"]
-            seen = f"{sec / 60:.0f} min" if sec < 5400 else f"{sec / 3600:.3g} h"
-            print(f"  data  {seen} observed, {_fmt(cover, True)} of {s['period']}: "
-                  "the budget is computed over what was observed")
-        print(f"  burn  {burn}")
-        print(f"  burning: {', '.join(s['burning']) or 'none'}; firing: {', '.join(firing) or 'none'}")
+        out += [w["head"].format(id=s["id"], objective=f"{s['objective']:g}", sli=_fmt(s["sli"], True),
+                                 budget=_fmt(s["budget_remaining"], True), period=s["period"]),
+                *_data_line(s, w),
+                w["burn"].format(burn=burn),
+                w["state"].format(burning=", ".join(s["burning"]) or w["nothing"],
+                                  firing=", ".join(firing) or w["nothing"])]
         down = s.get("downtime")
         if down:  # what counted the bad events: the SDK's 5xx, and the time the service was unreachable
-            print(f"  bad events: {s['errors_from']} + downtime from {down['source']}: unreachable "
-                  f"{_fmt(down['unreachable_5m'], True)} of 5m, {_fmt(down['unreachable_period'], True)} "
-                  f"of {s['period']}")
-    return 0
+            out.append(w["down"].format(errors=s["errors_from"], source=down["source"],
+                                        m5=_fmt(down["unreachable_5m"], True), period=s["period"],
+                                        period_down=_fmt(down["unreachable_period"], True)))
+    return out

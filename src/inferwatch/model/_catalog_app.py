@@ -106,6 +106,12 @@ GENERATION_COST_TOTAL = MetricSpec(
     "Cost of generations from the model's price table (input and output tokens), by tenant and currency.",
     (*_SVC, "tenant", "currency"),
 )
+GENERATION_TENANT_DAILY_BUDGET = MetricSpec(
+    "inferwatch_generation_tenant_daily_budget", _G,
+    "A tenant's daily spend budget (Monitor.set_tenant_budgets), in its currency: what "
+    "TenantSpendOverBudget compares inferwatch_generation_cost_total with.",
+    ("service", "tenant", "currency"),
+)
 _QUALITY = (*_GEN, "prompt_version", "tenant")
 GENERATION_SCORE = MetricSpec(
     "inferwatch_generation_score", _H,

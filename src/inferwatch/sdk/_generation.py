@@ -108,6 +108,8 @@ class GenerationSettings:
     tpot_s: float = 0.2
     """... and its time per output token at most this (the pack's P2 threshold)."""
     prices: Mapping[str, Price] = field(default_factory=dict)
+    budgets: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """Daily spend budget per (tenant, currency) (``Monitor.set_tenant_budgets``)."""
 
 
 ENGINE = "engine"
@@ -121,6 +123,17 @@ def generation_targets(settings: GenerationSettings, ttft_s: float, tpot_s: floa
         if not (isinstance(v, int | float) and 0.0 < v < math.inf):
             raise ConfigError(f"set_generation_targets: {name} must be positive seconds, got {v!r}")
     return replace(settings, ttft_s=float(ttft_s), tpot_s=float(tpot_s))
+
+
+def tenant_budgets(settings: GenerationSettings, budgets: Mapping[str, float],
+                   currency: str) -> GenerationSettings:
+    """``settings`` with new daily budgets per tenant (positive, finite amounts: else ``ConfigError``)."""
+    for tenant, v in budgets.items():
+        if not (isinstance(tenant, str) and tenant and isinstance(v, int | float) and 0.0 < v < math.inf):
+            raise ConfigError(f"set_tenant_budgets: {tenant!r}: expected a positive daily amount, got {v!r}")
+    if not (isinstance(currency, str) and currency):
+        raise ConfigError(f"set_tenant_budgets: currency must be a non-empty string, got {currency!r}")
+    return replace(settings, budgets={(t, currency): float(v) for t, v in budgets.items()})
 
 
 def generation_prices(settings: GenerationSettings, prices: Mapping[str, Price]) -> GenerationSettings:

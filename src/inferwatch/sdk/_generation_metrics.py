@@ -229,7 +229,11 @@ class GenerationAggregates:
             tenants.add_metric([self.service, model, self.version, tenant], n)
         for (model, tenant, currency), v in sorted(self.costs.items()):
             costs.add_metric([self.service, model, self.version, tenant, currency], v)
-        return [targets, tenants, costs]
+        spec = c.GENERATION_TENANT_DAILY_BUDGET
+        budgets = GaugeMetricFamily(spec.name, spec.help, labels=spec.labels)
+        for (tenant, currency), amount in sorted(settings.budgets.items()):
+            budgets.add_metric([self.service, tenant, currency], amount)
+        return [targets, tenants, costs, budgets]
 
 
 def _family(spec: catalog.MetricSpec) -> HistogramMetricFamily:

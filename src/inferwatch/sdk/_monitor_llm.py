@@ -15,6 +15,7 @@ from inferwatch.sdk._generation import (
     generation_prices,
     generation_targets,
     record,
+    tenant_budgets,
 )
 from inferwatch.sdk._generation_quality import (
     FEEDBACK,
@@ -139,6 +140,12 @@ class GenerationMethods:
     def set_prices(self, prices: Mapping[str, Price]) -> None:
         """Prices per model (``Price(input_per_million, output_per_million, currency)``): cost by tenant."""
         self.generation_settings = generation_prices(self.generation_settings, prices)
+
+    def set_tenant_budgets(self, budgets: Mapping[str, float], *, currency: str = "USD") -> None:
+        """Daily spend budgets per tenant (``inferwatch_generation_tenant_daily_budget``): the
+        ``TenantSpendOverBudget`` rules compare the tenant's cost with them."""
+        self.generation_settings = tenant_budgets(self.generation_settings, budgets, currency)
+        self.enable_generations()
 
     def record_engine(self, *, model: str | None = None, running: float | None = None,
                       waiting: float | None = None, kv_cache_usage: float | None = None, preemptions: int = 0,
