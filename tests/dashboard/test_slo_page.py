@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -38,6 +39,9 @@ def test_the_slo_page_shows_budget_burn_and_the_burning_windows(tmp_path: Path, 
         text = avail.inner_text()
         assert "fast page windows burning" in text and "firing: SLORankerAvailabilityFastBurn" in text
         assert "objective 99.9 % over 30d" in text and "SLI (5m)" in text and "50.0" in text
+        # rule: the budget says what it rests on (seconds of data here: under the minute it needs to tell)
+        assert re.search(r"computed over the \d+ min observed: 0\.\d\d % of 30d|under a minute of data yet",
+                         text), text
         chart = avail.locator("section.panel[data-title='ranker-availability: burn rate']")
         assert chart.get_attribute("data-state") == "ok" and chart.locator("canvas").count() >= 1
         # the latency SLO has no histogram behind it: its row says so instead of drawing nothing

@@ -49,6 +49,9 @@ def test_slos_show_the_sli_budget_and_burn_per_window(client: Client) -> None:
     assert windows["5m"] == pytest.approx(20.0) and windows["1h"] == pytest.approx(10 / 60 * 20, rel=0.05)
     assert slo["burning"] == ["ticket"]  # 5m at 20x but 1h at 3.3x: no page yet; 2h and 1d over 3x
     assert slo["budget_remaining"] < 1.0
+    # rule: the budget rests on the hour observed, and the status says how much of 30 days that is
+    assert slo["data_coverage"] == pytest.approx(3600 / (30 * 86400), rel=0.05)
+    assert slo["observed_seconds"] == pytest.approx(3600, rel=0.05)
     assert [a["alertname"] for a in slo["alerts"]] == ["SLORankerAvailabilityTicket"]
     before = c.get("/api/v1/slos", params={"time": "2700"}).json()["data"][0]  # at 45 min: all clean
     assert before["sli"] == pytest.approx(1.0) and before["burning"] == []

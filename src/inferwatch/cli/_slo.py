@@ -89,6 +89,16 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_line(s: dict[str, Any], w: dict[str, str]) -> list[str]:
+    """The share of the period the budget rests on (none under a minute of data)."""
+    cover = s.get("data_coverage")
+    if cover is None:
+        return []
+    sec = s["observed_seconds"]
+    seen = f"{sec / 60:.0f} min" if sec < 5400 else f"{sec / 3600:.3g} h"
+    return [w["data"].format(seen=seen, cover=_fmt(cover, True), period=s["period"])]
+
+
 def status_lines(data: list[dict[str, Any]], language: str = "en") -> list[str]:
     """The API's SLOs as ``slo status`` prints them, in ``language``."""
     w = SLO_WORDS.get(language, SLO_WORDS["en"])
@@ -100,6 +110,7 @@ def status_lines(data: list[dict[str, Any]], language: str = "en") -> list[str]:
         firing = sorted({a["alertname"] for a in s["alerts"] if a["state"] == "firing"})
         out += [w["head"].format(id=s["id"], objective=f"{s['objective']:g}", sli=_fmt(s["sli"], True),
                                  budget=_fmt(s["budget_remaining"], True), period=s["period"]),
+                *_data_line(s, w),
                 w["burn"].format(burn=burn),
                 w["state"].format(burning=", ".join(s["burning"]) or w["nothing"],
                                   firing=", ".join(firing) or w["nothing"])]

@@ -30,11 +30,14 @@ WORDS: dict[str, dict[str, str]] = {
 SLO_WORDS: dict[str, dict[str, str]] = {
     "en": {"none": "no SLOs (declare slos: or slo_files: in the config)",
            "head": "{id}: objective {objective}%  SLI {sli}  budget left {budget} of {period}",
+           "data": "  data  {seen} observed, {cover} of {period}: the budget is computed over what "
+                   "was observed",
            "burn": "  burn  {burn}", "state": "  burning: {burning}; firing: {firing}", "nothing": "none",
            "down": "  bad events: {errors} + downtime from {source}: unreachable {m5} of 5m, {period_down} "
                    "of {period}"},
     "zh-CN": {"none": "没有 SLO (在配置中声明 slos: 或 slo_files:)",
               "head": "{id}: 目标 {objective}%  SLI {sli}  错误预算剩余 {budget} (周期 {period})",
+              "data": "  数据  已观测 {seen}, 占周期 {period} 的 {cover}: 错误预算按已观测的数据计算",
               "burn": "  燃烧率  {burn}", "state": "  正在燃烧: {burning}; 告警中: {firing}", "nothing": "无",
               "down": "  坏事件: {errors} + 来自 {source} 的不可用时间: 5m 内不可用 {m5}, 周期 {period} 内 "
                       "{period_down}"},

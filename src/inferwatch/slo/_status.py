@@ -47,6 +47,20 @@ def _downtime(slo: Slo, engine: QueryEngine, t: float) -> dict[str, Any] | None:
             "unreachable_period": share[window_name(slo.period)]}
 
 
+def _coverage(slo: Slo, engine: QueryEngine, t: float) -> float | None:
+    """The share of the period the SLI was recorded for: the samples of its 5m series over the period
+    times their spacing, read from the last minute (or 5 minutes) when data covers it whole; None
+    under a minute of data (a fresh install's 30 minutes of a 30-day SLO: 0.0007)."""
+    series = f'slo:sli_error:ratio_rate5m{{sloth_id="{slo.id}"}}'
+    held = _query(engine, f"count_over_time({series}[{window_name(slo.period)}])", t)
+    for window in (60.0, 300.0):
+        recent = _query(engine, f"count_over_time({series}[{window_name(window)}])", t)
+        # a range holds both its ends: n samples a step apart span n - 1 steps
+        if held and recent and recent >= 3 and held > recent:
+            return min(1.0, (held - 1) * window / (recent - 1) / slo.period)
+    return None
+
+
 def _burning(slo: Slo, burn: Mapping[str, float | None]) -> list[str]:
     """The alerts whose window pairs both burn over their factor now (the traffic guard aside)."""
     out = []
@@ -67,12 +81,15 @@ def _one(slo: Slo, engine: QueryEngine, t: float, alerts: Sequence[Mapping[str, 
     budget = slo.error_budget
     burn = {w: (None if r is None else r / budget) for w, r in ratios.items()}
     five = ratios["5m"]
+    coverage = _coverage(slo, engine, t)
     return {
         "id": slo.id, "service": slo.service, "name": slo.name, "kind": slo.kind,
         "objective": slo.objective, "error_budget": budget, "period": window_name(slo.period),
         "description": slo.description, "min_events": slo.min_events,
         "sli": None if five is None else 1 - five,
         "budget_remaining": _value(engine, "slo:period_error_budget_remaining:ratio", slo, t),
+        "data_coverage": coverage,
+        "observed_seconds": None if coverage is None else coverage * slo.period,
         "windows": [{"window": w, "error_ratio": ratios[w], "burn_rate": burn[w]} for w in ratios],
         "burning": _burning(slo, burn),
         "tiers": {k: getattr(slo.tiers, k).value for k in ("fast_page", "slow_page", "ticket")},
@@ -88,7 +105,10 @@ def slo_status(slos: Iterable[Slo], store: Store, t: float,
 
     ``sli`` is the share of good events over the last 5 minutes;
     ``budget_remaining`` the share of the period's budget left (negative once
-    spent); ``burning`` the alerts whose windows both burn over their factor;
+    spent), computed over the data observed: ``data_coverage`` is the share of the
+    period that data covers (``observed_seconds`` the time), so a fresh install's
+    budget rests on its first minutes, and says so; ``burning`` the alerts whose
+    windows both burn over their factor;
     ``downtime`` (availability) the series that counted the time the service was
     unreachable and that time's share of the 5m window and of the period.
     """

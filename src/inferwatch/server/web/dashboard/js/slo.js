@@ -11,6 +11,8 @@ const FACTORS = [{ value: 14.4, label: "fast page 14.4x", color: "#c92a2a" },
   { value: 1, label: "1x", color: "#868e96" }];
 const KIND = { fast_page: "fast page", slow_page: "slow page", ticket: "ticket" };
 const pct = (v, d = 3) => (v === null || v === undefined ? "-" : `${(100 * v).toFixed(d)} %`);
+const hours = (sec) => (sec < 5400 ? `${Math.round(sec / 60)} min` : sec < 172800
+  ? `${(sec / 3600).toFixed(1)} h` : `${(sec / 86400).toFixed(1)} days`);
 const burn = (v) => (v === null || v === undefined ? "-" : `${Number(v).toFixed(2)}x`);
 
 function budgetBar(left) {
@@ -35,7 +37,10 @@ function row(s, r) {
     s.burning.map((k) => h("span", { class: `badge burning tier-${s.tiers[k]}` }, `${KIND[k]} windows burning`)),
     firing.map((n) => h("span", { class: "badge firing" }, `firing: ${n}`))),
     h("div", { class: "row" }, h("div", {}, h("div", { class: "muted small" }, "error budget left"),
-      budgetBar(s.budget_remaining)),
+      budgetBar(s.budget_remaining),
+      h("div", { class: "muted small slo-coverage" }, s.data_coverage === null || s.data_coverage === undefined
+        ? "under a minute of data yet" : `computed over the ${hours(s.observed_seconds)} observed: `
+          + `${pct(s.data_coverage, 2)} of ${s.period}`)),
     h("div", {}, h("div", { class: "muted small" }, "SLI (5m)"), h("b", { class: "sli" }, pct(s.sli))),
     s.downtime ? h("div", { class: "slo-downtime" }, h("div", { class: "muted small" },
       `bad events: ${s.errors_from} + downtime from ${s.downtime.source}`),
