@@ -18,7 +18,6 @@ True
 from __future__ import annotations
 
 import enum
-import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -284,6 +283,8 @@ def _extract(template: str, i: int) -> tuple[str | None, int]:
 
 def _hashmod(value: str, modulus: int) -> str:
     # Prometheus folds the MD5 sum into 64 bits with shifts past 63 that drop the first 8 bytes.
+    import hashlib  # here: at module level it loads OpenSSL's libcrypto into the edge agent
+
     digest = hashlib.md5(value.encode(), usedforsecurity=False).digest()
     return str(int.from_bytes(digest[8:], "big") % modulus)
 
