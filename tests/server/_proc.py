@@ -54,7 +54,7 @@ def serve(config_text: str, tmp_path: Path, *args: str) -> Iterator[Served]:
     served = Served("", proc)
     try:
         first = served.wait_for("listening on")
-        m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", first)
+        m = re.search(r"listening on (https?://127\.0\.0\.1:\d+) ", first)
         assert m, "".join(served.lines)
         served.url = m.group(1)
         yield served
