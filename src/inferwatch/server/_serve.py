@@ -62,7 +62,7 @@ def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[]
     parts.access.relisten(f"{host}:{port}", config)  # reads' default follows the address listened on
     app = parts.app()
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
-    for warning in [exposure_warning(host), *config_warnings(config)]:
+    for warning in [exposure_warning(host, parts.access.settings.anonymous_reads), *config_warnings(config)]:
         if warning:
             print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     parts.start_workers()

@@ -7,7 +7,6 @@ would change (raising ``ConfigError`` before anything changes) and returns what 
 
 from __future__ import annotations
 
-import ipaddress
 import ssl
 import threading
 from collections import deque
@@ -17,6 +16,7 @@ from typing import Any
 
 from inferwatch.config import Config, Secret, WebConfig, load_web_config
 from inferwatch.model import Clock
+from inferwatch.server._hosts import is_loopback
 from inferwatch.server.access._identity import Credentials, Principal, credentials_from
 from inferwatch.server.access._sessions import Sessions
 from inferwatch.server.access._tls import configure_tls, server_tls
@@ -32,13 +32,7 @@ def loopback_listen(listen: str) -> bool:
     >>> loopback_listen("127.0.0.1:9464"), loopback_listen("0.0.0.0:9464"), loopback_listen("localhost:1")
     (True, False, True)
     """
-    host = listen.rpartition(":")[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(listen.rpartition(":")[0])
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,9 @@ class AccessGate:
             scheme = auth.partition(" ")[0].lower()
             if scheme == "bearer":
                 found = creds.by_token(auth.partition(" ")[2].strip())
-                return found, None, None if found else "the bearer token is not one the server accepts"
+                return found, None, None if found else (
+                    "the bearer token is not one the server accepts: send 'Authorization: Bearer <token>' "
+                    "with server.api_token or a token of server.auth.tokens")
             basic = parse_basic(auth)
             if basic is None:
                 return None, None, "the Authorization header is neither 'Bearer <token>' nor valid basic auth"
