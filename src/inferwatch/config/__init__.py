@@ -72,8 +72,10 @@ from inferwatch.config._rules import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
+from inferwatch.config._scrape_config import ScrapeConfig
+from inferwatch.config._scrape_job import FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -150,6 +152,7 @@ __all__ = [
     "ExprSignal",
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
+    "FileSDConfig",
     "FrozenModel",
     "GenerativeSpec",
     "GoldenSpec",
@@ -157,6 +160,7 @@ __all__ = [
     "HistoryConfig",
     "HttpActionSpec",
     "HttpLimits",
+    "HttpSDConfig",
     "IngestLimits",
     "InhibitRuleSpec",
     "KubernetesScaleSpec",
@@ -188,6 +192,7 @@ __all__ = [
     "RulesConfig",
     "ScheduleSpec",
     "ScrapeConfig",
+    "ScrapeJob",
     "ScrapeTarget",
     "SdkConfig",
     "Secret",
@@ -198,6 +203,7 @@ __all__ = [
     "SloFileRef",
     "SloSpec",
     "SloTiers",
+    "StaticGroup",
     "StorageConfig",
     "TLSConfig",
     "TelegramReceiverSpec",
