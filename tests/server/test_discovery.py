@@ -68,7 +68,7 @@ def test_a_removed_target_goes_stale_at_once_and_its_up_with_it(tmp_path: Path) 
     discovery.refresh(loop.set_discovered)
     assert _active(loop) == ["10.0.0.1:9100"]
     gone = 'instance="10.0.0.2:9100",job="gpu"'
-    # the removed target's series and its up: a staleness marker at the moment it went (not at its next scrape)
+    # the removed target's series and its up: a staleness marker when it went (not at its next scrape)
     assert _points(store, f'up{{{gone}}}') == {f'up{{env="prod",{gone}}}': [(T0, "1.0"), (T0 + 5, "stale")]}
     assert list(_points(store, f'req_total{{{gone}}}').values()) == [[(T0, "1.0"), (T0 + 5, "stale")]]
     clock.advance(10)
@@ -106,7 +106,12 @@ def test_a_scrape_in_flight_finishes_before_its_target_is_retired(tmp_path: Path
     scraping.start()
     assert entered.wait(60)
     clock.advance(3)
-    removing = threading.Thread(target=lambda: (loop.set_discovered("j", []), order.append("removed")))
+
+    def remove() -> None:
+        loop.set_discovered("j", [])
+        order.append("removed")
+
+    removing = threading.Thread(target=remove)
     removing.start()
     removing.join(0.5)
     assert removing.is_alive()  # waits for the scrape in flight, holding no other target up
@@ -228,7 +233,8 @@ def http_sd() -> Iterator[dict[str, Any]]:
     th.join(10)
 
 
-def test_http_sd_fetches_on_its_interval_and_keeps_the_last_targets_on_failure(http_sd: dict[str, Any]) -> None:
+def test_http_sd_fetches_on_its_interval_and_keeps_the_last_targets_on_failure(
+        http_sd: dict[str, Any]) -> None:
     http_sd["body"] = json.dumps([{"targets": ["a:1"], "labels": {"pool": "x"}}])
     job = ScrapeJob(job="j", http_sd_configs=[HttpSDConfig(url=http_sd["url"], refresh_interval=30)])
     clock, store = SimulatedClock(T0), MemoryStore()
