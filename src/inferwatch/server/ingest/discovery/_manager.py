@@ -117,7 +117,7 @@ class Discovery:
                             slot.job, slot.source.mechanism, error)
             else:
                 log.info("discovery for job %s (%s) works again", slot.job, slot.source.mechanism)
-        if error:
+        if error and groups is not None:  # a read or fetch was tried (and failed)
             slot.status.failures += 1
         slot.status.error = error
         if groups is None:
