@@ -88,7 +88,7 @@ def _targets(base: str, want: int, within_s: float = 60.0, *, unlike: Any = None
         try:
             data = httpx.get(f"{base}/api/v1/targets", timeout=5).json()["data"]
             shown = _shown(data)
-        except httpx.HTTPError:
+        except (httpx.HTTPError, ValueError, KeyError):  # not up yet, or not ready (a plain-text 503)
             shown = None
         if shown is not None and len(shown[0]) + len(shown[1]) == want and shown != unlike:
             return shown
