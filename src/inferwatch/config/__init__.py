@@ -73,8 +73,10 @@ from inferwatch.config._rules import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
+from inferwatch.config._scrape_config import ScrapeConfig
+from inferwatch.config._scrape_job import FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -151,6 +153,7 @@ __all__ = [
     "ExprSignal",
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
+    "FileSDConfig",
     "FrozenModel",
     "GenerativeSpec",
     "GoldenSpec",
@@ -161,6 +164,7 @@ __all__ = [
     "HistoryConfig",
     "HttpActionSpec",
     "HttpLimits",
+    "HttpSDConfig",
     "IngestLimits",
     "InhibitRuleSpec",
     "KubernetesScaleSpec",
@@ -192,6 +196,7 @@ __all__ = [
     "RulesConfig",
     "ScheduleSpec",
     "ScrapeConfig",
+    "ScrapeJob",
     "ScrapeTarget",
     "SdkConfig",
     "Secret",
@@ -202,6 +207,7 @@ __all__ = [
     "SloFileRef",
     "SloSpec",
     "SloTiers",
+    "StaticGroup",
     "StorageConfig",
     "TLSConfig",
     "TelegramReceiverSpec",

@@ -12,7 +12,7 @@ from inferwatch.config._heartbeat import HeartbeatWatchSpec, check_heartbeats
 from inferwatch.config._probes import ProbeSpec, check_probes
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._rules import RulesConfig
-from inferwatch.config._scrape import ScrapeConfig
+from inferwatch.config._scrape_config import ScrapeConfig
 from inferwatch.config._sdk import SdkConfig
 from inferwatch.config._server import ServerConfig, StorageConfig
 from inferwatch.config._slo import SloFileEntry, SloSpec, check_thresholds

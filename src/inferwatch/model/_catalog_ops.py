@@ -97,6 +97,19 @@ QUERY_PRIORITY_WAIT_SECONDS_TOTAL = MetricSpec(
 RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
 ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
 TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))
+SD_FAILING = MetricSpec(
+    "inferwatch_sd_failing", _G,
+    "1 while a discovery source's last refresh failed (its last good targets are kept; the log says why).",
+    ("job", "mechanism"),
+)
+SD_REFRESH_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_sd_refresh_failures_total", _C, "Failed refreshes of a discovery source.",
+    ("job", "mechanism"),
+)
+SD_DISCOVERED_TARGETS = MetricSpec(
+    "inferwatch_sd_discovered_targets", _G,
+    "Targets a job's discovery found, active (scraped) or dropped by relabel_configs.", ("job", "state"),
+)
 STORAGE_BYTES = MetricSpec(
     "inferwatch_storage_bytes", _G, "Bytes on disk of the SQLite store (with its WAL).", (), "bytes",
 )

@@ -59,6 +59,7 @@ from inferwatch.server.api import (
 from inferwatch.server.ingest import (
     DeltaState,
     DeviceStatus,
+    Discovery,
     EdgeIngest,
     OtlpMetricsReceiver,
     Prober,
@@ -304,8 +305,10 @@ def build_components(
         recordings=rule_set.recordings, record_to=remote.tee if remote is not None else None,
     )
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
+    jobs = config.scrape.jobs  # their targets come and go: discovery runs beside the scrape threads
+    discovery = Discovery(jobs, clock=clock, transport=transport) if jobs else None
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
-                        sample_limit=config.server.limits.sample_limit)
+                        sample_limit=config.server.limits.sample_limit, jobs=jobs, discovery=discovery)
     # the storage series go where scraped samples go: the store, and the remotes through the tee
     health = StorageHealth(appender, data_dir) if isinstance(store, SQLiteStore) else None
     probes = Prober(config.probes, appender, clock=clock) if config.probes else None  # golden files read here
