@@ -20,6 +20,7 @@ from inferwatch.config._auth import ROLES, AuthConfig, Role, TokenSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config, with_web_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
@@ -73,8 +74,10 @@ from inferwatch.config._rules import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
+from inferwatch.config._scrape_config import ScrapeConfig
+from inferwatch.config._scrape_job import FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -155,13 +158,18 @@ __all__ = [
     "ExprSignal",
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
+    "FileSDConfig",
     "FrozenModel",
     "GenerativeSpec",
     "GoldenSpec",
     "GpuMemoryRatioSignal",
+    "HeartbeatKind",
+    "HeartbeatSenderSpec",
+    "HeartbeatWatchSpec",
     "HistoryConfig",
     "HttpActionSpec",
     "HttpLimits",
+    "HttpSDConfig",
     "IngestLimits",
     "InhibitRuleSpec",
     "KubernetesScaleSpec",
@@ -194,6 +202,7 @@ __all__ = [
     "RulesConfig",
     "ScheduleSpec",
     "ScrapeConfig",
+    "ScrapeJob",
     "ScrapeTarget",
     "SdkConfig",
     "Secret",
@@ -204,6 +213,7 @@ __all__ = [
     "SloFileRef",
     "SloSpec",
     "SloTiers",
+    "StaticGroup",
     "StorageConfig",
     "TLSConfig",
     "TelegramReceiverSpec",
