@@ -43,6 +43,7 @@ from inferwatch.config._probes import (
     ProbeTls,
     check_json_path,
 )
+from inferwatch.config._prometheus_yml import prometheus_config_notes, read_prometheus_jobs
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._redact import (
     REDACTED,
@@ -225,6 +226,8 @@ __all__ = [
     "mask_secret_fields",
     "parse_config",
     "parse_local_time",
+    "prometheus_config_notes",
+    "read_prometheus_jobs",
     "redact_text",
     "redact_url",
 ]
