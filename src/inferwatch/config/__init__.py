@@ -19,6 +19,7 @@ from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
@@ -159,6 +160,9 @@ __all__ = [
     "GenerativeSpec",
     "GoldenSpec",
     "GpuMemoryRatioSignal",
+    "HeartbeatKind",
+    "HeartbeatSenderSpec",
+    "HeartbeatWatchSpec",
     "HistoryConfig",
     "HttpActionSpec",
     "HttpLimits",
