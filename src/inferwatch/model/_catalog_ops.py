@@ -190,6 +190,26 @@ NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
     "inferwatch_notification_queue_oldest_age_seconds", _G,
     "Age of the oldest notification owed to a receiver (0 when none).", ("receiver",), "seconds",
 )
+# --- the dead man's switch: the Watchdog sent out, heartbeats watched in (docs/heartbeats.md) ---
+HEARTBEAT_SENDS_TOTAL = MetricSpec(
+    "inferwatch_heartbeat_sends_total", _C, "Watchdog heartbeats sent to the outside dead man's switch.",
+    ("kind",),
+)
+HEARTBEAT_SEND_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_heartbeat_send_failures_total", _C, "Watchdog heartbeats that failed to send.", ("kind",),
+)
+HEARTBEAT_CONSECUTIVE_FAILURES = MetricSpec(
+    "inferwatch_heartbeat_consecutive_failures", _G,
+    "Watchdog heartbeats failed in a row since the last success (HeartbeatSendFailing).", ("kind",),
+)
+HEARTBEATS_RECEIVED_TOTAL = MetricSpec(
+    "inferwatch_heartbeats_received_total", _C, "Heartbeats received from others (`heartbeats:`).",
+    ("heartbeat",),
+)
+HEARTBEAT_LAST_RECEIVED = MetricSpec(
+    "inferwatch_heartbeat_last_received_timestamp_seconds", _G,
+    "When a heartbeat last arrived (0: none since the server started).", ("heartbeat",), "seconds",
+)
 
 _REMOTE = ("remote_name", "url")
 REMOTE_WRITE_PENDING = MetricSpec(

@@ -111,6 +111,8 @@ class _ServerCollector(Collector):
             yield from self._delivery(self._deliveries)
         if comps.remote is not None:
             yield from comps.remote.metrics()
+        for source in server.metric_sources:
+            yield from source()
 
     @staticmethod
     def _discovery(scrape: ScrapeLoop) -> Iterator[Metric]:
