@@ -52,6 +52,8 @@ def _kind(data: Any) -> str:
             return "replay"
         if keys <= {"tls_server_config", "http_server_config", "basic_auth_users"}:
             return "web"
+        if "scrape_configs" in keys:
+            return "prometheus.yml"
         if keys == {"authorization"}:
             return "other: amtool's http_config"
         if keys == {"modules"}:
@@ -88,6 +90,11 @@ def _load(kind: str, text: str, data: Any, where: str, base: Path) -> None:
         from inferwatch.slo._sloth import parse_sloth_spec
 
         parse_sloth_spec(text, source=where)
+    elif kind == "prometheus.yml":  # as scrape.prometheus_config reads it
+        from inferwatch.config import read_prometheus_jobs
+
+        (base / "prometheus.yml").write_text(text)
+        read_prometheus_jobs(base / "prometheus.yml")
     elif kind == "replay":
         from inferwatch.alerting._replay import ReplayPipeline
 

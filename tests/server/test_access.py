@@ -43,6 +43,7 @@ HASH = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()  # co
     ("POST", "/api/v1/write", "ingest"),
     ("POST", "/api/v2/alerts", "ingest"),
     ("POST", "/api/v1/outcomes", "ingest"),
+    ("POST", "/api/v1/heartbeats/outside", "ingest"),
     ("POST", "/-/reload", "admin"),
     ("POST", "/api/v1/some-new-write", "admin"),  # rule: an unknown write needs the most
     ("GET", "/-/healthy", None),

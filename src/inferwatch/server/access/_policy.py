@@ -38,6 +38,7 @@ _RESPONDER = frozenset({"/api/v2/silences", "/api/v1/alerts/ack", "/api/v1/alert
 _RESPONDER_PREFIXES = ("/api/v2/silence/",)
 _INGEST = frozenset({"/api/v1/write", "/api/v1/otlp/v1/metrics", "/v1/metrics", "/v1/traces",
                      "/api/v2/alerts", "/api/v1/alertmanager", "/api/v1/outcomes"})
+_INGEST_PREFIXES = ("/api/v1/heartbeats/",)  # an outside service's Watchdog pings
 # What each role may do besides its own (admin: everything).
 _GRANTS: dict[Role, frozenset[Role]] = {
     "viewer": frozenset({"viewer"}), "responder": frozenset({"viewer", "responder"}),
@@ -58,7 +59,7 @@ def needed(method: str, path: str) -> Role | None:
         return "viewer"
     if path in _RESPONDER or path.startswith(_RESPONDER_PREFIXES):
         return "responder"
-    if path in _INGEST:
+    if path in _INGEST or path.startswith(_INGEST_PREFIXES):
         return "ingest"
     return "admin"  # every other write, known or not: the safe default
 
