@@ -19,6 +19,7 @@ from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
@@ -72,8 +73,10 @@ from inferwatch.config._rules import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
+from inferwatch.config._scrape_config import ScrapeConfig
+from inferwatch.config._scrape_job import FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -150,13 +153,18 @@ __all__ = [
     "ExprSignal",
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
+    "FileSDConfig",
     "FrozenModel",
     "GenerativeSpec",
     "GoldenSpec",
     "GpuMemoryRatioSignal",
+    "HeartbeatKind",
+    "HeartbeatSenderSpec",
+    "HeartbeatWatchSpec",
     "HistoryConfig",
     "HttpActionSpec",
     "HttpLimits",
+    "HttpSDConfig",
     "IngestLimits",
     "InhibitRuleSpec",
     "KubernetesScaleSpec",
@@ -188,6 +196,7 @@ __all__ = [
     "RulesConfig",
     "ScheduleSpec",
     "ScrapeConfig",
+    "ScrapeJob",
     "ScrapeTarget",
     "SdkConfig",
     "Secret",
@@ -198,6 +207,7 @@ __all__ = [
     "SloFileRef",
     "SloSpec",
     "SloTiers",
+    "StaticGroup",
     "StorageConfig",
     "TLSConfig",
     "TelegramReceiverSpec",
