@@ -1,6 +1,7 @@
-"""File and HTTP discovery against the real Prometheus 2.42: the same inputs, the same targets.
+"""File and HTTP discovery against the real Prometheus 2.42: the same prometheus.yml, the same targets.
 
-Both read the same file_sd files (JSON and YAML, through a glob) and the same HTTP SD endpoint (a
+``serve`` reads Prometheus's own ``prometheus.yml`` (``scrape.prometheus_config``); both read the
+same file_sd files (JSON and YAML, through a glob) and the same HTTP SD endpoint (a
 loopback server), with the same ``relabel_configs``; ``/api/v1/targets`` must show the same active
 targets (discovered labels, labels, scrape URL) and the same dropped ones — first as started, then
 after the files are edited while both run (a target added, one removed, one dropped by the rules).
@@ -76,10 +77,6 @@ def _jobs(sd: Path, url: str) -> list[dict[str, Any]]:
              "relabel_configs": RULES}]
 
 
-def _inferwatch_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{("job" if k == "job_name" else k): v for k, v in j.items()} for j in jobs]
-
-
 def _targets(base: str, want: int, within_s: float = 60.0, *, unlike: Any = None) -> Any:
     """``base``'s targets once there are ``want`` of them (and they differ from ``unlike``)."""
     end = time.monotonic() + within_s
@@ -105,8 +102,8 @@ def test_same_discovered_targets_as_prometheus_before_and_after_an_edit(
     (tmp_path / "prometheus.yml").write_text(json.dumps(
         {"global": {"scrape_interval": "1m", "scrape_timeout": "10s"}, "scrape_configs": _jobs(sd, http_sd)}))
     port = _free_port()
-    config = json.dumps({"storage": {"type": "memory"},
-                         "scrape": {"jobs": _inferwatch_jobs(_jobs(sd, http_sd))}})
+    # serve reads the very same prometheus.yml, as it is
+    config = json.dumps({"storage": {"type": "memory"}, "scrape": {"prometheus_config": "prometheus.yml"}})
     with (tmp_path / "prometheus.log").open("w") as log:
         args = [binary, f"--config.file={tmp_path / 'prometheus.yml'}",
                 f"--storage.tsdb.path={tmp_path / 'prom'}", f"--web.listen-address=127.0.0.1:{port}"]

@@ -44,6 +44,7 @@ from inferwatch.config._probes import (
     ProbeTls,
     check_json_path,
 )
+from inferwatch.config._prometheus_yml import prometheus_config_notes, read_prometheus_jobs
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._redact import (
     REDACTED,
@@ -76,7 +77,7 @@ from inferwatch.config._rules import (
 from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.config._scrape_config import ScrapeConfig
-from inferwatch.config._scrape_job import FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
+from inferwatch.config._scrape_job import DnsSDConfig, FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -143,6 +144,7 @@ __all__ = [
     "DegradeActionSpec",
     "DigestReceiverSpec",
     "DingTalkReceiverSpec",
+    "DnsSDConfig",
     "Duration",
     "DynamicThreshold",
     "EdgeConfig",
@@ -228,6 +230,8 @@ __all__ = [
     "mask_secret_fields",
     "parse_config",
     "parse_local_time",
+    "prometheus_config_notes",
+    "read_prometheus_jobs",
     "redact_text",
     "redact_url",
 ]

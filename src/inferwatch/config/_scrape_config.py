@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_job import ScrapeJob
@@ -16,6 +16,9 @@ class ScrapeConfig(FrozenModel):
 
     targets: tuple[ScrapeTarget, ...] = ()
     jobs: tuple[ScrapeJob, ...] = ()
+    prometheus_config: str | None = Field(
+        None, description="a prometheus.yml whose scrape_configs are read as they are (added to jobs; "
+        "relative to this file; docs/discovery.md)")
 
     @model_validator(mode="after")
     def _unique(self) -> ScrapeConfig:

@@ -20,7 +20,7 @@ from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._types import Duration, FrozenModel, http_url
 from inferwatch.model import is_valid_label_name
 
-__all__ = ["FileSDConfig", "HttpSDConfig", "ScrapeJob", "StaticGroup"]
+__all__ = ["DnsSDConfig", "FileSDConfig", "HttpSDConfig", "ScrapeJob", "StaticGroup"]
 
 # Prometheus's file_sd pattern check: a glob only in the last path element, a known extension
 _FILE_SD_NAME = re.compile(r"^[^*]*(\*[^/]*)?\.(json|yml|yaml|JSON|YML|YAML)$")
@@ -84,6 +84,32 @@ class HttpSDConfig(FrozenModel):
     _refresh = field_validator("refresh_interval")(_positive)
 
 
+class DnsSDConfig(FrozenModel):
+    """``dns_sd_configs``: targets from DNS records (SRV by default; A, AAAA and MX with ``port``).
+
+    ``nameservers`` (``host:port``) is inferwatch's: without it the system's resolver is asked,
+    as Prometheus does.
+    """
+
+    names: tuple[str, ...] = Field(min_length=1)
+    type: Literal["SRV", "A", "AAAA", "MX"] = "SRV"
+    port: int = Field(0, ge=0, le=65535)
+    refresh_interval: Duration = 30.0
+    nameservers: tuple[str, ...] = ()
+
+    _refresh = field_validator("refresh_interval")(_positive)
+
+    @model_validator(mode="after")
+    def _port_unless_srv(self) -> DnsSDConfig:
+        if self.type != "SRV" and self.port == 0:
+            raise ValueError(f"a port is required for {self.type} records (only SRV records carry one)")
+        for ns in self.nameservers:
+            host, _, port = ns.rpartition(":")
+            if not host or not port.isdigit():
+                raise ValueError(f"nameserver {ns!r} is not host:port")
+        return self
+
+
 class ScrapeJob(ScrapeTarget):
     """A job whose targets are discovered; its settings apply to each target it finds."""
 
@@ -94,12 +120,13 @@ class ScrapeJob(ScrapeTarget):
     static_configs: tuple[StaticGroup, ...] = ()
     file_sd_configs: tuple[FileSDConfig, ...] = ()
     http_sd_configs: tuple[HttpSDConfig, ...] = ()
+    dns_sd_configs: tuple[DnsSDConfig, ...] = ()
 
     @model_validator(mode="after")
     def _discovered_not_url(self) -> ScrapeJob:
         if self.url:
             raise ValueError("a job under scrape.jobs finds its targets (static_configs, file_sd_configs, "
-                             "http_sd_configs); a single URL goes under scrape.targets")
+                             "http_sd_configs, dns_sd_configs); a single URL goes under scrape.targets")
         if not self.metrics_path.startswith("/"):
             raise ValueError(f"metrics_path {self.metrics_path!r} must start with '/'")
         return self

@@ -32,6 +32,8 @@ class TargetGroup:
     source: str
     targets: tuple[str, ...]
     labels: dict[str, str] = field(default_factory=dict)
+    meta: tuple[dict[str, str], ...] = ()
+    """Labels of each target (same order as ``targets``) where a mechanism has some (DNS's records)."""
 
 
 def _group(raw: Any, source: str, meta: dict[str, str]) -> TargetGroup:
@@ -79,5 +81,6 @@ def parse_groups(text: str, *, yaml_format: bool, where: str, meta: dict[str, st
 
 
 def flatten(groups: Sequence[TargetGroup]) -> list[dict[str, str]]:
-    """One label set per target: the group's labels and the target's ``__address__``."""
-    return [{**g.labels, "__address__": t} for g in groups for t in g.targets]
+    """One label set per target: the group's labels, the target's own, and its ``__address__``."""
+    return [{**g.labels, **(g.meta[i] if g.meta else {}), "__address__": t}
+            for g in groups for i, t in enumerate(g.targets)]

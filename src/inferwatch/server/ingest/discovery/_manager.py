@@ -18,6 +18,7 @@ import httpx
 
 from inferwatch.config import ScrapeJob
 from inferwatch.model import Clock
+from inferwatch.server.ingest.discovery._dns import DnsSource
 from inferwatch.server.ingest.discovery._file import FileSource
 from inferwatch.server.ingest.discovery._groups import TargetGroup, flatten
 from inferwatch.server.ingest.discovery._http import HttpSource
@@ -85,6 +86,7 @@ class Discovery:
             sources: list[_Source] = [_Static(job)] if job.static_configs else []
             sources += [FileSource(c) for c in job.file_sd_configs]
             sources += [HttpSource(c, self._client) for c in job.http_sd_configs]
+            sources += [DnsSource(c) for c in job.dns_sd_configs]
             self._slots += [_Slot(job.job, s) for s in sources]
         self._job_locks = {s.job: threading.Lock() for s in self._slots}
         self._stop = threading.Event()
