@@ -121,7 +121,7 @@ class KubernetesSource:
                 raise DiscoveryError(f"watch {path}: HTTP {resp.status_code}")
             for line in resp.iter_lines():
                 if self._stop.is_set():
-                    break
+                    return version
                 if line.strip():
                     version = self._apply(path, json.loads(line), version)
         return version
@@ -186,8 +186,12 @@ class KubernetesSource:
                     self.clock.wait(self._stop, RETRY_S)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """End the watches (closing their connections) and join the threads."""
+        """End the watches: the threads stop at their next event or the watch's end, applying nothing.
+
+        A watch blocked in a read on an idle stream cannot be woken from here, so
+        this waits at most a second for each (they are daemon threads, holding nothing).
+        """
         self._stop.set()
         self._client.close()
         for th in self._threads:
-            th.join(timeout)
+            th.join(min(timeout, 1.0))
