@@ -18,7 +18,8 @@ Every chart is a query against ``/api/v1/query_range``; these views only add wha
 PromQL cannot say (mute state, records, the playbook). Writes go through the
 alerting API's silence and acknowledgement endpoints, with a token in an ``Authorization``
 header (which a cross-site page cannot set) or, signed in at ``/login``, the session cookie
-and its CSRF token in ``X-CSRF-Token`` (the access gate checks both and the origin). The page's content security policy allows only its own scripts: its files, and
+and its CSRF token in ``X-CSRF-Token`` (the access gate checks both and the origin). The
+page's content security policy allows only its own scripts: its files, and
 early.js inline by its sha256 (it sends the overview's queries while the files load).
 """
 
