@@ -37,10 +37,11 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.collect import sample
 from inferwatch.config import EdgeConfig
-from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
-from inferwatch.model import Clock, Labels, Sample, open_sqlite
+from inferwatch.edge import INGEST_PATH, AgentStats, UnknownSeries, decode_batch
+from inferwatch.model import Clock, Labels, Sample, is_valid_label_name, open_sqlite
 from inferwatch.model import metrics as m
 from inferwatch.server.ingest._edge_fill import Filler
+from inferwatch.server.ingest._edge_fleet import fleet_rows, fleet_view, parse_fleet_query
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.store import Store
 
@@ -161,6 +162,12 @@ class DeviceStatus:
     samples: int = 0
     batches: int = 0
     duplicates: int = 0
+    version: str = ""  # what the agent last reported of itself (the fleet page)
+    labels: dict[str, str] = field(default_factory=dict)
+    config_hash: str = ""
+    clock_offset_s: float = 0.0  # the server's clock minus the agent's, at its last batch
+    errors: int = 0
+    last_error: str = ""
 
 
 def _restored(rows: list[dict[str, Any]]) -> dict[str, DeviceStatus]:
@@ -173,6 +180,17 @@ def _restored(rows: list[dict[str, Any]]) -> dict[str, DeviceStatus]:
             continue
         out[status.device] = status
     return out
+
+
+def _agent_said(status: DeviceStatus, agent: AgentStats, now: float) -> None:
+    """What the agent reports of itself (an older agent reports none of it: kept as it was)."""
+    if agent.version:
+        status.version = agent.version
+        status.labels = {k: v for k, v in agent.labels.items()
+                         if is_valid_label_name(k) and not k.startswith("__") and k != "device"}
+        status.config_hash, status.errors, status.last_error = agent.config_hash, agent.errors, agent.last_error
+    if agent.sent_at:
+        status.clock_offset_s = round(now - agent.sent_at, 3)
 
 
 class _Reject(Exception):
@@ -208,10 +226,18 @@ class EdgeIngest:
                 st = self.devices.get(name)
                 since = st.last_contact if st else self._started
                 beat = st.heartbeat_s if st and st.heartbeat_s else self.config.heartbeat
-                out += [sample(m.EDGE_DEVICE_SILENCE, now, max(0.0, now - since), {"device": name}),
-                        sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, {"device": name})]
+                # the site its agent reports (none: ""): DeviceSilent counts the silent ones by site
+                labels = {"device": name, "site": st.labels.get("site", "") if st else ""}
+                out += [sample(m.EDGE_DEVICE_SILENCE, now, max(0.0, now - since), labels),
+                        sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, labels)]
             self.store.append(out)
         return len(names)
+
+    def fleet(self) -> list[dict[str, Any]]:
+        """One row per device, configured or heard from (``_edge_fleet``)."""
+        with self._lock:
+            statuses = [dict(vars(st)) for st in self.devices.values()]
+        return fleet_rows(statuses, self.config.devices, self.clock.now(), self._started)
 
     def start(self, interval: float) -> None:
         """Run :meth:`watch` every ``interval`` seconds on a daemon thread."""
@@ -262,6 +288,7 @@ class EdgeIngest:
             status = self.devices.setdefault(device, DeviceStatus(device))
             status.last_contact, status.backlog = now, batch.agent.backlog
             status.dropped, status.heartbeat_s = dict(batch.agent.dropped), batch.heartbeat_s
+            _agent_said(status, batch.agent, now)
             if self.seen.seen(device, batch.batch_id):
                 status.duplicates += 1
                 self._append([], device, now, status)
@@ -333,8 +360,16 @@ def ingest_routes(ingest: EdgeIngest) -> list[Route]:
         rows = sorted(ingest.devices.values(), key=lambda d: d.device)
         return JSONResponse({"status": "success", "data": [vars(d) for d in rows]})
 
+    async def fleet(request: Request) -> Response:
+        try:
+            query = parse_fleet_query(request.query_params)
+        except InputError as exc:
+            return _error(400, str(exc))
+        return JSONResponse({"status": "success", "data": fleet_view(ingest.fleet(), **query)})
+
     return [Route(INGEST_PATH, post, methods=["POST"]),
-            Route("/api/v1/edge/devices", devices, methods=["GET"])]
+            Route("/api/v1/edge/devices", devices, methods=["GET"]),
+            Route("/api/v1/edge/fleet", fleet, methods=["GET"])]
 
 
 def _error(status: int, message: str) -> JSONResponse:
