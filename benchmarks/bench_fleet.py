@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                     report(ps, start, cpu0, lat, failed, late, k)
         report(ps, start, cpu0, lat, failed, late, k)
         t = time.monotonic()
-        page = httpx.get(f"{url}/api/v1/edge/fleet", params={"sort": "backlog", "order": "desc",
-                                                            "filter": "site=site-3", "per_page": 50}, timeout=30)
+        query = {"sort": "backlog", "order": "desc", "filter": "site=site-3", "per_page": 50}
+        page = httpx.get(f"{url}/api/v1/edge/fleet", params=query, timeout=30)
         print(f"fleet API, one sorted filtered page of {page.json()['data']['devices']} devices: "
               f"{1000 * (time.monotonic() - t):.0f} ms")
         proc.terminate()
@@ -149,8 +149,9 @@ def report(ps: psutil.Process, start: float, cpu0: float, lat: list[float], fail
     xs = sorted(lat)
     q = (lambda p: 1000 * xs[min(len(xs) - 1, math.floor(p * len(xs)))]) if xs else (lambda p: math.nan)
     print(f"{wall / 60:5.1f} min: {sent} uploads ({sent / wall:.0f}/s), server CPU {cpu / wall:.2f} s/s, "
-          f"RSS {ps.memory_info().rss / 2**20:.0f} MiB, ingest latency p50 {q(0.5):.1f} ms p99 {q(0.99):.1f} ms "
-          f"max {1000 * max(xs, default=math.nan):.0f} ms (mean {1000 * statistics.fmean(xs or [math.nan]):.1f}), "
+          f"RSS {ps.memory_info().rss / 2**20:.0f} MiB, ingest latency p50 {q(0.5):.1f} ms "
+          f"p99 {q(0.99):.1f} ms max {1000 * max(xs, default=math.nan):.0f} ms "
+          f"(mean {1000 * statistics.fmean(xs or [math.nan]):.1f}), "
           f"{failed} failed, {late} started over a period late", flush=True)
 
 

@@ -49,7 +49,8 @@ def test_the_fleet_page_sorts_filters_and_pages_on_the_server(tmp_path: Path, pa
         page.page.click("th[data-sort='device']")  # sorted by name now, back to page 1
         page.page.wait_for_selector("#fleet-count:has-text('page 1 of 2')", timeout=TIMEOUT_MS)
         page.page.wait_for_selector("#fleet tbody tr[data-device='cam-001']", timeout=TIMEOUT_MS)
-        assert page.page.locator("#fleet tbody tr[data-device]").first.get_attribute("data-device") == "cam-001"
+        first_row = page.page.locator("#fleet tbody tr[data-device]").first
+        assert first_row.get_attribute("data-device") == "cam-001"
         assert page.page.locator("#nav a.active").inner_text() == "Fleet"
         bad = client.get("/api/v1/edge/fleet", params={"sort": "token"})
         assert bad.status_code == 400 and bad.json()["error"].startswith("sort: ")

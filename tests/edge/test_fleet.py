@@ -45,7 +45,8 @@ def test_the_fleet_is_sorted_filtered_and_paged_on_the_server() -> None:
                                                  "page": "2", "per_page": "10"}))
     assert (page["total"], page["devices"], page["pages"], len(page["rows"])) == (67, 200, 7, 10)
     backlogs = [r["backlog"] for r in page["rows"]]
-    assert backlogs == sorted(backlogs, reverse=True) and all(r["labels"]["site"] == "paris" for r in page["rows"])
+    assert backlogs == sorted(backlogs, reverse=True)
+    assert all(r["labels"]["site"] == "paris" for r in page["rows"])
     assert fleet_view(rows, filter="version!=0.1.0 cam-19")["total"] == 5  # cam-190, 192, ..., 198
     assert [r["device"] for r in fleet_view(rows, sort="labels.site", per_page=1)["rows"]] == ["cam-001"]
     for bad, where in [({"sort": "token"}, "sort"), ({"order": "up"}, "order"), ({"page": "0"}, "page"),
@@ -92,12 +93,14 @@ def test_the_agent_config_names_the_devices_labels_and_the_agent_reports_them(tm
     from inferwatch.edge import Agent, IngestTarget, parse_agent_config
 
     raw = {"device": "cam-1", "labels": {"site": "berlin", "rack": 7}, "sources": [{"type": "host"}],
-           "spool": {"path": str(tmp_path / "s.sqlite")}, "upload": {"url": "http://127.0.0.1:1", "token": "x"}}
+           "spool": {"path": str(tmp_path / "s.sqlite")},
+           "upload": {"url": "http://127.0.0.1:1", "token": "x"}}
     cfg = parse_agent_config(raw, source="agent.yml")
     assert cfg.labels == {"site": "berlin", "rack": "7"}
     agent = Agent(cfg, clock=SimulatedClock(T0), sources=[])
     assert isinstance(agent.uploader.target, IngestTarget)
-    assert (agent.uploader.target.labels, agent.uploader.target.clock.now()) == ({"site": "berlin", "rack": "7"}, T0)
+    target = agent.uploader.target
+    assert (target.labels, target.clock.now()) == ({"site": "berlin", "rack": "7"}, T0)
     agent.close()
     for labels, where in [({"device": "x"}, "labels.device"), ({"bad-name": "x"}, "labels.bad-name"),
                           ({"site": ["x"]}, "labels.site")]:

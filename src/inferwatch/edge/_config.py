@@ -242,7 +242,8 @@ def _labels(r: _Reader) -> dict[str, str]:
         raise ConfigError(f"{r.src}: labels: expected at most {MAX_AGENT_LABELS} labels, got {len(r.raw)}")
     out = {}
     for key, value in r.raw.items():
-        if not isinstance(key, str) or not is_valid_label_name(key) or key.startswith("__") or key == "device":
+        if not isinstance(key, str) or not is_valid_label_name(key) or key.startswith("__") \
+                or key == "device":
             raise r.fail(str(key), "expected a label name (not device, not __...)")
         if not isinstance(value, str | int | float) or isinstance(value, bool) or len(str(value)) > 128:
             raise r.fail(key, "expected a string of at most 128 characters")

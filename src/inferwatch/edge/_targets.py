@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inferwatch import __version__
 from inferwatch.edge._deadband import kind_of
 from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._spool import Spool, SpoolBatch
@@ -26,7 +27,6 @@ from inferwatch.formats import (
     encode_compact,
     encode_write_request,
 )
-from inferwatch import __version__
 from inferwatch.model import Clock, Labels, MetricKind, SystemClock
 
 __all__ = ["INGEST_PATH", "IngestTarget", "RemoteWriteTarget", "classify"]

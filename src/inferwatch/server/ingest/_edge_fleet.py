@@ -64,7 +64,8 @@ def parse_fleet_query(params: Mapping[str, str]) -> dict[str, Any]:
     if order not in ("asc", "desc"):
         raise InputError(f"order: {order!r:.20} is neither asc nor desc")
     return {"sort": sort, "order": order, "filter": params.get("filter", "")[:500],
-            "page": _int(params, "page", 1, 1, 10**6), "per_page": _int(params, "per_page", 50, 1, MAX_PER_PAGE)}
+            "page": _int(params, "page", 1, 1, 10**6),
+            "per_page": _int(params, "per_page", 50, 1, MAX_PER_PAGE)}
 
 
 def _int(params: Mapping[str, str], key: str, default: int, low: int, high: int) -> int:

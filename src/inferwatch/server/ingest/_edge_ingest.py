@@ -202,7 +202,8 @@ def _agent_said(status: DeviceStatus, agent: AgentStats, now: float) -> None:
         status.version = agent.version
         status.labels = {k: v for k, v in agent.labels.items()
                          if is_valid_label_name(k) and not k.startswith("__") and k != "device"}
-        status.config_hash, status.errors, status.last_error = agent.config_hash, agent.errors, agent.last_error
+        status.config_hash, status.errors = agent.config_hash, agent.errors
+        status.last_error = agent.last_error
     if agent.sent_at:
         status.clock_offset_s = round(now - agent.sent_at, 3)
 
@@ -223,7 +224,8 @@ class EdgeIngest:
         self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
         """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
         self.filler = Filler()
-        self._by_digest = {hashlib.sha256(t.reveal().encode()).digest(): name for name, t in config.devices.items()}
+        self._by_digest = {hashlib.sha256(t.reveal().encode()).digest(): name
+                           for name, t in config.devices.items()}
         self._lock = threading.Lock()
         self._started = clock.now()
         self._stop = threading.Event()
