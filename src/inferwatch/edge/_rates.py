@@ -15,7 +15,9 @@ with ``increment`` the counter's smallest positive step in the trace (one event 
 a request counter, one jiffy for CPU seconds): a counter that moves once in five
 minutes must show that one event, not a tenth of it. Windows end halfway between two raw
 instants, as a rule's evaluation falls between two scrapes; windows ending after a series'
-last sent point are not measured (the agent sends that tail later). A window where
+last sent point are not measured (the agent sends that tail later), nor windows with an edge
+in a scrape the trace missed (a gap of 1.85 steps or more: the trace has no value there, the
+server fills the line; ``skipped`` counts them). A window where
 the raw trace has a rate and the rebuilt series has none (fewer than two points) is
 an error of 1.
 """
@@ -23,6 +25,7 @@ an error of 1.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -45,6 +48,7 @@ class RateError:
     end: float = math.nan
     raw: float = 0.0
     rebuilt: float = 0.0
+    skipped: int = 0  # windows with an edge in a missed scrape (see the module docstring)
 
 
 def rebuild(sent: Sequence[Sample], step: float, max_gap: float) -> list[tuple[float, float]]:
@@ -121,11 +125,15 @@ def rate_error(raw: Sequence[Sample], sent: Sequence[Sample], step: float, max_g
     first, last_sent = points[0][0], sent[-1].t
     worst = RateError()
     times = sorted({t for t, _ in points})
+    skipped = 0
     for a, b in itertools.pairwise(times):
         end = (a + b) / 2  # between two scrapes, as a rule evaluates (the server's filled points are
         # within milliseconds of the raw ones, never on them: a window's edge on a raw instant
         # would count a point in one series and not in the other)
         if end - window < first or end > last_sent:
+            continue
+        if _in_missed_scrape(times, end, step) or _in_missed_scrape(times, end - window, step):
+            skipped += 1  # the trace has no value there to compare with (the server fills the line)
             continue
         want = truth.rate(end - window, end)
         if want is None:
@@ -140,4 +148,10 @@ def rate_error(raw: Sequence[Sample], sent: Sequence[Sample], step: float, max_g
             err = abs(have - want) / denom
         if err > worst.error:
             worst = RateError(err, end, want, math.nan if have is None else have)
-    return worst
+    return dataclasses.replace(worst, skipped=skipped)
+
+
+def _in_missed_scrape(times: Sequence[float], t: float, step: float) -> bool:
+    """Whether ``t`` falls in a gap of the trace the server fills in (a scrape missed: no raw value)."""
+    k = bisect.bisect_right(times, t)
+    return 0 < k < len(times) and times[k] - times[k - 1] >= FILL_FROM_STEPS * max(step, MIN_FILL_STEP_S)

@@ -165,8 +165,10 @@ class _Errors:
     quantile: float = 0.0
     rank: float = 0.0
     worst_rate: dict[str, object] = field(default_factory=dict)  # the series and window of `rate`
+    skipped: int = 0  # rate windows with an edge in a scrape the trace missed (not measured)
 
     def add_rate(self, labels: Labels, got: RateError) -> None:
+        self.skipped += got.skipped
         if got.error > self.rate or not self.worst_rate:
             self.rate = max(self.rate, got.error)
             if got.error >= self.rate and math.isfinite(got.end):
@@ -241,7 +243,8 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
                          "points": len(raw_t), "sent": len(sent_t), "bytes_naive": b0, "bytes_sent": b1,
                          "reduction": 1.0 - b1 / b0 if b0 else 0.0, "max_rel_error": e.rel,
                          "max_abs_error": e.abs, "max_rate_rel_error": e.rate,
-                         **({"worst_rate": e.worst_rate} if e.worst_rate else {}),
+                         **({"worst_rate": e.worst_rate, "rate_windows_skipped": e.skipped}
+                            if e.worst_rate else {}),
                          **({"max_quantile_rel_error": e.quantile, "max_quantile_rank_error": e.rank}
                             if name == "histogram" else {})}
     b0, b1 = wire(naive), wire(sent)
