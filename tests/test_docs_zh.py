@@ -39,8 +39,10 @@ def _blocks(text: str) -> list[str]:
 
 
 def _slug(title: str) -> str:
-    # Python-Markdown's toc slugify for ASCII titles: lower case, punctuation out, spaces to '-'
-    text = re.sub(r"[^\w\s-]", "", title.replace("`", "")).strip().lower()
+    # Python-Markdown's toc slugify of the rendered title (a link's text only): lower case,
+    # punctuation out, spaces to '-'
+    rendered = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title)
+    text = re.sub(r"[^\w\s-]", "", rendered.replace("`", "")).strip().lower()
     return re.sub(r"[-\s]+", "-", text)
 
 
