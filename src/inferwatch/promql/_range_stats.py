@@ -34,10 +34,13 @@ _BIG = np.iinfo(np.int64).max
 def extreme_rows(biggest: bool, rows: Rows, order: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """``max`` (``biggest``) or ``min`` per group and step; ``order``/``starts``: rows sorted by group."""
     x, m = rows.vals[order], rows.mask[order]
-    real = m & ~np.isnan(x)
+    nan = np.isnan(x)
+    real = m & ~nan
     with np.errstate(invalid="ignore"):
         fill = -np.inf if biggest else np.inf
         best = (np.maximum if biggest else np.minimum).reduceat(np.where(real, x, fill), starts, axis=0)
+    if not (m & (nan | (x == 0))).any():  # equal values are equal bits: the value is the answer
+        return best
     has_real = np.logical_or.reduceat(real, starts, axis=0)
     pos = np.arange(len(order))[:, None]
     seg = np.repeat(np.arange(len(starts)), np.diff([*starts.tolist(), len(order)]))
