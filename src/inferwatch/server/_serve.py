@@ -19,8 +19,8 @@ from inferwatch.model import Clock, SystemClock, stop_signals
 from inferwatch.server._components import state_dir
 from inferwatch.server._dirlock import DataDirLock
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
-from inferwatch.server._malloc import tune_malloc
 from inferwatch.server._http_limits import uvicorn_config
+from inferwatch.server._malloc import tune_malloc
 from inferwatch.server._preflight import config_warnings
 from inferwatch.server._shutdown import Shutdown
 from inferwatch.server._trace_links import listen_url
