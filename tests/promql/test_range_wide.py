@@ -28,7 +28,8 @@ QUERIES = [
     "w > 0.9", "w <= bool 0.25", "sum by (shard) (w) > 4", "stddev by (shard) (w)",
     # without a member-by-member fold: which member wins (NaN, the sign of zero), ranks, counts by value
     "max by (shard) (w)", "min(w)", "max without (key) (w)", "quantile(0.9, w)",
-    "quantile by (shard) (0.25, w)", "quantile(-1, w)", 'count_values("v", w)', 'count_values by (shard) ("v", round(w * 4))',
+    "quantile by (shard) (0.25, w)", "quantile(-1, w)", 'count_values("v", w)',
+    'count_values by (shard) ("v", round(w * 4))',
     'count_values without (key) ("shard", round(w))', 'count_values by (shard) ("shard", w > 0.5)',
     'count_values without (shard) ("shard", round(w))', 'count_values("__name__", round(w))',
     'count_values("0bad", w)',
