@@ -22,6 +22,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "server.data_dir": {"server": {"data_dir": "./elsewhere"}},
     "server.evaluation_interval": {"server": {"evaluation_interval": "30s"}},
     "server.api_token": {"server": {"api_token": "another-token-0001"}},
+    "server.auth": {"server": {"auth": {"anonymous_reads": False}}},
     "server.external_url": {"server": {"external_url": "http://dash.example"}},
     "server.query": {"server": {"query": {"timeout": "5s"}}},
     "server.http": {"server": {"http": {"max_connections": 64}}},
@@ -34,6 +35,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "rules": {"rules": {"default_pack": False}},
     "alerting": {"alerting": {"default_actions": False}},
     "alerting.alertmanagers": {"alerting": {"alertmanagers": [{"url": "http://127.0.0.1:1"}]}},
+    "alerting.heartbeat": {"alerting": {"heartbeat": {"kind": "healthchecks", "url": "http://127.0.0.1:1/x"}}},
     "sdk": {"sdk": {"queue_size": 1024}},
     "quality": {"quality": {"psi_warning": 0.2}},
     "collect": {"collect": {"interval": "30s"}},
@@ -42,6 +44,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "slos": {"slos": [{"service": "ranker", "type": "availability", "objective": 99.9}]},
     "slo_files": {"slo_files": ["slos.yml"]},
     "probes": {"probes": [{"name": "home", "url": "http://127.0.0.1:1/"}]},
+    "heartbeats": {"heartbeats": [{"name": "site-a"}]},
 }
 
 

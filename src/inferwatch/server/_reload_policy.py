@@ -26,6 +26,7 @@ SECTIONS: dict[str, str] = {
     "server.data_dir": "refused",
     "server.evaluation_interval": "rebuilt",
     "server.api_token": "applied",
+    "server.auth": "applied",
     "server.external_url": "restart",
     "server.query": "restart",
     "server.http": "restart",
@@ -38,6 +39,7 @@ SECTIONS: dict[str, str] = {
     "rules": "rebuilt",
     "alerting": "applied",
     "alerting.alertmanagers": "restart",
+    "alerting.heartbeat": "restart",
     "sdk": "unused",
     "quality": "unused",
     "collect": "unused",
@@ -46,6 +48,7 @@ SECTIONS: dict[str, str] = {
     "slos": "rebuilt",
     "slo_files": "rebuilt",
     "probes": "rebuilt",
+    "heartbeats": "restart",
 }
 
 _SAID = {
