@@ -13,7 +13,8 @@ PROBE_FAILING = {"alertname": "ProbeFailing", **P0}
 TARGET_DOWN = {"alertname": "TargetDown", **P0, "job": "ranker", "instance": "127.0.0.1:8000"}
 FAST_BURN = {"alertname": "SLORankerAvailabilityFastBurn", **P0, "slo_alert": "fast_page",
              "sloth_id": "ranker-availability"}
-SLOW_BURN = {**FAST_BURN, "alertname": "SLORankerAvailabilitySlowBurn", "tier": "P1", "slo_alert": "slow_page"}
+SLOW_BURN = {**FAST_BURN, "alertname": "SLORankerAvailabilitySlowBurn", "tier": "P1",
+             "slo_alert": "slow_page"}
 LATENCY = {"alertname": "SevereLatency", **P0, "tier": "P1"}
 
 
