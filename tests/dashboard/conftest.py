@@ -96,17 +96,14 @@ class DemoServer:
 
 @pytest.fixture(scope="package")
 def demo() -> Iterator[DemoServer]:
-    """The demo with its dashboard (live until the package's tests end), once the P0 alert fires and
-    a drift window has closed."""
+    """The demo with its dashboard, until the P0 alert fires and a drift window has closed."""
     components, view = quality_components(window_s=120.0, seed=7)
     pipeline = PipelineView()
     alerts = AlertView(forward=pipeline)
     dashboard = DashboardPart(alerts, pipeline, view.drift)
     components.parts += [pipeline, alerts, dashboard]
     stop = threading.Event()
-    # it runs until the package's tests end (``stop`` below), an hour at most: in a full run on a
-    # loaded machine they outlast 10 minutes, and a demo over by then left stale data to the last
-    opts = DemoOptions(duration_s=3600.0, speed=SPEED, rate=40.0, threads=8, refresh_s=0.25, seed=7,
+    opts = DemoOptions(duration_s=600.0, speed=SPEED, rate=40.0, threads=8, refresh_s=0.25, seed=7,
                        story=STORY)
     thread = threading.Thread(target=run_demo, args=(opts, components),
                               kwargs={"out": io.StringIO(), "tty": False, "stop": stop}, daemon=True)
