@@ -20,6 +20,7 @@ from inferwatch.server._components import state_dir
 from inferwatch.server._dirlock import DataDirLock
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
+from inferwatch.server._malloc import tune_malloc
 from inferwatch.server._preflight import config_warnings
 from inferwatch.server._shutdown import Shutdown
 from inferwatch.server._trace_links import listen_url
@@ -59,14 +60,17 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
 
 
 def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[], Config] | None) -> None:
+    tune_malloc()  # before any thread allocates: queries' arrays go back to the system when freed
     parts = build(config, clock=clock, reload=reload)
     server = parts.server
     if parts.reloader is not None and threading.current_thread() is threading.main_thread() \
             and hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, parts.reloader.on_signal)
+    assert parts.access is not None
+    parts.access.relisten(f"{host}:{port}", config)  # reads' default follows the address listened on
     app = parts.app()
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
-    for warning in [exposure_warning(host), *config_warnings(config)]:
+    for warning in [exposure_warning(host, parts.access.settings.anonymous_reads), *config_warnings(config)]:
         if warning:
             print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     parts.start_workers()
@@ -76,13 +80,15 @@ def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[]
         server.start()
         if not config.server.external_url:  # trace links in messages must open from anywhere
             parts.sink.base_url = server.base_url = listen_url(host, bound_port)
-        print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
+        print(f"inferwatch serve: listening on {scheme}://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets{_jobs(config)}, {len(server.components.rules)} rules, "
-              f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
+              f"data in {server.components.data_dir}, {reads})", file=sys.stderr, flush=True)
 
+    scheme = "https" if parts.access.tls is not None else "http"
+    reads = "reads open" if parts.access.settings.anonymous_reads else "reads need credentials"
     _tune_gc()
     shutdown = Shutdown(config.server.shutdown_grace, announce=_stderr)
-    uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http),
+    uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http, tls=parts.access.tls),
                            on_started=started, port=port, on_stopping=app.state.executor.close,
                            on_signal=shutdown.on_signal)
     try:
