@@ -7,8 +7,8 @@ without importing ``config`` (pydantic); ``inferwatch.config.env`` is this modul
 from __future__ import annotations
 
 __all__ = [
-    "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_MULTIPROC_DIR",
-    "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
+    "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_HA_DATABASE",
+    "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
 ]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
@@ -35,6 +35,10 @@ ENV_PROMQL_TESTDATA = "INFERWATCH_PROMQL_TESTDATA"
 """Tests (development only): a directory of Prometheus's ``promql/testdata/*.test`` (v2.42);
 set, ``tests/promql/test_testdata.py`` runs every file there against inferwatch's engine."""
 
+ENV_HA_DATABASE = "INFERWATCH_HA_DATABASE"
+"""The ``postgresql://`` URL of an HA pair's shared state (when ``ha.database`` and
+``ha.database_file`` are not given)."""
+
 ENVIRONMENT: dict[str, str] = {
     ENV_CONFIG: "path of the YAML config used when --config is not given",
     ENV_DATA_DIR: "overrides server.data_dir",
@@ -42,5 +46,6 @@ ENVIRONMENT: dict[str, str] = {
     ENV_EDGE_TOKEN: "the edge agent's upload token (overrides upload.token_file)",
     ENV_MULTIPROC_DIR: "SDK: directory shared by a server's worker processes (metrics of all workers)",
     ENV_PROMQL_TESTDATA: "tests: Prometheus's promql/testdata directory, run against the engine",
+    ENV_HA_DATABASE: "the postgresql:// URL of an HA pair's shared state (ha.database)",
     ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
 }

@@ -19,6 +19,7 @@ from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._ha import HAConfig
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
@@ -154,6 +155,7 @@ __all__ = [
     "GenerativeSpec",
     "GoldenSpec",
     "GpuMemoryRatioSignal",
+    "HAConfig",
     "HistoryConfig",
     "HttpActionSpec",
     "HttpLimits",

@@ -8,6 +8,7 @@ from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._ha import HAConfig
 from inferwatch.config._probes import ProbeSpec, check_probes
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._rules import RulesConfig
@@ -36,6 +37,7 @@ class Config(FrozenModel):
     slos: tuple[SloSpec, ...] = Field((), description="service-level objectives (docs/slo.md)")
     slo_files: tuple[SloFileEntry, ...] = Field((), description="Sloth prometheus/v1 spec files")
     probes: tuple[ProbeSpec, ...] = Field((), description="synthetic probes of endpoints (docs/probes.md)")
+    ha: HAConfig | None = Field(None, description="an HA pair over PostgreSQL (docs/ha.md)")
 
     @field_validator("probes")
     @classmethod

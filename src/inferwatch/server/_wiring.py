@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
+from inferwatch.alerting.ha import Replica, SoleReplica
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -32,6 +33,7 @@ from inferwatch.server._components import (
     data_dir_of,
     state_dir,
 )
+from inferwatch.server._ha import open_replica, shared_state
 from inferwatch.server._integrity import IntegrityWatch, check_data_dir
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._live_token import LiveToken, token_reload
@@ -99,6 +101,8 @@ class ServerParts:
     runner: PipelineRunner | None = None
     outcomes: OutcomeStore | None = None
     """Delayed labels POSTed to ``/api/v1/outcomes`` (``outcomes.sqlite``), for the SDK's pollers."""
+    replica: Replica | SoleReplica = field(default_factory=SoleReplica)
+    """This process in an HA pair: ``replica.is_leader()`` says whether it delivers now."""
 
     def app(self) -> Starlette:
         """The server's Starlette app with every route mounted."""
@@ -110,6 +114,8 @@ class ServerParts:
         self.edge.start(self.config.server.evaluation_interval)
         self.runner = PipelineRunner(self.pipeline)
         self.runner.start()
+        if isinstance(self.replica, Replica):
+            self.replica.start()  # takes the lease or follows; reads what the peer writes
         if self.server.components.remote is not None:
             self.server.components.remote.start()  # what an earlier run left unsent goes first
         if self.push is not None:
@@ -134,6 +140,8 @@ class ServerParts:
         return [
             Step("stopping scrapes and evaluation", _calls(self.server.halt)),
             Step("finishing deliveries", deliveries),
+            Step("giving the sender's lease to the peer", _calls(
+                *([self.replica.stop] if isinstance(self.replica, Replica) else []))),
             Step("stopping the Alertmanager push", _calls(*([self.push.stop] if self.push else []))),
             Step("closing edge ingest, traces and outcomes", _calls(*files)),
             Step("closing the store and the alert state", _calls(self.server.components.close)),
@@ -201,12 +209,16 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
             if built.health is not None and current.health is not None:
                 built.health.damage, built.health.watch = current.health.damage, current.health.watch
+                built.health.extra = current.health.extra
             built.evaluator.on_pending = pipeline.pending
             return built
 
         reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure,
                             token=token_reload(token, data_dir, announce))
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
+    parts.replica = open_replica(config, pipeline, clock)
+    if isinstance(parts.replica, Replica) and server.components.health is not None:
+        server.components.health.extra = parts.replica.series  # PeerReplicaMissing, HADatabaseFailing
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
     parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)
     return parts
@@ -234,19 +246,22 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
         routes += outcome_routes(outcomes, token)
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))
+    cluster = parts.replica.cluster_status if isinstance(parts.replica, Replica) else None
     return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
-                                 drift=drift, devices=devices, traces_token=traces_token)]
+                                 drift=drift, devices=devices, traces_token=traces_token, cluster=cluster)]
 
 
 def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceStore, *,
                limits: SeriesLimits | None = None, drift: DriftReports | None = None,
-               devices: Devices | None = None, traces_token: bool = True) -> list[BaseRoute]:
+               devices: Devices | None = None, traces_token: bool = True,
+               cluster: Callable[[], dict[str, Any]] | None = None) -> list[BaseRoute]:
     """The alerting, on-call, trace, SLO and dashboard routes, as ``serve`` and the demo mount them.
 
     ``traces_token``: ``POST /v1/traces`` needs the write token too (the demo's services send none).
     The routes see the pipeline only through narrow handles (silences, alerts, acknowledgements).
+    ``cluster``: an HA pair's status for ``/api/v2/status`` (default: disabled).
     """
-    handles = PipelineHandles.of(pipeline)
+    handles = PipelineHandles.of(pipeline, cluster)
     return [
         *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
@@ -315,6 +330,8 @@ def series_limits(limits: IngestLimits) -> SeriesLimits:
 
 def build_pipeline(config: Config, *, clock: Clock, stream: TextIO | None = None) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
-    their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
+    their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage), or in
+    PostgreSQL with an ``ha`` section."""
     state = state_dir(config)
-    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state), stream=stream)
+    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state), stream=stream,
+                                db=shared_state(config))
