@@ -8,8 +8,11 @@ import re
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 SRC = ROOT / "src" / "inferwatch"
+READMES = [ROOT / "README.md", ROOT / "README.zh-CN.md"]
 PACKAGES = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
 # `server/_ingest.py`, `inferwatch/formats/_snappy_pure.py`, `src/inferwatch/sdk/_multiproc.py`
 PATH = re.compile(r"(?<![\w/.])(?:src/)?(?:inferwatch/)?((?:[a-z_]+/)+[A-Za-z_0-9]+\.py)\b")
@@ -17,7 +20,7 @@ PATH = re.compile(r"(?<![\w/.])(?:src/)?(?:inferwatch/)?((?:[a-z_]+/)+[A-Za-z_0-
 
 def test_every_module_path_in_the_docs_exists() -> None:
     missing, named = [], 0
-    docs = [ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") if "benchmarks" not in p.parts)]
+    docs = [*READMES, *(p for p in (ROOT / "docs").rglob("*.md") if "benchmarks" not in p.parts)]
     for doc in docs:
         for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
             for rel in PATH.findall(line):
@@ -73,9 +76,10 @@ def test_every_python_block_in_the_docs_parses_and_its_inferwatch_imports_exist(
     assert not wrong, "the docs' Python examples do not parse or import what is gone: " + "; ".join(wrong)
 
 
-def test_every_relative_link_in_the_readme_reaches_a_file() -> None:
-    # the site's pages are checked by `mkdocs build --strict`; the README is outside the site
-    links = re.findall(r"\]\((?!https?:|#)([^)#\s]+)", (ROOT / "README.md").read_text(encoding="utf-8"))
+@pytest.mark.parametrize("readme", ["README.md", "README.zh-CN.md"])
+def test_every_relative_link_in_the_readme_reaches_a_file(readme: str) -> None:
+    # the site's pages are checked by `mkdocs build --strict`; the READMEs are outside the site
+    links = re.findall(r"\]\((?!https?:|#)([^)#\s]+)", (ROOT / readme).read_text(encoding="utf-8"))
     assert len(links) >= 10
     assert [link for link in links if not (ROOT / link).exists()] == []
 
@@ -84,7 +88,7 @@ def test_the_docs_name_no_file_outside_the_repository() -> None:
     # a fresh clone has no ../shared/DESIGN.md and no /work/ of the machine the docs were written on
     # (../shared/data/ is the data sets' directory beside the clone, $SHARED_DATA_DIR)
     outside = re.compile(r"\.\./shared/(?!data/)|\bDESIGN\.md\b|\bSTYLE\.md\b|(?<![\w.])/work/")
-    docs = [ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") if "benchmarks" not in p.parts)]
+    docs = [*READMES, *(p for p in (ROOT / "docs").rglob("*.md") if "benchmarks" not in p.parts)]
     found = [f"{doc.relative_to(ROOT)}:{n}: {line.strip()[:80]}" for doc in docs
              for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
              if outside.search(line)]

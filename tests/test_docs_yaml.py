@@ -50,6 +50,8 @@ def _kind(data: Any) -> str:
             return "edge"
         if keys == {"inferwatch"}:
             return "replay"
+        if "scrape_configs" in keys:
+            return "prometheus.yml"
         if keys == {"authorization"}:
             return "other: amtool's http_config"
         if keys == {"modules"}:
@@ -82,6 +84,11 @@ def _load(kind: str, text: str, data: Any, where: str, base: Path) -> None:
         from inferwatch.slo._sloth import parse_sloth_spec
 
         parse_sloth_spec(text, source=where)
+    elif kind == "prometheus.yml":  # as scrape.prometheus_config reads it
+        from inferwatch.config import read_prometheus_jobs
+
+        (base / "prometheus.yml").write_text(text)
+        read_prometheus_jobs(base / "prometheus.yml")
     elif kind == "replay":
         from inferwatch.alerting._replay import ReplayPipeline
 

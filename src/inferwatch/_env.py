@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_HA_DATABASE",
-    "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
+    "ENV_HEARTBEAT_KEY", "ENV_HEARTBEAT_URL", "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
 ]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
@@ -23,6 +23,13 @@ ENV_API_TOKEN = "INFERWATCH_API_TOKEN"
 ENV_EDGE_TOKEN = "INFERWATCH_EDGE_TOKEN"
 """The edge agent's upload token (overrides ``upload.token_file``); the agent reads it as
 ``inferwatch.edge.ENV_EDGE_TOKEN`` (it cannot import config: a test checks both agree)."""
+
+ENV_HEARTBEAT_URL = "INFERWATCH_HEARTBEAT_URL"
+"""The dead man's switch's URL (overrides ``alerting.heartbeat.url`` and ``url_file``)."""
+
+ENV_HEARTBEAT_KEY = "INFERWATCH_HEARTBEAT_KEY"
+"""The dead man's switch's key: PagerDuty routing key, Opsgenie API key or a bearer token
+(overrides ``alerting.heartbeat.key`` and ``key_file``)."""
 
 ENV_MULTIPROC_DIR = "INFERWATCH_MULTIPROC_DIR"
 """SDK: a directory shared by the worker processes of one server; every ``Monitor`` in them
@@ -44,6 +51,8 @@ ENVIRONMENT: dict[str, str] = {
     ENV_DATA_DIR: "overrides server.data_dir",
     ENV_API_TOKEN: "token for API writes (overrides server.api_token)",
     ENV_EDGE_TOKEN: "the edge agent's upload token (overrides upload.token_file)",
+    ENV_HEARTBEAT_URL: "the dead man's switch URL (overrides alerting.heartbeat.url)",
+    ENV_HEARTBEAT_KEY: "the dead man's switch key (overrides alerting.heartbeat.key)",
     ENV_MULTIPROC_DIR: "SDK: directory shared by a server's worker processes (metrics of all workers)",
     ENV_PROMQL_TESTDATA: "tests: Prometheus's promql/testdata directory, run against the engine",
     ENV_HA_DATABASE: "the postgresql:// URL of an HA pair's shared state (ha.database)",

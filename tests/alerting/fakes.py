@@ -243,3 +243,34 @@ class FakeKube:
                            "metadata": {"name": parts[6], "namespace": parts[4]},
                            "spec": {"replicas": self.replicas[key]},
                            "status": {"replicas": self.replicas[key]}})
+
+
+HC_UUID = "5bf66975-d4c7-4bf5-bcc8-b8d8a82ea278"
+
+
+def healthchecks_handler(uuid: str = HC_UUID) -> Handler:
+    """healthchecks.io's Pinging API: HEAD, GET or POST to /UUID signals success, 200 "OK";
+    an unknown check is 404 "not found" (a body, up to 100 kB, is kept in the ping's log)."""
+    def h(r: Request) -> Reply:
+        if r.method not in ("HEAD", "GET", "POST"):
+            return 405, {}, b""
+        if r.path != f"/{uuid}":
+            return 404, {"Content-Type": "text/plain"}, b"not found"
+        if len(r.body) > 100_000:
+            return 400, {"Content-Type": "text/plain"}, b"body too large"
+        return 200, {"Content-Type": "text/plain"}, b"OK"
+    return h
+
+
+def opsgenie_heartbeat_handler(name: str, api_key: str) -> Handler:
+    """Opsgenie's Heartbeat API ping: GET, POST or PUT /v2/heartbeats/NAME/ping with
+    ``Authorization: GenieKey KEY``; 202 "PONG - Heartbeat received", 401/403 without the key."""
+    def h(r: Request) -> Reply:
+        if r.method not in ("GET", "POST", "PUT"):
+            return 405, {}, b""
+        if r.headers.get("authorization") != f"GenieKey {api_key}":
+            return _json(401, {"message": "Could not authenticate", "took": 0.001, "requestId": "x"})
+        if r.path != f"/v2/heartbeats/{name}/ping":
+            return _json(404, {"message": "Heartbeat with name [x] does not exist", "took": 0.001})
+        return _json(202, {"result": "PONG - Heartbeat received", "took": 0.006, "requestId": "x"})
+    return h

@@ -6,12 +6,8 @@ Every wait is on a line of the server, a request at the fake or a bounded HTTP c
 
 from __future__ import annotations
 
-import os
-import re
-import select
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -20,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.server._proc import start_serve
 
 from alerting.fakes import FakeService, Reply, Request
 
@@ -73,22 +70,6 @@ alerting:
     return cfg
 
 
-def _start(cfg: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    ready, _, _ = select.select([proc.stderr], [], [], BOUND_S)
-    line = proc.stderr.readline() if ready else ""
-    m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line)
-    if m is None:
-        proc.kill()
-        proc.communicate(timeout=BOUND_S)
-        raise AssertionError(f"serve did not start: {line!r}")
-    return proc, m.group(1)
-
-
 def _stop(proc: subprocess.Popen[str]) -> str:
     proc.terminate()
     try:
@@ -131,7 +112,7 @@ def test_kill_9_with_notifications_pending_delivers_each_exactly_once_after_rest
     # rule: pending sends (retries) are in the outbox on disk: after kill -9 and a restart each
     # group is delivered once, with the idempotency key its failed attempts carried
     cfg = _config(tmp_path, webhook.url)
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     try:
         alerts = [_alert(f"Pending{k}", "svc", "i1") for k in range(3)]
         assert _post(url, alerts).status_code == 200
@@ -142,7 +123,7 @@ def test_kill_9_with_notifications_pending_delivers_each_exactly_once_after_rest
         proc.communicate(timeout=BOUND_S)
     keys_before = {str(b["groupKey"]): str(b["notificationID"]) for b in webhook.refused}
     webhook.up = True
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     try:
         assert webhook.wait(lambda: len(webhook.accepted) >= 3)
         assert _sent(url, 3)  # recorded: the notification log is written
@@ -163,7 +144,7 @@ def test_a_storm_of_10000_warnings_is_accepted_in_seconds_and_notified_as_100_gr
     # rule: inhibition sources are indexed by their `equal` labels, so a storm of warnings
     # (targets of the default critical->warning rule) costs O(alerts), not O(alerts^2)
     webhook.up = True
-    proc, url = _start(_config(tmp_path, webhook.url, group_wait="20s"))  # all in before the flush
+    proc, url = start_serve(_config(tmp_path, webhook.url, group_wait="20s"))  # all in before the flush
     try:
         alerts = [_alert(f"Storm{k}", f"svc{i % 10}", f"10.0.{i // 250}.{i % 250}:9000")
                   for k in range(10) for i in range(1000)]
@@ -229,7 +210,7 @@ alerting:
               {{name: stuck, type: webhook, url: '{stuck.url}', max_attempts: 5}}]
   notify: {{initial_backoff: 1s, jitter: 0, attempt_timeout: 2s}}
 """)
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     try:
         t0 = time.monotonic()
         assert _post(url, [_alert("Slow", "svc", "i1")]).status_code == 200
@@ -260,7 +241,7 @@ def test_kill_9_with_a_send_in_flight_sends_it_at_most_once_more_with_the_same_k
     stuck = Hanging()
     try:
         cfg = _config(tmp_path, stuck.url)
-        proc, url = _start(cfg)
+        proc, url = start_serve(cfg)
         try:
             assert _post(url, [_alert("InFlight", "svc", "i1")]).status_code == 200
             assert stuck.wait(1)  # the request is at the receiver, unanswered
@@ -268,7 +249,7 @@ def test_kill_9_with_a_send_in_flight_sends_it_at_most_once_more_with_the_same_k
             proc.kill()  # kill -9
             proc.communicate(timeout=BOUND_S)
         stuck.release.set()  # from now on it answers at once
-        proc, url = _start(cfg)
+        proc, url = start_serve(cfg)
         try:
             assert stuck.wait(2)
             assert _sent(url, 1)

@@ -8,18 +8,16 @@ Every wait is on a request at the fake or a bounded HTTP poll of the server's ow
 from __future__ import annotations
 
 import os
-import re
-import select
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.server._proc import start_serve
 
 from alerting.fakes import FakeService, Reply, Request
 
@@ -81,26 +79,6 @@ alerting:
     return cfg
 
 
-def _start(cfg: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    end = time.monotonic() + BOUND_S
-    while time.monotonic() < end:
-        ready, _, _ = select.select([proc.stderr], [], [], max(end - time.monotonic(), 0))
-        line = proc.stderr.readline() if ready else ""
-        m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line)
-        if m is not None:
-            return proc, m.group(1)
-        if not line:
-            break
-    proc.kill()
-    proc.communicate(timeout=BOUND_S)
-    raise AssertionError("serve did not start")
-
-
 def _stop(proc: subprocess.Popen[str]) -> str:
     proc.terminate()
     try:
@@ -127,7 +105,7 @@ def test_escalation_and_acknowledgement_by_api_cli_and_link(tmp_path: Path, hook
     # rules: step 1 at once, step 2 after 20 s unless acknowledged; an ack by the API, the CLI or a
     # signed link stops it; the history answers who was told and who acknowledged
     cfg = _config(tmp_path, hooks.url)
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     auth = {"Authorization": f"Bearer {TOKEN}"}
     try:
         with httpx.Client(timeout=BOUND_S) as c:

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from tests._require import require_module, require_tool
@@ -46,6 +46,8 @@ CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-dev-shm-usage", "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup"]
 
+T = TypeVar("T")
+
 
 def get_json(url: str) -> Any:
     """GET ``url`` and decode its JSON body."""
@@ -53,23 +55,25 @@ def get_json(url: str) -> Any:
         return json.loads(res.read())
 
 
-def _holds(check: Callable[[], bool]) -> bool:
+def _holds(check: Callable[[], T | None]) -> T | None:
     try:
         return check()
     except urllib.error.HTTPError as exc:  # 503 while the demo mounts its API
         exc.close()
         if exc.code != 503:
             raise
-        return False
+        return None
 
 
-def wait_until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Poll ``check`` until true (a 503 counts as not yet); fail naming ``what`` after ``timeout`` s."""
+def wait_until(what: str, check: Callable[[], T | None], timeout: float = 60.0) -> T:
+    """Poll ``check`` until it returns something truthy (a 503 counts as not yet) and return that;
+    fail naming ``what`` after ``timeout`` s."""
     end = time.monotonic() + timeout
-    while not _holds(check):
+    while not (got := _holds(check)):
         if time.monotonic() > end:
             pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
         threading.Event().wait(0.2)
+    return got
 
 
 class DemoServer:

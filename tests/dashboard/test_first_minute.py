@@ -26,7 +26,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 from tests.server._proc import serve
 
-from dashboard.conftest import Watched
+from dashboard.conftest import Watched, wait_until
 from inferwatch.sdk import Monitor
 
 pytestmark = pytest.mark.slow
@@ -59,13 +59,6 @@ def classifier() -> Iterator[Any]:
     monitor.close()
 
 
-def wait_for(what: str, check: Any, timeout: float) -> None:
-    end = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < end, f"timed out after {timeout:g} s waiting for {what}"
-        time.sleep(0.2)
-
-
 @pytest.mark.tools
 def test_every_service_chart_has_data_from_the_first_scrapes_and_no_llm_section(
         tmp_path: Path, classifier: Any, browser: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +69,7 @@ def test_every_service_chart_has_data_from_the_first_scrapes_and_no_llm_section(
             body = c.get("/api/v1/query", params={"query": 'up{job="clf"} == 1'}).json()
             return bool(body["data"]["result"])
 
-        wait_for("the first scrape", scraped, 60)
+        wait_until("the first scrape", scraped, 60)
         first = time.monotonic()
         ctx = browser.new_context(viewport={"width": 1400, "height": 900})
         try:
@@ -96,7 +89,7 @@ def test_every_service_chart_has_data_from_the_first_scrapes_and_no_llm_section(
                     "data-state") for t in SERVICE_PANELS})
                 return all(v == "ok" for v in states.values())
 
-            wait_for(f"every Service chart to draw (last: {states})", drawn, 90)
+            wait_until(f"every Service chart to draw (last: {states})", drawn, 90)
             took = time.monotonic() - first
             with capsys.disabled():
                 print(f"\nevery Service chart had data {took:.1f} s after the first scrape ({loads} loads)")

@@ -31,7 +31,7 @@ from starlette.testclient import TestClient
 from tests.alerting.fakes import FakeService, wecom_handler
 from tests.server._proc import serve
 
-from dashboard.conftest import Watched
+from dashboard.conftest import Watched, wait_until
 from inferwatch.sdk import Monitor, Price
 from inferwatch.tracing import setup
 
@@ -111,14 +111,6 @@ def app() -> Iterator[tuple[Monitor, Any, set[str]]]:
     tracing.shutdown()
 
 
-def wait_for(what: str, check: Any, timeout: float = 90.0) -> Any:
-    end = time.monotonic() + timeout
-    while not (got := check()):
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.2)
-    return got
-
-
 @pytest.mark.tools
 def test_generation_alert_names_its_traces_on_the_card_and_in_the_message(
         tmp_path: Path, app: tuple[Monitor, Any, set[str]], browser: Any) -> None:
@@ -137,10 +129,10 @@ def test_generation_alert_names_its_traces_on_the_card_and_in_the_message(
                 return next((a for a in alerts if a["labels"]["alertname"] == "GenerationSlowFirstToken"
                              and a["state"] == "firing" and "example_traces" in a["annotations"]), None)
 
-            alert = wait_for("the generation alert with example traces", card_alert)
-            messages = wait_for("the WeCom message naming traces", lambda: [
+            alert = wait_until("the generation alert with example traces", card_alert, 90)
+            messages = wait_until("the WeCom message naming traces", lambda: [
                 r.json()["markdown"]["content"] for r in robot.requests
-                if "example traces:" in r.json().get("markdown", {}).get("content", "")])
+                if "example traces:" in r.json().get("markdown", {}).get("content", "")], 90)
             ctx = browser.new_context()
             try:
                 page = Watched(ctx.new_page())
@@ -195,7 +187,7 @@ def test_the_llm_section_shows_for_a_service_that_streams_and_hides_for_others(
                 "step": 15}).json()
             return bool(body["data"]["result"])
 
-        wait_for("a point of the overview's range", points)
+        wait_until("a point of the overview's range", points, 90)
         ctx = browser.new_context(viewport={"width": 1400, "height": 900})
         try:
             page = Watched(ctx.new_page())
@@ -245,7 +237,7 @@ def test_llm_panels_fill_on_a_1h_range_with_a_1_minute_scrape(
                     "data-state") for t in LLM_PANELS})
                 return all(v == "ok" for v in states.values())
 
-            wait_for(f"every LLM panel filled (last: {states})", filled, 120)
+            wait_until(f"every LLM panel filled (last: {states})", filled, 120)
             assert page.page.locator("h2[data-section='Generative (LLM)']").is_visible()
             cost = [u for u in sent if "inferwatch_generation_cost_total" in u]
             assert cost and all("[240s]" in u and "step=60" in u for u in cost), cost[-1:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.server
 import os
 import queue
 import re
@@ -9,6 +10,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +23,43 @@ from inferwatch.model import Labels, MetricKind, Sample
 
 TOKEN = "edge-t0ken-for-tests"
 API_TOKEN = "api-t0ken-for-tests"
+AGENT = [sys.executable, "-m", "inferwatch", "edge", "--events", "--config"]
+"""The edge agent as a process (append its config file's path)."""
+T0_MS = int(time.time()) * 1000
+"""Now-ish, in ms: inside the spool's 24 h and the store's retention."""
+
+
+@contextmanager
+def sequence_app() -> Iterator[str]:
+    """The device's application at the yielded URL: each scrape is the next number N, stamped T0_MS + N s.
+
+    Its value N * (-1)^N always leaves the 10 % band, so every scrape is spooled.
+    """
+    n = [0]
+    lock = threading.Lock()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            with lock:
+                n[0] += 1
+                k = n[0]
+            body = f"app_seq {k * (-1) ** k} {T0_MS + k * 1000}\n".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @dataclass

@@ -6,59 +6,29 @@ locally (CI runs the 20 the issue asks for).
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import random
 import signal
 import sqlite3
 import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from .helpers import TOKEN, Lines, clean_env, read_store, serve
+from .helpers import AGENT, TOKEN, Lines, clean_env, read_store, sequence_app, serve
 
 pytestmark = pytest.mark.slow
-AGENT = [sys.executable, "-m", "inferwatch", "edge", "--events", "--config"]
 KILLS = int(os.environ.get("EDGE_KILL9_COUNT", "20"))
-T0_MS = int(time.time()) * 1000  # now-ish: inside the spool's 24 h and the store's retention
 
 
 @pytest.fixture
 def app() -> Iterator[str]:
-    """The device's application: each scrape of /metrics is the next number N, stamped T0 + N s.
-
-    Its value N * (-1)^N always leaves the 10 % band, so every scrape is spooled.
-    """
-    n = [0]
-    lock = threading.Lock()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            with lock:
-                n[0] += 1
-                k = n[0]
-            body = f"app_seq {k * (-1) ** k} {T0_MS + k * 1000}\n".encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/metrics"
-    server.shutdown()
-    server.server_close()
+    """The device's application (:func:`sequence_app`)."""
+    with sequence_app() as url:
+        yield url
 
 
 def _spooled(spool: Path) -> set[float]:

@@ -41,16 +41,43 @@ class Served:
                 return text
 
 
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items()
+            if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR") and not k.startswith("OTEL_")}
+
+
+def start_serve(cfg: Path, *args: str, timeout: float = 60.0) -> tuple[subprocess.Popen[str], str]:
+    """Start ``inferwatch serve --config cfg`` on an ephemeral port; return the process and its URL.
+
+    Its stderr stays piped (read past the "listening on" line); the caller stops the process.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
+    assert proc.stderr is not None
+    seen: list[str] = []
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        ready, _, _ = select.select([proc.stderr], [], [], max(end - time.monotonic(), 0))
+        line = proc.stderr.readline() if ready else ""
+        seen.append(line)
+        if m := re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line):
+            return proc, m.group(1)
+        if not line:
+            break
+    proc.kill()
+    _, err = proc.communicate(timeout=timeout)
+    raise AssertionError(f"serve did not start: {''.join(seen) + err}")
+
+
 @contextmanager
 def serve(config_text: str, tmp_path: Path, *args: str) -> Iterator[Served]:
     """Run ``inferwatch serve`` on ``config_text`` (listening on an ephemeral port) until the block ends."""
     cfg = tmp_path / "inferwatch.yml"
     cfg.write_text(config_text)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR") and not k.startswith("OTEL_")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
     served = Served("", proc)
     try:
         first = served.wait_for("listening on")

@@ -81,7 +81,7 @@ def _targets(base: str, within_s: float = 60.0) -> tuple[list[str], list[str]]:
     while time.monotonic() < end:
         try:
             data = httpx.get(f"{base}/api/v1/targets", timeout=5).json()["data"]
-        except httpx.HTTPError:
+        except (httpx.HTTPError, ValueError, KeyError):  # not up yet, or not ready (a plain-text 503)
             data = {"activeTargets": [], "droppedTargets": []}
         if len(data["activeTargets"]) + len(data["droppedTargets"]) == len(TARGETS):
             return _shown(data)

@@ -7,12 +7,8 @@ file, and after the restart every alert has reached the webhook exactly once.
 
 from __future__ import annotations
 
-import os
-import re
-import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -21,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.server._proc import start_serve
 
 from alerting.fakes import FakeService, Reply, Request
 from inferwatch.model import stop_signals
@@ -77,22 +74,6 @@ alerting:
     return cfg
 
 
-def _start(cfg: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    ready, _, _ = select.select([proc.stderr], [], [], BOUND_S)
-    line = proc.stderr.readline() if ready else ""
-    m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line)
-    if m is None:
-        proc.kill()
-        proc.communicate(timeout=BOUND_S)
-        raise AssertionError(f"serve did not start: {line!r}")
-    return proc, m.group(1)
-
-
 def _signal(proc: subprocess.Popen[str], sig: signal.Signals) -> tuple[int, str, float]:
     """Send ``sig``; return the exit code, stderr and the seconds the process took to end."""
     t0 = time.monotonic()
@@ -123,7 +104,7 @@ def _wal_files(data: Path) -> list[str]:
 def test_sigterm_in_a_storm_exits_0_checkpointed_and_every_alert_arrives_once(
         tmp_path: Path, webhook: SlowWebhook) -> None:
     cfg = _config(tmp_path, webhook.url)
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     try:
         _storm(url)
         assert webhook.wait(100)  # deliveries are under way, most still owed
@@ -140,7 +121,7 @@ def test_sigterm_in_a_storm_exits_0_checkpointed_and_every_alert_arrives_once(
     assert delivered_before < STORM  # the stop came mid-storm: the rest is owed across the restart
 
     webhook.delay = 0.0
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     try:
         assert webhook.wait(STORM, STORM_BOUND_S)
     finally:

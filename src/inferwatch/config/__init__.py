@@ -20,6 +20,7 @@ from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._ha import HAConfig
+from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
@@ -44,6 +45,7 @@ from inferwatch.config._probes import (
     ProbeTls,
     check_json_path,
 )
+from inferwatch.config._prometheus_yml import prometheus_config_notes, read_prometheus_jobs
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._redact import (
     REDACTED,
@@ -73,8 +75,10 @@ from inferwatch.config._rules import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.config._scrape import ScrapeConfig, ScrapeTarget
+from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
+from inferwatch.config._scrape_config import ScrapeConfig
+from inferwatch.config._scrape_job import DnsSDConfig, FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -141,6 +145,7 @@ __all__ = [
     "DegradeActionSpec",
     "DigestReceiverSpec",
     "DingTalkReceiverSpec",
+    "DnsSDConfig",
     "Duration",
     "DynamicThreshold",
     "EdgeConfig",
@@ -151,14 +156,19 @@ __all__ = [
     "ExprSignal",
     "FeaturePsiSignal",
     "FeishuReceiverSpec",
+    "FileSDConfig",
     "FrozenModel",
     "GenerativeSpec",
     "GoldenSpec",
     "GpuMemoryRatioSignal",
     "HAConfig",
+    "HeartbeatKind",
+    "HeartbeatSenderSpec",
+    "HeartbeatWatchSpec",
     "HistoryConfig",
     "HttpActionSpec",
     "HttpLimits",
+    "HttpSDConfig",
     "IngestLimits",
     "InhibitRuleSpec",
     "KubernetesScaleSpec",
@@ -190,6 +200,7 @@ __all__ = [
     "RulesConfig",
     "ScheduleSpec",
     "ScrapeConfig",
+    "ScrapeJob",
     "ScrapeTarget",
     "SdkConfig",
     "Secret",
@@ -200,6 +211,7 @@ __all__ = [
     "SloFileRef",
     "SloSpec",
     "SloTiers",
+    "StaticGroup",
     "StorageConfig",
     "TLSConfig",
     "TelegramReceiverSpec",
@@ -220,6 +232,8 @@ __all__ = [
     "mask_secret_fields",
     "parse_config",
     "parse_local_time",
+    "prometheus_config_notes",
+    "read_prometheus_jobs",
     "redact_text",
     "redact_url",
 ]

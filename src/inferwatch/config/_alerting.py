@@ -21,6 +21,7 @@ from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._actions import ActionSpec, DegradeActionSpec, KubernetesScaleSpec, RollbackActionSpec
 from inferwatch.config._alertmanagers import AlertmanagerSpec
+from inferwatch.config._heartbeat import HeartbeatSenderSpec
 from inferwatch.config._oncall import SCHEDULE_PREFIX, EscalationSpec, HistoryConfig, OnCallConfig
 from inferwatch.config._types import Duration, FrozenModel
 from inferwatch.config.receivers import (
@@ -207,6 +208,8 @@ class AlertingConfig(FrozenModel):
     language: Literal["en", "zh-CN"] = Field(
         "en", description="language of the built-in message templates (zh-CN: Chinese)")
     timezone: str = Field("UTC", description="IANA time zone of times in messages, e.g. Asia/Shanghai")
+    heartbeat: HeartbeatSenderSpec | None = Field(
+        None, description="a Watchdog sent to an outside dead man's switch (docs/heartbeats.md)")
 
     @field_validator("timezone")
     @classmethod

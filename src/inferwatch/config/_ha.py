@@ -24,7 +24,7 @@ class HAConfig(FrozenModel):
 
     database: Secret | None = Field(None, description="postgresql:// URL of the shared state (a secret)")
     database_file: str | None = Field(None, description="a file holding the URL (read at start)")
-    replica: str = Field(default_factory=socket.gethostname, description="this replica's name (host name)")
+    replica: str = Field("", description="this replica's name (empty: the host name)")
     lease: Duration = Field(15.0, description="how long the sender's lease holds without renewal")
     address: str = Field("", description="host:port peers reach it at (server.listen)")
 
@@ -35,12 +35,9 @@ class HAConfig(FrozenModel):
             raise ValueError("a lease of at least 1s")
         return v
 
-    @field_validator("replica")
-    @classmethod
-    def _replica(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("a non-empty replica name")
-        return v.strip()
+    def replica_name(self) -> str:
+        """``replica``, or the host name when it is empty."""
+        return self.replica.strip() or socket.gethostname()
 
     @model_validator(mode="after")
     def _one_source(self) -> HAConfig:

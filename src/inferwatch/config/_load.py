@@ -12,8 +12,11 @@ from pydantic import ValidationError
 from inferwatch._env import ENV_CONFIG
 from inferwatch._exceptions import ConfigError
 from inferwatch.config._probes import ProbeSpec
+from inferwatch.config._prometheus_yml import read_prometheus_jobs
 from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
+from inferwatch.config._scrape_config import ScrapeConfig
+from inferwatch.config._scrape_job import ScrapeJob
 from inferwatch.config._yaml import safe_load_strict
 
 __all__ = ["load_config", "parse_config"]
@@ -37,14 +40,37 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 def _relative_to(config: Config, base: Path) -> Config:
-    """``slo_files`` paths, probes' golden files and CA files resolved against the config file's
-    directory (as Prometheus's rule_files)."""
+    """``slo_files`` paths, probes' golden files, CA files and ``file_sd_configs`` files resolved
+    against the config file's directory (as Prometheus's rule_files and file_sd_configs)."""
+    if config.scrape.jobs or config.scrape.prometheus_config:
+        config = config.model_copy(update={"scrape": _scrape_relative(config.scrape, base)})
     if config.probes:
         config = config.model_copy(update={"probes": tuple(_probe_relative(p, base) for p in config.probes)})
     if not config.slo_files:
         return config
     refs = tuple(r.model_copy(update={"path": str(base / r.path)}) for r in config.slo_files)
     return config.model_copy(update={"slo_files": refs})
+
+
+def _scrape_relative(scrape: ScrapeConfig, base: Path) -> ScrapeConfig:
+    """Own jobs' files resolved; the jobs of ``prometheus_config`` (read now, relative to it) added."""
+    jobs = tuple(_job_relative(j, base) for j in scrape.jobs)
+    if scrape.prometheus_config is None:
+        return scrape.model_copy(update={"jobs": jobs})
+    path = str(base / scrape.prometheus_config)
+    try:
+        return ScrapeConfig(targets=scrape.targets, jobs=(*jobs, *read_prometheus_jobs(path)),
+                            prometheus_config=path)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {exc.errors()[0]['msg']}") from None
+
+
+def _job_relative(job: ScrapeJob, base: Path) -> ScrapeJob:
+    if not job.file_sd_configs:
+        return job
+    sd = tuple(c.model_copy(update={"files": tuple(str(base / f) for f in c.files)})
+               for c in job.file_sd_configs)
+    return job.model_copy(update={"file_sd_configs": sd})
 
 
 def _probe_relative(probe: ProbeSpec, base: Path) -> ProbeSpec:

@@ -9,10 +9,11 @@ from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._ha import HAConfig
+from inferwatch.config._heartbeat import HeartbeatWatchSpec, check_heartbeats
 from inferwatch.config._probes import ProbeSpec, check_probes
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._rules import RulesConfig
-from inferwatch.config._scrape import ScrapeConfig
+from inferwatch.config._scrape_config import ScrapeConfig
 from inferwatch.config._sdk import SdkConfig
 from inferwatch.config._server import ServerConfig, StorageConfig
 from inferwatch.config._slo import SloFileEntry, SloSpec, check_thresholds
@@ -37,12 +38,19 @@ class Config(FrozenModel):
     slos: tuple[SloSpec, ...] = Field((), description="service-level objectives (docs/slo.md)")
     slo_files: tuple[SloFileEntry, ...] = Field((), description="Sloth prometheus/v1 spec files")
     probes: tuple[ProbeSpec, ...] = Field((), description="synthetic probes of endpoints (docs/probes.md)")
+    heartbeats: tuple[HeartbeatWatchSpec, ...] = Field(
+        (), description="heartbeats this server expects from others (docs/heartbeats.md)")
     ha: HAConfig | None = Field(None, description="an HA pair over PostgreSQL (docs/ha.md)")
 
     @field_validator("probes")
     @classmethod
     def _probe_names(cls, v: tuple[ProbeSpec, ...]) -> tuple[ProbeSpec, ...]:
         return check_probes(v)
+
+    @field_validator("heartbeats")
+    @classmethod
+    def _heartbeat_names(cls, v: tuple[HeartbeatWatchSpec, ...]) -> tuple[HeartbeatWatchSpec, ...]:
+        return check_heartbeats(v)
 
     @field_validator("slos")
     @classmethod

@@ -18,7 +18,7 @@ from inferwatch.model import (
     parse_relabel_configs,
 )
 
-__all__ = ["ScrapeConfig", "ScrapeTarget"]
+__all__ = ["ScrapeTarget"]
 
 _RESERVED = ("job", "instance")
 
@@ -132,19 +132,3 @@ class ScrapeTarget(FrozenModel):
     def instance(self) -> str:
         """The ``instance`` label: ``labels.instance`` or the URL's host:port."""
         return self.labels.get("instance") or urlsplit(self.url).netloc.rpartition("@")[2]
-
-
-class ScrapeConfig(FrozenModel):
-    """All scrape targets; (job, instance) pairs must be unique."""
-
-    targets: tuple[ScrapeTarget, ...] = ()
-
-    @model_validator(mode="after")
-    def _unique(self) -> ScrapeConfig:
-        seen: set[tuple[str, str]] = set()
-        for t in self.targets:
-            key = (t.job, t.instance)
-            if key in seen:
-                raise ValueError(f"two targets with job={t.job!r} and instance={t.instance!r}")
-            seen.add(key)
-        return self

@@ -97,6 +97,19 @@ QUERY_PRIORITY_WAIT_SECONDS_TOTAL = MetricSpec(
 RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
 ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
 TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))
+SD_FAILING = MetricSpec(
+    "inferwatch_sd_failing", _G,
+    "1 while a discovery source's last refresh failed (its last good targets are kept; the log says why).",
+    ("job", "mechanism"),
+)
+SD_REFRESH_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_sd_refresh_failures_total", _C, "Failed refreshes of a discovery source.",
+    ("job", "mechanism"),
+)
+SD_DISCOVERED_TARGETS = MetricSpec(
+    "inferwatch_sd_discovered_targets", _G,
+    "Targets a job's discovery found, active (scraped) or dropped by relabel_configs.", ("job", "state"),
+)
 STORAGE_BYTES = MetricSpec(
     "inferwatch_storage_bytes", _G, "Bytes on disk of the SQLite store (with its WAL).", (), "bytes",
 )
@@ -176,6 +189,26 @@ NOTIFICATION_QUEUE_LENGTH = MetricSpec(
 NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
     "inferwatch_notification_queue_oldest_age_seconds", _G,
     "Age of the oldest notification owed to a receiver (0 when none).", ("receiver",), "seconds",
+)
+# --- the dead man's switch: the Watchdog sent out, heartbeats watched in (docs/heartbeats.md) ---
+HEARTBEAT_SENDS_TOTAL = MetricSpec(
+    "inferwatch_heartbeat_sends_total", _C, "Watchdog heartbeats sent to the outside dead man's switch.",
+    ("kind",),
+)
+HEARTBEAT_SEND_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_heartbeat_send_failures_total", _C, "Watchdog heartbeats that failed to send.", ("kind",),
+)
+HEARTBEAT_CONSECUTIVE_FAILURES = MetricSpec(
+    "inferwatch_heartbeat_consecutive_failures", _G,
+    "Watchdog heartbeats failed in a row since the last success (HeartbeatSendFailing).", ("kind",),
+)
+HEARTBEATS_RECEIVED_TOTAL = MetricSpec(
+    "inferwatch_heartbeats_received_total", _C, "Heartbeats received from others (`heartbeats:`).",
+    ("heartbeat",),
+)
+HEARTBEAT_LAST_RECEIVED = MetricSpec(
+    "inferwatch_heartbeat_last_received_timestamp_seconds", _G,
+    "When a heartbeat last arrived (0: none since the server started).", ("heartbeat",), "seconds",
 )
 
 _REMOTE = ("remote_name", "url")

@@ -48,7 +48,7 @@ def open_replica(config: Config, pipeline: Pipeline, clock: Clock) -> Replica | 
     """This replica (delivering only while it holds the lease), or a sole one without ``ha``."""
     if config.ha is None or not isinstance(pipeline.db, PgStateDB):
         return SoleReplica()
-    replica = Replica(pipeline.db, pipeline, name=config.ha.replica,
+    replica = Replica(pipeline.db, pipeline, name=config.ha.replica_name(),
                       address=config.ha.address or config.server.listen, lease=config.ha.lease, clock=clock)
     pipeline.delivering = replica.is_leader
     return replica

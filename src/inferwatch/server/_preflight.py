@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inferwatch.config import Config
+from inferwatch.config import Config, prometheus_config_notes
 from inferwatch.model import SimulatedClock, format_duration
 from inferwatch.promql import DEFAULT_LOOKBACK_MS
 from inferwatch.rules import Rule
@@ -37,11 +37,16 @@ def config_warnings(config: Config) -> list[str]:
     a round is not stored until after it. A rule over such a series then sees
     gaps (a ``for`` restarts, a dynamic band skips points), or nothing at all
     when the two schedules fall into step. Prometheus has the same limit.
+    The sections of ``scrape.prometheus_config`` that are not read are listed too.
     """
     lookback = DEFAULT_LOOKBACK_MS / 1000
-    return [
-        f"scrape target {t.job}/{t.instance}: interval {format_duration(t.effective_interval)} is not "
+    notes = [
+        f"scrape target {t.job}/{t.instance or '(discovered)'}: "
+        f"interval {format_duration(t.effective_interval)} is not "
         f"shorter than the {format_duration(lookback)} query lookback, so rules and instant queries will "
         f"find no sample at some evaluations; scrape at most every {format_duration(lookback / 2)}"
-        for t in config.scrape.targets if t.effective_interval >= lookback
+        for t in (*config.scrape.targets, *config.scrape.jobs) if t.effective_interval >= lookback
     ]
+    if config.scrape.prometheus_config is not None:  # what of the prometheus.yml is not read, by line
+        notes += prometheus_config_notes(config.scrape.prometheus_config)
+    return notes

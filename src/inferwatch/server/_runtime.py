@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from inferwatch.config import Config
 from inferwatch.model import Clock, ClockStepDetector, Priority
@@ -54,6 +55,10 @@ class Server:
         self.stats = EvalStats(last_reload_success_t=clock.now())  # the first load counts
         self.base_url = components.config.server.external_url.rstrip("/")
         """The server's absolute URL for links in alerts (``serve`` sets the listen address without one)."""
+        self.round_hooks: list[Callable[[float], None]] = []
+        """Called every round before the rules (``serve`` records the self-alerts' series there)."""
+        self.metric_sources: list[Callable[[], Iterable[Any]]] = []
+        """More families for ``/metrics`` (prometheus-client ``Metric`` objects: the heartbeats')."""
 
     @property
     def config(self) -> Config:
@@ -68,6 +73,8 @@ class Server:
             try:
                 if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
                     comps.health.record(now)
+                for hook in self.round_hooks:
+                    hook(now)
                 with self.priority.first():  # queries wait at their next check until the round is done
                     comps.evaluator.evaluate(now)
             except Exception:

@@ -29,6 +29,7 @@ from inferwatch.store import SQLiteStore
 if TYPE_CHECKING:
     from inferwatch.alerting import ActionRecord, NotificationRecord, QueueStats
     from inferwatch.server._integrity import Damage
+    from inferwatch.server.ingest import ScrapeLoop
 from inferwatch.server._runtime import Server
 
 __all__ = ["DeliveryCounts", "self_registry"]
@@ -91,6 +92,7 @@ class _ServerCollector(Collector):
         for h in _HEALTH:
             targets.add_metric([h], float(health.get(h, 0)))
         yield targets
+        yield from self._discovery(comps.scrape)
         yield from self._limits(comps.store)
         if isinstance(comps.store, SQLiteStore):
             size = _family(catalog.STORAGE_BYTES)
@@ -109,6 +111,24 @@ class _ServerCollector(Collector):
             yield from self._delivery(self._deliveries)
         if comps.remote is not None:
             yield from comps.remote.metrics()
+        for source in server.metric_sources:
+            yield from source()
+
+    @staticmethod
+    def _discovery(scrape: ScrapeLoop) -> Iterator[Metric]:
+        if scrape.discovery is None:
+            return
+        failing, failures = _family(catalog.SD_FAILING), _family(catalog.SD_REFRESH_FAILURES_TOTAL)
+        for st in scrape.discovery.status():
+            failing.add_metric([st.job, st.mechanism], 1.0 if st.error else 0.0)
+            failures.add_metric([st.job, st.mechanism], float(st.failures))
+        found = _family(catalog.SD_DISCOVERED_TARGETS)
+        active = Counter(h.job for h in scrape.targets())
+        dropped = Counter(d.get("job", "") for d in scrape.dropped())
+        for job in scrape.jobs:
+            found.add_metric([job, "active"], float(active.get(job, 0)))
+            found.add_metric([job, "dropped"], float(dropped.get(job, 0)))
+        yield from (failing, failures, found)
 
     @staticmethod
     def _evaluation(server: Server) -> Iterator[Metric]:

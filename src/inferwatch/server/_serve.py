@@ -31,6 +31,12 @@ __all__ = ["parse_listen", "serve"]
 log = logging.getLogger(__name__)
 
 
+
+def _jobs(config: Config) -> str:
+    """", 2 discovery jobs" when ``scrape.jobs`` has some (their targets come and go)."""
+    n = len(config.scrape.jobs)
+    return f", {n} discovery job{'s' if n != 1 else ''}" if n else ""
+
 def parse_listen(listen: str) -> tuple[str, int]:
     """``host:port`` -> (host, port); ``ConfigError`` when malformed."""
     host, sep, port = listen.rpartition(":")
@@ -74,7 +80,7 @@ def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[]
         if config.ha is not None and not config.ha.address and isinstance(parts.replica, Replica):
             parts.replica.address = f"{host}:{bound_port}"  # what the peers list shows
         print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
-              f"({len(config.scrape.targets)} targets, {len(server.components.rules)} rules, "
+              f"({len(config.scrape.targets)} targets{_jobs(config)}, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
 
     _tune_gc()

@@ -48,8 +48,6 @@ class StorageHealth:
         """Files found damaged (at start, then repaired; or by the daily check), for ``DataFileDamaged``."""
         self.watch: IntegrityWatch | None = None
         """The daily check of every file (``serve``'s ``build`` sets it)."""
-        self.extra: Callable[[], list[tuple[Labels, float]]] = list
-        """More series of the server's own health (an HA replica's: ``build`` sets it)."""
 
     def error(self) -> str:
         """The store's last write error, ``""`` while writes succeed."""
@@ -80,9 +78,6 @@ class StorageHealth:
             labels += [Labels.of(catalog.STORE_CORRUPTIONS_TOTAL.name, file=d.file),
                        Labels.of(catalog.STORE_LOST_SERIES.name, file=d.file)]
             values += [float(sum(x.file == d.file for x in self.damage)), float(d.lost_series)]
-        for lab, value in self.extra():
-            labels.append(lab)
-            values.append(value)
         try:
             append_columns(self.store, labels, [now] * len(labels), values)
         except InferwatchError:

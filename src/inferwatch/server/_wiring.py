@@ -33,6 +33,7 @@ from inferwatch.server._components import (
     data_dir_of,
     state_dir,
 )
+from inferwatch.server._deadman import DeadMansSwitch, SelfSeries
 from inferwatch.server._ha import open_replica, shared_state
 from inferwatch.server._integrity import IntegrityWatch, check_data_dir
 from inferwatch.server._lifecycle import Reloader, reload_route
@@ -47,6 +48,7 @@ from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.api import (
     OutcomesApi,
     alerting_routes,
+    heartbeat_routes,
     load_ack_key,
     oncall_routes,
     open_trace_store,
@@ -59,6 +61,7 @@ from inferwatch.server.api import (
 from inferwatch.server.ingest import (
     DeltaState,
     DeviceStatus,
+    Discovery,
     EdgeIngest,
     OtlpMetricsReceiver,
     Prober,
@@ -103,6 +106,9 @@ class ServerParts:
     """Delayed labels POSTed to ``/api/v1/outcomes`` (``outcomes.sqlite``), for the SDK's pollers."""
     replica: Replica | SoleReplica = field(default_factory=SoleReplica)
     """This process in an HA pair: ``replica.is_leader()`` says whether it delivers now."""
+    deadman: DeadMansSwitch | None = None
+    """The Watchdog sent out (``alerting.heartbeat``; an HA pair sets its ``sender.should_send``)
+    and the ``heartbeats`` watched in."""
 
     def app(self) -> Starlette:
         """The server's Starlette app with every route mounted."""
@@ -120,6 +126,8 @@ class ServerParts:
             self.server.components.remote.start()  # what an earlier run left unsent goes first
         if self.push is not None:
             self.push.start()
+        if self.deadman is not None:
+            self.deadman.start()
 
     def stop(self) -> None:
         """Stop everything ``build`` made (the pipeline's finished sends recorded first)."""
@@ -142,7 +150,9 @@ class ServerParts:
             Step("finishing deliveries", deliveries),
             Step("giving the sender's lease to the peer", _calls(
                 *([self.replica.stop] if isinstance(self.replica, Replica) else []))),
-            Step("stopping the Alertmanager push", _calls(*([self.push.stop] if self.push else []))),
+            Step("stopping the Alertmanager push and the heartbeats",
+                 _calls(*([self.push.stop] if self.push else []),
+                        *([self.deadman.stop] if self.deadman else []))),
             Step("closing edge ingest, traces and outcomes", _calls(*files)),
             Step("closing the store and the alert state", _calls(self.server.components.close)),
             Step("closing the alerting state", _calls(self.pipeline.close)),
@@ -209,7 +219,6 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
             if built.health is not None and current.health is not None:
                 built.health.damage, built.health.watch = current.health.damage, current.health.watch
-                built.health.extra = current.health.extra
             built.evaluator.on_pending = pipeline.pending
             return built
 
@@ -217,9 +226,15 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
                             token=token_reload(token, data_dir, announce))
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
     parts.replica = open_replica(config, pipeline, clock)
-    if isinstance(parts.replica, Replica) and server.components.health is not None:
-        server.components.health.extra = parts.replica.series  # PeerReplicaMissing, HADatabaseFailing
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
+    parts.deadman = DeadMansSwitch.build(config, clock, pipeline)  # heartbeats are not reloaded
+    if parts.deadman.sender is not None:  # in an HA pair only the replica holding the lease sends it
+        parts.deadman.sender.should_send = parts.replica.is_leader
+    self_series = SelfSeries(server, pipeline, parts.deadman)
+    if isinstance(parts.replica, Replica):
+        self_series.extra = parts.replica.series  # PeerReplicaMissing, HADatabaseFailing
+    server.round_hooks.append(self_series.record)  # the self-alerts' series
+    server.metric_sources.append(parts.deadman.metrics)
     parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)
     return parts
 
@@ -247,6 +262,8 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))
     cluster = parts.replica.cluster_status if isinstance(parts.replica, Replica) else None
+    if parts.deadman is not None:
+        routes += heartbeat_routes(parts.deadman.watch, token)
     return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
                                  drift=drift, devices=devices, traces_token=traces_token, cluster=cluster)]
 
@@ -305,8 +322,10 @@ def build_components(
         recordings=rule_set.recordings, record_to=remote.tee if remote is not None else None,
     )
     appender = remote.tee if remote is not None else store  # scraped samples reach the remotes too
+    jobs = config.scrape.jobs  # their targets come and go: discovery runs beside the scrape threads
+    discovery = Discovery(jobs, clock=clock, transport=transport) if jobs else None
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
-                        sample_limit=config.server.limits.sample_limit)
+                        sample_limit=config.server.limits.sample_limit, jobs=jobs, discovery=discovery)
     # the storage series go where scraped samples go: the store, and the remotes through the tee
     health = StorageHealth(appender, data_dir) if isinstance(store, SQLiteStore) else None
     probes = Prober(config.probes, appender, clock=clock) if config.probes else None  # golden files read here

@@ -19,9 +19,10 @@ import httpx
 import pytest
 from tests._postgres import PostgresCluster
 from tests._require import require_tool
+from tests.server._proc import start_serve
 
 from alerting.fakes import Reply, Request
-from alerting.test_serve_oncall import BOUND_S, Hooks, _start, _stop
+from alerting.test_serve_oncall import BOUND_S, Hooks, _stop
 
 pytestmark = pytest.mark.slow
 TOKEN = "t0ken-for-ha-tests"
@@ -87,7 +88,7 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
     amtool = require_tool("amtool")
     db = postgres.new_database()
     hooks = TimedHooks()
-    a, url_a = _start(_config(tmp_path, "a", db, hooks.url))
+    a, url_a = start_serve(_config(tmp_path, "a", db, hooks.url))
     b = None
     try:
         with httpx.Client(timeout=BOUND_S) as c:
@@ -99,7 +100,7 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
                 "startsAt": "2000-01-01T00:00:00Z", "endsAt": "2100-01-01T00:00:00Z",
                 "createdBy": "ops", "comment": "maintenance"})
             assert sil.status_code == 200, sil.text
-            b, url_b = _start(_config(tmp_path, "b", db, hooks.url))
+            b, url_b = start_serve(_config(tmp_path, "b", db, hooks.url))
             assert _poll(lambda: len(status(url_a)["peers"]) == 2)
             cmd = [amtool, "cluster", "show", "-o", "extended", f"--alertmanager.url={url_b}"]
             show = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND_S, check=False)

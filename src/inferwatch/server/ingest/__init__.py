@@ -7,8 +7,10 @@ from inferwatch.server.ingest._ingest_checks import MIN_TIME
 from inferwatch.server.ingest._otlp_delta import DeltaState
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
 from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
-from inferwatch.server.ingest._scrape import REPORT_METRICS, ScrapeLoop, TargetHealth
+from inferwatch.server.ingest._scrape import ScrapeLoop
 from inferwatch.server.ingest._scrape_limits import MAX_AHEAD_S
+from inferwatch.server.ingest._scrape_target import REPORT_METRICS, TargetHealth
+from inferwatch.server.ingest.discovery import Discovery, SourceStatus
 from inferwatch.server.ingest.probe import Prober
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "REPORT_METRICS",
     "DeltaState",
     "DeviceStatus",
+    "Discovery",
     "EdgeIngest",
     "ExpositionParser",
     "OtlpMetricsReceiver",
@@ -24,6 +27,7 @@ __all__ = [
     "Prober",
     "RemoteWriteReceiver",
     "ScrapeLoop",
+    "SourceStatus",
     "TargetHealth",
     "ingest_routes",
     "otlp_metrics_routes",

@@ -16,18 +16,15 @@ on a simulated clock; :meth:`ScrapeLoop.start` runs one thread per target.
 from __future__ import annotations
 
 import logging
-import re
 import threading
-import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from inferwatch._exceptions import InferwatchError
-from inferwatch.config import REDACTED, ScrapeTarget, install_log_redaction, redact_url
-from inferwatch.formats import ExpositionParser, ParsedScrape
+from inferwatch.config import ScrapeJob, ScrapeTarget, install_log_redaction, redact_url
+from inferwatch.formats import ParsedScrape
 from inferwatch.model import STALE_NAN, Clock, Labels
 from inferwatch.server.ingest._scrape_limits import (
     MAX_AHEAD_S,
@@ -37,7 +34,9 @@ from inferwatch.server.ingest._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.server.ingest._target_labels import TargetLabels, relabel_scrape, target_labels
+from inferwatch.server.ingest._scrape_target import REPORT_METRICS, TargetHealth, TargetState
+from inferwatch.server.ingest._target_labels import job_target_labels, relabel_scrape, target_labels
+from inferwatch.server.ingest.discovery import Discovery
 from inferwatch.store import (
     ExemplarStore,
     LimitExceeded,
@@ -54,70 +53,6 @@ log = logging.getLogger(__name__)
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
           "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 """Prometheus 2.42's scrape Accept header: OpenMetrics first, so targets serve their exemplars."""
-REPORT_METRICS = (
-    "up", "scrape_duration_seconds", "scrape_samples_scraped",
-    "scrape_samples_post_metric_relabeling", "scrape_series_added",
-)
-
-
-@dataclass
-class TargetHealth:
-    """What the API shows about a target (Prometheus's ``/api/v1/targets`` fields)."""
-
-    job: str
-    instance: str
-    url: str
-    labels: dict[str, str]
-    interval: float
-    timeout: float
-    health: str = "unknown"
-    last_scrape: float | None = None
-    last_duration: float = 0.0
-    last_error: str = ""
-    samples: int = 0
-    discovered: dict[str, str] = field(default_factory=dict)
-    """The labels before ``relabel_configs`` (Prometheus's ``discoveredLabels``)."""
-
-
-_SECRET_PARAM = re.compile(r"token|key|secret|pass|auth|sig|credential", re.I)
-
-
-def _shown_url(url: str) -> str:
-    """``url`` as the targets API shows it: no ``user:pass@``, secret-looking query values masked.
-
-    Other query parameters stay (Prometheus shows a target's ``params``, such as
-    a blackbox exporter's ``module``).
-
-    >>> _shown_url("http://u:p@h:1/m?module=x&access_token=abc")
-    'http://h:1/m?module=x&access_token=%3Csecret%3E'
-    """
-    parts = urllib.parse.urlsplit(url)
-    query = urllib.parse.urlencode([(k, REDACTED if _SECRET_PARAM.search(k) else v)
-                                    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)])
-    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query=query))
-
-
-class _Target:
-    """One target's state between scrapes: parser cache, tracked series, schedule."""
-
-    def __init__(self, cfg: ScrapeTarget, found: TargetLabels) -> None:
-        assert found.labels is not None
-        self.cfg = cfg if found.url == cfg.url else cfg.model_copy(update={"url": found.url})
-        self.labels = found.labels
-        self.metric_rules = cfg.metric_relabel_rules()
-        self.relabelled: dict[Labels, Labels | None] = {}  # metric_relabel_configs' results, by series
-        self.parser = ExpositionParser(
-            self.labels, honor_labels=cfg.honor_labels, honor_timestamps=cfg.honor_timestamps
-        )
-        self.report = [Labels({**self.labels, "__name__": name}) for name in REPORT_METRICS]
-        self.tracked: dict[str, Labels] = {}
-        self.next_due: float | None = None  # wall time, for tick()
-        self.next_mono: float | None = None  # monotonic time, for the scrape thread
-        self.health = TargetHealth(
-            cfg.job, self.labels.get("instance", cfg.instance), _shown_url(self.cfg.url),
-            dict(sorted(self.labels.items())), cfg.effective_interval, cfg.effective_timeout,
-            discovered=dict(sorted(found.discovered.items())),
-        )
 
 
 class ScrapeLoop:
@@ -126,7 +61,7 @@ class ScrapeLoop:
     def __init__(
         self, targets: Sequence[ScrapeTarget], store: Store, *, clock: Clock,
         transport: httpx.BaseTransport | None = None, exemplars: ExemplarStore | None = None,
-        sample_limit: int = 0,
+        sample_limit: int = 0, jobs: Sequence[ScrapeJob] = (), discovery: Discovery | None = None,
     ) -> None:
         self.store = store
         self.sample_limit = sample_limit
@@ -134,31 +69,101 @@ class ScrapeLoop:
         self.exemplars = exemplars if exemplars is not None else ExemplarStore()
         """The exemplars scraped from OpenMetrics targets (kept across reloads by ``adopt``)."""
         self.clock = clock
+        self.jobs = {j.job: j for j in jobs}
+        """``scrape.jobs``: the jobs whose targets ``discovery`` finds (see :meth:`set_discovered`)."""
+        self.discovery = discovery
         found = [(t, target_labels(t, t.relabel_rules())) for t in targets]
-        self._targets = [_Target(t, f) for t, f in found if f.labels is not None]
-        self._dropped = [dict(sorted(f.discovered.items())) for _, f in found if f.labels is None]
+        self._targets = [TargetState(t, f) for t, f in found if f.labels is not None]
+        self._dropped: dict[str, list[dict[str, str]]] = {
+            "": [dict(sorted(f.discovered.items())) for _, f in found if f.labels is None]}
+        self._lock = threading.Lock()  # the target list is replaced whole under it (readers take a copy)
         install_log_redaction()  # httpx logs each request's URL whole (user:pass@, ?token=)
-        opts: dict[str, Any] = {"transport": transport, "follow_redirects": True,
-                                "headers": {"Accept": ACCEPT}}
-        self._client = httpx.Client(**opts)
+        self._opts: dict[str, Any] = {"transport": transport, "follow_redirects": True,
+                                      "headers": {"Accept": ACCEPT}}
+        self._client = httpx.Client(**self._opts)
         self._tls: dict[int, httpx.Client | str] = {}  # a client per tls_config, or why it has none
         for t in self._targets:
-            if t.cfg.tls_config is not None:
-                try:
-                    self._tls[id(t)] = httpx.Client(**opts, verify=t.cfg.tls_config.context())
-                except OSError as exc:
-                    self._tls[id(t)] = str(exc)
+            self._open_tls(t)
         self._stop = threading.Event()
+        self._running = False
         self._threads: list[threading.Thread] = []
         self._store_failing = False
 
+    def _open_tls(self, t: TargetState) -> None:
+        if t.cfg.tls_config is not None:
+            try:
+                self._tls[id(t)] = httpx.Client(**self._opts, verify=t.cfg.tls_config.context())
+            except OSError as exc:
+                self._tls[id(t)] = str(exc)
+
+    def _close_tls(self, t: TargetState) -> None:
+        client = self._tls.pop(id(t), None)
+        if isinstance(client, httpx.Client):
+            client.close()
+
     def targets(self) -> list[TargetHealth]:
-        """Health of every target, in config order."""
+        """Health of every target: the fixed ones in config order, then the discovered ones."""
         return [t.health for t in self._targets]
 
     def dropped(self) -> list[dict[str, str]]:
         """The discovered labels of the targets ``relabel_configs`` dropped (not scraped)."""
-        return list(self._dropped)
+        return [d for pool in list(self._dropped.values()) for d in pool]
+
+    # -- targets that come and go -------------------------------------------------
+    def set_discovered(self, job: str, found: Sequence[dict[str, str]]) -> None:
+        """``job``'s targets are now those of ``found`` (label sets with ``__address__``, from discovery).
+
+        New targets are scraped from now on (at once when the loop runs); targets
+        that are gone stop after any scrape in flight, and their series, ``up``
+        included, get a staleness marker at once (queries and alerts stop seeing
+        them). Unchanged targets carry on untouched.
+        """
+        cfg = self.jobs[job]
+        keep: dict[tuple[str, str, tuple[tuple[str, str], ...]], TargetState] = {}
+        dropped = []
+        for labels in found:
+            tl = job_target_labels(cfg, labels)
+            if tl.labels is None:
+                dropped.append(dict(sorted(tl.discovered.items())))
+                continue
+            state = TargetState(cfg.model_copy(update={"url": tl.url}), tl, pool=job)
+            keep.setdefault(state.key, state)  # as Prometheus: one target per label set and URL
+        with self._lock:
+            current = {t.key: t for t in self._targets if t.pool == job}
+            added = [t for k, t in keep.items() if k not in current]
+            removed = [t for k, t in current.items() if k not in keep]
+            for k, t in current.items():  # the labels before relabelling may change under the same target
+                if k in keep:
+                    t.health.discovered = keep[k].health.discovered
+            gone = {id(t) for t in removed}
+            self._targets = [t for t in self._targets if id(t) not in gone] + added
+            self._dropped[job] = dropped
+            for t in added:
+                self._open_tls(t)
+                if self._running:
+                    self._start_thread(t)
+        if added or removed:
+            log.info("job %s: %d targets (%d added, %d removed, %d dropped by relabel_configs)",
+                     job, len(keep), len(added), len(removed), len(dropped))
+        for t in removed:
+            self._retire(t, self.clock.now())
+
+    def _retire(self, target: TargetState, now: float) -> None:
+        """Stop ``target`` (its scrape in flight finishes first) and mark its series stale."""
+        target.stop.set()
+        with target.lock:
+            target.gone = True
+            self._mark_stale(target, now)
+        self._close_tls(target)
+
+    def _mark_stale(self, target: TargetState, now: float) -> None:
+        labels = [*target.tracked.values(), *(target.report if target.health.last_scrape is not None else ())]
+        if labels:
+            try:
+                append_columns(self.store, labels, [now] * len(labels), [STALE_NAN] * len(labels))
+            except InferwatchError:
+                log.exception("cannot mark the series of %s stale", redact_url(target.cfg.url))
+        target.tracked = {}
 
     def scrape_once(self, now: float | None = None) -> None:
         """Scrape every target now (sequentially)."""
@@ -174,17 +179,20 @@ class ScrapeLoop:
                 done += 1
         return done
 
-    def _scrape(self, target: _Target, now: float) -> None:
+    def _scrape(self, target: TargetState, now: float) -> None:
         """One scrape of one target; never raises (a background loop calls it)."""
-        try:
-            self._scrape_unsafe(target, now)
-        except Exception:  # a background loop logs and goes on
-            log.exception("scrape of %s failed unexpectedly", redact_url(target.cfg.url))
+        with target.lock:
+            if target.gone:  # removed by discovery while this scrape waited
+                return
+            try:
+                self._scrape_unsafe(target, now)
+            except Exception:  # a background loop logs and goes on
+                log.exception("scrape of %s failed unexpectedly", redact_url(target.cfg.url))
         interval = target.cfg.effective_interval
         due = (target.next_due if target.next_due is not None else now) + interval
         target.next_due = due if due > now else now + interval
 
-    def _scrape_unsafe(self, target: _Target, now: float) -> None:
+    def _scrape_unsafe(self, target: TargetState, now: float) -> None:
         start = self.clock.monotonic()
         parsed, error, note, scraped = ParsedScrape(), "", "", 0
         try:
@@ -268,46 +276,63 @@ class ScrapeLoop:
         """Take over ``old``'s state for targets whose config is unchanged (a reload).
 
         Their parser cache, tracked series and schedule carry on, so a reload
-        neither marks their series stale nor costs a cold first scrape. The
-        series of targets that are gone are marked stale. ``old`` must be
-        stopped. Returns how many targets were kept. The exemplars carry on.
+        neither marks their series stale nor costs a cold first scrape; so do the
+        discovered targets of a job whose config is unchanged (discovery then
+        updates them). The series of targets that are gone are marked stale.
+        ``old`` must be stopped. Returns how many targets were kept. The exemplars carry on.
         """
         self.exemplars = old.exemplars
-        previous = {t.cfg.model_dump_json(): t for t in old._targets}
+        previous = {t.cfg.model_dump_json(): t for t in old._targets if not t.pool}
         kept = 0
         for i, t in enumerate(self._targets):
             prev = previous.pop(t.cfg.model_dump_json(), None)
             if prev is not None:
                 self._targets[i] = prev
                 kept += 1
-        old._targets = list(previous.values())
+        same = {name for name, job in self.jobs.items()
+                if name in old.jobs and old.jobs[name].model_dump_json() == job.model_dump_json()}
+        carried = [t for t in old._targets if t.pool in same]
+        for t in carried:
+            self._open_tls(t)
+        self._targets = [*self._targets, *carried]
+        self._dropped.update({name: old._dropped.get(name, []) for name in same})
+        old._targets = [*previous.values(), *(t for t in old._targets if t.pool and t.pool not in same)]
         old.mark_all_stale(now)
-        return kept
+        return kept + len(carried)
 
     def mark_all_stale(self, now: float) -> None:
         """End-of-run staleness: every tracked series and the report series go stale (target removed)."""
         for target in self._targets:
-            labels = [*target.tracked.values(), *target.report]
-            try:
-                append_columns(self.store, labels, [now] * len(labels), [STALE_NAN] * len(labels))
-            except InferwatchError:
-                log.exception("cannot mark the series of %s stale", redact_url(target.cfg.url))
-            target.tracked = {}
+            with target.lock:
+                labels = [*target.tracked.values(), *target.report]
+                try:
+                    append_columns(self.store, labels, [now] * len(labels), [STALE_NAN] * len(labels))
+                except InferwatchError:
+                    log.exception("cannot mark the series of %s stale", redact_url(target.cfg.url))
+                target.tracked = {}
 
     # -- threads ----------------------------------------------------------------
     def start(self) -> None:
-        """Run one thread per target until :meth:`stop`."""
-        for target in self._targets:
-            name = f"scrape-{target.cfg.job}"
-            th = threading.Thread(target=self._run, args=(target,), name=name, daemon=True)
-            th.start()
-            self._threads.append(th)
+        """Run one thread per target, and discovery's threads, until :meth:`stop`."""
+        with self._lock:
+            self._running = True
+            for target in self._targets:
+                self._start_thread(target)
+        if self.discovery is not None:
+            self.discovery.start(self.set_discovered)
 
-    def _run(self, target: _Target) -> None:
-        while not self._stop.is_set():
-            self.clock.wait(self._stop, self._run_once(target))
+    def _start_thread(self, target: TargetState) -> None:
+        target.stop = threading.Event()  # a fresh one: a target adopted from a stopped loop runs again
+        name = f"scrape-{target.cfg.job}"
+        th = threading.Thread(target=self._run, args=(target, target.stop), name=name, daemon=True)
+        th.start()
+        self._threads.append(th)
 
-    def _run_once(self, target: _Target) -> float:
+    def _run(self, target: TargetState, stop: threading.Event) -> None:
+        while not stop.is_set() and not self._stop.is_set():
+            self.clock.wait(stop, self._run_once(target))
+
+    def _run_once(self, target: TargetState) -> float:
         """Scrape ``target`` if due on the monotonic clock; return the seconds until it is due again.
 
         Scheduling is monotonic and samples are stamped with the wall clock, so
@@ -322,12 +347,17 @@ class ScrapeLoop:
         return max(target.next_mono - self.clock.monotonic(), 0.0)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop the threads (joined with ``timeout``) and close the HTTP client."""
+        """Stop discovery and the scrape threads (joined with ``timeout``) and close the HTTP clients."""
+        if self.discovery is not None:
+            self.discovery.stop(timeout)
         self._stop.set()
+        with self._lock:
+            self._running = False
+            for target in self._targets:
+                target.stop.set()
         for th in self._threads:
             th.join(timeout)
         self._threads.clear()
         self._client.close()
-        for client in self._tls.values():
-            if not isinstance(client, str):
-                client.close()
+        for t in self._targets:
+            self._close_tls(t)

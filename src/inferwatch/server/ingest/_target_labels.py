@@ -13,11 +13,11 @@ from __future__ import annotations
 import urllib.parse
 from dataclasses import dataclass
 
-from inferwatch.config import ScrapeTarget
+from inferwatch.config import ScrapeJob, ScrapeTarget
 from inferwatch.formats import ParsedScrape
 from inferwatch.model import Labels, RelabelRule, format_duration, relabel
 
-__all__ = ["TargetLabels", "relabel_scrape", "target_labels"]
+__all__ = ["TargetLabels", "job_target_labels", "relabel_scrape", "target_labels"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,45 @@ def target_labels(cfg: ScrapeTarget, rules: tuple[RelabelRule, ...]) -> TargetLa
             "",
         )
     )
+    labels = {k: v for k, v in after.items() if not k.startswith("__")}
+    return TargetLabels(discovered, labels, url)
+
+
+def _with_port(address: str, scheme: str) -> str:
+    """Prometheus adds the scheme's port to an address without one (``host`` -> ``host:80``)."""
+    if address.startswith("["):
+        return address if "]:" in address else f"{address}:{443 if scheme == 'https' else 80}"
+    if address.count(":") != 0:  # host:port, or a bare IPv6 address Prometheus leaves alone
+        return address
+    return f"{address}:{443 if scheme == 'https' else 80}"
+
+
+def job_target_labels(job: ScrapeJob, found: dict[str, str]) -> TargetLabels:
+    """A discovered target of ``job`` (``found``: its group's labels and ``__address__``), as Prometheus
+    2.42's ``PopulateLabels`` makes it: the job's defaults where ``found`` has none, ``params`` as
+    ``__param_*``, ``relabel_configs``, the default port, ``instance``; ``__*`` labels left out."""
+    lset = {**job.labels, **found}
+    for name, value in (("job", job.job), ("__scrape_interval__", format_duration(job.effective_interval)),
+                        ("__scrape_timeout__", format_duration(job.effective_timeout)),
+                        ("__metrics_path__", job.metrics_path), ("__scheme__", job.scheme)):
+        if not lset.get(name):
+            lset[name] = value
+    for key, values in job.params.items():
+        if values:
+            lset[f"__param_{key}"] = values[0]
+    discovered = dict(lset)
+    rules = job.relabel_rules()
+    after = relabel(lset, rules) if rules else lset
+    if after is None or not after.get("__address__"):
+        return TargetLabels(discovered, None, "")
+    scheme = after.get("__scheme__") or "http"
+    after["__address__"] = _with_port(after["__address__"], scheme)
+    after["instance"] = after.get("instance") or after["__address__"]
+    params = {k: list(v) for k, v in job.params.items()}
+    params.update({k[len("__param_"):]: [v] for k, v in after.items() if k.startswith("__param_")})
+    query = urllib.parse.urlencode(sorted(params.items()), doseq=True)
+    path = after.get("__metrics_path__") or "/"
+    url = urllib.parse.urlunsplit((scheme, after["__address__"], path, query, ""))
     labels = {k: v for k, v in after.items() if not k.startswith("__")}
     return TargetLabels(discovered, labels, url)
 

@@ -1,0 +1,21 @@
+"""Service discovery: where a job's targets come from (static, file, HTTP, DNS), as Prometheus finds them."""
+
+from inferwatch.server.ingest.discovery._dns import DnsSource
+from inferwatch.server.ingest.discovery._file import WATCH_S, FileSource
+from inferwatch.server.ingest.discovery._groups import DiscoveryError, TargetGroup, flatten, parse_groups
+from inferwatch.server.ingest.discovery._http import HttpSource
+from inferwatch.server.ingest.discovery._manager import Discovery, OnUpdate, SourceStatus
+
+__all__ = [
+    "WATCH_S",
+    "Discovery",
+    "DiscoveryError",
+    "DnsSource",
+    "FileSource",
+    "HttpSource",
+    "OnUpdate",
+    "SourceStatus",
+    "TargetGroup",
+    "flatten",
+    "parse_groups",
+]
