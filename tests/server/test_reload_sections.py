@@ -42,6 +42,8 @@ CHANGES: dict[str, dict[str, Any]] = {
     "slos": {"slos": [{"service": "ranker", "type": "availability", "objective": 99.9}]},
     "slo_files": {"slo_files": ["slos.yml"]},
     "probes": {"probes": [{"name": "home", "url": "http://127.0.0.1:1/"}]},
+    "heartbeats": {"heartbeats": [{"name": "site-b"}]},
+    "ha": {"ha": {"database": "postgresql://iw@127.0.0.1:1/iw"}},
 }
 
 

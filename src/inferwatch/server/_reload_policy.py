@@ -46,6 +46,8 @@ SECTIONS: dict[str, str] = {
     "slos": "rebuilt",
     "slo_files": "rebuilt",
     "probes": "rebuilt",
+    "heartbeats": "restart",
+    "ha": "restart",
 }
 
 _SAID = {
