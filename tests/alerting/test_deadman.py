@@ -221,3 +221,25 @@ def test_through_the_pipeline_one_page_then_one_resolved_message() -> None:
     statuses = [(g.status, g.alerts[0].labels["heartbeat"]) for n in rec.sent for g in n.groups]
     assert statuses == [("firing", "site-a"), ("resolved", "site-a")]  # once, then its resolution
     p.close()
+
+
+def test_the_loop_sends_on_every_interval_of_the_clock(fake: list[FakeService]) -> None:
+    import threading
+
+    hook = _start(fake, webhook_handler())
+    clock = SimulatedClock(0.0)
+    asked: list[float] = []
+    six = threading.Event()
+
+    def should_send() -> bool:  # also the probe: when the loop asks, on the simulated clock
+        asked.append(clock.now())
+        if len(asked) >= 6:
+            six.set()
+        return len(asked) <= 5  # five sends, then this replica loses the lease
+
+    s = _sender(HeartbeatTarget("webhook", Secret(f"{hook.url}/h")), clock, should_send=should_send)
+    s.start()
+    assert six.wait(60)
+    s.stop()
+    assert asked[:6] == [0.0, 60.0, 120.0, 180.0, 240.0, 300.0]
+    assert s.sent == 5 and len(hook.requests) == 5

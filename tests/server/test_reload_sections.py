@@ -34,6 +34,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "rules": {"rules": {"default_pack": False}},
     "alerting": {"alerting": {"default_actions": False}},
     "alerting.alertmanagers": {"alerting": {"alertmanagers": [{"url": "http://127.0.0.1:1"}]}},
+    "alerting.heartbeat": {"alerting": {"heartbeat": {"kind": "healthchecks", "url": "http://127.0.0.1:1/x"}}},
     "sdk": {"sdk": {"queue_size": 1024}},
     "quality": {"quality": {"psi_warning": 0.2}},
     "collect": {"collect": {"interval": "30s"}},
@@ -42,7 +43,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "slos": {"slos": [{"service": "ranker", "type": "availability", "objective": 99.9}]},
     "slo_files": {"slo_files": ["slos.yml"]},
     "probes": {"probes": [{"name": "home", "url": "http://127.0.0.1:1/"}]},
-    "heartbeats": {"heartbeats": [{"name": "site-b"}]},
+    "heartbeats": {"heartbeats": [{"name": "site-a"}]},
     "ha": {"ha": {"database": "postgresql://iw@127.0.0.1:1/iw"}},
 }
 

@@ -33,11 +33,27 @@ class AggregationGroup:
     next_flush: float
     alerts: dict[str, Alert] = field(default_factory=dict)
     has_flushed: bool = False
+    _sorted: tuple[Alert, ...] | None = field(default=None, repr=False, compare=False)
 
     def snapshot(self, now: float) -> AlertGroup:
-        """The group's alerts as a value, sorted by labels."""
-        alerts = tuple(sorted(self.alerts.values(), key=lambda a: a.labels))
-        return AlertGroup(self.key, self.labels, alerts, now)
+        """The group's alerts as a value, sorted by labels (the order kept until the alerts change)."""
+        if self._sorted is None:  # escalation asks every tick: a storm's groups are not re-sorted each time
+            self._sorted = tuple(sorted(self.alerts.values(), key=_label_pairs))
+        return AlertGroup(self.key, self.labels, self._sorted, now)
+
+    def put(self, fp: str, alert: Alert) -> None:
+        """Add or replace an alert."""
+        self.alerts[fp] = alert
+        self._sorted = None
+
+    def drop(self, fp: str) -> None:
+        """Remove an alert."""
+        del self.alerts[fp]
+        self._sorted = None
+
+
+def _label_pairs(a: Alert) -> tuple[tuple[str, str], ...]:
+    return a.labels.items_tuple  # the order of ``Labels.__lt__``, compared in C
 
 
 class Dispatcher:
@@ -62,7 +78,7 @@ class Dispatcher:
         if group is None:
             group = AggregationGroup(route, key, labels, now + opts.group_wait)
             self.groups[key] = group
-        group.alerts[fingerprint(alert)] = alert
+        group.put(fingerprint(alert), alert)
         # An alert older than group_wait needs no waiting for more of its kind.
         if not group.has_flushed and alert.starts_at + opts.group_wait <= now:
             group.next_flush = min(group.next_flush, now)
@@ -81,7 +97,7 @@ class Dispatcher:
         self._flush(group.route, snap, now)
         for alert in snap.resolved():
             if group.alerts.get(fingerprint(alert)) == alert:
-                del group.alerts[fingerprint(alert)]
+                group.drop(fingerprint(alert))
         if not group.alerts:
             del self.groups[group.key]
 

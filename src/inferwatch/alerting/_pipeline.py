@@ -169,13 +169,13 @@ class Pipeline:
 
     def _put(self, fresh: list[Alert], now: float) -> None:
         fresh = [carry_peak(self.alerts.get(fingerprint(a)), a, now) for a in fresh]  # persisted below
-        self.oncall.received(self.alerts, fresh, now)
-        self._swallowed.fired(fresh, now)
-        for a in fresh:
-            self.alerts[fingerprint(a)] = a
-            self._updated[fingerprint(a)] = now
-        self.inhibitor.update(fresh)
-        self._alert_store.put(fresh, now)
+        with self.db.transaction():  # the history's events and the alerts: one commit per batch
+            self.oncall.received(self.alerts, fresh, now)
+            self._swallowed.fired(fresh, now)
+            self.alerts.update(fps := {fingerprint(a): a for a in fresh})
+            self._updated.update(dict.fromkeys(fps, now))
+            self.inhibitor.update(fresh)
+            self._alert_store.put(fresh, now)
         self.dispatcher.put(fresh, now)
 
     def _normalise(self, a: Alert, now: float) -> Alert:

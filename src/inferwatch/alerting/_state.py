@@ -89,11 +89,24 @@ class StateDB:
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open alerting state {self.path}: {exc}") from exc
         self._lock = threading.RLock()
+        self._depth = 0  # transactions open on the thread holding the lock
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (committed on exit, rolled back on error)."""
+        """A write transaction (committed on exit, rolled back on error).
+
+        One opened inside another (on the same thread) joins it: the writes of a whole batch of
+        alerts commit together, once (a storm's ingest is one commit, not one per table).
+        """
         with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._conn
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
             try:
                 self._conn.execute("BEGIN")
                 yield self._conn
@@ -102,6 +115,8 @@ class StateDB:
                 if self._conn.in_transaction:  # a full disk has rolled it back already: keep its error
                     self._conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._depth = 0
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Rows of a read query."""

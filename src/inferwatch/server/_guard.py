@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import traceback
 from collections.abc import Mapping
 from typing import Any
@@ -39,21 +38,27 @@ BODY_LIMITS: Mapping[str, int] = {
     "/v1/metrics": 32 << 20, "/v1/traces": 32 << 20, "/api/v1/alertmanager": 8 << 20,
     "/api/v2/alerts": 8 << 20,  # batches from a Prometheus that treats the server as its Alertmanager
 }
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_OPEN = {ord("{"), ord("[")}
-_CLOSE = {ord("}"), ord("]")}
+_BRACKETS = b"[]{}"
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKETS)
 
 
 def json_depth(body: bytes) -> int:
-    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped); linear time.
+    r"""The deepest nesting of ``[``/``{`` in a JSON text (strings skipped); linear time.
 
     >>> json_depth(b'{"a": [1, {"b": "[[["}]}')
     3
+    >>> json_depth(b'[["a\\\\", "[\\"["], {}]')
+    2
     """
-    skeleton = np.frombuffer(_STRING.sub(b"", body), dtype=np.uint8)
-    if not skeleton.size:
+    # Escapes gone (an escaped backslash first, then an escaped quote), every second piece between
+    # quotes is outside a string; of that only the brackets are kept: all in C, a storm's 1 MB in ms.
+    plain = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(plain.split(b'"')[0::2]).translate(None, _NOT_BRACKETS)
+    if not brackets:
         return 0
-    steps = np.isin(skeleton, list(_OPEN)).astype(np.int64) - np.isin(skeleton, list(_CLOSE))
+    skeleton = np.frombuffer(brackets, dtype=np.uint8)
+    steps = (skeleton == ord("[")).astype(np.int64) + (skeleton == ord("{")) - (skeleton == ord("]")) \
+        - (skeleton == ord("}"))
     return int(np.cumsum(steps).max(initial=0))
 
 

@@ -38,6 +38,7 @@ SECTIONS: dict[str, str] = {
     "rules": "rebuilt",
     "alerting": "applied",
     "alerting.alertmanagers": "restart",
+    "alerting.heartbeat": "restart",
     "sdk": "unused",
     "quality": "unused",
     "collect": "unused",

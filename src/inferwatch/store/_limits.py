@@ -91,6 +91,13 @@ class SeriesLimits:
             raise
 
     def _check_lengths(self, ls: Labels) -> None:
+        names_at, values_at = self.label_name_length_limit, self.label_value_length_limit
+        if not ls.items_tuple:
+            return
+        names, values = zip(*ls.items_tuple, strict=True)
+        if (not names_at or max(map(len, names)) <= names_at) and (
+                not values_at or max(map(len, values)) <= values_at):
+            return  # the common case, measured in C; the loop below names the first label over
         for name, value in ls.items_tuple:
             if self.label_name_length_limit and len(name) > self.label_name_length_limit:
                 raise LimitExceeded("label_name_length_limit", (

@@ -22,6 +22,7 @@ ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
 
 
+@functools.lru_cache(maxsize=4096)  # a storm's alerts share their times
 def rfc3339(t: float | None) -> str:
     """Unix seconds as RFC 3339 UTC (``None`` is Go's zero time, as Alertmanager writes it)."""
     if t is None:
@@ -29,6 +30,7 @@ def rfc3339(t: float | None) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@functools.lru_cache(maxsize=4096)  # a batch from Prometheus repeats the same few times
 def parse_rfc3339(text: str) -> float | None:
     """RFC 3339 to Unix seconds; the zero time (or empty) is ``None``."""
     if not text or text.startswith("0001-01-01"):

@@ -112,15 +112,21 @@ class Escalator:
     def _run(self, ep: Episode, g: AlertGroup, now: float) -> None:
         self._last = max(self._last, now)
         policy = self._config.escalation(ep.policy)
-        if policy is None or not g.firing() or self._acks.get(ep.key, now) is not None:
+        if policy is None:
             return
-        due = [(i, k) for i, k, t in _schedule(policy, ep.started) if t <= now and (i, k) not in ep.sent]
-        if not due or self._mute.process(Notification("", (g,)), now) is None:
+        due = self._due(ep, policy, now)  # first: a storm ticks often, and most ticks have nothing due
+        if not due or not g.firing() or self._acks.get(ep.key, now) is not None:
+            return
+        if self._mute.process(Notification("", (g,)), now) is None:
             return
         ep.sent.update(due)
         for i in sorted({i for i, _ in due}):
             self._step(ep, policy, i, g, now)
         self._save(ep)
+
+    @staticmethod
+    def _due(ep: Episode, policy: EscalationSpec, now: float) -> list[tuple[int, int]]:
+        return [(i, k) for i, k, t in _schedule(policy, ep.started) if t <= now and (i, k) not in ep.sent]
 
     def _step(self, ep: Episode, policy: EscalationSpec, i: int, g: AlertGroup, now: float) -> None:
         step = policy.steps[i]

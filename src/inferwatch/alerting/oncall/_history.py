@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inferwatch.alerting._alertstore import labels_json
 from inferwatch.alerting._state import StateStore
-from inferwatch.model import Matcher, matches_all, readable
+from inferwatch.model import Labels, Matcher, matches_all, readable
 
 __all__ = ["EVENT_KINDS", "Event", "History"]
 
@@ -62,8 +63,8 @@ class History:
         """Store events (a write per batch; the sweep every ``PRUNE_EVERY`` events)."""
         if not events:
             return
-        rows = [(e.t, e.kind, e.group_id, e.fingerprint, json.dumps(dict(e.labels), sort_keys=True),
-                 json.dumps(dict(e.detail), sort_keys=True)) for e in events]
+        rows = [(e.t, e.kind, e.group_id, e.fingerprint, _labels_text(e.labels),
+                 json.dumps(dict(e.detail), sort_keys=True) if e.detail else "{}") for e in events]
         with self._db.transaction() as c:
             c.executemany("INSERT INTO history (t, kind, group_id, fingerprint, labels, detail) "
                           "VALUES (?,?,?,?,?,?)", rows)
@@ -140,6 +141,10 @@ class History:
                  "mtta_seconds": statistics.fmean(tta[k]) if tta.get(k) else None,
                  "mttr_seconds": statistics.fmean(ttr[k]) if ttr.get(k) else None}
                 for k, n in sorted(count.items())]
+
+
+def _labels_text(labels: Mapping[str, str]) -> str:
+    return labels_json(labels) if type(labels) is Labels else json.dumps(dict(labels), sort_keys=True)
 
 
 def _key(e: Event, by: Sequence[str]) -> tuple[str, ...]:

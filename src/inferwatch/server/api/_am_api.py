@@ -204,21 +204,33 @@ def _opt_time(a: Mapping[str, Any], key: str, where: str) -> float | None:
 def _string_map(raw: Any, where: str) -> dict[str, str]:
     if raw is None:
         return {}
-    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise InputError(f"{where}: expected an object of strings")
-    return {str(k): v for k, v in raw.items()}
+    try:
+        if type(raw) is dict:  # JSON gives exact types, and object keys are strings already
+            "".join(raw.values())  # a TypeError on the first value that is not a string, checked in C
+            return raw
+    except TypeError:
+        pass
+    raise InputError(f"{where}: expected an object of strings")
+
+
+@functools.lru_cache(maxsize=4096)
+def _valid_names(names: tuple[str, ...]) -> str | None:
+    """The first invalid label name of a storm's few distinct name sets (``None``: all valid)."""
+    return next((k for k in names if not is_valid_label_name(k)), None)
 
 
 def _postable(a: Any, where: str, now: float, limits: SeriesLimits) -> Alert:
-    if not isinstance(a, dict):
+    if type(a) is not dict:
         raise InputError(f"{where}: expected an object")
-    labels = {k: v for k, v in _string_map(a.get("labels"), f"{where}.labels").items() if v}
-    if not labels:
+    raw = _string_map(a.get("labels"), f"{where}.labels")
+    pairs = tuple(sorted(raw.items() if "" not in raw.values() else ((k, v) for k, v in raw.items() if v)))
+    if not pairs:
         raise InputError(f"{where}: at least one label pair required")
-    bad = next((k for k in labels if not is_valid_label_name(k)), None)
+    bad = _valid_names(tuple(k for k, _ in pairs))
     if bad is not None:
         raise InputError(f"{where}.labels: invalid label name {bad[:64]!r}")
-    limits.check_labels(Labels(labels), f"{where}.labels")
+    labels = Labels.from_sorted(pairs)  # checked above: string names, unique (a JSON object's), sorted
+    limits.check_labels(labels, f"{where}.labels")
     starts, ends = _opt_time(a, "startsAt", where), _opt_time(a, "endsAt", where)
     if starts is None:
         starts = ends if ends is not None else now
@@ -227,7 +239,7 @@ def _postable(a: Any, where: str, now: float, limits: SeriesLimits) -> Alert:
     url = a.get("generatorURL", "")
     if not isinstance(url, str):
         raise InputError(f"{where}.generatorURL: expected a string")
-    return Alert(Labels(labels), _string_map(a.get("annotations"), f"{where}.annotations"), starts, ends,
+    return Alert(labels, dict(_string_map(a.get("annotations"), f"{where}.annotations")), starts, ends,
                  float("nan"), url)
 
 
