@@ -50,6 +50,8 @@ def _kind(data: Any) -> str:
             return "edge"
         if keys == {"inferwatch"}:
             return "replay"
+        if keys <= {"tls_server_config", "http_server_config", "basic_auth_users"}:
+            return "web"
         if "scrape_configs" in keys:
             return "prometheus.yml"
         if keys == {"authorization"}:
@@ -80,6 +82,10 @@ def _load(kind: str, text: str, data: Any, where: str, base: Path) -> None:
 
         (base / "token").write_text("t0ken\n")  # the edge example's token_file, read at load
         parse_agent_config(data, source=where, base=base)
+    elif kind == "web":
+        from inferwatch.config import parse_web_config
+
+        parse_web_config(text, source=where)
     elif kind == "sloth":
         from inferwatch.slo._sloth import parse_sloth_spec
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.server._proc import start_serve
 
-from alerting.test_serve_oncall import BOUND_S, TOKEN, Hooks, _start, _stop
+from alerting.test_serve_oncall import BOUND_S, TOKEN, Hooks, _stop
 
 pytestmark = pytest.mark.slow
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -67,7 +68,7 @@ def _links(hooks: Hooks) -> list[str]:
 
 def test_a_link_from_an_earlier_episode_is_refused_and_open_reads_hide_links(tmp_path: Path,
                                                                             hooks: Hooks) -> None:
-    proc, url = _start(_config(tmp_path, hooks.url))
+    proc, url = start_serve(_config(tmp_path, hooks.url), timeout=BOUND_S)
     try:
         with httpx.Client(timeout=BOUND_S) as c:
             _post(c, url, "firing")

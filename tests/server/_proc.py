@@ -61,7 +61,7 @@ def start_serve(cfg: Path, *args: str, timeout: float = 60.0) -> tuple[subproces
         ready, _, _ = select.select([proc.stderr], [], [], max(end - time.monotonic(), 0))
         line = proc.stderr.readline() if ready else ""
         seen.append(line)
-        if m := re.search(r"listening on (http://127\.0\.0\.1:\d+) ", line):
+        if m := re.search(r"listening on (https?://127\.0\.0\.1:\d+) ", line):
             return proc, m.group(1)
         if not line:
             break
@@ -81,7 +81,7 @@ def serve(config_text: str, tmp_path: Path, *args: str) -> Iterator[Served]:
     served = Served("", proc)
     try:
         first = served.wait_for("listening on")
-        m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", first)
+        m = re.search(r"listening on (https?://127\.0\.0\.1:\d+) ", first)
         assert m, "".join(served.lines)
         served.url = m.group(1)
         yield served

@@ -22,6 +22,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "server.data_dir": {"server": {"data_dir": "./elsewhere"}},
     "server.evaluation_interval": {"server": {"evaluation_interval": "30s"}},
     "server.api_token": {"server": {"api_token": "another-token-0001"}},
+    "server.auth": {"server": {"auth": {"anonymous_reads": False}}},
     "server.external_url": {"server": {"external_url": "http://dash.example"}},
     "server.query": {"server": {"query": {"timeout": "5s"}}},
     "server.http": {"server": {"http": {"max_connections": 64}}},

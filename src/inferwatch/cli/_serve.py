@@ -20,17 +20,25 @@ def add_parser(sub: Any) -> None:
         "server.evaluation_interval and serve the HTTP API and the web dashboard at / (default "
         "127.0.0.1:9464). SIGHUP or "
         "POST /-/reload (with the API token) re-reads the config: targets, rules, baselines, the "
-        "alerting section (routes, receivers, escalations) and server.api_token change without a "
-        "restart; storage, data_dir, listen address, alerting.alertmanagers, remote_write, "
+        "alerting section (routes, receivers, escalations), server.api_token, server.auth and the web "
+        "config file (users, certificates) change without a restart; storage, data_dir, listen "
+        "address, alerting.alertmanagers, remote_write, "
         "server.query, server.http, server.outcomes, server.external_url and edge need one (the "
         "reload's reply names each). A file that sets nothing but defaults is refused unless "
         "POST /-/reload?force=true. One server per data directory (a lock; a second start names "
         "the holder's pid). Queries run in a bounded pool (server.query: timeout 2m, max_samples 50M), "
         "scrapes within their timeout and Prometheus's per-target limits, requests within "
-        "server.http's connection, header-time and body limits (docs/server.md).",
+        "server.http's connection, header-time and body limits (docs/server.md). Who may do what: "
+        "server.api_token is the admin token; server.auth adds named tokens with roles (viewer, "
+        "responder, ingest, admin) and says whether reads need credentials (by default they do "
+        "unless listening on loopback); the web config file adds TLS and basic-auth users, and the "
+        "dashboard signs in at /login (docs/security.md).",
     )
     add_config_arg(p)
     p.add_argument("--listen", metavar="HOST:PORT", help="override server.listen (port 0 picks a free port)")
+    p.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                   help="Prometheus's web configuration file (TLS, basic_auth_users with bcrypt hashes); "
+                   "overrides server.auth.web_config_file; re-read on every reload")
     p.add_argument("--speed", type=float, metavar="X",
                    help="run on compressed time, X times faster than real time (replays, tests, "
                    "demos: scrapes, evaluations and for-durations all follow that clock)")
@@ -42,11 +50,14 @@ def add_parser(sub: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from inferwatch._env import ENV_CONFIG
     from inferwatch._exceptions import InputError
-    from inferwatch.config import load_config
+    from inferwatch.config import Config, load_config, with_web_config
     from inferwatch.model import Clock, ScaledClock
     from inferwatch.server import serve
 
-    cfg = load_config(args.config)  # None: $INFERWATCH_CONFIG, else the defaults
+    def load() -> Config:
+        return with_web_config(load_config(args.config), args.web_config_file)
+
+    cfg = load()  # None: $INFERWATCH_CONFIG, else the defaults
     if args.config is None and not os.environ.get(ENV_CONFIG):  # not even ./inferwatch.yaml (cli._main)
         print("inferwatch serve: no config (--config, $INFERWATCH_CONFIG or ./inferwatch.yaml): the "
               "built-in defaults, no targets; `inferwatch init` writes one for your app", file=sys.stderr)
@@ -55,7 +66,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError(f"--speed: must be positive, got {args.speed:g}")
     if args.speed is not None or args.start is not None:
         clock = ScaledClock(args.speed or 1.0, _start(args.start))
-    serve(cfg, listen=args.listen, clock=clock, reload=lambda: load_config(args.config))
+    serve(cfg, listen=args.listen, clock=clock, reload=load)
     return 0
 
 

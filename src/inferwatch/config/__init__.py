@@ -16,13 +16,14 @@ from inferwatch.config._actions import (
 )
 from inferwatch.config._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
 from inferwatch.config._alertmanagers import AlertmanagerSpec
+from inferwatch.config._auth import ROLES, AuthConfig, Role, TokenSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._ha import HAConfig
 from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
-from inferwatch.config._load import load_config, parse_config
+from inferwatch.config._load import load_config, parse_config, with_web_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
 from inferwatch.config._oncall import (
     SCHEDULE_PREFIX,
@@ -92,6 +93,7 @@ from inferwatch.config._slo import (
     check_thresholds,
 )
 from inferwatch.config._types import Duration, FrozenModel, Secret
+from inferwatch.config._web import TLS_VERSIONS, TlsServerConfig, WebConfig, load_web_config, parse_web_config
 from inferwatch.config.receivers import (
     LANGUAGES,
     PAGERDUTY_KEY_LEN,
@@ -125,8 +127,10 @@ __all__ = [
     "PAGERDUTY_KEY_LEN",
     "PERIODS",
     "REDACTED",
+    "ROLES",
     "SCHEDULE_PREFIX",
     "TITLE_FIELDS",
+    "TLS_VERSIONS",
     "TTFT_BUCKETS",
     "AbTestPValueSignal",
     "ActionSpec",
@@ -135,6 +139,7 @@ __all__ = [
     "AliyunSmsReceiverSpec",
     "AliyunVoiceReceiverSpec",
     "AnomalousRatioSignal",
+    "AuthConfig",
     "Authorization",
     "BaselineConfig",
     "BasicAuth",
@@ -193,6 +198,7 @@ __all__ = [
     "ReceiverSpec",
     "RemoteWriteQueue",
     "RemoteWriteSpec",
+    "Role",
     "RollbackActionSpec",
     "RouteSpec",
     "RuleOverride",
@@ -218,22 +224,28 @@ __all__ = [
     "TencentSmsReceiverSpec",
     "TencentVoiceReceiverSpec",
     "TerminalReceiverSpec",
+    "TlsServerConfig",
+    "TokenSpec",
     "TwilioReceiverSpec",
     "UnavailableRatioSignal",
     "UpSignal",
     "WeComAppReceiverSpec",
     "WeComReceiverSpec",
+    "WebConfig",
     "WebhookReceiverSpec",
     "check_json_path",
     "check_thresholds",
     "env",
     "install_log_redaction",
     "load_config",
+    "load_web_config",
     "mask_secret_fields",
     "parse_config",
     "parse_local_time",
+    "parse_web_config",
     "prometheus_config_notes",
     "read_prometheus_jobs",
     "redact_text",
     "redact_url",
+    "with_web_config",
 ]

@@ -19,7 +19,7 @@ from inferwatch.config._scrape_config import ScrapeConfig
 from inferwatch.config._scrape_job import ScrapeJob
 from inferwatch.config._yaml import safe_load_strict
 
-__all__ = ["load_config", "parse_config"]
+__all__ = ["describe_validation", "load_config", "parse_config", "with_web_config"]
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
@@ -44,6 +44,9 @@ def _relative_to(config: Config, base: Path) -> Config:
     against the config file's directory (as Prometheus's rule_files and file_sd_configs)."""
     if config.scrape.jobs or config.scrape.prometheus_config:
         config = config.model_copy(update={"scrape": _scrape_relative(config.scrape, base)})
+    auth = config.server.auth
+    if auth.web_config_file is not None:
+        config = with_web_config(config, str(base / auth.web_config_file))
     if config.probes:
         config = config.model_copy(update={"probes": tuple(_probe_relative(p, base) for p in config.probes)})
     if not config.slo_files:
@@ -82,6 +85,15 @@ def _probe_relative(probe: ProbeSpec, base: Path) -> ProbeSpec:
     return probe.model_copy(update=update) if update else probe
 
 
+def with_web_config(config: Config, path: str | None) -> Config:
+    """``config`` with ``server.auth.web_config_file`` set to ``path`` (``--web.config.file``; ``None``:
+    as it is)."""
+    if path is None:
+        return config
+    auth = config.server.auth.model_copy(update={"web_config_file": path})
+    return config.model_copy(update={"server": config.server.model_copy(update={"auth": auth})})
+
+
 def parse_config(text: str, *, source: str = "<config>") -> Config:
     """Validate YAML text; ``source`` names it in errors."""
     try:
@@ -98,12 +110,13 @@ def parse_config(text: str, *, source: str = "<config>") -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
+        raise ConfigError(describe_validation(exc, source)) from None
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to validate") from None
 
 
-def _describe(exc: ValidationError, source: str) -> str:
+def describe_validation(exc: ValidationError, source: str) -> str:
+    """pydantic's errors as lines ``source: field: problem (got value)``; secrets never echoed."""
     lines = []
     for err in exc.errors():
         field = _field_path(err["loc"])

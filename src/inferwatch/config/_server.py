@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
+from inferwatch.config._auth import AuthConfig
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._remote_write import RemoteWriteSpec
 from inferwatch.config._types import Duration, FrozenModel, Secret
@@ -29,7 +30,9 @@ class ServerConfig(FrozenModel):
     data_dir: str = Field("./data", description="directory of the SQLite files")
     evaluation_interval: Duration = Field(
         15.0, ge=0.1, description="how often rules are evaluated (at least 100ms)")
-    api_token: Secret | None = Field(None, description="token for API writes; generated if unset")
+    api_token: Secret | None = Field(None, description="the admin token (writes, reload); generated if unset")
+    auth: AuthConfig = Field(default_factory=AuthConfig, description="web config file, named tokens, "
+                             "roles, whether reads need credentials")
     external_url: str = Field("", description="URL of the dashboard, linked from notifications")
     query: QueryLimits = Field(default_factory=QueryLimits, description="bounds on API queries")
     http: HttpLimits = Field(default_factory=HttpLimits, description="bounds on HTTP clients")

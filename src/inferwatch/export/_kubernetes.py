@@ -36,7 +36,9 @@ def _meta(name: str, opts: ExportOptions, **extra: Any) -> dict[str, Any]:
 
 def _configmap(config: Config, opts: ExportOptions) -> dict[str, Any]:
     doc = config_document(config)
-    doc["server"] = {**doc["server"], "listen": f"0.0.0.0:{PORT}", "data_dir": DATA_DIR}
+    # off loopback reads need credentials by default: the ServiceMonitor's scrape of /metrics stays open
+    auth = {"anonymous_metrics": True, **doc["server"].get("auth", {})}
+    doc["server"] = {**doc["server"], "listen": f"0.0.0.0:{PORT}", "data_dir": DATA_DIR, "auth": auth}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(NAME, opts),
             "data": {"inferwatch.yaml": dump_yaml(doc)}}
 

@@ -21,6 +21,7 @@ from inferwatch.edge import INGEST_PATH
 from inferwatch.server._guard import Guard
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
+from inferwatch.server.access import Access, AccessGate, access_routes
 from inferwatch.server.api import OPENAPI_PATH, QueryExecutor, openapi_document, prometheus_routes
 
 __all__ = ["create_app"]
@@ -29,8 +30,13 @@ log = logging.getLogger(__name__)
 
 
 def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
-               deliveries: DeliveryCounts | None = None, executor: QueryExecutor | None = None) -> Starlette:
+               deliveries: DeliveryCounts | None = None, executor: QueryExecutor | None = None,
+               access: Access | None = None) -> Starlette:
     """The Starlette app of ``server``; ``extra_routes`` are mounted alongside (alerting API).
+
+    With ``access`` (``serve``, the demo) every request passes the access gate, the one place
+    that decides who may do what, and the sign-in routes are mounted; without it (the routes
+    alone, in tests) each write checks the bearer token itself.
 
     Queries, series and label look-ups run on ``executor`` (one with the
     config's ``server.query`` limits when not given; ``app.state.executor``).
@@ -67,9 +73,12 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
         Route("/-/healthy", healthy), Route("/-/ready", ready), Route("/metrics", metrics),
         Route(OPENAPI_PATH, openapi),
         *extra_routes,
+        *(access_routes(access) if access is not None else []),
     ]
     guard = Middleware(Guard, limits=server.config.server.http,  # body size, JSON depth, clean 500s
                        paths={INGEST_PATH: server.config.edge.max_body_bytes})
-    app = Starlette(routes=routes, exception_handlers={404: not_found}, middleware=[guard])
+    # the gate inside the guard: bodies are bounded before anyone is asked who they are
+    gate = [Middleware(AccessGate, access=access)] if access is not None else []
+    app = Starlette(routes=routes, exception_handlers={404: not_found}, middleware=[guard, *gate])
     app.state.executor = executor
     return app

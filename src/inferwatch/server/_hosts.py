@@ -57,9 +57,10 @@ def host_allowed(header: str, allowed: frozenset[str] | None) -> bool:
     return host in allowed or is_loopback(host)
 
 
-def exposure_warning(listen_host: str) -> str | None:
-    """The warning ``serve`` prints when it listens beyond loopback (reads need no token)."""
-    if is_loopback(listen_host):
+def exposure_warning(listen_host: str, reads_open: bool = True) -> str | None:
+    """The warning ``serve`` prints when it listens beyond loopback with reads open to anyone."""
+    if is_loopback(listen_host) or not reads_open:
         return None
     return (f"listening on {listen_host or '0.0.0.0'}, beyond loopback: reads (queries, targets, alerts, "
-            "silences) need no token; keep the port behind a firewall or an authenticating proxy")
+            "silences) need no token (server.auth.anonymous_reads: true); keep the port behind a firewall "
+            "or set it false")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import ssl
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -88,8 +89,10 @@ def raise_fd_limit() -> int:
     return hard
 
 
-def uvicorn_config(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
-    """The ``uvicorn.Config`` of the server, with the connection bounds and rate-limited log lines."""
+def uvicorn_config(app: Any, host: str, port: int, limits: HttpLimits, *,
+                   tls: ssl.SSLContext | None = None) -> Any:
+    """The ``uvicorn.Config`` of the server, with the connection bounds and rate-limited log lines;
+    ``tls``: serve HTTPS with this context (the web config file's, reloaded in place)."""
     import uvicorn
 
     cfg = uvicorn.Config(
@@ -97,6 +100,9 @@ def uvicorn_config(app: Any, host: str, port: int, limits: HttpLimits) -> Any:
         http=bounded_protocol(limits), timeout_keep_alive=max(1, round(limits.keep_alive_timeout)),
         h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_graceful_shutdown=5,
     )
+    if tls is not None:  # ours (versions, client CAs, reloaded in place), not one built from file names
+        cfg.load()
+        cfg.ssl = tls
     install_repeat_filter("uvicorn", "uvicorn.error", "uvicorn.access")  # uvicorn's own handlers too
     soft = raise_fd_limit()
     if soft < limits.max_connections + 64:

@@ -36,12 +36,15 @@ class Reloader:
                  build: Callable[[Config, ServerComponents], ServerComponents],
                  announce: Callable[[str], None] | None = None,
                  alerting: Callable[[AlertingConfig], None] | None = None,
-                 token: Callable[[Config], str] | None = None) -> None:
+                 token: Callable[[Config], str] | None = None,
+                 auth: Callable[[Config], Callable[[], str]] | None = None) -> None:
         """``announce`` gets one line per SIGHUP reload (``serve`` prints it to stderr); ``alerting``
         applies a changed ``alerting`` section (``Pipeline.reconfigure``; raises on a bad one);
-        ``token`` applies a changed ``server.api_token`` and says how it went."""
+        ``token`` applies a changed ``server.api_token`` and says how it went; ``auth`` checks
+        ``server.auth`` and the web config file (raising before anything changes) and returns
+        what applies them (re-read on every reload: the file may change on its own)."""
         self._server, self._load, self._build, self._alerting = server, load, build, alerting
-        self._token = token
+        self._token, self._auth = token, auth
         self._announce = announce or (lambda line: None)
         self._lock = threading.Lock()
 
@@ -61,6 +64,7 @@ class Reloader:
                         "the new config sets nothing but defaults (an empty file?): every rule, target, "
                         "receiver and route of the running one would go; config not reloaded (to apply it "
                         "anyway: POST /-/reload?force=true)")
+                apply_auth = self._auth(new) if self._auth is not None else None
             except InferwatchError:
                 self._server.stats.last_reload_ok = False
                 raise
@@ -70,6 +74,8 @@ class Reloader:
             if new.server.api_token != old.server.api_token:
                 notes.append(self._token(new) if self._token is not None
                              else "server.api_token changes take effect after a restart")
+            if apply_auth is not None:
+                notes.append(apply_auth())
             if new.alerting != old.alerting and self._alerting is None:
                 notes.append("alerting changes take effect after a restart")
             elif new.alerting != old.alerting:

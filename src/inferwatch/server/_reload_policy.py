@@ -26,6 +26,7 @@ SECTIONS: dict[str, str] = {
     "server.data_dir": "refused",
     "server.evaluation_interval": "rebuilt",
     "server.api_token": "applied",
+    "server.auth": "applied",
     "server.external_url": "restart",
     "server.query": "restart",
     "server.http": "restart",

@@ -65,9 +65,11 @@ def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[]
     if parts.reloader is not None and threading.current_thread() is threading.main_thread() \
             and hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, parts.reloader.on_signal)
+    assert parts.access is not None
+    parts.access.relisten(f"{host}:{port}", config)  # reads' default follows the address listened on
     app = parts.app()
     app.state.allowed_hosts = allowed_hosts(host, config.server.external_url)  # DNS-rebinding check
-    for warning in [exposure_warning(host), *config_warnings(config)]:
+    for warning in [exposure_warning(host, parts.access.settings.anonymous_reads), *config_warnings(config)]:
         if warning:
             print(f"inferwatch serve: warning: {warning}", file=sys.stderr, flush=True)
     parts.start_workers()
@@ -79,13 +81,15 @@ def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[]
             parts.sink.base_url = server.base_url = listen_url(host, bound_port)
         if config.ha is not None and not config.ha.address and isinstance(parts.replica, Replica):
             parts.replica.address = f"{host}:{bound_port}"  # what the peers list shows
-        print(f"inferwatch serve: listening on http://{host}:{bound_port} (dashboard at /) "
+        print(f"inferwatch serve: listening on {scheme}://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets{_jobs(config)}, {len(server.components.rules)} rules, "
-              f"data in {server.components.data_dir})", file=sys.stderr, flush=True)
+              f"data in {server.components.data_dir}, {reads})", file=sys.stderr, flush=True)
 
+    scheme = "https" if parts.access.tls is not None else "http"
+    reads = "reads open" if parts.access.settings.anonymous_reads else "reads need credentials"
     _tune_gc()
     shutdown = Shutdown(config.server.shutdown_grace, announce=_stderr)
-    uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http),
+    uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http, tls=parts.access.tls),
                            on_started=started, port=port, on_stopping=app.state.executor.close,
                            on_signal=shutdown.on_signal)
     try:

@@ -45,6 +45,7 @@ from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._shutdown import Step
 from inferwatch.server._storage_health import StorageHealth
 from inferwatch.server._trace_links import TraceLinks
+from inferwatch.server.access import Access
 from inferwatch.server.api import (
     OutcomesApi,
     alerting_routes,
@@ -106,13 +107,16 @@ class ServerParts:
     """Delayed labels POSTed to ``/api/v1/outcomes`` (``outcomes.sqlite``), for the SDK's pollers."""
     replica: Replica | SoleReplica = field(default_factory=SoleReplica)
     """This process in an HA pair: ``replica.is_leader()`` says whether it delivers now."""
+    access: Access | None = None
+    """Who may do what (``server.auth``, the web config file): the gate in front of every route."""
     deadman: DeadMansSwitch | None = None
     """The Watchdog sent out (``alerting.heartbeat``; an HA pair sets its ``sender.should_send``)
     and the ``heartbeats`` watched in."""
 
     def app(self) -> Starlette:
         """The server's Starlette app with every route mounted."""
-        return create_app(self.server, extra_routes=self.routes, deliveries=self.deliveries)
+        return create_app(self.server, extra_routes=self.routes, deliveries=self.deliveries,
+                          access=self.access)
 
     def start_workers(self) -> None:
         """Start the background work: edge ingest's upkeep, the pipeline's runner, remote-write out,
@@ -198,6 +202,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     pipeline = build_pipeline(config, clock=clock, stream=embed.stream)
     token = embed.token if embed.token is not None else LiveToken(
         resolve_api_token(config, data_dir, announce))  # a reload may change it
+    access = Access.of(config, token, clock,  # before any file opens: a bad web config fails fast
+                       open_paths=frozenset() if embed.traces_token else frozenset({"/v1/traces"}))
     inner, push = alert_sink(config, pipeline)  # the pipeline, and existing Alertmanagers if set
     if embed.tap is not None:
         inner = FanoutSink(embed.tap, inner)
@@ -223,8 +229,9 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             return built
 
         reloader = Reloader(server, reload, rebuild, announce=announce, alerting=pipeline.reconfigure,
-                            token=token_reload(token, data_dir, announce))
-    parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader)
+                            token=token_reload(token, data_dir, announce), auth=access.prepare)
+    parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader,
+                        access=access)
     parts.replica = open_replica(config, pipeline, clock)
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
     parts.deadman = DeadMansSwitch.build(config, clock, pipeline)  # heartbeats are not reloaded

@@ -13,7 +13,6 @@ notification and action records. Writes need ``Authorization: Bearer <token>``.
 
 from __future__ import annotations
 
-import hmac
 import logging
 import os
 import secrets
@@ -31,7 +30,7 @@ from inferwatch.alerting import PipelineHandles, Silence, parse_rfc3339, redact_
 from inferwatch.config import Config, Secret, env
 from inferwatch.model import Labels, Matcher, MatchOp, is_valid_label_name, loads_json, parse_matcher, shown
 from inferwatch.rules import Alert
-from inferwatch.server._reader import bearer_ok
+from inferwatch.server._reader import may, write_allowed
 from inferwatch.server.api._am_api import am_error, am_routes
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits
 
@@ -74,15 +73,9 @@ def _error(status: int, msg: str) -> JSONResponse:
     return JSONResponse({"error": msg}, status_code=status)
 
 
-def _authorised(request: Request, token: Secret) -> bool:
-    got = request.headers.get("authorization", "")
-    want = f"Bearer {token.reveal()}"
-    return hmac.compare_digest(got.encode(), want.encode())
-
-
 def _write(token: Secret, fn: Endpoint, error: Callable[[int, str], Response] = _error) -> Endpoint:
     async def guarded(request: Request) -> Response:
-        if not _authorised(request, token):  # in the route's shape: amtool prints Alertmanager's string
+        if not write_allowed(request, token):  # in the route's shape: amtool prints Alertmanager's string
             return error(401, "writes need 'Authorization: Bearer <token>' (server.api_token, else the data "
                          "directory's api_token file)")
         try:
@@ -248,7 +241,7 @@ def alerting_routes(handles: PipelineHandles, token: Secret,
 
     async def notifications(request: Request) -> Response:
         out = [r.to_json() for r in alerting.notifications()]
-        if not bearer_ok(request, token):  # acknowledgement links are credentials: for their receivers
+        if not may(request, "responder", token):  # acknowledgement links are credentials: for responders
             out = [{**o, "notes": redact_ack_links(o["notes"])} for o in out]
         return JSONResponse(out)
 

@@ -32,6 +32,7 @@ from inferwatch._exceptions import InputError
 from inferwatch.alerting import EVENT_KINDS, AcksHandle, fingerprint, group_id, shifts
 from inferwatch.config import Secret
 from inferwatch.model import Matcher, parse_duration, parse_matchers
+from inferwatch.server._reader import actor
 from inferwatch.server.api._alerting_api import json_body, write_guard
 from inferwatch.server.api._prom_params import parse_time
 
@@ -112,14 +113,15 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
         gid, ms = _selection(body)
         now = clock.now()
         done = await run_in_threadpool(
-            acks.acknowledge, now, str(body.get("by") or ""), str(body.get("comment") or ""),
+            acks.acknowledge, now, actor(request, str(body.get("by") or "")), str(body.get("comment") or ""),
             gid=gid, matchers=ms, expires_at=_expiry(body.get("expires"), now))
         return JSONResponse({"acknowledged": [a.to_json() for a in done]})
 
     async def unack(request: Request) -> Response:
         body = await json_body(request)
         gid, ms = _selection(body)
-        done = await run_in_threadpool(acks.unacknowledge, clock.now(), str(body.get("by") or "api"),
+        by = actor(request, str(body.get("by") or "api"))
+        done = await run_in_threadpool(acks.unacknowledge, clock.now(), by,
                                        gid=gid, matchers=ms)
         return JSONResponse({"unacknowledged": [a.to_json() for a in done]})
 

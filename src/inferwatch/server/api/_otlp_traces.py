@@ -9,7 +9,6 @@ a write without the server's token 401; nothing a client sends produces a 500.
 
 from __future__ import annotations
 
-import hmac
 import logging
 import math
 from pathlib import Path
@@ -22,6 +21,7 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError
 from inferwatch.config import Secret
 from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
+from inferwatch.server._reader import write_allowed
 from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
 __all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
@@ -51,8 +51,7 @@ def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
     """
 
     async def receive(req: Request) -> Response:
-        if token is not None and not hmac.compare_digest(
-                req.headers.get("authorization", "").encode(), f"Bearer {token.reveal()}".encode()):
+        if token is not None and not write_allowed(req, token):
             return _error("writes need 'Authorization: Bearer <token>' (see the server's first start)", 401)
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in (PROTOBUF, "application/json"):

@@ -22,7 +22,6 @@ Answers: 200 ``{"status": "success", "data": {"stored": n, "first": seq, "last":
 
 from __future__ import annotations
 
-import hmac
 import math
 import threading
 from collections.abc import Mapping
@@ -40,6 +39,7 @@ from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json, sho
 from inferwatch.model import metrics as m
 from inferwatch.server._guard import json_depth
 from inferwatch.server._outcome_store import Label, Outcome, OutcomeStore
+from inferwatch.server._reader import write_allowed
 from inferwatch.server.ingest import MAX_AHEAD_S, MIN_TIME
 from inferwatch.store import Store
 
@@ -208,8 +208,7 @@ def outcome_routes(api: OutcomesApi, token: Secret) -> list[Route]:
     """``POST /api/v1/outcomes`` (the server's write token) and ``GET /api/v1/outcomes``."""
 
     async def post(req: Request) -> Response:
-        if not hmac.compare_digest(req.headers.get("authorization", "").encode(),
-                                   f"Bearer {token.reveal()}".encode()):
+        if not write_allowed(req, token):
             return _error(401, "writes need 'Authorization: Bearer <token>' (server.api_token, else the "
                                "data directory's api_token file)")
         body = await req.body()  # the guard has bounded it (server.http.max_body_bytes)

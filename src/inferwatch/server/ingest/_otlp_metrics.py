@@ -19,7 +19,6 @@ points stamped more than ``MAX_AHEAD_S`` ahead are refused, as scrapes refuse th
 
 from __future__ import annotations
 
-import hmac
 import logging
 from dataclasses import dataclass
 
@@ -31,6 +30,7 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
 from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
+from inferwatch.server._reader import write_allowed
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.server.ingest._otlp_decode import (
     OtlpError,
@@ -98,7 +98,7 @@ def otlp_metrics_routes(receiver: OtlpMetricsReceiver, token: Secret) -> list[Ro
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         protobuf = ctype == PROTOBUF
         try:
-            if not _authorised(req, token):
+            if not write_allowed(req, token):
                 raise _Refused(401, "writes need 'Authorization: Bearer <token>' "
                                     "(see the server's first start)")
             if ctype not in (PROTOBUF, "application/json"):
@@ -116,11 +116,6 @@ def otlp_metrics_routes(receiver: OtlpMetricsReceiver, token: Secret) -> list[Ro
         return _answer(result, protobuf)
 
     return [Route(path, post, methods=["POST"]) for path in METRICS_PATHS]
-
-
-def _authorised(req: Request, token: Secret) -> bool:
-    got = req.headers.get("authorization", "")
-    return hmac.compare_digest(got.encode(), f"Bearer {token.reveal()}".encode())
 
 
 async def _body(req: Request) -> bytes:

@@ -22,7 +22,6 @@ request that are new are kept (Prometheus would refuse the request whole).
 
 from __future__ import annotations
 
-import hmac
 import logging
 from dataclasses import dataclass, field
 
@@ -35,6 +34,7 @@ from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
 from inferwatch.formats import SnappyTooLarge, snappy_decode
 from inferwatch.model import Clock
+from inferwatch.server._reader import write_allowed
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.server.ingest._prompb import WriteRequestReader
 from inferwatch.store import LimitExceeded, Store, append_columns, count_discarded
@@ -101,8 +101,7 @@ def remote_write_routes(receiver: RemoteWriteReceiver, token: Secret) -> list[Ro
 
     async def post(req: Request) -> Response:
         try:
-            if not hmac.compare_digest(req.headers.get("authorization", "").encode(),
-                                       f"Bearer {token.reveal()}".encode()):
+            if not write_allowed(req, token):
                 raise _Refused(401, "writes need 'Authorization: Bearer <token>' "
                                     "(see the server's first start)")
             body = await _body(req)

@@ -42,7 +42,7 @@ from starlette.routing import BaseRoute, Route
 from inferwatch.config import Secret
 from inferwatch.model import matches_all, parse_duration, shown
 from inferwatch.rules import Rule, format_go_float
-from inferwatch.server._reader import bearer_ok
+from inferwatch.server._reader import may
 from inferwatch.server._runtime import Server
 from inferwatch.server._trace_links import trace_notes
 
@@ -327,7 +327,8 @@ def dashboard_routes(server: Server, alerting: AlertsHandle | None,
         Route("/dashboard/{path:path}", StaticFromMemory(files, "no-cache").serve),
         Route("/api/v1/dashboard/alerts", _json(lambda _: alerts_view(server, alerting))),
         Route("/api/v1/dashboard/timeline", _json(
-            lambda r: timeline_view(alerting, server.clock.now(), _since(r, "24h"), bearer_ok(r, token)))),
+            lambda r: timeline_view(alerting, server.clock.now(), _since(r, "24h"),
+                                    may(r, "responder", token)))),
         Route("/api/v1/dashboard/digests", _json(lambda _: digests_view(alerting, server.clock.now()))),
         Route("/api/v1/dashboard/diagnose/gpu", _json(lambda r: diagnose_view(server, r))),
         Route("/api/v1/dashboard/drift", _json(lambda _: _finite(drift() if drift is not None else []))),

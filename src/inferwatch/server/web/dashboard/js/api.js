@@ -13,6 +13,7 @@ function url(path, params = {}) {
 }
 
 async function parse(res, path) {
+  if (res.status === 401 && !getToken()) signIn();  // reads need credentials here: to the sign-in page
   let body = null;
   try { body = await res.json(); } catch { /* not JSON: reported below */ }
   if (!res.ok || (body && body.status === "error")) {
@@ -26,7 +27,7 @@ async function parse(res, path) {
 export async function get(path, params) {
   const u = url(path, params);
   const early = takeEarly(u.href);
-  const res = await (early || fetch(u, { headers: { Accept: "application/json" }, credentials: "omit" }));
+  const res = await (early || fetch(u, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
   return parse(res, path);
 }
 
@@ -38,17 +39,36 @@ function takeEarly(href) {
   return answer;
 }
 
-// Writes carry the token in a header, never a cookie: a cross-site page cannot forge them.
+// Writes carry the token in a header, or (signed in) the session cookie with the CSRF token in a
+// header: a cross-site page can make the browser send the cookie but cannot read the CSRF cookie.
 export async function write(method, path, body) {
-  const headers = { Accept: "application/json", Authorization: `Bearer ${getToken()}` };
+  const headers = { Accept: "application/json" };
+  if (getToken()) headers.Authorization = `Bearer ${getToken()}`;
+  else headers["X-CSRF-Token"] = csrfToken();
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const res = await fetch(url(path), {
-    method, headers, credentials: "omit", body: body === undefined ? undefined : JSON.stringify(body),
+    method, headers, credentials: getToken() ? "omit" : "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   return parse(res, path);
 }
 
 export function getToken() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+
+// The CSRF cookie of a sign-in at /login ("" when not signed in).
+export function csrfToken() {
+  const m = document.cookie.match(/(?:^|;\s*)inferwatch_csrf=([^;]*)/);
+  return m ? m[1] : "";
+}
+export function signedIn() { return csrfToken() !== ""; }
+export function signIn() {
+  const next = location.pathname + location.search + location.hash;
+  location.assign(new URL(`login?next=${encodeURIComponent(next)}`, document.baseURI));
+}
+export async function signOut() {
+  await fetch(url("logout"), { method: "POST", credentials: "same-origin" });
+  location.reload();
+}
 export function setToken(t) { if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY); }
 
 // PromQL ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // On call: who holds each schedule layer now and next, the alert groups with their acknowledgement and
 // escalation (an Acknowledge button each), and a group's timeline from the alert history.
 
-import { get, getToken, write } from "./api.js";
+import { get, getToken, signedIn, write } from "./api.js";
 import { fmtTime, h, labelText, message, fill } from "./dom.js";
 import { tokenBox } from "./silences.js";
 
@@ -43,7 +43,7 @@ function timeline(events) {
 function groupCard(g, out, reload) {
   const box = h("div", {});
   async function act(path, verb) {
-    if (!getToken()) { message(out, "enter the API token first (above)"); return; }
+    if (!getToken() && !signedIn()) { message(out, "enter the API token or sign in first (above)"); return; }
     try {
       await write("POST", path, { group_id: g.group_id, by: localStorage.getItem("inferwatch.author") || "dashboard", comment: "from the dashboard" });
       message(out, `${verb} group ${g.group_id}`, "ok");

@@ -1,6 +1,6 @@
 // Silences: the token (kept for this browser session), the list with expire, and the create form.
 
-import { get, getToken, serverNow, setToken, write } from "./api.js";
+import { get, getToken, serverNow, setToken, signedIn, signIn, signOut, write } from "./api.js";
 import { fmtTime, h, hashParams, message, fill } from "./dom.js";
 
 const SKIP = ["severity", "dimension"];  // labels that a silence usually should not pin
@@ -29,14 +29,18 @@ export function tokenBox(onChange) {
   const input = h("input", { id: "token", type: "password", autocomplete: "off", placeholder: "API token", "aria-label": "API token" });
   const box = h("div", { class: "token" });
   function draw() {
-    if (getToken()) {
+    if (!getToken() && signedIn()) {
+      fill(box, h("span", { class: "ok" }, "signed in "),
+        h("button", { type: "button", id: "sign-out", onclick: signOut }, "sign out"));
+    } else if (getToken()) {
       fill(box, h("span", { class: "ok" }, "token set for this browser session "),
         h("button", { type: "button", id: "forget-token", onclick: () => { setToken(""); draw(); onChange(); } }, "forget"));
     } else {
       input.value = "";
       fill(box, h("label", {}, "writes need the server's API token ", input),
         h("button", { type: "button", id: "save-token", onclick: () => { setToken(input.value.trim()); draw(); onChange(); } }, "use"),
-        h("span", { class: "muted small" }, " (printed at the server's first start; kept only in this tab)"));
+        h("span", { class: "muted small" }, " (printed at the server's first start; kept only in this tab) or "),
+        h("button", { type: "button", id: "sign-in", onclick: signIn }, "sign in"));
     }
   }
   draw();
@@ -54,7 +58,7 @@ function form(prefill, reload) {
   async function submit(ev) {
     ev.preventDefault();
     fill(out);
-    if (!getToken()) { message(out, "enter the API token first (above)"); return; }
+    if (!getToken() && !signedIn()) { message(out, "enter the API token or sign in first (above)"); return; }
     localStorage.setItem("inferwatch.author", author.value);
     const now = await serverNow();
     const body = { matchers: parseMatchers(matchers.value), startsAt: new Date(now * 1000).toISOString(),
