@@ -8,7 +8,8 @@ from __future__ import annotations
 
 __all__ = [
     "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_HA_DATABASE",
-    "ENV_HEARTBEAT_KEY", "ENV_HEARTBEAT_URL", "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
+    "ENV_HEARTBEAT_KEY", "ENV_HEARTBEAT_URL", "ENV_KUBERNETES_HOST", "ENV_KUBERNETES_PORT",
+    "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
 ]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
@@ -46,6 +47,12 @@ ENV_HA_DATABASE = "INFERWATCH_HA_DATABASE"
 """The ``postgresql://`` URL of an HA pair's shared state (when ``ha.database`` and
 ``ha.database_file`` are not given)."""
 
+ENV_KUBERNETES_HOST = "KUBERNETES_SERVICE_HOST"
+"""Set by Kubernetes in every pod: the API server's host (kubernetes_sd_configs without api_server)."""
+
+ENV_KUBERNETES_PORT = "KUBERNETES_SERVICE_PORT"
+"""Set by Kubernetes in every pod: the API server's port."""
+
 ENVIRONMENT: dict[str, str] = {
     ENV_CONFIG: "path of the YAML config used when --config is not given",
     ENV_DATA_DIR: "overrides server.data_dir",
@@ -57,4 +64,6 @@ ENVIRONMENT: dict[str, str] = {
     ENV_PROMQL_TESTDATA: "tests: Prometheus's promql/testdata directory, run against the engine",
     ENV_HA_DATABASE: "the postgresql:// URL of an HA pair's shared state (ha.database)",
     ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
+    ENV_KUBERNETES_HOST: "set by Kubernetes: the API server kubernetes_sd_configs asks in the cluster",
+    ENV_KUBERNETES_PORT: "set by Kubernetes: the API server's port",
 }

@@ -64,8 +64,8 @@ def test_config_check_lists_what_it_does_not_read_with_lines(
 
 
 @pytest.mark.parametrize(("job", "wanted"), [
-    ("  - job_name: k\n    kubernetes_sd_configs: [{role: pod}]\n",
-     ":4: scrape_configs[0]: kubernetes_sd_configs is not supported by inferwatch"),
+    ("  - job_name: k\n    consul_sd_configs: [{server: 'localhost:8500'}]\n",
+     ":4: scrape_configs[0]: consul_sd_configs is not supported by inferwatch"),
     ("  - job_name: h\n    http_sd_configs: [{url: 'http://sd/', oauth2: {client_id: x}}]\n",
      "scrape_configs[0]: http_sd_configs.0.oauth2: Extra inputs are not permitted"),
     ("  - job_name: a\n  - job_name: a\n", "job 'a' is named twice"),

@@ -79,7 +79,14 @@ from inferwatch.config._rules import (
 from inferwatch.config._scrape import ScrapeTarget
 from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.config._scrape_config import ScrapeConfig
-from inferwatch.config._scrape_job import DnsSDConfig, FileSDConfig, HttpSDConfig, ScrapeJob, StaticGroup
+from inferwatch.config._scrape_job import (
+    DnsSDConfig,
+    FileSDConfig,
+    HttpSDConfig,
+    KubernetesSDConfig,
+    ScrapeJob,
+    StaticGroup,
+)
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -176,6 +183,7 @@ __all__ = [
     "HttpSDConfig",
     "IngestLimits",
     "InhibitRuleSpec",
+    "KubernetesSDConfig",
     "KubernetesScaleSpec",
     "Labelled",
     "LatencyQuantileSignal",

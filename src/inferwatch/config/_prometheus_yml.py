@@ -28,7 +28,8 @@ __all__ = ["prometheus_config_notes", "read_prometheus_jobs"]
 
 _RENAMED = {"job_name": "job", "scrape_interval": "interval", "scrape_timeout": "timeout"}
 _SAME = {"metrics_path", "scheme", "params", "honor_labels", "honor_timestamps", "static_configs",
-         "file_sd_configs", "http_sd_configs", "dns_sd_configs", "relabel_configs", "metric_relabel_configs",
+         "file_sd_configs", "http_sd_configs", "dns_sd_configs", "kubernetes_sd_configs", "relabel_configs",
+         "metric_relabel_configs",
          "basic_auth", "authorization", "tls_config", "sample_limit", "label_limit",
          "label_name_length_limit", "label_value_length_limit", "body_size_limit"}
 _HARMLESS = {"follow_redirects", "enable_http2"}  # what inferwatch does anyway (redirects followed)

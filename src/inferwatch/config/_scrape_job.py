@@ -17,10 +17,11 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator, model_validator
 
 from inferwatch.config._scrape import ScrapeTarget
+from inferwatch.config._scrape_auth import Authorization, TLSConfig
 from inferwatch.config._types import Duration, FrozenModel, http_url
 from inferwatch.model import is_valid_label_name
 
-__all__ = ["DnsSDConfig", "FileSDConfig", "HttpSDConfig", "ScrapeJob", "StaticGroup"]
+__all__ = ["DnsSDConfig", "FileSDConfig", "HttpSDConfig", "KubernetesSDConfig", "ScrapeJob", "StaticGroup"]
 
 # Prometheus's file_sd pattern check: a glob only in the last path element, a known extension
 _FILE_SD_NAME = re.compile(r"^[^*]*(\*[^/]*)?\.(json|yml|yaml|JSON|YML|YAML)$")
@@ -110,6 +111,62 @@ class DnsSDConfig(FrozenModel):
         return self
 
 
+class KubeNamespaces(FrozenModel):
+    """``namespaces``: the namespaces to watch (all when ``names`` is empty)."""
+
+    names: tuple[str, ...] = ()
+
+
+class KubeSelector(FrozenModel):
+    """``selectors``: a label and field selector sent to the API for ``role``."""
+
+    role: Literal["pod", "service", "node"]
+    label: str = ""
+    field: str = ""
+
+
+class KubernetesSDConfig(FrozenModel):
+    """``kubernetes_sd_configs``: pods, services or nodes listed and watched from the Kubernetes API.
+
+    ``api_server`` (with ``authorization`` and ``tls_config``), or in-cluster when
+    it is unset: the service account's token and CA, and ``KUBERNETES_SERVICE_HOST``
+    / ``KUBERNETES_SERVICE_PORT``, as Prometheus does.
+    """
+
+    role: Literal["pod", "service", "node"]
+    api_server: str | None = None
+    namespaces: KubeNamespaces = Field(default_factory=KubeNamespaces)
+    selectors: tuple[KubeSelector, ...] = ()
+    authorization: Authorization | None = None
+    tls_config: TLSConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _roles_not_built(cls, data: object) -> object:
+        if isinstance(data, dict):
+            if data.get("role") in ("endpoints", "endpointslice", "ingress"):
+                raise ValueError(f"role {data['role']!r} is not supported yet (pod, service and node are)")
+            if data.get("kubeconfig_file"):
+                raise ValueError("kubeconfig_file is not supported yet: give api_server (with authorization "
+                                 "and tls_config), or run in the cluster")
+        return data
+
+    @field_validator("api_server")
+    @classmethod
+    def _api_url(cls, url: str | None) -> str | None:
+        if url is not None:
+            http_url(url, "https://kubernetes.default.svc")
+        return url
+
+    @model_validator(mode="after")
+    def _selector_roles(self) -> KubernetesSDConfig:
+        for sel in self.selectors:
+            if sel.role != self.role:
+                raise ValueError(f"a selector for role {sel.role!r} in a {self.role!r} config selects "
+                                 "nothing")
+        return self
+
+
 class ScrapeJob(ScrapeTarget):
     """A job whose targets are discovered; its settings apply to each target it finds."""
 
@@ -121,12 +178,14 @@ class ScrapeJob(ScrapeTarget):
     file_sd_configs: tuple[FileSDConfig, ...] = ()
     http_sd_configs: tuple[HttpSDConfig, ...] = ()
     dns_sd_configs: tuple[DnsSDConfig, ...] = ()
+    kubernetes_sd_configs: tuple[KubernetesSDConfig, ...] = ()
 
     @model_validator(mode="after")
     def _discovered_not_url(self) -> ScrapeJob:
         if self.url:
             raise ValueError("a job under scrape.jobs finds its targets (static_configs, file_sd_configs, "
-                             "http_sd_configs, dns_sd_configs); a single URL goes under scrape.targets")
+                             "http_sd_configs, dns_sd_configs, kubernetes_sd_configs); a single URL goes "
+                             "under scrape.targets")
         if not self.metrics_path.startswith("/"):
             raise ValueError(f"metrics_path {self.metrics_path!r} must start with '/'")
         return self

@@ -192,7 +192,8 @@ NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
 )
 # --- the dead man's switch: the Watchdog sent out, heartbeats watched in (docs/heartbeats.md) ---
 HEARTBEAT_SENDS_TOTAL = MetricSpec(
-    "inferwatch_heartbeat_sends_total", _C, "Watchdog heartbeats sent to the outside dead man's switch.",
+    "inferwatch_heartbeat_sends_total", _C,
+    "Watchdog heartbeats sent to the outside dead man's switch (failed ones included).",
     ("kind",),
 )
 HEARTBEAT_SEND_FAILURES_TOTAL = MetricSpec(

@@ -1,9 +1,11 @@
-"""Service discovery: where a job's targets come from (static, file, HTTP, DNS), as Prometheus finds them."""
+"""Service discovery: where a job's targets come from (static, file, HTTP, DNS, Kubernetes)."""
 
 from inferwatch.server.ingest.discovery._dns import DnsSource
 from inferwatch.server.ingest.discovery._file import WATCH_S, FileSource
 from inferwatch.server.ingest.discovery._groups import DiscoveryError, TargetGroup, flatten, parse_groups
 from inferwatch.server.ingest.discovery._http import HttpSource
+from inferwatch.server.ingest.discovery._kube import KubernetesSource
+from inferwatch.server.ingest.discovery._kube_objects import node_group, pod_group, service_group
 from inferwatch.server.ingest.discovery._manager import Discovery, OnUpdate, SourceStatus
 
 __all__ = [
@@ -13,9 +15,13 @@ __all__ = [
     "DnsSource",
     "FileSource",
     "HttpSource",
+    "KubernetesSource",
     "OnUpdate",
     "SourceStatus",
     "TargetGroup",
     "flatten",
+    "node_group",
     "parse_groups",
+    "pod_group",
+    "service_group",
 ]

@@ -22,6 +22,7 @@ from inferwatch.server.ingest.discovery._dns import DnsSource
 from inferwatch.server.ingest.discovery._file import FileSource
 from inferwatch.server.ingest.discovery._groups import TargetGroup, flatten
 from inferwatch.server.ingest.discovery._http import HttpSource
+from inferwatch.server.ingest.discovery._kube import KubernetesSource
 
 __all__ = ["Discovery", "OnUpdate", "SourceStatus"]
 
@@ -87,6 +88,8 @@ class Discovery:
             sources += [FileSource(c) for c in job.file_sd_configs]
             sources += [HttpSource(c, self._client) for c in job.http_sd_configs]
             sources += [DnsSource(c) for c in job.dns_sd_configs]
+            sources += [KubernetesSource(c, clock=clock, transport=transport)
+                        for c in job.kubernetes_sd_configs]
             self._slots += [_Slot(job.job, s) for s in sources]
         self._job_locks = {s.job: threading.Lock() for s in self._slots}
         self._stop = threading.Event()
@@ -134,6 +137,8 @@ class Discovery:
     def start(self, on_update: OnUpdate) -> None:
         """One thread per source until :meth:`stop`; the first poll is at once."""
         for slot in self._slots:
+            if isinstance(slot.source, KubernetesSource):
+                slot.source.start()  # its watches run on threads of their own
             th = threading.Thread(target=self._run, args=(slot, on_update), name=f"discover-{slot.job}",
                                   daemon=True)
             th.start()
@@ -147,6 +152,9 @@ class Discovery:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the threads (each finishes its poll) and close the HTTP client."""
         self._stop.set()
+        for slot in self._slots:
+            if isinstance(slot.source, KubernetesSource):
+                slot.source.stop(timeout)
         for th in self._threads:
             th.join(timeout)
         self._threads.clear()
