@@ -237,7 +237,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     parts.deadman = DeadMansSwitch.build(config, clock, pipeline)  # heartbeats are not reloaded
     if parts.deadman.sender is not None:  # in an HA pair only the replica holding the lease sends it
         parts.deadman.sender.should_send = parts.replica.is_leader
-    self_series = SelfSeries(server, pipeline, parts.deadman)
+    real_time = getattr(clock, "speed", 1.0) <= 1.0  # a compressed --speed skips rounds of real seconds
+    self_series = SelfSeries(server, pipeline, parts.deadman, rounds=real_time)
     if isinstance(parts.replica, Replica):
         self_series.extra = parts.replica.series  # PeerReplicaMissing, HADatabaseFailing
     server.round_hooks.append(self_series.record)  # the self-alerts' series
