@@ -20,7 +20,7 @@ from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
-from inferwatch.alerting.ha import Replica, SoleReplica
+from inferwatch.alerting.ha import Replica, SoleReplica, open_replica, shared_state
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -34,7 +34,6 @@ from inferwatch.server._components import (
     state_dir,
 )
 from inferwatch.server._deadman import DeadMansSwitch, SelfSeries
-from inferwatch.server._ha import open_replica, shared_state
 from inferwatch.server._integrity import IntegrityWatch, check_data_dir
 from inferwatch.server._lifecycle import Reloader, reload_route
 from inferwatch.server._live_token import LiveToken, token_reload
@@ -361,4 +360,4 @@ def build_pipeline(config: Config, *, clock: Clock, stream: TextIO | None = None
     PostgreSQL with an ``ha`` section."""
     state = state_dir(config)
     return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state), stream=stream,
-                                db=shared_state(config))
+                                db=shared_state(config, state))

@@ -1,4 +1,4 @@
-"""An HA pair's part of the server: the shared state in PostgreSQL and this replica's loop.
+"""An HA pair from the config: the shared state in PostgreSQL and this replica's loop (``serve``'s wiring).
 
 Without an ``ha`` section nothing here runs: the state stays in ``alerting.sqlite``
 and this process always delivers (a :class:`~inferwatch.alerting.ha.SoleReplica`).
@@ -6,14 +6,15 @@ and this process always delivers (a :class:`~inferwatch.alerting.ha.SoleReplica`
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.alerting import Pipeline
-from inferwatch.alerting.ha import PgStateDB, Replica, SoleReplica
+from inferwatch.alerting._pipeline import Pipeline
+from inferwatch.alerting.ha._pg import PgStateDB
+from inferwatch.alerting.ha._replica import Replica, SoleReplica
 from inferwatch.config import Config
 from inferwatch.model import Clock
-from inferwatch.server._components import state_dir
 
 __all__ = ["JOURNAL_FILE", "Leadership", "open_replica", "shared_state"]
 
@@ -28,11 +29,12 @@ class Leadership(Protocol):
         """True while this replica holds the lease (always, without an HA pair)."""
 
 
-def shared_state(config: Config) -> PgStateDB | None:
+def shared_state(config: Config, state: Path | None) -> PgStateDB | None:
     """The pair's PostgreSQL (schema created or migrated now), or ``None`` without ``ha``.
 
     ``ConfigError`` when no URL is given; ``StoreError`` naming the URL without its password
-    when the database cannot be reached or its schema is newer than this inferwatch.
+    when the database cannot be reached or its schema is newer than this inferwatch. ``state``:
+    the data directory, where the journal is kept (in memory without one).
     """
     if config.ha is None:
         return None
@@ -40,7 +42,6 @@ def shared_state(config: Config) -> PgStateDB | None:
         url = config.ha.url()
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    state = state_dir(config)
     return PgStateDB(url, journal=state / JOURNAL_FILE if state is not None else ":memory:")
 
 
