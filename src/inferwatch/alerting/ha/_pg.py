@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,6 +129,8 @@ class PgStateDB:
         self._conn: psycopg.Connection[Any] | None = None
         self.up = True
         """False from a failure until ``recover`` wrote the journal back."""
+        self._cursor: _PgCursor | None = None  # the transaction open on the thread holding the lock
+        self._after: list[Callable[[], None]] = []
         self.last_error = ""
         with self._lock:
             try:
@@ -203,15 +205,33 @@ class PgStateDB:
     @contextmanager
     def transaction(self) -> Iterator[StateCursor]:
         """A write transaction (committed on exit, rolled back on error): in PostgreSQL, or in the
-        local journal while it is gone."""
+        local journal while it is gone. One opened inside another on the same thread joins it."""
         with self._lock:
-            cur = _PgCursor(self)
+            if self._cursor is not None:
+                yield self._cursor
+                return
+            cur = self._cursor = _PgCursor(self)
             try:
                 yield cur
             except BaseException:
+                self._after.clear()  # what waited for these writes never starts
                 cur.finish(ok=False)
                 raise
-            cur.finish(ok=True)
+            else:
+                cur.finish(ok=True)
+            finally:
+                self._cursor = None
+            after, self._after = self._after, []
+        for fn in after:
+            fn()
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once the transaction open on this thread has committed (at once when none is)."""
+        with self._lock:
+            if self._cursor is not None:
+                self._after.append(fn)
+                return
+        fn()
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Rows of a read query (from the journal's copy while the database is gone)."""
