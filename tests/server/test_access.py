@@ -46,6 +46,7 @@ HASH = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()  # co
     ("POST", "/api/v1/heartbeats/outside", "ingest"),
     ("POST", "/-/reload", "admin"),
     ("POST", "/api/v1/some-new-write", "admin"),  # rule: an unknown write needs the most
+    ("GET", "/api/v1/audit", "admin"),  # never anonymous, even where reads are
     ("GET", "/-/healthy", None),
     ("POST", "/api/v1/alerts/ack/link", None),  # the signed link is its own credential
     ("POST", "/api/v1/edge/ingest", None),  # device tokens, checked by edge ingest itself
@@ -114,6 +115,7 @@ def test_reads_are_open_on_loopback_by_default_and_metrics_as_configured(tmp_pat
     loop = cfg.model_copy(update={"server": cfg.server.model_copy(update={"listen": "127.0.0.1:9464"})})
     c = TestClient(_app(Access.of(loop, Secret(ADMIN), clock)))
     assert c.get("/api/v1/query").status_code == 200
+    assert c.get("/api/v1/audit").status_code == 401  # who did what: admin only, reads open or not
     assert c.post("/api/v2/silences").status_code == 401  # writes never open
     closed = _auth(tmp_path, anonymous_reads=True, anonymous_metrics=False)
     c = TestClient(_app(Access.of(closed, Secret(ADMIN), clock)))
