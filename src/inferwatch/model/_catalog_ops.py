@@ -27,12 +27,13 @@ EDGE_LAST_CONTACT = MetricSpec(
 )
 EDGE_DEVICE_SILENCE = MetricSpec(
     "inferwatch_edge_device_silence_seconds", _G,
-    "Seconds since the server last received a batch from the device.", ("device",), "seconds",
+    "Seconds since the server last received a batch from the device (site: as its agent reports it).",
+    ("device", "site"), "seconds",
 )
 EDGE_DEVICE_HEARTBEAT = MetricSpec(
     "inferwatch_edge_device_heartbeat_seconds", _G,
     "The device's heartbeat as its last batch announced it (a quiet series reports this often).",
-    ("device",), "seconds",
+    ("device", "site"), "seconds",
 )
 EDGE_INGESTED_SAMPLES_TOTAL = MetricSpec(
     "inferwatch_edge_ingested_samples_total", _C,
@@ -233,4 +234,19 @@ REMOTE_WRITE_DROPPED_TOTAL = MetricSpec(
 REMOTE_WRITE_RETRIES_TOTAL = MetricSpec(
     "inferwatch_remote_write_retries_total", _C,
     "Remote-write requests retried (5xx, 429 or a network error).", _REMOTE,
+)
+HA_REPLICAS_KNOWN = MetricSpec(
+    "inferwatch_ha_replicas_known", _G,
+    "Replicas of the HA pair the shared database has ever seen (this one included).",
+)
+HA_REPLICAS_READY = MetricSpec(
+    "inferwatch_ha_replicas_ready", _G,
+    "Replicas of the HA pair seen within two leases (this one included): below known, a peer is missing.",
+)
+HA_LEADER = MetricSpec(
+    "inferwatch_ha_leader", _G, "1 while this replica delivers (it holds the sender's lease, or fails open).",
+)
+HA_DATABASE_FAILING = MetricSpec(
+    "inferwatch_ha_database_failing", _G,
+    "1 while the HA pair's shared database cannot be reached (each replica then delivers on its own).",
 )
