@@ -38,6 +38,8 @@ from inferwatch.alerting.mute import SilencedResolutions
 from inferwatch.alerting.oncall import (
     Ack,
     AckLinks,
+    CallOutcomes,
+    CallWatch,
     EpisodeIds,
     Escalator,
     History,
@@ -94,9 +96,11 @@ class Pipeline:
         self.db = db or StateDB(":memory:")
         self.external_url = external_url
         self._given_http, self._ack_key = http, ack_key
+        self.calls = CallWatch()  # confirmed phone calls waiting for their outcome (across reloads)
         self._builder = partial(  # the same seams for every ``alerting`` section
             PipelineBuilder, rng=rng or random.Random(), executor=executor or InlineExecutor(),
-            external_url=external_url, stream=stream, warn=warn, notifiers=notifiers, actions=actions)
+            external_url=external_url, stream=stream, warn=warn, notifiers=notifiers, actions=actions,
+            calls=self.calls, clock=self.clock)
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
@@ -111,13 +115,9 @@ class Pipeline:
         self._apply(self._assemble(config))
 
     def reconfigure(self, config: AlertingConfig) -> None:
-        """Apply a changed ``alerting`` section without a restart (a config reload).
-
-        Everything the config shapes (routes, receivers, actions, inhibitions, escalation,
-        digests, history limits) is built new first; a bad section raises and changes nothing.
-        The state carries on (silences, acknowledgements, the notification log, the alerts,
-        the outbox), as across a restart: owed notifications go out through the new queues.
-        """
+        """Apply a changed ``alerting`` section without a restart (a config reload): everything the
+        config shapes is built new first (a bad section raises and changes nothing); the state carries
+        on as across a restart, and owed notifications go out through the new queues."""
         with self._lock:
             now = self.clock.now()
             for q in self.queues.values():  # what finished is recorded by the queue that started it
@@ -156,6 +156,7 @@ class Pipeline:
         self.escalator = Escalator(config, self.db, self.acks, self.mute,
                                    {name: self._update for name in self.chains}, self._send_step,
                                    self._live_group, self.oncall.escalated)
+        self.calls.bind(CallOutcomes(self.oncall, self.escalator, self._live_group))
         self.dispatcher.put(self.alerts.values(), self.clock.now())
 
     # -- the AlertSink side -------------------------------------------------
@@ -223,6 +224,7 @@ class Pipeline:
         if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
             self.dispatcher.put(self._swallowed.due(now), now)
         self.dispatcher.tick(now)
+        self.calls.tick(now)  # an answer acknowledges; no answer sends the next step now
         self.escalator.tick(now)
         self.act.release(_ACTIONS_ONLY, now)  # an escalating route's action runs: recorded, nothing to send
         for chain in self.chains.values():
@@ -241,17 +243,15 @@ class Pipeline:
     def next_wakeup(self) -> float | None:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
-            times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(),
+            times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(), self.calls.next_wakeup(),
                      self._swallowed.next_check(),
                      *(d.due for d in self.digests.values()),
                      *(q.next_wakeup() for q in self.queues.values()), self.act.next_wakeup()]
             return min((t for t in times if t is not None), default=None)
 
     def set_waker(self, fn: Callable[[], None], *, runner: bool = False) -> None:
-        """``fn`` is called (from any thread) when a send or an action finishes, so the runner ticks soon.
-
-        ``runner``: a runner ticks the pipeline, so ``send`` only records the alerts and calls ``fn``.
-        """
+        """``fn`` is called (from any thread) when a send or an action finishes, so the runner ticks soon;
+        ``runner``: a runner ticks the pipeline, so ``send`` only records the alerts and calls ``fn``."""
         self._waker = fn
         self._driven = runner
 
