@@ -49,7 +49,10 @@ alerting:
 """
 
 
-def make(fake: Fake, rounds: int = 2) -> tuple[Pipeline, FakeAliyun, dict[str, RecordingNotifier], SimulatedClock]:
+Made = tuple[Pipeline, FakeAliyun, dict[str, RecordingNotifier], SimulatedClock]
+
+
+def make(fake: Fake, rounds: int = 2) -> Made:
     clock = SimulatedClock(T0)
     api = FakeAliyun(AK_ID, AK_SECRET, clock.now, "SingleCallByTts")
     cfg = parse_config(config(fake(api).url, rounds)).alerting
@@ -69,7 +72,7 @@ def stepped(p: Pipeline) -> list[tuple[int, float]]:
     return [(e.detail["step"], e.t - T0) for e in p.oncall.history.query(kinds=("escalated",))]
 
 
-def test_an_unanswered_call_is_called_again_per_its_rounds_then_the_next_step_goes_at_once(fake: Fake) -> None:
+def test_an_unanswered_call_is_called_again_per_its_rounds_then_the_next_step_at_once(fake: Fake) -> None:
     p, api, recs, clock = make(fake, rounds=3)
     run(p, clock, 20 * 60)
     # 3 rounds a minute apart, each asked about a minute after it was placed, all unanswered
@@ -107,7 +110,7 @@ def test_an_answered_call_acknowledges_the_group_and_stops_the_escalation(fake: 
 
 
 def test_a_resolved_group_is_not_called_again(fake: Fake) -> None:
-    p, api, recs, clock = make(fake, rounds=3)
+    p, api, recs, _ = make(fake, rounds=3)
     p.send([alert("ServiceDown", start=T0, tier="P0")], now=T0)
     p.tick(T0)
     p.send([alert("ServiceDown", start=T0, end=T0 + 30, tier="P0")], now=T0 + 30)
