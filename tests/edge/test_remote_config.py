@@ -37,7 +37,8 @@ def test_a_configuration_change_reaches_a_running_agent_and_a_bad_one_is_refused
     clock = SimulatedClock(T0)
     with serve(config, tmp_path) as s:
         cfg = dataclasses.replace(agent_config(tmp_path, s.url), labels={"site": "berlin"})
-        agent = Agent(cfg, clock=clock, sources=[ScriptedSource(lambda n, t: 20.0 + (t - T0) / 6.0, names=("temp",))])
+        source = ScriptedSource(lambda n, t: 20.0 + (t - T0) / 6.0, names=("temp",))  # moves: every round sends
+        agent = Agent(cfg, clock=clock, sources=[source])
 
         def round_trip() -> None:
             agent.collect_once()
@@ -60,7 +61,8 @@ def test_a_configuration_change_reaches_a_running_agent_and_a_bad_one_is_refused
         assert good != applied
         assert not agent.poll_config()  # the same: 304, nothing to do
 
-        berlin.write_text("match: {site: berlin}\nconfig: {deadband: {band: lots}, upload: {token: s3cret}}\n")
+        berlin.write_text("match: {site: berlin}\n"
+                          "config: {deadband: {band: lots}, upload: {token: s3cret}}\n")
         assert not agent.poll_config()
         assert agent.deadband.settings.band == 0.2  # kept
         berlin.write_text("match: {site: berlin}\nconfig: {deadband: {band: lots}}\n")
@@ -70,7 +72,8 @@ def test_a_configuration_change_reaches_a_running_agent_and_a_bad_one_is_refused
         assert row["config_hash"] == good and "deadband.band" in str(row["config_error"])
         assert "s3cret" not in httpx.get(f"{s.url}/api/v1/edge/fleet", timeout=10).text
 
-        etag = httpx.get(f"{s.url}/api/v1/edge/config", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        etag = httpx.get(f"{s.url}/api/v1/edge/config", headers=auth, timeout=10)
         assert etag.status_code == 200 and etag.headers["ETag"] == f'"{etag.json()["hash"]}"'
         same = httpx.get(f"{s.url}/api/v1/edge/config", timeout=10,
                          headers={"Authorization": f"Bearer {TOKEN}", "If-None-Match": etag.headers["ETag"]})
