@@ -37,7 +37,7 @@ def test_a_configuration_change_reaches_a_running_agent_and_a_bad_one_is_refused
     clock = SimulatedClock(T0)
     with serve(config, tmp_path) as s:
         cfg = dataclasses.replace(agent_config(tmp_path, s.url), labels={"site": "berlin"})
-        source = ScriptedSource(lambda n, t: 20.0 + (t - T0) / 6.0, names=("temp",))  # moves: every round sends
+        source = ScriptedSource(lambda n, t: 20.0 + (t - T0) / 6.0, names=("temp",))  # every round sends
         agent = Agent(cfg, clock=clock, sources=[source])
 
         def round_trip() -> None:

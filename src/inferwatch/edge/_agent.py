@@ -210,5 +210,7 @@ class Agent:
         close = getattr(self.uploader.target, "close", None)
         if close is not None:
             close()
+        if self.remote is not None:
+            self.remote.close()
         self.spool.close()
         return left

@@ -82,6 +82,12 @@ class RemoteConfig:
             return None
         return settings
 
+    def close(self) -> None:
+        """Close the connection."""
+        close = getattr(self.transport, "close", None)
+        if close is not None:
+            close()
+
     def done(self, settings: RemoteSettings) -> None:
         """``settings`` were applied."""
         self.applied, self.error = settings.hash, ""
