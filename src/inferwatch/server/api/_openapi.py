@@ -159,6 +159,8 @@ PATHS: dict[str, dict[str, Any]] = {
     "/api/v1/alerts/stats": {"get": _get("MTTA and MTTR", [_q("start", _TIME), _q("end", _TIME)], 200, 400)},
     "/api/v1/oncall": {"get": _get("who is on call", [_q("time", _TIME)], 200, 400)},
     "/api/v1/actions": {"get": _get("action outcomes", None, 200)},
+    "/api/v1/audit": {"get": {**_get("writes and who made them (admin)", None, 200, 401, 403),
+                              "security": _BEARER}},
     "/api/v1/alertmanager": {"post": _post("an Alertmanager webhook (version 4)", _WEBHOOK,
                                            200, 400, 401, 413)},
     "/api/v2/silences": {"get": _get("silences", [_FILTER], 200, 400),
