@@ -15,9 +15,10 @@ import pytest
 
 from alerting.conftest import alert
 from alerting.fakes import FakeService, Handler
-from alerting.fakes_cn import FakeAliyun
+from alerting.fakes_cn import FakeAliyun, FakeTencent
 from inferwatch._exceptions import ConfigError
 from inferwatch.alerting import Pipeline, RecordingNotifier
+from inferwatch.alerting.notify import tencent_call_report
 from inferwatch.alerting.oncall import MAX_CHECKS, Call, CallOutcome, CallWatch
 from inferwatch.config import parse_config
 from inferwatch.model import SimulatedClock
@@ -28,14 +29,18 @@ AK_ID, AK_SECRET = "LTAI5tFakeAccessKeyId", "FakeAccessKeySecret0123456789ab"
 ENGINEER = "13800000000"
 
 
-def config(url: str, rounds: int = 2) -> str:
+def aliyun_phone(url: str, rounds: int) -> str:
+    return (f"{{name: phone, type: aliyun_voice, access_key_id: {AK_ID}, access_key_secret: {AK_SECRET}, "
+            f"tts_code: TTS_100001, to: ['{ENGINEER}'], url: '{url}', confirm: true, rounds: {rounds}, "
+            "round_interval: 1m}")
+
+
+def config(phone: str) -> str:
     return f"""
 alerting:
   default_actions: false
   receivers:
-    - {{name: phone, type: aliyun_voice, access_key_id: {AK_ID}, access_key_secret: {AK_SECRET},
-       tts_code: TTS_100001, to: ['{ENGINEER}'], url: '{url}', confirm: true, rounds: {rounds},
-       round_interval: 1m}}
+    - {phone}
     - {{name: lead, type: terminal}}
     - {{name: director, type: terminal}}
   escalations:
@@ -55,7 +60,7 @@ Made = tuple[Pipeline, FakeAliyun, dict[str, RecordingNotifier], SimulatedClock]
 def make(fake: Fake, rounds: int = 2) -> Made:
     clock = SimulatedClock(T0)
     api = FakeAliyun(AK_ID, AK_SECRET, clock.now, "SingleCallByTts")
-    cfg = parse_config(config(fake(api).url, rounds)).alerting
+    cfg = parse_config(config(aliyun_phone(fake(api).url, rounds))).alerting
     recs = {name: RecordingNotifier(name) for name in ("lead", "director", "terminal")}
     p = Pipeline(cfg, clock=clock, notifiers=recs, actions=[], rng=random.Random(1))
     return p, api, recs, clock
@@ -172,3 +177,53 @@ alerting:
   receivers: [{{name: phone, type: aliyun_voice, to: ['{ENGINEER}'], {extra}}}]
   route: {{receiver: phone}}
 """)
+
+
+SID, SKEY = "AKIDfakeSecretId0123456789", "fakeSecretKey0123456789abcdef"
+
+
+def tencent(fake: Fake, rounds: int) -> tuple[Pipeline, FakeTencent, dict[str, RecordingNotifier],
+                                              SimulatedClock]:
+    clock = SimulatedClock(T0)
+    api = FakeTencent(SID, SKEY, clock.now, "vms")
+    phone = (f"{{name: phone, type: tencent_voice, secret_id: {SID}, secret_key: {SKEY}, "
+             f"template_id: '1234568', voice_sdk_app_id: '1400000001', to: ['+86{ENGINEER}'], "
+             f"url: '{fake(api).url}', confirm: true, rounds: {rounds}}}")
+    cfg = parse_config(config(phone)).alerting
+    recs = {name: RecordingNotifier(name) for name in ("lead", "director", "terminal")}
+    return Pipeline(cfg, clock=clock, notifiers=recs, actions=[], rng=random.Random(1)), api, recs, clock
+
+
+def test_tencent_status_callbacks_answer_or_escalate(fake: Fake) -> None:
+    p, api, recs, clock = tencent(fake, rounds=2)
+    run(p, clock, 0)
+    (first,) = api.call_ids
+    clock.advance(30)
+    # a callback for another number, or an unknown call, settles nothing
+    wrong = api.status_callback(first, answered=True)
+    wrong["voiceprompt_callback"]["mobile"] = "13900000000"
+    assert (bad := tencent_call_report(wrong)) is not None and p.calls.report(*bad) is False
+    assert tencent_call_report({"other": {}}) is None
+    # not answered: called again at once on the next tick (the callback wakes the runner)
+    no = tencent_call_report(api.status_callback(first, answered=False))
+    assert no is not None and p.calls.report(*no)
+    run(p, clock, 40)
+    assert len(api.call_ids) == 2 and not recs["lead"].sent
+    # the second round is answered: acknowledged by that number, no step 2
+    clock.advance(20)
+    second = tencent_call_report(api.status_callback(api.call_ids[1], answered=True))
+    assert second is not None and p.calls.report(*second)
+    run(p, clock, 20 * 60)
+    assert not recs["lead"].sent and len(api.call_ids) == 2
+    (answered,) = p.oncall.history.query(kinds=("answered",))
+    assert answered.detail["by"] == f"+86{ENGINEER} (tencent_voice[phone])" and answered.detail["round"] == 2
+    assert answered.detail["record"]["result"] == "0"
+
+
+def test_tencent_without_a_callback_counts_as_unanswered_and_escalates(fake: Fake) -> None:
+    p, api, recs, clock = tencent(fake, rounds=1)
+    run(p, clock, 20 * 60)
+    assert len(api.call_ids) == 1
+    (told,) = recs["lead"].sent  # after MAX_CHECKS minutes without news, not after the step's 15 min
+    (event,) = p.oncall.history.query(kinds=("unanswered",))
+    assert told.step == 2 and event.t == T0 + 60 * MAX_CHECKS

@@ -93,7 +93,7 @@ class Pipeline:
         """``executor``: how attempts run (default inline); ``ack_key`` signs acknowledgement links."""
         self.clock, self.db = clock or SystemClock(), db or StateDB(":memory:")
         self.external_url, self._given_http, self._ack_key = external_url, http, ack_key
-        self.calls = CallWatch()  # confirmed phone calls waiting for their outcome (across reloads)
+        self.calls = CallWatch(wake=self._wake, now=self.clock.now)  # confirmed calls (across reloads)
         self._builder = partial(  # the same seams for every ``alerting`` section
             PipelineBuilder, rng=rng or random.Random(),
             executor=CommittedExecutor(executor or InlineExecutor(), self.db),

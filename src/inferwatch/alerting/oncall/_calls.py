@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 __all__ = ["MAX_CHECKS", "Call", "CallOutcome", "CallWatch", "Outcomes", "Phone"]
 
@@ -56,7 +56,7 @@ class Call:
     groups: tuple[str, ...]  # the group keys the call is about
     placed: float
     phone: Phone = field(compare=False, repr=False)
-    params: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # to call again
+    params: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # to call again
     round: int = 1
     rounds: int = 1
     interval: float = 60.0
@@ -82,10 +82,33 @@ class Outcomes(Protocol):
 class CallWatch:
     """The calls waiting for their outcome; ``tick`` asks about the due ones."""
 
-    def __init__(self, outcomes: Outcomes | None = None) -> None:
-        self._outcomes = outcomes
+    def __init__(self, outcomes: Outcomes | None = None, wake: Callable[[], None] = lambda: None,
+                 now: Callable[[], float] = lambda: float("-inf")) -> None:
+        """``wake``: the runner ticks soon (a callback came); ``now``: the pipeline's clock."""
+        self._outcomes, self._wake, self._now = outcomes, wake, now
         self._lock = threading.Lock()
         self._calls: list[tuple[float, Call]] = []  # (when to ask, call)
+        self._reports: dict[str, CallOutcome] = {}  # pushed by a platform's callback, by call id
+
+    def report(self, call_id: str, number: str, outcome: CallOutcome) -> bool:
+        """A platform's callback says how call ``call_id`` to ``number`` went: settled on the next tick.
+
+        Returns whether such a call is waiting (an unknown id, or another number, changes nothing).
+        """
+        with self._lock:
+            found = [(t, c) for t, c in self._calls if c.call_id == call_id and c.number == number]
+            if not found:
+                return False
+            self._reports[call_id] = outcome
+            now = self._now()
+            self._calls = [(min(t, now) if c.call_id == call_id else t, c) for t, c in self._calls]
+        self._wake()
+        return True
+
+    def reported(self, call_id: str) -> CallOutcome | None:
+        """The outcome a callback reported for ``call_id`` (once), if any."""
+        with self._lock:
+            return self._reports.pop(call_id, None)
 
     def bind(self, outcomes: Outcomes) -> None:
         """Send the outcomes to ``outcomes`` from now on (the pipeline's parts after a reload)."""

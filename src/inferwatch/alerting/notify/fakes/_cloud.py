@@ -134,6 +134,7 @@ class FakeTencent:
         self.action, self.version = ("SendSms", "2021-01-11") if sms else ("SendTtsVoice", "2020-09-02")
         self.per_number: dict[str, Window] = {}
         self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.call_ids: list[str] = []  # each voice call's CallId, as its status callback names it
 
     def __call__(self, r: FakeRequest) -> Reply:
         problem = self._auth_problem(r)
@@ -147,10 +148,22 @@ class FakeTencent:
             if not re.fullmatch(r"\+[1-9][0-9]{6,14}", called) or not p.get("TemplateId"):
                 return self._error("InvalidParameterValue", "CalledNumber or TemplateId")
             self.sent.append((p["CalledNumber"], p))
-            return json_reply({"Response": {"SendStatus": {"CallId": "fake-call", "SessionContext": ""},
+            call_id = f"fake-call-{len(self.sent)}"
+            self.call_ids.append(call_id)
+            return json_reply({"Response": {"SendStatus": {"CallId": call_id, "SessionContext": ""},
                                             "RequestId": "fake"}})
         statuses = [self._sms(x, p) for x in p.get("PhoneNumberSet", [])]
         return json_reply({"Response": {"SendStatusSet": statuses, "RequestId": "fake"}})
+
+    def status_callback(self, call_id: str, answered: bool) -> dict[str, Any]:
+        """The status callback Tencent posts after voice call ``call_id`` (``voiceprompt_callback``)."""
+        number = self.sent[self.call_ids.index(call_id)][0]
+        t = int(self.clock())
+        return {"voiceprompt_callback": {
+            "result": "0" if answered else "1", "accept_time": str(t + 5) if answered else "0",
+            "call_from": "",
+            "callid": call_id, "end_calltime": str(t + 20), "fee": "1" if answered else "0",
+            "mobile": number.removeprefix("+86"), "nationcode": "86", "start_calltime": str(t)}}
 
     def _sms(self, number: str, p: dict[str, Any]) -> dict[str, Any]:
         code, message = "Ok", "send success"
