@@ -1,17 +1,23 @@
-"""The pipeline's durable state: one SQLite file (silences, notification log, alerts, actions, outbox)."""
+"""The pipeline's durable state: one SQLite file (silences, notification log, alerts, actions, outbox).
+
+Every store writes through the narrow :class:`StateStore` interface (a transaction, a
+query, portable SQL), so the same stores run over SQLite here and over PostgreSQL in an
+HA pair (``alerting.ha``): one logic, two implementations.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 from inferwatch._exceptions import StoreError
 from inferwatch.model import open_sqlite
 
-__all__ = ["StateDB"]
+__all__ = ["StateCursor", "StateDB", "StateStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS silences (
@@ -40,6 +46,36 @@ CREATE TABLE IF NOT EXISTS outbox (
 """
 
 
+class StateCursor(Protocol):
+    """What a transaction offers: statements whose results have ``rowcount`` and ``lastrowid``."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        """Run one statement."""
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
+        """Run one statement per parameter row."""
+
+
+class StateStore(Protocol):
+    """Where the stores keep the alerting state: SQLite (:class:`StateDB`) or PostgreSQL."""
+
+    path: str
+    """Where it is, for messages (a database URL without its password)."""
+
+    def transaction(self) -> AbstractContextManager[StateCursor]:
+        """A write transaction (committed on exit, rolled back on error); one opened inside another
+        on the same thread joins it."""
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once the transaction open on this thread has committed (at once when none is)."""
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        """Rows of a read query."""
+
+    def close(self) -> None:
+        """Close it."""
+
+
 class StateDB:
     """A thread-safe SQLite connection with the pipeline's schema.
 
@@ -58,6 +94,7 @@ class StateDB:
             raise StoreError(f"cannot open alerting state {self.path}: {exc}") from exc
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on the thread holding the lock
+        self._after: list[Callable[[], None]] = []  # run once the outermost transaction commits
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -80,11 +117,27 @@ class StateDB:
                 yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException:
+                self._after.clear()  # what waited for these writes never starts
                 if self._conn.in_transaction:  # a full disk has rolled it back already: keep its error
                     self._conn.execute("ROLLBACK")
                 raise
             finally:
                 self._depth = 0
+            after, self._after = self._after, []
+        for fn in after:
+            fn()
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once the transaction open on this thread has committed (at once when none is).
+
+        A send or an action run starts only after the write that owes it (the outbox row, the
+        ledger's claim) is on disk, even when a whole tick's writes are one transaction.
+        """
+        with self._lock:
+            if self._depth:
+                self._after.append(fn)
+                return
+        fn()
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Rows of a read query."""

@@ -9,6 +9,7 @@ selects by them, and MTTA / MTTR come from the same rows.
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import threading
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch.alerting._alertstore import labels_json
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import Labels, Matcher, matches_all, readable
 
 __all__ = ["EVENT_KINDS", "Event", "History"]
@@ -51,7 +52,7 @@ class Event:
 class History:
     """Append and query events; old ones go after ``retention`` seconds or beyond ``max_events``."""
 
-    def __init__(self, db: StateDB, retention: float = 90 * 86400.0, max_events: int = 1_000_000) -> None:
+    def __init__(self, db: StateStore, retention: float = 90 * 86400.0, max_events: int = 1_000_000) -> None:
         self._db, self.retention, self.max_events = db, retention, max_events
         self._lock = threading.Lock()
         self._since_prune = 0
@@ -64,7 +65,7 @@ class History:
         if not events:
             return
         rows = [(e.t, e.kind, e.group_id, e.fingerprint, _labels_text(e.labels),
-                 json.dumps(dict(e.detail), sort_keys=True) if e.detail else "{}") for e in events]
+                 _detail_text(e.detail)) for e in events]
         with self._db.transaction() as c:
             c.executemany("INSERT INTO history (t, kind, group_id, fingerprint, labels, detail) "
                           "VALUES (?,?,?,?,?,?)", rows)
@@ -141,6 +142,20 @@ class History:
                  "mtta_seconds": statistics.fmean(tta[k]) if tta.get(k) else None,
                  "mttr_seconds": statistics.fmean(ttr[k]) if ttr.get(k) else None}
                 for k, n in sorted(count.items())]
+
+
+def _detail_text(detail: Mapping[str, Any]) -> str:
+    if not detail:
+        return "{}"
+    try:  # a storm's firing events share their detail (the same starts_at)
+        return _detail_json(tuple((k, type(v), v) for k, v in sorted(detail.items())))  # 1 is not True
+    except TypeError:  # a list in it: not hashable
+        return json.dumps(dict(detail), sort_keys=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _detail_json(items: tuple[tuple[str, type, Any], ...]) -> str:
+    return json.dumps({k: v for k, _, v in items}, sort_keys=True)
 
 
 def _labels_text(labels: Mapping[str, str]) -> str:

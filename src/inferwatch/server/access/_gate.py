@@ -101,8 +101,6 @@ class AccessGate:
                 return
             await self._unauthorized(send, headers, f"{method} {path} needs the {want} role: {_HOW}", path)
             return
-        if path == "/api/v1/audit" and principal.role != "admin":
-            want = "admin"
         if not grants(principal.role, want):
             await _answer(send, 403, f"{principal.describe()} may not {method} {path}: that needs the {want} "
                                      "role (server.auth.tokens / server.auth.users set roles)", path)

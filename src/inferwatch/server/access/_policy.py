@@ -24,9 +24,12 @@ ACK_LINK_PATH = "/api/v1/alerts/ack/link"
 LOGIN_PATH = "/login"
 LOGOUT_PATH = "/logout"
 _EDGE_INGEST = "/api/v1/edge/ingest"  # edge's INGEST_PATH: device tokens, checked by its handler
-_PUBLIC = frozenset({"/-/healthy", "/-/ready", LOGIN_PATH, LOGOUT_PATH, ACK_LINK_PATH, _EDGE_INGEST})
+_EDGE_CONFIG = "/api/v1/edge/config"  # an agent's configuration: device tokens, checked by its handler too
+_PUBLIC = frozenset({"/-/healthy", "/-/ready", LOGIN_PATH, LOGOUT_PATH, ACK_LINK_PATH, _EDGE_INGEST,
+                     _EDGE_CONFIG})
 _PUBLIC_PREFIXES = ("/dashboard/",)  # the page's scripts and styles: code, no data
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_ADMIN_READS = frozenset({"/api/v1/audit"})  # who did what: never an anonymous or a viewer's read
 # Prometheus's API takes POST forms of its reads (long queries in the body).
 _POST_READS = frozenset({
     "/api/v1/query", "/api/v1/query_range", "/api/v1/format_query", "/api/v1/query_exemplars",
@@ -55,6 +58,8 @@ def needed(method: str, path: str) -> Role | None:
     """The role a request needs (``None``: anyone may)."""
     if path in _PUBLIC or path.startswith(_PUBLIC_PREFIXES):
         return None
+    if path in _ADMIN_READS:
+        return "admin"
     if is_read(method, path):
         return "viewer"
     if path in _RESPONDER or path.startswith(_RESPONDER_PREFIXES):
