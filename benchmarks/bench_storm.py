@@ -6,6 +6,7 @@ both delivering Alertmanager webhook JSON to the same kind of loopback fake. The
 alertnames x 1,000 instances over 10 services, grouped by ``[alertname, service]`` (100
 groups), posted as Prometheus sends them: ``POST /api/v2/alerts`` in ten batches of 1,000.
 The time is from the first post until the fake holds all 10,000 alerts, minus group_wait (1 s);
+the server's CPU seconds over the same span are printed beside it (less moved by the load);
 each round checks exactly 100 notifications and 10,000 alerts (none lost). The two run one
 after the other in every round (the order alternates), so both see the same load.
 
@@ -39,18 +40,16 @@ def _rfc3339(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
-def _bodies() -> list[list[dict[str, object]]]:
-    # as Prometheus sends them: startsAt (a rule without ``for``: now, so both wait group_wait),
-    # endsAt (4 resend delays ahead) and the generator URL
+def _batch(k: int) -> list[dict[str, object]]:
+    # as Prometheus sends them right after an evaluation: startsAt now (a rule without ``for``, so
+    # both wait group_wait; an older startsAt flushes at once), endsAt 4 resend delays ahead
     now = time.time()
     starts, ends = _rfc3339(now), _rfc3339(now + 240)
-    alerts = [{"labels": {"alertname": f"Storm{k}", "service": f"svc{i % 10}",
-                          "instance": f"10.0.{i // 250}.{i % 250}:9000", "tier": "P1", "severity": "major",
-                          "dimension": "service"},
-               "annotations": {"summary": "storm"}, "startsAt": starts, "endsAt": ends,
-               "generatorURL": f"http://prometheus:9090/graph?g0.expr=storm{k}"}
-              for k in range(10) for i in range(1000)]
-    return [alerts[j:j + 1000] for j in range(0, len(alerts), 1000)]
+    return [{"labels": {"alertname": f"Storm{k}", "service": f"svc{i % 10}",
+                        "instance": f"10.0.{i // 250}.{i % 250}:9000", "tier": "P1", "severity": "major",
+                        "dimension": "service"},
+             "annotations": {"summary": "storm"}, "startsAt": starts, "endsAt": ends,
+             "generatorURL": f"http://prometheus:9090/graph?g0.expr=storm{k}"} for i in range(1000)]
 
 
 class Serve:
@@ -97,16 +96,23 @@ alerting:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _storm(url: str, sink: Sink, headers: dict[str, str]) -> dict[str, float]:
-    bodies = _bodies()
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) the process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _storm(url: str, sink: Sink, headers: dict[str, str], pid: int) -> dict[str, float]:
     with httpx.Client(timeout=60, headers=headers) as client:
+        cpu0 = _cpu(pid)
         t0 = time.monotonic()
-        for body in bodies:
-            client.post(url + "/api/v2/alerts", json=body).raise_for_status()
+        for k in range(10):  # 10 alertnames x 1,000 instances, one batch per alertname
+            client.post(url + "/api/v2/alerts", json=_batch(k)).raise_for_status()
         posted = time.monotonic() - t0
         ok = sink.wait(lambda: sink.alerts() >= N_ALERTS, 30)
         took = time.monotonic() - t0
-    return {"ok": float(ok and len(sink.got) == 100 and sink.alerts() == N_ALERTS),
+        cpu = _cpu(pid) - cpu0
+    return {"ok": float(ok and len(sink.got) == 100 and sink.alerts() == N_ALERTS), "cpu": cpu,
             "seconds": took - GROUP_WAIT, "posted": posted, "notifications": len(sink.got),
             "alerts": sink.alerts()}
 
@@ -121,7 +127,7 @@ def iw_round(profile: str | None = None) -> dict[str, float]:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)  # py-spy attaching
     try:
-        return _storm(srv.url, sink, {"Authorization": f"Bearer {TOKEN}"})
+        return _storm(srv.url, sink, {"Authorization": f"Bearer {TOKEN}"}, srv.proc.pid)
     finally:
         if spy is not None:
             spy.send_signal(signal.SIGINT)
@@ -133,14 +139,14 @@ def am_round(am_bin: str) -> dict[str, float]:
     sink = Sink()
     am = AM(am_bin, sink)
     try:
-        return _storm(am.url, sink, {})
+        return _storm(am.url, sink, {}, am.proc.pid)
     finally:
         am.close()
 
 
 def _said(x: dict[str, float]) -> str:
     return (f"{x['notifications']:.0f} / {x['alerts']:.0f} in {x['seconds']:.2f} s "
-            f"(posted in {x['posted']:.2f} s)")
+            f"(posted in {x['posted']:.2f} s, server CPU {x['cpu']:.2f} s)")
 
 
 def _spread(xs: list[float]) -> str:
@@ -158,7 +164,7 @@ def main() -> int:
         return 0
     am_bin = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
-    iw, am, ratios, ok = [], [], [], True
+    iw, am, ratios, cpu_ratios, ok = [], [], [], [], True
     for r in range(args.rounds):
         first_iw = r % 2 == 0
         a = iw_round() if first_iw else None
@@ -172,6 +178,7 @@ def main() -> int:
             if b["ok"]:
                 am.append(b["seconds"])
                 ratios.append(a["seconds"] / max(b["seconds"], 1e-9))
+                cpu_ratios.append(a["cpu"] / max(b["cpu"], 1e-9))
                 line += f"; ratio {ratios[-1]:.2f}"
             else:  # under load Alertmanager's dispatcher can flush a group before all its alerts are in
                 line += " (incomplete within the wait: no ratio this round)"
@@ -183,6 +190,8 @@ def main() -> int:
         print(f"alertmanager  {_spread(am)}")
         print(f"ratio (inferwatch / alertmanager, per round): median {statistics.median(ratios):.2f} "
               f"(min {min(ratios):.2f}, max {max(ratios):.2f}, n={len(ratios)})")
+        print(f"server CPU ratio (per round): median {statistics.median(cpu_ratios):.2f} "
+              f"(min {min(cpu_ratios):.2f}, max {max(cpu_ratios):.2f})")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     print("storm check (100 grouped notifications, 10,000 alerts, none lost, every round):",
           "OK" if ok else "FAILED")

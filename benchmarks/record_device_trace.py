@@ -1,6 +1,14 @@
 """Record a real device-like trace for the edge benchmark: a gzip'ed OpenMetrics file.
 
     python benchmarks/record_device_trace.py --minutes 25 --out benchmarks/traces/device-15s.om.gz
+    python benchmarks/record_device_trace.py --shape bursty --minutes 16 \
+        --out benchmarks/traces/bursty-15s-16m.om.gz
+
+``--shape`` picks the device's story: ``steady`` (the default: a wandering request rate),
+``bursty`` (mostly idle, sudden bursts of 10 to 40 requests a second for 10 to 40 s: sparse,
+jumping counters), ``idle`` (one request every few minutes: counters that almost never move)
+or ``restart`` (the steady load, with the app and its exporter restarted every 4 minutes:
+counter resets).
 
 Runs on loopback, each for ``--minutes`` (bounded):
 
@@ -22,6 +30,7 @@ Prometheus's own synthetic series (``up``, ``scrape_*``) and the ``instance`` la
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import math
@@ -99,20 +108,40 @@ def wait_http(url: str, deadline: float) -> None:
     raise SystemExit(f"{url} did not answer in time")
 
 
-def load(port: int, stop: threading.Event, t0: float) -> None:
+def _request(port: int, query: str = "") -> None:
+    with contextlib.suppress(OSError):  # a 500 from the app raises HTTPError: counted by the app, fine
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/predict{query}", timeout=5).read()
+
+
+def load_bursty(port: int, stop: threading.Event, rng: random.Random) -> None:
+    """Quiet for 30 s to 3 minutes, then a burst of 10-40 requests a second for 10-40 s."""
+    while not stop.wait(rng.uniform(30, 180)):
+        rate, end = rng.uniform(10, 40), time.monotonic() + rng.uniform(10, 40)
+        while time.monotonic() < end and not stop.is_set():
+            _request(port)
+            stop.wait(rng.expovariate(rate))
+
+
+def load_idle(port: int, stop: threading.Event, rng: random.Random) -> None:
+    """One request every 1 to 6 minutes."""
+    while not stop.wait(rng.uniform(60, 360)):
+        _request(port)
+
+
+def load(port: int, stop: threading.Event, t0: float, shape: str = "steady") -> None:
     """Real HTTP requests at a wandering rate: a slow sine, bursts, one slow spell."""
     rng = random.Random(11)
+    if shape == "bursty":
+        return load_bursty(port, stop, rng)
+    if shape == "idle":
+        return load_idle(port, stop, rng)
     while not stop.is_set():
         minutes = (time.monotonic() - t0) / 60
         rate = 6 + 5 * math.sin(minutes / 4 * 2 * math.pi)
         if int(minutes) % 7 == 3:
             rate *= 1.8  # a burst minute
         slow = 9 <= minutes < 12
-        try:
-            q = "?slow" if slow else ""
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/predict{q}", timeout=5).read()
-        except OSError:
-            pass  # a 500 from the app raises HTTPError: counted by the app, fine here
+        _request(port, "?slow" if slow else "")
         stop.wait(rng.expovariate(max(rate, 0.5)))
 
 
@@ -174,11 +203,23 @@ def _esc(v: str) -> str:
     return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
+def start_app(work: Path, ports: dict[str, int], env: dict[str, str], log: Any,
+              ) -> list[subprocess.Popen[bytes]]:
+    """The app and the ``inferwatch exporter`` watching its process."""
+    app = subprocess.Popen([sys.executable, str(work / "app.py"), str(ports["app"])], stdout=log,
+                           stderr=log, env=env)
+    iw = shutil.which("inferwatch") or str(Path(sys.executable).parent / "inferwatch")
+    exporter = subprocess.Popen([iw, "exporter", "--port", str(ports["exporter"]), "--pid", str(app.pid)],
+                                stdout=log, stderr=log, env=env)
+    return [app, exporter]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=25.0)
     ap.add_argument("--scrape", type=float, default=15.0, help="scrape interval, seconds")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--shape", choices=("steady", "bursty", "idle", "restart"), default="steady")
     args = ap.parse_args(argv)
     if not 0 < args.minutes <= 120:
         raise SystemExit("--minutes must be in (0, 120]")
@@ -190,15 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         (work / "app.py").write_text(APP)
         log = (work / "log.txt").open("wb")
-        app = subprocess.Popen([sys.executable, str(work / "app.py"), str(ports["app"])], stdout=log,
-                               stderr=log, env=env)
-        procs.append(app)
         procs.append(subprocess.Popen(
             ["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{ports['node']}"],
             stdout=log, stderr=log))
-        iw = shutil.which("inferwatch") or str(Path(sys.executable).parent / "inferwatch")
-        procs.append(subprocess.Popen([iw, "exporter", "--port", str(ports["exporter"]), "--pid",
-                                       str(app.pid)], stdout=log, stderr=log, env=env))
+        app = start_app(work, ports, env, log)
+        procs.extend(app)
         step = f"{args.scrape:g}s"
         (work / "prometheus.yml").write_text(
             f"global: {{scrape_interval: {step}, scrape_timeout: {min(args.scrape, 10):g}s}}\n"
@@ -215,10 +252,20 @@ def main(argv: list[str] | None = None) -> int:
             wait_http(f"http://127.0.0.1:{ports[k]}/metrics", deadline)
         wait_http(f"http://127.0.0.1:{ports['prom']}/-/ready", deadline)
         t0 = time.monotonic()
-        threading.Thread(target=load, args=(ports["app"], stop, t0), daemon=True).start()
+        threading.Thread(target=load, args=(ports["app"], stop, t0, args.shape), daemon=True).start()
         seconds = int(args.minutes * 60)
-        print(f"recording {seconds} s, scrape every {step}, work dir {work}", flush=True)
-        time.sleep(seconds)
+        print(f"recording {seconds} s ({args.shape}), scrape every {step}, work dir {work}", flush=True)
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, 240.0))
+            if args.shape == "restart" and end - time.monotonic() > 30:  # app and exporter restart
+                for p in app:
+                    p.send_signal(signal.SIGTERM)
+                    p.wait(10)
+                    procs.remove(p)
+                app = start_app(work, ports, env, log)
+                procs.extend(app)
+                wait_http(f"http://127.0.0.1:{ports['app']}/metrics", time.monotonic() + 30)
         stop.set()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         counts = write_openmetrics(f"http://127.0.0.1:{ports['prom']}", seconds, args.out)

@@ -16,6 +16,7 @@ ROOT = Path(__file__).parent.parent
     ("README.md", r"\b(\d+) default rules run with no config"),
     ("docs/tour.md", r"\b(\d+) default rules run with no config"),
     ("docs/rules.md", r"The default pack \((\d+) rules, four dimensions\)"),
+    ("docs/rules.zh.md", r"默认规则包（(\d+) 条规则，四个维度）"),
     # `serve`'s and `config check`'s own lines, shown for configs that add no rules of their own
     ("README.md", r"\(1 targets, (\d+) rules, data in data(?:, reads open)?\)"),
     ("docs/dashboard.md", r"\(2 targets, (\d+) rules, data in data(?:, reads open)?\)"),

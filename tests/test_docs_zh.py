@@ -55,7 +55,8 @@ def test_a_translated_page_shows_the_english_pages_code_and_output(zh: Path) -> 
     english = _english(zh)
     assert english.is_file(), f"{zh.name} has no English page {english.name}"
     assert _blocks(zh.read_text(encoding="utf-8")) == _blocks(english.read_text(encoding="utf-8")), (
-        f"{zh.name}: a code block differs from {english.name}'s: copy the English page's blocks")
+        f"{zh.name}: a code block differs from {english.name}'s: `python -m inferwatch.cli._docgen` copies "
+        "the English page's blocks into it")
 
 
 @pytest.mark.parametrize("zh", ZH, ids=lambda p: p.name)

@@ -6,10 +6,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.server._proc import start_serve
 
 from alerting.fakes import FakeService
 from alerting.fakes_cn import FakeDingTalk, FakeFeishu
-from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _start, _stop
+from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _stop
 
 pytestmark = pytest.mark.slow
 DING_TOKEN, SECRET = "DING-TOKEN-FOR-SERVE-0001", "SEC-SERVE-SIGNING-SECRET-01"
@@ -36,7 +37,7 @@ alerting:
     - {{name: ding, type: dingtalk, url: '{ding.url}/robot/send?access_token={DING_TOKEN}', secret: {SECRET}}}
     - {{name: lark, type: feishu, url: '{lark.url}/open-apis/bot/v2/hook/{DING_TOKEN}', secret: {SECRET}}}
 """)
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     try:
         alert = {"status": "firing", "labels": {"alertname": "ServiceUnavailable", "service": "ranker",
                                                 "tier": "P0", "dimension": "service", "instance": "10.0.0.1"},

@@ -7,9 +7,10 @@ import typing
 from pathlib import Path
 
 import pytest
+from tests.server._proc import start_serve
 
 from alerting.conftest import alert
-from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _start, _stop
+from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _stop
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
 from inferwatch.alerting.notify import CHANNELS, build_notifier
@@ -107,7 +108,7 @@ alerting:
   receivers:
     - {{name: tg, type: telegram, bot_token: '{BOT}', chat_id: '{CHAT}', url: '{server.url}'}}
 """)
-    proc, url = _start(cfg)
+    proc, url = start_serve(cfg)
     try:
         firing = {"status": "firing", "labels": {"alertname": "ServiceUnavailable", "service": "ranker",
                                                  "tier": "P0"}, "startsAt": "2026-12-04T01:00:00Z"}

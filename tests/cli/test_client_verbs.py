@@ -70,7 +70,8 @@ def test_client_verbs_read_address_and_token_from_the_config_and_data_dir(
     assert f"the server at {served} refused the write (401): " in err
     assert "(401): the token from --token is not the server's; use the server's API token" in err
     assert "else the api_token file in its data directory" in err and "wrong" not in err
-    assert "[server: writes need 'Authorization: Bearer <token>'" in err  # the server's words, whole
+    assert "[server: the bearer token is not one the server accepts: send 'Authorization: Bearer <token>'" \
+        in err  # the server's words, whole
     # no token anywhere: the message names every place that was looked in
     Path("data/api_token").rename("api_token.kept")
     try:

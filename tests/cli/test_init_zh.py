@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.server._proc import start_serve
 
 from alerting.fakes import FakeService
 from alerting.fakes_cn import FakeDingTalk
-from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _start, _stop
+from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _stop
 from inferwatch.cli import main
 from inferwatch.cli._init import default_language, default_timezone
 from inferwatch.config import load_config
@@ -112,7 +113,7 @@ def test_serve_delivers_signed_with_the_at_list_init_wrote(
                      "--at-mobiles", ",".join(MOBILES), "--external-url", "https://iw.example.cn",
                      "--listen", "127.0.0.1:0"]) == 0
         monkeypatch.setenv("INFERWATCH_API_TOKEN", TOKEN)  # the client's token; the config has none
-        proc, url = _start(Path("inferwatch.yaml").resolve())
+        proc, url = start_serve(Path("inferwatch.yaml").resolve())
         try:
             alert = {"status": "firing", "labels": {"alertname": "ServiceUnavailable", "service": "ranker",
                                                     "tier": "P0", "dimension": "service"},

@@ -187,5 +187,5 @@ def test_simulate_openmetrics_replays_a_device_by_type(tmp_path: Path,
     assert 0 < got["sent"] < got["points"] and got["bytes_sent"] < got["bytes_naive"]
     assert main(["edge", "simulate", "--openmetrics", str(om)]) == 0
     table = capsys.readouterr().out
-    assert "counters' 5-minute increase" in table and "  histogram " in table
+    assert "counters' 5-minute rate" in table and "  histogram " in table
     assert "histograms' quantiles" in table and "max 5m q" in table

@@ -163,8 +163,12 @@ def test_full_disk_keeps_the_agent_running_and_counts_drops(tmp_path: Path) -> N
         link.down = False
         agent.uploader.drain()
         dropped, appended = agent.spool.dropped(), agent.sent
+        fleet = httpx.get(f"{url}/api/v1/edge/fleet", timeout=10).json()["data"]["rows"]
         agent.close()
     assert (spooled, dropped["bytes"], dropped["disk_full"]) == (40, appended - 40, 0)
+    # the server shows the loss (the fleet page's "dropped"), reported with the next upload
+    assert [(r["device"], r["dropped_by_reason"]["bytes"], r["backlog"]) for r in fleet] == [
+        ("cam-1", appended - 40, 0)]
     sent = _expected(120, 60)
     stored = sum(len(v) for v in _stored(tmp_path).values())
     # only the newest survived (the server filled in between them)

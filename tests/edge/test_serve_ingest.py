@@ -39,6 +39,8 @@ def test_agent_ships_to_serve_exactly_what_the_deadband_sent(tmp_path: Path) -> 
             clock.advance(15)
         agent.uploader.drain()
         assert agent.spool.backlog() == 0
+        devices = httpx.get(f"{url}/api/v1/edge/devices", timeout=10).json()["data"]
+        assert [d["backlog"] for d in devices if d["device"] == "cam-1"] == [0]  # not the batch in flight
         agent.close()
     expected = Deadband(DeadbandSettings())
     want = [s for k in range(240) for n in ("temp_a", "temp_b")

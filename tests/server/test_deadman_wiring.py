@@ -69,3 +69,18 @@ alerting: {{heartbeat: {{kind: pagerduty}}}}
 """)
     with pytest.raises(ConfigError, match=r"alerting.heartbeat \(pagerduty\): no credentials: needs key"):
         build(cfg, clock=SimulatedClock(NOW), announce=lambda _: None)
+
+
+def test_rounds_skipped_are_recorded_so_rulegroupiterationsmissed_needs_no_self_scrape(
+        tmp_path: Path) -> None:
+    cfg = parse_config(f"server: {{data_dir: '{tmp_path}', api_token: tok}}\nstorage: {{type: memory}}\n")
+    clock = SimulatedClock(NOW)
+    parts = build(cfg, clock=clock, announce=lambda _: None)
+    server = parts.server
+    for step in range(40):  # 20 minutes of rounds at 30 s; one skipped every minute from 2 minutes on
+        server.stats.missed = max(0, step // 2 - 2)  # what the evaluation loop counts when rounds run late
+        server.tick(clock.now())
+        clock.advance(30)
+    names = [a.alertname for a in server.components.evaluator.active() if a.state.value == "firing"]
+    assert names == ["RuleGroupIterationsMissed"]
+    parts.stop()

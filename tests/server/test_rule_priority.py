@@ -63,9 +63,12 @@ def test_a_hung_round_holds_queries_back_for_max_wait_only() -> None:
 
 
 def test_the_query_context_waits_for_the_round_before_its_checks() -> None:
-    # rule: every deadline check of an API query is a point where it yields to a rule round
+    # rule: every deadline check of an API query past its grace of CPU is a point where it
+    # yields to a rule round
     p = Priority()
-    ctx = QueryContext(120.0, 1000, priority=p)
+    used = iter([0.0, 0.5, 0.5])  # the first check starts the count; the second is 0.5 s of CPU on
+    ctx = QueryContext(120.0, 1000, priority=p, cpu=lambda: next(used))
+    ctx.check()
     done = threading.Event()
     with p.first():
         t = threading.Thread(target=lambda: (ctx.check(), done.set()), daemon=True)
@@ -73,6 +76,25 @@ def test_the_query_context_waits_for_the_round_before_its_checks() -> None:
         assert not done.wait(0.2)
     assert done.wait(WAIT)
     t.join(WAIT)
+
+
+def test_a_short_query_goes_on_while_a_round_runs() -> None:
+    # rule: a query that has used less than its grace (the dashboard's panels) does not wait
+    p = Priority(grace=0.1)
+    cpu = [0.0]
+    ctx = QueryContext(120.0, 1000, priority=p, cpu=lambda: cpu[0])
+    with p.first():
+        ctx.check("queue")
+        cpu[0] = 0.09
+        ctx.check()  # returns at once: a wait here would hang the test for max_wait (30 s)
+        assert p.waited_s == 0.0
+        cpu[0] = 0.2
+        t = threading.Thread(target=ctx.check, daemon=True)
+        t.start()
+        t.join(0.2)
+        assert t.is_alive()  # past its grace it waits for the round
+    t.join(WAIT)
+    assert not t.is_alive()
 
 
 def test_query_workers_default_to_four_a_core(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,6 +108,11 @@ alerting:
         out = subprocess.run([amtool, f"--alertmanager.url={s.url}", f"--http.config.file={http_config}",
                               "silence", "query", "-o", "json"], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0 and [x["id"] for x in json.loads(out.stdout)] == [sid], out.stderr
+        # inferwatch's own client verbs: https and the server's certificate from the same config
+        mine = subprocess.run([sys.executable, "-m", "inferwatch", "silence", "list", "--json", "--config",
+                               str(tmp_path / "inferwatch.yml"), "--url", s.url],
+                              capture_output=True, text=True, timeout=120)
+        assert mine.returncode == 0 and [x["id"] for x in json.loads(mine.stdout)] == [sid], mine.stderr
 
         # a reload re-reads the web config: a new user applies, a broken file leaves the running one
         (tmp_path / "web.yml").write_text(_web({"alice": _hash(PASSWORD), "carol": _hash("carol's pw 123")}))

@@ -18,11 +18,13 @@ import random
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Protocol
 
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._notification import Notification, Notifier
 from inferwatch.alerting._outbox import Outbox, OutboxEntry
+from inferwatch.alerting._state import StateDB
 
 __all__ = ["Attempt", "DeliveryHooks", "Executor", "InlineExecutor", "Job", "QueueStats", "RateWindow",
            "ReceiverQueue", "RetryPolicy", "ThreadExecutor"]
@@ -134,6 +136,21 @@ class ThreadExecutor:
     def start(self, attempt: Job) -> None:
         """Start a thread."""
         threading.Thread(target=attempt.run, name=attempt.thread_name, daemon=True).start()
+
+
+class CommittedExecutor:
+    """Starts each job through ``inner`` once the open transaction of ``db`` has committed.
+
+    The server's tick writes as one transaction; a send or an action run must not start on
+    an outbox row or a ledger claim that a crash could still lose.
+    """
+
+    def __init__(self, inner: Executor, db: StateDB) -> None:
+        self._inner, self._db = inner, db
+
+    def start(self, attempt: Job) -> None:
+        """Start it now, or when the transaction commits."""
+        self._db.after_commit(partial(self._inner.start, attempt))
 
 
 class DeliveryHooks(Protocol):

@@ -21,6 +21,7 @@ from inferwatch.rules import Alert
 __all__ = ["AggregationGroup", "Dispatcher"]
 
 FlushFn = Callable[[Route, AlertGroup, float], None]
+_NAMED_KEPT = 1 << 16
 
 
 @dataclass(slots=True)
@@ -63,6 +64,7 @@ class Dispatcher:
         self.root = root
         self._flush = flush
         self.groups: dict[str, AggregationGroup] = {}
+        self._named: dict[tuple[str, tuple[str | None, ...]], tuple[str, Labels]] = {}  # group key, labels
 
     def put(self, alerts: Iterable[Alert], now: float) -> None:
         """Add or update alerts in their groups (an alert with the same labels replaces)."""
@@ -72,8 +74,7 @@ class Dispatcher:
 
     def _insert(self, route: Route, alert: Alert, now: float) -> None:
         opts = route.options
-        labels = opts.group_labels(alert.labels)
-        key = f"{route.key}:{labels}"
+        key, labels = self._name(route, alert.labels)
         group = self.groups.get(key)
         if group is None:
             group = AggregationGroup(route, key, labels, now + opts.group_wait)
@@ -82,6 +83,21 @@ class Dispatcher:
         # An alert older than group_wait needs no waiting for more of its kind.
         if not group.has_flushed and alert.starts_at + opts.group_wait <= now:
             group.next_flush = min(group.next_flush, now)
+
+    def _name(self, route: Route, alerts_labels: Labels) -> tuple[str, Labels]:
+        """The group's key and labels, remembered by the group labels' values (a storm's few groups)."""
+        opts = route.options
+        if opts.group_by_all:
+            return f"{route.key}:{alerts_labels}", alerts_labels
+        values = (route.key, tuple(map(alerts_labels.get, opts.group_by)))
+        named = self._named.get(values)
+        if named is None:
+            labels = opts.group_labels(alerts_labels)
+            named = (f"{route.key}:{labels}", labels)
+            if len(self._named) >= _NAMED_KEPT:
+                self._named.clear()
+            self._named[values] = named
+        return named
 
     def tick(self, now: float) -> int:
         """Flush every group that is due; return how many were flushed."""

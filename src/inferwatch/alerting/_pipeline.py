@@ -16,13 +16,14 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TextIO
 
 from inferwatch.alerting._alertstore import carry_peak
 from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
-from inferwatch.alerting._delivery import Executor, InlineExecutor, QueueStats
+from inferwatch.alerting._delivery import CommittedExecutor, Executor, InlineExecutor, QueueStats
 from inferwatch.alerting._dispatch import Dispatcher
 from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
 from inferwatch.alerting._hooks import Hooks
@@ -90,12 +91,11 @@ class Pipeline:
     ) -> None:
         """``executor``: how attempts run (default inline: on the ticking thread); ``ack_key`` signs
         the one-click acknowledgement links (none without it or an ``external_url``)."""
-        self.clock = clock or SystemClock()
-        self.db = db or StateDB(":memory:")
-        self.external_url = external_url
-        self._given_http, self._ack_key = http, ack_key
+        self.clock, self.db = clock or SystemClock(), db or StateDB(":memory:")
+        self.external_url, self._given_http, self._ack_key = external_url, http, ack_key
         self._builder = partial(  # the same seams for every ``alerting`` section
-            PipelineBuilder, rng=rng or random.Random(), executor=executor or InlineExecutor(),
+            PipelineBuilder, rng=rng or random.Random(),
+            executor=CommittedExecutor(executor or InlineExecutor(), self.db),
             external_url=external_url, stream=stream, warn=warn, notifiers=notifiers, actions=actions)
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
@@ -163,9 +163,8 @@ class Pipeline:
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """Take firing and resolved alerts from the evaluator (or a webhook), then flush what is due.
 
-        Returns without waiting for any receiver or action: they run on the executor. Once a
-        runner drives the pipeline (``set_waker(..., runner=True)``), it only records the alerts
-        and wakes the runner.
+        Waits for no receiver or action (they run on the executor); once a runner drives the
+        pipeline (``set_waker(..., runner=True)``) it only records the alerts and wakes the runner.
         """
         with self._lock:
             self._put([self._normalise(a, now) for a in alerts], now)
@@ -220,16 +219,18 @@ class Pipeline:
             self._tick(now)
 
     def _tick(self, now: float) -> None:
-        if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
-            self.dispatcher.put(self._swallowed.due(now), now)
-        self.dispatcher.tick(now)
-        self.escalator.tick(now)
-        self.act.release(_ACTIONS_ONLY, now)  # an escalating route's action runs: recorded, nothing to send
-        for chain in self.chains.values():
-            chain.tick(now)
-        for q in self.queues.values():
-            q.tick(now)
-        self._gc(now)
+        # The server's tick is one commit; sends and actions start after it (CommittedExecutor).
+        with self.db.transaction() if self._driven else nullcontext():
+            if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
+                self.dispatcher.put(self._swallowed.due(now), now)
+            self.dispatcher.tick(now)
+            self.escalator.tick(now)
+            self.act.release(_ACTIONS_ONLY, now)  # an escalating route's action runs: recorded, nothing sent
+            for chain in self.chains.values():
+                chain.tick(now)
+            for q in self.queues.values():
+                q.tick(now)
+            self._gc(now)
 
     def settle(self, now: float) -> None:
         """Record the sends that have finished, start nothing (before a shutdown)."""
@@ -266,17 +267,15 @@ class Pipeline:
     def view(self, now: float) -> list[AlertView]:
         """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view).
 
-        Only the snapshot and the inhibitor's index are read under the lock (sends wait for
-        that, not for the routing and silence matching, which need no lock).
+        Only the snapshot and the inhibitor's index are read under the lock (sends wait for that).
         """
         with self._lock:
             held = [(a, self._updated.get(fp, a.starts_at), tuple(self.inhibitor.inhibited_by(a.labels, now)))
                     for fp, a in self.alerts.items() if a.ends_at is None or a.ends_at >= now]
         active = self.silences.active(now)
-        return [AlertView(a, updated, tuple(self.root.match(a.labels)),
-                          tuple(sorted(s.id for s in active if matches_all(s.matchers, a.labels))),
-                          inhibitors)
-                for a, updated, inhibitors in held]
+        return [AlertView(a, updated, tuple(self.root.match(a.labels)), tuple(sorted(
+            s.id for s in active if matches_all(s.matchers, a.labels))), inhibitors)
+            for a, updated, inhibitors in held]
 
     # -- stages' callbacks --------------------------------------------------
 

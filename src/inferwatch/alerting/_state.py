@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -58,6 +58,7 @@ class StateDB:
             raise StoreError(f"cannot open alerting state {self.path}: {exc}") from exc
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on the thread holding the lock
+        self._after: list[Callable[[], None]] = []  # run once the outermost transaction commits
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -80,11 +81,27 @@ class StateDB:
                 yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException:
+                self._after.clear()  # what waited for these writes never starts
                 if self._conn.in_transaction:  # a full disk has rolled it back already: keep its error
                     self._conn.execute("ROLLBACK")
                 raise
             finally:
                 self._depth = 0
+            after, self._after = self._after, []
+        for fn in after:
+            fn()
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once the transaction open on this thread has committed (at once when none is).
+
+        A send or an action run starts only after the write that owes it (the outbox row, the
+        ledger's claim) is on disk, even when a whole tick's writes are one transaction.
+        """
+        with self._lock:
+            if self._depth:
+                self._after.append(fn)
+                return
+        fn()
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Rows of a read query."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import types
 import typing
@@ -189,9 +190,37 @@ def benchmarks_index(root: Path) -> str:
     return f"{note}\n{text}"
 
 
+_FENCE = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```[ \t]*$", re.S | re.M)
+
+
+def sync_translations(root: Path) -> list[Path]:
+    """Copy each English page's fenced blocks into its translation (``docs/PAGE.zh.md``), in order.
+
+    Code, config and output are the same in every language; only the prose is translated.
+    A translation whose number of blocks differs from its page's is left alone (and named by
+    ``tests/test_docs_zh.py``). Returns the files that changed.
+    """
+    changed = []
+    for zh in sorted((root / "docs").rglob("*.zh.md")):
+        english = zh.with_name(zh.name.removesuffix(".zh.md") + ".md")
+        if not english.is_file():
+            continue
+        blocks = _FENCE.findall(english.read_text(encoding="utf-8"))
+        text = zh.read_text(encoding="utf-8")
+        if len(_FENCE.findall(text)) != len(blocks):
+            continue
+        parts = _FENCE.split(text)  # prose between the blocks, len(blocks) + 1 pieces
+        synced = "".join(p + b for p, b in zip(parts, [*blocks, ""], strict=True))
+        if synced != text:
+            zh.write_text(synced, encoding="utf-8")
+            changed.append(zh)
+    return changed
+
+
 def write_pages(root: Path) -> list[Path]:
-    """Write the generated pages under ``root`` (the repository); return their paths."""
-    written = []
+    """Write the generated pages under ``root`` (the repository) and sync the translations' code
+    blocks; return the paths written."""
+    written = sync_translations(root)
     pages = ((CONFIG_PAGE, config_reference()), (CLI_PAGE, cli_reference()),
              (BENCH_PAGE, benchmarks_index(root)))
     for rel, text in pages:

@@ -109,7 +109,7 @@ def _simulate(args: argparse.Namespace) -> int:
     print(f"{name}: {r.points} points, {r.sent} sent ({r.sent / r.points:.1%}); "
           f"{r.bytes_naive} -> {r.bytes_sent} bytes ({r.reduction:.1%} fewer); "
           f"max error {r.max_rel_error:.4f} relative, {r.max_abs_error:.6g} absolute"
-          + (f", counters' 5-minute increase {r.max_rate_rel_error:.4f}" if "counter" in r.by_type else "")
+          + (f", counters' 5-minute rate {r.max_rate_rel_error:.4f}" if "counter" in r.by_type else "")
           + (f", histograms' quantiles {r.max_quantile_rel_error:.4f} (rank {r.max_quantile_rank_error:.4f})"
              if "histogram" in r.by_type else ""))
     if len(r.by_type) > 1:
@@ -120,6 +120,11 @@ def _simulate(args: argparse.Namespace) -> int:
                   f"{f['bytes_sent']:>7} {f['reduction']:>6.1%} {f['max_rel_error']:>7.4f} "
                   f"{f['max_rate_rel_error']:>11.4f} {f.get('max_quantile_rel_error', 0.0):>8.4f} "
                   f"{f.get('max_quantile_rank_error', 0.0):>6.4f}")
+    for kind, f in r.by_type.items():
+        w = f.get("worst_rate")
+        if w:
+            print(f"  worst 5m rate of a {kind}: {w['series']} over the 5 minutes to "
+                  f"{w['window_end']:.3f}: {w['rate']:.6g}/s against {w['raw_rate']:.6g}/s raw")
     return 0
 
 

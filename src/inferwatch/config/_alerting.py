@@ -88,6 +88,10 @@ class InhibitRuleSpec(FrozenModel):
     source_matchers: tuple[str, ...] = Field(min_length=1)
     target_matchers: tuple[str, ...] = Field(min_length=1)
     equal: tuple[str, ...] = ()
+    hold: Duration = Field(
+        0.0, ge=0, le=3600,
+        description="keep muting this long after the source resolved (inferwatch's; Alertmanager has "
+                    "none and the export leaves it out): a burn an outage caused outlasts the outage")
 
     @field_validator("source_matchers", "target_matchers")
     @classmethod
@@ -148,6 +152,18 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
         source_matchers=('alertname=~"TargetDown|ProbeFailing"',),
         target_matchers=('alertname!~"TargetDown|ProbeFailing"', 'service!=""'),
         equal=("service",),
+    ),
+    # Every probe of a service failing is the outage as users see it: the one message. Its down
+    # targets (labelled with the service) say the same thing and are muted by it.
+    InhibitRuleSpec(
+        source_matchers=('alertname="ProbeFailing"',),
+        target_matchers=('alertname="TargetDown"', 'service!=""'), equal=("service",),
+    ),
+    # The budget an outage spent keeps its SLO's burn-rate alerts firing for their short window
+    # after it ended (5m fast, 30m slow): the outage's page told it, so they stay muted that long.
+    InhibitRuleSpec(
+        source_matchers=('alertname=~"TargetDown|ProbeFailing"',),
+        target_matchers=('slo_alert!=""', 'service!=""'), equal=("service",), hold=1800.0,
     ),
     # A higher drift level of a feature says all the lower ones do: rollback mutes review and
     # warning, review mutes warning, of the same feature of the same model.

@@ -85,6 +85,7 @@ class Agent:
         self.deadband = Deadband(settings, fixed=frozenset({m.EDGE_HEARTBEAT_SECONDS.name}))
         if isinstance(target, IngestTarget):
             target.kinds = self.deadband.kinds
+            target.labels, target.clock = dict(cfg.labels), self.clock
         self.spool = Spool(cfg.spool.path, max_age=cfg.spool.max_age, max_bytes=cfg.spool.max_bytes)
         self.uploader = Uploader(
             self.spool, target, clock=self.clock, batch_size=cfg.upload.batch_size,

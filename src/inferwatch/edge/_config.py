@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.edge._deadband import DEFAULT_FLOORS, DEFAULT_HEARTBEAT_MAX_S, DeadbandSettings
-from inferwatch.model import parse_duration
+from inferwatch.model import is_valid_label_name, parse_duration
 
 __all__ = [
     "ENV_EDGE_TOKEN", "AgentConfig", "SourceConfig", "SpoolConfig", "UploadConfig", "load_agent_config",
@@ -91,6 +91,10 @@ class AgentConfig:
     deadband: DeadbandSettings = field(default_factory=DeadbandSettings)
     upload: UploadConfig = field(default_factory=UploadConfig)
     sources: tuple[SourceConfig, ...] = (SourceConfig("host"),)
+    labels: Mapping[str, str] = field(default_factory=dict)  # the device's own (site, ...): the fleet page
+
+
+MAX_AGENT_LABELS = 16
 
 
 class _Reader:
@@ -205,7 +209,7 @@ def _floors(r: _Reader) -> dict[str, float]:
 def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(".")) -> AgentConfig:
     """Validate a parsed YAML document into an :class:`AgentConfig`."""
     top = _Reader(source, "", raw)
-    top.check_keys(("device", "spool", "deadband", "upload", "sources"))
+    top.check_keys(("device", "spool", "deadband", "upload", "sources", "labels"))
     device = top.text("device", "")
     sp, db = top.sub("spool"), top.sub("deadband")
     sp.check_keys(("path", "max_age", "max_bytes"))
@@ -228,7 +232,23 @@ def parse_agent_config(raw: Any, *, source: str = "<config>", base: Path = Path(
     if not isinstance(raw_sources, list) or not raw_sources:
         raise top.fail("sources", "expected a non-empty list")
     sources = tuple(_source(_Reader(source, f"sources[{i}]", s)) for i, s in enumerate(raw_sources))
-    return AgentConfig(device, spool, deadband, _upload(top.sub("upload"), base), sources)
+    return AgentConfig(device, spool, deadband, _upload(top.sub("upload"), base), sources,
+                       _labels(top.sub("labels")))
+
+
+def _labels(r: _Reader) -> dict[str, str]:
+    """``labels: {site: berlin}``: label names as Prometheus's, values strings, at most 16."""
+    if len(r.raw) > MAX_AGENT_LABELS:
+        raise ConfigError(f"{r.src}: labels: expected at most {MAX_AGENT_LABELS} labels, got {len(r.raw)}")
+    out = {}
+    for key, value in r.raw.items():
+        if not isinstance(key, str) or not is_valid_label_name(key) or key.startswith("__") \
+                or key == "device":
+            raise r.fail(str(key), "expected a label name (not device, not __...)")
+        if not isinstance(value, str | int | float) or isinstance(value, bool) or len(str(value)) > 128:
+            raise r.fail(key, "expected a string of at most 128 characters")
+        out[key] = str(value)
+    return out
 
 
 def load_agent_config(path: Path) -> AgentConfig:

@@ -16,9 +16,10 @@ max(|reconstructed|, floor)``: the relative reconstruction error is at most
 ``band`` (the absolute error at most ``band * floor`` near zero). The
 property test ``tests/edge/test_deadband.py`` checks exactly this bound.
 
-Counters are sent as counters: the ends of straight segments, closed by a
-swinging door whose width follows the counter's rate, so the rate the server
-computes over any 5 minutes stays within the band (``_counters``); the
+Counters are sent as counters: the ends of straight segments, closed where the
+line would leave the budget of a point in between, so the ``rate()`` the server
+computes over any 5 minutes stays within the band of the raw one, or of one
+increment per window (``_counters``, measured by ``_rates``); the
 server fills in the points between two sent ones at the device's step
 (gauges: the last value holds; counters: the line). The counters of one
 histogram or summary (``_bucket``, ``_sum``, ``_count`` of one label set)

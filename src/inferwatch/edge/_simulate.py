@@ -8,10 +8,11 @@ batch per ``batch_interval`` of sample time, at most ``batch_size`` samples) and
 the same encoder and compression. Errors are measured against the server's
 reconstruction (``server/ingest/_edge_fill``): a gauge's last sent value holds -- its
 error ``|true - held|``, relative to ``max(|held|, floor)`` (at most the band); a
-counter is the line between its sent points -- its error is that of the increase
-over every 5-minute window (``max_rate_rel_error``: ``|increase - true increase|
-/ max(true increase, floor)``, windows with a reset left out); a histogram's
-buckets are counters too, and ``max_quantile_rel_error`` is the worst relative
+counter is the line between its sent points, filled in at the step as the server
+does -- its error is that of ``rate()`` over every 5-minute window, resets
+included (``max_rate_rel_error``: ``|rate - raw rate| / max(raw rate, one
+increment / 300 s)``, ``_rates``; ``worst_rate`` in ``by_type`` names the series
+and the window); a histogram's buckets are counters too, and ``max_quantile_rel_error`` is the worst relative
 error of its 0.5, 0.9 and 0.99 quantiles over every 5-minute window
 (``_quantiles``), ``max_quantile_rank_error`` the share of observations they are
 off by. Points after a
@@ -36,6 +37,7 @@ from inferwatch._exceptions import InputError
 from inferwatch.edge._counters import RATE_WINDOW_S
 from inferwatch.edge._deadband import Deadband, DeadbandSettings, kind_of
 from inferwatch.edge._quantiles import counter_rebuilt, histogram_units, worst_quantile_error
+from inferwatch.edge._rates import RateError, rate_error
 from inferwatch.formats import encode_columns
 from inferwatch.model import Labels, MetricKind, Sample
 
@@ -58,7 +60,7 @@ class SimulationResult:
     max_rate_rel_error: float = 0.0  # counters: the increase over 5-minute windows
     max_quantile_rel_error: float = 0.0  # histograms: quantiles over 5-minute windows
     max_quantile_rank_error: float = 0.0  # ... and the share of observations they are off by
-    by_type: dict[str, dict[str, float]] = field(default_factory=dict)  # gauge, counter, histogram, ...
+    by_type: dict[str, dict[str, Any]] = field(default_factory=dict)  # gauge, counter, histogram, ...
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict, in the documented key order."""
@@ -162,6 +164,16 @@ class _Errors:
     rate: float = 0.0
     quantile: float = 0.0
     rank: float = 0.0
+    worst_rate: dict[str, object] = field(default_factory=dict)  # the series and window of `rate`
+    skipped: int = 0  # rate windows with an edge in a scrape the trace missed (not measured)
+
+    def add_rate(self, labels: Labels, got: RateError) -> None:
+        self.skipped += got.skipped
+        if got.error > self.rate or not self.worst_rate:
+            self.rate = max(self.rate, got.error)
+            if got.error >= self.rate and math.isfinite(got.end):
+                self.worst_rate = {"series": str(labels), "window_end": got.end,
+                                   "window_s": RATE_WINDOW_S, "raw_rate": got.raw, "rate": got.rebuilt}
 
 
 def _gauge_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, err: _Errors) -> None:
@@ -179,19 +191,12 @@ def _gauge_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, e
             err.rel = max(err.rel, e / max(abs(held), floor))
 
 
-def _counter_errors(raw: Sequence[Sample], sent: Sequence[Sample], floor: float, err: _Errors) -> None:
-    points = counter_rebuilt(raw, sent)  # (t, true, reconstructed)
-    for _, true, rec in points:
+def _counter_errors(raw: Sequence[Sample], sent: Sequence[Sample], err: _Errors, step: float,
+                    max_gap: float) -> None:
+    for _, true, rec in counter_rebuilt(raw, sent):  # (t, true, reconstructed)
         err.abs = max(err.abs, abs(true - rec))
-    j, reset_at = 0, -1
-    for i in range(1, len(points)):
-        if points[i][1] < points[i - 1][1]:
-            reset_at = i
-        while points[i][0] - points[j][0] > RATE_WINDOW_S + 1e-6:
-            j += 1
-        if j >= reset_at and points[i][0] - points[j][0] >= RATE_WINDOW_S * 0.9:
-            want, got = points[i][1] - points[j][1], points[i][2] - points[j][2]
-            err.rate = max(err.rate, abs(got - want) / max(want, floor))
+    if raw:
+        err.add_rate(raw[0].labels, rate_error(raw, sent, step, max_gap, RATE_WINDOW_S))
 
 
 def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings: DeadbandSettings, *,
@@ -208,26 +213,27 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
         raw_by.setdefault(s.labels, []).append(s)
     for s in sorted(sent, key=lambda s: s.t):
         sent_by.setdefault(s.labels, []).append(s)
+    steps = [b.t - a.t for r in raw_by.values() for a, b in itertools.pairwise(r) if b.t > a.t]
+    step = sorted(steps)[len(steps) // 2] if steps else 0.0
     per: dict[str, _Errors] = {}
     for labels, raw in raw_by.items():
         kind, _ = kind_of(labels.name, kinds)
         err = per.setdefault(type_of(labels.name, kinds), _Errors())
-        floor = settings.floor_of(labels.name, kind)
-        check = _counter_errors if kind is MetricKind.COUNTER else _gauge_errors
-        check(raw, sent_by.get(labels, []), floor, err)
+        if kind is MetricKind.COUNTER:
+            _counter_errors(raw, sent_by.get(labels, []), err, step, settings.heartbeat_max)
+        else:
+            _gauge_errors(raw, sent_by.get(labels, []), settings.floor_of(labels.name, kind), err)
     hist = per.get("histogram", _Errors())
     for unit, buckets in histogram_units(list(raw_by)).items() if "histogram" in per else ():
         # windows with `count`'s floor of observations above the quantile (not the buckets' own floor)
         floor = settings.floor_of(unit.name.removesuffix("_bucket") + "_count", MetricKind.COUNTER)
         q, rank = worst_quantile_error(buckets, raw_by, sent_by, RATE_WINDOW_S, floor)
         hist.quantile, hist.rank = max(hist.quantile, q), max(hist.rank, rank)
-    steps = [b.t - a.t for r in raw_by.values() for a, b in itertools.pairwise(r) if b.t > a.t]
-    step = sorted(steps)[len(steps) // 2] if steps else 0.0
 
     def wire(xs: Sequence[Sample]) -> int:
         return _wire_bytes(sorted(xs, key=lambda s: s.t), kinds, batch_interval, batch_size, settings, step)
 
-    by_type: dict[str, dict[str, float]] = {}
+    by_type: dict[str, dict[str, Any]] = {}
     for name in sorted(per):
         raw_t = [s for s in naive if type_of(s.labels.name, kinds) == name]
         sent_t = [s for s in sent if type_of(s.labels.name, kinds) == name]
@@ -237,6 +243,8 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
                          "points": len(raw_t), "sent": len(sent_t), "bytes_naive": b0, "bytes_sent": b1,
                          "reduction": 1.0 - b1 / b0 if b0 else 0.0, "max_rel_error": e.rel,
                          "max_abs_error": e.abs, "max_rate_rel_error": e.rate,
+                         **({"worst_rate": e.worst_rate, "rate_windows_skipped": e.skipped}
+                            if e.worst_rate else {}),
                          **({"max_quantile_rel_error": e.quantile, "max_quantile_rank_error": e.rank}
                             if name == "histogram" else {})}
     b0, b1 = wire(naive), wire(sent)

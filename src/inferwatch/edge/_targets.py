@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inferwatch import __version__
 from inferwatch.edge._deadband import kind_of
 from inferwatch.edge._http import HttpClient, Transport, TransportError
 from inferwatch.edge._spool import Spool, SpoolBatch
@@ -26,7 +27,7 @@ from inferwatch.formats import (
     encode_compact,
     encode_write_request,
 )
-from inferwatch.model import Labels, MetricKind
+from inferwatch.model import Clock, Labels, MetricKind, SystemClock
 
 __all__ = ["INGEST_PATH", "IngestTarget", "RemoteWriteTarget", "classify"]
 
@@ -79,14 +80,29 @@ class IngestTarget:
     kinds: Mapping[str, MetricKind] = field(default_factory=dict)  # the deadband's: counters marked "c"
     step: float = 0.0  # the device's collection step (the server fills in between sent points at it)
     heartbeat_max: float = 0.0
+    labels: Mapping[str, str] = field(default_factory=dict)  # the device's own (the fleet page)
+    clock: Clock = field(default_factory=SystemClock)  # the agent's: the server reads its offset
+    config_hash: str = ""  # the configuration the agent applied
+    errors: int = 0  # failed uploads since the start (reported with every batch)
+    last_error: str = ""
 
     def __post_init__(self) -> None:
         self.transport = self.transport or HttpClient(self.timeout)
         self._known: dict[str, set[int]] = {}  # spool id -> series ids the server acknowledged
 
     def send(self, batch: SpoolBatch, spool: Spool) -> tuple[Outcome, str]:
-        """Encode ``batch`` with the spool's stats and POST it."""
-        stats = AgentStats(backlog=spool.backlog(), dropped=spool.dropped())
+        """Encode ``batch`` with the spool's and the agent's stats and POST it; count a failure."""
+        outcome, reason = self._send(batch, spool)
+        if outcome is not Outcome.OK:
+            self.errors += 1
+            self.last_error = f"{outcome.value}: {reason}"[:200]
+        return outcome, reason
+
+    def _send(self, batch: SpoolBatch, spool: Spool) -> tuple[Outcome, str]:
+        # what waits behind this batch: a healthy device, sending as fast as it reads, reports 0
+        stats = AgentStats(backlog=max(0, spool.backlog() - len(batch.samples)), dropped=spool.dropped(),
+                           version=__version__, labels=self.labels, sent_at=self.clock.now(),
+                           errors=self.errors, last_error=self.last_error, config_hash=self.config_hash)
         one = Batch(self.device, batch.batch_id, batch.samples, self.heartbeat_s, stats)
         headers = {"Authorization": f"Bearer {self.token}", "Content-Encoding": "gzip",
                    "Content-Type": "application/json", "User-Agent": _USER_AGENT}
@@ -123,8 +139,8 @@ def column_header(batch: Batch, labels: Mapping[int, Labels], kinds: Mapping[str
                   heartbeat_max: float) -> dict[str, Any]:
     """The JSON header of a format-3 batch (``encode_columns`` adds the times' base and unit)."""
     head: dict[str, Any] = {"b": batch.batch_id, "hb": batch.heartbeat_s, "hm": heartbeat_max, "st": step}
-    if batch.agent.backlog or any(batch.agent.dropped.values()):
-        head["a"] = {"backlog": batch.agent.backlog, "dropped": dict(batch.agent.dropped)}
+    if batch.agent != AgentStats():
+        head["a"] = batch.agent.to_json()
     defs: dict[str, Any] = {}
     for i in sorted(labels):
         d: dict[str, Any] = {"l": labels[i].to_dict()}

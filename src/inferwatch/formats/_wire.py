@@ -76,6 +76,20 @@ class AgentStats:
 
     backlog: int = 0
     dropped: Mapping[str, int] = field(default_factory=dict)  # reason -> total since the spool was made
+    version: str = ""  # the agent's inferwatch version
+    labels: Mapping[str, str] = field(default_factory=dict)  # the device's own labels (site, ...)
+    sent_at: float = 0.0  # the agent's clock when it sent the batch (the server's clock offset)
+    errors: int = 0  # uploads that failed since the agent started
+    last_error: str = ""  # the last one's reason (no secrets: the uploader's outcome line)
+    config_hash: str = ""  # the configuration the agent applied
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``a`` object of a batch: only what is set (an older server reads backlog and dropped)."""
+        out: dict[str, Any] = {"backlog": self.backlog, "dropped": dict(self.dropped)}
+        extra = {"v": self.version, "l": dict(self.labels), "now": self.sent_at, "err": self.errors,
+                 "le": self.last_error, "ch": self.config_hash}
+        out.update({k: v for k, v in extra.items() if v})
+        return out
 
 
 @dataclass(frozen=True)
@@ -120,7 +134,7 @@ def encode_batch(batch: Batch, *, level: int = 6) -> bytes:
     body = {
         "version": WIRE_VERSION, "device": batch.device, "batch": batch.batch_id,
         "heartbeat_s": batch.heartbeat_s,
-        "agent": {"backlog": batch.agent.backlog, "dropped": dict(batch.agent.dropped)},
+        "agent": batch.agent.to_json(),
         "series": _columns(batch.samples),
     }
     raw = json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
@@ -235,14 +249,32 @@ def _columns3(raw: bytes, max_samples: int, known: Callable[[str, int], Labels |
 
 
 def _stats(agent: Any) -> AgentStats:
+    """The agent's statistics; what does not read is left out (they are shown, never acted on)."""
     if not isinstance(agent, dict):
         return AgentStats()
     dropped = agent.get("dropped") or {}
+    got = agent.get("l")
+    labels: dict[Any, Any] = got if isinstance(got, dict) else {}
     return AgentStats(
-        backlog=int(agent.get("backlog", 0)) if isinstance(agent.get("backlog", 0), int) else 0,
+        backlog=_count(agent.get("backlog")),
         dropped={str(k): v for k, v in dropped.items() if isinstance(v, int) and not isinstance(v, bool)}
         if isinstance(dropped, dict) else {},
+        version=_text(agent.get("v"), 64),
+        labels={str(k)[:64]: _text(v, 128) for k, v in list(labels.items())[:16] if isinstance(v, str)},
+        sent_at=float(agent["now"]) if isinstance(agent.get("now"), int | float)
+        and not isinstance(agent.get("now"), bool) and math.isfinite(agent["now"]) else 0.0,
+        errors=_count(agent.get("err")),
+        last_error=_text(agent.get("le"), 200),
+        config_hash=_text(agent.get("ch"), 80),
     )
+
+
+def _count(x: Any) -> int:
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else 0
+
+
+def _text(x: Any, most: int) -> str:
+    return x[:most] if isinstance(x, str) else ""
 
 
 # ---- version 2: the compact format --------------------------------------------------------------
@@ -291,8 +323,8 @@ def encode_compact(batch: Batch, ids: Sequence[int], labels: Mapping[int, Labels
         last[sid] = ms
     body: dict[str, Any] = {"v": WIRE_VERSION_COMPACT, "b": batch.batch_id, "hb": _number(batch.heartbeat_s),
                             "t0": t0, "tu": unit}
-    if batch.agent.backlog or any(batch.agent.dropped.values()):
-        body["a"] = {"backlog": batch.agent.backlog, "dropped": dict(batch.agent.dropped)}
+    if batch.agent != AgentStats():
+        body["a"] = batch.agent.to_json()
     defs = {str(i): labels[i].to_dict() for i in sorted(set(ids)) if i in labels}
     if defs:
         body["defs"] = defs

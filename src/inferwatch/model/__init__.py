@@ -10,7 +10,7 @@ from inferwatch.model._deadline import check as check_deadline
 from inferwatch.model._deadline import checked as deadline_checked
 from inferwatch.model._deadline import watching as watching_deadline
 from inferwatch.model._durations import format_duration, parse_duration
-from inferwatch.model._fingerprint import alertmanager_fingerprint
+from inferwatch.model._fingerprint import alertmanager_fingerprint, alertmanager_fingerprints
 from inferwatch.model._gunzip import GunzipError, gunzip_bounded
 from inferwatch.model._labels import (
     METRIC_NAME_LABEL,
@@ -58,6 +58,7 @@ __all__ = [
     "SystemClock",
     "Tier",
     "alertmanager_fingerprint",
+    "alertmanager_fingerprints",
     "check_deadline",
     "check_text",
     "deadline_checked",

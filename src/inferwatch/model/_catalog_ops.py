@@ -27,12 +27,13 @@ EDGE_LAST_CONTACT = MetricSpec(
 )
 EDGE_DEVICE_SILENCE = MetricSpec(
     "inferwatch_edge_device_silence_seconds", _G,
-    "Seconds since the server last received a batch from the device.", ("device",), "seconds",
+    "Seconds since the server last received a batch from the device (site: as its agent reports it).",
+    ("device", "site"), "seconds",
 )
 EDGE_DEVICE_HEARTBEAT = MetricSpec(
     "inferwatch_edge_device_heartbeat_seconds", _G,
     "The device's heartbeat as its last batch announced it (a quiet series reports this often).",
-    ("device",), "seconds",
+    ("device", "site"), "seconds",
 )
 EDGE_INGESTED_SAMPLES_TOTAL = MetricSpec(
     "inferwatch_edge_ingested_samples_total", _C,
@@ -192,7 +193,8 @@ NOTIFICATION_QUEUE_OLDEST_AGE = MetricSpec(
 )
 # --- the dead man's switch: the Watchdog sent out, heartbeats watched in (docs/heartbeats.md) ---
 HEARTBEAT_SENDS_TOTAL = MetricSpec(
-    "inferwatch_heartbeat_sends_total", _C, "Watchdog heartbeats sent to the outside dead man's switch.",
+    "inferwatch_heartbeat_sends_total", _C,
+    "Watchdog heartbeats sent to the outside dead man's switch (failed ones included).",
     ("kind",),
 )
 HEARTBEAT_SEND_FAILURES_TOTAL = MetricSpec(

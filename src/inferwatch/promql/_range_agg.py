@@ -16,13 +16,15 @@ import numpy as np
 from inferwatch.model import METRIC_NAME_LABEL, Labels
 from inferwatch.promql._aggregate import _group_key
 from inferwatch.promql._ast import Aggregate
-from inferwatch.promql._kernels import bucket_quantile, quantile
+from inferwatch.promql._kernels import bucket_quantile
+from inferwatch.promql._range_stats import count_values_rows, extreme_rows, quantile_rows
 from inferwatch.promql._rows import Fallback, Rows, consistent_order
 from inferwatch.promql._values import without_labels
 
 __all__ = ["aggregate_rows", "histogram_quantile_rows"]
 
 _IN_ORDER = frozenset({"sum", "avg", "min", "max", "stddev", "stdvar", "quantile", "topk", "bottomk"})
+_BY_SEGMENT = frozenset({"count", "group", "max", "min", "quantile"})  # no member-by-member fold
 _LE = frozenset({"le"})
 _LE_AND_NAME = frozenset({"le", METRIC_NAME_LABEL})
 _BLOCK_CELLS = 1 << 19
@@ -77,8 +79,13 @@ def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None,
                    poll: Callable[[], None]) -> Rows:
     """The aggregation ``e`` of ``rows`` at every step (``param``: k or q per step)."""
     steps = rows.vals.shape[1]
-    if e.op == "count_values" or (e.op in _IN_ORDER and not rows.ordered):
+    if e.op in _IN_ORDER and not rows.ordered:
         raise Fallback(e.op)
+    if e.op == "count_values":
+        assert isinstance(param, str)
+        base = e if e.without else Aggregate(e.op, e.expr, tuple(g for g in e.grouping if g != param), False)
+        gid, glabels = _groups(base, rows.labels)
+        return count_values_rows(param, e.without, e.grouping, rows, gid, glabels)
     gid, glabels = _groups(e, rows.labels)
     if not glabels:
         return Rows.empty(steps)
@@ -86,11 +93,17 @@ def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None,
         assert isinstance(param, np.ndarray)
         return _top(e.op == "topk", rows, gid, len(glabels), param)
     g = len(glabels)
-    if e.op in ("count", "group") or (e.op == "sum" and g < len(gid) // g):
+    if e.op in _BY_SEGMENT or (e.op == "sum" and g < len(gid) // g):
         order, starts = _segments(gid, g)
         cnt, first = _presence(rows, order, starts)
         present = cnt > 0
-        if e.op == "count":
+        poll()
+        if e.op in ("max", "min"):
+            acc = extreme_rows(e.op == "max", rows, order, starts)
+        elif e.op == "quantile":
+            assert isinstance(param, np.ndarray)
+            acc = quantile_rows(param, rows, order, starts, present)
+        elif e.op == "count":
             acc = cnt.astype(np.float64)
         elif e.op == "group":
             acc = np.ones((g, steps))
@@ -142,8 +155,6 @@ def _fold(e: Aggregate, rows: Rows, gid: np.ndarray, glabels: list[Labels], para
                 mu2 = mu + delta / c
                 new = a + delta * (x - mu2)
                 mean[gs] = np.where(m, mu2, mu)
-            elif op == "quantile":
-                new = a
             else:
                 raise Fallback(op)
             acc[gs] = np.where(m, new, a)
@@ -153,21 +164,7 @@ def _fold(e: Aggregate, rows: Rows, gid: np.ndarray, glabels: list[Labels], para
             acc = acc / cnt
         elif op == "stddev":
             acc = np.sqrt(acc / cnt)
-        elif op == "quantile":
-            assert isinstance(param, np.ndarray)
-            acc = _quantile(param, rows, gid, present)
     return Rows(glabels, acc, present, consistent_order(first, present))
-
-
-def _quantile(q: np.ndarray, rows: Rows, gid: np.ndarray, present: np.ndarray) -> np.ndarray:
-    out = np.full(present.shape, math.nan)
-    order, starts = _segments(gid, len(present))
-    members = np.split(order, starts[1:])
-    for g, j in zip(*np.nonzero(present), strict=True):
-        mem = members[g]
-        vs = rows.vals[mem, j][rows.mask[mem, j]].tolist()
-        out[g, j] = quantile(float(q[j]), vs)
-    return out
 
 
 def _top(top: bool, rows: Rows, gid: np.ndarray, groups: int, param: np.ndarray) -> Rows:

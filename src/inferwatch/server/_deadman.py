@@ -3,8 +3,8 @@
 ``DeadMansSwitch`` holds the Watchdog sender (``alerting.heartbeat``) and the heartbeat
 watch (``heartbeats``), both on threads of their own, off the evaluation path.
 ``SelfSeries`` records, every evaluation round, the server's own numbers that the
-default pack's self-alerts judge (notifications owed, heartbeats failing to send) into
-its own store, so they work without the server scraping its own
+default pack's self-alerts judge (rounds skipped, notifications owed, heartbeats failing
+to send) into its own store, so they work without the server scraping its own
 ``/metrics`` (when it does, the rules' ``max without (job, instance)`` makes one alert).
 """
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DeadMansSwitch", "SelfSeries"]
 
+_MISSED = catalog.RULE_GROUP_ITERATIONS_MISSED_TOTAL.name
 _QUEUE_LENGTH = catalog.NOTIFICATION_QUEUE_LENGTH.name
 _QUEUE_AGE = catalog.NOTIFICATION_QUEUE_OLDEST_AGE.name
 
@@ -96,12 +97,17 @@ class DeadMansSwitch:
 class SelfSeries:
     """Records the self-alerts' series into the server's own store every round (``Server.round_hooks``)."""
 
-    def __init__(self, server: Server, pipeline: Pipeline, deadman: DeadMansSwitch | None = None) -> None:
-        self.server, self.pipeline, self.deadman = server, pipeline, deadman
+    def __init__(self, server: Server, pipeline: Pipeline, deadman: DeadMansSwitch | None = None, *,
+                 rounds: bool = True) -> None:
+        """``rounds``: record the rounds skipped (not at a compressed ``--speed``, where a loaded
+        machine skips rounds that are real seconds, not minutes)."""
+        self.server, self.pipeline, self.deadman, self.rounds = server, pipeline, deadman, rounds
 
     def rows(self, now: float) -> list[tuple[Labels, float]]:
         """This round's series and values."""
         rows: list[tuple[Labels, float]] = []
+        if self.rounds:
+            rows.append((Labels.of(_MISSED), float(self.server.stats.missed)))
         for q in self.pipeline.queue_stats(now):
             rows += [(Labels.of(_QUEUE_LENGTH, receiver=q.receiver), float(q.length)),
                      (Labels.of(_QUEUE_AGE, receiver=q.receiver), q.oldest_age)]

@@ -20,6 +20,7 @@ from inferwatch.server._components import state_dir
 from inferwatch.server._dirlock import DataDirLock
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
 from inferwatch.server._http_limits import uvicorn_config
+from inferwatch.server._malloc import tune_malloc
 from inferwatch.server._preflight import config_warnings
 from inferwatch.server._shutdown import Shutdown
 from inferwatch.server._trace_links import listen_url
@@ -59,6 +60,7 @@ def serve(config: Config, *, listen: str | None = None, clock: Clock | None = No
 
 
 def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[], Config] | None) -> None:
+    tune_malloc()  # before any thread allocates: queries' arrays go back to the system when freed
     parts = build(config, clock=clock, reload=reload)
     server = parts.server
     if parts.reloader is not None and threading.current_thread() is threading.main_thread() \

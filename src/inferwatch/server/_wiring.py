@@ -226,7 +226,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
                         access=access)
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
     parts.deadman = DeadMansSwitch.build(config, clock, pipeline)  # heartbeats are not reloaded
-    server.round_hooks.append(SelfSeries(server, pipeline, parts.deadman).record)  # the self-alerts' series
+    real_time = getattr(clock, "speed", 1.0) <= 1.0  # a compressed --speed skips rounds of real seconds
+    server.round_hooks.append(SelfSeries(server, pipeline, parts.deadman, rounds=real_time).record)
     server.metric_sources.append(parts.deadman.metrics)
     parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)
     return parts

@@ -187,6 +187,11 @@ def sloth_annotations(severity: str) -> dict[str, str]:
 def _alert(slo: Slo, kind: str, severity: str, pairs: tuple[AlertWindows, ...]) -> Rule:
     a = slo.alerting
     text = "\nor\n".join(_pair(slo, w) for w in pairs)
+    if slo.downtime:
+        # While every probe (or target) of the service fails, the outage is ProbeFailing's (or
+        # TargetDown's) to page: the burn it causes stays quiet, and an inhibit rule holds it
+        # quiet for its short window after (docs/probes.md: "One outage, one message").
+        text = f"(\n{text}\n)\nunless on ()\n    (max({slo.downtime}) == 0)"
     expr = _parse(text, slo, f"{kind} alert")
     tier: Tier = getattr(slo.tiers, kind)
     extra = a.page_labels if severity == "page" else a.ticket_labels

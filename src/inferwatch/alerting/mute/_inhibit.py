@@ -1,7 +1,8 @@
 """Inhibition: a firing source alert mutes target alerts that share its ``equal`` labels.
 
 Alertmanager's semantics: labels absent from both alerts count as equal, and
-an alert that matches both sides of a rule never inhibits itself.
+an alert that matches both sides of a rule never inhibits itself. One extension:
+a rule's ``hold`` keeps a source muting for that long after it resolved.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class InhibitRule:
     source: tuple[Matcher, ...]
     target: tuple[Matcher, ...]
     equal: tuple[str, ...]
+    hold: float = 0.0
 
     @classmethod
     def build(cls, spec: InhibitRuleSpec) -> InhibitRule:
@@ -41,10 +43,11 @@ class InhibitRule:
             tuple(m for t in spec.source_matchers for m in parse_matchers(t)),
             tuple(m for t in spec.target_matchers for m in parse_matchers(t)),
             spec.equal,
+            spec.hold,
         )
 
     def inhibits(self, source: Alert, target: Mapping[str, str]) -> bool:
-        """Whether firing ``source`` mutes an alert with labels ``target``."""
+        """Whether firing ``source`` mutes an alert with labels ``target`` (``hold`` aside)."""
         if not matches_all(self.source, source.labels):
             return False
         if all(source.labels.get(n, "") == target.get(n, "") for n in self.equal):
@@ -109,7 +112,7 @@ class Inhibitor:
                 continue
             bucket = self._sources[i].get(tuple(labels.get(n, "") for n in rule.equal), {})
             found.update((fp, s) for fp, s in bucket.items()
-                         if not s.resolved(now) and rule.inhibits(s, labels))
+                         if not s.resolved(now - rule.hold) and rule.inhibits(s, labels))
         return list(found.values())
 
     def mutes(self, labels: Mapping[str, str], now: float) -> bool:
@@ -118,6 +121,7 @@ class Inhibitor:
             if not matches_all(rule.target, labels):
                 continue
             bucket = self._sources[i].get(tuple(labels.get(n, "") for n in rule.equal))
-            if bucket and any(not s.resolved(now) and rule.inhibits(s, labels) for s in bucket.values()):
+            if bucket and any(not s.resolved(now - rule.hold) and rule.inhibits(s, labels)
+                              for s in bucket.values()):
                 return True
         return False

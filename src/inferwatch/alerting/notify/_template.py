@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -12,7 +13,7 @@ from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting.notify._message import WORDS, recovery_line, render
 from inferwatch.alerting.notify._message import trace_lines as message_trace_lines
 from inferwatch.alerting.notify._summary import group_summary, shown_alerts
-from inferwatch.model import Labels, alertmanager_fingerprint
+from inferwatch.model import Labels, alertmanager_fingerprints
 from inferwatch.rules import Alert
 
 __all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
@@ -132,13 +133,25 @@ def truncate_utf8(text: str, limit: int, pointer: str) -> str:
     return f"{head}\n{pointer}"[: limit]
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _am_fingerprint(labels: Labels) -> str:
-    return alertmanager_fingerprint(labels.items())
+_AM_FINGERPRINTS: dict[Labels, str] = {}  # by label set; emptied past _AM_KEPT
+_AM_KEPT = 1 << 16
 
 
-def alert_json(a: Alert, now: float) -> dict[str, Any]:
-    """One alert as Alertmanager's webhook writes it."""
+def _am_fingerprints(alerts: Sequence[Alert]) -> list[str]:
+    """Alertmanager's fingerprint of each alert: remembered, the new ones computed together."""
+    known = {a.labels: _AM_FINGERPRINTS.get(a.labels) for a in alerts}
+    todo = [ls for ls, fp in known.items() if fp is None]
+    if todo:
+        new = dict(zip(todo, alertmanager_fingerprints([ls.items_tuple for ls in todo]), strict=True))
+        known.update(new)
+        if len(_AM_FINGERPRINTS) + len(new) > _AM_KEPT:
+            _AM_FINGERPRINTS.clear()
+        _AM_FINGERPRINTS.update(new)
+    return [str(known[a.labels]) for a in alerts]
+
+
+def alert_json(a: Alert, now: float, fingerprint: str | None = None) -> dict[str, Any]:
+    """One alert as Alertmanager's webhook writes it (``fingerprint`` when the caller has it)."""
     resolved = a.resolved(now)
     return {
         "status": "resolved" if resolved else "firing",
@@ -147,7 +160,7 @@ def alert_json(a: Alert, now: float) -> dict[str, Any]:
         "startsAt": rfc3339(a.starts_at),
         "endsAt": rfc3339(a.ends_at) if resolved else ZERO_TIME,
         "generatorURL": a.generator_url,
-        "fingerprint": _am_fingerprint(a.labels),  # as Alertmanager computes it
+        "fingerprint": fingerprint or _am_fingerprints([a])[0],  # as Alertmanager computes it
     }
 
 
@@ -170,7 +183,7 @@ def webhook_payload(receiver: str, g: AlertGroup, external_url: str, max_alerts:
         "commonLabels": g.common_labels().to_dict(),
         "commonAnnotations": common_ann,
         "externalURL": external_url,
-        "alerts": [alert_json(a, g.now) for a in alerts],
+        "alerts": [alert_json(a, g.now, fp) for a, fp in zip(alerts, _am_fingerprints(alerts), strict=True)],
     }
     if g.idempotency_key:  # the same on every attempt and after a restart: receivers can deduplicate
         body["notificationID"] = g.idempotency_key

@@ -9,6 +9,7 @@ selects by them, and MTTA / MTTR come from the same rows.
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import threading
@@ -64,7 +65,7 @@ class History:
         if not events:
             return
         rows = [(e.t, e.kind, e.group_id, e.fingerprint, _labels_text(e.labels),
-                 json.dumps(dict(e.detail), sort_keys=True) if e.detail else "{}") for e in events]
+                 _detail_text(e.detail)) for e in events]
         with self._db.transaction() as c:
             c.executemany("INSERT INTO history (t, kind, group_id, fingerprint, labels, detail) "
                           "VALUES (?,?,?,?,?,?)", rows)
@@ -141,6 +142,20 @@ class History:
                  "mtta_seconds": statistics.fmean(tta[k]) if tta.get(k) else None,
                  "mttr_seconds": statistics.fmean(ttr[k]) if ttr.get(k) else None}
                 for k, n in sorted(count.items())]
+
+
+def _detail_text(detail: Mapping[str, Any]) -> str:
+    if not detail:
+        return "{}"
+    try:  # a storm's firing events share their detail (the same starts_at)
+        return _detail_json(tuple((k, type(v), v) for k, v in sorted(detail.items())))  # 1 is not True
+    except TypeError:  # a list in it: not hashable
+        return json.dumps(dict(detail), sort_keys=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _detail_json(items: tuple[tuple[str, type, Any], ...]) -> str:
+    return json.dumps({k: v for k, _, v in items}, sort_keys=True)
 
 
 def _labels_text(labels: Mapping[str, str]) -> str:

@@ -32,6 +32,7 @@ GATED = "inferwatch.gated"
 """Set in the scope of every request the gate let through (routes trust its decision)."""
 PRINCIPAL = "inferwatch.principal"
 """The caller (``Principal``) or ``None`` (an anonymous read, a public path)."""
+_AM_V2 = "/api/v2/"
 _HOW = ("send 'Authorization: Bearer <token>' (server.api_token or a token of server.auth.tokens), "
         "basic auth of a user of the web config file, or sign in at /login")
 
@@ -57,10 +58,13 @@ def same_origin(headers: dict[str, str]) -> bool:
     return urlsplit(origin).netloc == headers.get("host", "")
 
 
-async def _answer(send: Any, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None,
-                  ) -> None:
+async def _answer(send: Any, status: int, message: str, path: str,
+                  extra: list[tuple[bytes, bytes]] | None = None) -> None:
     kind = "unauthorized" if status == 401 else "forbidden"
-    body = json.dumps({"status": "error", "errorType": kind, "error": message}).encode()
+    # in the route's shape: Alertmanager's API v2 answers errors as a JSON string (amtool prints it)
+    shaped: Any = message if path.startswith(_AM_V2) else {
+        "status": "error", "errorType": kind, "error": message}
+    body = json.dumps(shaped).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
         *(extra or [])]})
@@ -85,7 +89,7 @@ class AccessGate:
             await self.app(scope, receive, send)
             return
         if problem is not None:
-            await self._unauthorized(send, headers, problem)
+            await self._unauthorized(send, headers, problem, path)
             return
         if principal is None:
             if want == "viewer" and self.access.reads_open(path):
@@ -95,18 +99,16 @@ class AccessGate:
             if method == "GET" and "text/html" in headers.get("accept", ""):
                 await _redirect(send, f"{LOGIN_PATH}?next={quote(path)}")
                 return
-            await self._unauthorized(send, headers, f"{method} {path} needs the {want} role: {_HOW}")
+            await self._unauthorized(send, headers, f"{method} {path} needs the {want} role: {_HOW}", path)
             return
-        if path == "/api/v1/audit" and principal.role != "admin":
-            want = "admin"
         if not grants(principal.role, want):
             await _answer(send, 403, f"{principal.describe()} may not {method} {path}: that needs the {want} "
-                                     "role (server.auth.tokens / server.auth.users set roles)")
+                                     "role (server.auth.tokens / server.auth.users set roles)", path)
             return
         if session_csrf is not None and not is_read(method, path):
             refused = _csrf_refusal(headers, session_csrf)
             if refused:
-                await _answer(send, 403, refused)
+                await _answer(send, 403, refused, path)
                 return
         scope[GATED], scope[PRINCIPAL] = True, principal
         await self._run_audited(scope, receive, send, principal, is_read(method, path))
@@ -155,12 +157,12 @@ class AccessGate:
             return None, None, None  # the user or token is gone since the sign-in
         return Principal(session.name, role, "session"), session.csrf, None
 
-    async def _unauthorized(self, send: Any, headers: dict[str, str], message: str) -> None:
+    async def _unauthorized(self, send: Any, headers: dict[str, str], message: str, path: str) -> None:
         challenges = [(b"www-authenticate", b'Bearer realm="inferwatch"')]
         # Basic is offered to programs (a browser's fetch would pop up a password dialog)
         if self.access.credentials.has_users and headers.get("sec-fetch-mode", "navigate") == "navigate":
             challenges.append((b"www-authenticate", b'Basic realm="inferwatch"'))
-        await _answer(send, 401, message, challenges)
+        await _answer(send, 401, message, path, challenges)
 
 
 def _csrf_refusal(headers: dict[str, str], csrf: str) -> str | None:

@@ -27,6 +27,7 @@ _EDGE_INGEST = "/api/v1/edge/ingest"  # edge's INGEST_PATH: device tokens, check
 _PUBLIC = frozenset({"/-/healthy", "/-/ready", LOGIN_PATH, LOGOUT_PATH, ACK_LINK_PATH, _EDGE_INGEST})
 _PUBLIC_PREFIXES = ("/dashboard/",)  # the page's scripts and styles: code, no data
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_ADMIN_READS = frozenset({"/api/v1/audit"})  # who did what: never an anonymous or a viewer's read
 # Prometheus's API takes POST forms of its reads (long queries in the body).
 _POST_READS = frozenset({
     "/api/v1/query", "/api/v1/query_range", "/api/v1/format_query", "/api/v1/query_exemplars",
@@ -55,6 +56,8 @@ def needed(method: str, path: str) -> Role | None:
     """The role a request needs (``None``: anyone may)."""
     if path in _PUBLIC or path.startswith(_PUBLIC_PREFIXES):
         return None
+    if path in _ADMIN_READS:
+        return "admin"
     if is_read(method, path):
         return "viewer"
     if path in _RESPONDER or path.startswith(_RESPONDER_PREFIXES):

@@ -159,6 +159,8 @@ PATHS: dict[str, dict[str, Any]] = {
     "/api/v1/alerts/stats": {"get": _get("MTTA and MTTR", [_q("start", _TIME), _q("end", _TIME)], 200, 400)},
     "/api/v1/oncall": {"get": _get("who is on call", [_q("time", _TIME)], 200, 400)},
     "/api/v1/actions": {"get": _get("action outcomes", None, 200)},
+    "/api/v1/audit": {"get": {**_get("writes and who made them (admin)", None, 200, 401, 403),
+                              "security": _BEARER}},
     "/api/v1/alertmanager": {"post": _post("an Alertmanager webhook (version 4)", _WEBHOOK,
                                            200, 400, 401, 413)},
     "/api/v2/silences": {"get": _get("silences", [_FILTER], 200, 400),
@@ -188,6 +190,7 @@ PATHS: dict[str, dict[str, Any]] = {
                       200, 400, 401, 413, 415, 503),
         "get": _get("outcomes after a cursor, for the SDK's label poller", _OUTCOME_PAGE, 200, 400, 503)},
     "/api/v1/edge/devices": {"get": _get("edge devices: last contact, backlog, drops", None, 200)},
+    "/api/v1/edge/fleet": {"get": _get("the fleet: a row per device, sorted, filtered and paged", None, 200)},
     # the dead man's switch: a heartbeat in (any body, or Alertmanager's webhook carrying a Watchdog)
     "/api/v1/heartbeats/{name}": {"post": {
         **_post("a heartbeat from NAME (heartbeats: in the config)", _WEBHOOK, 200, 400, 401, 404, 413),

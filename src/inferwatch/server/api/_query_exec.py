@@ -68,10 +68,12 @@ class QueryContext:
 
     def __init__(
         self, timeout: float, max_samples: int, *, monotonic: Callable[[], float] = time.monotonic,
-        priority: Priority | None = None,
+        priority: Priority | None = None, cpu: Callable[[], float] = time.thread_time,
     ) -> None:
         self._monotonic = monotonic
         self._priority = priority
+        self._cpu = cpu
+        self._cpu0: float | None = None  # the worker thread's CPU time at the query's first check
         self.deadline = monotonic() + timeout
         self.timeout = timeout
         self.max_samples = max_samples
@@ -80,9 +82,13 @@ class QueryContext:
         self.kept = 0  # samples already in the (range) result
 
     def check(self, where: str = "query execution") -> None:
-        """Raise if the query was cancelled or ran out of time; first wait while a rule round runs."""
+        """Raise if the query was cancelled or ran out of time; first wait while a rule round runs
+        (once the query has used its grace of CPU: a short one goes on)."""
         if self._priority is not None:
-            self._priority.wait_turn()
+            now = self._cpu()
+            if self._cpu0 is None:
+                self._cpu0 = now
+            self._priority.wait_turn(now - self._cpu0)
         if self.cancelled.is_set():
             raise QueryCanceled(f"query was canceled in {where}")
         if self._monotonic() > self.deadline:

@@ -21,7 +21,8 @@ a series that went away stops ``heartbeat_max`` after its last sent point.
 The last sent point of each series is kept in memory: after a server restart
 the first gap of each series is not filled (its later ones are). A batch never
 makes the server write more than ``MAX_FILL_PER_BATCH`` filled points, and a
-step under a second counts as one second (a wrong ``st`` costs little).
+step under a second counts as one second (a wrong ``st`` costs little). A gap shorter
+than ``FILL_FROM_STEPS`` steps is the device's own (a late scrape), not filled.
 """
 
 from __future__ import annotations
@@ -32,11 +33,15 @@ from collections.abc import Callable
 
 from inferwatch.model import Labels, Sample
 
-__all__ = ["MAX_FILL_POINTS", "Filler"]
+__all__ = ["FILL_FROM_STEPS", "MAX_FILL_POINTS", "Filler"]
 
 MAX_FILL_POINTS = 2000  # per gap: a step of 1 s over a 30-minute back-off at most
 MAX_FILL_PER_BATCH = 200_000  # a batch never makes the server write more than this (a bad step)
 MIN_STEP_S = 1.0  # a step under a second is taken as one second
+# a gap is filled from 1.85 steps: a scrape 12 s late on a 15 s step (a loaded device) is one gap
+# of the device's own, not two steps with a point to invent in the middle (a counter's jump in it
+# would land half in a 5-minute window that the device's own points leave it out of)
+FILL_FROM_STEPS = 1.85
 
 
 class Filler:
@@ -102,11 +107,11 @@ def _between(labels: Labels, a: tuple[float, float], b: tuple[float, float], ste
              counter: bool, since: float) -> list[Sample]:
     (t0, v0), (t1, v1) = a, b
     gap = t1 - t0
-    if gap > limit or gap < 1.5 * step or not (math.isfinite(v0) and math.isfinite(v1)):
+    if gap > limit or gap < FILL_FROM_STEPS * step or not (math.isfinite(v0) and math.isfinite(v1)):
         return []
     if counter and v1 < v0:
         return []
-    n = min(round(gap / step), MAX_FILL_POINTS)
+    n = min(math.floor(gap / step + 2.0 - FILL_FROM_STEPS), MAX_FILL_POINTS)
     dt = gap / n
     if counter:
         return [Sample(labels, t0 + k * dt, v0 + (v1 - v0) * k / n) for k in range(1, n)]

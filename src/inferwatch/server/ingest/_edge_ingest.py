@@ -20,9 +20,11 @@ filled in at the device's step (``_edge_fill``); the server records the contact 
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
+import math
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -37,10 +39,11 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.collect import sample
 from inferwatch.config import EdgeConfig
-from inferwatch.edge import INGEST_PATH, UnknownSeries, decode_batch
-from inferwatch.model import Clock, Labels, Sample, open_sqlite
+from inferwatch.edge import INGEST_PATH, AgentStats, UnknownSeries, decode_batch
+from inferwatch.model import Clock, Labels, Sample, is_valid_label_name, open_sqlite
 from inferwatch.model import metrics as m
 from inferwatch.server.ingest._edge_fill import Filler
+from inferwatch.server.ingest._edge_fleet import fleet_rows, fleet_view, parse_fleet_query
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.store import Store
 
@@ -56,9 +59,12 @@ class SeenBatches:
     def __init__(self, path: Path | None) -> None:
         self._lock = threading.Lock()
         try:
-            self._db = open_sqlite(path or ":memory:", synchronous=None)
+            # NORMAL, as the store: WAL survives a crash of the process; power loss may forget the last
+            # ids (a batch sent again is then stored again) or definitions (the agent resends them on 409)
+            self._db = open_sqlite(path or ":memory:", synchronous="NORMAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS batches (device TEXT NOT NULL, id TEXT NOT NULL, "
                              "at REAL NOT NULL, PRIMARY KEY (device, id))")
+            self._db.execute("CREATE INDEX IF NOT EXISTS batches_at ON batches (at)")
             self._db.execute("CREATE TABLE IF NOT EXISTS series (device TEXT NOT NULL, spool TEXT NOT NULL, "
                              "id INTEGER NOT NULL, labels TEXT NOT NULL, PRIMARY KEY (device, spool, id))")
             self._db.execute("CREATE TABLE IF NOT EXISTS devices (device TEXT PRIMARY KEY, "
@@ -67,6 +73,7 @@ class SeenBatches:
             raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
         self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
         self._counters: dict[tuple[str, str], set[int]] = {}  # (device, spool) -> ids of counters (v3)
+        self._pruned = -math.inf  # when ids older than their keep were last deleted
 
     def _spool_series(self, device: str, spool: str) -> dict[int, Labels]:
         got = self._series.get((device, spool))
@@ -110,7 +117,8 @@ class SeenBatches:
                         counters.add(i)
                     else:
                         counters.discard(i)
-                self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)", rows)
+                with self._db:  # one transaction for a batch's definitions
+                    self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)", rows)
                 known.update(new)
 
     def seen(self, device: str, batch_id: str) -> bool:
@@ -119,11 +127,18 @@ class SeenBatches:
             row = self._db.execute("SELECT 1 FROM batches WHERE device = ? AND id = ?", (device, batch_id))
             return row.fetchone() is not None
 
-    def add(self, device: str, batch_id: str, now: float, keep: float) -> None:
-        """Record ``batch_id`` as stored; forget ids older than ``keep`` seconds."""
-        with self._lock:
+    def add(self, device: str, batch_id: str, now: float, keep: float,
+            status: dict[str, Any] | None = None) -> None:
+        """Record ``batch_id`` as stored (and ``status``, the device's statistics, in the same transaction);
+        forget ids older than ``keep`` seconds (at most once a minute: a fleet sends hundreds a second)."""
+        with self._lock, self._db:
             self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
-            self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
+            if status is not None:
+                self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
+                                 (status["device"], json.dumps(status)))
+            if now - self._pruned >= 60.0 or now < self._pruned:
+                self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
+                self._pruned = now
 
     def save_device(self, status: dict[str, Any]) -> None:
         """Keep a device's statistics (a restart continues its counts and last contact)."""
@@ -161,6 +176,12 @@ class DeviceStatus:
     samples: int = 0
     batches: int = 0
     duplicates: int = 0
+    version: str = ""  # what the agent last reported of itself (the fleet page)
+    labels: dict[str, str] = field(default_factory=dict)
+    config_hash: str = ""
+    clock_offset_s: float = 0.0  # the server's clock minus the agent's, at its last batch
+    errors: int = 0
+    last_error: str = ""
 
 
 def _restored(rows: list[dict[str, Any]]) -> dict[str, DeviceStatus]:
@@ -173,6 +194,18 @@ def _restored(rows: list[dict[str, Any]]) -> dict[str, DeviceStatus]:
             continue
         out[status.device] = status
     return out
+
+
+def _agent_said(status: DeviceStatus, agent: AgentStats, now: float) -> None:
+    """What the agent reports of itself (an older agent reports none of it: kept as it was)."""
+    if agent.version:
+        status.version = agent.version
+        status.labels = {k: v for k, v in agent.labels.items()
+                         if is_valid_label_name(k) and not k.startswith("__") and k != "device"}
+        status.config_hash, status.errors = agent.config_hash, agent.errors
+        status.last_error = agent.last_error
+    if agent.sent_at:
+        status.clock_offset_s = round(now - agent.sent_at, 3)
 
 
 class _Reject(Exception):
@@ -191,6 +224,8 @@ class EdgeIngest:
         self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
         """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
         self.filler = Filler()
+        self._by_digest = {hashlib.sha256(t.reveal().encode()).digest(): name
+                           for name, t in config.devices.items()}
         self._lock = threading.Lock()
         self._started = clock.now()
         self._stop = threading.Event()
@@ -208,10 +243,18 @@ class EdgeIngest:
                 st = self.devices.get(name)
                 since = st.last_contact if st else self._started
                 beat = st.heartbeat_s if st and st.heartbeat_s else self.config.heartbeat
-                out += [sample(m.EDGE_DEVICE_SILENCE, now, max(0.0, now - since), {"device": name}),
-                        sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, {"device": name})]
+                # the site its agent reports (none: ""): DeviceSilent counts the silent ones by site
+                labels = {"device": name, "site": st.labels.get("site", "") if st else ""}
+                out += [sample(m.EDGE_DEVICE_SILENCE, now, max(0.0, now - since), labels),
+                        sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, labels)]
             self.store.append(out)
         return len(names)
+
+    def fleet(self) -> list[dict[str, Any]]:
+        """One row per device, configured or heard from (``_edge_fleet``)."""
+        with self._lock:
+            statuses = [dict(vars(st)) for st in self.devices.values()]
+        return fleet_rows(statuses, self.config.devices, self.clock.now(), self._started)
 
     def start(self, interval: float) -> None:
         """Run :meth:`watch` every ``interval`` seconds on a daemon thread."""
@@ -226,15 +269,16 @@ class EdgeIngest:
         self._thread.start()
 
     def device_of(self, authorization: str) -> str | None:
-        """The device whose token is in ``Authorization: Bearer ...`` (compared in constant time)."""
+        """The device whose token is in ``Authorization: Bearer ...``: found by the token's SHA-256 (a
+        fleet of 5,000 is one lookup, not 5,000 comparisons), then compared in constant time."""
         scheme, _, got = authorization.partition(" ")
         if scheme.lower() != "bearer" or not got:
             return None
-        found = None
-        for name, token in self.config.devices.items():
-            if hmac.compare_digest(got.encode(), token.reveal().encode()):
-                found = name
-        return found
+        name = self._by_digest.get(hashlib.sha256(got.encode()).digest())
+        if name is None:
+            return None
+        token = self.config.devices[name].reveal()
+        return name if hmac.compare_digest(got.encode(), token.encode()) else None
 
     def ingest(self, authorization: str, body: bytes) -> dict[str, Any]:
         """Store one batch; raises ``_Reject`` with the HTTP status for a bad request."""
@@ -262,6 +306,7 @@ class EdgeIngest:
             status = self.devices.setdefault(device, DeviceStatus(device))
             status.last_contact, status.backlog = now, batch.agent.backlog
             status.dropped, status.heartbeat_s = dict(batch.agent.dropped), batch.heartbeat_s
+            _agent_said(status, batch.agent, now)
             if self.seen.seen(device, batch.batch_id):
                 status.duplicates += 1
                 self._append([], device, now, status)
@@ -281,10 +326,9 @@ class EdgeIngest:
                 self._append(stored, device, now, status, received)
             except InputError as exc:
                 raise _Reject(400, f"body: {exc}") from None
-            self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for)
             status.samples += received
             status.batches += 1
-            self.seen.save_device(vars(status))
+            self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for, vars(status))
         return {"status": "success", "batch": batch.batch_id, "samples": received}
 
     def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus,
@@ -333,8 +377,16 @@ def ingest_routes(ingest: EdgeIngest) -> list[Route]:
         rows = sorted(ingest.devices.values(), key=lambda d: d.device)
         return JSONResponse({"status": "success", "data": [vars(d) for d in rows]})
 
+    async def fleet(request: Request) -> Response:
+        try:
+            query = parse_fleet_query(request.query_params)
+        except InputError as exc:
+            return _error(400, str(exc))
+        return JSONResponse({"status": "success", "data": fleet_view(ingest.fleet(), **query)})
+
     return [Route(INGEST_PATH, post, methods=["POST"]),
-            Route("/api/v1/edge/devices", devices, methods=["GET"])]
+            Route("/api/v1/edge/devices", devices, methods=["GET"]),
+            Route("/api/v1/edge/fleet", fleet, methods=["GET"])]
 
 
 def _error(status: int, message: str) -> JSONResponse:

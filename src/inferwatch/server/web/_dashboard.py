@@ -16,9 +16,10 @@
 
 Every chart is a query against ``/api/v1/query_range``; these views only add what
 PromQL cannot say (mute state, records, the playbook). Writes go through the
-alerting API's token-checked silence endpoints; the page sends the token in an
-``Authorization`` header, which a cross-site form cannot set (CSRF-safe without
-cookies). The page's content security policy allows only its own scripts: its files, and
+alerting API's silence and acknowledgement endpoints, with a token in an ``Authorization``
+header (which a cross-site page cannot set) or, signed in at ``/login``, the session cookie
+and its CSRF token in ``X-CSRF-Token`` (the access gate checks both and the origin). The
+page's content security policy allows only its own scripts: its files, and
 early.js inline by its sha256 (it sends the overview's queries while the files load).
 """
 

@@ -14,6 +14,7 @@ const PAGES = {
   slos: () => import("./slo.js"),
   probes: () => import("./probes.js"),
   peers: () => import("./peers.js"),
+  fleet: () => import("./fleet.js"),
   diagnose: () => import("./diagnose.js"),
 };
 let current = null;

@@ -59,6 +59,11 @@ const ZH = new Map(Object.entries({
   Probes: "拨测", "no probes: declare probes: in the config (docs/probes.md)": "没有拨测：在配置中声明 probes:（docs/probes.md）",
   Peers: "同组对比", outlier: "离群", "no outlier rules (docs/outliers.md)": "没有离群规则（docs/outliers.md）",
   "no members yet": "尚无成员",
+  // the fleet page
+  Fleet: "设备群", site: "站点", backlog: "积压", version: "版本", config: "配置", "clock offset": "时钟偏差",
+  errors: "错误", labels: "标签", "‹ previous": "‹ 上一页", "next ›": "下一页 ›",
+  "no device matches the filter": "没有设备符合筛选条件",
+  "no edge devices (edge.devices in the config)": "没有边缘设备（配置中的 edge.devices）",
 }));
 
 const PATTERNS = [

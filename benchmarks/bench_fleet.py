@@ -1,0 +1,159 @@
+"""A fleet of edge devices against one ``inferwatch serve``: CPU, RSS and ingest latency.
+
+    python benchmarks/bench_fleet.py [--devices 5000] [--minutes 10] [--every 15] [--series 40]
+
+One real ``serve`` (SQLite store, the default pack and the edge rules, a token per device) and,
+in this process, ``--devices`` simulated devices, each uploading a format-3 batch every
+``--every`` seconds of wall time, phases spread evenly: ``--series`` series a device (a third
+counters, a third gauges that move, a third quiet), its first batch with the labels, later ones
+with ids only, the agent's report of itself (version, site, clock, backlog 0) in every batch, as
+the real agent sends after its deadband. Printed every minute and at the end: the server's CPU
+(seconds per second of wall time, from /proc), its resident memory, the ingest latency
+(request to answer, p50 / p99 / max) and how many uploads failed or fell behind their slot; at the
+end the fleet API's answer time for one sorted, filtered page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import math
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+
+from inferwatch.edge import AgentStats
+from inferwatch.formats import encode_columns
+from inferwatch.model import Labels, Sample
+
+
+def serve(tmp: Path, devices: list[str]) -> tuple[subprocess.Popen[str], str]:
+    cfg = tmp / "inferwatch.yml"
+    tokens = "".join(f"    {d}: tok-{d}\n" for d in devices)
+    cfg.write_text(f"server: {{data_dir: '{tmp / 'data'}', api_token: bench}}\n"
+                   f"edge:\n  devices:\n{tokens}")
+    proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen",
+                             "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "listening on " in line:
+            return proc, line.split("listening on ")[1].split()[0]
+    raise SystemExit(f"serve did not start: {proc.wait()}")
+
+
+class Device:
+    """One simulated device: its series, its values, its batch counter."""
+
+    def __init__(self, name: str, series: int, rng: random.Random) -> None:
+        self.name, self.rng, self.seq = name, rng, 0
+        self.spool = f"{rng.getrandbits(48):012x}"
+        self.labels = [Labels.of(f"app_requests_{k}_total") if k % 3 == 0 else Labels.of(f"app_value_{k}")
+                       for k in range(series)]
+        self.values = [rng.uniform(0, 1000) for _ in range(series)]
+
+    def body(self, now: float) -> bytes:
+        self.seq += 1
+        ids, samples = [], []
+        for i, ls in enumerate(self.labels):
+            if i % 3 == 0:
+                self.values[i] += self.rng.randint(0, 50)
+            elif i % 3 == 1:
+                self.values[i] *= self.rng.uniform(0.8, 1.25)
+            elif self.seq > 1:
+                continue  # quiet: the deadband sent it once
+            ids.append(i + 1)
+            samples.append(Sample(ls, now, round(self.values[i], 2)))
+        stats = AgentStats(version="0.1.0", labels={"site": f"site-{hash(self.name) % 25}"}, sent_at=now)
+        head: dict[str, object] = {"b": f"{self.spool}:{self.seq}", "hb": 300.0, "hm": 1800.0, "st": 15.0,
+                                   "a": stats.to_json()}
+        if self.seq == 1:
+            head["defs"] = {str(i + 1): {"l": ls.to_dict(), **({"k": "c"} if i % 3 == 0 else {})}
+                            for i, ls in enumerate(self.labels)}
+        return encode_columns(head, ids, samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--devices", type=int, default=5000)
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--every", type=float, default=15.0, help="seconds between a device's uploads")
+    ap.add_argument("--series", type=int, default=40, help="series per device")
+    ap.add_argument("--workers", type=int, default=64, help="uploading threads")
+    args = ap.parse_args(argv)
+    names = [f"dev-{i:05d}" for i in range(args.devices)]
+    rng = random.Random(52)
+    devices = [Device(n, args.series, random.Random(rng.getrandbits(32))) for n in names]
+    with tempfile.TemporaryDirectory(prefix="iw-fleet-") as tmp:
+        proc, url = serve(Path(tmp), names)
+        ps = psutil.Process(proc.pid)
+        lat: list[float] = []
+        failed = late = 0
+        lock = threading.Lock()
+        local = threading.local()
+
+        def upload(d: Device, slot: float) -> None:
+            nonlocal failed, late
+            client = getattr(local, "client", None) or httpx.Client(timeout=30)
+            local.client = client
+            if time.monotonic() - slot > args.every:
+                with lock:
+                    late += 1
+            t = time.monotonic()
+            try:
+                r = client.post(f"{url}/api/v1/edge/ingest", content=d.body(time.time()),
+                                headers={"Content-Encoding": "gzip", "Authorization": f"Bearer tok-{d.name}"})
+                ok = r.status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            with lock:
+                lat.append(time.monotonic() - t)
+                failed += not ok
+
+        start = time.monotonic()
+        end = start + args.minutes * 60
+        cpu0, minute = sum(ps.cpu_times()[:2]), start
+        with concurrent.futures.ThreadPoolExecutor(args.workers) as pool:
+            k = 0
+            while (slot := start + k * args.every / len(devices)) < end:
+                wait = slot - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                pool.submit(upload, devices[k % len(devices)], slot)
+                k += 1
+                if time.monotonic() - minute >= 60:
+                    minute = time.monotonic()
+                    report(ps, start, cpu0, lat, failed, late, k)
+        report(ps, start, cpu0, lat, failed, late, k)
+        t = time.monotonic()
+        query = {"sort": "backlog", "order": "desc", "filter": "site=site-3", "per_page": 50}
+        page = httpx.get(f"{url}/api/v1/edge/fleet", params=query, timeout=30)
+        print(f"fleet API, one sorted filtered page of {page.json()['data']['devices']} devices: "
+              f"{1000 * (time.monotonic() - t):.0f} ms")
+        proc.terminate()
+        proc.wait(30)
+    return 0
+
+
+def report(ps: psutil.Process, start: float, cpu0: float, lat: list[float], failed: int, late: int,
+           sent: int) -> None:
+    wall = time.monotonic() - start
+    cpu = sum(ps.cpu_times()[:2]) - cpu0
+    xs = sorted(lat)
+    q = (lambda p: 1000 * xs[min(len(xs) - 1, math.floor(p * len(xs)))]) if xs else (lambda p: math.nan)
+    print(f"{wall / 60:5.1f} min: {sent} uploads ({sent / wall:.0f}/s), server CPU {cpu / wall:.2f} s/s, "
+          f"RSS {ps.memory_info().rss / 2**20:.0f} MiB, ingest latency p50 {q(0.5):.1f} ms "
+          f"p99 {q(0.99):.1f} ms max {1000 * max(xs, default=math.nan):.0f} ms "
+          f"(mean {1000 * statistics.fmean(xs or [math.nan]):.1f}), "
+          f"{failed} failed, {late} started over a period late", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
