@@ -7,9 +7,9 @@ without importing ``config`` (pydantic); ``inferwatch.config.env`` is this modul
 from __future__ import annotations
 
 __all__ = [
-    "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_HEARTBEAT_KEY",
-    "ENV_HEARTBEAT_URL", "ENV_KUBERNETES_HOST", "ENV_KUBERNETES_PORT", "ENV_MULTIPROC_DIR",
-    "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
+    "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_HA_DATABASE",
+    "ENV_HEARTBEAT_KEY", "ENV_HEARTBEAT_URL", "ENV_KUBERNETES_HOST", "ENV_KUBERNETES_PORT",
+    "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
 ]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
@@ -43,6 +43,10 @@ ENV_PROMQL_TESTDATA = "INFERWATCH_PROMQL_TESTDATA"
 """Tests (development only): a directory of Prometheus's ``promql/testdata/*.test`` (v2.42);
 set, ``tests/promql/test_testdata.py`` runs every file there against inferwatch's engine."""
 
+ENV_HA_DATABASE = "INFERWATCH_HA_DATABASE"
+"""The ``postgresql://`` URL of an HA pair's shared state (when ``ha.database`` and
+``ha.database_file`` are not given)."""
+
 ENV_KUBERNETES_HOST = "KUBERNETES_SERVICE_HOST"
 """Set by Kubernetes in every pod: the API server's host (kubernetes_sd_configs without api_server)."""
 
@@ -58,6 +62,7 @@ ENVIRONMENT: dict[str, str] = {
     ENV_HEARTBEAT_KEY: "the dead man's switch key (overrides alerting.heartbeat.key)",
     ENV_MULTIPROC_DIR: "SDK: directory shared by a server's worker processes (metrics of all workers)",
     ENV_PROMQL_TESTDATA: "tests: Prometheus's promql/testdata directory, run against the engine",
+    ENV_HA_DATABASE: "the postgresql:// URL of an HA pair's shared state (ha.database)",
     ENV_REQUIRE_TOOLS: "tests: 1 makes a missing external tool a failure, not a skip",
     ENV_KUBERNETES_HOST: "set by Kubernetes: the API server kubernetes_sd_configs asks in the cluster",
     ENV_KUBERNETES_PORT: "set by Kubernetes: the API server's port",

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from inferwatch.alerting._notification import fingerprint
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import Labels, readable
 from inferwatch.rules import Alert
 
@@ -84,13 +84,14 @@ def carry_peak(previous: Alert | None, a: Alert, now: float) -> Alert:
 class AlertStore:
     """The ``alerts`` table: the latest version of every alert the pipeline holds, by fingerprint.
 
+    >>> from inferwatch.alerting import StateDB
     >>> s = AlertStore(StateDB(":memory:"))
     >>> s.put([Alert(Labels({"alertname": "Up"}), starts_at=0.0)], now=0.0)
     >>> [a.name for a in s.load().values()]
     ['Up']
     """
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def load(self) -> dict[str, Alert]:

@@ -24,7 +24,7 @@ from inferwatch.alerting._notification import Notification, Notifier
 from inferwatch.alerting._outbox import Outbox
 from inferwatch.alerting._records import RecordLog
 from inferwatch.alerting._stages import DedupStage, EnqueueStage, StageChain
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.alerting.actions import Action, ActionLedger, ActionRecord, ActionStage, build_action
 from inferwatch.alerting.mute import Inhibitor, InhibitRule, MuteStage, Silences
 from inferwatch.alerting.notify import build_notifier, robot_key
@@ -39,7 +39,7 @@ __all__ = ["PipelineBuilder", "Stages", "Stores"]
 class Stores:
     """The pipeline's typed stores over one state file."""
 
-    db: StateDB
+    db: StateStore
     nflog: NotificationLog
     silences: Silences
     records: RecordLog
@@ -49,7 +49,7 @@ class Stores:
     acks: Acks
 
     @classmethod
-    def open(cls, db: StateDB) -> Stores:
+    def open(cls, db: StateStore) -> Stores:
         """Load every store from ``db``."""
         return cls(db, NotificationLog(db), Silences(db), RecordLog(db), Outbox(db), AlertStore(db),
                    ActionLedger(db), Acks(db))

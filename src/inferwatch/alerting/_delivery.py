@@ -24,7 +24,7 @@ from typing import Protocol
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._notification import Notification, Notifier
 from inferwatch.alerting._outbox import Outbox, OutboxEntry
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 
 __all__ = ["Attempt", "DeliveryHooks", "Executor", "InlineExecutor", "Job", "QueueStats", "RateWindow",
            "ReceiverQueue", "RetryPolicy", "ThreadExecutor"]
@@ -145,7 +145,7 @@ class CommittedExecutor:
     an outbox row or a ledger claim that a crash could still lose.
     """
 
-    def __init__(self, inner: Executor, db: StateDB) -> None:
+    def __init__(self, inner: Executor, db: StateStore) -> None:
         self._inner, self._db = inner, db
 
     def start(self, attempt: Job) -> None:

@@ -15,7 +15,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notification import AlertGroup, Notification, fingerprint
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import Labels, readable
 from inferwatch.rules import Alert
 
@@ -62,7 +62,7 @@ class _Entry:
 class DigestStage:
     """The last stage of a digest receiver: collects, and on ``tick`` hands over the digest."""
 
-    def __init__(self, name: str, at: str, timezone: str, db: StateDB,
+    def __init__(self, name: str, at: str, timezone: str, db: StateStore,
                  deliver: Callable[[Notification, float], None], start: float,
                  language: str = "en") -> None:
         self.name, self.at, self.tz = name, at, ZoneInfo(timezone)
@@ -71,15 +71,20 @@ class DigestStage:
         self._db = db
         self._deliver = deliver
         self._entries: dict[str, _Entry] = {}
-        for fp, body, first, last in db.query(
+        self.reload(start)
+
+    def reload(self, start: float) -> None:
+        """Read the collected alerts and the last delivery again (also when an HA replica takes over)."""
+        self._entries = {}
+        for fp, body, first, last in self._db.query(
                 "SELECT fingerprint, body, first_seen, last_seen FROM digest WHERE receiver=?",
-                (name,)):
+                (self.name,)):
             b = readable(json.loads(str(body)))
             self._entries[str(fp)] = _Entry(Labels(b["labels"]), b["annotations"], float(str(first)),
                                             float(str(last)), float(b["value"]), bool(b["active"]))
-        rows = db.query("SELECT value FROM meta WHERE key=?", (f"digest:{name}:last",))
+        rows = self._db.query("SELECT value FROM meta WHERE key=?", (f"digest:{self.name}:last",))
         self.last_delivery = float(str(rows[0][0])) if rows else start
-        self.due = next_delivery(self.last_delivery, at, self.tz)
+        self.due = next_delivery(self.last_delivery, self.at, self.tz)
 
     def process(self, n: Notification, now: float) -> Notification | None:
         """Remember every alert of the notification; nothing goes further now."""

@@ -19,10 +19,12 @@ ALERTING_STATE_FILE = "alerting.sqlite"
 def pipeline_from_config(
     config: Config, data_dir: str | Path | None, clock: Clock, **kwargs: Any
 ) -> Pipeline:
-    """The server's pipeline: state in ``data_dir/alerting.sqlite`` (memory when ``None``).
+    """The server's pipeline: state in ``data_dir/alerting.sqlite`` (memory when ``None``),
+    or in the ``db`` given (an HA pair's PostgreSQL).
 
     Attempts run on threads of their own unless ``executor`` says otherwise.
     """
-    db = StateDB(Path(data_dir) / ALERTING_STATE_FILE if data_dir is not None else ":memory:")
+    db = kwargs.pop("db", None) or StateDB(Path(data_dir) / ALERTING_STATE_FILE if data_dir is not None
+                                           else ":memory:")
     kwargs.setdefault("executor", ThreadExecutor())
     return Pipeline(config.alerting, db=db, clock=clock, external_url=config.server.external_url, **kwargs)

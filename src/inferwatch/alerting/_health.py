@@ -12,7 +12,7 @@ from __future__ import annotations
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
 
-__all__ = ["NOTIFICATIONS_FAILING", "ReceiverHealth"]
+__all__ = ["NOTIFICATIONS_FAILING", "ReceiverHealth", "about_receiver"]
 
 NOTIFICATIONS_FAILING = "NotificationsFailing"
 
@@ -56,3 +56,8 @@ class ReceiverHealth:
                          "severity": "major", "dimension": "service", "service": "inferwatch"})
         return Alert(labels, {"summary": f"Notifications to receiver {receiver} keep failing",
                               "description": description}, since, ends_at, float("nan"))
+
+
+def about_receiver(a: Alert, receiver: str) -> bool:
+    """Whether ``a`` is the ``NotificationsFailing`` alert about ``receiver`` (never sent to it)."""
+    return a.labels.get("alertname") == NOTIFICATIONS_FAILING and a.labels.get("receiver") == receiver

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 
 __all__ = ["NotificationLog", "NotifyEntry"]
 
@@ -26,12 +26,16 @@ class NotifyEntry:
 class NotificationLog:
     """Read-through cache over the ``nflog`` table."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
         self._cache: dict[tuple[str, str], NotifyEntry] = {}
-        for recv, key, firing, resolved, sent in db.query("SELECT * FROM nflog"):
-            self._cache[(str(recv), str(key))] = NotifyEntry(
-                frozenset(json.loads(str(firing))), frozenset(json.loads(str(resolved))), float(str(sent)))
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the log again (an HA peer that led before this replica wrote to it)."""
+        self._cache = {(str(recv), str(key)): NotifyEntry(
+            frozenset(json.loads(str(firing))), frozenset(json.loads(str(resolved))), float(str(sent)))
+            for recv, key, firing, resolved, sent in self._db.query("SELECT * FROM nflog")}
 
     def get(self, receiver: str, group_key: str) -> NotifyEntry | None:
         """The last entry, or ``None`` if the group was never sent to this receiver."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from inferwatch.alerting._alertstore import alert_from_json, alert_text
 from inferwatch.alerting._notification import AlertGroup, Notification, fingerprint
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import Labels, readable
 
 __all__ = ["Outbox", "OutboxEntry"]
@@ -74,13 +74,18 @@ def _from_json(text: str) -> Notification:
 class Outbox:
     """The ``outbox`` table with an in-memory index; safe to call from one thread at a time."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
         self._entries: dict[int, OutboxEntry] = {}
         self._by_receiver: dict[str, dict[int, OutboxEntry]] = {}
         self._by_key: dict[tuple[str, str], dict[int, OutboxEntry]] = {}
-        rows = db.query("SELECT seq, receiver, key, body, attempts, due, created, error FROM outbox "
-                        "ORDER BY seq")
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the rows again (at start, and when an HA replica takes over what its peer owed)."""
+        self._entries, self._by_receiver, self._by_key = {}, {}, {}
+        rows = self._db.query("SELECT seq, receiver, key, body, attempts, due, created, error FROM outbox "
+                              "ORDER BY seq")
         newest: dict[tuple[str, str], int] = {}
         for seq, receiver, key, body, attempts, due, created, error in rows:
             e = OutboxEntry(int(str(seq)), str(receiver), str(key), _from_json(str(body)),

@@ -4,10 +4,9 @@
       outbox -> per-receiver queue (attempt with timeout, retry, rate limit) -> record
       actions: ledger claim -> run with the action's timeout -> record, outcome notes
 
-Grouping, muting and dedup run on the tick, deterministically; sending and
-actions run on the executor (inline for replay and tests, a thread per attempt
-or run in the server), so a hanging receiver or action delays only itself. In
-the server the evaluator's ``send`` only records the alerts and wakes the runner.
+Grouping, muting and dedup run on the tick, deterministically; sending and actions run on the
+executor (inline for replay and tests, a thread per attempt or run in the server), so a hanging
+receiver or action delays only itself. The evaluator's ``send`` only records and wakes the runner.
 """
 
 from __future__ import annotations
@@ -25,14 +24,14 @@ from inferwatch.alerting._alertstore import carry_peak
 from inferwatch.alerting._builder import PipelineBuilder, Stages, Stores
 from inferwatch.alerting._delivery import CommittedExecutor, Executor, InlineExecutor, QueueStats
 from inferwatch.alerting._dispatch import Dispatcher
-from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth
+from inferwatch.alerting._health import NOTIFICATIONS_FAILING, ReceiverHealth, about_receiver
 from inferwatch.alerting._hooks import Hooks
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
 from inferwatch.alerting._stages import EnqueueStage
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateDB, StateStore
 from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord
 from inferwatch.alerting.mute import SilencedResolutions
@@ -71,7 +70,7 @@ class _Assembly:
 
 
 class Pipeline:
-    """Routes, groups, mutes, notifies and acts; state in ``db`` survives restarts.
+    """Routes, groups, mutes, notifies and acts; state in ``db`` survives restarts (or is shared: HA).
 
     >>> from inferwatch.alerting import RecordingNotifier
     >>> from inferwatch.model import Labels
@@ -83,14 +82,13 @@ class Pipeline:
     """
 
     def __init__(
-        self, config: AlertingConfig, *, db: StateDB | None = None, clock: Clock | None = None,
+        self, config: AlertingConfig, *, db: StateStore | None = None, clock: Clock | None = None,
         notifiers: Mapping[str, Notifier] | None = None, actions: Sequence[Action] | None = None,
         external_url: str = "", http: HttpClient | None = None, rng: random.Random | None = None,
         stream: TextIO | None = None, warn: Callable[[str], None] | None = None,
         executor: Executor | None = None, ack_key: bytes | None = None,
     ) -> None:
-        """``executor``: how attempts run (default inline: on the ticking thread); ``ack_key`` signs
-        the one-click acknowledgement links (none without it or an ``external_url``)."""
+        """``executor``: how attempts run (default inline); ``ack_key`` signs acknowledgement links."""
         self.clock, self.db = clock or SystemClock(), db or StateDB(":memory:")
         self.external_url, self._given_http, self._ack_key = external_url, http, ack_key
         self._builder = partial(  # the same seams for every ``alerting`` section
@@ -101,6 +99,7 @@ class Pipeline:
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
         self._driven = False  # a runner ticks (set_waker(runner=True)): send only records
+        self.delivering: Callable[[], bool] = lambda: True  # an HA follower records, and sends nothing
         self._last_gc = float("-inf")
         self._stores = stores = Stores.open(self.db)
         self.nflog, self.silences, self.records, self.outbox = (
@@ -111,13 +110,9 @@ class Pipeline:
         self._apply(self._assemble(config))
 
     def reconfigure(self, config: AlertingConfig) -> None:
-        """Apply a changed ``alerting`` section without a restart (a config reload).
-
-        Everything the config shapes (routes, receivers, actions, inhibitions, escalation,
-        digests, history limits) is built new first; a bad section raises and changes nothing.
-        The state carries on (silences, acknowledgements, the notification log, the alerts,
-        the outbox), as across a restart: owed notifications go out through the new queues.
-        """
+        """Apply a changed ``alerting`` section without a restart (a config reload): everything the
+        config shapes is built new first (a bad section raises and changes nothing); the state carries
+        on as across a restart: owed notifications go out through the new queues."""
         with self._lock:
             now = self.clock.now()
             for q in self.queues.values():  # what finished is recorded by the queue that started it
@@ -157,8 +152,6 @@ class Pipeline:
                                    {name: self._update for name in self.chains}, self._send_step,
                                    self._live_group, self.oncall.escalated)
         self.dispatcher.put(self.alerts.values(), self.clock.now())
-
-    # -- the AlertSink side -------------------------------------------------
 
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """Take firing and resolved alerts from the evaluator (or a webhook), then flush what is due.
@@ -219,6 +212,8 @@ class Pipeline:
             self._tick(now)
 
     def _tick(self, now: float) -> None:
+        if not self.delivering():
+            return
         # The server's tick is one commit; sends and actions start after it (CommittedExecutor).
         with self.db.transaction() if self._driven else nullcontext():
             if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
@@ -231,6 +226,20 @@ class Pipeline:
             for q in self.queues.values():
                 q.tick(now)
             self._gc(now)
+
+    def refresh(self, *, following: bool = False, taking_over: float | None = None) -> None:
+        """Read what an HA peer wrote (every round): silences, acknowledgements, episode ids; a follower
+        also the log and escalations; one taking over (at ``taking_over``) its outbox and digests too."""
+        for store in (self.silences, self.acks, self.episode_ids):  # swapped whole: no lock needed
+            store.reload()
+        if following or taking_over is not None:
+            with self._lock:
+                self.nflog.reload()
+                self.escalator.reload()
+                if taking_over is not None:
+                    self.outbox.reload()
+                    for digest in self.digests.values():
+                        digest.reload(taking_over)
 
     def settle(self, now: float) -> None:
         """Record the sends that have finished, start nothing (before a shutdown)."""
@@ -277,15 +286,13 @@ class Pipeline:
             s.id for s in active if matches_all(s.matchers, a.labels))), inhibitors)
             for a, updated, inhibitors in held]
 
-    # -- stages' callbacks --------------------------------------------------
-
     def _flush(self, route: Route, group: AlertGroup, now: float) -> None:
         g = AlertGroup(group.key, group.labels, group.alerts, now, route.options.repeat_interval)
         receiver = route.options.receiver
-        own = tuple(a for a in g.alerts if not _about(a, receiver))
+        own = tuple(a for a in g.alerts if not about_receiver(a, receiver))
         if len(own) < len(g.alerts):  # never tell a failing receiver that it fails
             fallback = self.config.notify.fallback_receiver
-            moved = replace(g, alerts=tuple(a for a in g.alerts if _about(a, receiver)))
+            moved = replace(g, alerts=tuple(a for a in g.alerts if about_receiver(a, receiver)))
             if fallback != receiver and fallback in self.chains:
                 self.chains[fallback].process(Notification(fallback, (moved,)), now)
             else:
@@ -373,8 +380,6 @@ class Pipeline:
         """Call ``fn`` with every notification and action record (the demo's terminal view)."""
         self._listeners.append(fn)
 
-    # -- persistence ----------------------------------------------------------
-
     def _gc(self, now: float) -> None:
         if now - self._last_gc < GC_EVERY_S:
             return
@@ -393,7 +398,3 @@ class Pipeline:
         """Close the HTTP client and the state file."""
         self._http.close()
         self.db.close()
-
-
-def _about(a: Alert, receiver: str) -> bool:
-    return a.labels.get("alertname") == NOTIFICATIONS_FAILING and a.labels.get("receiver") == receiver

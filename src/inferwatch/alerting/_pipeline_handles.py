@@ -15,7 +15,7 @@ through at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,12 +58,18 @@ class SilencesHandle:
         self._p.silences.expire(sid, now)
 
 
+def _no_cluster() -> dict[str, Any]:
+    return {"peers": [], "status": "disabled"}
+
+
 class AlertsHandle:
     """Alerts in (webhook, API v2), and what the pipeline holds and did with them, out."""
 
-    def __init__(self, pipeline: Pipeline) -> None:
+    def __init__(self, pipeline: Pipeline, cluster: Callable[[], dict[str, Any]] | None = None) -> None:
         self._p = pipeline
         self.clock: Clock = pipeline.clock
+        self.cluster: Callable[[], dict[str, Any]] = cluster or _no_cluster
+        """The API v2 status's ``cluster``: this replica and its peers (an HA pair), or disabled."""
 
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """Hand ``alerts`` to the pipeline, as the evaluator does."""
@@ -172,6 +178,6 @@ class PipelineHandles:
     acks: AcksHandle
 
     @classmethod
-    def of(cls, pipeline: Pipeline) -> PipelineHandles:
-        """The handles on ``pipeline``."""
-        return cls(SilencesHandle(pipeline), AlertsHandle(pipeline), AcksHandle(pipeline))
+    def of(cls, pipeline: Pipeline, cluster: Callable[[], dict[str, Any]] | None = None) -> PipelineHandles:
+        """The handles on ``pipeline``; ``cluster``: the HA pair's status (default: disabled)."""
+        return cls(SilencesHandle(pipeline), AlertsHandle(pipeline, cluster), AcksHandle(pipeline))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import readable
 
 __all__ = ["NotificationRecord", "RecordLog"]
@@ -58,7 +58,7 @@ class NotificationRecord:
 class RecordLog:
     """The latest records in memory (bounded), every record also in SQLite (bounded)."""
 
-    def __init__(self, db: StateDB, keep: int = 1000, keep_db: int = 10000) -> None:
+    def __init__(self, db: StateStore, keep: int = 1000, keep_db: int = 10000) -> None:
         self._db = db
         self._keep_db = keep_db
         self._lock = threading.Lock()

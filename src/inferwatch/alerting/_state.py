@@ -1,17 +1,23 @@
-"""The pipeline's durable state: one SQLite file (silences, notification log, alerts, actions, outbox)."""
+"""The pipeline's durable state: one SQLite file (silences, notification log, alerts, actions, outbox).
+
+Every store writes through the narrow :class:`StateStore` interface (a transaction, a
+query, portable SQL), so the same stores run over SQLite here and over PostgreSQL in an
+HA pair (``alerting.ha``): one logic, two implementations.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 from inferwatch._exceptions import StoreError
 from inferwatch.model import open_sqlite
 
-__all__ = ["StateDB"]
+__all__ = ["StateCursor", "StateDB", "StateStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS silences (
@@ -38,6 +44,36 @@ CREATE TABLE IF NOT EXISTS outbox (
   body TEXT NOT NULL, attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL,
   error TEXT NOT NULL);
 """
+
+
+class StateCursor(Protocol):
+    """What a transaction offers: statements whose results have ``rowcount`` and ``lastrowid``."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        """Run one statement."""
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
+        """Run one statement per parameter row."""
+
+
+class StateStore(Protocol):
+    """Where the stores keep the alerting state: SQLite (:class:`StateDB`) or PostgreSQL."""
+
+    path: str
+    """Where it is, for messages (a database URL without its password)."""
+
+    def transaction(self) -> AbstractContextManager[StateCursor]:
+        """A write transaction (committed on exit, rolled back on error); one opened inside another
+        on the same thread joins it."""
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once the transaction open on this thread has committed (at once when none is)."""
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        """Rows of a read query."""
+
+    def close(self) -> None:
+        """Close it."""
 
 
 class StateDB:

@@ -20,6 +20,7 @@ from inferwatch.config._auth import ROLES, AuthConfig, Role, TokenSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._ha import HAConfig
 from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config, with_web_config
@@ -176,6 +177,7 @@ __all__ = [
     "GenerativeSpec",
     "GoldenSpec",
     "GpuMemoryRatioSignal",
+    "HAConfig",
     "HeartbeatKind",
     "HeartbeatSenderSpec",
     "HeartbeatWatchSpec",

@@ -8,6 +8,7 @@ from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._ha import HAConfig
 from inferwatch.config._heartbeat import HeartbeatWatchSpec, check_heartbeats
 from inferwatch.config._probes import ProbeSpec, check_probes
 from inferwatch.config._quality import QualityConfig
@@ -42,6 +43,7 @@ class Config(FrozenModel):
     probes: tuple[ProbeSpec, ...] = Field((), description="synthetic probes of endpoints (docs/probes.md)")
     heartbeats: tuple[HeartbeatWatchSpec, ...] = Field(
         (), description="heartbeats this server expects from others (docs/heartbeats.md)")
+    ha: HAConfig | None = Field(None, description="an HA pair over PostgreSQL (docs/ha.md)")
 
     @field_validator("probes")
     @classmethod

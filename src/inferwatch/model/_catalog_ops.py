@@ -235,3 +235,18 @@ REMOTE_WRITE_RETRIES_TOTAL = MetricSpec(
     "inferwatch_remote_write_retries_total", _C,
     "Remote-write requests retried (5xx, 429 or a network error).", _REMOTE,
 )
+HA_REPLICAS_KNOWN = MetricSpec(
+    "inferwatch_ha_replicas_known", _G,
+    "Replicas of the HA pair the shared database has ever seen (this one included).",
+)
+HA_REPLICAS_READY = MetricSpec(
+    "inferwatch_ha_replicas_ready", _G,
+    "Replicas of the HA pair seen within two leases (this one included): below known, a peer is missing.",
+)
+HA_LEADER = MetricSpec(
+    "inferwatch_ha_leader", _G, "1 while this replica delivers (it holds the sender's lease, or fails open).",
+)
+HA_DATABASE_FAILING = MetricSpec(
+    "inferwatch_ha_database_failing", _G,
+    "1 while the HA pair's shared database cannot be reached (each replica then delivers on its own).",
+)

@@ -16,9 +16,9 @@ import numpy as np
 
 from inferwatch.model import Labels, Matcher, check_deadline, deadline_checked
 from inferwatch.promql._ast import Aggregate, Binary, Call, Expr, Paren, Selector, Subquery, Unary
-from inferwatch.store import Store
+from inferwatch.store import Series, Store
 
-__all__ = ["Loaded", "Span", "load", "needed_spans", "resolve_at"]
+__all__ = ["Loaded", "Span", "instant_only", "load", "needed_spans", "resolve_at"]
 
 _STALE_BITS = np.uint64(0x7FF0000000000002)
 Span = tuple[int, int]
@@ -99,10 +99,37 @@ def needed_spans(root: Expr, start: int, end: int, lookback: int) -> dict[
     return out
 
 
-def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded]:
-    """The series matching ``matchers`` with their samples in ``span`` (ms, inclusive)."""
+def instant_only(root: Expr) -> set[tuple[Matcher, ...]]:
+    """The matchers used by instant selectors only (no range selector, no subquery in the tree)."""
+    instant: set[tuple[Matcher, ...]] = set()
+    ranged: set[tuple[Matcher, ...]] = set()
+    stack = [root]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Subquery):
+            return set()  # its selectors are read at many steps
+        if isinstance(e, Selector):
+            (instant if e.range is None else ranged).add(e.matchers)
+        stack.extend(_children(e))
+    return instant - ranged
+
+
+def load(store: Store, matchers: tuple[Matcher, ...], span: Span, *, latest: bool = False) -> list[Loaded]:
+    """The series matching ``matchers`` with their samples in ``span`` (ms, inclusive); ``latest``: only
+    each series' last sample in it (all that one instant selector at ``span[1]`` picks from).
+
+    The last is read through the store's ``select_latest`` where it has one (the head copies one sample
+    a series instead of a lookback's worth), else cut from what ``select`` returns.
+    """
     check_deadline()
-    selected = store.select(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001)
+    lo, hi = span[0] / 1000 - 0.001, span[1] / 1000 + 0.001
+    reader = getattr(store, "select_latest", None) if latest else None
+    selected = store.select(matchers, lo, hi) if reader is None else reader(matchers, lo, hi)
+    if reader is not None and any(len(s.t) and round(s.t[-1] * 1000) > span[1] for s in selected):
+        reader = None  # a sample within 1 ms after the span: its predecessor is the one, read them all
+        selected = store.select(matchers, lo, hi)
+    if latest and reader is None:
+        selected = _last_inside(selected, span[1])
     check_deadline()
     if not selected:
         return []
@@ -140,4 +167,15 @@ def load(store: Store, matchers: tuple[Matcher, ...], span: Span) -> list[Loaded
             out.append(Loaded(s.labels, t, v, stale, t[live], v[live]))
         else:
             out.append(Loaded(s.labels, t, v, stale, t, v))
+    return out
+
+
+def _last_inside(selected: list[Series], hi_ms: int) -> list[Series]:
+    """Each series' last sample at or before ``hi_ms`` (the store's read is a millisecond wider)."""
+    out = []
+    for s in selected:
+        n = len(s.t)
+        n = int(np.searchsorted(np.rint(s.t * 1000), hi_ms, side="right"))
+        if n:
+            out.append(Series(s.labels, s.t[n - 1:n], s.v[n - 1:n]))
     return out

@@ -28,7 +28,7 @@ from inferwatch.promql._ast import (
     Unary,
 )
 from inferwatch.promql._binops import apply_binary
-from inferwatch.promql._data import Loaded, Span, load, needed_spans, resolve_at
+from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spans, resolve_at
 from inferwatch.promql._functions import VECTOR_FUNCTIONS, absent_labels
 from inferwatch.promql._range_functions import RANGE_FUNCTIONS
 from inferwatch.promql._range_windows import instant_rows
@@ -38,7 +38,7 @@ from inferwatch.store import Store
 __all__ = ["DEFAULT_LOOKBACK_MS", "DEFAULT_MAX_SAMPLES", "Evaluator", "LoadCache"]
 
 DEFAULT_MAX_SAMPLES = 50_000_000
-LoadCache = dict[tuple[tuple[Matcher, ...], Span], list[Loaded]]
+LoadCache = dict[tuple[tuple[Matcher, ...], Span, bool], list[Loaded]]  # (matchers, span, last sample only)
 _WIDE = 256  # selectors over more series than this pick their samples with numpy
 DEFAULT_LOOKBACK_MS = 300_000  # how far back an instant selector looks for a sample (Prometheus: 5 m)
 
@@ -60,11 +60,14 @@ class Evaluator:
     def prepare(self, expr: Expr) -> None:
         """Load every selector's samples over the span the query needs."""
         total = 0
+        # an instant query's instant selectors pick each series' last sample in the lookback: read only that
+        single = instant_only(expr) if self.start == self.end else set()
         for matchers, span in needed_spans(expr, self.start, self.end, self.lookback).items():
-            key = (matchers, span)
+            latest = matchers in single and span[1] - span[0] == self.lookback  # one step: one window
+            key = (matchers, span, latest)
             hit = self.cache.get(key)
             if hit is None:
-                hit = self.cache[key] = load(self.store, matchers, span)
+                hit = self.cache[key] = load(self.store, matchers, span, latest=latest)
             self._data[matchers] = hit
             total += sum(len(s.t) for s in hit)
             if total > self.max_samples:

@@ -10,7 +10,7 @@ to send) into its own store, so they work without the server scraping its own
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -102,6 +102,8 @@ class SelfSeries:
         """``rounds``: record the rounds skipped (not at a compressed ``--speed``, where a loaded
         machine skips rounds that are real seconds, not minutes)."""
         self.server, self.pipeline, self.deadman, self.rounds = server, pipeline, deadman, rounds
+        self.extra: Callable[[], list[tuple[Labels, float]]] = list
+        """More rows every round (an HA replica's: ``PeerReplicaMissing``, ``HADatabaseFailing``)."""
 
     def rows(self, now: float) -> list[tuple[Labels, float]]:
         """This round's series and values."""
@@ -115,7 +117,7 @@ class SelfSeries:
             for spec, values, value in self.deadman.samples():
                 if spec.kind is MetricKind.COUNTER or spec is catalog.HEARTBEAT_CONSECUTIVE_FAILURES:
                     rows.append((Labels.of(spec.name, **dict(zip(spec.labels, values, strict=True))), value))
-        return rows
+        return rows + self.extra()
 
     def record(self, now: float) -> None:
         """Append this round's rows to the store (held in memory when it refuses them)."""

@@ -49,6 +49,7 @@ SECTIONS: dict[str, str] = {
     "slo_files": "rebuilt",
     "probes": "rebuilt",
     "heartbeats": "restart",
+    "ha": "restart",
 }
 
 _SAID = {

@@ -14,6 +14,7 @@ from types import FrameType
 from typing import Any
 
 from inferwatch._exceptions import ConfigError
+from inferwatch.alerting.ha import Replica
 from inferwatch.config import Config
 from inferwatch.model import Clock, SystemClock, stop_signals
 from inferwatch.server._components import state_dir
@@ -80,6 +81,8 @@ def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[]
         server.start()
         if not config.server.external_url:  # trace links in messages must open from anywhere
             parts.sink.base_url = server.base_url = listen_url(host, bound_port)
+        if config.ha is not None and not config.ha.address and isinstance(parts.replica, Replica):
+            parts.replica.address = f"{host}:{bound_port}"  # what the peers list shows
         print(f"inferwatch serve: listening on {scheme}://{host}:{bound_port} (dashboard at /) "
               f"({len(config.scrape.targets)} targets{_jobs(config)}, {len(server.components.rules)} rules, "
               f"data in {server.components.data_dir}, {reads})", file=sys.stderr, flush=True)

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
+from inferwatch.alerting.ha import Replica, SoleReplica, open_replica, shared_state
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -103,6 +104,8 @@ class ServerParts:
     runner: PipelineRunner | None = None
     outcomes: OutcomeStore | None = None
     """Delayed labels POSTed to ``/api/v1/outcomes`` (``outcomes.sqlite``), for the SDK's pollers."""
+    replica: Replica | SoleReplica = field(default_factory=SoleReplica)
+    """This process in an HA pair: ``replica.is_leader()`` says whether it delivers now."""
     access: Access | None = None
     """Who may do what (``server.auth``, the web config file): the gate in front of every route."""
     deadman: DeadMansSwitch | None = None
@@ -120,6 +123,8 @@ class ServerParts:
         self.edge.start(self.config.server.evaluation_interval)
         self.runner = PipelineRunner(self.pipeline)
         self.runner.start()
+        if isinstance(self.replica, Replica):
+            self.replica.start()  # takes the lease or follows; reads what the peer writes
         if self.server.components.remote is not None:
             self.server.components.remote.start()  # what an earlier run left unsent goes first
         if self.push is not None:
@@ -146,6 +151,8 @@ class ServerParts:
         return [
             Step("stopping scrapes and evaluation", _calls(self.server.halt)),
             Step("finishing deliveries", deliveries),
+            Step("giving the sender's lease to the peer", _calls(
+                *([self.replica.stop] if isinstance(self.replica, Replica) else []))),
             Step("stopping the Alertmanager push and the heartbeats",
                  _calls(*([self.push.stop] if self.push else []),
                         *([self.deadman.stop] if self.deadman else []))),
@@ -224,10 +231,16 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
                             token=token_reload(token, data_dir, announce), auth=access.prepare)
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader,
                         access=access)
+    parts.replica = open_replica(config, pipeline, clock)
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
     parts.deadman = DeadMansSwitch.build(config, clock, pipeline)  # heartbeats are not reloaded
+    if parts.deadman.sender is not None:  # in an HA pair only the replica holding the lease sends it
+        parts.deadman.sender.should_send = parts.replica.is_leader
     real_time = getattr(clock, "speed", 1.0) <= 1.0  # a compressed --speed skips rounds of real seconds
-    server.round_hooks.append(SelfSeries(server, pipeline, parts.deadman, rounds=real_time).record)
+    self_series = SelfSeries(server, pipeline, parts.deadman, rounds=real_time)
+    if isinstance(parts.replica, Replica):
+        self_series.extra = parts.replica.series  # PeerReplicaMissing, HADatabaseFailing
+    server.round_hooks.append(self_series.record)  # the self-alerts' series
     server.metric_sources.append(parts.deadman.metrics)
     parts.routes = _routes(parts, clock, drift, traces_token=embed.traces_token)
     return parts
@@ -255,21 +268,24 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
         routes += outcome_routes(outcomes, token)
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))
+    cluster = parts.replica.cluster_status if isinstance(parts.replica, Replica) else None
     if parts.deadman is not None:
         routes += heartbeat_routes(parts.deadman.watch, token)
     return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
-                                 drift=drift, devices=devices, traces_token=traces_token)]
+                                 drift=drift, devices=devices, traces_token=traces_token, cluster=cluster)]
 
 
 def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceStore, *,
                limits: SeriesLimits | None = None, drift: DriftReports | None = None,
-               devices: Devices | None = None, traces_token: bool = True) -> list[BaseRoute]:
+               devices: Devices | None = None, traces_token: bool = True,
+               cluster: Callable[[], dict[str, Any]] | None = None) -> list[BaseRoute]:
     """The alerting, on-call, trace, SLO and dashboard routes, as ``serve`` and the demo mount them.
 
     ``traces_token``: ``POST /v1/traces`` needs the write token too (the demo's services send none).
     The routes see the pipeline only through narrow handles (silences, alerts, acknowledgements).
+    ``cluster``: an HA pair's status for ``/api/v2/status`` (default: disabled).
     """
-    handles = PipelineHandles.of(pipeline)
+    handles = PipelineHandles.of(pipeline, cluster)
     return [
         *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
@@ -340,6 +356,8 @@ def series_limits(limits: IngestLimits) -> SeriesLimits:
 
 def build_pipeline(config: Config, *, clock: Clock, stream: TextIO | None = None) -> Pipeline:
     """The alerting pipeline of ``serve`` (built by ``PipelineBuilder``): sends run on threads of
-    their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage)."""
+    their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage), or in
+    PostgreSQL with an ``ha`` section."""
     state = state_dir(config)
-    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state), stream=stream)
+    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state), stream=stream,
+                                db=shared_state(config, state))

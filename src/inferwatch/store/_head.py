@@ -145,8 +145,9 @@ class Head:
         return buf.window(start, end)
 
     def read(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
-             lock: AbstractContextManager[object]) -> list[Series]:
-        """The series ``ids`` in ``[start, end]``, taking ``lock`` a chunk of series at a time.
+             lock: AbstractContextManager[object], *, latest: bool = False) -> list[Series]:
+        """The series ``ids`` in ``[start, end]`` (``latest``: only each one's last sample there), taking
+        ``lock`` a chunk of series at a time.
 
         A wide read never holds back an append or a rule round's read for long, and between
         chunks a query checks its deadline and may wait for a rule round (``model.Priority``).
@@ -167,6 +168,8 @@ class Head:
                     lo = 0 if t[0] >= start else bisect_left(t, start)
                     hi = n if t[n - 1] <= end else bisect_right(t, end)
                     if lo < hi:
+                        if latest:
+                            lo = hi - 1
                         names.append(labels(sid))
                         ts.append(t[lo:hi])
                         vs.append(buf.v[lo:hi])

@@ -102,6 +102,15 @@ class MemoryStore:
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
 
+    def select_latest(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
+        """As :meth:`select`, each series with only its last sample in ``[start, end]``."""
+        with self._lock:
+            self._check_open()
+            ids = self._index.match(matchers)
+        out = self._head.read(ids, start, end, self._index.labels, self._lock, latest=True)
+        out.sort(key=lambda s: s.labels.items_tuple)
+        return out
+
     def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
         """Label sets of the matching series."""
         with self._lock:

@@ -1,11 +1,10 @@
 """The SQLite store: one file, WAL mode, one transaction per append, an in-memory head.
 
-Each ``append`` is validated, then committed as one WAL record (see
-:mod:`inferwatch.store._disk` for the layout) before it returns, so a kill -9
-loses at most the call in flight. Samples of the last ``head_window`` (one
-hour by default) are also held in memory, like Prometheus's head block, so
-rule evaluation never reads the disk; the WAL is compacted into per-series
-chunks every ``compact_every`` seconds and before the head is cut.
+Each ``append`` is validated, then committed as one WAL record (see :mod:`inferwatch.store._disk`
+for the layout) before it returns, so a kill -9 loses at most the call in flight. Samples of the
+last ``head_window`` (one hour by default) are also held in memory, like Prometheus's head block,
+so rule evaluation never reads the disk; the WAL is compacted into per-series chunks every
+``compact_every`` seconds and before the head is cut.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from functools import partialmethod
 from itertools import compress, count, repeat
 from operator import is_
 from pathlib import Path
@@ -285,7 +285,6 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot compact the store {self.path}: {_disk.reason(exc)}") from exc
 
-    # -- reading ----------------------------------------------------------------
     def series_count(self) -> int:
         """How many series the store holds (``server.limits.max_series`` counts these)."""
         return len(self._index)
@@ -294,17 +293,19 @@ class SQLiteStore:
         """``(samples, bytes)`` the in-memory head holds."""
         return self._head.memory()  # reads a snapshot of the buffers: no lock needed
 
-    def select(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
-        """Series matching ``matchers`` with samples in ``[start, end]`` (from memory when recent)."""
+    def select(self, matchers: Sequence[Matcher], start: float, end: float, latest: bool = False,
+               ) -> list[Series]:
+        """Series matching ``matchers`` with samples in ``[start, end]`` (``latest``: the head's last)."""
         with self._lock, pinned():
-            conn = self._db()
-            ids = self._index.match(matchers)
+            conn, ids = self._db(), self._index.match(matchers)
             out: list[Series] = []
             if start < self._head_from:  # the disk read takes the head's part too
                 ids, out = [], self._select_disk(conn, ids, start, end)
-        out += self._head.read(ids, start, end, self._index.labels, self._lock)
+        out += self._head.read(ids, start, end, self._index.labels, self._lock, latest=latest)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
+
+    select_latest = partialmethod(select, latest=True)  # what an instant selector reads (promql's load)
 
     def _select_disk(self, conn: Connection, ids: list[int], start: float, end: float) -> list[Series]:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
@@ -343,7 +344,6 @@ class SQLiteStore:
             self._db()
             return self._index.label_values(name)
 
-    # -- maintenance ------------------------------------------------------------
     def delete_before(self, t: float) -> int:
         """Delete samples older than ``t`` and series left empty; return the samples deleted."""
         if not math.isfinite(t):

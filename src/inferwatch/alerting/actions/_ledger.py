@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import readable
 
 __all__ = ["DEDUPLICATED", "ActionLedger", "ActionRecord"]
@@ -43,6 +43,7 @@ class ActionRecord:
 class ActionLedger:
     """The ``actions`` table.
 
+    >>> from inferwatch.alerting import StateDB
     >>> led = ActionLedger(StateDB(":memory:"))
     >>> led.claim(("scale", "fp", 0.0), "fire", "Down", {"service": "a"}, 5.0)
     True
@@ -50,7 +51,7 @@ class ActionLedger:
     False
     """
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def get(self, key: EpisodeKey, phase: str) -> tuple[bool, str] | None:
@@ -65,7 +66,7 @@ class ActionLedger:
         with self._db.transaction() as c:
             cur = c.execute("INSERT OR IGNORE INTO actions VALUES (?,?,?,?,?,?,?,?,?)",
                             (*key, alertname, json.dumps(dict(labels)), phase, "running", 0, now))
-            return cur.rowcount == 1
+            return bool(cur.rowcount == 1)
 
     def finish(self, key: EpisodeKey, phase: str, outcome: str, ok: bool) -> None:
         """Record the outcome of a claimed run."""

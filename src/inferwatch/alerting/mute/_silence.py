@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from inferwatch._exceptions import InputError
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import Matcher, MatchOp, matches_all, parse_matchers, readable
 
 __all__ = ["Silence", "Silences"]
@@ -76,15 +76,21 @@ def _as_matchers(value: str | Sequence[str] | Sequence[Matcher]) -> tuple[Matche
 class Silences:
     """The silence store and muter; every change is written through to SQLite."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
         self._cache: dict[str, Silence] = {}
-        for row in db.query("SELECT id, matchers, starts_at, ends_at, created_by, comment, updated_at "
-                            "FROM silences"):
+        self.reload()
+
+    def reload(self) -> None:
+        """Read every silence again (an HA peer may have written some): swapped in at once."""
+        cache: dict[str, Silence] = {}
+        for row in self._db.query("SELECT id, matchers, starts_at, ends_at, created_by, comment, updated_at "
+                                  "FROM silences"):
             sid, ms, s, e, by, comment, upd = row
             matchers = tuple(Matcher(m[0], MatchOp(m[1]), m[2]) for m in readable(json.loads(str(ms))))
-            self._cache[str(sid)] = Silence(str(sid), matchers, float(str(s)), float(str(e)),
-                                            str(by), str(comment), float(str(upd)))
+            cache[str(sid)] = Silence(str(sid), matchers, float(str(s)), float(str(e)),
+                                      str(by), str(comment), float(str(upd)))
+        self._cache = cache
 
     def add(self, silence: Silence, now: float) -> Silence:
         """Create, or update the silence with the same id (an expired one cannot change)."""

@@ -117,6 +117,8 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) f
      "服务器无法写入存储：样本未被保存"),
     (r"The data directory's filesystem is nearly full \((.+)B free\)",
      r"数据目录所在的文件系统即将写满（剩余 \1B）"),
+    (r"An HA replica is missing: (.+) of the pair not seen", r"HA 副本缺失：双副本中有 \1 个未被看到"),
+    (r"The HA pair's shared database cannot be reached", "HA 双副本的共享数据库无法连接"),
     (r"(.+) is or was damaged \((.+) series lost samples\): see the server's log",
      r"\1 已损坏或曾损坏（\2 个序列丢失样本）：请查看服务器日志"),
     (r"The store holds over 80% of server\.limits\.max_series \(now (.+)\)",

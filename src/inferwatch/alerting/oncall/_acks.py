@@ -13,7 +13,7 @@ import hashlib
 import threading
 from dataclasses import dataclass
 
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 
 __all__ = ["Ack", "Acks", "group_id"]
 
@@ -54,14 +54,20 @@ def _opt(value: object) -> float | None:
 class Acks:
     """The ``acks`` table with an in-memory copy; safe from any thread."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
         self._lock = threading.Lock()
         with db.transaction() as c:
             c.execute(_SCHEMA)
-        rows = db.query("SELECT group_key, by, comment, at, expires_at FROM acks")
-        self._cache = {str(k): Ack(str(k), str(b), str(cm), float(str(t)), _opt(e))
-                       for k, b, cm, t, e in rows}
+        self._cache: dict[str, Ack] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        """Read every acknowledgement again (an HA peer may have written some)."""
+        rows = self._db.query("SELECT group_key, by, comment, at, expires_at FROM acks")
+        cache = {str(k): Ack(str(k), str(b), str(cm), float(str(t)), _opt(e)) for k, b, cm, t, e in rows}
+        with self._lock:
+            self._cache = cache
 
     def add(self, ack: Ack) -> Ack:
         """Acknowledge (replacing an earlier acknowledgement of the same group)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 import threading
 
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 
 __all__ = ["EpisodeIds"]
 
@@ -20,13 +20,20 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS group_episodes (
 class EpisodeIds:
     """The ``group_episodes`` table with an in-memory copy; safe from any thread."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
         self._lock = threading.Lock()
         with db.transaction() as c:
             c.execute(_SCHEMA)
-        self._ids = {str(k): (str(e), float(str(t)))
-                     for k, e, t in db.query("SELECT group_key, episode, started FROM group_episodes")}
+        self._ids: dict[str, tuple[str, float]] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the ids again (an HA peer may have started episodes)."""
+        ids = {str(k): (str(e), float(str(t)))
+               for k, e, t in self._db.query("SELECT group_key, episode, started FROM group_episodes")}
+        with self._lock:
+            self._ids = ids
 
     def current(self, group_key: str) -> str | None:
         """The id of the group's episode now, ``None`` between episodes."""

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from inferwatch.alerting._notification import AlertGroup, Notification
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.alerting.mute import MuteStage
 from inferwatch.alerting.oncall._acks import Acks
 from inferwatch.alerting.oncall._schedule import oncall_at
@@ -58,7 +58,7 @@ class StepEvent:
 class Escalator:
     """Keeps the episodes of escalating groups and sends their due steps on ``tick``."""
 
-    def __init__(self, config: AlertingConfig, db: StateDB, acks: Acks, mute: MuteStage,
+    def __init__(self, config: AlertingConfig, db: StateStore, acks: Acks, mute: MuteStage,
                  updates: Mapping[str, Callable[[Notification, float], object]], send: Send,
                  live: Callable[[str, float], AlertGroup | None],
                  on_step: Callable[[StepEvent], None] = lambda e: None) -> None:
@@ -68,10 +68,15 @@ class Escalator:
         with db.transaction() as c:
             c.execute(_SCHEMA)
         self.episodes: dict[str, Episode] = {}
-        for key, policy, started, sent, notified in db.query("SELECT * FROM escalations"):
-            self.episodes[str(key)] = Episode(str(key), str(policy), float(str(started)),
-                                              {(int(a), int(b)) for a, b in json.loads(str(sent))},
-                                              set(json.loads(str(notified))))
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the episodes again (when an HA replica takes over its peer's escalations)."""
+        rows = self._db.query("SELECT * FROM escalations")
+        self.episodes = {str(key): Episode(str(key), str(policy), float(str(started)),
+                                           {(int(a), int(b)) for a, b in json.loads(str(sent))},
+                                           set(json.loads(str(notified))))
+                         for key, policy, started, sent, notified in rows}
 
     def flush(self, policy: str, g: AlertGroup, now: float) -> bool:
         """The group's flush: updates to who was told, start or end the episode, due steps.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferwatch.alerting._alertstore import labels_json
-from inferwatch.alerting._state import StateDB
+from inferwatch.alerting._state import StateStore
 from inferwatch.model import Labels, Matcher, matches_all, readable
 
 __all__ = ["EVENT_KINDS", "Event", "History"]
@@ -52,7 +52,7 @@ class Event:
 class History:
     """Append and query events; old ones go after ``retention`` seconds or beyond ``max_events``."""
 
-    def __init__(self, db: StateDB, retention: float = 90 * 86400.0, max_events: int = 1_000_000) -> None:
+    def __init__(self, db: StateStore, retention: float = 90 * 86400.0, max_events: int = 1_000_000) -> None:
         self._db, self.retention, self.max_events = db, retention, max_events
         self._lock = threading.Lock()
         self._since_prune = 0

@@ -1,6 +1,6 @@
 """Alertmanager 0.25's API v2 for alerts: what amtool and Grafana's Alertmanager data source read.
 
-    GET  /api/v2/status           version, config, uptime, a single node's cluster
+    GET  /api/v2/status           version, config, uptime, the cluster (an HA pair's replicas)
     GET  /api/v2/receivers        the receivers' names
     GET  /api/v2/alerts           filter, active, silenced, inhibited, unprocessed, receiver
     POST /api/v2/alerts           alerts in, as Alertmanager takes them (into the pipeline)
@@ -301,7 +301,7 @@ def am_routes(alerts: AlertsHandle, write: Write, json_body: Callable[[Request],
     started = clock.now()
 
     async def status(request: Request) -> Response:
-        return JSONResponse({"cluster": {"peers": [], "status": "disabled"},
+        return JSONResponse({"cluster": alerts.cluster(),
                              "config": {"original": _config_yaml(alerts)},
                              "uptime": rfc3339(started), "versionInfo": _version_info()})
 

@@ -117,6 +117,15 @@ class BoundedStore:
         self._ctx.check()
         return out
 
+    def select_latest(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
+        """The store's ``select_latest`` (each series' last sample only) where it has one, checked alike."""
+        self._ctx.check()
+        latest = getattr(self._store, "select_latest", self._store.select)
+        out: list[Series] = latest(matchers, start, end)
+        self._ctx.count(sum(len(s) for s in out))
+        self._ctx.check()
+        return out
+
     def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
         """The store's ``series``, deadline-checked."""
         self._ctx.check()

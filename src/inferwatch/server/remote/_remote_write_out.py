@@ -249,6 +249,11 @@ class TeeStore:
         """The store's."""
         return self.store.select(matchers, start, end)
 
+    def select_latest(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
+        """The store's (see ``promql``'s load), or its ``select``."""
+        latest = getattr(self.store, "select_latest", self.store.select)
+        return list(latest(matchers, start, end))
+
     def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
         """The store's."""
         return self.store.series(matchers)

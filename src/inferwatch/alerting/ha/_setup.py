@@ -1,0 +1,55 @@
+"""An HA pair from the config: the shared state in PostgreSQL and this replica's loop (``serve``'s wiring).
+
+Without an ``ha`` section nothing here runs: the state stays in ``alerting.sqlite``
+and this process always delivers (a :class:`~inferwatch.alerting.ha.SoleReplica`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from inferwatch._exceptions import ConfigError
+from inferwatch.alerting._pipeline import Pipeline
+from inferwatch.alerting.ha._pg import PgStateDB
+from inferwatch.alerting.ha._replica import Replica, SoleReplica
+from inferwatch.config import Config
+from inferwatch.model import Clock
+
+__all__ = ["JOURNAL_FILE", "Leadership", "open_replica", "shared_state"]
+
+JOURNAL_FILE = "ha-journal.sqlite"
+"""Where a replica keeps what it wrote while the database was gone, until written back."""
+
+
+class Leadership(Protocol):
+    """Whether this process delivers now (the heartbeat sender asks it too)."""
+
+    def is_leader(self) -> bool:
+        """True while this replica holds the lease (always, without an HA pair)."""
+
+
+def shared_state(config: Config, state: Path | None) -> PgStateDB | None:
+    """The pair's PostgreSQL (schema created or migrated now), or ``None`` without ``ha``.
+
+    ``ConfigError`` when no URL is given; ``StoreError`` naming the URL without its password
+    when the database cannot be reached or its schema is newer than this inferwatch. ``state``:
+    the data directory, where the journal is kept (in memory without one).
+    """
+    if config.ha is None:
+        return None
+    try:
+        url = config.ha.url()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return PgStateDB(url, journal=state / JOURNAL_FILE if state is not None else ":memory:")
+
+
+def open_replica(config: Config, pipeline: Pipeline, clock: Clock) -> Replica | SoleReplica:
+    """This replica (delivering only while it holds the lease), or a sole one without ``ha``."""
+    if config.ha is None or not isinstance(pipeline.db, PgStateDB):
+        return SoleReplica()
+    replica = Replica(pipeline.db, pipeline, name=config.ha.replica_name(),
+                      address=config.ha.address or config.server.listen, lease=config.ha.lease, clock=clock)
+    pipeline.delivering = replica.is_leader
+    return replica

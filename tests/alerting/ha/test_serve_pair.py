@@ -1,0 +1,141 @@
+"""Two real ``inferwatch serve`` over one real PostgreSQL: the HA pair's story, end to end.
+
+A starts first and takes the sender's lease, B follows; the P0 alerts reach both (as a
+Prometheus pair sends to both Alertmanagers). A silence made on A mutes on B; an acknowledgement through B
+stops the escalation A runs; ``amtool cluster show`` lists both; then A is killed with
+SIGKILL and B continues A's escalation from the shared state: the next step on time,
+nothing lost, at most one duplicate. Receivers are a loopback webhook fake; every wait is
+on a request at the fake or a bounded poll of the servers' own answers.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests._postgres import PostgresCluster
+from tests._require import require_tool
+from tests.server._proc import start_serve
+
+from alerting.fakes import Reply, Request
+from alerting.test_serve_oncall import BOUND_S, Hooks, _stop
+
+pytestmark = pytest.mark.slow
+TOKEN = "t0ken-for-ha-tests"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+LEASE_S, STEP_S = 2.0, 10.0
+
+
+def _config(tmp_path: Path, name: str, db: str, hooks: str) -> Path:
+    cfg = tmp_path / f"{name}.yml"
+    cfg.write_text(f"""
+server: {{data_dir: '{tmp_path / name}', api_token: {TOKEN}, evaluation_interval: 1s}}
+ha: {{database: '{db}', replica: {name}, lease: {LEASE_S:g}s}}
+rules: {{default_pack: false}}
+alerting:
+  default_actions: false
+  receivers:
+    - {{name: first, type: webhook, url: '{hooks}/first'}}
+    - {{name: second, type: webhook, url: '{hooks}/second'}}
+    - {{name: third, type: webhook, url: '{hooks}/third'}}
+  escalations:
+    - name: p0
+      steps: [{{after: 0s, notify: [first]}}, {{after: {STEP_S:g}s, notify: [second]}},
+              {{after: {2 * STEP_S:g}s, notify: [third]}}]
+  route: {{receiver: first, group_by: [alertname], group_wait: 0s, group_interval: 1h, escalation: p0}}
+""")
+    return cfg
+
+
+class TimedHooks(Hooks):
+    """The fake webhook, with when each request came."""
+
+    def __init__(self) -> None:
+        self.at: list[float] = []
+        super().__init__()
+
+    def _handle(self, req: Request) -> Reply:
+        self.at.append(time.monotonic())
+        return super()._handle(req)
+
+    def when(self, path: str, name: str, step: int) -> list[float]:
+        with self.cond:
+            return [t for t, (p, b) in zip(self.at, self.got, strict=True)
+                    if p == path and b["groupLabels"]["alertname"] == name
+                    and b.get("escalation", {}).get("step") == step]
+
+
+def _poll(fn: Any) -> Any:
+    end = time.monotonic() + BOUND_S
+    while time.monotonic() < end:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)  # a bounded poll of the server's own answer, not a synchronisation sleep
+    return fn()
+
+
+def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
+        tmp_path: Path, postgres: PostgresCluster) -> None:
+    amtool = require_tool("amtool")
+    db = postgres.new_database()
+    hooks = TimedHooks()
+    a, url_a = start_serve(_config(tmp_path, "a", db, hooks.url))
+    b = None
+    try:
+        with httpx.Client(timeout=BOUND_S) as c:
+            status = lambda url: c.get(f"{url}/api/v2/status").json()["cluster"]  # noqa: E731
+            assert _poll(lambda: status(url_a)["peers"])  # A holds the lease before B starts
+            # a silence made on A, before anything fires: in force on B
+            sil = c.post(f"{url_a}/api/v2/silences", headers=AUTH, json={
+                "matchers": [{"name": "alertname", "value": "Quiet", "isRegex": False}],
+                "startsAt": "2000-01-01T00:00:00Z", "endsAt": "2100-01-01T00:00:00Z",
+                "createdBy": "ops", "comment": "maintenance"})
+            assert sil.status_code == 200, sil.text
+            b, url_b = start_serve(_config(tmp_path, "b", db, hooks.url))
+            assert _poll(lambda: len(status(url_a)["peers"]) == 2)
+            cmd = [amtool, "cluster", "show", "-o", "extended", f"--alertmanager.url={url_b}"]
+            show = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND_S, check=False)
+            peers = [line.split() for line in show.stdout.splitlines() if line.startswith("127.0.0.1:")]
+            assert show.returncode == 0 and sorted(p[1] for p in peers) == ["a", "b"], show.stdout
+
+            # the P0 alerts reach both replicas, as a Prometheus pair sends to both Alertmanagers
+            alerts = [{"status": "firing", "labels": {"alertname": n, "service": "ranker", "tier": "P0"},
+                       "annotations": {"summary": f"{n} on ranker"}} for n in ("Down", "Acked", "Quiet")]
+            for url in (url_a, url_b):
+                r = c.post(f"{url}/api/v1/alertmanager", headers=AUTH,
+                           json={"version": "4", "alerts": alerts})
+                assert r.status_code == 200, r.text
+
+            def quiet_on_b() -> bool:
+                got = c.get(f"{url_b}/api/v2/alerts", params={"filter": 'alertname="Quiet"'}).json()
+                return bool(got) and got[0]["status"]["silencedBy"] == [sil.json()["silenceID"]]
+            assert _poll(quiet_on_b)
+
+            # step 1 of Down and Acked from A; Acked acknowledged through B before its step 2
+            assert hooks.wait(lambda got: len(got) >= 2)
+            r = c.post(f"{url_b}/api/v1/alerts/ack", headers=AUTH,
+                       json={"matchers": ['alertname="Acked"'], "by": "bob"})
+            assert r.status_code == 200, r.text
+            # step 2 of Down from A (still leading); then A is killed
+            assert hooks.wait(lambda got: any(p == "/second" for p, _ in got))
+            a.kill()
+            a.wait(BOUND_S)
+            assert hooks.wait(lambda got: any(p == "/third" for p, _ in got))
+            assert status(url_b)["name"] == "b"
+    finally:
+        err_a = _stop(a)
+        err_b = _stop(b) if b is not None else ""
+        hooks.service.stop()
+    (first,) = hooks.when("/first", "Down", 1)[:1]
+    third = hooks.when("/third", "Down", 3)
+    # B sent step 3 on time: not before it was due, at most a lease and two rounds after
+    assert 1 <= len(third) <= 2 and 2 * STEP_S - 1 <= third[0] - first <= 2 * STEP_S + LEASE_S + 10
+    assert len(hooks.when("/first", "Down", 1)) <= 2 and len(hooks.when("/second", "Down", 2)) <= 2
+    assert hooks.steps("/second").count(("Acked", 2)) == 0 and hooks.steps("/third").count(("Acked", 3)) == 0
+    assert all(b["groupLabels"]["alertname"] != "Quiet" for _, b in hooks.got)  # silenced on both
+    assert "Traceback" not in err_a + err_b and TOKEN not in err_b
