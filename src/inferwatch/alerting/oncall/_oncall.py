@@ -60,6 +60,21 @@ class OnCall:
                 self.history.add([_group_event(now, "unacknowledged", g, {"by": by})])
         return out
 
+    def answered(self, now: float, key: str, who: str, detail: Mapping[str, object]) -> list[Ack]:
+        """A confirmed call about group ``key`` was answered: an ``answered`` event, then the group's
+        acknowledgement by ``who`` (the same as ``acknowledge``: the escalation stops)."""
+        groups = [g for g in self._groups(now) if g.key == key and g.firing()]
+        if not groups:
+            return []
+        self.history.add([_group_event(now, "answered", groups[0], {"by": who, **detail})])
+        return self.acknowledge(now, who, "answered the phone call", gid=group_id(key))
+
+    def unanswered(self, now: float, key: str, detail: Mapping[str, object]) -> bool:
+        """Every round of a confirmed call about group ``key`` went unanswered: an event."""
+        groups = [g for g in self._groups(now) if g.key == key and g.firing()]
+        self.history.add([_group_event(now, "unanswered", g, dict(detail)) for g in groups])
+        return bool(groups)
+
     def _select(self, now: float, gid: str, matchers: Sequence[Matcher], firing: bool = True,
                 ) -> list[AlertGroup]:
         if not gid and not matchers:
