@@ -56,6 +56,8 @@ def _kind(data: Any) -> str:
             return "web"
         if "scrape_configs" in keys:
             return "prometheus.yml"
+        if keys == {"groups"}:
+            return "prometheus rule file"
         if keys == {"authorization"}:
             return "other: amtool's http_config"
         if keys == {"modules"}:
@@ -104,6 +106,11 @@ def _load(kind: str, text: str, data: Any, where: str, base: Path) -> None:
 
         (base / "prometheus.yml").write_text(text)
         read_prometheus_jobs(base / "prometheus.yml")
+    elif kind == "prometheus rule file":  # as rule_files reads it
+        from inferwatch.rules import read_rule_files
+
+        (base / "rules.yml").write_text(text)
+        read_rule_files([str(base / "rules.yml")])
     elif kind == "replay":
         from inferwatch.alerting._replay import ReplayPipeline
 

@@ -33,6 +33,8 @@ class OnCall:
         self._episodes = episodes
         self._groups = groups
         self._muted: dict[tuple[str, str], str] = {}  # (fingerprint, kind) recorded while muted
+        self.replica = ""
+        """The HA replica that delivers here: named in every ``notified`` event (empty: no pair)."""
 
     # -- acknowledgements ---------------------------------------------------
 
@@ -135,7 +137,8 @@ class OnCall:
         for g in rec.groups:
             detail = {"receiver": rec.receiver, "outcome": rec.status,
                       "alerts": len(g["alerts"]), **({"error": rec.error} if rec.error else {}),
-                      **({"escalation": rec.escalation, "step": rec.step} if rec.step else {})}
+                      **({"escalation": rec.escalation, "step": rec.step} if rec.step else {}),
+                      **({"replica": self.replica} if self.replica else {})}
             events.append(Event(rec.t, "notified", _common(g), group_id(g["group_key"]), detail=detail))
         self.history.add(events)
 
