@@ -22,7 +22,7 @@ from dashboard.conftest import Watched
 pytestmark = [pytest.mark.slow, pytest.mark.tools]
 ADMIN = "admin-t0ken-for-sign-in"
 PASSWORD = "alice's password here"
-TIMEOUT_MS = 30_000
+TIMEOUT_MS = 60_000  # the signed-in overview's first queries on a loaded runner
 
 
 def _attacker_page(target: str) -> bytes:

@@ -7,6 +7,10 @@ tested here (the wiring into ``serve`` is ``test_serve_web_config.py``).
 from __future__ import annotations
 
 import base64
+import socket
+import ssl
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
+from tests._require import require_tool
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import Config, Secret, load_web_config, parse_web_config
@@ -259,3 +264,55 @@ def test_token_sources_and_their_errors(tmp_path: Path, clock: SimulatedClock,
     with pytest.raises(ConfigError, match="shorter than 16") as err:
         Access.of(short, Secret(ADMIN), clock)
     assert "abc" not in str(err.value)
+
+
+def _cert(where: Path, name: str) -> tuple[Path, Path]:
+    cert, key = where / f"{name}.crt", where / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-days", "2", "-subj",
+                    f"/CN={name}", "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out",
+                    str(cert)], check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def _handshake(server: ssl.SSLContext, trust: Path) -> bool:
+    """Whether a client trusting only ``trust`` completes a TLS handshake with ``server`` (in memory)."""
+    a, b = socket.socketpair()
+    done: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            with server.wrap_socket(a, server_side=True) as s:
+                s.recv(1)
+        except (ssl.SSLError, OSError) as exc:
+            done.append(exc)
+    t = threading.Thread(target=serve)
+    t.start()
+    try:
+        with ssl.create_default_context(cafile=str(trust)).wrap_socket(b, server_hostname="localhost") as c:
+            c.sendall(b"x")
+        return True
+    except ssl.SSLError:
+        return False
+    finally:
+        a.close()
+        b.close()
+        t.join(60)
+
+
+def test_a_reload_loads_a_renewed_certificate_into_the_running_context(tmp_path: Path,
+                                                                       clock: SimulatedClock) -> None:
+    require_tool("openssl")
+    old, new = _cert(tmp_path, "old"), _cert(tmp_path, "new")
+    web = tmp_path / "web.yml"
+    web.write_text(f"tls_server_config: {{cert_file: {old[0].name}, key_file: {old[1].name}}}\n")
+    cfg = Config.model_validate({"server": {"auth": {"web_config_file": str(web)}}})
+    access = Access.of(cfg, Secret(ADMIN), clock)
+    assert access.tls is not None and _handshake(access.tls, old[0]) and not _handshake(access.tls, new[0])
+    web.write_text(f"tls_server_config: {{cert_file: {new[0].name}, key_file: {old[1].name}}}\n")
+    with pytest.raises(ConfigError, match=r"web\.yml: tls_server_config\.cert_file/key_file"):
+        access.prepare(cfg)  # a key that is not the certificate's: refused, the running one untouched
+    assert _handshake(access.tls, old[0])
+    web.write_text(f"tls_server_config: {{cert_file: {new[0].name}, key_file: {new[1].name}}}\n")
+    assert "TLS certificates reloaded" in access.prepare(cfg)()
+    assert _handshake(access.tls, new[0]) and not _handshake(access.tls, old[0])

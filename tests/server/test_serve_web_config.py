@@ -17,6 +17,8 @@ import httpx
 import pytest
 from tests._require import require_tool
 
+from inferwatch.cli import main
+
 from ._proc import serve
 
 pytestmark = pytest.mark.slow
@@ -131,11 +133,12 @@ alerting:
     assert not any(secret in log for secret in (ADMIN, VIEWER, RESPONDER, PASSWORD)), log
 
 
-def test_serve_refuses_a_bad_web_config_naming_the_file_and_key(tmp_path: Path) -> None:
+def test_serve_refuses_a_bad_web_config_naming_the_file_and_key(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "web.yml").write_text("tls_server_config: {cert_file: nope.crt, key_file: nope.key}\n")
     (tmp_path / "inferwatch.yml").write_text(f"server: {{data_dir: '{tmp_path / 'data'}'}}\n")
-    cmd = [sys.executable, "-m", "inferwatch", "serve", "--config", str(tmp_path / "inferwatch.yml"),
-           "--listen", "127.0.0.1:0", "--web.config.file", str(tmp_path / "web.yml")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert r.returncode != 0 and "Traceback" not in r.stderr
-    assert f"{tmp_path / 'web.yml'}: tls_server_config.cert_file: no such file" in r.stderr, r.stderr
+    code = main(["serve", "--config", str(tmp_path / "inferwatch.yml"), "--listen", "127.0.0.1:0",
+                 "--web.config.file", str(tmp_path / "web.yml")])  # refused before it listens
+    err = capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err
+    assert f"{tmp_path / 'web.yml'}: tls_server_config.cert_file: no such file" in err, err
