@@ -366,6 +366,10 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
               f"second half {a / 2**20:.0f} -> {b / 2**20:.0f} MiB ({growth:+.1f} %)"
               + f"; RSS growth per sample appended (second half) {r['per_sample']:.1f} B"
               + (f"; head {head:.1f} B a sample" if head else ""))
+        last5 = [v for t, v in rss if t >= rss[-1][0] - 300]
+        if rss[-1][0] - rss[0][0] >= 600 and last5:  # the bound: <= 10 % over a long run's last 5 min
+            print(f"{n}: RSS over the last 5 minutes {last5[0] / 2**20:.0f} -> {last5[-1] / 2**20:.0f} MiB "
+                  f"({(last5[-1] - last5[0]) / last5[0] * 100:+.1f} %), peak {max(last5) / 2**20:.0f} MiB")
         marks = rss[:: max(1, len(rss) // 8)]
         print(f"{n}: RSS over time: " + ", ".join(f"{t:.0f}s {v / 2**20:.0f}" for t, v in marks))
 

@@ -24,7 +24,7 @@ from inferwatch.config import Config, parse_config
 ROOT = Path(__file__).parent.parent
 DOCS = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
 CONFIG_KEYS = {f.alias or name for name, f in Config.model_fields.items()}
-EDGE_KEYS = {"device", "spool", "deadband", "upload", "sources"}
+EDGE_KEYS = {"device", "spool", "deadband", "upload", "sources", "labels"}
 
 
 def _blocks() -> Iterator[tuple[str, str]]:
@@ -50,10 +50,14 @@ def _kind(data: Any) -> str:
             return "edge"
         if keys == {"inferwatch"}:
             return "replay"
+        if keys == {"match", "config"}:
+            return "edge agent config (edge.agent_configs)"
         if keys <= {"tls_server_config", "http_server_config", "basic_auth_users"}:
             return "web"
         if "scrape_configs" in keys:
             return "prometheus.yml"
+        if keys == {"groups"}:
+            return "prometheus rule file"
         if keys == {"authorization"}:
             return "other: amtool's http_config"
         if keys == {"modules"}:
@@ -82,6 +86,13 @@ def _load(kind: str, text: str, data: Any, where: str, base: Path) -> None:
 
         (base / "token").write_text("t0ken\n")  # the edge example's token_file, read at load
         parse_agent_config(data, source=where, base=base)
+    elif kind == "edge agent config (edge.agent_configs)":  # merged by the agent into its own, then parsed
+        from inferwatch.edge._config import parse_agent_config
+
+        assert all(isinstance(v, str) for v in data["match"].values()), f"{where}: match takes label values"
+        (base / "token").write_text("t0ken\n")
+        parse_agent_config({"device": "d", "upload": {"url": "http://monitor:9464", "token_file": "token"},
+                            **data["config"]}, source=where, base=base)
     elif kind == "web":
         from inferwatch.config import parse_web_config
 
@@ -95,6 +106,11 @@ def _load(kind: str, text: str, data: Any, where: str, base: Path) -> None:
 
         (base / "prometheus.yml").write_text(text)
         read_prometheus_jobs(base / "prometheus.yml")
+    elif kind == "prometheus rule file":  # as rule_files reads it
+        from inferwatch.rules import read_rule_files
+
+        (base / "rules.yml").write_text(text)
+        read_rule_files([str(base / "rules.yml")])
     elif kind == "replay":
         from inferwatch.alerting._replay import ReplayPipeline
 

@@ -59,8 +59,9 @@ def test_config_check_lists_what_it_does_not_read_with_lines(
     assert main(["config", "check", str(cfg)]) == 0
     err = capsys.readouterr().err
     path = tmp_path / "prom" / "prometheus.yml"
-    for line, key in ((4, "global.evaluation_interval"), (5, "rule_files"), (14, "alerting")):
+    for line, key in ((4, "global.evaluation_interval"), (14, "alerting")):
         assert f"{path}:{line}: {key} is not read by inferwatch (ignored)" in err
+    assert "rule_files is not read" not in err  # read: its files are rule files of the config
 
 
 @pytest.mark.parametrize(("job", "wanted"), [

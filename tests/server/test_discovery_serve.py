@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 
 CONFIG = """\
 storage: {type: memory}
+server: {data_dir: DATA}  # in tmp_path, not in the directory the tests run from
 scrape:
   jobs:
     - job: replicas
@@ -54,7 +55,8 @@ def test_a_target_written_to_the_file_is_scraped_then_goes_stale_when_removed(
     sd = tmp_path / "sd" / "replicas.json"  # relative in the config: read beside the config file
     sd.write_text("[]")
     address = target.url.split("/")[2]
-    with serve(CONFIG, tmp_path) as s, httpx.Client(base_url=s.url, timeout=10) as c:
+    config = CONFIG.replace("DATA", str(tmp_path / "data"))
+    with serve(config, tmp_path) as s, httpx.Client(base_url=s.url, timeout=10) as c:
         sd.write_text(json.dumps([{"targets": [address], "labels": {"replica": "r1"}}]))
         (up,) = wait_query(c, 'up{job="replicas"}')
         assert up["metric"] == {"__name__": "up", "instance": address, "job": "replicas",

@@ -59,13 +59,14 @@ def _prometheus_yml() -> str:
     return json.dumps({"global": {"scrape_interval": "1m", "scrape_timeout": "10s"}, "scrape_configs": jobs})
 
 
-def _inferwatch_yml() -> str:
+def _inferwatch_yml(data_dir: Path) -> str:
     targets = []
     for job, (addr, labels, path, params) in TARGETS.items():
         query = "".join(f"?{k}={v}" for k, v in params.items())
         url = f"http://{addr}{path}{query}"
         targets.append({"job": job, "url": url, "labels": labels, "relabel_configs": RULES})
-    return json.dumps({"storage": {"type": "memory"}, "scrape": {"targets": targets}})
+    return json.dumps({"storage": {"type": "memory"}, "server": {"data_dir": str(data_dir)},
+                       "scrape": {"targets": targets}})
 
 
 def _shown(data: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -107,7 +108,7 @@ def test_same_active_and_dropped_targets_as_prometheus(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    with serve(_inferwatch_yml(), tmp_path) as s:
+    with serve(_inferwatch_yml(tmp_path / "data"), tmp_path) as s:
         got = _targets(s.url)
     assert len(want[0]) == 3 and len(want[1]) == 2  # the rules dropped two targets in Prometheus
     assert got == want

@@ -74,6 +74,7 @@ def test_a_bad_rule_is_refused_at_load_naming_it() -> None:
 def test_serve_shows_discovered_and_dropped_targets(target: FakeTarget, tmp_path: Path) -> None:
     target.body = BODY
     cfg = f"""storage: {{type: memory}}
+server: {{data_dir: '{tmp_path / "data"}'}}
 scrape:
   targets:
     - job: svc

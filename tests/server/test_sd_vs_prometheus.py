@@ -103,7 +103,8 @@ def test_same_discovered_targets_as_prometheus_before_and_after_an_edit(
         {"global": {"scrape_interval": "1m", "scrape_timeout": "10s"}, "scrape_configs": _jobs(sd, http_sd)}))
     port = _free_port()
     # serve reads the very same prometheus.yml, as it is
-    config = json.dumps({"storage": {"type": "memory"}, "scrape": {"prometheus_config": "prometheus.yml"}})
+    config = json.dumps({"storage": {"type": "memory"}, "server": {"data_dir": str(tmp_path / "data")},
+                         "scrape": {"prometheus_config": "prometheus.yml"}})
     with (tmp_path / "prometheus.log").open("w") as log:
         args = [binary, f"--config.file={tmp_path / 'prometheus.yml'}",
                 f"--storage.tsdb.path={tmp_path / 'prom'}", f"--web.listen-address=127.0.0.1:{port}"]

@@ -28,8 +28,9 @@ from inferwatch.alerting._state import StateStore
 from inferwatch.alerting.actions import Action, ActionLedger, ActionRecord, ActionStage, build_action
 from inferwatch.alerting.mute import Inhibitor, InhibitRule, MuteStage, Silences
 from inferwatch.alerting.notify import build_notifier, robot_key
-from inferwatch.alerting.oncall import Acks
+from inferwatch.alerting.oncall import Acks, CallWatch
 from inferwatch.config import AlertingConfig, DigestReceiverSpec, ReceiverSpec
+from inferwatch.model import Clock
 from inferwatch.rules import Alert
 
 __all__ = ["PipelineBuilder", "Stages", "Stores"]
@@ -75,8 +76,9 @@ class PipelineBuilder:
                  external_url: str = "", stream: TextIO | None = None,
                  warn: Callable[[str], None] | None = None,
                  notifiers: Mapping[str, Notifier] | None = None, actions: Sequence[Action] | None = None,
-                 ) -> None:
+                 calls: CallWatch | None = None, clock: Clock | None = None) -> None:
         self.config = config
+        self._calls, self._clock = calls, clock
         self._http, self._rng, self._executor = http, rng, executor
         self._url, self._stream, self._warn = external_url, stream, warn
         self._overrides = dict(notifiers or {})
@@ -101,7 +103,8 @@ class PipelineBuilder:
                 continue
             notifier = self._overrides.get(spec.name) or build_notifier(
                 spec, self._http, self._url, self._stream, self._warn, language=cfg.language,
-                timezone=cfg.timezone, schedules=cfg.oncall)
+                timezone=cfg.timezone, schedules=cfg.oncall, calls=self._calls,
+                clock=self._clock)
             queue = self._queue(spec, notifier, stores.outbox, outcomes, wake, windows)
             stages.notifiers[spec.name], stages.queues[spec.name] = notifier, queue
             enqueue[spec.name] = EnqueueStage(stores.outbox, queue)

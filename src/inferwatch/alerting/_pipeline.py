@@ -38,6 +38,8 @@ from inferwatch.alerting.mute import SilencedResolutions
 from inferwatch.alerting.oncall import (
     Ack,
     AckLinks,
+    CallOutcomes,
+    CallWatch,
     EpisodeIds,
     Escalator,
     History,
@@ -91,10 +93,12 @@ class Pipeline:
         """``executor``: how attempts run (default inline); ``ack_key`` signs acknowledgement links."""
         self.clock, self.db = clock or SystemClock(), db or StateDB(":memory:")
         self.external_url, self._given_http, self._ack_key = external_url, http, ack_key
+        self.calls = CallWatch(wake=self._wake, now=self.clock.now)  # confirmed calls (across reloads)
         self._builder = partial(  # the same seams for every ``alerting`` section
             PipelineBuilder, rng=rng or random.Random(),
             executor=CommittedExecutor(executor or InlineExecutor(), self.db),
-            external_url=external_url, stream=stream, warn=warn, notifiers=notifiers, actions=actions)
+            external_url=external_url, stream=stream, warn=warn, notifiers=notifiers, actions=actions,
+            calls=self.calls, clock=self.clock)
         self._lock = threading.RLock()
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
@@ -151,14 +155,12 @@ class Pipeline:
         self.escalator = Escalator(config, self.db, self.acks, self.mute,
                                    {name: self._update for name in self.chains}, self._send_step,
                                    self._live_group, self.oncall.escalated)
+        self.calls.bind(CallOutcomes(self.oncall, self.escalator, self._live_group))
         self.dispatcher.put(self.alerts.values(), self.clock.now())
 
     def send(self, alerts: Sequence[Alert], now: float) -> None:
-        """Take firing and resolved alerts from the evaluator (or a webhook), then flush what is due.
-
-        Waits for no receiver or action (they run on the executor); once a runner drives the
-        pipeline (``set_waker(..., runner=True)``) it only records the alerts and wakes the runner.
-        """
+        """Take firing and resolved alerts (evaluator, webhook) and flush what is due, waiting for no
+        send; once a runner drives the pipeline it only records the alerts and wakes the runner."""
         with self._lock:
             self._put([self._normalise(a, now) for a in alerts], now)
             if not self._driven:  # no runner (replay, tests, the demo): flush what is due now
@@ -214,6 +216,7 @@ class Pipeline:
     def _tick(self, now: float) -> None:
         if not self.delivering():
             return
+        self.calls.tick(now)  # before the tick's commit (it asks a platform): an answer acknowledges
         # The server's tick is one commit; sends and actions start after it (CommittedExecutor).
         with self.db.transaction() if self._driven else nullcontext():
             if len(self._swallowed):  # a silence ended on alerts that resolved under it: tell who heard them
@@ -251,19 +254,16 @@ class Pipeline:
     def next_wakeup(self) -> float | None:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
-            times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(),
+            times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(), self.calls.next_wakeup(),
                      self._swallowed.next_check(),
                      *(d.due for d in self.digests.values()),
                      *(q.next_wakeup() for q in self.queues.values()), self.act.next_wakeup()]
             return min((t for t in times if t is not None), default=None)
 
     def set_waker(self, fn: Callable[[], None], *, runner: bool = False) -> None:
-        """``fn`` is called (from any thread) when a send or an action finishes, so the runner ticks soon.
-
-        ``runner``: a runner ticks the pipeline, so ``send`` only records the alerts and calls ``fn``.
-        """
-        self._waker = fn
-        self._driven = runner
+        """``fn`` is called (from any thread) when a send or an action finishes, so the runner ticks soon;
+        ``runner``: a runner ticks the pipeline, so ``send`` only records the alerts and calls ``fn``."""
+        self._waker, self._driven = fn, runner
 
     def _wake(self) -> None:
         self._waker()
@@ -274,10 +274,8 @@ class Pipeline:
             return [q.stats(now) for q in self.queues.values()]
 
     def view(self, now: float) -> list[AlertView]:
-        """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view).
-
-        Only the snapshot and the inhibitor's index are read under the lock (sends wait for that).
-        """
+        """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view); only
+        the snapshot and the inhibitor's index are read under the lock (sends wait for that)."""
         with self._lock:
             held = [(a, self._updated.get(fp, a.starts_at), tuple(self.inhibitor.inhibited_by(a.labels, now)))
                     for fp, a in self.alerts.items() if a.ends_at is None or a.ends_at >= now]

@@ -26,6 +26,7 @@ from inferwatch.alerting._route import Route
 from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord
 from inferwatch.alerting.mute import Silence
+from inferwatch.alerting.notify import tencent_call_report
 from inferwatch.alerting.oncall import Ack, History, group_id
 from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher
@@ -149,6 +150,11 @@ class AcksHandle:
         """The id of the group a one-click link acknowledges at ``now`` (``LinkRefused`` saying why not)."""
         live = {group_id(g.key): g.key for g in self._p.groups(now)}
         return group_id(self._p.ack_links.verify(params, live, now))
+
+    def voice_callback(self, body: object) -> bool | None:
+        """A voice platform's status callback: whether a waiting call took it (``None``: not one)."""
+        found = tencent_call_report(body)
+        return None if found is None else self._p.calls.report(*found)
 
     def group_states(self, now: float) -> list[dict[str, object]]:
         """Each group with its receiver, acknowledgement and escalation."""

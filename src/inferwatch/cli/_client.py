@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import ssl
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # ssl (OpenSSL: MiB resident) only when a call needs TLS: the edge agent loads this file
+    import ssl
 
 __all__ = ["add_server_args", "call"]
 
@@ -29,6 +31,8 @@ def _tls(web_config_file: str | None) -> ssl.SSLContext | None:
     tls = load_web_config(web_config_file).tls_server_config if web_config_file else None
     if tls is None:
         return None
+    import ssl
+
     ctx = ssl.create_default_context()
     ctx.load_verify_locations(cafile=tls.cert_file)
     return ctx

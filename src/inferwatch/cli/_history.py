@@ -17,7 +17,8 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "history", help="what fired, who was told and when, who acknowledged (a running server)",
         description="Print the alert history: firing, resolved, notified (receiver and outcome), "
-        "escalated, acknowledged, silenced, inhibited and action events, oldest first. Each MATCHER "
+        "escalated, acknowledged, answered or unanswered (confirmed calls), silenced, inhibited and "
+        "action events, oldest first. Each MATCHER "
         "selects events whose labels match it (any of them). --stats prints MTTA and MTTR per "
         "service and tier instead.")
     add_config_arg(p)
@@ -92,6 +93,8 @@ def _what(e: dict[str, Any], w: dict[str, str]) -> str:
         "acknowledged": lambda: w["by"].format(who=d.get("by"))
                                 + (f": {d['comment']}" if d.get("comment") else ""),
         "unacknowledged": lambda: w["by"].format(who=d.get("by")),
+        "answered": lambda: w["by"].format(who=d.get("by")),
+        "unanswered": lambda: w["rounds"].format(number=d.get("number"), n=d.get("rounds")),
         "action": lambda: f"{d.get('action')} {d.get('phase')}: {d.get('outcome')}",
     }.get(e["kind"], lambda: "")()
     return f"{name} {{{rest}}} {extra}".rstrip()

@@ -10,17 +10,20 @@ __all__ = ["HISTORY_KINDS", "SLO_WORDS", "WORDS", "local_time"]
 HISTORY_KINDS = {
     "zh-CN": {"firing": "告警", "resolved": "已恢复", "notified": "已通知", "escalated": "已升级",
               "acknowledged": "已确认", "unacknowledged": "取消确认", "silenced": "已静默",
-              "inhibited": "已抑制", "action": "动作", "pending": "待触发"},
+              "inhibited": "已抑制", "action": "动作", "pending": "待触发", "answered": "已接听",
+              "unanswered": "未接听"},
 }
 """History event kinds as shown (English shows the API's own names)."""
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {"step": " (step {n})", "esc_step": "{policy} step {n}", "by": "by {who}",
+           "rounds": "{number} did not answer {n} call(s)",
            "stats": f"{'SERVICE':16}  {'TIER':4}  {'ALERTS':6}  {'ACKED':5}  {'MTTA':8}  {'RESOLVED':8}"
                     "  MTTR",
            "shifts": f"{'SCHEDULE/LAYER':24}  {'NOW':18}  {'UNTIL (local)':22}  {'NEXT':12}  CONTACTS",
            "override": " (override)", "no_schedules": "no schedules (alerting.oncall.schedules is empty)"},
     "zh-CN": {"step": "（第 {n} 步）", "esc_step": "{policy} 第 {n} 步", "by": "操作人 {who}",
+              "rounds": "{number} 未接听 {n} 次呼叫",
               "stats": "服务              级别  告警数  已确认  MTTA      已恢复    MTTR",
               "shifts": "排班/层级                 当前值班            交班时间 (本地)"
                         "         下一位        联系方式",

@@ -46,7 +46,11 @@ from inferwatch.config._probes import (
     ProbeTls,
     check_json_path,
 )
-from inferwatch.config._prometheus_yml import prometheus_config_notes, read_prometheus_jobs
+from inferwatch.config._prometheus_yml import (
+    prometheus_config_notes,
+    read_prometheus_jobs,
+    read_prometheus_rule_files,
+)
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._redact import (
     REDACTED,
@@ -253,6 +257,7 @@ __all__ = [
     "parse_web_config",
     "prometheus_config_notes",
     "read_prometheus_jobs",
+    "read_prometheus_rule_files",
     "redact_text",
     "redact_url",
     "with_web_config",

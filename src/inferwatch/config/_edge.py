@@ -22,3 +22,5 @@ class EdgeConfig(FrozenModel):
     max_samples: int = Field(100_000, ge=1, description="most samples in one batch")
     heartbeat: Duration = Field(300.0, gt=0, description="heartbeat assumed for a device not heard from yet")
     seen_batches_for: Duration = Field(7 * 86400.0, description="how long batch ids are kept for idempotency")
+    agent_configs: str | None = Field(None, description="a directory of agent configurations (YAML files: "
+                                      "match: labels, config: what the agent applies), read at each poll")

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from inferwatch._env import ENV_CONFIG
 from inferwatch._exceptions import ConfigError
 from inferwatch.config._probes import ProbeSpec
-from inferwatch.config._prometheus_yml import read_prometheus_jobs
+from inferwatch.config._prometheus_yml import read_prometheus_jobs, read_prometheus_rule_files
 from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
 from inferwatch.config._scrape_config import ScrapeConfig
@@ -44,6 +44,11 @@ def _relative_to(config: Config, base: Path) -> Config:
     against the config file's directory (as Prometheus's rule_files and file_sd_configs)."""
     if config.scrape.jobs or config.scrape.prometheus_config:
         config = config.model_copy(update={"scrape": _scrape_relative(config.scrape, base)})
+    rule_files = tuple(str(base / f) for f in config.rule_files)
+    if config.scrape.prometheus_config:  # already resolved above: its rule_files are relative to it
+        rule_files += read_prometheus_rule_files(config.scrape.prometheus_config)
+    if rule_files:
+        config = config.model_copy(update={"rule_files": rule_files})
     auth = config.server.auth
     if auth.web_config_file is not None:
         config = with_web_config(config, str(base / auth.web_config_file))

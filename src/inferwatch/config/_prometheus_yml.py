@@ -1,13 +1,14 @@
 """``scrape.prometheus_config``: a team's ``prometheus.yml`` read as it is, its scrape_configs as jobs.
 
 ``global.scrape_interval`` / ``scrape_timeout`` give the jobs' defaults, as in
-Prometheus; each ``scrape_configs`` entry becomes a :class:`ScrapeJob` (its
+Prometheus; ``rule_files`` are added to the config's own ``rule_files``; each
+``scrape_configs`` entry becomes a :class:`ScrapeJob` (its
 targets found by ``static_configs``, ``file_sd_configs``, ``http_sd_configs``
 and ``dns_sd_configs``, paths relative to the file). A key inferwatch cannot
 honour inside a scrape config (another discovery mechanism, ``oauth2``,
 ``proxy_url``...) is refused with its file, line and name: silently skipping it
 would scrape other targets than Prometheus does. A top-level section it does not
-read (``rule_files``, ``alerting``, ``remote_write``...) is listed by
+read (``alerting``, ``remote_write``...) is listed by
 :func:`prometheus_config_notes`, with its line, by ``serve`` at start and by
 ``config check``.
 """
@@ -24,7 +25,7 @@ from inferwatch._exceptions import ConfigError
 from inferwatch.config._scrape_job import ScrapeJob
 from inferwatch.model import parse_duration
 
-__all__ = ["prometheus_config_notes", "read_prometheus_jobs"]
+__all__ = ["prometheus_config_notes", "read_prometheus_jobs", "read_prometheus_rule_files"]
 
 _RENAMED = {"job_name": "job", "scrape_interval": "interval", "scrape_timeout": "timeout"}
 _SAME = {"metrics_path", "scheme", "params", "honor_labels", "honor_timestamps", "static_configs",
@@ -34,7 +35,7 @@ _SAME = {"metrics_path", "scheme", "params", "honor_labels", "honor_timestamps",
          "label_name_length_limit", "label_value_length_limit", "body_size_limit"}
 _HARMLESS = {"follow_redirects", "enable_http2"}  # what inferwatch does anyway (redirects followed)
 _GLOBAL_READ = {"scrape_interval", "scrape_timeout"}
-_TOP_READ = {"global", "scrape_configs"}
+_TOP_READ = {"global", "scrape_configs", "rule_files"}
 
 
 def _load(path: Path) -> tuple[dict[str, Any], yaml.MappingNode]:
@@ -121,6 +122,16 @@ def read_prometheus_jobs(path: str | Path) -> tuple[ScrapeJob, ...]:
         line = item.start_mark.line + 1 if item is not None else 0
         jobs.append(_job(raw, (path, i, line), _lines(item), defaults))
     return tuple(jobs)
+
+
+def read_prometheus_rule_files(path: str | Path) -> tuple[str, ...]:
+    """The ``rule_files`` of a ``prometheus.yml``, relative to it (read by ``rule_files``'s loader)."""
+    path = Path(path)
+    data, _ = _load(path)
+    files = data.get("rule_files") or []
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise ConfigError(f"{path}: rule_files must be a list of file names or globs")
+    return tuple(str(path.parent / f) for f in files)
 
 
 def prometheus_config_notes(path: str | Path) -> list[str]:

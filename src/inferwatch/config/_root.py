@@ -37,6 +37,9 @@ class Config(FrozenModel):
     edge: EdgeConfig = Field(default_factory=EdgeConfig)
     slos: tuple[SloSpec, ...] = Field((), description="service-level objectives (docs/slo.md)")
     slo_files: tuple[SloFileEntry, ...] = Field((), description="Sloth prometheus/v1 spec files")
+    rule_files: tuple[str, ...] = Field(
+        (), description="Prometheus rule files (or globs) read as they are: alerting and recording rules "
+        "(relative to this file; docs/discovery.md)")
     probes: tuple[ProbeSpec, ...] = Field((), description="synthetic probes of endpoints (docs/probes.md)")
     heartbeats: tuple[HeartbeatWatchSpec, ...] = Field(
         (), description="heartbeats this server expects from others (docs/heartbeats.md)")

@@ -11,13 +11,14 @@ joins the config, and the pipeline built with the server is attached to it.
 from __future__ import annotations
 
 import io
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from inferwatch.config import parse_config
+from inferwatch.config import Secret, parse_config
 from inferwatch.demo._pipeline import PipelineView
 from inferwatch.demo._runner import DemoContext
 from inferwatch.demo._terminal import format_clock
@@ -108,8 +109,11 @@ class AlertView:
         clock = ctx.clock.compressed()  # one speed for scheduling and waiting
         stream = self.forward.receiver_output if self.forward is not None else self.embed.stream
         # latency alerts name example slow traces (the service's exemplars): build's trace links
+        # a token of its own when none is given: the demo's memory store has no data directory,
+        # and a generated one would be written into ./data of whoever runs it
+        token = self.embed.token or Secret(secrets.token_urlsafe(24))
         self._parts = build(config, clock=clock, drift=self.drift,
-                            embed=replace(self.embed, tap=self, stream=stream))
+                            embed=replace(self.embed, tap=self, stream=stream, token=token))
         if self.forward is not None:
             self.forward.attach(self._parts.pipeline)
         self._parts.server.start()

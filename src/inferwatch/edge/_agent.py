@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 from inferwatch.edge._config import AgentConfig, SourceConfig
 from inferwatch.edge._deadband import Deadband
+from inferwatch.edge._remote_config import RemoteConfig
 from inferwatch.edge._sources import CollectorSource, PushSource, ScrapeSource, Source
 from inferwatch.edge._spool import DROP_REASONS, Spool
 from inferwatch.edge._targets import IngestTarget, RemoteWriteTarget
@@ -92,6 +93,9 @@ class Agent:
             flush_interval=cfg.upload.interval, rng=rng,
             backoff=Backoff(cfg.upload.backoff_base, cfg.upload.backoff_cap), on_event=on_event,
         )
+        remote = isinstance(target, IngestTarget) and cfg.upload.config_poll > 0
+        self.remote = RemoteConfig(cfg) if remote else None
+        self._config_due = 0.0
         self.read = self.sent = 0
         self._due = {id(s): 0.0 for s in self.sources}
         self._self_due = 0.0
@@ -131,9 +135,39 @@ class Agent:
             return 0
         return self.spool.append(out, now=now)
 
+    def poll_config(self) -> bool:
+        """Ask the server for this device's configuration; apply a new valid one (see ``_remote_config``).
+
+        Returns whether one was applied; a refused one is reported with every batch."""
+        if self.remote is None:
+            return False
+        self._config_due = self.clock.now() + self.cfg.upload.config_poll
+        got = self.remote.poll()
+        target = self.uploader.target
+        if got is not None:
+            self.apply(got.config)
+            self.remote.done(got)
+        if isinstance(target, IngestTarget):
+            target.config_hash, target.config_error = self.remote.applied, self.remote.error
+        return got is not None
+
+    def apply(self, cfg: AgentConfig) -> None:
+        """Use ``cfg``'s deadband, batch size, upload interval and labels from now on (no restart)."""
+        target = self.uploader.target
+        settings = cfg.deadband
+        if not (isinstance(target, IngestTarget) and target.version == 3):
+            settings = dataclasses.replace(settings, heartbeat_max=settings.heartbeat)
+        elif isinstance(target, IngestTarget):
+            target.heartbeat_max = settings.heartbeat_max
+        self.deadband.settings = settings
+        self.uploader.batch_size, self.uploader.flush_interval = cfg.upload.batch_size, cfg.upload.interval
+        if isinstance(target, IngestTarget):
+            target.labels, target.heartbeat_s = dict(cfg.labels), settings.heartbeat
+        self.cfg = cfg
+
     def next_due(self) -> float:
         """When the next source is due (clock time)."""
-        return min([*self._due.values(), self._self_due])
+        return min([*self._due.values(), self._self_due, *([self._config_due] if self.remote else [])])
 
     def start(self) -> None:
         """Collect now and on each source's interval; upload on another thread."""
@@ -147,6 +181,8 @@ class Agent:
         while not self._stop.is_set():
             try:
                 self.collect_once(force=force)
+                if self.remote is not None and self.clock.now() >= self._config_due:
+                    self.poll_config()
             except Exception:
                 log.exception("edge collection round failed; going on")
             force = False
@@ -174,5 +210,7 @@ class Agent:
         close = getattr(self.uploader.target, "close", None)
         if close is not None:
             close()
+        if self.remote is not None:
+            self.remote.close()
         self.spool.close()
         return left

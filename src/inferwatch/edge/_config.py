@@ -80,6 +80,7 @@ class UploadConfig:
     backoff_cap: float = 300.0
     timeout: float = 10.0
     format: int = 3  # ingest: 3 (columns; the server fills in between sent points) or 2 (older servers)
+    config_poll: float = 60.0  # ingest: ask the server for this device's configuration this often (0: never)
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def _token(r: _Reader, base: Path) -> str | None:
 
 def _upload(r: _Reader, base: Path) -> UploadConfig:
     r.check_keys(("type", "url", "token", "token_file", "batch_size", "interval", "backoff_base",
-                  "backoff_cap", "timeout", "format"))
+                  "backoff_cap", "timeout", "format", "config_poll"))
     kind = r.raw.get("type", "ingest")
     if kind not in ("ingest", "remote_write"):
         raise r.fail("type", "expected ingest or remote_write")
@@ -192,9 +193,10 @@ def _upload(r: _Reader, base: Path) -> UploadConfig:
     fmt = r.raw.get("format", 3)
     if fmt not in (2, 3) or isinstance(fmt, bool):
         raise r.fail("format", "expected 2 or 3 (the ingest format; 2 for servers before format 3)")
+    poll = 0.0 if r.raw.get("config_poll") in (0, "0") else r.duration("config_poll", 60.0)
     return UploadConfig(kind, url, _token(r, base), size, r.duration("interval", 5.0),
                         r.duration("backoff_base", 1.0), r.duration("backoff_cap", 300.0),
-                        r.duration("timeout", 10.0), fmt)
+                        r.duration("timeout", 10.0), fmt, poll)
 
 
 def _floors(r: _Reader) -> dict[str, float]:

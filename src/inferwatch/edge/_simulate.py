@@ -234,12 +234,13 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
         return _wire_bytes(sorted(xs, key=lambda s: s.t), kinds, batch_interval, batch_size, settings, step)
 
     by_type: dict[str, dict[str, Any]] = {}
+    types = {ls.name: type_of(ls.name, kinds) for ls in raw_by}  # once per name, not per sample
     for name in sorted(per):
-        raw_t = [s for s in naive if type_of(s.labels.name, kinds) == name]
-        sent_t = [s for s in sent if type_of(s.labels.name, kinds) == name]
+        raw_t = [s for s in naive if types[s.labels.name] == name]
+        sent_t = [s for s in sent if types[s.labels.name] == name]
         b0, b1 = wire(raw_t), wire(sent_t)
         e = per[name]
-        by_type[name] = {"series": sum(1 for ls in raw_by if type_of(ls.name, kinds) == name),
+        by_type[name] = {"series": sum(1 for ls in raw_by if types[ls.name] == name),
                          "points": len(raw_t), "sent": len(sent_t), "bytes_naive": b0, "bytes_sent": b1,
                          "reduction": 1.0 - b1 / b0 if b0 else 0.0, "max_rel_error": e.rel,
                          "max_abs_error": e.abs, "max_rate_rel_error": e.rate,

@@ -83,6 +83,7 @@ class IngestTarget:
     labels: Mapping[str, str] = field(default_factory=dict)  # the device's own (the fleet page)
     clock: Clock = field(default_factory=SystemClock)  # the agent's: the server reads its offset
     config_hash: str = ""  # the configuration the agent applied
+    config_error: str = ""  # why it refused the last one the server sent
     errors: int = 0  # failed uploads since the start (reported with every batch)
     last_error: str = ""
 
@@ -102,7 +103,8 @@ class IngestTarget:
         # what waits behind this batch: a healthy device, sending as fast as it reads, reports 0
         stats = AgentStats(backlog=max(0, spool.backlog() - len(batch.samples)), dropped=spool.dropped(),
                            version=__version__, labels=self.labels, sent_at=self.clock.now(),
-                           errors=self.errors, last_error=self.last_error, config_hash=self.config_hash)
+                           errors=self.errors, last_error=self.last_error, config_hash=self.config_hash,
+                           config_error=self.config_error)
         one = Batch(self.device, batch.batch_id, batch.samples, self.heartbeat_s, stats)
         headers = {"Authorization": f"Bearer {self.token}", "Content-Encoding": "gzip",
                    "Content-Type": "application/json", "User-Agent": _USER_AGENT}

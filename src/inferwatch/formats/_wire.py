@@ -82,12 +82,13 @@ class AgentStats:
     errors: int = 0  # uploads that failed since the agent started
     last_error: str = ""  # the last one's reason (no secrets: the uploader's outcome line)
     config_hash: str = ""  # the configuration the agent applied
+    config_error: str = ""  # why it refused the last one the server sent (it keeps config_hash)
 
     def to_json(self) -> dict[str, Any]:
         """The ``a`` object of a batch: only what is set (an older server reads backlog and dropped)."""
         out: dict[str, Any] = {"backlog": self.backlog, "dropped": dict(self.dropped)}
         extra = {"v": self.version, "l": dict(self.labels), "now": self.sent_at, "err": self.errors,
-                 "le": self.last_error, "ch": self.config_hash}
+                 "le": self.last_error, "ch": self.config_hash, "ce": self.config_error}
         out.update({k: v for k, v in extra.items() if v})
         return out
 
@@ -266,6 +267,7 @@ def _stats(agent: Any) -> AgentStats:
         errors=_count(agent.get("err")),
         last_error=_text(agent.get("le"), 200),
         config_hash=_text(agent.get("ch"), 80),
+        config_error=_text(agent.get("ce"), 200),
     )
 
 

@@ -13,6 +13,7 @@ from inferwatch.rules._promql import PromQLError, parse_promql
 from inferwatch.rules._recording import Recorder, RecordingRule
 from inferwatch.rules._replay import ReplayResult, run_replay
 from inferwatch.rules._rule import Rule, apply_overrides, default_rule_pack, load_rules
+from inferwatch.rules._rule_files import read_rule_files, rule_file_notes
 from inferwatch.rules._signals import signal_promql
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template, format_go_float
@@ -52,6 +53,8 @@ __all__ = [
     "load_test_file",
     "parse_promql",
     "parse_test_file",
+    "read_rule_files",
+    "rule_file_notes",
     "run_replay",
     "signal_promql",
     "to_prometheus_rule_groups",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from inferwatch.config import Config, prometheus_config_notes
 from inferwatch.model import SimulatedClock, format_duration
 from inferwatch.promql import DEFAULT_LOOKBACK_MS
-from inferwatch.rules import Rule
+from inferwatch.rules import Rule, rule_file_notes
 from inferwatch.slo import load_rule_set
 
 __all__ = ["config_warnings", "preflight"]
@@ -49,4 +49,5 @@ def config_warnings(config: Config) -> list[str]:
     ]
     if config.scrape.prometheus_config is not None:  # what of the prometheus.yml is not read, by line
         notes += prometheus_config_notes(config.scrape.prometheus_config)
+    notes += rule_file_notes(config.rule_files, config.server.evaluation_interval)
     return notes

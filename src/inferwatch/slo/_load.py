@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from inferwatch.config import Config, RuleSpec
-from inferwatch.rules import RecordingRule, Rule, apply_overrides, default_rule_specs, load_rules
+from inferwatch.rules import (
+    RecordingRule,
+    Rule,
+    apply_overrides,
+    default_rule_specs,
+    load_rules,
+    read_rule_files,
+)
 from inferwatch.slo._generate import SloRules, slo_rules
 from inferwatch.slo._model import Slo
 from inferwatch.slo._shorthand import shorthand_slo
@@ -83,4 +90,12 @@ def load_rule_set(config: Config) -> RuleSet:
         from inferwatch._exceptions import ConfigError
 
         raise ConfigError(f"SLO alert {sorted(taken)[0]!r} has the name of a rule; rename one")
-    return RuleSet([*rules, *generated.alerts], generated.recordings, tuple(slos), generated)
+    files, recordings = read_rule_files(config.rule_files)  # Prometheus rule files, as they are
+    taken = {r.name for r in rules} & {a.name for a in files}
+    if taken:
+        from inferwatch._exceptions import ConfigError
+
+        raise ConfigError(f"rule_files: alert {sorted(taken)[0]!r} has the name of a rule of the config; "
+                          "rename one (or disable the pack rule)")
+    return RuleSet([*rules, *generated.alerts, *files], (*recordings, *generated.recordings), tuple(slos),
+                   generated)

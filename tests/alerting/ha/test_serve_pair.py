@@ -27,7 +27,7 @@ from alerting.test_serve_oncall import BOUND_S, Hooks, _stop
 pytestmark = pytest.mark.slow
 TOKEN = "t0ken-for-ha-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-LEASE_S, STEP_S = 2.0, 10.0
+LEASE_S, STEP_S = 2.0, 7.0
 
 
 def _config(tmp_path: Path, name: str, db: str, hooks: str) -> Path:

@@ -116,6 +116,10 @@ def test_when_the_leader_dies_the_follower_continues_its_escalation_on_time(pg_u
     # step 2 (5m) and step 3 (15m) came from B on time (ticks are 10 s apart); step 1 not again
     assert steps(recs_b) == [("second", 2), ("third", 3)] and steps(recs_a) == [("phone", 1)]
     assert at == {("second", 2): 300.0, ("third", 3): 900.0}
+    # the history says which replica sent each message (A before the kill, B after the takeover;
+    # besides the steps, the route's repeat_interval repeats from B)
+    told = [(e.t < 60, e.detail.get("replica")) for e in b.oncall.history.query(kinds=("notified",))]
+    assert told[0] == (True, "a") and set(told[1:]) == {(False, "b")}
 
 
 def test_a_database_that_cannot_be_reached_is_named_without_its_password(postgres: object) -> None:

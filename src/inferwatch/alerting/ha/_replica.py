@@ -71,6 +71,7 @@ class Replica:
 
     def step(self, now: float) -> None:
         """One round: the lease, this replica's heartbeat, the peers, the shared state read again."""
+        self._pipeline.oncall.replica = self.name  # the history says who sent (again after a reload)
         try:
             if not self._db.up:  # back: what this replica did meanwhile goes to the database first
                 self._db.recover()

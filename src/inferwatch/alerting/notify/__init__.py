@@ -3,6 +3,7 @@
 from inferwatch.alerting.notify._email import EmailNotifier
 from inferwatch.alerting.notify._registry import CHANNELS, build_notifier, robot_key
 from inferwatch.alerting.notify._template import parse_rfc3339, rfc3339, webhook_payload
+from inferwatch.alerting.notify._tencent import tencent_call_report
 from inferwatch.alerting.notify._terminal import RecordingNotifier, TerminalNotifier
 
 __all__ = [
@@ -14,5 +15,6 @@ __all__ = [
     "parse_rfc3339",
     "rfc3339",
     "robot_key",
+    "tencent_call_report",
     "webhook_payload",
 ]

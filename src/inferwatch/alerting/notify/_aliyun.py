@@ -29,12 +29,14 @@ from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._phone import OnCallNumbers, alert_phrase, numbers_for
+from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
 from inferwatch.config import AliyunSmsReceiverSpec, AliyunVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["AliyunSmsNotifier", "AliyunVoiceNotifier", "aliyun_retryable", "percent_encode", "rpc_signature"]
 
 API_VERSION = "2017-05-25"  # Dysmsapi and Dyvmsapi alike
+VOICE_PROD_ID = "11000000300006"  # QueryCallDetailByCallId's ProdId of voice notifications (语音通知)
 RETRY_LATER_S = 60.0  # the per-number limit is counted per minute
 
 
@@ -109,14 +111,19 @@ class _AliyunRpc:
 
 
 class AliyunVoiceNotifier(_AliyunRpc):
-    """One text-to-speech call per number (``SingleCallByTts``), reading the alert's phrase."""
+    """One text-to-speech call per number (``SingleCallByTts``), reading the alert's phrase.
+
+    With ``confirm`` each call goes to ``calls`` (the pipeline's ``CallWatch``), which asks
+    ``QueryCallDetailByCallId`` how it went: its ``Data`` is empty until the call's record
+    exists; a record with a ``startDate`` (or a ``duration``) was answered, one without was not.
+    """
 
     def __init__(self, spec: AliyunVoiceReceiverSpec, http: HttpClient, *, language: str = "en",
                  clock: Clock | None = None, nonce: Callable[[], str] | None = None,
-                 oncall: OnCallNumbers | None = None) -> None:
+                 oncall: OnCallNumbers | None = None, calls: CallWatch | None = None) -> None:
         super().__init__(spec, http, "aliyun_voice", language=language, clock=clock, nonce=nonce,
                          oncall=oncall)
-        self._voice = spec
+        self._voice, self._calls = spec, calls
 
     def notify(self, n: Notification) -> None:
         """Call every number; the first failure raises (the numbers before it were called)."""
@@ -125,7 +132,38 @@ class AliyunVoiceNotifier(_AliyunRpc):
                       "PlayTimes": str(self._voice.play_times), "OutId": (n.id or "inferwatch")[:15]}
             if self._voice.called_show_number:
                 params["CalledShowNumber"] = self._voice.called_show_number
-            self.call("SingleCallByTts", params)
+            answer = self.call("SingleCallByTts", params)
+            if self._voice.confirm and self._calls is not None and n.groups and n.groups[0].firing():
+                self._calls.placed(Call(self.name, number, str(answer.get("CallId", "")),
+                                        tuple(g.key for g in n.groups), self._clock.now(), self, params,
+                                        rounds=self._voice.rounds, interval=self._voice.round_interval))
+
+    def redial(self, call: Call) -> str:
+        """The same call again; its new ``CallId``."""
+        return str(self.call("SingleCallByTts", call.params).get("CallId", ""))
+
+    def outcome(self, call: Call) -> CallOutcome:
+        """How ``call`` went, from its record (``QueryCallDetailByCallId``)."""
+        answer = self.call("QueryCallDetailByCallId", {"CallId": call.call_id, "ProdId": VOICE_PROD_ID,
+                                                        "QueryDate": str(int(call.placed * 1000))})
+        data = answer.get("Data")
+        try:
+            record = json.loads(data) if isinstance(data, str) and data else data
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or not record:
+            return CallOutcome("pending")
+        fields = ("state", "stateDesc", "startDate", "endDate", "duration")
+        detail = {k: str(record[k]) for k in fields if record.get(k) not in (None, "")}
+        started = bool(record.get("startDate")) or _number(record.get("duration")) > 0
+        return CallOutcome("answered" if started else "unanswered", detail)
+
+
+def _number(value: object) -> float:
+    try:
+        return float(str(value))
+    except ValueError:
+        return 0.0
 
 
 class AliyunSmsNotifier(_AliyunRpc):

@@ -43,6 +43,8 @@ _ONCALL: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.S), r
      r"升级 \1：第 \2/\3 步（立即，未认领）"),
     (r"Escalation (\S+): step (\d+) of (\d+) \((.+), not acknowledged\)",
      r"升级 \1：第 \2/\3 步（\4 后，未认领）"),
+    (r"Escalation (\S+): step (\d+) of (\d+) \((\S+) did not answer (\d+) calls?\)",
+     r"升级 \1：第 \2/\3 步（\4 未接听 \5 次呼叫，立即）"),
     (r"On call \((.+?)\): (.+)", r"值班（\1）：\2"),
 ))
 

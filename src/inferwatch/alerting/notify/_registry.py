@@ -29,6 +29,7 @@ from inferwatch.alerting.notify._twilio import TwilioNotifier
 from inferwatch.alerting.notify._webhook import WebhookNotifier
 from inferwatch.alerting.notify._wecom import WeComNotifier
 from inferwatch.alerting.notify._wecom_app import WeComAppNotifier
+from inferwatch.alerting.oncall import CallWatch
 from inferwatch.config import (
     DingTalkReceiverSpec,
     FeishuReceiverSpec,
@@ -36,6 +37,7 @@ from inferwatch.config import (
     ReceiverSpec,
     WeComReceiverSpec,
 )
+from inferwatch.model import Clock
 
 __all__ = ["CHANNELS", "Context", "build_notifier", "robot_key"]
 
@@ -50,6 +52,8 @@ class Context:
     timezone: str
     terminal: TerminalNotifier
     oncall: ScheduleNumbers | None
+    calls: CallWatch | None = None  # confirmed voice calls wait here for their outcome
+    clock: Clock | None = None  # the pipeline's: a confirmed call is asked about on its time
 
 
 Build = Callable[[Any, Context], Notifier]
@@ -71,9 +75,11 @@ CHANNELS: Mapping[str, Build] = {
     "webhook": lambda s, c: WebhookNotifier(s, c.http, c.external_url),
     "pagerduty": lambda s, c: PagerDutyNotifier(s, c.http, c.external_url),
     "twilio": lambda s, c: TwilioNotifier(s, c.http),
-    "aliyun_voice": lambda s, c: AliyunVoiceNotifier(s, c.http, language=c.language, oncall=c.oncall),
+    "aliyun_voice": lambda s, c: AliyunVoiceNotifier(s, c.http, language=c.language, oncall=c.oncall,
+                                                     calls=c.calls, clock=c.clock),
     "aliyun_sms": lambda s, c: AliyunSmsNotifier(s, c.http, language=c.language, oncall=c.oncall),
-    "tencent_voice": lambda s, c: TencentVoiceNotifier(s, c.http, language=c.language, oncall=c.oncall),
+    "tencent_voice": lambda s, c: TencentVoiceNotifier(s, c.http, language=c.language, oncall=c.oncall,
+                                                       calls=c.calls, clock=c.clock),
     "tencent_sms": lambda s, c: TencentSmsNotifier(s, c.http, language=c.language, oncall=c.oncall),
     "terminal": lambda s, c: c.terminal,
     "digest": lambda s, c: c.terminal,
@@ -83,13 +89,15 @@ CHANNELS: Mapping[str, Build] = {
 
 def build_notifier(spec: ReceiverSpec, http: HttpClient, external_url: str, stream: TextIO | None,
                    warn: Callable[[str], None] | None = None, *, language: str = "en",
-                   timezone: str = "UTC", schedules: OnCallConfig | None = None) -> Notifier:
+                   timezone: str = "UTC", schedules: OnCallConfig | None = None,
+                   calls: CallWatch | None = None, clock: Clock | None = None) -> Notifier:
     """The notifier for a receiver spec; without credentials, a terminal fallback that says so once."""
     language = spec.language or language  # a receiver's own language wins
     terminal = TerminalNotifier(spec.name, stream, external_url, language=language, timezone=timezone)
     oncall = ScheduleNumbers(schedules, spec.name) if schedules is not None else None
     try:
-        return CHANNELS[spec.type](spec, Context(http, external_url, language, timezone, terminal, oncall))
+        return CHANNELS[spec.type](spec, Context(http, external_url, language, timezone, terminal, oncall,
+                                                 calls, clock))
     except MissingCredentialError as exc:  # any other error is a bug or a bad config: it surfaces
         return FallbackNotifier(exc.receiver, f"no credentials: needs {exc.missing}", terminal, warn)
 

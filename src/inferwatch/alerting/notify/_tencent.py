@@ -28,11 +28,12 @@ from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._phone import OnCallNumbers, alert_phrase, numbers_for
+from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
 from inferwatch.config import TencentSmsReceiverSpec, TencentVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
 __all__ = ["CONTENT_TYPE", "TencentSmsNotifier", "TencentVoiceNotifier", "tc3_authorization",
-           "tencent_retryable"]
+           "tencent_call_report", "tencent_retryable"]
 
 CONTENT_TYPE = "application/json; charset=utf-8"
 RETRY_LATER_S = 30.0  # the shortest per-number window (30 s)
@@ -115,21 +116,42 @@ def _error(code: str, message: str) -> NotifyError:
 
 
 class TencentVoiceNotifier(_TencentApi):
-    """One voice call per number reading the alert (``SendTtsVoice``, VMS 2020-09-02)."""
+    """One voice call per number reading the alert (``SendTtsVoice``, VMS 2020-09-02).
+
+    With ``confirm`` each call (``SendStatus.CallId``) goes to ``calls``, and Tencent's status
+    callback (``voiceprompt_callback``, posted to the server) says whether it was answered.
+    """
 
     def __init__(self, spec: TencentVoiceReceiverSpec, http: HttpClient, *, language: str = "en",
-                 clock: Clock | None = None, oncall: OnCallNumbers | None = None) -> None:
+                 clock: Clock | None = None, oncall: OnCallNumbers | None = None,
+                 calls: CallWatch | None = None) -> None:
         super().__init__(spec, http, "tencent_voice", "vms", "2020-09-02", language=language, clock=clock,
                          oncall=oncall)
-        self._voice = spec
+        self._voice, self._calls = spec, calls
 
     def notify(self, n: Notification) -> None:
         """Call every number; the first failure raises (the numbers before it were called)."""
         for number in self.numbers(n):
-            self.call("SendTtsVoice", {
-                "TemplateId": self._voice.template_id, "TemplateParamSet": self.param(n),
-                "CalledNumber": number, "VoiceSdkAppid": self._voice.voice_sdk_app_id,
-                "PlayTimes": self._voice.play_times, "SessionContext": n.id[:64]})
+            params = {"TemplateId": self._voice.template_id, "TemplateParamSet": self.param(n),
+                      "CalledNumber": number, "VoiceSdkAppid": self._voice.voice_sdk_app_id,
+                      "PlayTimes": self._voice.play_times, "SessionContext": n.id[:64]}
+            call_id = self._dial(params)
+            if self._voice.confirm and self._calls is not None and n.groups and n.groups[0].firing():
+                self._calls.placed(Call(self.name, number, call_id, tuple(g.key for g in n.groups),
+                                        self._clock.now(), self, params, rounds=self._voice.rounds,
+                                        interval=self._voice.round_interval))
+
+    def _dial(self, params: dict[str, Any]) -> str:
+        return str(self.call("SendTtsVoice", params).get("SendStatus", {}).get("CallId", ""))
+
+    def redial(self, call: Call) -> str:
+        """The same call again; its new ``CallId``."""
+        return self._dial(dict(call.params))
+
+    def outcome(self, call: Call) -> CallOutcome:
+        """What the status callback said of ``call`` (pending until it came)."""
+        found = self._calls.reported(call.call_id) if self._calls is not None else None
+        return found or CallOutcome("pending")
 
 
 class TencentSmsNotifier(_TencentApi):
@@ -153,3 +175,23 @@ class TencentSmsNotifier(_TencentApi):
             total = len(answer["SendStatusSet"])
             raise NotifyError(f"{len(failed)} of {total} numbers failed: {', '.join(codes)}",
                               retryable=all(tencent_retryable(c) for c in codes), retry_after=RETRY_LATER_S)
+
+
+def tencent_call_report(body: object) -> tuple[str, str, CallOutcome] | None:
+    """The call id, the number called (E.164) and the outcome in a VMS status callback (``None``: not one).
+
+    ``voiceprompt_callback.result``: ``0`` answered, ``1`` not answered, ``2`` the call failed;
+    ``voice_failure_callback`` (a number that could not be reached) is not answered either.
+    """
+    if not isinstance(body, dict):
+        return None
+    for key, answered in (("voiceprompt_callback", None), ("voice_failure_callback", False)):
+        cb = body.get(key)
+        if isinstance(cb, dict) and isinstance(cb.get("callid"), str) and cb["callid"]:
+            ok = str(cb.get("result")) == "0" if answered is None else answered
+            fields = ("result", "accept_time", "start_calltime", "end_calltime", "fee", "failure_code",
+                      "failure_reason")
+            detail = {k: str(cb[k]) for k in fields if cb.get(k) not in (None, "")}
+            number = f"+{cb.get('nationcode') or '86'}{cb.get('mobile') or ''}"
+            return cb["callid"], number, CallOutcome("answered" if ok else "unanswered", detail)
+    return None

@@ -2,6 +2,8 @@
 
 from inferwatch.alerting.oncall._ack_link import AckLinks, redact_ack_links
 from inferwatch.alerting.oncall._acks import Ack, Acks, group_id
+from inferwatch.alerting.oncall._call_outcomes import CallOutcomes
+from inferwatch.alerting.oncall._calls import MAX_CHECKS, Call, CallOutcome, CallWatch, Outcomes, Phone
 from inferwatch.alerting.oncall._episode_ids import EpisodeIds
 from inferwatch.alerting.oncall._escalation import Escalator
 from inferwatch.alerting.oncall._history import EVENT_KINDS, History
@@ -12,9 +14,14 @@ from inferwatch.alerting.oncall._signed_link import LINK_TTL_S, LinkClaims, Link
 __all__ = [
     "EVENT_KINDS",
     "LINK_TTL_S",
+    "MAX_CHECKS",
     "Ack",
     "AckLinks",
     "Acks",
+    "Call",
+    "CallOutcome",
+    "CallOutcomes",
+    "CallWatch",
     "EpisodeIds",
     "Escalator",
     "History",
@@ -22,6 +29,8 @@ __all__ = [
     "LinkRefused",
     "LinkSigner",
     "OnCall",
+    "Outcomes",
+    "Phone",
     "Shift",
     "group_id",
     "group_state",

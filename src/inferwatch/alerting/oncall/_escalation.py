@@ -124,14 +124,33 @@ class Escalator:
             self._step(ep, policy, i, g, now)
         self._save(ep)
 
+    def hurry(self, key: str, now: float, why: str) -> int | None:
+        """Send the episode's next step now instead of after its delay (a call went unanswered).
+
+        Only while the group fires, unacknowledged and unmuted; returns the step sent (1-based).
+        """
+        ep = self.episodes.get(key)
+        policy = self._config.escalation(ep.policy) if ep is not None else None
+        g = self._live(key, now)
+        if ep is None or policy is None or g is None or not g.firing() or self._acks.get(key, now):
+            return None
+        nxt = next((i for i in range(len(policy.steps)) if (i, 0) not in ep.sent), None)
+        if nxt is None or self._mute.process(Notification("", (g,)), now) is None:
+            return None
+        ep.sent.add((nxt, 0))
+        self._step(ep, policy, nxt, g, now, why)
+        self._save(ep)
+        return nxt + 1
+
     @staticmethod
     def _due(ep: Episode, policy: EscalationSpec, now: float) -> list[tuple[int, int]]:
         return [(i, k) for i, k, t in _schedule(policy, ep.started) if t <= now and (i, k) not in ep.sent]
 
-    def _step(self, ep: Episode, policy: EscalationSpec, i: int, g: AlertGroup, now: float) -> None:
+    def _step(self, ep: Episode, policy: EscalationSpec, i: int, g: AlertGroup, now: float,
+              why: str = "") -> None:
         step = policy.steps[i]
-        note = f"Escalation {policy.name}: step {i + 1} of {len(policy.steps)}" + (
-            f" ({format_duration(step.after)} without acknowledgement)" if step.after else "")
+        why = why or (f"{format_duration(step.after)} without acknowledgement" if step.after else "")
+        note = f"Escalation {policy.name}: step {i + 1} of {len(policy.steps)}" + (f" ({why})" if why else "")
         targets = [t for target in step.notify for t in self._targets(target, now)]
         self._on_step(StepEvent(g, policy.name, i + 1, tuple(r for r, _ in targets), now))
         for receiver, extra in targets:

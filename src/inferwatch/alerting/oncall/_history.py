@@ -3,7 +3,8 @@
 Kinds: ``firing``, ``resolved`` (an alert), ``notified`` (a receiver, with its
 outcome), ``escalated`` (a step), ``acknowledged``, ``unacknowledged``,
 ``silenced``, ``inhibited`` (an alert muted at a flush), ``action`` (an action's
-outcome). Each event carries the alert's or group's labels, so ``match[]``
+outcome), ``answered`` and ``unanswered`` (a confirmed phone call: who answered,
+or every round went unanswered). Each event carries the alert's or group's labels, so ``match[]``
 selects by them, and MTTA / MTTR come from the same rows.
 """
 
@@ -24,7 +25,7 @@ from inferwatch.model import Labels, Matcher, matches_all, readable
 __all__ = ["EVENT_KINDS", "Event", "History"]
 
 EVENT_KINDS = ("pending", "firing", "resolved", "notified", "escalated", "acknowledged", "unacknowledged",
-               "silenced", "inhibited", "action")
+               "silenced", "inhibited", "action", "answered", "unanswered")
 PRUNE_EVERY = 500  # inserts between two retention sweeps
 _SCHEMA = """CREATE TABLE IF NOT EXISTS history (
   id INTEGER PRIMARY KEY AUTOINCREMENT, t REAL NOT NULL, kind TEXT NOT NULL, group_id TEXT NOT NULL,

@@ -33,6 +33,8 @@ class OnCall:
         self._episodes = episodes
         self._groups = groups
         self._muted: dict[tuple[str, str], str] = {}  # (fingerprint, kind) recorded while muted
+        self.replica = ""
+        """The HA replica that delivers here: named in every ``notified`` event (empty: no pair)."""
 
     # -- acknowledgements ---------------------------------------------------
 
@@ -59,6 +61,21 @@ class OnCall:
                 out.append(old)
                 self.history.add([_group_event(now, "unacknowledged", g, {"by": by})])
         return out
+
+    def answered(self, now: float, key: str, who: str, detail: Mapping[str, object]) -> list[Ack]:
+        """A confirmed call about group ``key`` was answered: an ``answered`` event, then the group's
+        acknowledgement by ``who`` (the same as ``acknowledge``: the escalation stops)."""
+        groups = [g for g in self._groups(now) if g.key == key and g.firing()]
+        if not groups:
+            return []
+        self.history.add([_group_event(now, "answered", groups[0], {"by": who, **detail})])
+        return self.acknowledge(now, who, "answered the phone call", gid=group_id(key))
+
+    def unanswered(self, now: float, key: str, detail: Mapping[str, object]) -> bool:
+        """Every round of a confirmed call about group ``key`` went unanswered: an event."""
+        groups = [g for g in self._groups(now) if g.key == key and g.firing()]
+        self.history.add([_group_event(now, "unanswered", g, dict(detail)) for g in groups])
+        return bool(groups)
 
     def _select(self, now: float, gid: str, matchers: Sequence[Matcher], firing: bool = True,
                 ) -> list[AlertGroup]:
@@ -120,7 +137,8 @@ class OnCall:
         for g in rec.groups:
             detail = {"receiver": rec.receiver, "outcome": rec.status,
                       "alerts": len(g["alerts"]), **({"error": rec.error} if rec.error else {}),
-                      **({"escalation": rec.escalation, "step": rec.step} if rec.step else {})}
+                      **({"escalation": rec.escalation, "step": rec.step} if rec.step else {}),
+                      **({"replica": self.replica} if self.replica else {})}
             events.append(Event(rec.t, "notified", _common(g), group_id(g["group_key"]), detail=detail))
         self.history.add(events)
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._types import FrozenModel, Secret
+from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.config.receivers._base import (
     ReceiverBase,
     phones,
@@ -100,6 +100,22 @@ class AliyunVoiceReceiverSpec(_Aliyun):
     called_show_number: str = Field("", description="the caller number shown; empty: the public pool")
     play_times: int = Field(2, ge=1, le=3)
     url: str = "https://dyvmsapi.aliyuncs.com"
+    confirm: bool = Field(False, description="ask whether each call was answered (QueryCallDetailByCallId): "
+                          "an answer acknowledges, no answer calls again, then escalates at once")
+    rounds: int = Field(1, ge=1, le=5, description="calls per number while unanswered (needs confirm)")
+    round_interval: Duration = Field(60.0, ge=60.0, description="from one call to the check of its answer "
+                                     "and the next round (the platform allows one call a minute)")
+
+    @model_validator(mode="after")
+    def _rounds(self) -> AliyunVoiceReceiverSpec:
+        _rounds_need_confirm(self.rounds, self.confirm)
+        return self
+
+
+def _rounds_need_confirm(rounds: int, confirm: bool) -> None:
+    if rounds > 1 and not confirm:
+        raise ValueError("rounds > 1 needs confirm: true (another round is called only when the last "
+                         "was not answered)")
 
 
 class AliyunSmsReceiverSpec(_Aliyun):
@@ -130,6 +146,17 @@ class TencentVoiceReceiverSpec(_Tencent):
     voice_sdk_app_id: str = ""
     play_times: int = Field(2, ge=1, le=3)
     url: str = "https://vms.tencentcloudapi.com"
+    confirm: bool = Field(False, description="wait for each call's status callback (voiceprompt_callback, "
+                          "set the console's callback URL to <external_url>/api/v1/alerts/voice/tencent): "
+                          "an answer acknowledges, no answer calls again, then escalates at once")
+    rounds: int = Field(1, ge=1, le=5, description="calls per number while unanswered (needs confirm)")
+    round_interval: Duration = Field(60.0, ge=60.0, description="from one call to the check of its answer "
+                                     "and the next round")
+
+    @model_validator(mode="after")
+    def _rounds(self) -> TencentVoiceReceiverSpec:
+        _rounds_need_confirm(self.rounds, self.confirm)
+        return self
 
 
 class TencentSmsReceiverSpec(_Tencent):

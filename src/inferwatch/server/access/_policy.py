@@ -24,7 +24,10 @@ ACK_LINK_PATH = "/api/v1/alerts/ack/link"
 LOGIN_PATH = "/login"
 LOGOUT_PATH = "/logout"
 _EDGE_INGEST = "/api/v1/edge/ingest"  # edge's INGEST_PATH: device tokens, checked by its handler
-_PUBLIC = frozenset({"/-/healthy", "/-/ready", LOGIN_PATH, LOGOUT_PATH, ACK_LINK_PATH, _EDGE_INGEST})
+_EDGE_CONFIG = "/api/v1/edge/config"  # an agent's configuration: device tokens, checked by its handler too
+_VOICE_CALLBACK = "/api/v1/alerts/voice/tencent"  # Tencent's call status: only a waiting call's id and number
+_PUBLIC = frozenset({"/-/healthy", "/-/ready", LOGIN_PATH, LOGOUT_PATH, ACK_LINK_PATH, _EDGE_INGEST,
+                     _EDGE_CONFIG, _VOICE_CALLBACK})
 _PUBLIC_PREFIXES = ("/dashboard/",)  # the page's scripts and styles: code, no data
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _ADMIN_READS = frozenset({"/api/v1/audit"})  # who did what: never an anonymous or a viewer's read

@@ -5,6 +5,8 @@
     GET  /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  a page with one button (no token:
                                    the HMAC over group, episode, expiry and purpose is the key)
     POST /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  acknowledge that group (by "link")
+    POST /api/v1/alerts/voice/tencent  Tencent Cloud VMS's status callback (no token: Tencent sends
+                                   none; only a waiting call's id with its number settles that call)
     GET  /api/v1/alerts/oncall-groups             groups with acknowledgement and escalation
     GET  /api/v1/alerts/history    ?match[]=&start=&end=&kind=&group=&limit=
     GET  /api/v1/alerts/stats      ?start=&end=&by=   MTTA and MTTR per service and tier
@@ -184,6 +186,17 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
         t = _time_param(request, "time", clock.now())
         return JSONResponse({"time": t, "shifts": shifts(acks.config.oncall, t)})
 
+    async def voice(request: Request) -> Response:
+        try:
+            body = await json_body(request)
+        except InputError as exc:
+            return JSONResponse({"result": 1, "errmsg": str(exc)}, status_code=400)
+        took = await run_in_threadpool(acks.voice_callback, body)
+        if took is None:
+            return JSONResponse({"result": 1, "errmsg": "not a voiceprompt_callback"}, status_code=400)
+        return JSONResponse({"result": 0, "errmsg": "OK"} if took else  # Tencent's documented answer
+                            {"result": 1, "errmsg": "no such call is waiting for its status"})
+
     def read(fn: Any) -> Any:
         async def guarded(request: Request) -> Response:
             try:
@@ -197,6 +210,7 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
         Route("/api/v1/alerts/unack", write_guard(token, unack), methods=["POST"]),
         Route("/api/v1/alerts/ack/link", link_page, methods=["GET"]),
         Route("/api/v1/alerts/ack/link", link_ack, methods=["POST"]),
+        Route("/api/v1/alerts/voice/tencent", voice, methods=["POST"]),
         Route("/api/v1/alerts/oncall-groups", read(groups), methods=["GET"]),
         Route("/api/v1/alerts/history", read(history), methods=["GET"]),
         Route("/api/v1/alerts/stats", read(stats), methods=["GET"]),

@@ -191,6 +191,7 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": _get("outcomes after a cursor, for the SDK's label poller", _OUTCOME_PAGE, 200, 400, 503)},
     "/api/v1/edge/devices": {"get": _get("edge devices: last contact, backlog, drops", None, 200)},
     "/api/v1/edge/fleet": {"get": _get("the fleet: a row per device, sorted, filtered and paged", None, 200)},
+    "/api/v1/edge/config": {"get": _get("an agent's configuration (ETag)", None, 200, 304, 401)},
     # the dead man's switch: a heartbeat in (any body, or Alertmanager's webhook carrying a Watchdog)
     "/api/v1/heartbeats/{name}": {"post": {
         **_post("a heartbeat from NAME (heartbeats: in the config)", _WEBHOOK, 200, 400, 401, 404, 413),

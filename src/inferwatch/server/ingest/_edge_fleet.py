@@ -25,7 +25,7 @@ from inferwatch._exceptions import InputError
 __all__ = ["COLUMNS", "MAX_PER_PAGE", "fleet_rows", "fleet_view", "parse_fleet_query"]
 
 COLUMNS = ("device", "last_contact", "silence_s", "backlog", "dropped", "version", "config_hash",
-           "clock_offset_s", "errors", "last_error", "samples", "batches")
+           "config_error", "clock_offset_s", "errors", "last_error", "samples", "batches")
 MAX_PER_PAGE = 500
 
 
@@ -49,6 +49,7 @@ def _row(st: Mapping[str, Any], now: float, started: float) -> dict[str, Any]:
             "dropped": sum(int(v) for v in dropped.values()), "dropped_by_reason": dict(dropped),
             "version": str(st.get("version") or ""), "labels": dict(st.get("labels") or {}),
             "config_hash": str(st.get("config_hash") or ""),
+            "config_error": str(st.get("config_error") or ""),
             "clock_offset_s": float(st.get("clock_offset_s") or 0.0), "errors": int(st.get("errors") or 0),
             "last_error": str(st.get("last_error") or ""), "samples": int(st.get("samples") or 0),
             "batches": int(st.get("batches") or 0), "heard": bool(last)}

@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
-import math
-import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +37,12 @@ from inferwatch._exceptions import InputError, StoreError
 from inferwatch.collect import sample
 from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, AgentStats, UnknownSeries, decode_batch
-from inferwatch.model import Clock, Labels, Sample, is_valid_label_name, open_sqlite
+from inferwatch.model import Clock, Sample, is_valid_label_name
 from inferwatch.model import metrics as m
+from inferwatch.server.ingest._edge_config import AgentConfigs
 from inferwatch.server.ingest._edge_fill import Filler
 from inferwatch.server.ingest._edge_fleet import fleet_rows, fleet_view, parse_fleet_query
+from inferwatch.server.ingest._edge_seen import SeenBatches
 from inferwatch.server.ingest._ingest_checks import check_batch
 from inferwatch.store import Store
 
@@ -51,117 +50,6 @@ __all__ = ["EDGE_STATE_FILE", "DeviceStatus", "EdgeIngest", "SeenBatches", "inge
 
 log = logging.getLogger(__name__)
 EDGE_STATE_FILE = "edge.sqlite"
-
-
-class SeenBatches:
-    """Batch ids already stored, per device, in SQLite (``:memory:`` for an in-memory server)."""
-
-    def __init__(self, path: Path | None) -> None:
-        self._lock = threading.Lock()
-        try:
-            # NORMAL, as the store: WAL survives a crash of the process; power loss may forget the last
-            # ids (a batch sent again is then stored again) or definitions (the agent resends them on 409)
-            self._db = open_sqlite(path or ":memory:", synchronous="NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS batches (device TEXT NOT NULL, id TEXT NOT NULL, "
-                             "at REAL NOT NULL, PRIMARY KEY (device, id))")
-            self._db.execute("CREATE INDEX IF NOT EXISTS batches_at ON batches (at)")
-            self._db.execute("CREATE TABLE IF NOT EXISTS series (device TEXT NOT NULL, spool TEXT NOT NULL, "
-                             "id INTEGER NOT NULL, labels TEXT NOT NULL, PRIMARY KEY (device, spool, id))")
-            self._db.execute("CREATE TABLE IF NOT EXISTS devices (device TEXT PRIMARY KEY, "
-                             "status TEXT NOT NULL)")
-        except sqlite3.Error as exc:
-            raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
-        self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
-        self._counters: dict[tuple[str, str], set[int]] = {}  # (device, spool) -> ids of counters (v3)
-        self._pruned = -math.inf  # when ids older than their keep were last deleted
-
-    def _spool_series(self, device: str, spool: str) -> dict[int, Labels]:
-        got = self._series.get((device, spool))
-        if got is None:
-            rows = self._db.execute("SELECT id, labels FROM series WHERE device = ? AND spool = ?",
-                                    (device, spool))
-            got, counters = {}, set()
-            for i, text in rows:  # version 2 stored the labels; version 3 {"l": labels, "k": kind}
-                d = json.loads(text)
-                got[int(i)] = Labels(d["l"] if "__name__" not in d else d)
-                if d.get("k") == "c" and "__name__" not in d:
-                    counters.add(int(i))
-            self._series[(device, spool)], self._counters[(device, spool)] = got, counters
-        return got
-
-    def counters(self, device: str, spool: str) -> set[int]:
-        """The ids of ``device``'s ``spool`` defined as counters (version 3)."""
-        with self._lock:
-            self._spool_series(device, spool)
-            return set(self._counters[(device, spool)])
-
-    def labels(self, device: str, spool: str, sid: int) -> Labels | None:
-        """The labels series ``sid`` of ``device``'s ``spool`` was defined with (version 2), if any."""
-        with self._lock:
-            return self._spool_series(device, spool).get(sid)
-
-    def define(self, device: str, spool: str, defs: dict[int, Labels], kinds: dict[int, str] | None = None
-               ) -> None:
-        """Keep the series definitions of a version-2 or -3 batch (``kinds``: version 3's)."""
-        with self._lock:
-            known = self._spool_series(device, spool)
-            counters = self._counters[(device, spool)]
-            new = {i: ls for i, ls in defs.items()
-                   if known.get(i) != ls or (kinds is not None and (kinds.get(i) == "c") != (i in counters))}
-            if new:
-                rows = []
-                for i, ls in new.items():
-                    d: Any = ls.to_dict() if kinds is None else {"l": ls.to_dict(), "k": kinds.get(i, "g")}
-                    rows.append((device, spool, i, json.dumps(d)))
-                    if kinds is not None and kinds.get(i) == "c":
-                        counters.add(i)
-                    else:
-                        counters.discard(i)
-                with self._db:  # one transaction for a batch's definitions
-                    self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)", rows)
-                known.update(new)
-
-    def seen(self, device: str, batch_id: str) -> bool:
-        """Whether ``batch_id`` of ``device`` was stored already."""
-        with self._lock:
-            row = self._db.execute("SELECT 1 FROM batches WHERE device = ? AND id = ?", (device, batch_id))
-            return row.fetchone() is not None
-
-    def add(self, device: str, batch_id: str, now: float, keep: float,
-            status: dict[str, Any] | None = None) -> None:
-        """Record ``batch_id`` as stored (and ``status``, the device's statistics, in the same transaction);
-        forget ids older than ``keep`` seconds (at most once a minute: a fleet sends hundreds a second)."""
-        with self._lock, self._db:
-            self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
-            if status is not None:
-                self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
-                                 (status["device"], json.dumps(status)))
-            if now - self._pruned >= 60.0 or now < self._pruned:
-                self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
-                self._pruned = now
-
-    def save_device(self, status: dict[str, Any]) -> None:
-        """Keep a device's statistics (a restart continues its counts and last contact)."""
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
-                             (status["device"], json.dumps(status)))
-
-    def load_devices(self) -> list[dict[str, Any]]:
-        """The statistics of every device saved (a row that does not read is left out, logged)."""
-        out = []
-        with self._lock:
-            rows = self._db.execute("SELECT device, status FROM devices").fetchall()
-        for device, text in rows:
-            try:
-                out.append(dict(json.loads(text)))
-            except ValueError:
-                log.warning("edge state: device %r's statistics do not read; starting it afresh", device)
-        return out
-
-    def close(self) -> None:
-        """Close the file."""
-        with self._lock:
-            self._db.close()
 
 
 @dataclass
@@ -179,6 +67,7 @@ class DeviceStatus:
     version: str = ""  # what the agent last reported of itself (the fleet page)
     labels: dict[str, str] = field(default_factory=dict)
     config_hash: str = ""
+    config_error: str = ""
     clock_offset_s: float = 0.0  # the server's clock minus the agent's, at its last batch
     errors: int = 0
     last_error: str = ""
@@ -202,7 +91,8 @@ def _agent_said(status: DeviceStatus, agent: AgentStats, now: float) -> None:
         status.version = agent.version
         status.labels = {k: v for k, v in agent.labels.items()
                          if is_valid_label_name(k) and not k.startswith("__") and k != "device"}
-        status.config_hash, status.errors = agent.config_hash, agent.errors
+        status.config_hash, status.config_error = agent.config_hash, agent.config_error
+        status.errors = agent.errors
         status.last_error = agent.last_error
     if agent.sent_at:
         status.clock_offset_s = round(now - agent.sent_at, 3)
@@ -224,6 +114,7 @@ class EdgeIngest:
         self.devices: dict[str, DeviceStatus] = _restored(self.seen.load_devices())
         """Per device, since it first uploaded (kept in ``edge.sqlite``: a restart continues them)."""
         self.filler = Filler()
+        self.agent_configs = AgentConfigs(config.agent_configs)
         self._by_digest = {hashlib.sha256(t.reveal().encode()).digest(): name
                            for name, t in config.devices.items()}
         self._lock = threading.Lock()
@@ -249,6 +140,12 @@ class EdgeIngest:
                         sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, labels)]
             self.store.append(out)
         return len(names)
+
+    def labels_of(self, device: str) -> dict[str, str]:
+        """The labels ``device``'s agent last reported."""
+        with self._lock:
+            st = self.devices.get(device)
+            return dict(st.labels) if st else {}
 
     def fleet(self) -> list[dict[str, Any]]:
         """One row per device, configured or heard from (``_edge_fleet``)."""
@@ -377,6 +274,16 @@ def ingest_routes(ingest: EdgeIngest) -> list[Route]:
         rows = sorted(ingest.devices.values(), key=lambda d: d.device)
         return JSONResponse({"status": "success", "data": [vars(d) for d in rows]})
 
+    async def agent_config(request: Request) -> Response:
+        device = ingest.device_of(request.headers.get("authorization", ""))
+        if device is None:
+            return _error(401, "no valid device token (Authorization: Bearer <token>)")
+        got, config = ingest.agent_configs.for_device(device, ingest.labels_of(device))
+        etag = f'"{got}"'
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers={"ETag": etag})
+        return JSONResponse({"hash": got, "config": config}, headers={"ETag": etag})
+
     async def fleet(request: Request) -> Response:
         try:
             query = parse_fleet_query(request.query_params)
@@ -386,7 +293,8 @@ def ingest_routes(ingest: EdgeIngest) -> list[Route]:
 
     return [Route(INGEST_PATH, post, methods=["POST"]),
             Route("/api/v1/edge/devices", devices, methods=["GET"]),
-            Route("/api/v1/edge/fleet", fleet, methods=["GET"])]
+            Route("/api/v1/edge/fleet", fleet, methods=["GET"]),
+            Route("/api/v1/edge/config", agent_config, methods=["GET"])]
 
 
 def _error(status: int, message: str) -> JSONResponse:

@@ -29,13 +29,24 @@ class FakeAliyun:
     HTTP 200 codes: mainland numbers (``isv.MOBILE_NUMBER_ILLEGAL``), template variables of
     at most 35 characters (``isv.PARAM_LENGTH_LIMIT``) and one message or call a minute per
     number (``isv.BUSINESS_LIMIT_CONTROL``). ``sent``: (number, template variables).
+
+    Voice also answers ``QueryCallDetailByCallId`` (ProdId ``11000000300006``) as documented:
+    ``Data`` a JSON text, empty until the call's record exists (``RECORD_AFTER_S`` after the
+    call); the record has a ``startDate`` and ``duration`` when the call was answered. Whether
+    each call to a number is answered: ``answers[number]``, one entry per call, then ``answer``.
     """
+
+    RECORD_AFTER_S = 20.0
 
     def __init__(self, key_id: str, secret: str, clock: Clock, action: str) -> None:
         self.key_id, self.secret, self.clock, self.action = key_id, secret, clock, action
         self.nonces: set[str] = set()
         self.per_number: dict[str, Window] = {}
         self.sent: list[tuple[str, dict[str, str]]] = []
+        self.answers: dict[str, list[bool]] = {}
+        self.answer = False
+        self.calls: dict[str, tuple[str, bool, float]] = {}  # CallId: (number, answered, when)
+        self.queries: list[str] = []  # CallIds asked about
 
     def __call__(self, r: FakeRequest) -> Reply:
         if r.method != "POST" or r.path != "/":
@@ -44,7 +55,9 @@ class FakeAliyun:
         if p.get("AccessKeyId") != self.key_id:
             return _aliyun_error(404, "InvalidAccessKeyId.NotFound", "Specified access key is not found.")
         common = {"Format": "JSON", "SignatureMethod": "HMAC-SHA1", "SignatureVersion": "1.0",
-                  "Version": "2017-05-25", "Action": self.action}
+                  "Version": "2017-05-25",
+                  "Action": "QueryCallDetailByCallId" if p.get("Action") == "QueryCallDetailByCallId"
+                  and self.action == "SingleCallByTts" else self.action}
         if any(p.get(k) != v for k, v in common.items()) or not p.get("RegionId"):
             return _aliyun_error(400, "MissingParameter", "a common parameter is missing or wrong")
         if p.get("Signature") != _rpc_sign(p, self.secret):
@@ -57,7 +70,24 @@ class FakeAliyun:
         if p["SignatureNonce"] in self.nonces:
             return _aliyun_error(400, "SignatureNonceUsed", "Specified signature nonce was used already.")
         self.nonces.add(p["SignatureNonce"])
-        return self._deliver(p)
+        return self._query(p) if p["Action"] == "QueryCallDetailByCallId" else self._deliver(p)
+
+    def _query(self, p: dict[str, str]) -> Reply:
+        if p.get("ProdId") != "11000000300006" or not p.get("QueryDate", "").isdigit():
+            return _aliyun_error(200, "isv.INVALID_PARAMETERS", "ProdId or QueryDate")
+        self.queries.append(p.get("CallId", ""))
+        found = self.calls.get(p.get("CallId", ""))
+        if found is None or self.clock() < found[2] + self.RECORD_AFTER_S:
+            return json_reply({"Code": "OK", "Message": "OK", "RequestId": "FAKE-REQUEST", "Data": ""})
+        number, answered, at = found
+        start = datetime.fromtimestamp(at + 8 * 3600 + 10, UTC).strftime("%Y-%m-%d %H:%M:%S")  # Beijing time
+        record = {"caller": "", "callee": number, "gmtCreate": start,
+                  "state": "200000" if answered else "200005",
+                  "stateDesc": "用户接听" if answered else "用户未接听",
+                  "startDate": start if answered else "",
+                  "endDate": start if answered else "", "duration": 15 if answered else 0}
+        return json_reply({"Code": "OK", "Message": "OK", "RequestId": "FAKE-REQUEST",
+                           "Data": json.dumps(record, ensure_ascii=False)})
 
     def _deliver(self, p: dict[str, str]) -> Reply:
         sms = self.action == "SendSms"
@@ -71,7 +101,11 @@ class FakeAliyun:
             if not self.per_number.setdefault(number, Window(1, 60.0)).allow(self.clock()):
                 return _aliyun_error(200, "isv.BUSINESS_LIMIT_CONTROL", "触发分钟级流控Permits:1")
         self.sent += [(x, variables) for x in numbers]
-        extra = {"BizId": "900619746936498440^0"} if sms else {"CallId": "116012354148^102813784"}
+        extra = {"BizId": "900619746936498440^0"}
+        if not sms:
+            extra = {"CallId": f"{116012354148 + len(self.calls)}^102813784"}
+            script = self.answers.get(numbers[0], [])
+            self.calls[extra["CallId"]] = (numbers[0], script.pop(0) if script else self.answer, self.clock())
         return json_reply({"Code": "OK", "Message": "OK", "RequestId": "FAKE-REQUEST", **extra})
 
 
@@ -100,6 +134,7 @@ class FakeTencent:
         self.action, self.version = ("SendSms", "2021-01-11") if sms else ("SendTtsVoice", "2020-09-02")
         self.per_number: dict[str, Window] = {}
         self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.call_ids: list[str] = []  # each voice call's CallId, as its status callback names it
 
     def __call__(self, r: FakeRequest) -> Reply:
         problem = self._auth_problem(r)
@@ -113,10 +148,22 @@ class FakeTencent:
             if not re.fullmatch(r"\+[1-9][0-9]{6,14}", called) or not p.get("TemplateId"):
                 return self._error("InvalidParameterValue", "CalledNumber or TemplateId")
             self.sent.append((p["CalledNumber"], p))
-            return json_reply({"Response": {"SendStatus": {"CallId": "fake-call", "SessionContext": ""},
+            call_id = f"fake-call-{len(self.sent)}"
+            self.call_ids.append(call_id)
+            return json_reply({"Response": {"SendStatus": {"CallId": call_id, "SessionContext": ""},
                                             "RequestId": "fake"}})
         statuses = [self._sms(x, p) for x in p.get("PhoneNumberSet", [])]
         return json_reply({"Response": {"SendStatusSet": statuses, "RequestId": "fake"}})
+
+    def status_callback(self, call_id: str, answered: bool) -> dict[str, Any]:
+        """The status callback Tencent posts after voice call ``call_id`` (``voiceprompt_callback``)."""
+        number = self.sent[self.call_ids.index(call_id)][0]
+        t = int(self.clock())
+        return {"voiceprompt_callback": {
+            "result": "0" if answered else "1", "accept_time": str(t + 5) if answered else "0",
+            "call_from": "",
+            "callid": call_id, "end_calltime": str(t + 20), "fee": "1" if answered else "0",
+            "mobile": number.removeprefix("+86"), "nationcode": "86", "start_calltime": str(t)}}
 
     def _sms(self, number: str, p: dict[str, Any]) -> dict[str, Any]:
         code, message = "Ok", "send success"

@@ -30,7 +30,9 @@ function row(d) {
     h("td", {}, d.device), h("td", {}, (d.labels || {}).site || "-"),
     h("td", { class: d.silence_s > 900 ? "bad" : "" }, d.last_contact ? `${ago(d.silence_s)} ago` : "never"),
     h("td", {}, String(d.backlog)), h("td", { class: d.dropped ? "bad" : "" }, String(d.dropped)),
-    h("td", {}, d.version || "-"), h("td", { title: d.config_hash }, d.config_hash ? d.config_hash.slice(0, 12) : "-"),
+    h("td", {}, d.version || "-"),
+    h("td", { class: d.config_error ? "bad" : "", title: d.config_error ? `refused: ${d.config_error}` : d.config_hash },
+      `${d.config_hash ? d.config_hash.slice(0, 12) : "-"}${d.config_error ? " (refused a newer one)" : ""}`),
     h("td", {}, `${d.clock_offset_s.toFixed(1)} s`),
     h("td", { class: d.errors ? "bad" : "", title: d.last_error }, String(d.errors)),
     h("td", { class: "small" }, labels.join(" ")));

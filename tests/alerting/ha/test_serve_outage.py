@@ -1,0 +1,93 @@
+"""A real ``inferwatch serve`` over a real PostgreSQL that is stopped while a P0 fires.
+
+At ``--speed 10`` (the lease of 15 s and ``HADatabaseFailing``'s minute pass in seconds):
+the page still arrives, the self-alert fires, and what was done through the API during
+the outage (an acknowledgement, a silence, the history) is in the database once it is back.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from tests._postgres import PostgresCluster
+from tests.server._proc import start_serve
+
+from alerting.test_serve_oncall import BOUND_S, Hooks, _stop
+
+pytestmark = pytest.mark.slow
+TOKEN = "t0ken-for-ha-outage"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def _poll(fn: Any) -> Any:
+    end = time.monotonic() + BOUND_S
+    while time.monotonic() < end:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)  # a bounded poll of the server's own answer, not a synchronisation sleep
+    return fn()
+
+
+def test_with_postgresql_stopped_the_page_arrives_and_nothing_is_lost(
+        tmp_path: Path, postgres: PostgresCluster) -> None:
+    db = postgres.new_database()
+    hooks = Hooks()
+    cfg = tmp_path / "a.yml"
+    cfg.write_text(f"""
+server: {{data_dir: '{tmp_path / "a"}', api_token: {TOKEN}, evaluation_interval: 1s}}
+ha: {{database: '{db}', replica: a, lease: 15s}}
+alerting:
+  default_actions: false
+  receivers: [{{name: first, type: webhook, url: '{hooks.url}/first'}}]
+  route: {{receiver: first, group_by: [alertname], group_wait: 0s, group_interval: 1h,
+          routes: [{{matchers: ['alertname=~"HADatabaseFailing|Outage"'], receiver: first}}]}}
+""")
+    proc, url = start_serve(cfg, "--speed", "10")
+    try:
+        with httpx.Client(timeout=BOUND_S) as c:
+            assert _poll(lambda: c.get(f"{url}/api/v2/status").json()["cluster"]["peers"])
+            postgres.stop()
+            try:
+                labels = {"alertname": "Outage", "tier": "P0", "service": "ranker"}
+                alert = {"status": "firing", "labels": labels, "annotations": {"summary": "Outage on ranker"}}
+                r = c.post(f"{url}/api/v1/alertmanager", headers=AUTH,
+                           json={"version": "4", "alerts": [alert]})
+                assert r.status_code == 200, r.text
+                # the page arrives with the database gone; so does the self-alert about it
+                assert hooks.wait(lambda got: any(b["groupLabels"]["alertname"] == "Outage" for _, b in got))
+                assert hooks.wait(lambda got: any(b["groupLabels"]["alertname"] == "HADatabaseFailing"
+                                                  for _, b in got))
+                ack = c.post(f"{url}/api/v1/alerts/ack", headers=AUTH,
+                             json={"matchers": ['alertname="Outage"'], "by": "oncall"})
+                assert ack.status_code == 200, ack.text
+                sil = c.post(f"{url}/api/v2/silences", headers=AUTH, json={
+                    "matchers": [{"name": "alertname", "value": "Later", "isRegex": False}],
+                    "startsAt": "2000-01-01T00:00:00Z", "endsAt": "2100-01-01T00:00:00Z",
+                    "createdBy": "ops", "comment": "made during the outage"})
+                assert sil.status_code == 200, sil.text
+            finally:
+                postgres.start()
+
+            def written_back() -> tuple[list[Any], list[Any], set[str]]:
+                with psycopg.connect(db) as conn:
+                    acks = conn.execute('SELECT "by" FROM acks').fetchall()
+                    silences = conn.execute("SELECT created_by FROM silences").fetchall()
+                    kinds = {str(k) for (k,) in conn.execute("SELECT DISTINCT kind FROM history")}
+                return acks, silences, kinds
+            assert _poll(lambda: written_back()[0] and written_back()[1])
+            acks, silences, kinds = written_back()
+            # who, as the API records them (with the credential that made them)
+            assert [str(a).startswith("oncall") for (a,) in acks] == [True]
+            assert [str(b).startswith("ops") for (b,) in silences] == [True]
+            assert {"firing", "notified", "acknowledged"} <= kinds, kinds
+    finally:
+        err = _stop(proc)
+        hooks.service.stop()
+    assert "Traceback" not in err, err
+    assert "is back" in err and "writes of the outage written back" in err
