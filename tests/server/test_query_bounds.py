@@ -36,6 +36,12 @@ class BlockingStore(MemoryStore):
             self.release.wait(30.0)
         return super().select(matchers, start, end)
 
+    def select_latest(self, matchers: Sequence[Matcher], start: float, end: float) -> list[Series]:
+        if self.block:  # an instant query reads only each series' last sample
+            self.entered.set()
+            self.release.wait(30.0)
+        return super().select_latest(matchers, start, end)
+
 
 def _app(store: MemoryStore, limits: QueryLimits) -> tuple[Server, QueryExecutor, TestClient]:
     clock = SimulatedClock(1000.0)
@@ -103,7 +109,8 @@ def test_closing_the_executor_cancels_running_queries(
 
 
 @pytest.mark.parametrize(("path", "params"), [
-    ("/api/v1/query", {"query": "up", "time": "1000"}),  # 6 samples in the 5m lookback
+    # 6 samples in the 5m range (an instant selector reads only each series' last sample: 2)
+    ("/api/v1/query", {"query": "count_over_time(up[5m])", "time": "1000"}),
     ("/api/v1/query_range", {"query": "up", "start": "1000", "end": "1002", "step": "1"}),  # 6 points
 ])
 def test_the_sample_limit_is_a_422(path: str, params: dict[str, str]) -> None:

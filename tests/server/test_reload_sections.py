@@ -45,6 +45,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "slo_files": {"slo_files": ["slos.yml"]},
     "probes": {"probes": [{"name": "home", "url": "http://127.0.0.1:1/"}]},
     "heartbeats": {"heartbeats": [{"name": "site-a"}]},
+    "rule_files": {"rule_files": ["rules/team.rules.yml"]},
     "ha": {"ha": {"database": "postgresql://iw@127.0.0.1:1/iw"}},
 }
 

@@ -123,7 +123,8 @@ class SelfSeries:
         """Append this round's rows to the store (held in memory when it refuses them)."""
         rows = self.rows(now)
         labels, values = [r[0] for r in rows], [r[1] for r in rows]
-        store = self.server.components.store  # read per round: a reload may swap the generation
+        # per round (a reload swaps the generation); the appender: the remote-write tee sends them too
+        store = self.server.components.appender
         try:
             append_columns(store, labels, [now] * len(rows), values)
         except InferwatchError:

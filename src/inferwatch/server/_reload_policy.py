@@ -37,6 +37,7 @@ SECTIONS: dict[str, str] = {
     "storage": "refused",
     "scrape": "rebuilt",
     "rules": "rebuilt",
+    "rule_files": "rebuilt",  # Prometheus rule files, read again with the rules
     "alerting": "applied",
     "alerting.alertmanagers": "restart",
     "alerting.heartbeat": "restart",
