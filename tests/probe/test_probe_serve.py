@@ -15,6 +15,7 @@ def test_serve_probes_a_target_and_shows_it(tmp_path: Path) -> None:
     with targets() as t:
         config = f"""
 storage: {{type: memory}}
+server: {{data_dir: '{tmp_path / "data"}'}}
 probes:
   - name: ranker-predict
     url: {t.url}/ok
@@ -47,7 +48,8 @@ def test_serve_refuses_a_bad_golden_file_with_one_line(tmp_path: Path) -> None:
     cfg.write_text("storage: {type: memory}\nprobes:\n  - name: g\n    url: http://127.0.0.1:9/predict\n"
                    "    golden: {file: golden.jsonl}\n")
     out = subprocess.run([sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg),
-                          "--listen", "127.0.0.1:0"], capture_output=True, text=True, timeout=120)
+                          "--listen", "127.0.0.1:0"], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)  # its default data directory (./data) is the test's own
     assert out.returncode != 0
     assert "golden.jsonl:1: expect needs exactly one of" in out.stderr
     assert "Traceback" not in out.stderr

@@ -62,7 +62,8 @@ def test_serve_pages_on_a_fast_burn(tmp_path: Path, target: str) -> None:  # noq
         assert len(recording) == 15
         status = subprocess.run(
             [sys.executable, "-m", "inferwatch", "slo", "status", "--url", s.url], capture_output=True,
-            text=True, timeout=60, check=False, env={**os.environ, "INFERWATCH_CONFIG": ""})
+            text=True, timeout=60, check=False, env={**os.environ, "INFERWATCH_CONFIG": ""},
+            cwd=tmp_path)  # no config: the client's default data directory is ./data, the test's own
         assert status.returncode == 0, status.stderr
         assert "ranker-availability: objective 99.9%" in status.stdout
         assert "firing: SLORankerAvailabilityFastBurn" in status.stdout
