@@ -38,7 +38,11 @@ def test_the_slo_page_shows_budget_burn_and_the_burning_windows(tmp_path: Path, 
         assert "fast_page" in (avail.get_attribute("data-burning") or "")
         text = avail.inner_text()
         assert "fast page windows burning" in text and "firing: SLORankerAvailabilityFastBurn" in text
-        assert "objective 99.9 % over 30d" in text and "SLI (5m)" in text and "50.0" in text
+        assert "objective 99.9 % over 30d" in text and "SLI (5m)" in text
+        # the target fails half its requests: the 5m SLI reads about 50 % ("49.893 %" when the last
+        # scrape fell on a failure; asserting the text "50.0" failed once in CI)
+        sli = avail.locator("b.sli").inner_text()
+        assert 45.0 <= float(sli.split()[0]) <= 55.0, sli
         # rule: the budget says what it rests on (seconds of data here: under the minute it needs to tell)
         assert re.search(r"computed over the \d+ min observed: 0\.\d\d % of 30d|under a minute of data yet",
                          text), text
