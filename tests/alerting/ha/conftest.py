@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests._postgres import PostgresCluster
@@ -35,3 +37,14 @@ def postgres() -> Iterator[PostgresCluster]:
 def pg_url(postgres: PostgresCluster) -> str:
     """A fresh database for one test."""
     return postgres.new_database()
+
+
+def poll(fn: Callable[[], Any], bound_s: float = 60.0) -> Any:
+    """``fn()`` until it returns something truthy (at most ``bound_s``); its last answer otherwise."""
+    end = time.monotonic() + bound_s
+    while time.monotonic() < end:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)  # a bounded poll of the server's own answer, not a synchronisation sleep
+    return fn()

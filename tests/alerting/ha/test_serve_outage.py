@@ -7,7 +7,6 @@ the outage (an acknowledgement, a silence, the history) is in the database once 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +16,12 @@ import pytest
 from tests._postgres import PostgresCluster
 from tests.server._proc import start_serve
 
+from alerting.ha.conftest import poll
 from alerting.test_serve_oncall import BOUND_S, Hooks, _stop
 
 pytestmark = pytest.mark.slow
 TOKEN = "t0ken-for-ha-outage"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-def _poll(fn: Any) -> Any:
-    end = time.monotonic() + BOUND_S
-    while time.monotonic() < end:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.2)  # a bounded poll of the server's own answer, not a synchronisation sleep
-    return fn()
 
 
 def test_with_postgresql_stopped_the_page_arrives_and_nothing_is_lost(
@@ -51,7 +41,7 @@ alerting:
     proc, url = start_serve(cfg, "--speed", "10")
     try:
         with httpx.Client(timeout=BOUND_S) as c:
-            assert _poll(lambda: c.get(f"{url}/api/v2/status").json()["cluster"]["peers"])
+            assert poll(lambda: c.get(f"{url}/api/v2/status").json()["cluster"]["peers"])
             postgres.stop()
             try:
                 labels = {"alertname": "Outage", "tier": "P0", "service": "ranker"}
@@ -80,7 +70,7 @@ alerting:
                     silences = conn.execute("SELECT created_by FROM silences").fetchall()
                     kinds = {str(k) for (k,) in conn.execute("SELECT DISTINCT kind FROM history")}
                 return acks, silences, kinds
-            assert _poll(lambda: written_back()[0] and written_back()[1])
+            assert poll(lambda: written_back()[0] and written_back()[1])
             acks, silences, kinds = written_back()
             # who, as the API records them (with the credential that made them)
             assert [str(a).startswith("oncall") for (a,) in acks] == [True]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +21,7 @@ from tests._require import require_tool
 from tests.server._proc import start_serve
 
 from alerting.fakes import Reply, Request
+from alerting.ha.conftest import poll
 from alerting.test_serve_oncall import BOUND_S, Hooks, _stop
 
 pytestmark = pytest.mark.slow
@@ -69,16 +69,6 @@ class TimedHooks(Hooks):
                     and b.get("escalation", {}).get("step") == step]
 
 
-def _poll(fn: Any) -> Any:
-    end = time.monotonic() + BOUND_S
-    while time.monotonic() < end:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.2)  # a bounded poll of the server's own answer, not a synchronisation sleep
-    return fn()
-
-
 def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
         tmp_path: Path, postgres: PostgresCluster) -> None:
     amtool = require_tool("amtool")
@@ -89,7 +79,7 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
     try:
         with httpx.Client(timeout=BOUND_S) as c:
             status = lambda url: c.get(f"{url}/api/v2/status").json()["cluster"]  # noqa: E731
-            assert _poll(lambda: status(url_a)["peers"])  # A holds the lease before B starts
+            assert poll(lambda: status(url_a)["peers"])  # A holds the lease before B starts
             # a silence made on A, before anything fires: in force on B
             sil = c.post(f"{url_a}/api/v2/silences", headers=AUTH, json={
                 "matchers": [{"name": "alertname", "value": "Quiet", "isRegex": False}],
@@ -97,7 +87,7 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
                 "createdBy": "ops", "comment": "maintenance"})
             assert sil.status_code == 200, sil.text
             b, url_b = start_serve(_config(tmp_path, "b", db, hooks.url))
-            assert _poll(lambda: len(status(url_a)["peers"]) == 2)
+            assert poll(lambda: len(status(url_a)["peers"]) == 2)
             cmd = [amtool, "cluster", "show", "-o", "extended", f"--alertmanager.url={url_b}"]
             show = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND_S, check=False)
             peers = [line.split() for line in show.stdout.splitlines() if line.startswith("127.0.0.1:")]
@@ -114,7 +104,7 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
             def quiet_on_b() -> bool:
                 got = c.get(f"{url_b}/api/v2/alerts", params={"filter": 'alertname="Quiet"'}).json()
                 return bool(got) and got[0]["status"]["silencedBy"] == [sil.json()["silenceID"]]
-            assert _poll(quiet_on_b)
+            assert poll(quiet_on_b)
 
             # step 1 of Down and Acked from A; Acked acknowledged through B before its step 2
             assert hooks.wait(lambda got: len(got) >= 2)
