@@ -22,9 +22,9 @@ from prometheus_client.metrics_core import Metric
 
 from inferwatch.model import SimulatedClock
 from inferwatch.sdk import Monitor, read_sample
+from inferwatch.sdk._requests import RequestAggregates
 from inferwatch.sdk.multiproc._multiproc import DB_NAME, MultiprocStore
 from inferwatch.sdk.multiproc._multiproc_file import SharedFile, is_corrupt
-from inferwatch.sdk._requests import RequestAggregates
 
 SVC = ("svc", "m", "v1")
 ERRORS = {"kind": "multiprocess", "service": "svc"}
