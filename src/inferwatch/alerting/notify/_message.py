@@ -284,7 +284,8 @@ def render(n: Notification, *, language: str = "en", timezone: str = "UTC", exte
     blocks: list[Block] = []
     for i, g in enumerate(n.groups if n.kind != "digest" else ()):
         blocks += _group_blocks(g, w, tz, markdown, header or i > 0, language, template)
-    blocks += [Block((translate_note(note, language),)) for note in n.notes]
+    notes = n.notes[1:] if n.kind == "digest" and not header else n.notes  # a card shows the heading
+    blocks += [Block((translate_note(note, language),)) for note in notes]
     first = n.groups[0] if n.groups and n.kind != "digest" else None
     title = _title(first, w, template) if first is not None else (n.notes[0] if n.notes else "inferwatch")
     if external_url:
