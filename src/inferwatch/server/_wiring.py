@@ -20,7 +20,7 @@ from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
-from inferwatch.alerting.ha import Replica, SoleReplica, open_replica, shared_state
+from inferwatch.alerting.ha import FailOpenStateDB, Replica, SoleReplica, open_replica, shared_state
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -212,6 +212,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     if server.components.health is not None and state is not None:
         server.components.health.damage = damage
         server.components.health.watch = IntegrityWatch(state, damage, start=clock.now())
+        server.components.health.state = pipeline.db if isinstance(pipeline.db, FailOpenStateDB) else None
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
@@ -224,6 +225,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
             if built.health is not None and current.health is not None:
                 built.health.damage, built.health.watch = current.health.damage, current.health.watch
+                built.health.state = current.health.state
             built.evaluator.on_pending = pipeline.pending
             return built
 
