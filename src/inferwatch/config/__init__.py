@@ -15,6 +15,7 @@ from inferwatch.config._actions import (
     RollbackActionSpec,
 )
 from inferwatch.config._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
+from inferwatch.config._alertmanager_yml import alertmanager_file_notes, read_alertmanager_file
 from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._auth import ROLES, AuthConfig, Role, TokenSpec
 from inferwatch.config._baseline import BaselineConfig
@@ -103,6 +104,14 @@ from inferwatch.config._slo import (
     SloTiers,
     check_thresholds,
 )
+from inferwatch.config._time_intervals import (
+    MONTHS,
+    WEEKDAYS,
+    TimeIntervalSpec,
+    TimeRange,
+    TimeSpec,
+    parse_range,
+)
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.config._web import TLS_VERSIONS, TlsServerConfig, WebConfig, load_web_config, parse_web_config
 from inferwatch.config.receivers import (
@@ -112,6 +121,7 @@ from inferwatch.config.receivers import (
     AliyunVoiceReceiverSpec,
     DigestReceiverSpec,
     DingTalkReceiverSpec,
+    DiscardReceiverSpec,
     EmailReceiverSpec,
     FeishuReceiverSpec,
     PagerDutyReceiverSpec,
@@ -135,6 +145,7 @@ __all__ = [
     "ENGINE_PACKS",
     "LANGUAGES",
     "MAD_SCALE",
+    "MONTHS",
     "PAGERDUTY_KEY_LEN",
     "PERIODS",
     "REDACTED",
@@ -143,6 +154,7 @@ __all__ = [
     "TITLE_FIELDS",
     "TLS_VERSIONS",
     "TTFT_BUCKETS",
+    "WEEKDAYS",
     "AbTestPValueSignal",
     "ActionSpec",
     "AlertingConfig",
@@ -161,6 +173,7 @@ __all__ = [
     "DegradeActionSpec",
     "DigestReceiverSpec",
     "DingTalkReceiverSpec",
+    "DiscardReceiverSpec",
     "DnsSDConfig",
     "Duration",
     "DynamicThreshold",
@@ -236,6 +249,9 @@ __all__ = [
     "TencentSmsReceiverSpec",
     "TencentVoiceReceiverSpec",
     "TerminalReceiverSpec",
+    "TimeIntervalSpec",
+    "TimeRange",
+    "TimeSpec",
     "TlsServerConfig",
     "TokenSpec",
     "TwilioReceiverSpec",
@@ -245,6 +261,7 @@ __all__ = [
     "WeComReceiverSpec",
     "WebConfig",
     "WebhookReceiverSpec",
+    "alertmanager_file_notes",
     "check_json_path",
     "check_thresholds",
     "env",
@@ -254,8 +271,10 @@ __all__ = [
     "mask_secret_fields",
     "parse_config",
     "parse_local_time",
+    "parse_range",
     "parse_web_config",
     "prometheus_config_notes",
+    "read_alertmanager_file",
     "read_prometheus_jobs",
     "read_prometheus_rule_files",
     "redact_text",
