@@ -9,7 +9,7 @@ from inferwatch.alerting.ha._lease import Lease, LeaseHolder
 from inferwatch.alerting.ha._pg import PgStateDB, schema_version
 from inferwatch.alerting.ha._replica import Peer, Replica, SoleReplica
 from inferwatch.alerting.ha._schema import MIGRATIONS, translate
-from inferwatch.alerting.ha._setup import JOURNAL_FILE, Leadership, open_replica, shared_state
+from inferwatch.alerting.ha._setup import JOURNAL_FILE, Leadership, open_replica, shared_key, shared_state
 
 __all__ = ["JOURNAL_FILE", "MIGRATIONS", "Leadership", "Lease", "LeaseHolder", "Peer", "PgStateDB", "Replica",
-           "SoleReplica", "open_replica", "schema_version", "shared_state", "translate"]
+           "SoleReplica", "open_replica", "schema_version", "shared_key", "shared_state", "translate"]

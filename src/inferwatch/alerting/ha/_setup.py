@@ -16,7 +16,7 @@ from inferwatch.alerting.ha._replica import Replica, SoleReplica
 from inferwatch.config import Config
 from inferwatch.model import Clock
 
-__all__ = ["JOURNAL_FILE", "Leadership", "open_replica", "shared_state"]
+__all__ = ["JOURNAL_FILE", "Leadership", "open_replica", "shared_key", "shared_state"]
 
 JOURNAL_FILE = "ha-journal.sqlite"
 """Where a replica keeps what it wrote while the database was gone, until written back."""
@@ -43,6 +43,19 @@ def shared_state(config: Config, state: Path | None) -> PgStateDB | None:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return PgStateDB(url, journal=state / JOURNAL_FILE if state is not None else ":memory:")
+
+
+def shared_key(db: PgStateDB, name: str, local: bytes) -> bytes:
+    """The pair's key ``name`` (the acknowledgement links' signing key): stored once in the shared
+    database by the first replica to start, with its own ``local`` key (the links it sent before the
+    pair stay valid), and read from there by every replica, so a link made by A works on B.
+
+    ``StoreError`` while the database is gone (at start: the pair cannot start without it anyway).
+    """
+    db.shared_write("INSERT INTO meta VALUES (?,?) ON CONFLICT (key) DO NOTHING",
+                    (f"key:{name}", local.hex()))
+    rows = db.shared_query("SELECT value FROM meta WHERE key=?", (f"key:{name}",))
+    return bytes.fromhex(str(rows[0][0]))
 
 
 def open_replica(config: Config, pipeline: Pipeline, clock: Clock) -> Replica | SoleReplica:
