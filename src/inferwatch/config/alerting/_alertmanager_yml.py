@@ -23,10 +23,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._alerting import InhibitRuleSpec, RouteSpec
-from inferwatch.config._alertmanager_receivers import translate_receiver
-from inferwatch.config._time_intervals import TimeIntervalSpec
 from inferwatch.config._yaml_lines import At, load_located
+from inferwatch.config.alerting._alerting import InhibitRuleSpec, RouteSpec
+from inferwatch.config.alerting._alertmanager_receivers import translate_receiver
+from inferwatch.config.alerting._time_intervals import TimeIntervalSpec
 from inferwatch.model import parse_duration, parse_matchers
 
 __all__ = ["alertmanager_file_notes", "read_alertmanager_file"]
