@@ -20,7 +20,15 @@ from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
-from inferwatch.alerting.ha import Replica, SoleReplica, open_replica, shared_key, shared_state
+from inferwatch.alerting.ha import (
+    FailOpenStateDB,
+    PgStateDB,
+    Replica,
+    SoleReplica,
+    open_replica,
+    shared_key,
+    shared_state,
+)
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -213,6 +221,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     if server.components.health is not None and state is not None:
         server.components.health.damage = damage
         server.components.health.watch = IntegrityWatch(state, damage, start=clock.now())
+        server.components.health.state = pipeline.db if isinstance(pipeline.db, FailOpenStateDB) else None
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
@@ -225,6 +234,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
             if built.health is not None and current.health is not None:
                 built.health.damage, built.health.watch = current.health.damage, current.health.watch
+                built.health.state = current.health.state
             built.evaluator.on_pending = pipeline.pending
             return built
 
@@ -366,6 +376,6 @@ def build_pipeline(config: Config, *, clock: Clock, stream: TextIO | None = None
     PostgreSQL with an ``ha`` section."""
     state = state_dir(config)
     db, key = shared_state(config, state), load_ack_key(state)
-    if db is not None:  # an HA pair signs with one key: a link made by either replica works on both
+    if isinstance(db, PgStateDB):  # a pair signs with one key: a link made by either replica works on both
         key = shared_key(db, "ack", key)
     return pipeline_from_config(config, state, clock, ack_key=key, stream=stream, db=db)
