@@ -8,7 +8,7 @@ import pytest
 
 from alerting.test_oncall import SCHEDULE
 from inferwatch.cli import main
-from inferwatch.cli._history import history_line
+from inferwatch.cli.client._history import history_line
 
 T = 1_796_346_000.0  # 2026-12-04 01:00:00 UTC = 09:00 in Shanghai
 
@@ -55,7 +55,7 @@ SLO = {"id": "ranker-availability", "objective": 99.9, "sli": 0.9995, "budget_re
 
 
 def test_slo_status_in_chinese_and_in_english_unchanged() -> None:
-    from inferwatch.cli._slo import status_lines
+    from inferwatch.cli.client._slo import status_lines
 
     zh = status_lines([SLO], "zh-CN")
     assert zh[:3] == ["ranker-availability: 目标 99.9%  SLI 99.950%  错误预算剩余 50.000% (周期 30d)",

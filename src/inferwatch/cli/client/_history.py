@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inferwatch.cli._client import add_server_args, call
 from inferwatch.cli._common import add_config_arg, print_json
-from inferwatch.cli._words import HISTORY_KINDS, WORDS, local_time
+from inferwatch.cli.client._client import add_server_args, call
+from inferwatch.cli.client._words import HISTORY_KINDS, WORDS, local_time
 
 __all__ = ["add_parser", "history_line"]
 
