@@ -88,6 +88,10 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
             assert sil.status_code == 200, sil.text
             b, url_b = start_serve(_config(tmp_path, "b", db, hooks.url))
             assert poll(lambda: len(status(url_a)["peers"]) == 2)
+            ha = c.get(f"{url_b}/api/v1/ha").json()["data"]  # what the dashboard's Replicas page shows
+            assert [(r["name"], r["leader"], r["self"]) for r in ha["replicas"]] == [
+                ("a", True, False), ("b", False, True)], ha
+            assert ha["database"]["state"] == "up" and ha["journal"]["pending"] == 0 and not ha["delivering"]
             cmd = [amtool, "cluster", "show", "-o", "extended", f"--alertmanager.url={url_b}"]
             show = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND_S, check=False)
             peers = [line.split() for line in show.stdout.splitlines() if line.startswith("127.0.0.1:")]
@@ -128,4 +132,9 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
     assert len(hooks.when("/first", "Down", 1)) <= 2 and len(hooks.when("/second", "Down", 2)) <= 2
     assert hooks.steps("/second").count(("Acked", 2)) == 0 and hooks.steps("/third").count(("Acked", 3)) == 0
     assert all(b["groupLabels"]["alertname"] != "Quiet" for _, b in hooks.got)  # silenced on both
+    # each message names the replica that sent it: A before the kill, B after
+    sent_by = lambda path, step: {b.get("replica") for p, b in hooks.got  # noqa: E731
+                                  if p == path and b["groupLabels"]["alertname"] == "Down"
+                                  and b.get("escalation", {}).get("step") == step}
+    assert "a" in sent_by("/first", 1) and sent_by("/third", 3) == {"b"}
     assert "Traceback" not in err_a + err_b and TOKEN not in err_b

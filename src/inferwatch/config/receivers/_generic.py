@@ -73,14 +73,17 @@ class DigestReceiverSpec(ReceiverBase):
 
     type: Literal["digest"] = "digest"
     at: str = Field("09:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="local HH:MM")
-    timezone: str = Field("UTC", description="IANA time zone, e.g. Asia/Shanghai")
+    timezone: str | None = Field(None, description="IANA time zone, e.g. Asia/Shanghai; "
+                                 "empty: alerting.timezone")
     deliver_to: str = Field("terminal", description="the receiver that gets the digest")
 
     @field_validator("timezone")
     @classmethod
-    def _tz(cls, v: str) -> str:
+    def _tz(cls, v: str | None) -> str | None:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+        if v is None:
+            return v
         try:
             ZoneInfo(v)
         except (ZoneInfoNotFoundError, ValueError):

@@ -11,9 +11,9 @@ from inferwatch._exceptions import ConfigError
 if TYPE_CHECKING:
     from inferwatch.sdk._aggregator import Aggregator
     from inferwatch.sdk._hooks import MonitorHooks
-    from inferwatch.sdk._onnx import InstrumentedSession
-    from inferwatch.sdk._runtime_metrics import RuntimeAggregates
-    from inferwatch.sdk._tensorrt import InstrumentedContext, TensorRTBuild
+    from inferwatch.sdk.runtimes._onnx import InstrumentedSession
+    from inferwatch.sdk.runtimes._runtime_metrics import RuntimeAggregates
+    from inferwatch.sdk.runtimes._tensorrt import InstrumentedContext, TensorRTBuild
 
 __all__ = ["RuntimeMethods"]
 
@@ -39,7 +39,7 @@ class RuntimeMethods:
         only for a session not made by ``inferwatch.sdk.onnx_session``: ONNX Runtime forgets a
         provider it could not register.
         """
-        from inferwatch.sdk._onnx import InstrumentedSession, provider_names
+        from inferwatch.sdk.runtimes._onnx import InstrumentedSession, provider_names
 
         if not callable(getattr(session, "run", None)) or not hasattr(session, "get_providers"):
             raise ConfigError(f"instrument_onnx: {session!r} is not an onnxruntime InferenceSession")
@@ -54,7 +54,7 @@ class RuntimeMethods:
                             build: TensorRTBuild | None = None) -> InstrumentedContext:
         """Wrap a TensorRT ``IExecutionContext``: ``execute_async_v3`` timed (with ``synchronize``,
         until the stream is done), the engine's memory and ``build`` (``build_tensorrt_engine``) exported."""
-        from inferwatch.sdk._tensorrt import InstrumentedContext
+        from inferwatch.sdk.runtimes._tensorrt import InstrumentedContext
 
         if not callable(getattr(context, "execute_async_v3", None)) or not hasattr(context, "engine"):
             raise ConfigError(f"instrument_tensorrt: {context!r} is not a TensorRT execution context")
@@ -72,7 +72,7 @@ class RuntimeMethods:
         return model, version
 
     def _runtime_aggregates(self) -> RuntimeAggregates:
-        from inferwatch.sdk._runtime_metrics import RuntimeAggregates
+        from inferwatch.sdk.runtimes._runtime_metrics import RuntimeAggregates
 
         with self._attach_lock:
             if self._runtimes is None:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.model import metrics as catalog
-from inferwatch.sdk._onnx_placement import CPU, Placement, from_assignment, from_profile
-from inferwatch.sdk._runtime_metrics import RUNTIME, Described, RuntimeKey
+from inferwatch.sdk.runtimes._onnx_placement import CPU, Placement, from_assignment, from_profile
+from inferwatch.sdk.runtimes._runtime_metrics import RUNTIME, Described, RuntimeKey
 
 if TYPE_CHECKING:
     from inferwatch.sdk._hooks import MonitorHooks

@@ -59,10 +59,10 @@ from prometheus_client.samples import Exemplar, Sample
 
 from inferwatch.model import metrics as catalog
 from inferwatch.model import open_sqlite
-from inferwatch.sdk import _multiproc_sync as sync
-from inferwatch.sdk._multiproc_file import SharedFile
-from inferwatch.sdk._multiproc_rows import Row, flatten
-from inferwatch.sdk._multiproc_rows import family as _family
+from inferwatch.sdk.multiproc import _multiproc_sync as sync
+from inferwatch.sdk.multiproc._multiproc_file import SharedFile
+from inferwatch.sdk.multiproc._multiproc_rows import Row, flatten
+from inferwatch.sdk.multiproc._multiproc_rows import family as _family
 
 __all__ = ["DB_NAME", "FLUSH_INTERVAL_S", "SUMMED_GAUGES", "MultiprocStore", "process_alive"]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from inferwatch.model import metrics as catalog
-from inferwatch.sdk._runtime_metrics import RUNTIME, Described, RuntimeKey
+from inferwatch.sdk.runtimes._runtime_metrics import RUNTIME, Described, RuntimeKey
 
 if TYPE_CHECKING:
     from inferwatch.sdk._hooks import MonitorHooks
