@@ -34,7 +34,7 @@ from inferwatch.alerting._stages import EnqueueStage
 from inferwatch.alerting._state import StateDB, StateStore
 from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord
-from inferwatch.alerting.mute import SilencedResolutions
+from inferwatch.alerting.mute import SilencedResolutions, TimeIntervals
 from inferwatch.alerting.oncall import (
     Ack,
     AckLinks,
@@ -149,7 +149,7 @@ class Pipeline:
         self.inhibitor, self.mute, self.act = stages.inhibitor, stages.mute, stages.act
         self.notifiers, self.queues, self.chains, self.digests = (
             stages.notifiers, stages.queues, stages.chains, stages.digests)
-        self.dispatcher = Dispatcher(self.root, self._flush)
+        self.dispatcher = Dispatcher(self.root, self._flush, TimeIntervals(config.time_intervals))
         self.oncall = OnCall(self.acks, a.history, self.groups, self.episode_ids)
         self._swallowed = SilencedResolutions(self.silences, self.nflog, list(self.chains))
         self.escalator = Escalator(config, self.db, self.acks, self.mute,
