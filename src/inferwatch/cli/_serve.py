@@ -69,7 +69,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.speed is not None and not args.speed > 0:
         raise InputError(f"--speed: must be positive, got {args.speed:g}")
     if args.speed is not None or args.start is not None:
-        clock = ScaledClock(args.speed or 1.0, _start(args.start), _start(args.start_anchor, "--start-anchor"))
+        anchor = _start(args.start_anchor, "--start-anchor")
+        clock = ScaledClock(args.speed or 1.0, _start(args.start), anchor)
     serve(cfg, listen=args.listen, clock=clock, reload=load)
     return 0
 
