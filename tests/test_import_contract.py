@@ -64,7 +64,7 @@ ALLOWED_PRIVATE_NAMES: set[tuple[str, str, str]] = {
 }
 
 # Directories holding more than MAX_ROOM_MODULES modules directly. May only shrink (into rooms).
-ALLOWED_CROWDED: set[str] = {"inferwatch/cli", "inferwatch/config"}
+ALLOWED_CROWDED: set[str] = {"inferwatch/cli"}
 MAX_ROOM_MODULES = 25
 
 

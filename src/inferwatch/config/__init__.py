@@ -6,51 +6,15 @@
 """
 
 from inferwatch import _env as env
-from inferwatch.config._actions import (
-    ActionSpec,
-    CommandActionSpec,
-    DegradeActionSpec,
-    HttpActionSpec,
-    KubernetesScaleSpec,
-    RollbackActionSpec,
-)
-from inferwatch.config._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
-from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._auth import ROLES, AuthConfig, Role, TokenSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._ha import HAConfig
-from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config, with_web_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
-from inferwatch.config._oncall import (
-    SCHEDULE_PREFIX,
-    EscalationSpec,
-    EscalationStep,
-    HistoryConfig,
-    LayerSpec,
-    MemberSpec,
-    OnCallConfig,
-    OverrideSpec,
-    ScheduleSpec,
-    parse_local_time,
-)
 from inferwatch.config._outlier import MAD_SCALE, OutlierSpec
-from inferwatch.config._probes import (
-    GenerativeSpec,
-    GoldenSpec,
-    ProbeExpect,
-    ProbeSpec,
-    ProbeTls,
-    check_json_path,
-)
-from inferwatch.config._prometheus_yml import (
-    prometheus_config_notes,
-    read_prometheus_jobs,
-    read_prometheus_rule_files,
-)
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._redact import (
     REDACTED,
@@ -80,17 +44,6 @@ from inferwatch.config._rules import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.config._scrape import ScrapeTarget
-from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
-from inferwatch.config._scrape_config import ScrapeConfig
-from inferwatch.config._scrape_job import (
-    DnsSDConfig,
-    FileSDConfig,
-    HttpSDConfig,
-    KubernetesSDConfig,
-    ScrapeJob,
-    StaticGroup,
-)
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -105,6 +58,32 @@ from inferwatch.config._slo import (
 )
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.config._web import TLS_VERSIONS, TlsServerConfig, WebConfig, load_web_config, parse_web_config
+from inferwatch.config.alerting import (
+    SCHEDULE_PREFIX,
+    ActionSpec,
+    AlertingConfig,
+    AlertmanagerSpec,
+    CommandActionSpec,
+    DegradeActionSpec,
+    EscalationSpec,
+    EscalationStep,
+    HeartbeatKind,
+    HeartbeatSenderSpec,
+    HeartbeatWatchSpec,
+    HistoryConfig,
+    HttpActionSpec,
+    InhibitRuleSpec,
+    KubernetesScaleSpec,
+    LayerSpec,
+    MemberSpec,
+    NotifyPolicy,
+    OnCallConfig,
+    OverrideSpec,
+    RollbackActionSpec,
+    RouteSpec,
+    ScheduleSpec,
+    parse_local_time,
+)
 from inferwatch.config.receivers import (
     LANGUAGES,
     PAGERDUTY_KEY_LEN,
@@ -126,6 +105,28 @@ from inferwatch.config.receivers import (
     WebhookReceiverSpec,
     WeComAppReceiverSpec,
     WeComReceiverSpec,
+)
+from inferwatch.config.scrape import (
+    Authorization,
+    BasicAuth,
+    DnsSDConfig,
+    FileSDConfig,
+    GenerativeSpec,
+    GoldenSpec,
+    HttpSDConfig,
+    KubernetesSDConfig,
+    ProbeExpect,
+    ProbeSpec,
+    ProbeTls,
+    ScrapeConfig,
+    ScrapeJob,
+    ScrapeTarget,
+    StaticGroup,
+    TLSConfig,
+    check_json_path,
+    prometheus_config_notes,
+    read_prometheus_jobs,
+    read_prometheus_rule_files,
 )
 
 __all__ = [

@@ -11,13 +11,16 @@ from pydantic import ValidationError
 
 from inferwatch._env import ENV_CONFIG
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._probes import ProbeSpec
-from inferwatch.config._prometheus_yml import read_prometheus_jobs, read_prometheus_rule_files
 from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
-from inferwatch.config._scrape_config import ScrapeConfig
-from inferwatch.config._scrape_job import ScrapeJob
 from inferwatch.config._yaml import safe_load_strict
+from inferwatch.config.scrape import (
+    ProbeSpec,
+    ScrapeConfig,
+    ScrapeJob,
+    read_prometheus_jobs,
+    read_prometheus_rule_files,
+)
 
 __all__ = ["describe_validation", "load_config", "parse_config", "with_web_config"]
 

@@ -19,11 +19,16 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._actions import ActionSpec, DegradeActionSpec, KubernetesScaleSpec, RollbackActionSpec
-from inferwatch.config._alertmanagers import AlertmanagerSpec
-from inferwatch.config._heartbeat import HeartbeatSenderSpec
-from inferwatch.config._oncall import SCHEDULE_PREFIX, EscalationSpec, HistoryConfig, OnCallConfig
 from inferwatch.config._types import Duration, FrozenModel
+from inferwatch.config.alerting._actions import (
+    ActionSpec,
+    DegradeActionSpec,
+    KubernetesScaleSpec,
+    RollbackActionSpec,
+)
+from inferwatch.config.alerting._alertmanagers import AlertmanagerSpec
+from inferwatch.config.alerting._heartbeat import HeartbeatSenderSpec
+from inferwatch.config.alerting._oncall import SCHEDULE_PREFIX, EscalationSpec, HistoryConfig, OnCallConfig
 from inferwatch.config.receivers import (
     DigestReceiverSpec,
     PagerDutyReceiverSpec,

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._scrape import ScrapeTarget
-from inferwatch.config._scrape_auth import Authorization, TLSConfig
 from inferwatch.config._types import Duration, FrozenModel, http_url
+from inferwatch.config.scrape._scrape import ScrapeTarget
+from inferwatch.config.scrape._scrape_auth import Authorization, TLSConfig
 from inferwatch.model import is_valid_label_name
 
 __all__ = ["DnsSDConfig", "FileSDConfig", "HttpSDConfig", "KubernetesSDConfig", "ScrapeJob", "StaticGroup"]

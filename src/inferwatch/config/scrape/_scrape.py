@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.config._types import ByteSize, Duration, FrozenModel, http_url
+from inferwatch.config.scrape._scrape_auth import Authorization, BasicAuth, TLSConfig
 from inferwatch.model import (
     DEFAULT_INTERVAL_S,
     Dimension,

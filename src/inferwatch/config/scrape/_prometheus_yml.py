@@ -22,7 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._scrape_job import ScrapeJob
+from inferwatch.config.scrape._scrape_job import ScrapeJob
 from inferwatch.model import parse_duration
 
 __all__ = ["prometheus_config_notes", "read_prometheus_jobs", "read_prometheus_rule_files"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from inferwatch.config._scrape import ScrapeTarget
-from inferwatch.config._scrape_job import ScrapeJob
 from inferwatch.config._types import FrozenModel
+from inferwatch.config.scrape._scrape import ScrapeTarget
+from inferwatch.config.scrape._scrape_job import ScrapeJob
 
 __all__ = ["ScrapeConfig"]
 
