@@ -20,7 +20,15 @@ from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
-from inferwatch.alerting.ha import Replica, SoleReplica, open_replica, shared_key, shared_state
+from inferwatch.alerting.ha import (
+    FailOpenStateDB,
+    PgStateDB,
+    Replica,
+    SoleReplica,
+    open_replica,
+    shared_key,
+    shared_state,
+)
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -73,7 +81,7 @@ from inferwatch.server.ingest import (
     remote_write_routes,
 )
 from inferwatch.server.remote import AlertmanagerPush, FanoutSink, RemoteWrite, alert_sink
-from inferwatch.server.web import Devices, DriftReports, dashboard_routes
+from inferwatch.server.web import Devices, DriftReports, dashboard_routes, incident_routes
 from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore
@@ -213,6 +221,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     if server.components.health is not None and state is not None:
         server.components.health.damage = damage
         server.components.health.watch = IntegrityWatch(state, damage, start=clock.now())
+        server.components.health.state = pipeline.db if isinstance(pipeline.db, FailOpenStateDB) else None
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
@@ -225,6 +234,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
             if built.health is not None and current.health is not None:
                 built.health.damage, built.health.watch = current.health.damage, current.health.watch
+                built.health.state = current.health.state
             built.evaluator.on_pending = pipeline.pending
             return built
 
@@ -294,6 +304,7 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
     return [
         *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
+        *incident_routes(server, handles.acks, handles.silences),  # the page a notification's link opens
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
         *probe_routes(server),  # /api/v1/probes
@@ -366,6 +377,6 @@ def build_pipeline(config: Config, *, clock: Clock, stream: TextIO | None = None
     PostgreSQL with an ``ha`` section."""
     state = state_dir(config)
     db, key = shared_state(config, state), load_ack_key(state)
-    if db is not None:  # an HA pair signs with one key: a link made by either replica works on both
+    if isinstance(db, PgStateDB):  # a pair signs with one key: a link made by either replica works on both
         key = shared_key(db, "ack", key)
     return pipeline_from_config(config, state, clock, ack_key=key, stream=stream, db=db)
