@@ -23,6 +23,10 @@ T = 1_796_346_000.0  # 2026-12-04 01:00:00 UTC = 09:00 in Shanghai
     ({"t": T, "kind": "escalated", "labels": {"alertname": "Down"},
       "detail": {"escalation": "p0", "step": 2, "receivers": ["phone"]}},
      "2026-12-04 09:00:00 CST  已升级", "p0 第 2 步 -> phone"),
+    # a voice receiver's sms_fallback texted the number nobody answered at
+    ({"t": T, "kind": "unanswered", "labels": {"alertname": "Down"},
+      "detail": {"number": "13800000000", "rounds": 2, "record": {"sms": "sent"}}},
+     "2026-12-04 09:00:00 CST  未接听", "13800000000 未接听 2 次呼叫，已发短信"),
 ])
 def test_history_lines_in_chinese_and_shanghai_time(event: dict[str, object], zh: str, en: str) -> None:
     line = history_line(event, "zh-CN", "Asia/Shanghai")
