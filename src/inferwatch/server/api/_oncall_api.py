@@ -102,7 +102,7 @@ def _time_param(request: Request, name: str, default: float) -> float:
 
 
 class OnCallApi:
-    """Acknowledgements, groups, history, MTTA/MTTR, who is on call, voice callbacks: one method an endpoint."""
+    """Acknowledgements, groups, history, MTTA/MTTR, who is on call, voice callbacks: a method an endpoint."""
 
     def __init__(self, acks: AcksHandle, token: Secret) -> None:
         self.acks = acks
