@@ -44,7 +44,7 @@ def add_parser(sub: Any) -> None:
                    "demos: scrapes, evaluations and for-durations all follow that clock)")
     p.add_argument("--start", metavar="TIME",
                    help="with --speed: the clock's start (epoch seconds or ISO 8601; default now)")
-    p.set_defaults(func=_serve)
+    p.set_defaults(func=_serve, until_stopped=True)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -66,7 +66,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError(f"--speed: must be positive, got {args.speed:g}")
     if args.speed is not None or args.start is not None:
         clock = ScaledClock(args.speed or 1.0, _start(args.start))
-    serve(cfg, listen=args.listen, clock=clock, reload=load)
+    serve(cfg, listen=args.listen, clock=clock, reload=load, stop=getattr(args, "stop", None))
     return 0
 
 
