@@ -64,7 +64,7 @@ ALLOWED_PRIVATE_NAMES: set[tuple[str, str, str]] = {
 }
 
 # Directories holding more than MAX_ROOM_MODULES modules directly. May only shrink (into rooms).
-ALLOWED_CROWDED: set[str] = {"inferwatch/cli"}
+ALLOWED_CROWDED: set[str] = set()
 MAX_ROOM_MODULES = 25
 
 

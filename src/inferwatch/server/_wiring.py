@@ -81,7 +81,7 @@ from inferwatch.server.ingest import (
     remote_write_routes,
 )
 from inferwatch.server.remote import AlertmanagerPush, FanoutSink, RemoteWrite, alert_sink
-from inferwatch.server.web import Devices, DriftReports, dashboard_routes
+from inferwatch.server.web import Devices, DriftReports, dashboard_routes, incident_routes
 from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore
@@ -304,6 +304,7 @@ def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceS
     return [
         *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
+        *incident_routes(server, handles.acks, handles.silences),  # the page a notification's link opens
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
         *probe_routes(server),  # /api/v1/probes

@@ -12,6 +12,7 @@ from inferwatch.config.alerting._actions import (
     RollbackActionSpec,
 )
 from inferwatch.config.alerting._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
+from inferwatch.config.alerting._alertmanager_yml import alertmanager_file_notes, read_alertmanager_file
 from inferwatch.config.alerting._alertmanagers import AlertmanagerSpec
 from inferwatch.config.alerting._heartbeat import (
     HeartbeatKind,
@@ -31,9 +32,19 @@ from inferwatch.config.alerting._oncall import (
     ScheduleSpec,
     parse_local_time,
 )
+from inferwatch.config.alerting._time_intervals import (
+    MONTHS,
+    WEEKDAYS,
+    TimeIntervalSpec,
+    TimeRange,
+    TimeSpec,
+    parse_range,
+)
 
 __all__ = [
+    "MONTHS",
     "SCHEDULE_PREFIX",
+    "WEEKDAYS",
     "ActionSpec",
     "AlertingConfig",
     "AlertmanagerSpec",
@@ -56,6 +67,12 @@ __all__ = [
     "RollbackActionSpec",
     "RouteSpec",
     "ScheduleSpec",
+    "TimeIntervalSpec",
+    "TimeRange",
+    "TimeSpec",
+    "alertmanager_file_notes",
     "check_heartbeats",
     "parse_local_time",
+    "parse_range",
+    "read_alertmanager_file",
 ]

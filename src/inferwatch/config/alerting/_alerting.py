@@ -29,6 +29,7 @@ from inferwatch.config.alerting._actions import (
 from inferwatch.config.alerting._alertmanagers import AlertmanagerSpec
 from inferwatch.config.alerting._heartbeat import HeartbeatSenderSpec
 from inferwatch.config.alerting._oncall import SCHEDULE_PREFIX, EscalationSpec, HistoryConfig, OnCallConfig
+from inferwatch.config.alerting._time_intervals import TimeIntervalSpec
 from inferwatch.config.receivers import (
     DigestReceiverSpec,
     PagerDutyReceiverSpec,
@@ -53,6 +54,10 @@ class RouteSpec(FrozenModel):
     repeat_interval: Duration | None = Field(None, gt=0)
     continue_: bool = Field(False, alias="continue")
     escalation: str | None = Field(None, description="an escalation policy's name (inherited)")
+    mute_time_intervals: tuple[str, ...] = Field(
+        (), description="send nothing while one of these time_intervals holds (not inherited)")
+    active_time_intervals: tuple[str, ...] = Field(
+        (), description="send only while one of these time_intervals holds (not inherited)")
     routes: tuple[RouteSpec, ...] = ()
 
     model_config = FrozenModel.model_config | {"populate_by_name": True}
@@ -84,6 +89,13 @@ class RouteSpec(FrozenModel):
         out = {self.escalation} if self.escalation else set()
         for child in self.routes:
             out |= child.escalations()
+        return out
+
+    def time_interval_names(self) -> set[str]:
+        """Every time interval named in this subtree."""
+        out = {*self.mute_time_intervals, *self.active_time_intervals}
+        for child in self.routes:
+            out |= child.time_interval_names()
         return out
 
 
@@ -212,6 +224,11 @@ class AlertingConfig(FrozenModel):
 
     route: RouteSpec = Field(default_factory=_default_route)
     inhibit_rules: tuple[InhibitRuleSpec, ...] = DEFAULT_INHIBIT_RULES
+    time_intervals: tuple[TimeIntervalSpec, ...] = Field(
+        (), description="named times routes mute in (mute_time_intervals) or send in (active_time_intervals)")
+    alertmanager_file: str | None = Field(
+        None, description="an alertmanager.yml read as it is: its route, receivers, inhibit_rules, "
+                          "time_intervals and resolve_timeout replace these (docs/migrate.md)")
     receivers: tuple[ReceiverSpec, ...] = Field((), description="added to (or replacing) the defaults")
     actions: tuple[ActionSpec, ...] = Field((), description="added to (or replacing) the defaults")
     default_actions: bool = Field(True, description="keep the default scale_out/degrade/rollback")
@@ -258,6 +275,8 @@ class AlertingConfig(FrozenModel):
             raise ValueError("the root route needs a receiver")
         if v.matchers:
             raise ValueError("the root route matches every alert; it cannot have matchers")
+        if v.mute_time_intervals or v.active_time_intervals:
+            raise ValueError("the root route cannot have mute_time_intervals or active_time_intervals")
         return v
 
     @model_validator(mode="after")
@@ -283,6 +302,12 @@ class AlertingConfig(FrozenModel):
         if len(actions) != len(set(actions)):
             raise ValueError(f"action names must be unique: {sorted(actions)}")
         self._check_escalations(known)
+        intervals = [t.name for t in self.time_intervals]
+        if len(intervals) != len(set(intervals)):
+            raise ValueError(f"time interval names must be unique: {sorted(intervals)}")
+        unknown = sorted(self.route.time_interval_names() - set(intervals))
+        if unknown:
+            raise ValueError(f"route names unknown time intervals {unknown} (known: {sorted(intervals)})")
         return self
 
     def _check_escalations(self, known: set[str]) -> None:

@@ -1,4 +1,4 @@
-"""Receivers of no one platform: e-mail, Alertmanager's webhook, the terminal, the digest."""
+"""Receivers of no one platform: e-mail, Alertmanager's webhook, the terminal, the digest, discard."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from inferwatch.config.receivers._base import (
     ReceiverBase,
 )
 
-__all__ = ["DigestReceiverSpec", "EmailReceiverSpec", "TerminalReceiverSpec", "WebhookReceiverSpec"]
+__all__ = ["DigestReceiverSpec", "DiscardReceiverSpec", "EmailReceiverSpec", "TerminalReceiverSpec",
+           "WebhookReceiverSpec"]
 
 
 class EmailReceiverSpec(ReceiverBase):
@@ -66,6 +67,12 @@ class TerminalReceiverSpec(ReceiverBase):
     """Print notifications on standard output."""
 
     type: Literal["terminal"] = "terminal"
+
+
+class DiscardReceiverSpec(ReceiverBase):
+    """Sends nothing: Alertmanager's receiver without integrations (a route's alerts end there)."""
+
+    type: Literal["discard"] = "discard"
 
 
 class DigestReceiverSpec(ReceiverBase):

@@ -2,9 +2,6 @@
 
     POST /api/v1/alerts/ack        {group_id | matchers, by, comment?, expires?}  (token)
     POST /api/v1/alerts/unack      {group_id | matchers, by}                      (token)
-    GET  /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  a page with one button (no token:
-                                   the HMAC over group, episode, expiry and purpose is the key)
-    POST /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  acknowledge that group (by "link")
     POST /api/v1/alerts/voice/tencent  Tencent Cloud VMS's status callback (no token: Tencent sends
                                    none; only a waiting call's id with its number settles that call)
     GET  /api/v1/alerts/oncall-groups             groups with acknowledgement and escalation
@@ -12,22 +9,20 @@
     GET  /api/v1/alerts/stats      ?start=&end=&by=   MTTA and MTTR per service and tier
     GET  /api/v1/oncall            ?time=             who is on call now, and next
 
-The link's GET answers a page and changes nothing, because mail scanners and
-chat previews open links; the button on it posts back.
+The one-click acknowledgement link (``/api/v1/alerts/ack/link``) opens the incident page, which
+lives with the dashboard (``server/web/_incident.py``).
 """
 
 from __future__ import annotations
 
-import html
 import os
 import secrets
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
@@ -127,32 +122,6 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
                                        gid=gid, matchers=ms)
         return JSONResponse({"unacknowledged": [a.to_json() for a in done]})
 
-    def _link(request: Request) -> str | Response:
-        try:
-            return acks.link_group(dict(request.query_params), clock.now())
-        except InputError as exc:
-            return HTMLResponse(_page(html.escape(f"This acknowledgement link is not valid: {exc}")),
-                                status_code=403)
-
-    async def link_page(request: Request) -> Response:
-        gid = _link(request)
-        if isinstance(gid, Response):
-            return gid
-        query = html.escape(urlencode(dict(request.query_params)))
-        form = (f'<form method="post" action="?{query}">'
-                '<button type="submit" id="ack">Acknowledge</button></form>')
-        return HTMLResponse(_page(f"Acknowledge alert group {html.escape(gid)}?", form))
-
-    async def link_ack(request: Request) -> Response:
-        gid = _link(request)
-        if isinstance(gid, Response):
-            return gid
-        try:
-            await run_in_threadpool(acks.acknowledge, clock.now(), "link", "one-click link", gid=gid)
-        except InputError:
-            return HTMLResponse(_page("Nothing to acknowledge: the group has resolved."), status_code=409)
-        return HTMLResponse(_page(f"Acknowledged group {html.escape(gid)}. Escalation stopped."))
-
     async def groups(request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(acks.group_states, clock.now()))
 
@@ -208,8 +177,6 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
     return [
         Route("/api/v1/alerts/ack", write_guard(token, ack), methods=["POST"]),
         Route("/api/v1/alerts/unack", write_guard(token, unack), methods=["POST"]),
-        Route("/api/v1/alerts/ack/link", link_page, methods=["GET"]),
-        Route("/api/v1/alerts/ack/link", link_ack, methods=["POST"]),
         Route("/api/v1/alerts/voice/tencent", voice, methods=["POST"]),
         Route("/api/v1/alerts/oncall-groups", read(groups), methods=["GET"]),
         Route("/api/v1/alerts/history", read(history), methods=["GET"]),
@@ -217,7 +184,3 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
         Route("/api/v1/oncall", read(oncall), methods=["GET"]),
     ]
 
-
-def _page(message: str, extra: str = "") -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>inferwatch</title></head>"
-            f"<body><p id='msg'>{message}</p>{extra}</body></html>")

@@ -17,13 +17,14 @@ HISTORY_KINDS = {
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {"step": " (step {n})", "esc_step": "{policy} step {n}", "by": "by {who}",
-           "rounds": "{number} did not answer {n} call(s)",
+           "rounds": "{number} did not answer {n} call(s)", "texted": ", texted",
+           "text_failed": ", text failed",
            "stats": f"{'SERVICE':16}  {'TIER':4}  {'ALERTS':6}  {'ACKED':5}  {'MTTA':8}  {'RESOLVED':8}"
                     "  MTTR",
            "shifts": f"{'SCHEDULE/LAYER':24}  {'NOW':18}  {'UNTIL (local)':22}  {'NEXT':12}  CONTACTS",
            "override": " (override)", "no_schedules": "no schedules (alerting.oncall.schedules is empty)"},
     "zh-CN": {"step": "（第 {n} 步）", "esc_step": "{policy} 第 {n} 步", "by": "操作人 {who}",
-              "rounds": "{number} 未接听 {n} 次呼叫",
+              "rounds": "{number} 未接听 {n} 次呼叫", "texted": "，已发短信", "text_failed": "，短信发送失败",
               "stats": "服务              级别  告警数  已确认  MTTA      已恢复    MTTR",
               "shifts": "排班/层级                 当前值班            交班时间 (本地)"
                         "         下一位        联系方式",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inferwatch.cli._client import add_server_args
 from inferwatch.cli._common import add_config_arg, print_json
-from inferwatch.cli._words import SLO_WORDS
+from inferwatch.cli.client._client import add_server_args
+from inferwatch.cli.client._words import SLO_WORDS
 
 __all__ = ["add_parser", "status_lines"]
 
@@ -76,7 +76,7 @@ def _fmt(v: float | None, pct: bool = False) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from inferwatch.cli._client import call
+    from inferwatch.cli.client._client import call
     from inferwatch.config import load_config
 
     resp = call(args, "GET", "/api/v1/slos")

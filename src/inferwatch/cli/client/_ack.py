@@ -6,8 +6,8 @@ import argparse
 import getpass
 from typing import Any
 
-from inferwatch.cli._client import add_server_args, call
 from inferwatch.cli._common import add_config_arg, print_json
+from inferwatch.cli.client._client import add_server_args, call
 
 __all__ = ["add_parser"]
 

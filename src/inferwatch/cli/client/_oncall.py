@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg, print_json
-from inferwatch.cli._words import WORDS, local_time
+from inferwatch.cli.client._words import WORDS, local_time
 
 __all__ = ["add_parser"]
 

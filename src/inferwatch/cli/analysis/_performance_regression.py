@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from inferwatch.cli._common import print_json
-from inferwatch.cli._performance_common import id_column, print_table
+from inferwatch.cli.analysis._performance_common import id_column, print_table
 
 __all__ = ["estimate_regression"]
 

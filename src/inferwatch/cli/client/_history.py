@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inferwatch.cli._client import add_server_args, call
 from inferwatch.cli._common import add_config_arg, print_json
-from inferwatch.cli._words import HISTORY_KINDS, WORDS, local_time
+from inferwatch.cli.client._client import add_server_args, call
+from inferwatch.cli.client._words import HISTORY_KINDS, WORDS, local_time
 
 __all__ = ["add_parser", "history_line"]
 
@@ -80,6 +80,12 @@ def _dur(seconds: float | None) -> str:
     return format_duration(round(seconds))
 
 
+def _sms(d: dict[str, Any], w: dict[str, str]) -> str:
+    """Whether the number nobody answered at was texted (a voice receiver's ``sms_fallback``)."""
+    sms = str((d.get("record") or {}).get("sms", ""))
+    return w["texted"] if sms == "sent" else w["text_failed"] if sms else ""
+
+
 def _what(e: dict[str, Any], w: dict[str, str]) -> str:
     labels = e["labels"]
     name = labels.get("alertname", "")
@@ -94,7 +100,7 @@ def _what(e: dict[str, Any], w: dict[str, str]) -> str:
                                 + (f": {d['comment']}" if d.get("comment") else ""),
         "unacknowledged": lambda: w["by"].format(who=d.get("by")),
         "answered": lambda: w["by"].format(who=d.get("by")),
-        "unanswered": lambda: w["rounds"].format(number=d.get("number"), n=d.get("rounds")),
+        "unanswered": lambda: w["rounds"].format(number=d.get("number"), n=d.get("rounds")) + _sms(d, w),
         "action": lambda: f"{d.get('action')} {d.get('phase')}: {d.get('outcome')}",
     }.get(e["kind"], lambda: "")()
     return f"{name} {{{rest}}} {extra}".rstrip()

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from inferwatch.cli._common import print_json
-from inferwatch.cli._performance_common import id_column, print_table
+from inferwatch.cli.analysis._performance_common import id_column, print_table
 
 __all__ = ["add_parser"]
 
@@ -95,7 +95,7 @@ def _estimate(args: argparse.Namespace) -> int:
     if problem == "regression" and args.y_pred_proba:
         raise InputError("--y-pred-proba is for classifiers: drop it, or drop --problem regression")
     if problem == "regression":
-        from inferwatch.cli._performance_regression import estimate_regression
+        from inferwatch.cli.analysis._performance_regression import estimate_regression
 
         return estimate_regression(args)
     metrics = [m.strip() for m in (args.metrics or _METRICS).split(",") if m.strip()]
