@@ -1,4 +1,4 @@
-"""``GET /api/v1/ha`` (the dashboard's Replicas page): the pair's overview, or ``enabled: false`` without one."""
+"""``GET /api/v1/ha`` (the Replicas page): the pair's overview, or ``enabled: false`` without one."""
 
 from __future__ import annotations
 
