@@ -156,9 +156,10 @@ def alertmanager_file_notes(path: str | Path) -> list[str]:
         return []
     notes = []
     if data.get("templates"):
-        notes.append((at.key_line("templates"), "templates (no receiver here uses one: inferwatch's own "
-                                                "messages are sent)"))
+        notes.append((at.key_line("templates"), "templates is not read by inferwatch (no receiver here uses "
+                                                "a template: inferwatch's own messages are sent)"))
     glob = data.get("global")
     glob = glob if isinstance(glob, dict) else {}
-    notes += [(at.key("global").key_line(k), f"global.{k}") for k in glob if k not in _GLOBAL_READ]
-    return [f"{path}:{line}: {key} is not read by inferwatch (ignored)" for line, key in sorted(notes)]
+    notes += [(at.key("global").key_line(k), f"global.{k} is not read by inferwatch (ignored)")
+              for k in glob if k not in _GLOBAL_READ]
+    return [f"{path}:{line}: {text}" for line, text in sorted(notes)]
