@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         runs["victoria-metrics"] = run(args, names, peer=True)
         iw, vm = runs["inferwatch"], runs["victoria-metrics"]
         print("\n                     inferwatch  victoria-metrics  ratio")
-        for key in ("uploads/s", "CPU s/s", "RSS MiB", "p50 ms", "p99 ms", "max ms", "failed"):
+        for key in ("uploads/s", "answered/s", "CPU s/s", "RSS MiB", "p50 ms", "p99 ms", "max ms", "failed"):
             ratio = iw[key] / vm[key] if vm[key] else math.nan
             print(f"{key:<18} {iw[key]:>12.2f} {vm[key]:>17.2f} {ratio:>6.2f}")
     return 0
@@ -214,13 +214,15 @@ def report(ps: psutil.Process, start: float, cpu0: float, lat: list[float], fail
     xs = sorted(lat)
     q = (lambda p: 1000 * xs[min(len(xs) - 1, math.floor(p * len(xs)))]) if xs else (lambda p: math.nan)
     rss = ps.memory_info().rss / 2**20
-    print(f"{wall / 60:5.1f} min: {sent} uploads ({sent / wall:.0f}/s), server CPU {cpu / wall:.2f} s/s, "
+    print(f"{wall / 60:5.1f} min: {sent} uploads ({sent / wall:.0f}/s), {len(xs)} answered, "
+          f"server CPU {cpu / wall:.2f} s/s, "
           f"RSS {rss:.0f} MiB, ingest latency p50 {q(0.5):.1f} ms "
           f"p99 {q(0.99):.1f} ms max {1000 * max(xs, default=math.nan):.0f} ms "
           f"(mean {1000 * statistics.fmean(xs or [math.nan]):.1f}), "
           f"{failed} failed, {late} started over a period late", flush=True)
-    return {"uploads/s": sent / wall, "CPU s/s": cpu / wall, "RSS MiB": rss, "p50 ms": q(0.5),
-            "p99 ms": q(0.99), "max ms": 1000 * max(xs, default=math.nan), "failed": float(failed)}
+    return {"uploads/s": sent / wall, "answered/s": len(xs) / wall, "CPU s/s": cpu / wall, "RSS MiB": rss,
+            "p50 ms": q(0.5), "p99 ms": q(0.99), "max ms": 1000 * max(xs, default=math.nan),
+            "failed": float(failed)}
 
 
 if __name__ == "__main__":
