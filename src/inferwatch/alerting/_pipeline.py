@@ -239,8 +239,8 @@ class Pipeline:
             with self._lock:
                 self.nflog.reload()
                 self.escalator.reload()
+                self.outbox.reload(changed_only=taking_over is None)  # a follower too: it may fail open
                 if taking_over is not None:
-                    self.outbox.reload()
                     for digest in self.digests.values():
                         digest.reload(taking_over)
 

@@ -6,9 +6,12 @@ simulated time.
 
 from __future__ import annotations
 
+from tests._postgres import PostgresCluster
+
 from alerting.conftest import alert
-from alerting.ha.test_shared_state import _OPEN, db
+from alerting.ha.test_shared_state import _OPEN, db, pair
 from alerting.test_oncall import make, steps
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting.deadman import HeartbeatWatch
 from inferwatch.alerting.ha import Replica, shared_key
 from inferwatch.alerting.oncall import group_id
@@ -72,3 +75,27 @@ def test_a_heartbeat_heard_by_either_replica_counts_on_both(pg_url: str) -> None
     for d in {id(w._shared): w._shared for w in watches.values()}.values():
         assert d is not None
         d.close()
+
+
+def test_a_follower_failing_open_sends_what_the_leader_still_owed(postgres: PostgresCluster) -> None:
+    # rule: a follower keeps the leader's pending outbox (read when it changes), so when the database
+    # goes away it delivers what the leader had queued but not sent, not only what it makes itself
+    (a, ra, recs_a), (b, rb, recs_b) = pair(postgres.new_database())
+    ra.step(0.0)
+    rb.step(0.0)
+    recs_a["phone"].fail_next(*[NotifyError("HTTP 503", retryable=True)] * 20)  # A's page waits to retry
+    for p in (a, b):
+        p.send([alert("Down", tier="P0")], now=0.0)
+    a.tick(0.0)
+    rb.step(0.5)
+    assert recs_a["phone"].sent == [] and [e.n.step for e in b.outbox.entries("phone")] == [1]
+    postgres.stop()
+    try:
+        for t in range(10, 60, 5):  # A is cut off too; B fails open a lease after it lost the database
+            rb.clock.set(float(t))
+            rb.step(float(t))
+            b.tick(float(t))
+    finally:
+        postgres.start()
+    # the step A owed goes out from B (beside B's own update of the group: duplicates accepted)
+    assert ("p0", 1, "b") in [(n.escalation, n.step, n.sender) for n in recs_b["phone"].sent]

@@ -135,7 +135,7 @@ class Replica:
                      "self": p.name == self.name, "last_seen": p.seen, "age_seconds": round(now - p.seen, 3)}
                     for p in self._peers]
         down = self.down_since is not None or not self._db.up
-        return {"enabled": True, "replica": self.name, "delivering": self.is_leader(),
+        return {"enabled": True, "now": now, "replica": self.name, "delivering": self.is_leader(),
                 "lease_seconds": self.lease.duration, "lease": lease, "replicas": replicas,
                 "database": {"url": self._db.path, "state": "down" if down else "up",
                              "down_since": self.down_since, "error": self._db.last_error if down else ""},

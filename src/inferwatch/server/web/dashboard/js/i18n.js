@@ -70,7 +70,7 @@ const ZH = new Map(Object.entries({
   up: "正常", down: "不可用", "journal backlog": "本地日志积压", "lease holder": "租约持有者", "lease age": "租约续期于",
   nobody: "无", replica: "副本", address: "地址", state: "状态", ready: "在线", missing: "缺失",
   "(this one)": "（本副本）",
-  "database unreachable, delivering from the local journal": "数据库不可达，按本地日志独立发送",
+  "database unreachable: writes wait in the local journal": "数据库不可达：写入暂存于本地日志",
 }));
 
 const PATTERNS = [

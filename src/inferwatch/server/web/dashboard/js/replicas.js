@@ -27,7 +27,7 @@ function summary(ha) {
       h("span", { class: "grow" }),
       h("span", { class: "muted small" }, db.url)),
     db.state === "down" ? h("p", { class: "msg error", role: "alert" },
-      h("span", {}, "database unreachable, delivering from the local journal"), ` (${db.error})`) : null);
+      h("span", {}, "database unreachable: writes wait in the local journal"), ` (${db.error})`) : null);
 }
 
 function row(r) {
