@@ -156,9 +156,11 @@ class Head:
         for a in range(0, len(ids), READ_CHUNK):
             check_deadline()
             with lock, pinned():
-                names, t_all, v_all, sizes = self._read_chunk(ids[a:a + READ_CHUNK], start, end, labels, latest)
+                names, t_all, v_all, sizes = self._read_chunk(
+                    ids[a:a + READ_CHUNK], start, end, labels, latest)
             ends = np.cumsum(np.array(sizes, dtype=np.int64)).tolist()
-            out += [Series(ls, t_all[b:e], v_all[b:e]) for ls, b, e in zip(names, [0, *ends], ends, strict=False)]
+            bounds = zip(names, [0, *ends], ends, strict=False)
+            out += [Series(ls, t_all[b:e], v_all[b:e]) for ls, b, e in bounds]
         return out
 
     def _read_chunk(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
