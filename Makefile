@@ -16,8 +16,9 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/inferwatch demo --duration $${DURATION:-90}
 
+# two workers: most of the suite waits on real processes and sockets, not on a core
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $${WORKERS:-2}
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[dev,bench]'

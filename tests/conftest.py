@@ -49,3 +49,22 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+# Tests sharing one expensive fixture above module scope run on one xdist worker (`make test` runs
+# `pytest -n 2`): the dashboard's package-scoped demo and browser, the HA tests' session PostgreSQL.
+# Everything else is grouped by module, so a module-scoped server or binary starts once.
+_ONE_WORKER = ("tests/dashboard/", "tests/alerting/ha/")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's scope scheduler, with a scope of a module or one of ``_ONE_WORKER``."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return next((p for p in _ONE_WORKER if path.startswith(p)), path)
+
+    return _ByModule(config, log)

@@ -14,7 +14,7 @@ ROOT = Path(__file__).parent.parent
 SRC = ROOT / "src" / "inferwatch"
 READMES = [ROOT / "README.md", ROOT / "README.zh-CN.md"]
 PACKAGES = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
-# `server/_ingest.py`, `inferwatch/formats/_snappy_pure.py`, `src/inferwatch/sdk/_multiproc.py`
+# `server/_ingest.py`, `inferwatch/formats/_snappy_pure.py`, `src/inferwatch/sdk/multiproc/_multiproc.py`
 PATH = re.compile(r"(?<![\w/.])(?:src/)?(?:inferwatch/)?((?:[a-z_]+/)+[A-Za-z_0-9]+\.py)\b")
 
 

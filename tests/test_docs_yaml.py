@@ -64,6 +64,8 @@ def _kind(data: Any) -> str:
             return "other: blackbox_exporter's config (inferwatch's output)"
         if "receivers" in keys and all("webhook_configs" in r for r in data["receivers"]):
             return "other: Alertmanager's config"
+        if {"route", "receivers"} <= keys:
+            return "alertmanager.yml"
     if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
         if all("type" in item for item in data):
             return "receivers"
@@ -106,6 +108,11 @@ def _load(kind: str, text: str, data: Any, where: str, base: Path) -> None:
 
         (base / "prometheus.yml").write_text(text)
         read_prometheus_jobs(base / "prometheus.yml")
+    elif kind == "alertmanager.yml":  # as alerting.alertmanager_file reads it
+        from inferwatch.config import read_alertmanager_file
+
+        (base / "alertmanager.yml").write_text(text)
+        read_alertmanager_file(base / "alertmanager.yml")
     elif kind == "prometheus rule file":  # as rule_files reads it
         from inferwatch.rules import read_rule_files
 

@@ -191,14 +191,14 @@ def slack_handler(path: str) -> FakeSlack:
 def webhook_handler() -> Handler:
     """Any receiver of Alertmanager's webhook: checks version 4 and required keys.
 
-    ``notificationID``, ``notes`` and ``escalation`` are inferwatch's optional extras
+    ``notificationID``, ``notes``, ``escalation`` and ``replica`` are inferwatch's optional extras
     (alerting/notify/_webhook.py); a ``notificationID`` must equal the ``Idempotency-Key`` header.
     """
     def h(r: Request) -> Reply:
         b = r.json()
         keys = {"version", "groupKey", "truncatedAlerts", "status", "receiver", "groupLabels",
                 "commonLabels", "commonAnnotations", "externalURL", "alerts"}
-        if b.get("version") != "4" or set(b) - {"notificationID", "notes", "escalation"} != keys:
+        if b.get("version") != "4" or set(b) - {"notificationID", "notes", "escalation", "replica"} != keys:
             return _bad("not version 4")
         if "notificationID" in b and r.headers.get("idempotency-key") != b["notificationID"]:
             return _bad("Idempotency-Key header and notificationID differ")

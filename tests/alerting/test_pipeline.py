@@ -182,6 +182,9 @@ class _Outcomes:
     def gave_up(self, n: Notification, error: str, now: float) -> None:
         raise AssertionError(error)
 
+    def sender(self) -> str:
+        return ""
+
     def attempted(self, receiver: str, error: str | None, now: float) -> None:
         pass
 

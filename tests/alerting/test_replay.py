@@ -66,6 +66,9 @@ def test_scenario(path: Path) -> None:
     assert got == sorted(ext["expect"]["notifications"]), result.timeline
     acts = sorted(f"{a['t']:g} {a['action']} {a['alertname']} {a['phase']}" for a in out["actions"])
     assert acts == sorted(ext["expect"].get("actions", []))
+    calls = [f"{c['t']:g} {c['number']} {c['round']} {'yes' if c['answered'] else 'no'}"
+             for c in out.get("calls", [])]  # confirmed phone calls, answered as the file scripts them
+    assert calls == ext["expect"].get("calls", [])
 
 
 def test_cli_prints_notifications_and_actions(tmp_path: Path) -> None:
@@ -80,3 +83,11 @@ def test_cli_prints_notifications_and_actions(tmp_path: Path) -> None:
     (n,) = out["notifications"]
     assert n["receiver"] == "phone" and n["group_labels"] == {"alertname": "Down", "service": "ranker"}
     assert n["alerts"][0]["status"] == "firing" and out["actions"][0]["action"] == "scale_out"
+
+
+def test_a_bad_call_script_is_a_clear_error() -> None:
+    from inferwatch._exceptions import InputError
+
+    cfg = parse_config(_config({})).alerting
+    with pytest.raises(InputError, match=r"inferwatch\.calls\['138'\]: expected a list of yes/no"):
+        ReplayPipeline(cfg, {"calls": {"138": ["maybe"]}})

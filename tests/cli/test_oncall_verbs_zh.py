@@ -8,7 +8,7 @@ import pytest
 
 from alerting.test_oncall import SCHEDULE
 from inferwatch.cli import main
-from inferwatch.cli._history import history_line
+from inferwatch.cli.client._history import history_line
 
 T = 1_796_346_000.0  # 2026-12-04 01:00:00 UTC = 09:00 in Shanghai
 
@@ -23,6 +23,10 @@ T = 1_796_346_000.0  # 2026-12-04 01:00:00 UTC = 09:00 in Shanghai
     ({"t": T, "kind": "escalated", "labels": {"alertname": "Down"},
       "detail": {"escalation": "p0", "step": 2, "receivers": ["phone"]}},
      "2026-12-04 09:00:00 CST  已升级", "p0 第 2 步 -> phone"),
+    # a voice receiver's sms_fallback texted the number nobody answered at
+    ({"t": T, "kind": "unanswered", "labels": {"alertname": "Down"},
+      "detail": {"number": "13800000000", "rounds": 2, "record": {"sms": "sent"}}},
+     "2026-12-04 09:00:00 CST  未接听", "13800000000 未接听 2 次呼叫，已发短信"),
 ])
 def test_history_lines_in_chinese_and_shanghai_time(event: dict[str, object], zh: str, en: str) -> None:
     line = history_line(event, "zh-CN", "Asia/Shanghai")
@@ -55,7 +59,7 @@ SLO = {"id": "ranker-availability", "objective": 99.9, "sli": 0.9995, "budget_re
 
 
 def test_slo_status_in_chinese_and_in_english_unchanged() -> None:
-    from inferwatch.cli._slo import status_lines
+    from inferwatch.cli.client._slo import status_lines
 
     zh = status_lines([SLO], "zh-CN")
     assert zh[:3] == ["ranker-availability: 目标 99.9%  SLI 99.950%  错误预算剩余 50.000% (周期 30d)",

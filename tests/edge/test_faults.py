@@ -151,28 +151,29 @@ def test_server_restart_mid_batch_stores_it_once(tmp_path: Path) -> None:
 
 
 def test_full_disk_keeps_the_agent_running_and_counts_drops(tmp_path: Path) -> None:
-    # a byte cap of 40 rows: the oldest go first, each counted; the spool stays sound
+    # a byte cap of 1,600 bytes (compressed segments): the oldest go first, counted; the spool stays sound
     clock, link = SimulatedClock(T0), Link()
     with serve(tmp_path) as (url, _):
-        agent = _agent(tmp_path, url, clock, link, max_bytes=40 * 40)
+        agent = _agent(tmp_path, url, clock, link, max_bytes=1600)
         link.down = True
         for _ in range(120):
             agent.collect_once()
             clock.advance(60)
-        spooled = agent.spool.backlog()
+        spooled, held = agent.spool.backlog(), agent.spool.stored_bytes()
         link.down = False
         agent.uploader.drain()
         dropped, appended = agent.spool.dropped(), agent.sent
         fleet = httpx.get(f"{url}/api/v1/edge/fleet", timeout=10).json()["data"]["rows"]
         agent.close()
-    assert (spooled, dropped["bytes"], dropped["disk_full"]) == (40, appended - 40, 0)
+    assert 1600 - 100 < held <= 1600 and 0 < spooled < appended  # within one segment of the cap
+    assert (dropped["bytes"], dropped["disk_full"]) == (appended - spooled, 0)
     # the server shows the loss (the fleet page's "dropped"), reported with the next upload
     assert [(r["device"], r["dropped_by_reason"]["bytes"], r["backlog"]) for r in fleet] == [
-        ("cam-1", appended - 40, 0)]
+        ("cam-1", appended - spooled, 0)]
     sent = _expected(120, 60)
     stored = sum(len(v) for v in _stored(tmp_path).values())
     # only the newest survived (the server filled in between them)
-    assert stored > 0 and any(served_ok(_stored(tmp_path), sent[-k:], 60.0) for k in range(1, 40))
+    assert stored > 0 and any(served_ok(_stored(tmp_path), sent[-k:], 60.0) for k in range(1, spooled))
 
 
 class SteppingClock(SimulatedClock):

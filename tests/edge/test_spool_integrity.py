@@ -35,7 +35,7 @@ def test_rows_numbered_again_after_damage_get_new_batch_ids(tmp_path: Path) -> N
     sp.ack(first)
     sp.close()
     with sqlite3.connect(path) as db:  # what the lost frames undid: the row counter
-        db.execute("UPDATE sqlite_sequence SET seq = 0 WHERE name = 'samples'")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'next_seq'")
     again = Spool(path)
     again.append(_samples(10, 2000.0), now=2000.0)
     second = again.next_batch(100)

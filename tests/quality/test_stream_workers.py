@@ -17,7 +17,7 @@ from inferwatch.model import SimulatedClock
 from inferwatch.quality import ConfidenceAggregator, DriftAggregator, Profile, build_profile
 from inferwatch.sdk import Monitor
 from inferwatch.sdk._aggregator import merge_sketches
-from inferwatch.sdk._multiproc import MultiprocStore
+from inferwatch.sdk.multiproc._multiproc import MultiprocStore
 
 QUALITY = ("inferwatch_feature_psi", "inferwatch_feature_psi_critical", "inferwatch_anomalous_samples_ratio",
            "inferwatch_drift_window_samples", "inferwatch_prediction_confidence_mean",

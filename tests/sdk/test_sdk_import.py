@@ -16,7 +16,7 @@ HEAVY = ("pydantic", "starlette", "numpy", "opentelemetry", "httpx", "yaml", "in
          "inferwatch.tracing",
          # loaded by the first exposition, by multiprocess mode, by the first regex matcher:
          "prometheus_client", "psutil", "sqlite3", "re2", "http.server", "asyncio",
-         "inferwatch.sdk._multiproc",
+         "inferwatch.sdk.multiproc._multiproc",
          # model runtimes: imported by onnx_session / a wrapped session's own caller, never by the SDK
          "onnxruntime", "onnx", "tensorrt")
 

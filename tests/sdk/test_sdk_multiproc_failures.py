@@ -22,9 +22,9 @@ from prometheus_client.metrics_core import Metric
 
 from inferwatch.model import SimulatedClock
 from inferwatch.sdk import Monitor, read_sample
-from inferwatch.sdk._multiproc import DB_NAME, MultiprocStore
-from inferwatch.sdk._multiproc_file import SharedFile, is_corrupt
 from inferwatch.sdk._requests import RequestAggregates
+from inferwatch.sdk.multiproc._multiproc import DB_NAME, MultiprocStore
+from inferwatch.sdk.multiproc._multiproc_file import SharedFile, is_corrupt
 
 SVC = ("svc", "m", "v1")
 ERRORS = {"kind": "multiprocess", "service": "svc"}
@@ -170,7 +170,7 @@ def test_a_corrupt_error_while_serving_moves_only_that_file_aside(tmp_path: Path
 
 
 def full_after(pages: int) -> Callable[[Path], sqlite3.Connection]:
-    from inferwatch.sdk._multiproc import _connect
+    from inferwatch.sdk.multiproc._multiproc import _connect
 
     def connect(path: Path) -> sqlite3.Connection:
         db = _connect(path)

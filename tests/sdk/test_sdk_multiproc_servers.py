@@ -23,7 +23,7 @@ import pytest
 
 from inferwatch.config._env import ENV_MULTIPROC_DIR
 from inferwatch.sdk import read_sample
-from inferwatch.sdk._multiproc import DB_NAME, FLUSH_INTERVAL_S
+from inferwatch.sdk.multiproc._multiproc import DB_NAME, FLUSH_INTERVAL_S
 
 pytestmark = pytest.mark.slow
 

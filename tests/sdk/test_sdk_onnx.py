@@ -121,7 +121,7 @@ def test_the_profile_says_where_each_node_ran(tmp_path: Path) -> None:
 
 
 def test_the_profile_read_never_raises(tmp_path: Path) -> None:
-    from inferwatch.sdk._onnx_placement import from_profile
+    from inferwatch.sdk.runtimes._onnx_placement import from_profile
 
     bad = tmp_path / "p.json"
     bad.write_text("{not json")

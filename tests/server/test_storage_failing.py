@@ -3,11 +3,13 @@
 The first tests run the server's generation on a simulated clock with the store's file
 capped (SQLite's ``max_page_count``: writes past it fail as on a full disk); the last
 runs a real ``inferwatch serve`` whose data directory is a small tmpfs the test mounts
-and fills (root only: it skips, saying why, where mounting is refused).
+and fills (root only: it skips, saying why, where mounting is refused): the page reaches a
+webhook while the disk is full, and the resolve once space returns, each once.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -22,9 +24,12 @@ from inferwatch.server import Server, build_components
 from inferwatch.store import SQLiteStore, parse_selector
 
 from ._proc import serve, wait_query
+from ._webhook import Webhook
 from .conftest import FakeTarget
 
 BOUND_S = 60.0
+INTERVAL_S = 5.0  # the full-disk story's evaluation interval: the page within two of them
+PAGE, RESOLVED = "StorageWriteFailing:firing", "StorageWriteFailing:resolved"
 
 
 def _config(data: Path, target: FakeTarget, interval: str = "15s") -> Config:
@@ -127,15 +132,28 @@ def _until(pred: object, what: str) -> None:
     raise AssertionError(f"{what} not within {BOUND_S:g} s")
 
 
+def _rounds(client: httpx.Client) -> float:
+    text = client.get("/metrics").text
+    (line,) = [x for x in text.splitlines() if x.startswith("inferwatch_rule_group_iterations_total ")]
+    return float(line.split()[1])
+
+
 @pytest.mark.slow
-def test_a_full_data_disk_fires_storage_write_failing_and_recovers(
+def test_a_full_data_disk_pages_while_full_and_resolves_once_space_returns(
         tmp_path: Path, target: FakeTarget) -> None:
+    # rule: the page reaches a person while the disk is full (the alerting state, on the same
+    # disk, fails open into memory), within two evaluation intervals; the resolve once space
+    # returns, without a restart; each delivered once (the held state is written back)
     disk = tmp_path / "disk"
     _mount_tmpfs(disk, "24m")
+    hook = Webhook(key=lambda a: f"{a['labels']['alertname']}:{a['status']}")
     try:
         target.body = "app_requests_total 1\n"
-        cfg = (f"server: {{data_dir: '{disk / 'data'}', evaluation_interval: 1s}}\n"
-               f"scrape: {{targets: [{{job: svc, url: '{target.url}', interval: 1s}}]}}\n")
+        cfg = (f"server: {{data_dir: '{disk / 'data'}', evaluation_interval: {INTERVAL_S:g}s}}\n"
+               f"scrape: {{targets: [{{job: svc, url: '{target.url}', interval: 1s}}]}}\n"
+               "alerting:\n  default_actions: false\n"
+               "  route: {receiver: hook, group_by: [alertname], group_wait: 0s, group_interval: 1s}\n"
+               f"  receivers: [{{name: hook, type: webhook, url: '{hook.url}', send_resolved: true}}]\n")
         with serve(cfg, tmp_path) as served, httpx.Client(base_url=served.url, timeout=BOUND_S) as client:
             wait_query(client, "inferwatch_storage_write_failing == 0")
             filler = disk / "filler"
@@ -146,7 +164,11 @@ def test_a_full_data_disk_fires_storage_write_failing_and_recovers(
                         f.flush()
                 except OSError:
                     pass
-            _until(lambda: _alert_state(client, "StorageWriteFailing") == "firing", "StorageWriteFailing")
+            full_at = time.time()
+            assert hook.wait(lambda: hook.counts[PAGE] >= 1), "no page while the disk is full"
+            paged_at = hook.times[next(k for k, b in enumerate(hook.accepted)
+                                       if b["alerts"][0]["labels"]["alertname"] == "StorageWriteFailing")]
+            assert filler.exists() and shutil.disk_usage(disk).free < 1024 * 1024  # still full
             (t,) = client.get("/api/v1/targets").json()["data"]["activeTargets"]
             assert t["health"] == "down" and "disk full" in t["lastError"], t
             up = client.get("/api/v1/query", params={"query": 'up{job="svc"}'}).json()["data"]["result"]
@@ -155,15 +177,27 @@ def test_a_full_data_disk_fires_storage_write_failing_and_recovers(
             assert 'inferwatch_storage_failed_samples_total{reason="disk_full"}' in metrics
             assert "inferwatch_storage_write_failing 1.0" in metrics
             filler.unlink()  # space returns
-            _until(lambda: _alert_state(client, "StorageWriteFailing") == "inactive", "the resolve")
+            assert hook.wait(lambda: hook.counts[RESOLVED] >= 1), "no resolve after space returned"
             wait_query(client, 'up{job="svc"} == 1')
+            seen = _rounds(client)  # one more round after the resolve: a page sent twice would be by then
+            _until(lambda: _rounds(client) >= seen + 1, "one more evaluation round")
+        print(f"full disk: paged {paged_at - full_at:.2f}s after the disk filled "
+              f"(evaluation interval {INTERVAL_S:g}s); deliveries {dict(hook.counts)}")
+        assert paged_at - full_at <= 2 * INTERVAL_S
+        assert hook.counts[PAGE] == 1 and hook.counts[RESOLVED] == 1, hook.counts
         err = "".join(served.lines)
         changes = [x for x in err.splitlines()
                    if "the store cannot write" in x or "the store writes again" in x]
         # once per change of state (a nearly full filesystem may let a write through now and then)
         assert changes and all(("cannot" in x) == (k % 2 == 0) for k, x in enumerate(changes)), changes
         assert "writes again" in changes[-1], err
-        # (the alerting pipeline's own file is on the same full filesystem: its history write fails
-        # and is logged with its traceback; the alert is sent again after resend_delay)
+        held = [x for x in err.splitlines()
+                if "the alerting state cannot be written" in x or "the alerting state is written to" in x]
+        assert all(("cannot" in x) == (k % 2 == 0) for k, x in enumerate(held)), held
+        # the state held in memory, then written to its file (a write that fitted in the WAL file's
+        # room did not need the disk: then nothing was held, and the page went out all the same)
+        assert not held or "is written to" in held[-1], err
+        assert "Traceback" not in err, err
     finally:
+        hook.stop()
         subprocess.run(["umount", "-l", str(disk)], check=False)

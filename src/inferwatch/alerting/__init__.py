@@ -31,6 +31,7 @@ from inferwatch.alerting.notify import (
 )
 from inferwatch.alerting.oncall import (
     EVENT_KINDS,
+    LINK_ACTIONS,
     LINK_TTL_S,
     LinkClaims,
     LinkRefused,
@@ -45,6 +46,7 @@ from inferwatch.alerting.oncall import (
 __all__ = [
     "ALERTING_STATE_FILE",
     "EVENT_KINDS",
+    "LINK_ACTIONS",
     "LINK_TTL_S",
     "AcksHandle",
     "Action",

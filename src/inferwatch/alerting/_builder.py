@@ -113,7 +113,7 @@ class PipelineBuilder:
         for spec in cfg.effective_receivers():
             if isinstance(spec, DigestReceiverSpec):
                 send = _digest_sender(spec.deliver_to, StageChain([enqueue[spec.deliver_to]]))
-                digest = DigestStage(spec.name, spec.at, spec.timezone, stores.db, send, now,
+                digest = DigestStage(spec.name, spec.at, spec.timezone or cfg.timezone, stores.db, send, now,
                                      language=spec.language or cfg.language)
                 stages.digests[spec.name] = digest
                 stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), digest])

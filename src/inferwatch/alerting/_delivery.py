@@ -172,6 +172,10 @@ class DeliveryHooks(Protocol):
         """An attempt ended (``error`` ``None`` on success): the receiver's health."""
         ...
 
+    def sender(self) -> str:
+        """The HA replica sending now, named in each message (empty: no pair)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class QueueStats:
@@ -289,6 +293,9 @@ class ReceiverQueue:
 
     def _launch(self, batch: list[OutboxEntry], now: float) -> None:
         n = batch[0].n if len(batch) == 1 else _merge(batch)
+        sender = self._hooks.sender()
+        if sender:  # who sends it is known only now (a takeover sends what the peer queued)
+            n = replace(n, sender=sender)
         a = Attempt(batch, n, self.notifier, now, now + self.policy.attempt_timeout, self._wake)
         self._in_flight.append(a)
         self._executor.start(a)

@@ -5,7 +5,8 @@ the route and the alert's group labels. A new group is flushed ``group_wait``
 after its first alert (at once if that alert started longer ago than
 ``group_wait``), then every ``group_interval``; the dedup stage decides
 whether a flush sends anything. Resolved alerts leave the group after the
-flush that carried them; an empty group is dropped.
+flush that carried them; an empty group is dropped. A flush inside one of its route's
+mute time intervals (or outside its active ones) sends nothing and goes on as any other.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from inferwatch.alerting._notification import AlertGroup, fingerprint
 from inferwatch.alerting._route import Route
+from inferwatch.alerting.mute import TimeIntervals
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
 
@@ -60,9 +62,10 @@ def _label_pairs(a: Alert) -> tuple[tuple[str, str], ...]:
 class Dispatcher:
     """Routes alerts into groups and flushes groups on time; no threads, driven by ``tick``."""
 
-    def __init__(self, root: Route, flush: FlushFn) -> None:
+    def __init__(self, root: Route, flush: FlushFn, times: TimeIntervals | None = None) -> None:
         self.root = root
         self._flush = flush
+        self._times = times or TimeIntervals(())
         self.groups: dict[str, AggregationGroup] = {}
         self._named: dict[tuple[str, tuple[str | None, ...]], tuple[str, Labels]] = {}  # group key, labels
 
@@ -110,7 +113,9 @@ class Dispatcher:
         group.next_flush = now + group.route.options.group_interval
         group.has_flushed = True
         snap = group.snapshot(now)
-        self._flush(group.route, snap, now)
+        opts = group.route.options
+        if not self._times.muted(opts.mute_time_intervals, opts.active_time_intervals, now):
+            self._flush(group.route, snap, now)
         for alert in snap.resolved():
             if group.alerts.get(fingerprint(alert)) == alert:
                 group.drop(fingerprint(alert))

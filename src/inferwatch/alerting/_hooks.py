@@ -33,6 +33,13 @@ class _Pipeline(Protocol):
 
     def _normalise(self, a: Alert, now: float) -> Alert: ...
 
+    @property
+    def oncall(self) -> _Named: ...
+
+
+class _Named(Protocol):
+    replica: str
+
 
 class Hooks:
     """Delivery outcomes into the pipeline (called on the ticking thread, under its lock)."""
@@ -58,6 +65,10 @@ class Hooks:
     def gave_up(self, n: Notification, error: str, now: float) -> None:
         """Record a notification that failed for good."""
         self._p._record(NotificationRecord.of(n, now, "failed", error))
+
+    def sender(self) -> str:
+        """The HA replica delivering here (empty: no pair): each message names it."""
+        return self._p.oncall.replica
 
     def attempted(self, receiver: str, error: str | None, now: float) -> None:
         """Count an attempt toward the receiver's health; a failing receiver raises its own alert."""

@@ -62,6 +62,7 @@ class Notification:
     id: str = ""
     escalation: str = ""  # the policy, when an escalation step sends this
     step: int = 0  # that step, from 1
+    sender: str = ""  # the HA replica that sends it, named in the message (set at the send; empty: no pair)
 
     @property
     def alerts(self) -> tuple[Alert, ...]:

@@ -34,7 +34,7 @@ from inferwatch.alerting._stages import EnqueueStage
 from inferwatch.alerting._state import StateDB, StateStore
 from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord
-from inferwatch.alerting.mute import SilencedResolutions
+from inferwatch.alerting.mute import SilencedResolutions, TimeIntervals
 from inferwatch.alerting.oncall import (
     Ack,
     AckLinks,
@@ -149,7 +149,7 @@ class Pipeline:
         self.inhibitor, self.mute, self.act = stages.inhibitor, stages.mute, stages.act
         self.notifiers, self.queues, self.chains, self.digests = (
             stages.notifiers, stages.queues, stages.chains, stages.digests)
-        self.dispatcher = Dispatcher(self.root, self._flush)
+        self.dispatcher = Dispatcher(self.root, self._flush, TimeIntervals(config.time_intervals))
         self.oncall = OnCall(self.acks, a.history, self.groups, self.episode_ids)
         self._swallowed = SilencedResolutions(self.silences, self.nflog, list(self.chains))
         self.escalator = Escalator(config, self.db, self.acks, self.mute,
@@ -239,8 +239,8 @@ class Pipeline:
             with self._lock:
                 self.nflog.reload()
                 self.escalator.reload()
+                self.outbox.reload(changed_only=taking_over is None)  # a follower too: it may fail open
                 if taking_over is not None:
-                    self.outbox.reload()
                     for digest in self.digests.values():
                         digest.reload(taking_over)
 
@@ -251,12 +251,17 @@ class Pipeline:
                 q.collect(now)
             self.act.collect(now)
 
+    def hurry(self, key: str, now: float, why: str) -> int | None:
+        """Send group ``key``'s next escalation step now (``None``: acknowledged, muted or none left)."""
+        with self._lock:  # the runner wakes to send what the step queued once this lock is free
+            self._wake()
+            return self.escalator.hurry(key, now, why)
+
     def next_wakeup(self) -> float | None:
         """The earliest time ``tick`` has something to do."""
         with self._lock:
             times = [self.dispatcher.next_wakeup(), self.escalator.next_wakeup(), self.calls.next_wakeup(),
-                     self._swallowed.next_check(),
-                     *(d.due for d in self.digests.values()),
+                     self._swallowed.next_check(), *(d.due for d in self.digests.values()),
                      *(q.next_wakeup() for q in self.queues.values()), self.act.next_wakeup()]
             return min((t for t in times if t is not None), default=None)
 
@@ -274,8 +279,7 @@ class Pipeline:
             return [q.stats(now) for q in self.queues.values()]
 
     def view(self, now: float) -> list[AlertView]:
-        """Every alert not ended by ``now``, with its routes and what mutes it (the API v2 view); only
-        the snapshot and the inhibitor's index are read under the lock (sends wait for that)."""
+        """Every alert not ended by ``now``, its routes and mutes (API v2); only a snapshot under the lock."""
         with self._lock:
             held = [(a, self._updated.get(fp, a.starts_at), tuple(self.inhibitor.inhibited_by(a.labels, now)))
                     for fp, a in self.alerts.items() if a.ends_at is None or a.ends_at >= now]
@@ -329,9 +333,8 @@ class Pipeline:
 
     def _live_group(self, key: str, now: float) -> AlertGroup | None:
         group = self.dispatcher.groups.get(key)
-        if group is None:
-            return None
-        return replace(group.snapshot(now), repeat_interval=group.route.options.repeat_interval)
+        return None if group is None else replace(group.snapshot(now),
+                                                  repeat_interval=group.route.options.repeat_interval)
 
     def groups(self, now: float) -> list[AlertGroup]:
         """The aggregation groups now (for acknowledgements, the API and the dashboard)."""
@@ -350,8 +353,7 @@ class Pipeline:
         """The acknowledgements holding for each alert (by fingerprint) through its groups."""
         out: dict[str, list[Ack]] = {}
         for g in self.groups(now):
-            ack = self.acks.get(g.key, now)
-            if ack is not None:
+            if (ack := self.acks.get(g.key, now)) is not None:
                 for a in g.alerts:
                     out.setdefault(fingerprint(a), []).append(ack)
         return out

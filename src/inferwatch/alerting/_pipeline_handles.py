@@ -27,7 +27,7 @@ from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord
 from inferwatch.alerting.mute import Silence
 from inferwatch.alerting.notify import tencent_call_report
-from inferwatch.alerting.oncall import Ack, History, group_id
+from inferwatch.alerting.oncall import ACK_PURPOSE, Ack, History, group_id
 from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher
 from inferwatch.rules import Alert
@@ -146,10 +146,21 @@ class AcksHandle:
         """End acknowledgements; due escalation steps go out at once."""
         return self._p.unacknowledge(now, by, gid=gid, matchers=matchers)
 
-    def link_group(self, params: Mapping[str, str], now: float) -> str:
-        """The id of the group a one-click link acknowledges at ``now`` (``LinkRefused`` saying why not)."""
+    def link_group(self, params: Mapping[str, str], now: float, purpose: str = ACK_PURPOSE) -> str:
+        """The id of the group a signed link for ``purpose`` holds for at ``now`` (``LinkRefused``
+        saying why not)."""
         live = {group_id(g.key): g.key for g in self._p.groups(now)}
-        return group_id(self._p.ack_links.verify(params, live, now))
+        return group_id(self._p.ack_links.verify(params, live, now, purpose))
+
+    def link_for(self, params: Mapping[str, str], purpose: str, now: float,
+                 source: str = ACK_PURPOSE) -> dict[str, str]:
+        """A valid link's claims (for ``source``) signed for another of ``LINK_ACTIONS``."""
+        return self._p.ack_links.for_purpose(params, purpose, now, source)
+
+    def escalate(self, gid: str, now: float, why: str) -> int | None:
+        """Send group ``gid``'s next escalation step now (``None``: acknowledged, muted or none left)."""
+        key = next((g.key for g in self._p.groups(now) if group_id(g.key) == gid), None)
+        return None if key is None else self._p.hurry(key, now, why)
 
     def voice_callback(self, body: object) -> bool | None:
         """A voice platform's status callback: whether a waiting call took it (``None``: not one)."""

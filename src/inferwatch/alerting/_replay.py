@@ -13,22 +13,34 @@ and acknowledgements (of the firing groups with a matching alert at ``at``)::
       acks:
         - {at: 7m, matchers: ['alertname="ServiceUnavailable"'], by: ops, comment: on it}
         - {at: 3m, matchers: ['tier="P0"'], by: ops, unack_at: 20m}
+
+and whether each confirmed phone call is answered, per number in turn (after the list: not answered)::
+
+    inferwatch:
+      calls: {"13800000000": [no, yes]}
+
+A voice receiver with ``confirm`` then "calls" each number of its ``to`` through the
+pipeline's ``CallWatch`` with its own ``rounds`` and ``round_interval``: the same rounds,
+acknowledgement and early escalation as ``serve``, on simulated time.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from inferwatch._exceptions import InputError
+from inferwatch.alerting._notification import Notification, Notifier
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting.actions import ActionRecord, recording_action
 from inferwatch.alerting.mute import Silence
 from inferwatch.alerting.notify import RecordingNotifier
-from inferwatch.config import AlertingConfig
-from inferwatch.model import Matcher, SimulatedClock, parse_duration, parse_matchers
+from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
+from inferwatch.config import AlertingConfig, AliyunVoiceReceiverSpec, ReceiverSpec, TencentVoiceReceiverSpec
+from inferwatch.model import Clock, Matcher, SimulatedClock, parse_duration, parse_matchers
 from inferwatch.rules import Alert
 
 __all__ = ["ReplayPipeline"]
@@ -99,6 +111,69 @@ def _plan(extensions: Mapping[str, Any]) -> list[_PlannedSilence]:
     return out
 
 
+def plan_calls(extensions: Mapping[str, Any]) -> dict[str, list[bool]]:
+    """The file's ``inferwatch.calls``: per number, whether each call is answered."""
+    raw = extensions.get("calls", {}) if isinstance(extensions, Mapping) else {}
+    if not isinstance(raw, Mapping):
+        raise InputError("inferwatch.calls: expected a mapping of number to a list of yes/no")
+    words = {True: True, False: False, "yes": True, "no": False}
+    out = {}
+    for number, answers in raw.items():
+        if not isinstance(answers, list) or not all(isinstance(a, bool | str) and a in words
+                                                    for a in answers):
+            raise InputError(f"inferwatch.calls[{number!r}]: expected a list of yes/no (answered or not)")
+        out[str(number)] = [words[a] for a in answers]
+    return out
+
+
+def confirming(spec: ReceiverSpec) -> TypeGuard[AliyunVoiceReceiverSpec | TencentVoiceReceiverSpec]:
+    """Whether ``spec`` is a voice receiver that asks whether its calls were answered."""
+    return isinstance(spec, AliyunVoiceReceiverSpec | TencentVoiceReceiverSpec) and spec.confirm
+
+
+class ScriptedPhone:
+    """A confirming voice receiver whose calls are answered per the script (``calls`` after the pipeline)."""
+
+    def __init__(self, spec: AliyunVoiceReceiverSpec | TencentVoiceReceiverSpec,
+                 script: Mapping[str, list[bool]], clock: Clock) -> None:
+        if not spec.to:
+            raise InputError(f"receiver {spec.name!r}: replay calls the numbers in 'to' (it has none)")
+        self.name = f"{spec.type}[{spec.name}]"
+        self._spec, self._clock = spec, clock
+        self._script = {k: list(v) for k, v in script.items()}
+        self._answers: dict[str, bool] = {}
+        self._ids = itertools.count(1)
+        self.calls: CallWatch | None = None
+        self.placed: list[dict[str, Any]] = []  # every call: t, number, round, answered
+
+    def notify(self, n: Notification) -> None:
+        """Call every number of ``to``."""
+        for number in self._spec.to:
+            call_id = self._dial(number, 1)
+            if self.calls is not None and n.groups and n.groups[0].firing():
+                self.calls.placed(Call(self.name, number, call_id, tuple(g.key for g in n.groups),
+                                       self._clock.now(), self, rounds=self._spec.rounds,
+                                       interval=self._spec.round_interval))
+
+    def redial(self, call: Call) -> str:
+        """The same number again."""
+        return self._dial(call.number, call.round + 1)
+
+    def outcome(self, call: Call) -> CallOutcome:
+        """Answered or not, as scripted for that call."""
+        answered = self._answers.get(call.call_id, False)
+        return CallOutcome("answered" if answered else "unanswered",
+                           {"scripted": "yes" if answered else "no"})
+
+    def _dial(self, number: str, round_: int) -> str:
+        call_id = f"replay-{next(self._ids)}"
+        queue = self._script.get(number, [])
+        self._answers[call_id] = queue.pop(0) if queue else False
+        self.placed.append({"t": self._clock.now(), "number": number, "round": round_,
+                            "answered": self._answers[call_id]})
+        return call_id
+
+
 class ReplayPipeline:
     """An ``AlertSink`` for ``run_replay``: a fresh pipeline per test group, ticked at every due time."""
 
@@ -106,6 +181,8 @@ class ReplayPipeline:
         self.config = config
         self.silences = _plan(extensions or {})
         self.planned_acks = _plan_acks(extensions or {})
+        self.script = plan_calls(extensions or {})
+        self.calls: list[dict[str, Any]] = []
         self.acks: list[dict[str, Any]] = []
         self.notifications: list[dict[str, Any]] = []
         self.actions: list[dict[str, Any]] = []
@@ -115,9 +192,15 @@ class ReplayPipeline:
 
     def _fresh(self) -> Pipeline:
         clock = SimulatedClock(0.0)
-        recs = {r.name: RecordingNotifier(r.name) for r in self.config.effective_receivers()}
+        phones = {r.name: ScriptedPhone(r, self.script, clock) for r in self.config.effective_receivers()
+                  if confirming(r)}
+        recs: dict[str, Notifier] = {r.name: phones.get(r.name) or RecordingNotifier(r.name)
+                                     for r in self.config.effective_receivers()}
         acts = [recording_action(a) for a in self.config.effective_actions()]
         p = Pipeline(self.config, clock=clock, notifiers=recs, actions=acts)
+        for phone in phones.values():
+            phone.calls = p.calls
+            phone.placed = self.calls  # every call of every run, in order
         p.subscribe(self._record)
         self._applied = set()
         return p
@@ -206,8 +289,10 @@ class ReplayPipeline:
             self._drain(self._pipeline, until, inclusive=True)
 
     def extra(self) -> dict[str, Any]:
-        """The replay JSON's ``notifications``, ``actions`` and (when the file acknowledges) ``acks``."""
+        """The replay JSON's ``notifications``, ``actions``, and ``acks`` and ``calls`` when there are any."""
         out = {"notifications": list(self.notifications), "actions": list(self.actions)}
         if self.planned_acks:
             out["acks"] = list(self.acks)
+        if self.calls or self.script:
+            out["calls"] = list(self.calls)
         return out

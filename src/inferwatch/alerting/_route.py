@@ -31,6 +31,8 @@ class RouteOptions:
     group_interval: float
     repeat_interval: float
     escalation: str | None = None
+    mute_time_intervals: tuple[str, ...] = ()  # the route's own (Alertmanager 0.25 does not inherit them)
+    active_time_intervals: tuple[str, ...] = ()
 
     @property
     def group_by_all(self) -> bool:
@@ -84,6 +86,8 @@ class Route:
                 group_interval=_pick(child_spec.group_interval, p.group_interval),
                 repeat_interval=_pick(child_spec.repeat_interval, p.repeat_interval),
                 escalation=child_spec.escalation or p.escalation,
+                mute_time_intervals=child_spec.mute_time_intervals,
+                active_time_intervals=child_spec.active_time_intervals,
             )
             inner = ",".join(str(m) for t in child_spec.matchers for m in parse_matchers(t))
             child = Route(child_spec, opts, f"{self.key}/{{{inner}}}/{i}", self)

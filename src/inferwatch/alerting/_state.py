@@ -144,6 +144,11 @@ class StateDB:
         with self._lock:
             return list(self._conn.execute(sql, params))
 
+    def copy_from(self, source: StateDB) -> None:
+        """Make this database a copy of ``source`` (SQLite's backup API: a consistent snapshot)."""
+        with source._lock, self._lock:
+            source._conn.backup(self._conn)
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["add_config_arg", "print_json"]
+__all__ = ["AddParser", "add_config_arg", "print_json"]
+
+AddParser = Callable[[Any], None]
+"""A verb's ``add_parser(subparsers)``: adds the verb's parser and sets its handler."""
 
 
 def add_config_arg(parser: argparse.ArgumentParser, *, required: bool = False,

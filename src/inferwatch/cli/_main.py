@@ -3,42 +3,51 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 from collections.abc import Sequence
 
 from inferwatch import __version__
 from inferwatch._exceptions import InferwatchError
+from inferwatch.cli import (
+    _config,
+    _demo,
+    _diagnose,
+    _edge,
+    _export,
+    _exporter,
+    _init,
+    _probe,
+    _replay,
+    _rules,
+    _serve,
+    _store,
+    _template,
+)
+from inferwatch.cli._common import AddParser
+from inferwatch.cli.analysis import ANALYSIS_VERBS
+from inferwatch.cli.client import CLIENT_VERBS
 
 __all__ = ["main"]
 
-# verb -> module defining ``add_parser(subparsers)``; modules import heavy
-# dependencies inside their handlers so that ``--help`` stays fast.
-VERBS: tuple[tuple[str, str], ...] = (
-    ("init", "inferwatch.cli._init"),
-    ("config", "inferwatch.cli._config"),
-    ("drift", "inferwatch.cli._drift"),
-    ("profile", "inferwatch.cli._profile"),
-    ("performance", "inferwatch.cli._performance"),
-    ("abtest", "inferwatch.cli._abtest"),
-    ("baseline", "inferwatch.cli._baseline"),
-    ("demo", "inferwatch.cli._demo"),
-    ("replay", "inferwatch.cli._replay"),
-    ("rules", "inferwatch.cli._rules"),
-    ("export", "inferwatch.cli._export"),
-    ("serve", "inferwatch.cli._serve"),
-    ("exporter", "inferwatch.cli._exporter"),
-    ("edge", "inferwatch.cli._edge"),
-    ("diagnose", "inferwatch.cli._diagnose"),
-    ("silence", "inferwatch.cli._silence"),
-    ("ack", "inferwatch.cli._ack"),
-    ("history", "inferwatch.cli._history"),
-    ("oncall", "inferwatch.cli._oncall"),
-    ("slo", "inferwatch.cli._slo"),
-    ("probe", "inferwatch.cli._probe"),
-    ("template", "inferwatch.cli._template"),
-    ("store", "inferwatch.cli._store"),
+# Every verb and the function adding its parser, in --help's order. The verb modules import heavy
+# dependencies inside their handlers, so that ``--help`` stays fast.
+VERBS: tuple[tuple[str, AddParser], ...] = (
+    ("init", _init.add_parser),
+    ("config", _config.add_parser),
+    *ANALYSIS_VERBS,  # drift, profile, performance, abtest, baseline
+    ("demo", _demo.add_parser),
+    ("replay", _replay.add_parser),
+    ("rules", _rules.add_parser),
+    ("export", _export.add_parser),
+    ("serve", _serve.add_parser),
+    ("exporter", _exporter.add_parser),
+    ("edge", _edge.add_parser),
+    ("diagnose", _diagnose.add_parser),
+    *CLIENT_VERBS,  # silence, ack, history, oncall, slo
+    ("probe", _probe.add_parser),
+    ("template", _template.add_parser),
+    ("store", _store.add_parser),
 )
 
 DEFAULT_FILE = "inferwatch.yaml"  # what `init` writes and every verb reads without --config
@@ -54,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"inferwatch {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    for _verb, module in VERBS:
-        importlib.import_module(module).add_parser(sub)
+    for _verb, add_parser in VERBS:
+        add_parser(sub)
     return parser
 
 

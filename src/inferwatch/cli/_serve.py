@@ -44,6 +44,10 @@ def add_parser(sub: Any) -> None:
                    "demos: scrapes, evaluations and for-durations all follow that clock)")
     p.add_argument("--start", metavar="TIME",
                    help="with --speed: the clock's start (epoch seconds or ISO 8601; default now)")
+    p.add_argument("--start-anchor", metavar="TIME",
+                   help="with --speed: the real time at which the clock read --start (epoch seconds or "
+                   "ISO 8601; default now): two serves given the same --start and --start-anchor "
+                   "share one compressed clock (an HA pair on compressed time)")
     p.set_defaults(func=_serve)
 
 
@@ -65,12 +69,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.speed is not None and not args.speed > 0:
         raise InputError(f"--speed: must be positive, got {args.speed:g}")
     if args.speed is not None or args.start is not None:
-        clock = ScaledClock(args.speed or 1.0, _start(args.start))
+        anchor = _start(args.start_anchor, "--start-anchor")
+        clock = ScaledClock(args.speed or 1.0, _start(args.start), anchor)
     serve(cfg, listen=args.listen, clock=clock, reload=load)
     return 0
 
 
-def _start(text: str | None) -> float | None:
+def _start(text: str | None, flag: str = "--start") -> float | None:
     from inferwatch._exceptions import InputError
     from inferwatch.baseline import parse_timestamp
 
@@ -79,4 +84,4 @@ def _start(text: str | None) -> float | None:
     try:
         return parse_timestamp(text)
     except ValueError:
-        raise InputError(f"--start: not a time (epoch seconds or ISO 8601): {text!r}") from None
+        raise InputError(f"{flag}: not a time (epoch seconds or ISO 8601): {text!r}") from None

@@ -6,51 +6,15 @@
 """
 
 from inferwatch import _env as env
-from inferwatch.config._actions import (
-    ActionSpec,
-    CommandActionSpec,
-    DegradeActionSpec,
-    HttpActionSpec,
-    KubernetesScaleSpec,
-    RollbackActionSpec,
-)
-from inferwatch.config._alerting import AlertingConfig, InhibitRuleSpec, NotifyPolicy, RouteSpec
-from inferwatch.config._alertmanagers import AlertmanagerSpec
 from inferwatch.config._auth import ROLES, AuthConfig, Role, TokenSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._ha import HAConfig
-from inferwatch.config._heartbeat import HeartbeatKind, HeartbeatSenderSpec, HeartbeatWatchSpec
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config, with_web_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
-from inferwatch.config._oncall import (
-    SCHEDULE_PREFIX,
-    EscalationSpec,
-    EscalationStep,
-    HistoryConfig,
-    LayerSpec,
-    MemberSpec,
-    OnCallConfig,
-    OverrideSpec,
-    ScheduleSpec,
-    parse_local_time,
-)
 from inferwatch.config._outlier import MAD_SCALE, OutlierSpec
-from inferwatch.config._probes import (
-    GenerativeSpec,
-    GoldenSpec,
-    ProbeExpect,
-    ProbeSpec,
-    ProbeTls,
-    check_json_path,
-)
-from inferwatch.config._prometheus_yml import (
-    prometheus_config_notes,
-    read_prometheus_jobs,
-    read_prometheus_rule_files,
-)
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._redact import (
     REDACTED,
@@ -80,17 +44,6 @@ from inferwatch.config._rules import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.config._scrape import ScrapeTarget
-from inferwatch.config._scrape_auth import Authorization, BasicAuth, TLSConfig
-from inferwatch.config._scrape_config import ScrapeConfig
-from inferwatch.config._scrape_job import (
-    DnsSDConfig,
-    FileSDConfig,
-    HttpSDConfig,
-    KubernetesSDConfig,
-    ScrapeJob,
-    StaticGroup,
-)
 from inferwatch.config._sdk import DEFAULT_BUCKETS, SdkConfig
 from inferwatch.config._server import OutcomesConfig, ServerConfig, StorageConfig
 from inferwatch.config._slo import (
@@ -105,6 +58,40 @@ from inferwatch.config._slo import (
 )
 from inferwatch.config._types import Duration, FrozenModel, Secret
 from inferwatch.config._web import TLS_VERSIONS, TlsServerConfig, WebConfig, load_web_config, parse_web_config
+from inferwatch.config.alerting import (
+    MONTHS,
+    SCHEDULE_PREFIX,
+    WEEKDAYS,
+    ActionSpec,
+    AlertingConfig,
+    AlertmanagerSpec,
+    CommandActionSpec,
+    DegradeActionSpec,
+    EscalationSpec,
+    EscalationStep,
+    HeartbeatKind,
+    HeartbeatSenderSpec,
+    HeartbeatWatchSpec,
+    HistoryConfig,
+    HttpActionSpec,
+    InhibitRuleSpec,
+    KubernetesScaleSpec,
+    LayerSpec,
+    MemberSpec,
+    NotifyPolicy,
+    OnCallConfig,
+    OverrideSpec,
+    RollbackActionSpec,
+    RouteSpec,
+    ScheduleSpec,
+    TimeIntervalSpec,
+    TimeRange,
+    TimeSpec,
+    alertmanager_file_notes,
+    parse_local_time,
+    parse_range,
+    read_alertmanager_file,
+)
 from inferwatch.config.receivers import (
     LANGUAGES,
     PAGERDUTY_KEY_LEN,
@@ -112,6 +99,7 @@ from inferwatch.config.receivers import (
     AliyunVoiceReceiverSpec,
     DigestReceiverSpec,
     DingTalkReceiverSpec,
+    DiscardReceiverSpec,
     EmailReceiverSpec,
     FeishuReceiverSpec,
     PagerDutyReceiverSpec,
@@ -127,6 +115,28 @@ from inferwatch.config.receivers import (
     WeComAppReceiverSpec,
     WeComReceiverSpec,
 )
+from inferwatch.config.scrape import (
+    Authorization,
+    BasicAuth,
+    DnsSDConfig,
+    FileSDConfig,
+    GenerativeSpec,
+    GoldenSpec,
+    HttpSDConfig,
+    KubernetesSDConfig,
+    ProbeExpect,
+    ProbeSpec,
+    ProbeTls,
+    ScrapeConfig,
+    ScrapeJob,
+    ScrapeTarget,
+    StaticGroup,
+    TLSConfig,
+    check_json_path,
+    prometheus_config_notes,
+    read_prometheus_jobs,
+    read_prometheus_rule_files,
+)
 
 __all__ = [
     "ALERT_FIELDS",
@@ -135,6 +145,7 @@ __all__ = [
     "ENGINE_PACKS",
     "LANGUAGES",
     "MAD_SCALE",
+    "MONTHS",
     "PAGERDUTY_KEY_LEN",
     "PERIODS",
     "REDACTED",
@@ -143,6 +154,7 @@ __all__ = [
     "TITLE_FIELDS",
     "TLS_VERSIONS",
     "TTFT_BUCKETS",
+    "WEEKDAYS",
     "AbTestPValueSignal",
     "ActionSpec",
     "AlertingConfig",
@@ -161,6 +173,7 @@ __all__ = [
     "DegradeActionSpec",
     "DigestReceiverSpec",
     "DingTalkReceiverSpec",
+    "DiscardReceiverSpec",
     "DnsSDConfig",
     "Duration",
     "DynamicThreshold",
@@ -236,6 +249,9 @@ __all__ = [
     "TencentSmsReceiverSpec",
     "TencentVoiceReceiverSpec",
     "TerminalReceiverSpec",
+    "TimeIntervalSpec",
+    "TimeRange",
+    "TimeSpec",
     "TlsServerConfig",
     "TokenSpec",
     "TwilioReceiverSpec",
@@ -245,6 +261,7 @@ __all__ = [
     "WeComReceiverSpec",
     "WebConfig",
     "WebhookReceiverSpec",
+    "alertmanager_file_notes",
     "check_json_path",
     "check_thresholds",
     "env",
@@ -254,8 +271,10 @@ __all__ = [
     "mask_secret_fields",
     "parse_config",
     "parse_local_time",
+    "parse_range",
     "parse_web_config",
     "prometheus_config_notes",
+    "read_alertmanager_file",
     "read_prometheus_jobs",
     "read_prometheus_rule_files",
     "redact_text",

@@ -11,13 +11,17 @@ from pydantic import ValidationError
 
 from inferwatch._env import ENV_CONFIG
 from inferwatch._exceptions import ConfigError
-from inferwatch.config._probes import ProbeSpec
-from inferwatch.config._prometheus_yml import read_prometheus_jobs, read_prometheus_rule_files
 from inferwatch.config._redact import mask_secret_fields, secret_field_names
 from inferwatch.config._root import Config
-from inferwatch.config._scrape_config import ScrapeConfig
-from inferwatch.config._scrape_job import ScrapeJob
 from inferwatch.config._yaml import safe_load_strict
+from inferwatch.config.alerting import AlertingConfig, read_alertmanager_file
+from inferwatch.config.scrape import (
+    ProbeSpec,
+    ScrapeConfig,
+    ScrapeJob,
+    read_prometheus_jobs,
+    read_prometheus_rule_files,
+)
 
 __all__ = ["describe_validation", "load_config", "parse_config", "with_web_config"]
 
@@ -49,6 +53,8 @@ def _relative_to(config: Config, base: Path) -> Config:
         rule_files += read_prometheus_rule_files(config.scrape.prometheus_config)
     if rule_files:
         config = config.model_copy(update={"rule_files": rule_files})
+    if config.alerting.alertmanager_file:
+        config = config.model_copy(update={"alerting": _with_alertmanager_file(config.alerting, base)})
     auth = config.server.auth
     if auth.web_config_file is not None:
         config = with_web_config(config, str(base / auth.web_config_file))
@@ -71,6 +77,21 @@ def _scrape_relative(scrape: ScrapeConfig, base: Path) -> ScrapeConfig:
                             prometheus_config=path)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {exc.errors()[0]['msg']}") from None
+
+
+def _with_alertmanager_file(alerting: AlertingConfig, base: Path) -> AlertingConfig:
+    """``alerting`` with the route, receivers, inhibit rules and time intervals of its alertmanager.yml."""
+    path = str(base / str(alerting.alertmanager_file))
+    read = read_alertmanager_file(path)
+    both = sorted(alerting.model_fields_set & set(read) - {"resolve_timeout"})
+    if both:
+        raise ConfigError(f"alerting: {', '.join(both)} given both here and by alertmanager_file {path}: "
+                          "keep them in one place")
+    own = {k: getattr(alerting, k) for k in alerting.model_fields_set}
+    try:
+        return AlertingConfig.model_validate({**own, **read, "alertmanager_file": path})
+    except ValidationError as exc:
+        raise ConfigError(describe_validation(exc, path)) from None
 
 
 def _job_relative(job: ScrapeJob, base: Path) -> ScrapeJob:

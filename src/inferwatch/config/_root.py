@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from inferwatch.config._alerting import AlertingConfig
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
 from inferwatch.config._ha import HAConfig
-from inferwatch.config._heartbeat import HeartbeatWatchSpec, check_heartbeats
-from inferwatch.config._probes import ProbeSpec, check_probes
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._rules import RulesConfig
-from inferwatch.config._scrape_config import ScrapeConfig
 from inferwatch.config._sdk import SdkConfig
 from inferwatch.config._server import ServerConfig, StorageConfig
 from inferwatch.config._slo import SloFileEntry, SloSpec, check_thresholds
 from inferwatch.config._types import FrozenModel
+from inferwatch.config.alerting import AlertingConfig, HeartbeatWatchSpec, check_heartbeats
+from inferwatch.config.scrape import ProbeSpec, ScrapeConfig, check_probes
 
 __all__ = ["Config"]
 

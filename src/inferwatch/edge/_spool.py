@@ -12,13 +12,21 @@ nothing). Before a batch is sent its range is written down as *in flight*
 with its id, so after a crash the same batch, with the same id, is sent
 first: the receiver's batch-id check then drops it if it had arrived.
 
-Bounds: samples older than ``max_age`` (24 h) and, when the rows' bytes
-exceed ``max_bytes``, the oldest rows are dropped first; each drop is
-counted by reason (``age``, ``bytes``) in the spool itself, and a write the
-disk refuses (full) is counted as ``disk_full`` while the agent runs on.
-A row's bytes are counted as its encoded size (labels id, time, value and
-SQLite's row overhead, :data:`ROW_BYTES`), so the bound does not depend on
-how SQLite lays out pages.
+Compressed segments: each append is one segment, its samples as columns (series ids, times,
+values XOR'd with the series' previous one) under zlib (``formats._segment``): about 3 bytes a
+sample where a row a sample took 40, so the same cap holds ten times the outage. Samples are
+numbered by position in their segment; a batch may end inside a segment (acknowledging it keeps
+the segment's tail). A segment that fails its checksum when read is moved aside
+(``spool.sqlite.damaged-<epoch>-<first>.seg``) and its samples counted as ``damaged``, the spool
+going on with the next one. A spool of an older agent (a row a sample) is turned into segments
+when opened, its batch in flight keeping its id.
+
+Bounds: samples older than ``max_age`` (24 h: a segment goes when its newest sample is older)
+and, when the segments' bytes exceed ``max_bytes``, the oldest segments are dropped first; each
+drop is counted by reason (``age``, ``bytes``) in the spool itself, and a write the disk refuses
+(full) is counted as ``disk_full`` while the agent runs on. A segment's bytes are counted as its
+compressed size plus SQLite's row overhead (:data:`SEGMENT_BYTES`), so the bound does not depend
+on how SQLite lays out pages.
 """
 
 from __future__ import annotations
@@ -34,21 +42,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferwatch._exceptions import StoreError
+from inferwatch.edge._segments import SCHEMA, SEGMENT_BYTES, Damaged, Segments
 from inferwatch.model import Labels, Sample, open_sqlite
 
-__all__ = ["DROP_REASONS", "ROW_BYTES", "Spool", "SpoolBatch"]
+__all__ = ["DROP_REASONS", "SEGMENT_BYTES", "Spool", "SpoolBatch"]
 
 log = logging.getLogger(__name__)
 
-ROW_BYTES = 40  # seq + series id + t + v as SQLite stores them, with the row's header
 DROP_REASONS = ("age", "bytes", "disk_full", "damaged")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY, labels TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS samples (seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    series INTEGER NOT NULL, t REAL NOT NULL, v REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class Spool:
     """
 
     def __init__(self, path: Path, *, max_age: float = 86400.0, max_bytes: int = 256 << 20) -> None:
-        if max_age <= 0 or max_bytes < ROW_BYTES:
+        if max_age <= 0 or max_bytes < SEGMENT_BYTES:
             raise ValueError(f"spool bounds must be positive (max_age={max_age}, max_bytes={max_bytes})")
         self.path, self.max_age, self.max_bytes = path, max_age, max_bytes
         self._lock = threading.Lock()
@@ -91,6 +92,7 @@ class Spool:
         # the batch id keeps those batches from being taken for the delivered ones they collide with.
         self.epoch = os.urandom(4).hex()
         lost = self._open_checked(path)
+        self._seg = Segments(self._db)
         self._ids: dict[Labels, int] = {}
         self._pending: dict[str, int] = {}  # drops the full disk would not let us record yet
         self._labels: dict[int, Labels] = {}
@@ -98,7 +100,7 @@ class Spool:
             ls = Labels(json.loads(text))
             self._ids[ls], self._labels[sid] = sid, ls
         self.spool_id = self._meta("spool_id") or self._init_id()
-        self._rows = int(self._db.execute("SELECT count(*) FROM samples").fetchone()[0])
+        self._migrate()
         if lost:  # reported to the server with the other drops (reason "damaged")
             self._count_drop("damaged", lost)
 
@@ -107,7 +109,7 @@ class Spool:
         try:
             self._db = open_sqlite(path, synchronous="FULL")
             self._db.execute("PRAGMA cache_size=-256")  # 256 KiB: the spool is read and written in order
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(SCHEMA)
             check = self._db.execute("PRAGMA quick_check").fetchone()
             if check is not None and check[0] == "ok":
                 return None
@@ -127,16 +129,32 @@ class Spool:
                     path, problem[:200], aside, "unknown" if lost is None else lost)
         try:
             self._db = open_sqlite(path, synchronous="FULL")
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"edge spool {path}: cannot open ({exc})") from exc
         return lost if lost is not None else 1  # unknown: at least the damage is reported
 
     def _count_rows(self) -> int | None:
         try:
-            return int(self._db.execute("SELECT count(*) FROM samples").fetchone()[0])
+            return int(self._db.execute("SELECT (SELECT count(*) FROM samples) + "
+                                        "(SELECT coalesce(sum(n), 0) FROM segments)").fetchone()[0])
         except (sqlite3.Error, AttributeError):
             return None
+
+    def _migrate(self) -> None:
+        """An older agent's spool (a row a sample) becomes segments, its batch in flight keeping its id."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            inflight = self._meta("inflight")
+            marked = self._seg.migrate(inflight)
+            if marked != inflight:
+                self._db.execute("DELETE FROM meta WHERE key = 'inflight'")
+                if marked:
+                    self._set("inflight", marked)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StoreError(f"edge spool {self.path}: cannot convert an older spool ({exc})") from exc
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -171,14 +189,12 @@ class Spool:
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                rows = [(self._series_id(s.labels), s.t, s.v) for s in samples]
-                self._db.executemany("INSERT INTO samples (series, t, v) VALUES (?, ?, ?)", rows)
+                self._seg.add([(self._series_id(s.labels), s.t, s.v) for s in samples])
                 self._db.execute("COMMIT")
             except sqlite3.Error:
                 self._rollback()
                 self._count_drop("disk_full", len(samples))
                 return 0
-            self._rows += len(samples)
             self._enforce(now)
             return len(samples)
 
@@ -187,6 +203,8 @@ class Spool:
             self._db.execute("ROLLBACK")
         self._ids = {ls: i for ls, i in self._ids.items() if self._known(i)}
         self._labels = {i: ls for ls, i in self._ids.items()}
+        with contextlib.suppress(sqlite3.Error, AttributeError):
+            self._seg.recount()
 
     def _known(self, sid: int) -> bool:
         return self._db.execute("SELECT 1 FROM series WHERE id = ?", (sid,)).fetchone() is not None
@@ -212,17 +230,13 @@ class Spool:
     def _enforce(self, now: float) -> None:
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            old = self._db.execute("DELETE FROM samples WHERE t < ?", (now - self.max_age,)).rowcount
-            over = max(0, self._rows - old - self.max_bytes // ROW_BYTES)
-            if over:
-                self._db.execute("DELETE FROM samples WHERE seq IN "
-                                 "(SELECT seq FROM samples ORDER BY seq LIMIT ?)", (over,))
+            old = self._seg.drop_older(now - self.max_age)
+            over = self._seg.drop_over(self.max_bytes)
             if old:
                 self._set("dropped_age", self._dropped("age") + old)
             if over:
                 self._set("dropped_bytes", self._dropped("bytes") + over)
             self._db.execute("COMMIT")
-            self._rows -= old + over
         except sqlite3.Error:
             self._rollback()
 
@@ -233,12 +247,10 @@ class Spool:
             if inflight:  # "first-last|id" (an older version wrote "first-last": its id had no epoch)
                 span, _, bid = inflight.partition("|")
                 first, last = (int(x) for x in span.split("-"))
-                rows = self._db.execute("SELECT seq, series, t, v FROM samples WHERE seq BETWEEN ? AND ? "
-                                        "ORDER BY seq", (first, last)).fetchall()
+                rows = self._read(first, last, last - first + 1)
                 if rows:
                     return self._batch(first, last, rows, bid or f"{self.spool_id}:{first}-{last}")
-            rows = self._db.execute("SELECT seq, series, t, v FROM samples ORDER BY seq LIMIT ?",
-                                    (max_samples,)).fetchall()
+            rows = self._read(0, 2**62, max_samples)
             if not rows:
                 return None
             first, last = int(rows[0][0]), int(rows[-1][0])
@@ -250,6 +262,31 @@ class Spool:
             except sqlite3.Error:
                 self._rollback()
             return self._batch(first, last, rows, bid)
+
+    def _read(self, first: int, last: int, limit: int) -> list[tuple[int, int, float, float]]:
+        """Rows ``first..last`` (up to ``limit``); damaged segments on the way are moved aside, counted."""
+        while True:
+            rows, damaged = self._seg.read(first, last, limit)
+            if not damaged:
+                return rows
+            self._set_aside(damaged)
+
+    def _set_aside(self, damaged: Sequence[Damaged]) -> None:
+        for d in damaged:
+            aside = self.path.with_name(f"{self.path.name}.damaged-{self.epoch}-{d.first}.seg")
+            with contextlib.suppress(OSError):
+                aside.write_bytes(d.body)
+            log.warning("edge spool %s: segment %d is damaged (%s): moved aside to %s; %d samples lost",
+                        self.path, d.first, d.problem[:200], aside, d.n)
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                lost = self._seg.remove(d.first)
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreError(f"edge spool {self.path}: cannot set a damaged segment aside ({exc})"
+                                 ) from exc
+            self._count_drop("damaged", lost)
 
     def _batch(self, first: int, last: int, rows: list[tuple[int, int, float, float]], bid: str,
                ) -> SpoolBatch:
@@ -280,17 +317,21 @@ class Spool:
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                gone = self._db.execute("DELETE FROM samples WHERE seq <= ?", (batch.last,)).rowcount
+                _, damaged = self._seg.ack_through(batch.last)
                 self._db.execute("DELETE FROM meta WHERE key = 'inflight'")
                 self._db.execute("COMMIT")
-                self._rows -= gone
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreError(f"edge spool {self.path}: cannot record a delivered batch ({exc})") from exc
+            self._set_aside(damaged)
 
     def backlog(self) -> int:
         """Samples waiting to be delivered."""
-        return self._rows
+        return self._seg.samples
+
+    def stored_bytes(self) -> int:
+        """What the waiting samples take, as the byte cap counts it (compressed segments)."""
+        return self._seg.bytes
 
     def dropped(self) -> dict[str, int]:
         """Samples dropped since the spool was made, by reason (``age``, ``bytes``, ``disk_full``)."""

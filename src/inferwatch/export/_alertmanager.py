@@ -74,6 +74,9 @@ def _route(spec: RouteSpec) -> dict[str, Any]:
             out[key] = format_duration(value)
     if spec.continue_:
         out["continue"] = True
+    for key in ("mute_time_intervals", "active_time_intervals"):
+        if getattr(spec, key):
+            out[key] = list(getattr(spec, key))
     if spec.routes:
         out["routes"] = [_route(child) for child in spec.routes]
     return out
@@ -112,6 +115,8 @@ def alertmanager_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
     }
     if not out["inhibit_rules"]:
         del out["inhibit_rules"]
+    if config.alerting.time_intervals:
+        out["time_intervals"] = [t.model_dump(exclude_defaults=True) for t in config.alerting.time_intervals]
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferwatch.config import (
+    DiscardReceiverSpec,
     EmailReceiverSpec,
     PagerDutyReceiverSpec,
     ReceiverSpec,
@@ -29,11 +30,13 @@ def is_native(spec: ReceiverSpec) -> bool:
         return spec.webhook_url is not None
     if isinstance(spec, WebhookReceiverSpec):
         return bool(spec.url)
-    return False
+    return isinstance(spec, DiscardReceiverSpec)
 
 
 def native_receiver(spec: ReceiverSpec) -> dict[str, Any]:
     """The Alertmanager integration of a receiver for which ``is_native`` holds."""
+    if isinstance(spec, DiscardReceiverSpec):
+        return {}  # Alertmanager's receiver without integrations
     if isinstance(spec, PagerDutyReceiverSpec) and spec.routing_key is not None:
         return {"pagerduty_configs": [{
             "send_resolved": spec.send_resolved, "routing_key": spec.routing_key.reveal(),

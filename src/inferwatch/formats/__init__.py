@@ -1,4 +1,5 @@
-"""One codec per wire format: Prometheus text and OpenMetrics, remote-write, snappy, the edge batch format.
+"""One codec per wire format: Prometheus text and OpenMetrics, remote-write, snappy, the edge batch format
+and the edge spool's compressed segments.
 
 Used by the server, the edge agent and the SDK alike; it loads nothing beyond the standard library
 (cramjam, when installed, only when a snappy block is coded), so the agent keeps its minimal imports.
@@ -7,6 +8,7 @@ Used by the server, the edge agent and the SDK alike; it loads nothing beyond th
 from inferwatch.formats._exposition import ExpositionParser, ParsedScrape
 from inferwatch.formats._openmetrics import read_openmetrics
 from inferwatch.formats._remote_write import REMOTE_WRITE_HEADERS, decode_write_request, encode_write_request
+from inferwatch.formats._segment import decode_segment, encode_segment
 from inferwatch.formats._snappy import TooLarge as SnappyTooLarge
 from inferwatch.formats._snappy import backend as snappy_backend
 from inferwatch.formats._snappy import compress as snappy_encode
@@ -40,10 +42,12 @@ __all__ = [
     "UnknownSeries",
     "decode_batch",
     "decode_columns",
+    "decode_segment",
     "decode_write_request",
     "encode_batch",
     "encode_columns",
     "encode_compact",
+    "encode_segment",
     "encode_write_request",
     "parse_text",
     "read_openmetrics",

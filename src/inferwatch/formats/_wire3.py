@@ -45,7 +45,8 @@ from typing import Any
 from inferwatch._exceptions import InputError
 from inferwatch.model import Labels, Sample, is_valid_label_name, is_valid_metric_name, loads_json
 
-__all__ = ["MAGIC", "WIRE_VERSION_COLUMNS", "decode_columns", "encode_columns"]
+__all__ = ["MAGIC", "WIRE_VERSION_COLUMNS", "Reader", "decode_columns", "dod", "encode_columns", "read_dod",
+           "varint", "wire_labels", "zigzags"]
 
 WIRE_VERSION_COLUMNS = 3
 MAGIC = b"IWE\x03"
@@ -56,7 +57,8 @@ _D = struct.Struct(">d")
 _Q = struct.Struct(">Q")
 
 
-def _varint(out: bytearray, n: int) -> None:
+def varint(out: bytearray, n: int) -> None:
+    """Append ``n`` (>= 0) as a base-128 varint."""
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
@@ -64,10 +66,10 @@ def _varint(out: bytearray, n: int) -> None:
 
 
 def _zigzag(out: bytearray, n: int) -> None:
-    _varint(out, (n << 1) if n >= 0 else ((-n) << 1) - 1)
+    varint(out, (n << 1) if n >= 0 else ((-n) << 1) - 1)
 
 
-def _zigzags(out: bytearray, ns: Sequence[int]) -> None:
+def zigzags(out: bytearray, ns: Sequence[int]) -> None:
     """Many zigzag varints (one call per column: the agent's CPU per sample)."""
     append = out.append
     for n in ns:
@@ -109,7 +111,7 @@ def _values(out: bytearray, values: Sequence[float]) -> None:
         j = _tens(values) if k == 0 else 0
         out.append(_TENS + j if j else k)
         ns = [int(v) // 10**j for v in values] if j else [round(v * 10.0**k) for v in values]
-        _zigzags(out, [ns[0], *(b - a for a, b in itertools.pairwise(ns))])
+        zigzags(out, [ns[0], *(b - a for a, b in itertools.pairwise(ns))])
         return
     out.append(_FLOATS)
     prev_bits = _Q.unpack(_D.pack(values[0]))[0]
@@ -152,23 +154,23 @@ def encode_columns(header: Mapping[str, Any], ids: Sequence[int], samples: Seque
     head = json.dumps({**header, "v": WIRE_VERSION_COLUMNS, "t0": t0, "tu": unit, **layout},
                       separators=(",", ":"), allow_nan=False).encode()
     out = bytearray(MAGIC)
-    _varint(out, len(head))
+    varint(out, len(head))
     out += head
-    _varint(out, len(instants))
-    _dod(out, [(t - t0) // unit for t in instants])
+    varint(out, len(instants))
+    dod(out, [(t - t0) // unit for t in instants])
     if layout:
         _by_instant(out, len(instants), order, cols)
         for sid in order:
             _values(out, cols[sid][1])
         return gzip.compress(bytes(out), compresslevel=level, mtime=0)
-    _varint(out, len(order))
+    varint(out, len(order))
     prev = 0
     for sid in order:
         _zigzag(out, sid - prev)
-        _varint(out, len(cols[sid][0]))
+        varint(out, len(cols[sid][0]))
         prev = sid
     for sid in order:
-        _dod(out, cols[sid][0])
+        dod(out, cols[sid][0])
     for sid in order:
         _values(out, cols[sid][1])
     return gzip.compress(bytes(out), compresslevel=level, mtime=0)
@@ -186,14 +188,14 @@ def _by_instant(out: bytearray, n: int, order: Sequence[int],
         for k in cols[sid][0]:
             at[k].append(sid)
     for sids in at:
-        _varint(out, len(sids))
+        varint(out, len(sids))
         prev = 0
         for sid in sids:
-            _varint(out, sid - prev)
+            varint(out, sid - prev)
             prev = sid
 
 
-def _read_by_instant(r: _Reader, n_instants: int, max_samples: int) -> list[tuple[int, list[int]]]:
+def _read_by_instant(r: Reader, n_instants: int, max_samples: int) -> list[tuple[int, list[int]]]:
     """(id, instant indexes) per series, by id, from the per-instant lists of ids."""
     times: dict[int, list[int]] = {}
     total = 0
@@ -209,14 +211,15 @@ def _read_by_instant(r: _Reader, n_instants: int, max_samples: int) -> list[tupl
     return sorted(times.items())
 
 
-def _dod(out: bytearray, ts: Sequence[int]) -> None:
+def dod(out: bytearray, ts: Sequence[int]) -> None:
     """The first, the first step, then each step minus the one before (a steady step: zeros)."""
     if ts:
         steps = [b - a for a, b in itertools.pairwise(ts)]
-        _zigzags(out, [ts[0], *steps[:1], *(b - a for a, b in itertools.pairwise(steps))])
+        zigzags(out, [ts[0], *steps[:1], *(b - a for a, b in itertools.pairwise(steps))])
 
 
-def _read_dod(r: _Reader, n: int, where: str) -> list[int]:
+def read_dod(r: Reader, n: int, where: str) -> list[int]:
+    """``n`` integers written by :func:`dod`."""
     ts: list[int] = []
     prev = step = 0
     for k in range(n):
@@ -227,7 +230,9 @@ def _read_dod(r: _Reader, n: int, where: str) -> list[int]:
     return ts
 
 
-class _Reader:
+class Reader:
+    """Reads varints and bytes from ``data`` at ``pos``; :class:`InputError` naming ``where`` when short."""
+
     def __init__(self, data: bytes, pos: int) -> None:
         self.data, self.pos = data, pos
 
@@ -256,7 +261,7 @@ class _Reader:
         return got
 
 
-def _read_values(r: _Reader, n: int, where: str) -> list[float]:
+def _read_values(r: Reader, n: int, where: str) -> list[float]:
     mode = r.take(1, where)[0]
     if mode <= _MAX_DECIMALS or _TENS < mode <= _TENS + 15:
         acc, out = 0, []
@@ -294,13 +299,13 @@ def wire_labels(raw: Any, where: str) -> Labels:
     return Labels(raw)
 
 
-def _columns_by_instant(r: _Reader, instants: Sequence[int], max_samples: int
+def _columns_by_instant(r: Reader, instants: Sequence[int], max_samples: int
                         ) -> tuple[list[tuple[int, int]], list[list[int]]]:
     got = _read_by_instant(r, len(instants), max_samples)
     return [(sid, len(ks)) for sid, ks in got], [[instants[k] for k in ks] for _, ks in got]
 
 
-def _columns_by_series(r: _Reader, instants: Sequence[int], max_samples: int
+def _columns_by_series(r: Reader, instants: Sequence[int], max_samples: int
                        ) -> tuple[list[tuple[int, int]], list[list[int]]]:
     count = r.varint("body.series")
     heads: list[tuple[int, int]] = []
@@ -314,7 +319,7 @@ def _columns_by_series(r: _Reader, instants: Sequence[int], max_samples: int
         raise InputError(f"body: more than {max_samples} samples in one batch")
     times: list[list[int]] = []
     for i, (_, n) in enumerate(heads):
-        idx = _read_dod(r, n, f"body.s[{i}].t")
+        idx = read_dod(r, n, f"body.s[{i}].t")
         if any(not 0 <= k < len(instants) for k in idx):
             raise InputError(f"body.s[{i}].t: an instant out of the batch's {len(instants)}")
         times.append([instants[k] for k in idx])
@@ -325,7 +330,7 @@ def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Lab
                    ) -> tuple[dict[str, Any], dict[int, tuple[Labels, str]], list[tuple[int, Sample]],
                               set[int]]:
     """(header, defs as id -> (labels, kind), (id, sample) pairs, unknown ids) of a decompressed body."""
-    r = _Reader(raw, len(MAGIC))
+    r = Reader(raw, len(MAGIC))
     size = r.varint("body.header")
     header = loads_json(r.take(size, "body.header"), "body.header")
     if not isinstance(header, dict):
@@ -348,7 +353,7 @@ def decode_columns(raw: bytes, max_samples: int, known: Callable[[str, int], Lab
     n_instants = r.varint("body.instants")
     if n_instants > max_samples:
         raise InputError(f"body: more than {max_samples} samples in one batch")
-    instants = _read_dod(r, n_instants, "body.instants")
+    instants = read_dod(r, n_instants, "body.instants")
     if any(abs(t) * unit > 2**53 for t in instants):
         raise InputError("body.instants: no time")
     layout = header.get("ly", 0)

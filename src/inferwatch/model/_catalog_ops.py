@@ -150,6 +150,15 @@ STORAGE_FAILED_SAMPLES_TOTAL = MetricSpec(
     "Samples a failed store write kept out, by reason (disk_full, read_only, io_error, corrupt, other).",
     ("reason",),
 )
+ALERTING_STATE_HELD_WRITES = MetricSpec(
+    "inferwatch_alerting_state_held_writes", _G,
+    "Writes of the alerting state held in memory while its file refuses them (disk full, read-only, "
+    "I/O error); written to the file when it takes writes again.",
+)
+ALERTING_STATE_HELD_TOTAL = MetricSpec(
+    "inferwatch_alerting_state_held_transactions_total", _C,
+    "Transactions of the alerting state kept in memory because its file refused them.",
+)
 STORAGE_FILESYSTEM_AVAIL = MetricSpec(
     "inferwatch_storage_filesystem_avail_bytes", _G,
     "Bytes free to the server on the data directory's filesystem (as node_filesystem_avail_bytes).",

@@ -124,14 +124,22 @@ class ScaledClock:
     """Real time running ``speed`` times faster, from ``start`` (the demo's compressed time).
 
     With ``speed=20`` a rule's ``for: 5m`` passes in 15 real seconds, while
-    every part still reads one consistent clock.
+    every part still reads one consistent clock. ``anchor``: the real (epoch) time at which
+    the clock read ``start`` (default: now), so two processes given the same ``start`` and
+    ``anchor`` read one compressed clock (an HA pair on compressed time).
+
+    >>> import time
+    >>> t = time.time()
+    >>> a, b = ScaledClock(10, start=t, anchor=t), ScaledClock(10, start=t, anchor=t - 1)
+    >>> round(b.now() - a.now())  # b's clock read ``start`` a real second earlier: 10 s ahead
+    10
     """
 
-    def __init__(self, speed: float, start: float | None = None) -> None:
+    def __init__(self, speed: float, start: float | None = None, anchor: float | None = None) -> None:
         if speed <= 0:
             raise ValueError(f"speed must be positive, got {speed}")
         self.speed = float(speed)
-        self._real0 = time.monotonic()
+        self._real0 = time.monotonic() - (0.0 if anchor is None else time.time() - anchor)
         self._sim0 = time.time() if start is None else float(start)
 
     def now(self) -> float:

@@ -6,6 +6,7 @@ from inferwatch.rules._engine_packs import ENGINE_PACKS, engine_rule_specs
 from inferwatch.rules._evaluator import ActiveAlert, BandProvider, BandProviderFactory, Evaluator
 from inferwatch.rules._export import to_prometheus_rule_groups, to_prometheus_rule_yaml
 from inferwatch.rules._functions import bucket_quantile, extrapolated_rate
+from inferwatch.rules._humanize import humanize, humanize_duration
 from inferwatch.rules._lifecycle import AlertInstance
 from inferwatch.rules._outlier import PeerGroup, PeerMember
 from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
@@ -49,6 +50,8 @@ __all__ = [
     "expand_template",
     "extrapolated_rate",
     "format_go_float",
+    "humanize",
+    "humanize_duration",
     "load_rules",
     "load_test_file",
     "parse_promql",

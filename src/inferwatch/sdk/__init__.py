@@ -18,15 +18,22 @@ from inferwatch.sdk._hooks import MonitorHooks
 from inferwatch.sdk._httpx import instrument_httpx
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
-from inferwatch.sdk._onnx import INSTALL_HINT as ONNX_INSTALL_HINT
-from inferwatch.sdk._onnx import InstrumentedBinding, InstrumentedSession, onnx_session
-from inferwatch.sdk._onnx_placement import ACCELERATOR_PROVIDERS, Placement
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
 from inferwatch.sdk._stage import MAX_STAGES, Stage, StageAggregates
-from inferwatch.sdk._tensorrt import InstrumentedContext, TensorRTBuild, build_tensorrt_engine
 from inferwatch.sdk._tracing import INSTALL_HINT as TRACING_INSTALL_HINT
 from inferwatch.sdk._tracing import CountingExporter, ServerSpan, Tracing
 from inferwatch.sdk._tracing import setup as setup_tracing
+from inferwatch.sdk.runtimes import (
+    ACCELERATOR_PROVIDERS,
+    InstrumentedBinding,
+    InstrumentedContext,
+    InstrumentedSession,
+    Placement,
+    TensorRTBuild,
+    build_tensorrt_engine,
+    onnx_session,
+)
+from inferwatch.sdk.runtimes import INSTALL_HINT as ONNX_INSTALL_HINT
 
 __all__ = [
     "ACCELERATOR_PROVIDERS",

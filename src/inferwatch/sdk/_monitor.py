@@ -32,10 +32,10 @@ from inferwatch.sdk._monitor_parts import (
     own_families,
     tracing_for,
 )
-from inferwatch.sdk._monitor_runtimes import RuntimeMethods
 from inferwatch.sdk._recorder import Recorder, group_by_kind
 from inferwatch.sdk._requests import RequestAggregates
 from inferwatch.sdk._tracking import Tracking
+from inferwatch.sdk.runtimes import RuntimeMethods
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -43,9 +43,9 @@ if TYPE_CHECKING:
 
     from inferwatch.sdk._hooks import AsgiApp, RouteOf, WsgiApp
     from inferwatch.sdk._label_poller import Fetch, LabelPoller
-    from inferwatch.sdk._multiproc import MultiprocStore
     from inferwatch.sdk._stage import Stage
     from inferwatch.sdk._tracing import Tracing
+    from inferwatch.sdk.multiproc import MultiprocStore
 
 __all__ = ["Monitor", "Tracking"]
 
@@ -68,7 +68,7 @@ class Monitor(GenerationMethods, RuntimeMethods):
     >>> m.close()
 
     With ``multiprocess_dir`` (or ``INFERWATCH_MULTIPROC_DIR``) every exposition answers for
-    all the worker processes sharing that directory (see ``inferwatch.sdk._multiproc``).
+    all the worker processes sharing that directory (see ``inferwatch.sdk.multiproc._multiproc``).
     """
 
     def __init__(

@@ -17,8 +17,8 @@ from inferwatch.sdk._requests import RequestAggregates
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
-    from inferwatch.sdk._multiproc import MultiprocStore
     from inferwatch.sdk._tracing import Tracing
+    from inferwatch.sdk.multiproc import MultiprocStore
 
 __all__ = ["aggregate", "collect_one", "multiprocess_store", "own_families", "tracing_for"]
 
@@ -97,7 +97,7 @@ def multiprocess_store(
     if directory is None:
         return None
     # imported only in multiprocess mode: psutil, sqlite3 and json stay off ``import inferwatch.sdk``
-    from inferwatch.sdk._multiproc import MultiprocStore
+    from inferwatch.sdk.multiproc import MultiprocStore
 
     return MultiprocStore(directory, local, flush)
 

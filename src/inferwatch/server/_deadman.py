@@ -53,7 +53,8 @@ class DeadMansSwitch:
             sender = HeartbeatSender(resolve_target(spec), clock=clock, interval=spec.interval,
                                      timeout=spec.timeout, source=source,
                                      external_url=config.server.external_url, transport=transport)
-        return cls(sender, HeartbeatWatch(config.heartbeats, clock, pipeline.send))
+        shared = pipeline.db if config.ha is not None else None  # a pair: a beat to either counts on both
+        return cls(sender, HeartbeatWatch(config.heartbeats, clock, pipeline.send, shared=shared))
 
     def start(self) -> None:
         """Start sending and watching (a watch with no heartbeats runs no thread)."""

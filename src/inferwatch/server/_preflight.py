@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inferwatch.config import Config, prometheus_config_notes
+from inferwatch.config import Config, alertmanager_file_notes, prometheus_config_notes
 from inferwatch.model import SimulatedClock, format_duration
 from inferwatch.promql import DEFAULT_LOOKBACK_MS
 from inferwatch.rules import Rule, rule_file_notes
@@ -37,7 +37,7 @@ def config_warnings(config: Config) -> list[str]:
     a round is not stored until after it. A rule over such a series then sees
     gaps (a ``for`` restarts, a dynamic band skips points), or nothing at all
     when the two schedules fall into step. Prometheus has the same limit.
-    The sections of ``scrape.prometheus_config`` that are not read are listed too.
+    The sections of ``scrape.prometheus_config`` and ``alerting.alertmanager_file`` not read are listed too.
     """
     lookback = DEFAULT_LOOKBACK_MS / 1000
     notes = [
@@ -49,5 +49,7 @@ def config_warnings(config: Config) -> list[str]:
     ]
     if config.scrape.prometheus_config is not None:  # what of the prometheus.yml is not read, by line
         notes += prometheus_config_notes(config.scrape.prometheus_config)
+    if config.alerting.alertmanager_file is not None:  # and of the alertmanager.yml
+        notes += alertmanager_file_notes(config.alerting.alertmanager_file)
     notes += rule_file_notes(config.rule_files, config.server.evaluation_interval)
     return notes

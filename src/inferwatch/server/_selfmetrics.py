@@ -28,7 +28,9 @@ from inferwatch.store import SQLiteStore
 
 if TYPE_CHECKING:
     from inferwatch.alerting import ActionRecord, NotificationRecord, QueueStats
+    from inferwatch.alerting.ha import FailOpenStateDB
     from inferwatch.server._integrity import Damage
+    from inferwatch.server._storage_health import StorageHealth
     from inferwatch.server.ingest import ScrapeLoop
 from inferwatch.server._runtime import Server
 
@@ -98,7 +100,7 @@ class _ServerCollector(Collector):
             size = _family(catalog.STORAGE_BYTES)
             size.add_metric([], float(_disk_bytes(comps.store)))
             yield size
-            yield from self._writes(comps.store)
+            yield from self._writes(comps.store, comps.health)
             if comps.store.checkpointer is not None:
                 done = _family(catalog.STORAGE_CHECKPOINTS_TOTAL)
                 done.add_metric([], float(comps.store.checkpointer.done))
@@ -107,6 +109,8 @@ class _ServerCollector(Collector):
                 yield from (done, failed)
         if comps.health is not None:
             yield from self._damage(comps.health.damage)
+            if comps.health.state is not None:
+                yield from self._held(comps.health.state)
         if self._deliveries is not None:
             yield from self._delivery(self._deliveries)
         if comps.remote is not None:
@@ -183,9 +187,9 @@ class _ServerCollector(Collector):
         yield from (limit, discarded)
 
     @staticmethod
-    def _writes(store: SQLiteStore) -> Iterator[Metric]:
+    def _writes(store: SQLiteStore, health: StorageHealth | None) -> Iterator[Metric]:
         failing = _family(catalog.STORAGE_WRITE_FAILING)
-        failing.add_metric([], 1.0 if store.stats.write_error else 0.0)
+        failing.add_metric([], 1.0 if store.stats.write_error or (health and health.error()) else 0.0)
         failed = _family(catalog.STORAGE_FAILED_SAMPLES_TOTAL)
         for reason, n in sorted(store.stats.write_failed.items()):
             failed.add_metric([reason], float(n))
@@ -198,6 +202,13 @@ class _ServerCollector(Collector):
         avail.add_metric([], float(usage.free))
         size.add_metric([], float(usage.total))
         yield from (avail, size)
+
+    @staticmethod
+    def _held(state: FailOpenStateDB) -> Iterator[Metric]:
+        held, kept = _family(catalog.ALERTING_STATE_HELD_WRITES), _family(catalog.ALERTING_STATE_HELD_TOTAL)
+        held.add_metric([], float(state.pending()))
+        kept.add_metric([], float(state.held_total))
+        yield from (held, kept)
 
     @staticmethod
     def _damage(damage: Sequence[Damage]) -> Iterator[Metric]:

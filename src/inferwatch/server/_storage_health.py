@@ -1,6 +1,7 @@
 """The server's own storage series, recorded every evaluation round before the rules run.
 
-``inferwatch_storage_write_failing`` (1 while the store's last write failed) and the
+``inferwatch_storage_write_failing`` (1 while the store's last write failed, or the
+alerting state's file refuses writes: the pipeline then goes on in memory) and the
 data directory's filesystem (``inferwatch_storage_filesystem_avail_bytes`` and
 ``..._size_bytes``) go into the store like any series, so the default rules
 ``StorageWriteFailing`` and ``DiskAlmostFull`` read them with PromQL, with no
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from inferwatch._exceptions import InferwatchError
+from inferwatch.alerting.ha import FailOpenStateDB
 from inferwatch.model import Labels
 from inferwatch.model import metrics as catalog
 from inferwatch.server._integrity import Damage, IntegrityWatch
@@ -48,14 +50,21 @@ class StorageHealth:
         """Files found damaged (at start, then repaired; or by the daily check), for ``DataFileDamaged``."""
         self.watch: IntegrityWatch | None = None
         """The daily check of every file (``serve``'s ``build`` sets it)."""
+        self.state: FailOpenStateDB | None = None
+        """The alerting state's file (``build`` sets it): written back here once it takes writes again."""
 
     def error(self) -> str:
-        """The store's last write error, ``""`` while writes succeed."""
+        """The store's (or the alerting state's) last write error, ``""`` while writes succeed."""
         store = getattr(self.store, "store", self.store)  # the store behind the remote-write tee
-        return str(getattr(getattr(store, "stats", None), "write_error", ""))
+        error = str(getattr(getattr(store, "stats", None), "write_error", ""))
+        if not error and self.state is not None and self.state.error:
+            error = f"{self.state.path}: {self.state.error}"
+        return error
 
     def record(self, now: float) -> None:
         """Append this round's storage series (held in memory when the store refuses them)."""
+        if self.state is not None:  # what the alerting state held in memory, into its file when it can
+            self.state.recover()
         error = self.error()
         if bool(error) != self._failing:  # once per change of state, not once per refused write
             self._failing = bool(error)

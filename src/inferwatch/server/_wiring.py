@@ -20,7 +20,15 @@ from starlette.routing import BaseRoute
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting import Pipeline, PipelineHandles, PipelineRunner, pipeline_from_config
-from inferwatch.alerting.ha import Replica, SoleReplica, open_replica, shared_state
+from inferwatch.alerting.ha import (
+    FailOpenStateDB,
+    PgStateDB,
+    Replica,
+    SoleReplica,
+    open_replica,
+    shared_key,
+    shared_state,
+)
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
 from inferwatch.model import Clock
@@ -48,6 +56,7 @@ from inferwatch.server.access import Access
 from inferwatch.server.api import (
     OutcomesApi,
     alerting_routes,
+    ha_routes,
     heartbeat_routes,
     load_ack_key,
     oncall_routes,
@@ -72,7 +81,7 @@ from inferwatch.server.ingest import (
     remote_write_routes,
 )
 from inferwatch.server.remote import AlertmanagerPush, FanoutSink, RemoteWrite, alert_sink
-from inferwatch.server.web import Devices, DriftReports, dashboard_routes
+from inferwatch.server.web import Devices, DriftReports, dashboard_routes, incident_routes
 from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
 from inferwatch.tracing import TraceStore
@@ -212,6 +221,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     if server.components.health is not None and state is not None:
         server.components.health.damage = damage
         server.components.health.watch = IntegrityWatch(state, damage, start=clock.now())
+        server.components.health.state = pipeline.db if isinstance(pipeline.db, FailOpenStateDB) else None
     server.components.evaluator.on_pending = pipeline.pending  # pending alerts into the history
     deliveries = DeliveryCounts(queues=lambda: pipeline.queue_stats(clock.now()))
     pipeline.subscribe(deliveries)
@@ -224,6 +234,7 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
             built = build_components(cfg, clock=clock, store=current.store, sink=sink, remote=current.remote)
             if built.health is not None and current.health is not None:
                 built.health.damage, built.health.watch = current.health.damage, current.health.watch
+                built.health.state = current.health.state
             built.evaluator.on_pending = pipeline.pending
             return built
 
@@ -269,29 +280,35 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))
     cluster = parts.replica.cluster_status if isinstance(parts.replica, Replica) else None
+    ha = parts.replica.overview if isinstance(parts.replica, Replica) else None
     if parts.deadman is not None:
         routes += heartbeat_routes(parts.deadman.watch, token)
     return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
-                                 drift=drift, devices=devices, traces_token=traces_token, cluster=cluster)]
+                                 drift=drift, devices=devices, traces_token=traces_token, cluster=cluster,
+                                 ha=ha)]
 
 
 def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceStore, *,
                limits: SeriesLimits | None = None, drift: DriftReports | None = None,
                devices: Devices | None = None, traces_token: bool = True,
-               cluster: Callable[[], dict[str, Any]] | None = None) -> list[BaseRoute]:
+               cluster: Callable[[], dict[str, Any]] | None = None,
+               ha: Callable[[], dict[str, Any]] | None = None) -> list[BaseRoute]:
     """The alerting, on-call, trace, SLO and dashboard routes, as ``serve`` and the demo mount them.
 
     ``traces_token``: ``POST /v1/traces`` needs the write token too (the demo's services send none).
     The routes see the pipeline only through narrow handles (silences, alerts, acknowledgements).
-    ``cluster``: an HA pair's status for ``/api/v2/status`` (default: disabled).
+    ``cluster``: an HA pair's status for ``/api/v2/status`` (default: disabled); ``ha``: the pair as
+    ``/api/v1/ha`` and the dashboard show it (default: ``{"enabled": false}``).
     """
     handles = PipelineHandles.of(pipeline, cluster)
     return [
         *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
+        *incident_routes(server, handles.acks, handles.silences),  # the page a notification's link opens
         *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
         *probe_routes(server),  # /api/v1/probes
+        *ha_routes(ha),  # /api/v1/ha
         *dashboard_routes(server, handles.alerts, drift=drift, devices=devices, token=token),
     ]
 
@@ -359,5 +376,7 @@ def build_pipeline(config: Config, *, clock: Clock, stream: TextIO | None = None
     their own; state in ``data_dir/alerting.sqlite`` (in memory with memory storage), or in
     PostgreSQL with an ``ha`` section."""
     state = state_dir(config)
-    return pipeline_from_config(config, state, clock, ack_key=load_ack_key(state), stream=stream,
-                                db=shared_state(config, state))
+    db, key = shared_state(config, state), load_ack_key(state)
+    if isinstance(db, PgStateDB):  # a pair signs with one key: a link made by either replica works on both
+        key = shared_key(db, "ack", key)
+    return pipeline_from_config(config, state, clock, ack_key=key, stream=stream, db=db)

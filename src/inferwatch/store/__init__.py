@@ -9,6 +9,7 @@
 
 from inferwatch.store._backup import BackedUp, backup_data_dir, backup_file
 from inferwatch.store._exemplars import Exemplar, ExemplarSeries, ExemplarStore
+from inferwatch.store._held import failure as write_failure
 from inferwatch.store._held import hold_samples
 from inferwatch.store._limits import (
     DEFAULT_LIMITS,
@@ -60,4 +61,5 @@ __all__ = [
     "repair_file",
     "set_limits",
     "stale_mask",
+    "write_failure",
 ]

@@ -1,8 +1,9 @@
-"""A real ``inferwatch serve`` over a real PostgreSQL that is stopped while a P0 fires.
+"""A real ``inferwatch serve`` over a real PostgreSQL that is stopped for two minutes while a P0 fires.
 
-At ``--speed 10`` (the lease of 15 s and ``HADatabaseFailing``'s minute pass in seconds):
-the page still arrives, the self-alert fires, and what was done through the API during
-the outage (an acknowledgement, a silence, the history) is in the database once it is back.
+At ``--speed 20`` (the lease of 15 s, ``HADatabaseFailing``'s minute and the two minutes of the
+outage pass in seconds): the page still arrives, the self-alert fires, ``/api/v1/ha`` shows the
+database down and the journal waiting, and what was done through the API during the outage (an
+acknowledgement, a silence, the history) is in the database once it is back, the journal empty.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def test_with_postgresql_stopped_the_page_arrives_and_nothing_is_lost(
     hooks = Hooks()
     cfg = tmp_path / "a.yml"
     cfg.write_text(f"""
-server: {{data_dir: '{tmp_path / "a"}', api_token: {TOKEN}, evaluation_interval: 1s}}
+server: {{data_dir: '{tmp_path / "a"}', api_token: {TOKEN}, evaluation_interval: 10s}}
 ha: {{database: '{db}', replica: a, lease: 15s}}
 alerting:
   default_actions: false
@@ -38,10 +39,12 @@ alerting:
   route: {{receiver: first, group_by: [alertname], group_wait: 0s, group_interval: 1h,
           routes: [{{matchers: ['alertname=~"HADatabaseFailing|Outage"'], receiver: first}}]}}
 """)
-    proc, url = start_serve(cfg, "--speed", "10")
+    proc, url = start_serve(cfg, "--speed", "20")
     try:
         with httpx.Client(timeout=BOUND_S) as c:
             assert poll(lambda: c.get(f"{url}/api/v2/status").json()["cluster"]["peers"])
+            ha = lambda: c.get(f"{url}/api/v1/ha").json()["data"]  # noqa: E731
+            stopped = ha()["now"]  # the server's clock (20 times real time)
             postgres.stop()
             try:
                 labels = {"alertname": "Outage", "tier": "P0", "service": "ranker"}
@@ -61,6 +64,10 @@ alerting:
                     "startsAt": "2000-01-01T00:00:00Z", "endsAt": "2100-01-01T00:00:00Z",
                     "createdBy": "ops", "comment": "made during the outage"})
                 assert sil.status_code == 200, sil.text
+                # the outage as the dashboard shows it: the database down, what waits in the journal
+                down = ha()
+                assert down["database"]["state"] == "down" and down["journal"]["pending"] > 0, down
+                assert poll(lambda: ha()["now"] >= stopped + 120)  # two minutes of the server's clock
             finally:
                 postgres.start()
 
@@ -71,6 +78,7 @@ alerting:
                     kinds = {str(k) for (k,) in conn.execute("SELECT DISTINCT kind FROM history")}
                 return acks, silences, kinds
             assert poll(lambda: written_back()[0] and written_back()[1])
+            written_back_at = poll(lambda: (h := ha())["journal"]["pending"] == 0 and h)
             acks, silences, kinds = written_back()
             # who, as the API records them (with the credential that made them)
             assert [str(a).startswith("oncall") for (a,) in acks] == [True]
@@ -80,4 +88,5 @@ alerting:
         err = _stop(proc)
         hooks.service.stop()
     assert "Traceback" not in err, err
+    assert written_back_at["journal"]["pending"] == 0 and written_back_at["database"]["state"] == "up"
     assert "is back" in err and "writes of the outage written back" in err

@@ -5,7 +5,9 @@ Each configured heartbeat is expected every ``expect_every``; when none has arri
 ``HeartbeatMissing{heartbeat="NAME"}`` goes into the pipeline, so it is routed, grouped,
 silenced and escalated like any alert: one message, then one resolved message when a
 heartbeat arrives again. Last-seen times live in memory: after a restart every heartbeat
-gets ``missing_after`` of grace again.
+gets ``missing_after`` of grace again. In an HA pair they are shared too (``shared``, the
+pair's database): a heartbeat that reached either replica counts on both, so the follower
+does not page ``HeartbeatMissing`` because the pings went to the leader.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from inferwatch._exceptions import StoreError
+from inferwatch.alerting._state import StateStore
 from inferwatch.config import HeartbeatWatchSpec
 from inferwatch.model import Clock, Labels, format_duration
 from inferwatch.rules import Alert
@@ -23,6 +27,7 @@ __all__ = ["HEARTBEAT_MISSING", "HeartbeatState", "HeartbeatWatch"]
 
 log = logging.getLogger(__name__)
 HEARTBEAT_MISSING = "HeartbeatMissing"
+_KEY = "heartbeat:"  # + name: the last time either replica heard it (the shared ``meta`` table)
 
 
 @dataclass
@@ -55,8 +60,10 @@ class HeartbeatWatch:
     """
 
     def __init__(self, specs: Sequence[HeartbeatWatchSpec], clock: Clock,
-                 send: Callable[[Sequence[Alert], float], None], start: float | None = None) -> None:
-        self.clock, self._send = clock, send
+                 send: Callable[[Sequence[Alert], float], None], start: float | None = None,
+                 shared: StateStore | None = None) -> None:
+        """``shared``: an HA pair's database, where both replicas keep the last-seen times."""
+        self.clock, self._send, self._shared = clock, send, shared
         self.start_t = clock.now() if start is None else start
         self.states = {s.name: HeartbeatState(s) for s in specs}
         self._lock = threading.Lock()
@@ -65,23 +72,57 @@ class HeartbeatWatch:
 
     def beat(self, name: str, now: float) -> bool:
         """One heartbeat from ``name`` (``False``: no such heartbeat is configured)."""
-        resolved: list[Alert] = []
         with self._lock:
             st = self.states.get(name)
             if st is None:
                 return False
-            st.received, st.last = st.received + 1, now
-            if st.missing_since is not None:
-                log.warning("heartbeat %s is back after %s", name,
-                            format_duration(round(now - st.missing_since)))
-                resolved.append(self._alert(st, now, ends_at=now))
-                st.missing_since = None
+            st.received += 1
+            resolved = self._heard_at(st, now, now)
+        if self._shared is not None:
+            try:
+                with self._shared.transaction() as c:
+                    c.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", (_KEY + name, repr(now)))
+            except StoreError as exc:  # the beat counts here; the peer learns of the next one
+                log.warning("heartbeat %s: cannot share its time: %s", name, exc)
         if resolved:
             self._send(resolved, now)
         return True
 
+    def _heard_at(self, st: HeartbeatState, t: float, now: float) -> list[Alert]:
+        """``st`` was heard at ``t``: its resolved alert when it was missing (under the lock)."""
+        if st.last is not None and t <= st.last:
+            return []
+        st.last = t
+        if st.missing_since is None:
+            return []
+        log.warning("heartbeat %s is back after %s", st.spec.name,
+                    format_duration(round(now - st.missing_since)))
+        resolved = [self._alert(st, now, ends_at=now)]
+        st.missing_since = None
+        return resolved
+
+    def _learn(self, now: float) -> list[Alert]:
+        """What the peer heard (an HA pair): newer last-seen times from the shared database."""
+        if self._shared is None:
+            return []
+        try:
+            rows = self._shared.query("SELECT key, value FROM meta WHERE key LIKE ?", (_KEY + "%",))
+        except StoreError as exc:
+            log.warning("heartbeats: cannot read the peer's times: %s", exc)
+            return []
+        resolved: list[Alert] = []
+        with self._lock:
+            for key, value in rows:
+                st = self.states.get(str(key).removeprefix(_KEY))
+                if st is not None:
+                    resolved += self._heard_at(st, float(str(value)), now)
+        return resolved
+
     def check(self, now: float) -> list[Alert]:
         """Send (and return) a firing alert for each heartbeat missing at ``now``."""
+        resolved = self._learn(now)
+        if resolved:
+            self._send(resolved, now)
         firing = []
         with self._lock:
             for st in self.states.values():

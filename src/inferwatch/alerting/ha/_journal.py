@@ -58,13 +58,20 @@ class _Count:
 
 
 class Journal:
-    """The journal file (``":memory:"`` for tests): ``transaction()``, ``query()``, ``write_back(run)``."""
+    """The journal file (``":memory:"`` for tests): ``transaction()``, ``query()``, ``write_back(run)``.
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    ``seed``: start as a copy of that state (a lone server's own file, which it will be written
+    back to: its ids go on from the file's, so the written-back rows keep theirs).
+    """
+
+    def __init__(self, path: str | Path = ":memory:", *, seed: StateDB | None = None) -> None:
         self.db = StateDB(path)
+        if seed is not None:
+            self.db.copy_from(seed)
         with self.db.transaction() as c:
             c.execute(_JOURNAL)
-            if not c.execute("SELECT 1 FROM sqlite_sequence WHERE name='outbox'").fetchall():
+            numbered = c.execute("SELECT 1 FROM sqlite_sequence WHERE name='outbox'").fetchall()
+            if seed is None and not numbered:
                 c.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)", (LOCAL_SEQ_START,))
 
     @contextmanager

@@ -19,7 +19,7 @@ from typing import Any
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting._pipeline import Pipeline
-from inferwatch.alerting.ha._lease import Lease
+from inferwatch.alerting.ha._lease import Lease, LeaseHolder
 from inferwatch.alerting.ha._pg import PgStateDB
 from inferwatch.model import Clock, Labels
 from inferwatch.model import metrics as catalog
@@ -58,6 +58,7 @@ class Replica:
         """Database errors seen by the loop (the ``database errors`` self-alert)."""
         self.down_since: float | None = None
         self._peers: list[Peer] = []
+        self._holder: LeaseHolder | None = None  # the lease as the last round read it
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -100,7 +101,7 @@ class Replica:
         self._db.shared_write("INSERT INTO replicas VALUES (?,?,?,?) ON CONFLICT (name) DO UPDATE SET "
                               "address=EXCLUDED.address, seen=EXCLUDED.seen, started=EXCLUDED.started",
                               (self.name, self.address, now, self._started))
-        held = self.lease.holder()
+        held = self._holder = self.lease.holder()
         leader = held.holder if held is not None and held.expires >= now else ""
         rows = self._db.shared_query("SELECT name, address, seen FROM replicas ORDER BY name")
         self._peers = [Peer(str(n), str(a), float(str(s)), str(n) == leader,
@@ -122,6 +123,23 @@ class Replica:
         """Alertmanager's ``ClusterStatus`` (``/api/v2/status``): this replica, the peers seen lately."""
         return {"name": self.name, "status": "ready" if self.down_since is None else "settling",
                 "peers": [{"name": p.name, "address": p.address} for p in self._peers if p.ready]}
+
+    def overview(self) -> dict[str, Any]:
+        """The pair as this replica sees it (``GET /api/v1/ha``, the dashboard's Replicas page): each
+        replica, who leads, the lease, the database, the journal not yet written back."""
+        now, held = self.clock.now(), self._holder
+        lease = None if held is None else {
+            "holder": held.holder, "expires_in": round(held.expires - now, 3),
+            "age_seconds": round(now - (held.expires - self.lease.duration), 3)}  # since its last renewal
+        replicas = [{"name": p.name, "address": p.address, "leader": p.leader, "ready": p.ready,
+                     "self": p.name == self.name, "last_seen": p.seen, "age_seconds": round(now - p.seen, 3)}
+                    for p in self._peers]
+        down = self.down_since is not None or not self._db.up
+        return {"enabled": True, "now": now, "replica": self.name, "delivering": self.is_leader(),
+                "lease_seconds": self.lease.duration, "lease": lease, "replicas": replicas,
+                "database": {"url": self._db.path, "state": "down" if down else "up",
+                             "down_since": self.down_since, "error": self._db.last_error if down else ""},
+                "journal": {"pending": self._db.journal.pending()}}
 
     def start(self) -> None:
         """Run ``step`` on a thread until ``stop``."""

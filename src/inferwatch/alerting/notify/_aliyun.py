@@ -21,14 +21,21 @@ import hmac
 import json
 import urllib.parse
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._phone import OnCallNumbers, alert_phrase, numbers_for
+from inferwatch.alerting.notify._phone import (
+    OnCallNumbers,
+    alert_phrase,
+    call_or_text,
+    numbers_for,
+    text_later,
+)
 from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
 from inferwatch.config import AliyunSmsReceiverSpec, AliyunVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
@@ -124,23 +131,30 @@ class AliyunVoiceNotifier(_AliyunRpc):
         super().__init__(spec, http, "aliyun_voice", language=language, clock=clock, nonce=nonce,
                          oncall=oncall)
         self._voice, self._calls = spec, calls
+        self._sms = None if spec.sms_fallback is None else AliyunSmsNotifier(
+            _fallback_spec(spec), http, language=language, clock=clock, nonce=nonce, oncall=oncall)
 
     def notify(self, n: Notification) -> None:
-        """Call every number; the first failure raises (the numbers before it were called)."""
+        """Call every number; a failed call is texted (``sms_fallback``) or raises (the numbers before it
+        were called)."""
         for number in self.numbers(n):
             params = {"CalledNumber": number, "TtsCode": self._voice.tts_code, "TtsParam": self.param(n),
                       "PlayTimes": str(self._voice.play_times), "OutId": (n.id or "inferwatch")[:15]}
             if self._voice.called_show_number:
                 params["CalledShowNumber"] = self._voice.called_show_number
-            answer = self.call("SingleCallByTts", params)
+            call_id, error = call_or_text(self.name, number, partial(self._dial, params), self._sms, n)
             if self._voice.confirm and self._calls is not None and n.groups and n.groups[0].firing():
-                self._calls.placed(Call(self.name, number, str(answer.get("CallId", "")),
-                                        tuple(g.key for g in n.groups), self._clock.now(), self, params,
-                                        rounds=self._voice.rounds, interval=self._voice.round_interval))
+                self._calls.placed(Call(
+                    self.name, number, call_id, tuple(g.key for g in n.groups), self._clock.now(), self,
+                    params, rounds=self._voice.rounds, interval=self._voice.round_interval, error=error,
+                    texted=bool(error), fallback=text_later(self._sms, number, n)))
+
+    def _dial(self, params: Mapping[str, str]) -> str:
+        return str(self.call("SingleCallByTts", params).get("CallId", ""))
 
     def redial(self, call: Call) -> str:
         """The same call again; its new ``CallId``."""
-        return str(self.call("SingleCallByTts", call.params).get("CallId", ""))
+        return self._dial(call.params)
 
     def outcome(self, call: Call) -> CallOutcome:
         """How ``call`` went, from its record (``QueryCallDetailByCallId``)."""
@@ -178,6 +192,21 @@ class AliyunSmsNotifier(_AliyunRpc):
 
     def notify(self, n: Notification) -> None:
         """Text every number."""
-        self.call("SendSms", {"PhoneNumbers": ",".join(self.numbers(n)), "SignName": self._sms.sign_name,
+        self.text(self.numbers(n), n)
+
+    def text(self, numbers: Sequence[str], n: Notification) -> None:
+        """Text ``n``'s phrase to ``numbers``."""
+        self.call("SendSms", {"PhoneNumbers": ",".join(numbers), "SignName": self._sms.sign_name,
                               "TemplateCode": self._sms.template_code, "TemplateParam": self.param(n),
                               "OutId": (n.id or "inferwatch")[:64]})
+
+
+def _fallback_spec(voice: AliyunVoiceReceiverSpec) -> AliyunSmsReceiverSpec:
+    """The SMS receiver a voice receiver's ``sms_fallback`` stands for: same AccessKey, numbers, language."""
+    fb = voice.sms_fallback
+    assert fb is not None
+    return AliyunSmsReceiverSpec(
+        name=voice.name, access_key_id=voice.access_key_id, access_key_secret=voice.access_key_secret,
+        region=voice.region, to=voice.to, oncall=voice.oncall, language=voice.language,
+        template=voice.template, param_name=fb.param_name, param_max_chars=voice.param_max_chars,
+        sign_name=fb.sign_name, template_code=fb.template_code, url=fb.url)

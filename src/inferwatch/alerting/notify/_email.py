@@ -46,7 +46,10 @@ class EmailNotifier:
         when = self._clock.now() if when is None else when
         msg = EmailMessage()
         title = group_title if self._language == "en" else partial(localized_title, language=self._language)
-        subject = "; ".join(title(g) for g in n.groups)[:200] or f"inferwatch {n.kind}"
+        if n.kind == "digest" and n.notes:  # the digest's heading, not the title of its first alert
+            subject = n.notes[0][:200]
+        else:
+            subject = "; ".join(title(g) for g in n.groups)[:200] or f"inferwatch {n.kind}"
         msg["Subject"] = " ".join(subject.split())  # a label's line break must not end the header
         msg["From"] = self._spec.from_
         msg["To"] = ", ".join(self._spec.to)

@@ -31,7 +31,7 @@ from inferwatch.model import Labels
 from inferwatch.rules import Alert
 
 __all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "recovery_line", "render",
-           "trace_lines", "utf8_cost"]
+           "sender_line", "trace_lines", "utf8_cost"]
 
 Cost = Callable[[str], int]
 
@@ -60,6 +60,7 @@ class Words:
     units: tuple[str, str, str] = ("s", "min", "h")
     peak: str = ", peak {p}"
     recovered: str = "{lasted}{peak}: {what} ({ended})"
+    sent_by: str = "sent by inferwatch replica {r}"  # an HA pair's footer: which replica sent it
 
 
 WORDS: dict[str, Words] = {
@@ -74,7 +75,8 @@ WORDS: dict[str, Words] = {
                    {"infrastructure": "基础设施", "service": "服务", "quality": "模型质量",
                     "business": "业务"},
                    {"dimension": "维度", "tier": "级别", "service": "服务"}, " · ", "持续 {d}",
-                   ("秒", "分钟", "小时"), "，峰值 {p}", "【{state}】{what}，{lasted}{peak}（{ended}）"),
+                   ("秒", "分钟", "小时"), "，峰值 {p}", "【{state}】{what}，{lasted}{peak}（{ended}）",
+                   "由 inferwatch 副本 {r} 发送"),
 }
 
 
@@ -107,6 +109,7 @@ class Message:
     tier: str = ""
     status: str = "firing"
     fields: tuple[tuple[str, str], ...] = ()  # (shown name, value) of the first group
+    footer: str = ""  # never cut, after the link: the HA replica that sent it
 
     def mapped(self, fn: Callable[[str], str]) -> Message:
         """A copy with ``fn`` applied to every line (escaping before the cut, so the cut sees it)."""
@@ -121,7 +124,7 @@ class Message:
 
     def fit(self, limit: int, *, sep: str = "\n", cost: Cost = utf8_cost, keep: Sequence[str] = ()) -> str:
         """The text in at most ``limit`` (by ``cost``); whole blocks only, the link and ``keep`` always."""
-        tail = [x for x in (self.link, *keep) if x]
+        tail = [x for x in (self.link, self.footer, *keep) if x]
         lines = [x for b in self.blocks for x in b.lines]
         if _total(lines + tail, sep, cost) <= limit:
             return sep.join(lines + tail)
@@ -281,7 +284,8 @@ def render(n: Notification, *, language: str = "en", timezone: str = "UTC", exte
     blocks: list[Block] = []
     for i, g in enumerate(n.groups if n.kind != "digest" else ()):
         blocks += _group_blocks(g, w, tz, markdown, header or i > 0, language, template)
-    blocks += [Block((translate_note(note, language),)) for note in n.notes]
+    notes = n.notes[1:] if n.kind == "digest" and not header else n.notes  # a card shows the heading
+    blocks += [Block((translate_note(note, language),)) for note in notes]
     first = n.groups[0] if n.groups and n.kind != "digest" else None
     title = _title(first, w, template) if first is not None else (n.notes[0] if n.notes else "inferwatch")
     if external_url:
@@ -291,4 +295,15 @@ def render(n: Notification, *, language: str = "en", timezone: str = "UTC", exte
     tier = first.common_labels().get("tier", "") if first is not None else ""
     status = first.status if first is not None else "firing"
     fields = _fields(first, w) if first is not None else ()
-    return Message(title, tuple(blocks), link, w, tier, status, fields)
+    return Message(title, tuple(blocks), link, w, tier, status, fields, sender_line(n, language))
+
+
+def sender_line(n: Notification, language: str = "en") -> str:
+    """The footer naming the HA replica that sent ``n`` (empty without a pair).
+
+    >>> from inferwatch.alerting import Notification
+    >>> n = Notification("ops", (), sender="b")
+    >>> sender_line(n), sender_line(n, "zh-CN")
+    ('sent by inferwatch replica b', '由 inferwatch 副本 b 发送')
+    """
+    return WORDS.get(language, WORDS["en"]).sent_by.format(r=n.sender) if n.sender else ""

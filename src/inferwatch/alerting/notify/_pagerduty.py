@@ -67,8 +67,8 @@ class PagerDutyNotifier:
         self._http = http
         self._external_url = external_url
 
-    def event(self, g: AlertGroup) -> dict[str, object]:
-        """The Events API v2 body for one group."""
+    def event(self, g: AlertGroup, replica: str = "") -> dict[str, object]:
+        """The Events API v2 body for one group (``replica``: the HA replica sending it)."""
         body: dict[str, object] = {
             "routing_key": self._key.reveal(),
             "dedup_key": dedup_key(g.key),
@@ -90,6 +90,8 @@ class PagerDutyNotifier:
             if self._external_url:
                 body["client_url"] = self._external_url
             details: dict[str, object] = {"alerts": [], "firing": len(g.firing())}
+            if replica:
+                details["replica"] = replica
             payload["custom_details"] = details
             room = PAGERDUTY_MAX_BYTES - len(json.dumps(body).encode()) - 64
             details["alerts"] = fit_lines(group_lines(g), room)
@@ -98,4 +100,4 @@ class PagerDutyNotifier:
     def notify(self, n: Notification) -> None:
         """POST one event per group (202 expected)."""
         for g in n.groups:
-            self._http.request("POST", self._url, json=self.event(g), secrets=(self._key,))
+            self._http.request("POST", self._url, json=self.event(g, n.sender), secrets=(self._key,))

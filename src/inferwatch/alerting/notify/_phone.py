@@ -7,8 +7,9 @@ receiver that relies on a schedule fails with a clear, final error).
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from inferwatch._exceptions import NotifyError
@@ -17,7 +18,10 @@ from inferwatch.alerting.notify._message import WORDS, render
 from inferwatch.alerting.oncall import oncall_at
 from inferwatch.config import MessageTemplate, OnCallConfig
 
-__all__ = ["OnCallNumbers", "ScheduleNumbers", "alert_phrase", "numbers_for"]
+__all__ = ["OnCallNumbers", "ScheduleNumbers", "SmsText", "alert_phrase", "call_or_text", "numbers_for",
+           "text_later"]
+
+log = logging.getLogger("inferwatch.alerting")
 
 _UNSAFE = re.compile(r"[^\w\u4e00-\u9fff .:-]+")  # carriers refuse links and most symbols in variables
 _MORE = {"en": " and {n} more", "zh-CN": " 等{n}项"}
@@ -29,6 +33,41 @@ class OnCallNumbers(Protocol):
     def numbers(self, schedule: str, at: float) -> Sequence[str]:
         """Numbers to call, first to last."""
         ...
+
+
+class SmsText(Protocol):
+    """An SMS receiver's text to some numbers (a voice receiver's fallback)."""
+
+    def text(self, numbers: Sequence[str], n: Notification) -> None:
+        """Text ``n``'s phrase to ``numbers``; ``NotifyError`` when it failed."""
+        ...
+
+
+def call_or_text(name: str, number: str, dial: Callable[[], str], fallback: SmsText | None,
+                 n: Notification) -> tuple[str, str]:
+    """Dial ``number``: ``(call id, "")``; when the call fails, text the number instead: ``("", why)``.
+
+    Without a fallback, or when the text fails too, the call's ``NotifyError`` is raised (naming both).
+    """
+    try:
+        return dial(), ""
+    except NotifyError as exc:
+        if fallback is None:
+            raise
+        try:
+            fallback.text([number], n)
+        except NotifyError as sms:
+            raise NotifyError(f"{exc}; the SMS fallback failed too: {sms}", retryable=exc.retryable,
+                              retry_after=exc.retry_after) from exc
+        log.warning("%s: calling %s failed (%s): texted instead", name, number, exc)
+        return "", str(exc)
+
+
+def text_later(sms: SmsText | None, number: str, n: Notification) -> Callable[[], None] | None:
+    """What a confirmed call keeps to text ``number`` if nobody answers (``None`` without a fallback)."""
+    if sms is None:
+        return None
+    return lambda: sms.text([number], n)
 
 
 class ScheduleNumbers:

@@ -24,7 +24,7 @@ from inferwatch.alerting.notify._phone import ScheduleNumbers
 from inferwatch.alerting.notify._slack import SlackNotifier
 from inferwatch.alerting.notify._telegram import TelegramNotifier
 from inferwatch.alerting.notify._tencent import TencentSmsNotifier, TencentVoiceNotifier
-from inferwatch.alerting.notify._terminal import FallbackNotifier, TerminalNotifier
+from inferwatch.alerting.notify._terminal import DiscardNotifier, FallbackNotifier, TerminalNotifier
 from inferwatch.alerting.notify._twilio import TwilioNotifier
 from inferwatch.alerting.notify._webhook import WebhookNotifier
 from inferwatch.alerting.notify._wecom import WeComNotifier
@@ -83,6 +83,7 @@ CHANNELS: Mapping[str, Build] = {
     "tencent_sms": lambda s, c: TencentSmsNotifier(s, c.http, language=c.language, oncall=c.oncall),
     "terminal": lambda s, c: c.terminal,
     "digest": lambda s, c: c.terminal,
+    "discard": lambda s, c: DiscardNotifier(s.name),
 }
 """Each receiver ``type`` and how its notifier is built."""
 

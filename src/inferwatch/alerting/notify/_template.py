@@ -10,7 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from inferwatch.alerting._notification import AlertGroup, Notification
-from inferwatch.alerting.notify._message import WORDS, recovery_line, render
+from inferwatch.alerting.notify._message import WORDS, recovery_line, render, sender_line
 from inferwatch.alerting.notify._message import trace_lines as message_trace_lines
 from inferwatch.alerting.notify._summary import group_summary, shown_alerts
 from inferwatch.model import Labels, alertmanager_fingerprints
@@ -110,6 +110,8 @@ def notification_text(n: Notification, *, markdown: bool = False, external_url: 
     parts.extend(n.notes)
     if external_url:
         parts.append(f"[dashboard]({external_url})" if markdown else f"dashboard: {external_url}")
+    if n.sender:
+        parts.append(sender_line(n))
     return "\n".join(parts)
 
 

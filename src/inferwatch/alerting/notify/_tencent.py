@@ -21,13 +21,21 @@ import hashlib
 import hmac
 import json
 import urllib.parse
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._phone import OnCallNumbers, alert_phrase, numbers_for
+from inferwatch.alerting.notify._phone import (
+    OnCallNumbers,
+    alert_phrase,
+    call_or_text,
+    numbers_for,
+    text_later,
+)
 from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
 from inferwatch.config import TencentSmsReceiverSpec, TencentVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
@@ -128,18 +136,22 @@ class TencentVoiceNotifier(_TencentApi):
         super().__init__(spec, http, "tencent_voice", "vms", "2020-09-02", language=language, clock=clock,
                          oncall=oncall)
         self._voice, self._calls = spec, calls
+        self._sms = None if spec.sms_fallback is None else TencentSmsNotifier(
+            _fallback_spec(spec), http, language=language, clock=clock, oncall=oncall)
 
     def notify(self, n: Notification) -> None:
-        """Call every number; the first failure raises (the numbers before it were called)."""
+        """Call every number; a failed call is texted (``sms_fallback``) or raises (the numbers before it
+        were called)."""
         for number in self.numbers(n):
             params = {"TemplateId": self._voice.template_id, "TemplateParamSet": self.param(n),
                       "CalledNumber": number, "VoiceSdkAppid": self._voice.voice_sdk_app_id,
                       "PlayTimes": self._voice.play_times, "SessionContext": n.id[:64]}
-            call_id = self._dial(params)
+            call_id, error = call_or_text(self.name, number, partial(self._dial, params), self._sms, n)
             if self._voice.confirm and self._calls is not None and n.groups and n.groups[0].firing():
-                self._calls.placed(Call(self.name, number, call_id, tuple(g.key for g in n.groups),
-                                        self._clock.now(), self, params, rounds=self._voice.rounds,
-                                        interval=self._voice.round_interval))
+                self._calls.placed(Call(
+                    self.name, number, call_id, tuple(g.key for g in n.groups), self._clock.now(), self,
+                    params, rounds=self._voice.rounds, interval=self._voice.round_interval, error=error,
+                    texted=bool(error), fallback=text_later(self._sms, number, n)))
 
     def _dial(self, params: dict[str, Any]) -> str:
         return str(self.call("SendTtsVoice", params).get("SendStatus", {}).get("CallId", ""))
@@ -165,8 +177,12 @@ class TencentSmsNotifier(_TencentApi):
 
     def notify(self, n: Notification) -> None:
         """Text every number; a number that failed raises (retried only if every failure may pass later)."""
+        self.text(self.numbers(n), n)
+
+    def text(self, numbers: Sequence[str], n: Notification) -> None:
+        """Text ``n``'s phrase to ``numbers``; each number's status is checked."""
         answer = self.call("SendSms", {
-            "PhoneNumberSet": self.numbers(n), "SmsSdkAppId": self._sms.sms_sdk_app_id,
+            "PhoneNumberSet": list(numbers), "SmsSdkAppId": self._sms.sms_sdk_app_id,
             "SignName": self._sms.sign_name, "TemplateId": self._sms.template_id,
             "TemplateParamSet": self.param(n), "SessionContext": n.id[:64]})
         failed = [s for s in answer.get("SendStatusSet", []) if str(s.get("Code")) != "Ok"]
@@ -175,6 +191,17 @@ class TencentSmsNotifier(_TencentApi):
             total = len(answer["SendStatusSet"])
             raise NotifyError(f"{len(failed)} of {total} numbers failed: {', '.join(codes)}",
                               retryable=all(tencent_retryable(c) for c in codes), retry_after=RETRY_LATER_S)
+
+
+def _fallback_spec(voice: TencentVoiceReceiverSpec) -> TencentSmsReceiverSpec:
+    """The SMS receiver a voice receiver's ``sms_fallback`` stands for: same key, numbers, language."""
+    fb = voice.sms_fallback
+    assert fb is not None
+    return TencentSmsReceiverSpec(
+        name=voice.name, secret_id=voice.secret_id, secret_key=voice.secret_key, region=voice.region,
+        to=voice.to, oncall=voice.oncall, language=voice.language, template=voice.template,
+        param_max_chars=voice.param_max_chars, sms_sdk_app_id=fb.sms_sdk_app_id, sign_name=fb.sign_name,
+        template_id=fb.template_id, url=fb.url)
 
 
 def tencent_call_report(body: object) -> tuple[str, str, CallOutcome] | None:

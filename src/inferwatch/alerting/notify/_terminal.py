@@ -1,4 +1,4 @@
-"""Local receivers: the terminal, a recorder for tests and replay, and the no-credentials fallback."""
+"""Local receivers: the terminal, discard, a recorder for tests and replay, the no-credentials fallback."""
 
 from __future__ import annotations
 
@@ -11,7 +11,17 @@ from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._template import notification_text
 
-__all__ = ["FallbackNotifier", "RecordingNotifier", "TerminalNotifier"]
+__all__ = ["DiscardNotifier", "FallbackNotifier", "RecordingNotifier", "TerminalNotifier"]
+
+
+class DiscardNotifier:
+    """Sends nothing (a ``discard`` receiver: Alertmanager's receiver without integrations)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = f"discard[{name}]"
+
+    def notify(self, n: Notification) -> None:
+        """Nothing to deliver."""
 
 
 class TerminalNotifier:

@@ -3,8 +3,8 @@
 When the delivery core gives a group its stable idempotency key, it is sent as
 the ``Idempotency-Key`` header (and, by ``webhook_payload``, in the body), so a
 receiver can drop the repeat of a send that a crash interrupted. inferwatch's own
-lines travel as ``notes`` and an escalation step as ``escalation``, beside
-Alertmanager's keys.
+lines travel as ``notes``, an escalation step as ``escalation`` and, in an HA pair, the
+replica that sent it as ``replica``, beside Alertmanager's keys.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ class WebhookNotifier:
                 body["notes"] = list(n.notes)
             if n.step:
                 body["escalation"] = {"policy": n.escalation, "step": n.step}
+            if n.sender:  # the HA replica that sent it
+                body["replica"] = n.sender
             key = notification_id(g)
             sent = {**headers, IDEMPOTENCY_HEADER: key} if key else headers
             self._http.request("POST", self._spec.url, json=body, headers=sent)

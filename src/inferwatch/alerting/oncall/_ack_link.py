@@ -22,10 +22,12 @@ from inferwatch.alerting.oncall._acks import group_id
 from inferwatch.alerting.oncall._episode_ids import EpisodeIds
 from inferwatch.alerting.oncall._signed_link import LINK_TTL_S, LinkClaims, LinkRefused, LinkSigner
 
-__all__ = ["ACK_LINK_PATH", "ACK_PURPOSE", "AckLinks", "redact_ack_links"]
+__all__ = ["ACK_LINK_PATH", "ACK_PURPOSE", "LINK_ACTIONS", "AckLinks", "redact_ack_links"]
 
 ACK_LINK_PATH = "/api/v1/alerts/ack/link"
 ACK_PURPOSE = "ack"
+LINK_ACTIONS = (ACK_PURPOSE, "escalate", "silence")
+"""What the incident page a link opens can do: each button posts claims signed for its own purpose."""
 _LINK = re.compile(r"\S*" + re.escape(ACK_LINK_PATH) + r"\?\S*")
 HIDDEN = "<acknowledgement link hidden: read with the API token to see it>"
 
@@ -62,18 +64,31 @@ class AckLinks:
         claims = LinkClaims(ACK_PURPOSE, group_id(group_key), episode, expires)
         return f"{self._base}{ACK_LINK_PATH}?{urlencode(self._signer.sign(claims))}"
 
-    def verify(self, params: Mapping[str, str], group_keys: Mapping[str, str], now: float) -> str:
-        """The group key a link acknowledges at ``now`` (``LinkRefused`` saying why not).
+    def verify(self, params: Mapping[str, str], group_keys: Mapping[str, str], now: float,
+               purpose: str = ACK_PURPOSE) -> str:
+        """The group key a link for ``purpose`` holds for at ``now`` (``LinkRefused`` saying why not).
 
         ``group_keys`` maps the public ids of the live groups to their keys.
         """
         if self._signer is None:
             raise LinkRefused("link: not valid (links are off)")
-        claims = self._signer.verify(params, ACK_PURPOSE, now)
+        if purpose not in LINK_ACTIONS:
+            raise LinkRefused(f"link: not valid (no such action {purpose[:32]!r})")
+        claims = self._signer.verify(params, purpose, now)
         key = group_keys.get(claims.group)
         if key is None or self._episodes.current(key) != claims.episode:
             raise LinkRefused("link: its alert episode is over (the group resolved)")
         return key
+
+    def for_purpose(self, params: Mapping[str, str], purpose: str, now: float,
+                    source: str = ACK_PURPOSE) -> dict[str, str]:
+        """The claims of a valid link for ``source`` signed again for ``purpose`` (both of
+        ``LINK_ACTIONS``): same group, episode and expiry, so each button of the incident page
+        does one thing, and all end with the link."""
+        if self._signer is None or {purpose, source} - set(LINK_ACTIONS):
+            raise LinkRefused("link: not valid (no such action)")
+        c = self._signer.verify(params, source, now)
+        return self._signer.sign(LinkClaims(purpose, c.group, c.episode, c.expires))
 
     def add(self, n: Notification, now: float) -> Notification:
         """``n`` with an acknowledgement line per firing group (unchanged when links are off)."""

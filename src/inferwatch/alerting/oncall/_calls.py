@@ -1,15 +1,17 @@
 """Confirmed phone calls: whether each call was answered, and the next round while it was not.
 
 A voice receiver with ``confirm`` hands every call it placed to ``CallWatch``.
-``round_interval`` after a call the watch asks the platform how it went (its
-status query): answered, and ``on_answered`` acknowledges the call's groups for
-whoever answered; not answered, and the same number is called again until the
-receiver's ``rounds`` are spent, then ``on_unanswered`` sends the group's next
-escalation step at once. A call whose record is not ready yet is asked about
-again one interval later (``MAX_CHECKS`` times at most, then it counts as not
-answered). Calls for groups no longer wanted (resolved, acknowledged) are dropped
-unasked. The watch runs on the pipeline's tick and keeps its calls in memory: a
-restart forgets the calls in flight, and their groups escalate on their usual delays.
+``round_interval`` after a call the watch asks the platform how it went (its status
+query): answered, and ``on_answered`` acknowledges the call's groups for whoever
+answered; not answered, and the same number is called again until the receiver's
+``rounds`` are spent, then ``on_unanswered`` sends the group's next escalation step
+at once, after texting the number when the receiver has an ``sms_fallback``. A call
+the platform refused counts as not answered without asking. A call whose record is
+not ready yet is asked about again one interval later (``MAX_CHECKS`` times at most,
+then it counts as not answered). Calls for groups no longer wanted (resolved,
+acknowledged) are dropped unasked. The watch runs on the pipeline's tick and keeps
+its calls in memory: a restart forgets the calls in flight, and their groups
+escalate on their usual delays.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ class Call:
     rounds: int = 1
     interval: float = 60.0
     checks: int = 0
+    error: str = ""  # the call itself failed (the platform refused it): not answered, nothing to ask
+    texted: bool = False  # the number was texted already (its call failed)
+    fallback: Callable[[], None] | None = field(default=None, compare=False, repr=False)  # text it
 
 
 class Outcomes(Protocol):
@@ -141,7 +146,7 @@ class CallWatch:
 
     def _settle(self, call: Call, outcomes: Outcomes, now: float) -> None:
         try:
-            out = call.phone.outcome(call)
+            out = CallOutcome("unanswered", {"error": call.error}) if call.error else call.phone.outcome(call)
         except Exception as exc:
             log.warning("%s: asking about call %s failed: %s", call.receiver, call.call_id, exc)
             out = CallOutcome("pending")
@@ -158,6 +163,20 @@ class CallWatch:
             except Exception as exc:
                 log.warning("%s: calling %s again failed: %s", call.receiver, call.number, exc)
             else:
-                self.placed(replace(call, call_id=new_id, placed=now, round=call.round + 1, checks=0))
+                self.placed(replace(call, call_id=new_id, placed=now, round=call.round + 1, checks=0,
+                                    error=""))
                 return
+        if call.fallback is not None and not call.texted:
+            out = replace(out, detail={**out.detail, "sms": _text(call)})
         outcomes.unanswered(call, out, now)
+
+
+def _text(call: Call) -> str:
+    """Text the number nobody answered at: ``sent``, or why not."""
+    assert call.fallback is not None
+    try:
+        call.fallback()
+    except Exception as exc:
+        log.warning("%s: texting %s after its unanswered calls failed: %s", call.receiver, call.number, exc)
+        return f"failed: {exc}"[:200]
+    return "sent"

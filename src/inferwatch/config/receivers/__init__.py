@@ -21,6 +21,7 @@ from inferwatch.config.receivers._chat import (
 )
 from inferwatch.config.receivers._generic import (
     DigestReceiverSpec,
+    DiscardReceiverSpec,
     EmailReceiverSpec,
     TerminalReceiverSpec,
     WebhookReceiverSpec,
@@ -52,7 +53,8 @@ ReceiverSpec = Annotated[
     | AliyunVoiceReceiverSpec
     | AliyunSmsReceiverSpec
     | TencentVoiceReceiverSpec
-    | TencentSmsReceiverSpec,
+    | TencentSmsReceiverSpec
+    | DiscardReceiverSpec,
     Field(discriminator="type"),
 ]
 
@@ -63,6 +65,7 @@ __all__ = [
     "AliyunVoiceReceiverSpec",
     "DigestReceiverSpec",
     "DingTalkReceiverSpec",
+    "DiscardReceiverSpec",
     "EmailReceiverSpec",
     "FeishuReceiverSpec",
     "PagerDutyReceiverSpec",

@@ -1,4 +1,4 @@
-"""Receivers of no one platform: e-mail, Alertmanager's webhook, the terminal, the digest."""
+"""Receivers of no one platform: e-mail, Alertmanager's webhook, the terminal, the digest, discard."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from inferwatch.config.receivers._base import (
     ReceiverBase,
 )
 
-__all__ = ["DigestReceiverSpec", "EmailReceiverSpec", "TerminalReceiverSpec", "WebhookReceiverSpec"]
+__all__ = ["DigestReceiverSpec", "DiscardReceiverSpec", "EmailReceiverSpec", "TerminalReceiverSpec",
+           "WebhookReceiverSpec"]
 
 
 class EmailReceiverSpec(ReceiverBase):
@@ -68,19 +69,28 @@ class TerminalReceiverSpec(ReceiverBase):
     type: Literal["terminal"] = "terminal"
 
 
+class DiscardReceiverSpec(ReceiverBase):
+    """Sends nothing: Alertmanager's receiver without integrations (a route's alerts end there)."""
+
+    type: Literal["discard"] = "discard"
+
+
 class DigestReceiverSpec(ReceiverBase):
     """Collect alerts into a digest delivered daily at a local time."""
 
     type: Literal["digest"] = "digest"
     at: str = Field("09:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="local HH:MM")
-    timezone: str = Field("UTC", description="IANA time zone, e.g. Asia/Shanghai")
+    timezone: str | None = Field(None, description="IANA time zone, e.g. Asia/Shanghai; "
+                                 "empty: alerting.timezone")
     deliver_to: str = Field("terminal", description="the receiver that gets the digest")
 
     @field_validator("timezone")
     @classmethod
-    def _tz(cls, v: str) -> str:
+    def _tz(cls, v: str | None) -> str | None:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+        if v is None:
+            return v
         try:
             ZoneInfo(v)
         except (ZoneInfoNotFoundError, ValueError):

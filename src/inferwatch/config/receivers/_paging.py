@@ -15,9 +15,11 @@ from inferwatch.config.receivers._base import (
 
 __all__ = [
     "PAGERDUTY_KEY_LEN",
+    "AliyunSmsFallback",
     "AliyunSmsReceiverSpec",
     "AliyunVoiceReceiverSpec",
     "PagerDutyReceiverSpec",
+    "TencentSmsFallback",
     "TencentSmsReceiverSpec",
     "TencentVoiceReceiverSpec",
     "TwilioReceiverSpec",
@@ -92,6 +94,24 @@ class _Aliyun(_CloudPhone):
         return phones(v)
 
 
+class AliyunSmsFallback(FrozenModel):
+    """The text an Aliyun voice receiver sends a number whose call failed or went unanswered (same key)."""
+
+    sign_name: str = Field(min_length=1, description="the approved SMS signature (签名)")
+    template_code: str = Field(min_length=1, description="the approved SMS template (SMS_...)")
+    param_name: str = Field("alert", description="the SMS template's variable that gets the alert text")
+    url: str = "https://dysmsapi.aliyuncs.com"
+
+
+class TencentSmsFallback(FrozenModel):
+    """The text a Tencent voice receiver sends a number whose call failed or went unanswered (same key)."""
+
+    sms_sdk_app_id: str = Field(min_length=1, description="the SMS application's SdkAppId")
+    sign_name: str = Field(min_length=1, description="the approved SMS signature (签名)")
+    template_id: str = Field(min_length=1, description="the approved SMS template's id")
+    url: str = "https://sms.tencentcloudapi.com"
+
+
 class AliyunVoiceReceiverSpec(_Aliyun):
     """Alibaba Cloud voice notification (Dyvmsapi ``SingleCallByTts``): one call per number."""
 
@@ -100,6 +120,8 @@ class AliyunVoiceReceiverSpec(_Aliyun):
     called_show_number: str = Field("", description="the caller number shown; empty: the public pool")
     play_times: int = Field(2, ge=1, le=3)
     url: str = "https://dyvmsapi.aliyuncs.com"
+    sms_fallback: AliyunSmsFallback | None = Field(None, description="text the number when its call fails "
+                                                   "or (with confirm) every round went unanswered")
     confirm: bool = Field(False, description="ask whether each call was answered (QueryCallDetailByCallId): "
                           "an answer acknowledges, no answer calls again, then escalates at once")
     rounds: int = Field(1, ge=1, le=5, description="calls per number while unanswered (needs confirm)")
@@ -146,6 +168,8 @@ class TencentVoiceReceiverSpec(_Tencent):
     voice_sdk_app_id: str = ""
     play_times: int = Field(2, ge=1, le=3)
     url: str = "https://vms.tencentcloudapi.com"
+    sms_fallback: TencentSmsFallback | None = Field(None, description="text the number when its call fails "
+                                                    "or (with confirm) every round went unanswered")
     confirm: bool = Field(False, description="wait for each call's status callback (voiceprompt_callback, "
                           "set the console's callback URL to <external_url>/api/v1/alerts/voice/tencent): "
                           "an answer acknowledges, no answer calls again, then escalates at once")

@@ -2,6 +2,7 @@
 
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token, write_guard
 from inferwatch.server.api._exemplar_api import selectors
+from inferwatch.server.api._ha_api import ha_routes
 from inferwatch.server.api._heartbeats_api import heartbeat_routes
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
 from inferwatch.server.api._openapi import OPENAPI_PATH, openapi_document
@@ -17,6 +18,7 @@ __all__ = [
     "OutcomesApi",
     "QueryExecutor",
     "alerting_routes",
+    "ha_routes",
     "heartbeat_routes",
     "load_ack_key",
     "oncall_routes",

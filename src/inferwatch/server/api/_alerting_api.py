@@ -34,8 +34,8 @@ from inferwatch.server._reader import may, write_allowed
 from inferwatch.server.api._am_api import am_error, am_routes
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits
 
-__all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "alerting_routes", "json_body", "resolve_api_token",
-           "write_guard"]
+__all__ = ["API_TOKEN_FILE", "WEBHOOK_FIRING_HOLD_S", "AlertingApi", "alerting_routes", "json_body",
+           "resolve_api_token", "write_guard"]
 
 log = logging.getLogger(__name__)
 
@@ -188,73 +188,83 @@ def parse_webhook(body: Any, now: float, limits: SeriesLimits = DEFAULT_LIMITS) 
     return out
 
 
-def alerting_routes(handles: PipelineHandles, token: Secret,
-                    limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
-    """The routes to mount in the server's app (alerts' labels within ``limits``: ``server.limits``).
+class AlertingApi:
+    """Alertmanager v2 silences and alerts, the webhook in, notifications, actions: one method an endpoint."""
 
-    They see the pipeline only through ``handles.silences`` and ``handles.alerts``.
-    """
-    silences, alerting = handles.silences, handles.alerts
-    clock = silences.clock
+    def __init__(self, handles: PipelineHandles, token: Secret,
+                 limits: SeriesLimits = DEFAULT_LIMITS) -> None:
+        self.handles = handles
+        self.token = token
+        self.limits = limits
+        self.silences, self.alerting = self.handles.silences, self.handles.alerts
+        self.clock = self.silences.clock
 
-    def am_write(fn: Endpoint) -> Endpoint:  # errors of the API v2 routes in Alertmanager's shape
-        return _write(token, fn, am_error)
+    def routes(self) -> list[Route]:
+        """Every endpoint of this API, registered here and nowhere else."""
+        return [
+            *am_routes(self.alerting, self._am_write, json_body, self.limits),
+            Route("/api/v2/silences", self.list_silences, methods=["GET"]),
+            Route("/api/v2/silences", self._am_write(self.post_silence), methods=["POST"]),
+            Route("/api/v2/silence/{id}", self.get_silence, methods=["GET"]),
+            Route("/api/v2/silence/{id}", self._am_write(self.delete_silence), methods=["DELETE"]),
+            Route("/api/v1/alertmanager", _write(self.token, self.webhook), methods=["POST"]),
+            Route("/api/v1/notifications", self.notifications, methods=["GET"]),
+            Route("/api/v1/actions", self.actions, methods=["GET"]),
+        ]
 
-    async def list_silences(request: Request) -> Response:
-        now = clock.now()
+    def _am_write(self, fn: Endpoint) -> Endpoint:  # errors of the API v2 routes in Alertmanager's shape
+        return _write(self.token, fn, am_error)
+
+    async def list_silences(self, request: Request) -> Response:
+        now = self.clock.now()
         try:
             filters = [parse_matcher(t) for t in request.query_params.getlist("filter")]
         except ValueError as exc:
             return am_error(400, f"filter: {exc}")
-        kept = [s for s in silences.list() if silence_filter_matches(s, filters)]
+        kept = [s for s in self.silences.list() if silence_filter_matches(s, filters)]
         return JSONResponse([silence_json(s, now) for s in sorted_silences(kept, now)])
 
-    async def get_silence(request: Request) -> Response:
-        s = silences.get(request.path_params["id"])
+    async def get_silence(self, request: Request) -> Response:
+        s = self.silences.get(request.path_params["id"])
         if s is None:
             return am_error(404, f"no silence with id {request.path_params['id'][:64]!r}")
-        return JSONResponse(silence_json(s, clock.now()))
+        return JSONResponse(silence_json(s, self.clock.now()))
 
-    async def post_silence(request: Request) -> Response:
-        now = clock.now()
+    async def post_silence(self, request: Request) -> Response:
+        now = self.clock.now()
         body = await json_body(request)
         s = parse_silence(body, now)
         if s.ends_at < now:
             raise InputError("silence endsAt: Failed to create silence: end time can't be in the past")
-        if body.get("id") and silences.get(s.id) is None:  # Alertmanager: ErrNotFound
+        if body.get("id") and self.silences.get(s.id) is None:  # Alertmanager: ErrNotFound
             return am_error(404, f"silence {s.id[:64]!r} not found")
-        stored = await run_in_threadpool(silences.set, s, now)
+        stored = await run_in_threadpool(self.silences.set, s, now)
         return JSONResponse({"silenceID": stored.id})
 
-    async def delete_silence(request: Request) -> Response:
+    async def delete_silence(self, request: Request) -> Response:
         sid = request.path_params["id"]
-        if silences.get(sid) is None:
+        if self.silences.get(sid) is None:
             return am_error(404, f"no silence with id {sid!r}")
-        await run_in_threadpool(silences.expire, sid, clock.now())
+        await run_in_threadpool(self.silences.expire, sid, self.clock.now())
         return JSONResponse({"silenceID": sid, "status": "expired"})
 
-    async def webhook(request: Request) -> Response:
-        now = clock.now()
-        alerts = parse_webhook(await json_body(request), now, limits)
-        await run_in_threadpool(alerting.send, alerts, now)
+    async def webhook(self, request: Request) -> Response:
+        now = self.clock.now()
+        alerts = parse_webhook(await json_body(request), now, self.limits)
+        await run_in_threadpool(self.alerting.send, alerts, now)
         return JSONResponse({"status": "success", "alerts": len(alerts)})
 
-    async def notifications(request: Request) -> Response:
-        out = [r.to_json() for r in alerting.notifications()]
-        if not may(request, "responder", token):  # acknowledgement links are credentials: for responders
+    async def notifications(self, request: Request) -> Response:
+        out = [r.to_json() for r in self.alerting.notifications()]
+        if not may(request, "responder", self.token):  # acknowledgement links are credentials: for responders
             out = [{**o, "notes": redact_ack_links(o["notes"])} for o in out]
         return JSONResponse(out)
 
-    async def actions(request: Request) -> Response:
-        return JSONResponse([r.to_json() for r in alerting.action_records()])
+    async def actions(self, request: Request) -> Response:
+        return JSONResponse([r.to_json() for r in self.alerting.action_records()])
 
-    return [
-        *am_routes(alerting, am_write, json_body, limits),
-        Route("/api/v2/silences", list_silences, methods=["GET"]),
-        Route("/api/v2/silences", am_write(post_silence), methods=["POST"]),
-        Route("/api/v2/silence/{id}", get_silence, methods=["GET"]),
-        Route("/api/v2/silence/{id}", am_write(delete_silence), methods=["DELETE"]),
-        Route("/api/v1/alertmanager", _write(token, webhook), methods=["POST"]),
-        Route("/api/v1/notifications", notifications, methods=["GET"]),
-        Route("/api/v1/actions", actions, methods=["GET"]),
-    ]
+
+def alerting_routes(handles: PipelineHandles, token: Secret,
+                    limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
+    """``AlertingApi``'s routes."""
+    return AlertingApi(handles, token, limits).routes()

@@ -39,7 +39,7 @@ from inferwatch.model import (
 from inferwatch.rules import Alert
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits
 
-__all__ = ["AM_API_VERSION", "am_error", "am_routes", "parse_postable_alerts"]
+__all__ = ["AM_API_VERSION", "AlertmanagerApi", "am_error", "am_routes", "parse_postable_alerts"]
 
 AM_API_VERSION = "0.25.0"  # the Alertmanager whose API this answers (amtool compares major.minor)
 
@@ -294,45 +294,59 @@ def _version_info() -> dict[str, str]:
             "version": AM_API_VERSION}
 
 
-def am_routes(alerts: AlertsHandle, write: Write, json_body: Callable[[Request], Any],
-              limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
-    """The routes; ``write`` wraps a handler with the token check and the 400 on ``InputError``."""
-    clock = alerts.clock
-    started = clock.now()
+class AlertmanagerApi:
+    """Alertmanager v2's status, receivers and alerts: one method an endpoint."""
 
-    async def status(request: Request) -> Response:
-        return JSONResponse({"cluster": alerts.cluster(),
-                             "config": {"original": _config_yaml(alerts)},
-                             "uptime": rfc3339(started), "versionInfo": _version_info()})
+    def __init__(self, alerts: AlertsHandle, write: Write, json_body: Callable[[Request], Any],
+                 limits: SeriesLimits = DEFAULT_LIMITS) -> None:
+        self.alerts = alerts
+        self.write = write
+        self.json_body = json_body
+        self.limits = limits
+        self.clock = self.alerts.clock
+        self.started = self.clock.now()
 
-    async def receivers(request: Request) -> Response:
-        return JSONResponse([{"name": s.name} for s in alerts.config.effective_receivers()])
+    def routes(self) -> list[Route]:
+        """Every endpoint of this API, registered here and nowhere else."""
+        return [
+            Route("/api/v2/status", self.status, methods=["GET"]),
+            Route("/api/v2/receivers", self.receivers, methods=["GET"]),
+            Route("/api/v2/alerts", self._reader(alerts_json), methods=["GET"]),
+            Route("/api/v2/alerts", self.write(self.post_alerts), methods=["POST"]),
+            Route("/api/v2/alerts/groups", self._reader(groups_json), methods=["GET"]),
+        ]
 
-    def reader(build: Callable[[list[AlertView], AlertFilter, Any], list[dict[str, Any]]]) -> Any:
+    async def status(self, request: Request) -> Response:
+        return JSONResponse({"cluster": self.alerts.cluster(),
+                             "config": {"original": _config_yaml(self.alerts)},
+                             "uptime": rfc3339(self.started), "versionInfo": _version_info()})
+
+    async def receivers(self, request: Request) -> Response:
+        return JSONResponse([{"name": s.name} for s in self.alerts.config.effective_receivers()])
+
+    def _reader(self, build: Callable[[list[AlertView], AlertFilter, Any], list[dict[str, Any]]]) -> Any:
         async def handler(request: Request) -> Response:
             try:
                 keep, receiver = _alert_filter(request), _receiver_regex(request)
             except InputError as exc:
                 return am_error(400, str(exc))
             # off the event loop: 10,000 alerts take a few hundred ms to match and build
-            body = await run_in_threadpool(lambda: build(alerts.view(clock.now()), keep, receiver))
+            body = await run_in_threadpool(lambda: build(self.alerts.view(self.clock.now()), keep, receiver))
             return JSONResponse(body)
         return handler
 
-    async def post_alerts(request: Request) -> Response:
-        now = clock.now()
-        posted, errors = parse_postable_alerts(await json_body(request), now, limits)
+    async def post_alerts(self, request: Request) -> Response:
+        now = self.clock.now()
+        posted, errors = parse_postable_alerts(await self.json_body(request), now, self.limits)
         if posted:
-            await run_in_threadpool(alerts.send, posted, now)
+            await run_in_threadpool(self.alerts.send, posted, now)
         if errors:
             return am_error(400, "; ".join(errors[:20]))
         return Response(status_code=200)
 
-    return [
-        Route("/api/v2/status", status, methods=["GET"]),
-        Route("/api/v2/receivers", receivers, methods=["GET"]),
-        Route("/api/v2/alerts", reader(alerts_json), methods=["GET"]),
-        Route("/api/v2/alerts", write(post_alerts), methods=["POST"]),
-        Route("/api/v2/alerts/groups", reader(groups_json), methods=["GET"]),
-    ]
+
+def am_routes(alerts: AlertsHandle, write: Write, json_body: Callable[[Request], Any],
+              limits: SeriesLimits = DEFAULT_LIMITS) -> list[Route]:
+    """``AlertmanagerApi``'s routes."""
+    return AlertmanagerApi(alerts, write, json_body, limits).routes()
 

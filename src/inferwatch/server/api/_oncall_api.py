@@ -2,9 +2,6 @@
 
     POST /api/v1/alerts/ack        {group_id | matchers, by, comment?, expires?}  (token)
     POST /api/v1/alerts/unack      {group_id | matchers, by}                      (token)
-    GET  /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  a page with one button (no token:
-                                   the HMAC over group, episode, expiry and purpose is the key)
-    POST /api/v1/alerts/ack/link   ?group=&episode=&expires=&sig=  acknowledge that group (by "link")
     POST /api/v1/alerts/voice/tencent  Tencent Cloud VMS's status callback (no token: Tencent sends
                                    none; only a waiting call's id with its number settles that call)
     GET  /api/v1/alerts/oncall-groups             groups with acknowledgement and escalation
@@ -12,22 +9,20 @@
     GET  /api/v1/alerts/stats      ?start=&end=&by=   MTTA and MTTR per service and tier
     GET  /api/v1/oncall            ?time=             who is on call now, and next
 
-The link's GET answers a page and changes nothing, because mail scanners and
-chat previews open links; the button on it posts back.
+The one-click acknowledgement link (``/api/v1/alerts/ack/link``) opens the incident page, which
+lives with the dashboard (``server/web/_incident.py``).
 """
 
 from __future__ import annotations
 
-import html
 import os
 import secrets
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError
@@ -38,7 +33,7 @@ from inferwatch.server._reader import actor
 from inferwatch.server.api._alerting_api import json_body, write_guard
 from inferwatch.server.api._prom_params import parse_time
 
-__all__ = ["ACK_KEY_FILE", "load_ack_key", "oncall_routes"]
+__all__ = ["ACK_KEY_FILE", "OnCallApi", "load_ack_key", "oncall_routes"]
 
 ACK_KEY_FILE = "ack_key"
 MAX_HISTORY = 10_000  # events in one answer
@@ -106,57 +101,48 @@ def _time_param(request: Request, name: str, default: float) -> float:
         raise InputError(f"{name}: unix seconds or RFC 3339, got {raw[:64]!r}") from None
 
 
-def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
-    """The routes to mount in the server's app (the pipeline seen through ``acks`` only)."""
-    clock = acks.clock
+class OnCallApi:
+    """Acknowledgements, groups, history, MTTA/MTTR, who is on call, voice callbacks: a method an endpoint."""
 
-    async def ack(request: Request) -> Response:
+    def __init__(self, acks: AcksHandle, token: Secret) -> None:
+        self.acks = acks
+        self.token = token
+        self.clock = self.acks.clock
+
+    def routes(self) -> list[Route]:
+        """Every endpoint of this API, registered here and nowhere else."""
+        return [
+            Route("/api/v1/alerts/ack", write_guard(self.token, self.ack), methods=["POST"]),
+            Route("/api/v1/alerts/unack", write_guard(self.token, self.unack), methods=["POST"]),
+            Route("/api/v1/alerts/voice/tencent", self.voice, methods=["POST"]),
+            Route("/api/v1/alerts/oncall-groups", self._read(self.groups), methods=["GET"]),
+            Route("/api/v1/alerts/history", self._read(self.history), methods=["GET"]),
+            Route("/api/v1/alerts/stats", self._read(self.stats), methods=["GET"]),
+            Route("/api/v1/oncall", self._read(self.oncall), methods=["GET"]),
+        ]
+
+    async def ack(self, request: Request) -> Response:
         body = await json_body(request)
         gid, ms = _selection(body)
-        now = clock.now()
+        now = self.clock.now()
         done = await run_in_threadpool(
-            acks.acknowledge, now, actor(request, str(body.get("by") or "")), str(body.get("comment") or ""),
+            self.acks.acknowledge, now, actor(request, str(body.get("by") or "")),
+            str(body.get("comment") or ""),
             gid=gid, matchers=ms, expires_at=_expiry(body.get("expires"), now))
         return JSONResponse({"acknowledged": [a.to_json() for a in done]})
 
-    async def unack(request: Request) -> Response:
+    async def unack(self, request: Request) -> Response:
         body = await json_body(request)
         gid, ms = _selection(body)
         by = actor(request, str(body.get("by") or "api"))
-        done = await run_in_threadpool(acks.unacknowledge, clock.now(), by,
+        done = await run_in_threadpool(self.acks.unacknowledge, self.clock.now(), by,
                                        gid=gid, matchers=ms)
         return JSONResponse({"unacknowledged": [a.to_json() for a in done]})
 
-    def _link(request: Request) -> str | Response:
-        try:
-            return acks.link_group(dict(request.query_params), clock.now())
-        except InputError as exc:
-            return HTMLResponse(_page(html.escape(f"This acknowledgement link is not valid: {exc}")),
-                                status_code=403)
+    async def groups(self, request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(self.acks.group_states, self.clock.now()))
 
-    async def link_page(request: Request) -> Response:
-        gid = _link(request)
-        if isinstance(gid, Response):
-            return gid
-        query = html.escape(urlencode(dict(request.query_params)))
-        form = (f'<form method="post" action="?{query}">'
-                '<button type="submit" id="ack">Acknowledge</button></form>')
-        return HTMLResponse(_page(f"Acknowledge alert group {html.escape(gid)}?", form))
-
-    async def link_ack(request: Request) -> Response:
-        gid = _link(request)
-        if isinstance(gid, Response):
-            return gid
-        try:
-            await run_in_threadpool(acks.acknowledge, clock.now(), "link", "one-click link", gid=gid)
-        except InputError:
-            return HTMLResponse(_page("Nothing to acknowledge: the group has resolved."), status_code=409)
-        return HTMLResponse(_page(f"Acknowledged group {html.escape(gid)}. Escalation stopped."))
-
-    async def groups(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(acks.group_states, clock.now()))
-
-    async def history(request: Request) -> Response:
+    async def history(self, request: Request) -> Response:
         try:
             sets = [_matchers(t, "match[]") for t in request.query_params.getlist("match[]")]
             kinds = request.query_params.getlist("kind")
@@ -167,37 +153,37 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
         except ValueError:
             return JSONResponse({"error": "limit: an integer"}, status_code=400)
         gid = request.query_params.get("group", "")
-        fps = [fingerprint(a) for g in acks.groups(clock.now()) if gid and group_id(g.key) == gid
+        fps = [fingerprint(a) for g in self.acks.groups(self.clock.now()) if gid and group_id(g.key) == gid
                for a in g.alerts]
         events = await run_in_threadpool(
-            acks.history.query, sets, _time_param(request, "start", float("-inf")),
+            self.acks.history.query, sets, _time_param(request, "start", float("-inf")),
             _time_param(request, "end", float("inf")), kinds, gid, max(1, min(limit, MAX_HISTORY)), fps)
         return JSONResponse({"status": "success", "data": [e.to_json() for e in events]})
 
-    async def stats(request: Request) -> Response:
-        now = clock.now()
+    async def stats(self, request: Request) -> Response:
+        now = self.clock.now()
         by = tuple(request.query_params.getlist("by")) or ("service", "tier")
-        rows = await run_in_threadpool(acks.history.response_times,
+        rows = await run_in_threadpool(self.acks.history.response_times,
                                        _time_param(request, "start", now - 30 * 86400.0),
                                        _time_param(request, "end", now), by)
         return JSONResponse({"status": "success", "data": rows})
 
-    async def oncall(request: Request) -> Response:
-        t = _time_param(request, "time", clock.now())
-        return JSONResponse({"time": t, "shifts": shifts(acks.config.oncall, t)})
+    async def oncall(self, request: Request) -> Response:
+        t = _time_param(request, "time", self.clock.now())
+        return JSONResponse({"time": t, "shifts": shifts(self.acks.config.oncall, t)})
 
-    async def voice(request: Request) -> Response:
+    async def voice(self, request: Request) -> Response:
         try:
             body = await json_body(request)
         except InputError as exc:
             return JSONResponse({"result": 1, "errmsg": str(exc)}, status_code=400)
-        took = await run_in_threadpool(acks.voice_callback, body)
+        took = await run_in_threadpool(self.acks.voice_callback, body)
         if took is None:
             return JSONResponse({"result": 1, "errmsg": "not a voiceprompt_callback"}, status_code=400)
         return JSONResponse({"result": 0, "errmsg": "OK"} if took else  # Tencent's documented answer
                             {"result": 1, "errmsg": "no such call is waiting for its status"})
 
-    def read(fn: Any) -> Any:
+    def _read(self, fn: Any) -> Any:
         async def guarded(request: Request) -> Response:
             try:
                 return await fn(request)  # type: ignore[no-any-return]
@@ -205,19 +191,8 @@ def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
                 return JSONResponse({"error": str(exc)}, status_code=400)
         return guarded
 
-    return [
-        Route("/api/v1/alerts/ack", write_guard(token, ack), methods=["POST"]),
-        Route("/api/v1/alerts/unack", write_guard(token, unack), methods=["POST"]),
-        Route("/api/v1/alerts/ack/link", link_page, methods=["GET"]),
-        Route("/api/v1/alerts/ack/link", link_ack, methods=["POST"]),
-        Route("/api/v1/alerts/voice/tencent", voice, methods=["POST"]),
-        Route("/api/v1/alerts/oncall-groups", read(groups), methods=["GET"]),
-        Route("/api/v1/alerts/history", read(history), methods=["GET"]),
-        Route("/api/v1/alerts/stats", read(stats), methods=["GET"]),
-        Route("/api/v1/oncall", read(oncall), methods=["GET"]),
-    ]
 
+def oncall_routes(acks: AcksHandle, token: Secret) -> list[Route]:
+    """``OnCallApi``'s routes."""
+    return OnCallApi(acks, token).routes()
 
-def _page(message: str, extra: str = "") -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>inferwatch</title></head>"
-            f"<body><p id='msg'>{message}</p>{extra}</body></html>")

@@ -151,7 +151,8 @@ PATHS: dict[str, dict[str, Any]] = {
     # on call: acknowledgements (token), the one-click link (its signature is the credential), reads
     "/api/v1/alerts/ack": {"post": _post("acknowledge groups (stops their escalation)", _ACK, 200, 400, 401)},
     "/api/v1/alerts/unack": {"post": _post("end acknowledgements", _ACK, 200, 400, 401)},
-    "/api/v1/alerts/ack/link": {"get": _get("the one-click link's page (changes nothing)", _LINK, 200, 403)},
+    "/api/v1/alerts/ack/link": {"get": _get("the incident page a signed link opens (changes nothing)",
+                                            _LINK, 200, 403)},
     "/api/v1/alerts/oncall-groups": {"get": _get("groups with acknowledgement and escalation", None, 200)},
     "/api/v1/alerts/history": {"get": _get("the alert history", [
         _q("match[]", {"type": "string"}), _q("kind", {"type": "string"}), _q("group", {"type": "string"}),

@@ -24,7 +24,7 @@ from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
 from inferwatch.server._reader import write_allowed
 from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
-__all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "open_trace_store", "trace_routes"]
+__all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "TraceApi", "open_trace_store", "trace_routes"]
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -42,16 +42,24 @@ def open_trace_store(state_dir: Path | None, clock: Clock) -> TraceStore:
     return TraceStore(state_dir / TRACES_FILE if state_dir is not None else ":memory:", clock=clock)
 
 
-def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
-    """The OTLP receiver and the trace query API over ``store``.
+class TraceApi:
+    """The OTLP trace receiver and the trace query API over a trace store: one method an endpoint."""
 
-    With ``token`` (``serve``: the server's write token) ``POST /v1/traces`` needs
-    ``Authorization: Bearer <token>`` as every other write (401 without it); exporters send
-    it with ``OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>``.
-    """
+    def __init__(self, store: TraceStore, token: Secret | None = None) -> None:
+        self.store = store
+        self.token = token
 
-    async def receive(req: Request) -> Response:
-        if token is not None and not write_allowed(req, token):
+    def routes(self) -> list[Route]:
+        """Every endpoint of this API, registered here and nowhere else."""
+        return [
+            Route("/v1/traces", self.receive, methods=["POST"]),
+            Route("/api/v1/traces", self.list_traces, methods=["GET"]),
+            Route("/api/v1/traces/stages", self.stages, methods=["GET"]),  # before {trace_id}: in order
+            Route("/api/v1/traces/{trace_id}", self.one_trace, methods=["GET"]),
+        ]
+
+    async def receive(self, req: Request) -> Response:
+        if self.token is not None and not write_allowed(req, self.token):
             return _error("writes need 'Authorization: Bearer <token>' (see the server's first start)", 401)
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in (PROTOBUF, "application/json"):
@@ -67,12 +75,12 @@ def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
         except ImportError:
             return _error("protobuf needs opentelemetry-proto (pip install 'inferwatch[tracing]'); "
                           "send application/json", 415)
-        await run_in_threadpool(store.add, spans)
+        await run_in_threadpool(self.store.add, spans)
         if ctype == PROTOBUF:
             return Response(b"", media_type=PROTOBUF)  # an empty ExportTraceServiceResponse
         return JSONResponse({})
 
-    def list_traces(req: Request) -> Response:
+    def list_traces(self, req: Request) -> Response:
         q = req.query_params
         try:
             min_duration = _number(q.get("min_duration"), 0.0)
@@ -80,11 +88,11 @@ def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
             limit = int(_number(q.get("limit"), 20))
         except ValueError as exc:
             return _error(str(exc), 400)
-        found = store.traces(service=q.get("service") or None, min_duration_s=min_duration,
+        found = self.store.traces(service=q.get("service") or None, min_duration_s=min_duration,
                              start_ns=int(start * 1e9), end_ns=int(end * 1e9), limit=max(1, min(limit, 1000)))
         return JSONResponse({"status": "success", "data": [t.to_json() for t in found]})
 
-    def stages(req: Request) -> Response:
+    def stages(self, req: Request) -> Response:
         q = req.query_params
         try:
             start, end = _number(q.get("start"), 0.0), _number(q.get("end"), 2**62 / 1e9)
@@ -93,25 +101,23 @@ def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
         service = q.get("service")
         if not service:
             return _error("missing parameter 'service'", 400)
-        stats = breakdown(store.stage_durations(service, int(start * 1e9), int(end * 1e9)))
+        stats = breakdown(self.store.stage_durations(service, int(start * 1e9), int(end * 1e9)))
         return JSONResponse({"status": "success", "data": {k: v.to_json() for k, v in stats.items()}})
 
-    def one_trace(req: Request) -> Response:
+    def one_trace(self, req: Request) -> Response:
         trace_id = str(req.path_params["trace_id"]).lower()
         if len(trace_id) != 32 or not all(c in "0123456789abcdef" for c in trace_id):
             return _error(f"trace id must be 32 hex digits, got {trace_id!r}", 400)
-        spans = store.trace(trace_id)
+        spans = self.store.trace(trace_id)
         if not spans:
             return _error(f"trace {trace_id} not found", 404)
         return JSONResponse({"status": "success", "data": {"trace_id": trace_id,
                                                            "spans": [s.to_json() for s in spans]}})
 
-    return [
-        Route("/v1/traces", receive, methods=["POST"]),
-        Route("/api/v1/traces", list_traces, methods=["GET"]),
-        Route("/api/v1/traces/stages", stages, methods=["GET"]),  # before {trace_id}: matched in order
-        Route("/api/v1/traces/{trace_id}", one_trace, methods=["GET"]),
-    ]
+
+def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
+    """``TraceApi``'s routes."""
+    return TraceApi(store, token).routes()
 
 
 def _decode(body: bytes, protobuf: bool) -> list[SpanRecord]:

@@ -43,7 +43,7 @@ from inferwatch.server.api._prom_params import (
 )
 from inferwatch.server.api._query_exec import BoundedStore, QueryContext, QueryError, QueryExecutor
 
-__all__ = ["DEFAULT_QUERY_TIMEOUT_S", "api_handler", "prom_query_routes", "query_handler"]
+__all__ = ["DEFAULT_QUERY_TIMEOUT_S", "PromQueryApi", "api_handler", "prom_query_routes", "query_handler"]
 
 log = logging.getLogger(__name__)
 DEFAULT_QUERY_TIMEOUT_S = 120.0
@@ -141,13 +141,27 @@ def _parse_named(text: str) -> Expr:
         raise ApiError(f'invalid parameter "query": {exc}') from None
 
 
-def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> list[BaseRoute]:
-    """The query endpoints of ``server``."""
+class PromQueryApi:
+    """Prometheus's query endpoints of a server: one method an endpoint."""
 
-    def query(params: Params, ctx: QueryContext | None) -> Any:
+    def __init__(self, server: Server, executor: QueryExecutor | None = None) -> None:
+        self.server = server
+        self.executor = executor
+
+    def routes(self) -> list[BaseRoute]:
+        """Every endpoint of this API, registered here and nowhere else."""
+        return [
+            Route("/api/v1/query", query_handler(self.query, self.executor), methods=["GET", "POST"]),
+            Route("/api/v1/query_range", query_handler(self.query_range, self.executor),
+                  methods=["GET", "POST"]),
+            Route("/api/v1/format_query", api_handler(self.format_query), methods=["GET", "POST"]),
+            Route("/api/v1/query_exemplars", api_handler(self.query_exemplars), methods=["GET", "POST"]),
+        ]
+
+    def query(self, params: Params, ctx: QueryContext | None) -> Any:
         text = _query_text(params)
-        t = params.time("time", server.clock.now())
-        res = _engine(server, params, ctx).instant(_parse_named(text), t)
+        t = params.time("time", self.server.clock.now())
+        res = _engine(self.server, params, ctx).instant(_parse_named(text), t)
         ts = format_api_time(res.time)
         if res.type is ValueType.SCALAR:
             assert isinstance(res.value, float)
@@ -163,7 +177,7 @@ def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> 
         return {"resultType": "vector", "result": [
             {"metric": _metric(ls), "value": [ts, format_api_float(v)]} for ls, v in res.value]}
 
-    def query_range(params: Params, ctx: QueryContext | None) -> Any:
+    def query_range(self, params: Params, ctx: QueryContext | None) -> Any:
         text = _query_text(params)
         start, end = params.get("start"), params.get("end")
         if start is None:
@@ -187,22 +201,20 @@ def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> 
             doc = "range vector" if typ is ValueType.MATRIX else "string"
             raise ApiError(f'invalid expression type "{doc}" for range query, must be Scalar or '
                            "instant Vector")
-        res = _engine(server, params, ctx).range(expr, s, e, step)
+        res = _engine(self.server, params, ctx).range(expr, s, e, step)
         return {"resultType": "matrix", "result": [
             {"metric": _metric(ls), "values": [[format_api_time(t), format_api_float(v)] for t, v in pts]}
             for ls, pts in res.series]}
 
-    def format_query(params: Params) -> Any:
+    def format_query(self, params: Params) -> Any:
         return str(_parse_named(_query_text(params)))
 
-    def query_exemplars(params: Params) -> Any:
+    def query_exemplars(self, params: Params) -> Any:
         from inferwatch.server.api._exemplar_api import query_exemplars
 
-        return query_exemplars(params, server.components.scrape.exemplars)  # scraped from OpenMetrics
+        return query_exemplars(params, self.server.components.scrape.exemplars)  # scraped from OpenMetrics
 
-    return [
-        Route("/api/v1/query", query_handler(query, executor), methods=["GET", "POST"]),
-        Route("/api/v1/query_range", query_handler(query_range, executor), methods=["GET", "POST"]),
-        Route("/api/v1/format_query", api_handler(format_query), methods=["GET", "POST"]),
-        Route("/api/v1/query_exemplars", api_handler(query_exemplars), methods=["GET", "POST"]),
-    ]
+
+def prom_query_routes(server: Server, executor: QueryExecutor | None = None) -> list[BaseRoute]:
+    """``PromQueryApi``'s routes."""
+    return PromQueryApi(server, executor).routes()

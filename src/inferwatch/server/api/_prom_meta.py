@@ -24,7 +24,7 @@ from inferwatch.server.api._prom_params import ApiError, Params, format_api_floa
 from inferwatch.server.api._query_exec import BoundedStore, QueryContext, QueryExecutor
 from inferwatch.store import Store
 
-__all__ = ["prom_meta_routes"]
+__all__ = ["PromMetaApi", "prom_meta_routes"]
 
 _ANY_NAME = Matcher(METRIC_NAME_LABEL, MatchOp.RE, ".+")
 _KIND = {"untyped": "unknown"}
@@ -62,28 +62,40 @@ def _series(store: Store, params: Params, *, required: bool) -> list[Labels]:
     return sorted(out)
 
 
-def prom_meta_routes(server: Server, executor: QueryExecutor | None = None) -> list[BaseRoute]:
-    """The metadata and federation endpoints of ``server``.
+class PromMetaApi:
+    """Prometheus's metadata endpoints and federation of a server: one method an endpoint."""
 
-    Look-ups run off the event loop: on ``executor``'s bounded pool, reading through a
-    :class:`BoundedStore` (timeout, sample limit, cancellation), when given.
-    """
+    def __init__(self, server: Server, executor: QueryExecutor | None = None) -> None:
+        self.server = server
+        self.executor = executor
 
-    def store(ctx: QueryContext | None = None) -> Store:
-        s = server.components.store
+    def routes(self) -> list[BaseRoute]:
+        """Every endpoint of this API, registered here and nowhere else."""
+        endpoints = [("/api/v1/series", self.series), ("/api/v1/labels", self.labels),
+                     ("/api/v1/metadata", self.metadata),
+                     ("/api/v1/targets/metadata", self.targets_metadata)]
+        return [
+            *(Route(path, query_handler(fn, self.executor), methods=["GET", "POST"])
+              for path, fn in endpoints),
+            Route("/api/v1/label/{name}/values", self.label_values, methods=["GET"]),
+            Route("/federate", self.federate, methods=["GET", "POST"]),
+        ]
+
+    def _store(self, ctx: QueryContext | None = None) -> Store:
+        s = self.server.components.store
         return s if ctx is None else cast(Store, BoundedStore(s, ctx))
 
-    def series(params: Params, ctx: QueryContext | None) -> Any:
-        return [ls.to_dict() for ls in _series(store(ctx), params, required=True)]
+    def series(self, params: Params, ctx: QueryContext | None) -> Any:
+        return [ls.to_dict() for ls in _series(self._store(ctx), params, required=True)]
 
-    def labels(params: Params, ctx: QueryContext | None) -> Any:
-        names = {k for ls in _series(store(ctx), params, required=False) for k in ls}
+    def labels(self, params: Params, ctx: QueryContext | None) -> Any:
+        names = {k for ls in _series(self._store(ctx), params, required=False) for k in ls}
         return sorted(names)
 
-    def metadata(params: Params, ctx: QueryContext | None) -> Any:
+    def metadata(self, params: Params, ctx: QueryContext | None) -> Any:
         wanted = params.get("metric")
         limit = int(params.get("limit") or -1)
-        present = set(store(ctx).label_values(METRIC_NAME_LABEL))
+        present = set(self._store(ctx).label_values(METRIC_NAME_LABEL))
         out: dict[str, list[dict[str, str]]] = {}
         for spec in CATALOG.values():
             family = spec.name
@@ -97,31 +109,32 @@ def prom_meta_routes(server: Server, executor: QueryExecutor | None = None) -> l
             out[family] = [{"type": kind, "help": spec.help, "unit": spec.unit}]
         return out
 
-    def targets_metadata(params: Params, ctx: QueryContext | None) -> Any:
+    def targets_metadata(self, params: Params, ctx: QueryContext | None) -> Any:
         return []
 
-    async def label_values(req: Request) -> Response:
+    async def label_values(self, req: Request) -> Response:
         name = req.path_params["name"]
 
         def run(params: Params, ctx: QueryContext | None) -> Any:
             if not is_valid_label_name(name):
                 raise ApiError(f'invalid label name: "{name}"')
             if not params.all("match[]") and params.get("start") is None and params.get("end") is None:
-                return store(ctx).label_values(name)
-            return sorted({ls[name] for ls in _series(store(ctx), params, required=False) if name in ls})
+                return self._store(ctx).label_values(name)
+            found = _series(self._store(ctx), params, required=False)
+            return sorted({ls[name] for ls in found if name in ls})
 
-        return await query_handler(run, executor)(req)
+        return await query_handler(run, self.executor)(req)
 
-    async def federate(req: Request) -> Response:
+    async def federate(self, req: Request) -> Response:
         params = await read_params(req)
         try:
             matches = [parse_match(m) for m in params.all("match[]")]
         except ApiError as exc:
             return Response(f"{exc}\n", status_code=400, media_type="text/plain")
-        now = server.clock.now()
+        now = self.server.clock.now()
 
         def render() -> str:  # off the event loop: a wide match[] reads many series
-            engine = Engine(store())
+            engine = Engine(self._store())
             lines: list[str] = []
             seen: set[Labels] = set()
             for ms in matches:
@@ -134,13 +147,10 @@ def prom_meta_routes(server: Server, executor: QueryExecutor | None = None) -> l
         body = await run_in_threadpool(render)
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    endpoints = [("/api/v1/series", series), ("/api/v1/labels", labels), ("/api/v1/metadata", metadata),
-                 ("/api/v1/targets/metadata", targets_metadata)]
-    return [
-        *(Route(path, query_handler(fn, executor), methods=["GET", "POST"]) for path, fn in endpoints),
-        Route("/api/v1/label/{name}/values", label_values, methods=["GET"]),
-        Route("/federate", federate, methods=["GET", "POST"]),
-    ]
+
+def prom_meta_routes(server: Server, executor: QueryExecutor | None = None) -> list[BaseRoute]:
+    """``PromMetaApi``'s routes."""
+    return PromMetaApi(server, executor).routes()
 
 
 def _federate_line(ls: Labels, v: float, t: float) -> str:

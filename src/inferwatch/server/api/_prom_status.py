@@ -26,7 +26,7 @@ from inferwatch.server._runtime import Server
 from inferwatch.server.api._prom_api import DEFAULT_QUERY_TIMEOUT_S, api_handler
 from inferwatch.server.api._prom_params import Params, format_api_float
 
-__all__ = ["PROMETHEUS_API_VERSION", "prom_status_routes", "rfc3339"]
+__all__ = ["PROMETHEUS_API_VERSION", "StatusApi", "prom_status_routes", "rfc3339"]
 
 PROMETHEUS_API_VERSION = "2.42.0"
 _ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -41,16 +41,29 @@ def rfc3339(t: float | None) -> str:
     return s + "Z"
 
 
-def prom_status_routes(server: Server) -> list[BaseRoute]:
-    """``status/*``, ``targets``, ``rules`` and ``alerts`` of ``server``."""
-    started = server.clock.now()
+class StatusApi:
+    """Prometheus's ``status/*``, ``targets``, ``rules`` and ``alerts``: one method an endpoint."""
 
-    def buildinfo(_: Params) -> Any:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.started = server.clock.now()
+
+    def routes(self) -> list[BaseRoute]:
+        """Every endpoint of this API, registered here and nowhere else."""
+        endpoints = [("/api/v1/status/buildinfo", self.buildinfo), ("/api/v1/status/config", self.config),
+                     ("/api/v1/status/flags", self.flags), ("/api/v1/status/runtimeinfo", self.runtimeinfo),
+                     ("/api/v1/status/tsdb", self.tsdb), ("/api/v1/targets", self.targets),
+                     ("/api/v1/rules", self.rules), ("/api/v1/alerts", self.alerts)]
+        return [Route(path, api_handler(fn), methods=["GET", "POST"]) for path, fn in endpoints]
+
+    def buildinfo(self, _: Params) -> Any:
+        """The Prometheus version whose API this server speaks."""
         return {"version": PROMETHEUS_API_VERSION, "revision": f"inferwatch-{__version__}", "branch": "HEAD",
                 "buildUser": "inferwatch", "buildDate": "20230201-00:00:00", "goVersion": "go1.19.5"}
 
-    def config(_: Params) -> Any:
-        comps = server.components
+    def config(self, _: Params) -> Any:
+        """The scrape jobs as a ``prometheus.yml``."""
+        comps = self.server.components
         jobs: dict[str, list[str]] = {}
         for h in comps.scrape.targets():
             jobs.setdefault(h.job, []).append(h.url.split("://", 1)[-1].split("/", 1)[0])
@@ -60,8 +73,9 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
                                   for j, ts in jobs.items()]}
         return {"yaml": yaml.safe_dump(doc, sort_keys=False)}
 
-    def flags(_: Params) -> Any:
-        comps = server.components
+    def flags(self, _: Params) -> Any:
+        """Prometheus's flags that have a meaning here."""
+        comps = self.server.components
         return {
             "query.lookback-delta": "5m", "query.max-samples": str(DEFAULT_MAX_SAMPLES),
             "query.timeout": format_duration(DEFAULT_QUERY_TIMEOUT_S), "query.max-concurrency": "20",
@@ -70,39 +84,38 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
             "web.listen-address": comps.config.server.listen,
         }
 
-    def runtimeinfo(_: Params) -> Any:
-        stats = server.stats
-        return {"startTime": rfc3339(started), "CWD": os.getcwd(),
+    def runtimeinfo(self, _: Params) -> Any:
+        """Start time, last reload, retention."""
+        stats = self.server.stats
+        return {"startTime": rfc3339(self.started), "CWD": os.getcwd(),
                 "reloadConfigSuccess": stats.last_reload_ok,
                 "lastConfigTime": rfc3339(stats.last_reload_success_t), "corruptionCount": 0,
                 "goroutineCount": threading.active_count(), "GOMAXPROCS": os.cpu_count() or 1,
                 "GOGC": "", "GODEBUG": "",
-                "storageRetention": format_duration(server.components.config.storage.retention)}
+                "storageRetention": format_duration(self.server.components.config.storage.retention)}
 
-    def tsdb(_: Params) -> Any:
-        series = server.components.store.series([Matcher(METRIC_NAME_LABEL, MatchOp.RE, ".+")])
+    def tsdb(self, _: Params) -> Any:
+        """The head's cardinality: series by name, label pairs, values by label."""
+        series = self.server.components.store.series([Matcher(METRIC_NAME_LABEL, MatchOp.RE, ".+")])
         by_name = Counter(ls.name for ls in series)
         pairs = Counter(f"{k}={v}" for ls in series for k, v in ls.items_tuple)
         values_by_label: dict[str, set[str]] = {}
         for ls in series:
             for k, v in ls.items_tuple:
                 values_by_label.setdefault(k, set()).add(v)
-
-        def top(c: Counter[str]) -> list[dict[str, Any]]:
-            return [{"name": k, "value": n} for k, n in c.most_common(10)]
-
         return {"headStats": {"numSeries": len(series), "numLabelPairs": len(pairs), "chunkCount": 0,
                               "minTime": 0, "maxTime": 0},
-                "seriesCountByMetricName": top(by_name),
-                "labelValueCountByLabelName": top(Counter({k: len(v) for k, v in values_by_label.items()})),
-                "memoryInBytesByLabelName": top(Counter({k: sum(len(x) for x in v)
-                                                         for k, v in values_by_label.items()})),
-                "seriesCountByLabelValuePair": top(pairs)}
+                "seriesCountByMetricName": _top(by_name),
+                "labelValueCountByLabelName": _top(Counter({k: len(v) for k, v in values_by_label.items()})),
+                "memoryInBytesByLabelName": _top(Counter({k: sum(len(x) for x in v)
+                                                          for k, v in values_by_label.items()})),
+                "seriesCountByLabelValuePair": _top(pairs)}
 
-    def targets(params: Params) -> Any:
+    def targets(self, params: Params) -> Any:
+        """Active and dropped targets, by ``state`` and ``scrapePool``."""
         state = (params.get("state") or "any").lower()
         pool = params.get("scrapePool") or ""
-        scrape = server.components.scrape
+        scrape = self.server.components.scrape
         active = [{
             "discoveredLabels": dict(h.discovered),
             "labels": dict(h.labels), "scrapePool": h.job, "scrapeUrl": h.url, "globalUrl": h.url,
@@ -114,24 +127,25 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
         return {"activeTargets": active if state in ("", "any", "active") else [],
                 "droppedTargets": dropped if state in ("", "any", "dropped") else []}
 
-    def alerts_of() -> dict[str, list[dict[str, Any]]]:
+    def _alerts_by_rule(self) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
-        for a in server.components.evaluator.active():
+        for a in self.server.components.evaluator.active():
             out.setdefault(a.rule or a.alertname, []).append(_alert(a))
         return out
 
-    def rules(params: Params) -> Any:
-        comps = server.components
+    def rules(self, params: Params) -> Any:
+        """The alerting rules (with their alerts) and the SLOs' recording rules, in groups."""
+        comps = self.server.components
         kind = params.get("type")
-        active = alerts_of()
-        last = server.stats.last_t
-        took = server.stats.last_duration
+        active = self._alerts_by_rule()
+        last = self.server.stats.last_t
+        took = self.server.stats.last_duration
         rules_json = [] if kind == "record" else [
             {**_rule(r, active.get(r.uid, []), last, took, comps.evaluator.band_status(r.name),
                      comps.evaluator.band_warmup(r.name)), **_peers(r, comps.evaluator.peer_status(r.uid))}
             for r in comps.rules]
         group = {"interval": comps.config.server.evaluation_interval, "limit": 0,
-                 "evaluationTime": server.stats.last_duration, "lastEvaluation": rfc3339(last)}
+                 "evaluationTime": self.server.stats.last_duration, "lastEvaluation": rfc3339(last)}
         recorded: dict[str, list[dict[str, Any]]] = {}  # the SLOs' recording rules, in Sloth's groups
         for rec in [] if kind == "alert" else comps.evaluator.recordings:
             recorded.setdefault(rec.group, []).append(_recording(rec, last, took))
@@ -139,14 +153,18 @@ def prom_status_routes(server: Server) -> list[BaseRoute]:
                            *({"name": name, "file": "slo.rules.yml", "rules": items, **group}
                              for name, items in recorded.items())]}
 
-    def alerts(_: Params) -> Any:
-        return {"alerts": [a for group in alerts_of().values() for a in group]}
+    def alerts(self, _: Params) -> Any:
+        """Every pending and firing alert."""
+        return {"alerts": [a for group in self._alerts_by_rule().values() for a in group]}
 
-    endpoints = [("/api/v1/status/buildinfo", buildinfo), ("/api/v1/status/config", config),
-                 ("/api/v1/status/flags", flags), ("/api/v1/status/runtimeinfo", runtimeinfo),
-                 ("/api/v1/status/tsdb", tsdb), ("/api/v1/targets", targets), ("/api/v1/rules", rules),
-                 ("/api/v1/alerts", alerts)]
-    return [Route(path, api_handler(fn), methods=["GET", "POST"]) for path, fn in endpoints]
+
+def prom_status_routes(server: Server) -> list[BaseRoute]:
+    """``status/*``, ``targets``, ``rules`` and ``alerts`` of ``server`` (``StatusApi``'s routes)."""
+    return StatusApi(server).routes()
+
+
+def _top(c: Counter[str]) -> list[dict[str, Any]]:
+    return [{"name": k, "value": n} for k, n in c.most_common(10)]
 
 
 def _alert(a: Any) -> dict[str, Any]:

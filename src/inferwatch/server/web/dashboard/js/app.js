@@ -15,6 +15,7 @@ const PAGES = {
   probes: () => import("./probes.js"),
   peers: () => import("./peers.js"),
   fleet: () => import("./fleet.js"),
+  replicas: () => import("./replicas.js"),
   diagnose: () => import("./diagnose.js"),
 };
 let current = null;

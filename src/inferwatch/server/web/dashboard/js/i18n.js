@@ -64,6 +64,13 @@ const ZH = new Map(Object.entries({
   errors: "错误", labels: "标签", "‹ previous": "‹ 上一页", "next ›": "下一页 ›",
   "no device matches the filter": "没有设备符合筛选条件",
   "no edge devices (edge.devices in the config)": "没有边缘设备（配置中的 edge.devices）",
+  // the replicas page (an HA pair)
+  Replicas: "副本", "no HA pair: add an ha: section to the config (docs/ha.md)": "没有 HA 双副本：在配置中添加 ha: 部分（docs/ha.md）",
+  "this replica": "本副本", role: "角色", leader: "主副本（发送）", follower: "从副本", database: "数据库",
+  up: "正常", down: "不可用", "journal backlog": "本地日志积压", "lease holder": "租约持有者", "lease age": "租约续期于",
+  nobody: "无", replica: "副本", address: "地址", state: "状态", ready: "在线", missing: "缺失",
+  "(this one)": "（本副本）",
+  "database unreachable: writes wait in the local journal": "数据库不可达：写入暂存于本地日志",
 }));
 
 const PATTERNS = [
