@@ -22,10 +22,14 @@ import numpy as np
 from inferwatch.model import Labels, check_deadline, pinned
 from inferwatch.store._protocol import Series
 
-__all__ = ["ACCEPTED", "DUPLICATE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer", "classify"]
+__all__ = [
+    "ACCEPTED", "DUPLICATE", "NEWEST_WIDE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer", "classify",
+    "newest",
+]
 
 ACCEPTED, NOOP, OUT_OF_ORDER, DUPLICATE = 0, 1, 2, 3
 READ_CHUNK = 2048  # series read under one hold of the store's lock
+NEWEST_WIDE = 64  # an instant read over more series than this takes their newest samples from columns
 _EMPTY = np.empty(0, dtype=np.float64)
 _EMPTY.flags.writeable = False
 _T, _V = attrgetter("t"), attrgetter("v")
@@ -44,6 +48,20 @@ def classify(prev: tuple[float, float] | None, t: float, v: float) -> int:
     if t < prev[0]:
         return OUT_OF_ORDER
     return NOOP if _same_value(v, prev[1]) else DUPLICATE
+
+
+def newest(ids: list[int], last_t: np.ndarray, last_v: np.ndarray, start: float, end: float,
+           labels: Callable[[int], Labels]) -> tuple[list[int], list[Series]]:
+    """Series whose newest sample (``last_t[sid]``, ``last_v[sid]``) lies in ``[start, end]``: that
+    sample, picked for all at once; the ids of those with a sample after ``end`` are left to the
+    head's read. The caller holds the store's lock and knows ``start`` is in the head.
+    """
+    sids = np.fromiter(ids, dtype=np.int64, count=len(ids))
+    t = last_t[sids]
+    pick = np.flatnonzero((t >= start) & (t <= end))
+    t_all, v_all = t[pick], last_v[sids[pick]]
+    out = [Series(labels(sid), t_all[k:k + 1], v_all[k:k + 1]) for k, sid in enumerate(sids[pick].tolist())]
+    return sids[t > end].tolist(), out
 
 
 class SampleBuffer:

@@ -28,7 +28,7 @@ from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadli
 from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
-from inferwatch.store._head import Head, SampleBuffer
+from inferwatch.store._head import NEWEST_WIDE, Head, SampleBuffer, newest
 from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
@@ -40,7 +40,6 @@ __all__ = ["SQLiteStore"]
 
 log = logging.getLogger(__name__)
 _LABELS = {Labels}
-_WIDE = 64  # an instant read over more series than this takes their newest samples from the columns
 
 
 class SQLiteStore:
@@ -123,7 +122,6 @@ class SQLiteStore:
             raise StoreError(f"the store {self.path} is closed")
         return self._conn
 
-    # -- writing ----------------------------------------------------------------
     def append(self, samples: Iterable[Sample]) -> None:
         """Add a batch, committed before returning (see the store's append rules)."""
         labels: list[Labels] = []
@@ -146,9 +144,8 @@ class SQLiteStore:
         """Add a batch given as columns (the scrape loop's path: no ``Sample`` objects needed)."""
         t_a, v_a = as_column(t, "timestamps"), as_column(v, "values")
         if not len(labels) == t_a.shape[0] == v_a.shape[0]:
-            raise InputError(
-                f"columns differ in length: {len(labels)} labels, {t_a.shape[0]} t, {v_a.shape[0]} v"
-            )
+            raise InputError(f"columns differ in length: {len(labels)} labels, {t_a.shape[0]} t, "
+                             f"{v_a.shape[0]} v")
         finite = np.isfinite(t_a)
         if not finite.all():
             k = int(np.flatnonzero(~finite)[0])
@@ -302,28 +299,11 @@ class SQLiteStore:
             out: list[Series] = []
             if start < self._head_from:  # the disk read takes the head's part too
                 ids, out = [], self._select_disk(conn, ids, start, end)
-            elif latest and len(ids) > _WIDE:
-                ids, out = self._newest(ids, start, end)
+            elif latest and len(ids) > NEWEST_WIDE:  # start in the head: a newest sample there is its last
+                ids, out = newest(ids, self._last_t, self._last_v, start, end, self._index.labels)
         out += self._head.read(ids, start, end, self._index.labels, self._lock, latest=latest)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
-
-    def _newest(self, ids: list[int], start: float, end: float) -> tuple[list[int], list[Series]]:
-        """Series whose newest sample lies in ``[start, end]``: that sample, from the newest-sample
-        columns at once; the ids of those with samples after ``end`` are left to the head's read.
-
-        (``start`` is in the head: a newest sample there is its last.)
-        """
-        sids = np.fromiter(ids, dtype=np.int64, count=len(ids))
-        t = self._last_t[sids]
-        here = (t >= start) & (t <= end)
-        later = np.flatnonzero(t > end)
-        pick = np.flatnonzero(here)
-        label = self._index.labels
-        t_all, v_all = t[pick], self._last_v[sids[pick]]
-        out = [Series(label(sid), t_all[k:k + 1], v_all[k:k + 1])
-               for k, sid in enumerate(sids[pick].tolist())]
-        return sids[later].tolist(), out
 
     select_latest = partialmethod(select, latest=True)  # what an instant selector reads (promql's load)
 
