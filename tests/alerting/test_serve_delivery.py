@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.server._proc import start_serve
+from tests.server._webhook import Webhook, post_alerts, stop_serve
 
 from alerting.fakes import FakeService, Reply, Request
 
@@ -25,35 +26,11 @@ TOKEN = "t0ken-for-tests"
 BOUND_S = 60.0
 
 
-class Webhook:
-    """A webhook endpoint that is down (503) or up (200); counts what it accepted per group."""
-
-    def __init__(self) -> None:
-        self.up = False
-        self.accepted: list[dict[str, object]] = []
-        self.refused: list[dict[str, object]] = []
-        self.cond = threading.Condition()
-        self.service = FakeService(self._handle).start()
-        self.url = f"{self.service.url}/hook"
-
-    def _handle(self, req: Request) -> Reply:
-        body = req.json()
-        assert req.method == "POST" and body["version"] == "4" and body["alerts"]
-        with self.cond:
-            (self.accepted if self.up else self.refused).append(body)
-            self.cond.notify_all()
-        return (200, {}, b"") if self.up else (503, {}, b"down")
-
-    def wait(self, pred: object) -> bool:
-        with self.cond:
-            return self.cond.wait_for(pred, BOUND_S)  # type: ignore[arg-type]
-
-
 @pytest.fixture
 def webhook() -> Iterator[Webhook]:
-    w = Webhook()
+    w = Webhook(up=False)
     yield w
-    w.service.stop()
+    w.stop()
 
 
 def _config(tmp_path: Path, url: str, group_wait: str = "1s") -> Path:
@@ -71,13 +48,8 @@ alerting:
 
 
 def _stop(proc: subprocess.Popen[str]) -> str:
-    proc.terminate()
-    try:
-        _, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-    return err
+    """SIGTERM, then the rest of its stderr."""
+    return stop_serve(proc)[1]
 
 
 def _sent(url: str, n: int) -> bool:
@@ -92,13 +64,7 @@ def _sent(url: str, n: int) -> bool:
 
 
 def _post(url: str, alerts: list[dict[str, object]], client: httpx.Client | None = None) -> httpx.Response:
-    c = client or httpx.Client(timeout=BOUND_S)
-    try:
-        return c.post(f"{url}/api/v1/alertmanager", json={"version": "4", "alerts": alerts},
-                      headers={"Authorization": f"Bearer {TOKEN}"})
-    finally:
-        if client is None:
-            c.close()
+    return post_alerts(url, alerts, TOKEN, client)
 
 
 def _alert(name: str, service: str, instance: str) -> dict[str, object]:

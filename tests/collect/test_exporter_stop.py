@@ -10,6 +10,7 @@ import sys
 
 import httpx
 import pytest
+from tests._process import catches, poll_until
 
 BOUND_S = 60.0
 
@@ -31,3 +32,17 @@ def test_a_stop_signal_ends_the_exporter_with_exit_0(sig: signal.Signals) -> Non
         _, err = proc.communicate(timeout=BOUND_S)
     assert proc.returncode == 0, err
     assert f"{sig.name}: stopping" in err and "Traceback" not in err, err
+
+
+def test_a_sigterm_while_the_exporter_starts_is_a_stop_too() -> None:
+    # rule: the handler is installed first thing, so a stop before /metrics listens exits 0 too
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFERWATCH_")}
+    proc = subprocess.Popen([sys.executable, "-m", "inferwatch", "exporter", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        poll_until(lambda: catches(proc.pid), "the exporter's stop handler")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=BOUND_S)
+    assert proc.returncode == 0, err
+    assert "SIGTERM: stopping" in err and "Traceback" not in err, err

@@ -10,6 +10,7 @@ from inferwatch._exceptions import ConfigError
 from inferwatch.config import (
     DiscardReceiverSpec,
     EmailReceiverSpec,
+    SlackReceiverSpec,
     WebhookReceiverSpec,
     WeComAppReceiverSpec,
     alertmanager_file_notes,
@@ -99,6 +100,10 @@ def test_the_file_becomes_routes_receivers_inhibitions_and_intervals(tmp_path: P
      "time_intervals[0]: time_intervals[0].times[0].end_time"),
     (("templates:", "template:"), 31, "template: is not a key of alertmanager.yml"),
     (("resolve_timeout: 2m", "resolve_timeout: soon"), 2, "global.resolve_timeout"),
+    # Slack's title and text are rendered: a construct outside the subset is named
+    (("  - name: 'null'\n", "  - name: 'null'\n    slack_configs: [{api_url: 'http://s', "
+      "text: '{{ range $a := .Alerts }}{{ end }}'}]\n"), 26,
+     "receivers[3].slack_configs[0].text: Go template: variables"),
 ])
 def test_what_cannot_be_honoured_is_refused_with_file_line_and_key(
         tmp_path: Path, change: tuple[str, str], line: int, says: str) -> None:
@@ -114,3 +119,13 @@ def test_the_file_and_own_routes_together_are_refused(tmp_path: Path) -> None:
     (tmp_path / "inferwatch.yml").write_text("alerting: {alertmanager_file: missing.yml}\n")
     with pytest.raises(ConfigError, match=r"missing\.yml: the alertmanager\.yml not found"):
         load_config(tmp_path / "inferwatch.yml")
+
+
+def test_slack_title_and_text_are_kept_as_go_templates(tmp_path: Path) -> None:
+    am = AM.replace("  - name: 'null'\n", "  - name: 'null'\n  - name: chat\n    slack_configs: [{api_url: "
+                    "'http://s', title: '{{ .CommonLabels.alertname }}',\n"
+                    "      text: '{{ template \"slack.default.text\" . }}'}]\n")
+    chat = _load(tmp_path, am).receivers[-1]
+    assert isinstance(chat, SlackReceiverSpec)
+    assert chat.title == "{{ .CommonLabels.alertname }}"
+    assert chat.text is None  # Alertmanager's default template: inferwatch's own message

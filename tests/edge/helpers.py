@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import queue
 import re
@@ -186,6 +187,30 @@ def read_store(data_dir: Path, selector: str) -> dict[str, list[tuple[float, flo
                 for s in store.select(parse_selector(selector), 0, 4e9)}
     finally:
         store.close()
+
+
+def agent_file(tmp: Path, upload_url: str, app: str) -> Path:
+    """The agent of the kill -9 and SIGTERM stories, as its config file ``tmp/edge.yml``: device
+    cam-1, ``spool.sqlite``, batches of 3 every 50 ms to ``upload_url``, ``app`` scraped every 100 ms.
+
+    Format 2: the server stores exactly what was sent (format 3 fills in between sent points,
+    which repeats values: these stories count duplicates).
+    """
+    cfg = tmp / "edge.yml"
+    cfg.write_text(json.dumps({
+        "device": "cam-1", "spool": {"path": "spool.sqlite"},
+        "upload": {"url": upload_url, "interval": "50ms", "batch_size": 3, "backoff_base": "50ms",
+                   "format": 2},
+        "sources": [{"type": "scrape", "url": app, "interval": "100ms"}],
+    }))
+    return cfg
+
+
+def start_agent(cfg: Path) -> tuple[subprocess.Popen[str], Lines]:
+    """The agent as a process on ``cfg`` (its token in the environment), its stderr read on a thread."""
+    proc = subprocess.Popen([*AGENT, str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**clean_env(), "INFERWATCH_EDGE_TOKEN": TOKEN})
+    return proc, Lines(proc)
 
 
 def agent_config(tmp: Path, url: str, **upload: object) -> AgentConfig:

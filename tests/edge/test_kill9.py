@@ -6,29 +6,19 @@ locally (CI runs the 20 the issue asks for).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
 import sqlite3
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from .helpers import AGENT, TOKEN, Lines, clean_env, read_store, sequence_app, serve
+from .helpers import agent_file, read_store, serve, start_agent
 
 pytestmark = pytest.mark.slow
 KILLS = int(os.environ.get("EDGE_KILL9_COUNT", "20"))
-
-
-@pytest.fixture
-def app() -> Iterator[str]:
-    """The device's application (:func:`sequence_app`)."""
-    with sequence_app() as url:
-        yield url
 
 
 def _spooled(spool: Path) -> set[float]:
@@ -46,20 +36,10 @@ def test_kill_9_mid_upload_loses_and_duplicates_nothing(tmp_path: Path, app: str
     # rule: whatever the spool committed reaches the server exactly once, whenever the agent dies
     rng = random.Random(18)
     with serve(tmp_path) as (url, _):
-        cfg = tmp_path / "edge.yml"
-        cfg.write_text(json.dumps({
-            "device": "cam-1", "spool": {"path": "spool.sqlite"},
-            # format 2: the server stores exactly what was sent (format 3 fills in between sent points,
-            # which repeats values: this test counts duplicates)
-            "upload": {"url": url, "interval": "50ms", "batch_size": 3, "backoff_base": "50ms", "format": 2},
-            "sources": [{"type": "scrape", "url": app, "interval": "100ms"}],
-        }))
-        env = {**clean_env(), "INFERWATCH_EDGE_TOKEN": TOKEN}
+        cfg = agent_file(tmp_path, url, app)
         waiting: set[float] = set()
         for _ in range(KILLS + 1):
-            proc = subprocess.Popen([*AGENT, str(cfg)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-            lines = Lines(proc)
+            proc, lines = start_agent(cfg)
             try:
                 assert "inferwatch edge: device cam-1" in lines.next()
                 for _ in range(rng.randint(1, 6)):  # a random moment: after the k-th upload event
@@ -70,9 +50,7 @@ def test_kill_9_mid_upload_loses_and_duplicates_nothing(tmp_path: Path, app: str
                 lines.close()
             waiting |= _spooled(tmp_path / "spool.sqlite")
         # a last run drains the spool: wait until the server has everything the spool held
-        proc = subprocess.Popen([*AGENT, str(cfg)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-        lines = Lines(proc)
+        proc, lines = start_agent(cfg)
         try:
             lines.next()
             while _spooled(tmp_path / "spool.sqlite") & waiting:

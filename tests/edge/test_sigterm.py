@@ -10,19 +10,18 @@ duplicate batch.
 from __future__ import annotations
 
 import http.server
-import json
 import signal
 import subprocess
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from tests._process import catches, poll_until
 
-from .helpers import AGENT, TOKEN, Lines, clean_env, read_store, sequence_app, serve
+from .helpers import Lines, agent_file, read_store, serve, start_agent
 
 pytestmark = pytest.mark.slow
 BOUND_S = 60.0
@@ -68,13 +67,6 @@ class SlowProxy:
         self.server.server_close()
 
 
-@pytest.fixture
-def app() -> Iterator[str]:
-    """The device's application (:func:`sequence_app`)."""
-    with sequence_app() as url:
-        yield url
-
-
 def _stop(proc: subprocess.Popen[str], lines: Lines, sig: signal.Signals) -> tuple[int, float]:
     t0 = time.monotonic()
     proc.send_signal(sig)
@@ -94,18 +86,9 @@ def test_sigterm_mid_upload_finishes_the_upload_and_exits_0(tmp_path: Path, app:
     with serve(tmp_path) as (url, _):
         proxy = SlowProxy(url)
         try:
-            cfg = tmp_path / "edge.yml"
-            cfg.write_text(json.dumps({
-                "device": "cam-1", "spool": {"path": "spool.sqlite"},
-                "upload": {"url": proxy.url, "interval": "50ms", "batch_size": 3, "backoff_base": "50ms",
-                           "format": 2},
-                "sources": [{"type": "scrape", "url": app, "interval": "100ms"}],
-            }))
-            env = {**clean_env(), "INFERWATCH_EDGE_TOKEN": TOKEN}
+            cfg = agent_file(tmp_path, proxy.url, app)
             proxy.delay = 1.0
-            proc = subprocess.Popen([*AGENT, str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    text=True, env=env)
-            lines = Lines(proc)
+            proc, lines = start_agent(cfg)
             assert "inferwatch edge: device cam-1" in lines.next()
             assert proxy.arrived.wait(BOUND_S)  # a batch is on its way: the proxy holds it for 1 s
             code, took = _stop(proc, lines, signal.SIGTERM)
@@ -119,9 +102,7 @@ def test_sigterm_mid_upload_finishes_the_upload_and_exits_0(tmp_path: Path, app:
             assert not (tmp_path / "spool.sqlite-wal").exists()
 
             proxy.delay = 0.0  # the restart sends the rest of the spool
-            proc = subprocess.Popen([*AGENT, str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    text=True, env=env)
-            lines = Lines(proc)
+            proc, lines = start_agent(cfg)
             lines.next()
             assert lines.next().startswith("inferwatch edge: ok "), lines.seen
             code, _ = _stop(proc, lines, signal.SIGINT)
@@ -133,3 +114,15 @@ def test_sigterm_mid_upload_finishes_the_upload_and_exits_0(tmp_path: Path, app:
     (seq,) = read_store(tmp_path / "data", "app_seq").values()
     values = [v for _, v in seq]
     assert len(values) == len(set(values))  # no sample stored twice
+
+
+def test_sigterm_while_the_agent_starts_exits_0(tmp_path: Path, app: str) -> None:
+    # rule: the handler is installed first thing: a stop before the agent runs is a stop, not exit 143
+    cfg = agent_file(tmp_path, "http://127.0.0.1:9/unused", app)
+    proc, lines = start_agent(cfg)
+    poll_until(lambda: catches(proc.pid), "the agent's stop handler")
+    code, _ = _stop(proc, lines, signal.SIGTERM)
+    err = "".join(lines.seen)
+    assert code == 0, err
+    assert "Traceback" not in err and "SIGTERM: stopping" in err, err
+    assert not (tmp_path / "spool.sqlite-wal").exists()

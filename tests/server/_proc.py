@@ -46,14 +46,19 @@ def _env() -> dict[str, str]:
             if k not in ("INFERWATCH_CONFIG", "INFERWATCH_DATA_DIR") and not k.startswith("OTEL_")}
 
 
+def spawn_serve(cfg: Path, *args: str) -> subprocess.Popen[str]:
+    """``inferwatch serve --config cfg`` on an ephemeral port, just started (stderr piped)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
+
+
 def start_serve(cfg: Path, *args: str, timeout: float = 60.0) -> tuple[subprocess.Popen[str], str]:
     """Start ``inferwatch serve --config cfg`` on an ephemeral port; return the process and its URL.
 
     Its stderr stays piped (read past the "listening on" line); the caller stops the process.
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferwatch", "serve", "--config", str(cfg), "--listen", "127.0.0.1:0", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
+    proc = spawn_serve(cfg, *args)
     assert proc.stderr is not None
     seen: list[str] = []
     end = time.monotonic() + timeout

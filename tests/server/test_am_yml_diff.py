@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -62,6 +63,8 @@ route:
       active_time_intervals: [never]
     - matchers: ['team="void"']
       receiver: nobody
+    - matchers: ['team="chat"']
+      receiver: chat
 receivers:
 {receivers}
   - name: nobody
@@ -95,7 +98,14 @@ ALERTS = [
     _alert(team="night", sub="child", alertname="N"),           # the child of a muted route: sent
     _alert(team="office", alertname="O"),                       # outside its active intervals
     _alert(team="void", alertname="V"),                         # a receiver with no integrations
+    _alert(team="chat", alertname="C", instance="c1"),          # Slack, with Go templates
+    _alert(team="chat", alertname="C", instance="c2"),
 ]
+SLACK_TITLE = '[{{ .Status | toUpper }}{{ if eq .Status "firing" }}:{{ .Alerts.Firing | len }}{{ end }}] ' \
+    '{{ .CommonLabels.alertname }} {{ .GroupLabels.SortedPairs }}'
+SLACK_TEXT = '{{ range .Alerts }}{{ .Labels.instance | toUpper }}: {{ .Annotations.summary }} since ' \
+    '{{ .StartsAt }}\n{{ end }}{{ join "," .CommonLabels.Values }} {{ len .Alerts.Resolved }}'
+
 
 
 class Webhook:
@@ -131,6 +141,18 @@ def summary(path: str, body: dict[str, Any]) -> tuple[Any, ...]:
             body["version"], body["truncatedAlerts"], tuple(alerts))
 
 
+# The first round: 2 db groups, pager, 2 ml groups, a default group, the muted route's child, chat (the
+# frontend's warning inhibited); then pager and db resolved, and the frontend's warning no longer inhibited.
+FIRST = Counter({("db", "firing"): 2, ("ml", "firing"): 2, ("pager", "firing"): 1, ("default", "firing"): 1,
+                 ("muted-child", "firing"): 1, ("chat", ""): 1})
+THEN = Counter({("pager", "resolved"): 1, ("db", "resolved"): 1, ("frontend", "firing"): 1})
+
+
+def _has(hook: Webhook, who: str, wanted: Counter[tuple[str, str]]) -> bool:
+    got = Counter((p, b.get("status", "")) for p, b in hook.of(who))
+    return not wanted - got
+
+
 def _time(text: str) -> float:
     """RFC 3339 as seconds (Alertmanager writes Go's shortest fraction, ``.81Z``; inferwatch ``.810Z``)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
@@ -146,6 +168,8 @@ def sent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webhook]:
     hook = Webhook()
     receivers = "\n".join(f"  - name: {r}\n    webhook_configs: [{{url: '{hook.server.url}/{r}'}}]"
                           for r in RECEIVERS if r != "nobody")
+    receivers += (f"\n  - name: chat\n    slack_configs: [{{api_url: '{hook.server.url}/chat', "
+                  f"title: {json.dumps(SLACK_TITLE)}, text: {json.dumps(SLACK_TEXT)}}}]")
     (tmp / "alertmanager.yml").write_text(AM_YML.format(receivers=receivers))
     iw_config = (f"storage: {{type: memory}}\nserver: {{api_token: {TOKEN}, data_dir: '{tmp / 'data'}'}}\n"
                  "rules: {default_pack: false}\nalerting: {alertmanager_file: alertmanager.yml, "
@@ -157,40 +181,37 @@ def sent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webhook]:
             httpx.Client(base_url=iw.url, timeout=10, headers={"Authorization": f"Bearer {TOKEN}"}) as i:
         for c in (a, i):
             assert c.post("/api/v2/alerts", json=alerts).status_code == 200
-        # the first round: 2 db, pager, 2 ml, a default group, muted-child (the frontend's warning inhibited)
-        poll(lambda: len(hook.of("am")) >= 7 and len(hook.of("iw")) >= len(hook.of("am")),
-             timeout=60, what="the first notifications of both")
-        first = (len(hook.of("am")), len(hook.of("iw")))
-        hook.first_round = first[1]
+        poll(lambda: all(_has(hook, who, FIRST) for who in ("am", "iw")), timeout=60,
+             what="the first notifications of both")
+        hook.first_round = len(hook.of("iw"))
         ended = [{**alerts[3], "endsAt": _iso(datetime.now(UTC) - timedelta(seconds=1))},
                  {**alerts[0], "endsAt": _iso(datetime.now(UTC) - timedelta(seconds=1))}]
         for c in (a, i):
             assert c.post("/api/v2/alerts", json=ended).status_code == 200
-        # then: pager and db resolved, the frontend's warning no longer inhibited
-        poll(lambda: len(hook.of("am")) >= first[0] + 3 and len(hook.of("iw")) >= first[1] + 3,
-             timeout=60, what="the resolved notifications of both")
+        poll(lambda: all(_has(hook, who, FIRST + THEN) for who in ("am", "iw")), timeout=60,
+             what="the resolved notifications of both")
         yield hook
     hook.server.stop()
     assert not any("Traceback" in line for line in iw.lines), "".join(iw.lines)
 
 
 def test_the_same_notifications_reach_the_webhook(sent: Webhook) -> None:
-    am = sorted(summary(p, b) for p, b in sent.of("am"))
-    iw = sorted(summary(p, b) for p, b in sent.of("iw"))
+    am = sorted(summary(p, b) for p, b in sent.of("am") if p != "chat")
+    iw = sorted(summary(p, b) for p, b in sent.of("iw") if p != "chat")
     order = {who: [(p, b["status"], sorted(a["labels"].get("instance", "") for a in b["alerts"]))
-                   for p, b in sent.of(who)] for who in ("am", "iw")}
+                   for p, b in sent.of(who) if p != "chat"] for who in ("am", "iw")}
     assert [s[:2] for s in am] == [s[:2] for s in iw], order  # the same receivers, as many times
     assert am == iw
 
 
 def test_routes_grouping_inhibition_and_time_intervals_did_what_the_file_says(sent: Webhook) -> None:
     # rule: the differential could agree on nothing; these say it agreed on the interesting cases
-    firing = [(p, b) for p, b in sent.of("iw") if b["status"] == "firing"]
+    firing = [(p, b) for p, b in sent.of("iw") if p != "chat" and b["status"] == "firing"]
     paths = sorted(p for p, _ in firing)
     assert paths.count("db") == 2 and paths.count("ml") == 2 and "pager" in paths
     assert not {"muted", "office", "nobody"} & set(paths)
     assert "muted-child" in paths  # Alertmanager 0.25 does not pass a route's mute intervals to its children
-    got = sent.of("iw")
+    got = [(p, b) for p, b in sent.of("iw") if p != "chat"]
     resolved = sorted(p for p, b in got if b["status"] == "resolved")
     assert resolved == ["db", "pager"]
     # the frontend's warning was inhibited by the critical: it came only after the critical resolved
@@ -198,3 +219,11 @@ def test_routes_grouping_inhibition_and_time_intervals_did_what_the_file_says(se
     assert ("frontend", "firing") in order[sent.first_round:]
     assert ("frontend", "firing") not in order[:sent.first_round]
 
+
+
+def test_slack_go_templates_render_the_same_text(sent: Webhook) -> None:
+    # rule: the title and text of an alertmanager.yml's slack_configs, rendered as Alertmanager renders them
+    am, iw = ([b["attachments"][0] for p, b in sent.of(who) if p == "chat"] for who in ("am", "iw"))
+    assert len(am) == len(iw) == 1
+    assert (am[0]["title"], am[0]["text"]) == (iw[0]["title"], iw[0]["text"])
+    assert iw[0]["title"] == '[FIRING:2] C [{alertname C}]' and iw[0]["text"].startswith("C1: ")

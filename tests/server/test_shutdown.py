@@ -2,24 +2,26 @@
 
 Real processes on loopback: the signal is sent to ``inferwatch serve`` during a storm of
 2,000 alerts to a slow webhook; it exits 0 within its grace, leaves no SQLite ``-wal``
-file, and after the restart every alert has reached the webhook exactly once.
+file, and after the restart every alert has reached the webhook exactly once. Sent while
+serve starts (its handler just installed; its files being opened), it ends the start:
+exit 0, every file whole.
 """
 
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 import threading
-import time
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.server._proc import start_serve
+from tests._process import catches, poll_until
+from tests.server._proc import spawn_serve, start_serve
+from tests.server._webhook import Webhook, post_alerts, stop_serve
 
-from alerting.fakes import FakeService, Reply, Request
 from inferwatch.model import stop_signals
 from inferwatch.server._shutdown import Shutdown, Step
 
@@ -30,35 +32,11 @@ GRACE_S = 25.0
 STORM = 2000
 
 
-class SlowWebhook:
-    """A webhook endpoint that takes ``delay`` seconds per request; counts each alert it accepted."""
-
-    def __init__(self, delay: float) -> None:
-        self.delay = delay
-        self.accepted: Counter[str] = Counter()
-        self.cond = threading.Condition()
-        self.service = FakeService(self._handle).start()
-        self.url = f"{self.service.url}/hook"
-
-    def _handle(self, req: Request) -> Reply:
-        body = req.json()
-        time.sleep(self.delay)  # the slow receiver under test, not a synchronisation
-        with self.cond:
-            for a in body["alerts"]:
-                self.accepted[a["labels"]["instance"]] += 1
-            self.cond.notify_all()
-        return 200, {}, b""
-
-    def wait(self, n: int, within: float = BOUND_S) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: len(self.accepted) >= n, within)
-
-
 @pytest.fixture
-def webhook() -> Iterator[SlowWebhook]:
-    w = SlowWebhook(0.05)
+def webhook() -> Iterator[Webhook]:
+    w = Webhook(delay=0.05)
     yield w
-    w.service.stop()
+    w.stop()
 
 
 def _config(tmp_path: Path, url: str) -> Path:
@@ -74,25 +52,13 @@ alerting:
     return cfg
 
 
-def _signal(proc: subprocess.Popen[str], sig: signal.Signals) -> tuple[int, str, float]:
-    """Send ``sig``; return the exit code, stderr and the seconds the process took to end."""
-    t0 = time.monotonic()
-    proc.send_signal(sig)
-    try:
-        _, err = proc.communicate(timeout=BOUND_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-    return proc.returncode, err, time.monotonic() - t0
-
-
 def _storm(url: str) -> None:
     alerts = [{"status": "firing", "annotations": {"summary": "storm"},
                "labels": {"alertname": "Storm", "instance": f"i{k}", "severity": "warning"}}
               for k in range(STORM)]
-    with httpx.Client(timeout=BOUND_S, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+    with httpx.Client(timeout=BOUND_S) as c:
         for j in range(0, STORM, 100):
-            r = c.post(f"{url}/api/v1/alertmanager", json={"version": "4", "alerts": alerts[j:j + 100]})
+            r = post_alerts(url, alerts[j:j + 100], TOKEN, c)
             assert r.status_code == 200, r.text
 
 
@@ -102,35 +68,74 @@ def _wal_files(data: Path) -> list[str]:
 
 @pytest.mark.slow
 def test_sigterm_in_a_storm_exits_0_checkpointed_and_every_alert_arrives_once(
-        tmp_path: Path, webhook: SlowWebhook) -> None:
+        tmp_path: Path, webhook: Webhook) -> None:
     cfg = _config(tmp_path, webhook.url)
     proc, url = start_serve(cfg)
     try:
         _storm(url)
-        assert webhook.wait(100)  # deliveries are under way, most still owed
+        assert webhook.wait(lambda: len(webhook.counts) >= 100)  # deliveries are under way, most still owed
     finally:
-        code, err, took = _signal(proc, signal.SIGTERM)
+        code, err, took = stop_serve(proc, signal.SIGTERM)
     assert code == 0, err
     assert "Traceback" not in err, err
     assert "SIGTERM: stopping" in err and "stopped in " in err, err
     print(f"SIGTERM mid-storm: exit {code} after {took:.2f}s (grace {GRACE_S:g}s), "
-          f"{len(webhook.accepted)} of {STORM} alerts delivered before the stop")
+          f"{len(webhook.counts)} of {STORM} alerts delivered before the stop")
     assert took < BOUND_S  # the watchdog bounds it at the grace; the margin is for a loaded runner
     assert _wal_files(tmp_path / "data") == []
-    delivered_before = len(webhook.accepted)
+    delivered_before = len(webhook.counts)
     assert delivered_before < STORM  # the stop came mid-storm: the rest is owed across the restart
 
     webhook.delay = 0.0
     proc, url = start_serve(cfg)
     try:
-        assert webhook.wait(STORM, STORM_BOUND_S)
+        assert webhook.wait(lambda: len(webhook.counts) >= STORM, STORM_BOUND_S)
     finally:
-        code, err, _ = _signal(proc, signal.SIGINT)
+        code, err, _ = stop_serve(proc, signal.SIGINT)
     assert code == 0, err
     assert "SIGINT: stopping" in err, err
-    twice = {k: n for k, n in webhook.accepted.items() if n > 1}
-    assert len(webhook.accepted) == STORM and not twice, f"sent more than once: {twice}"
+    twice = {k: n for k, n in webhook.counts.items() if n > 1}
+    assert len(webhook.counts) == STORM and not twice, f"sent more than once: {twice}"
     assert _wal_files(tmp_path / "data") == []
+
+
+def _caught(proc: subprocess.Popen[str], data: Path) -> bool:
+    return catches(proc.pid)
+
+
+def _building(proc: subprocess.Popen[str], data: Path) -> bool:
+    return (data / "tsdb.sqlite").exists()
+
+
+# the moments of a start: the stop handler just installed (config not read yet), the store's
+# file just created (build under way); once uvicorn serves (its own handlers), the storm test
+MOMENTS: dict[str, Callable[[subprocess.Popen[str], Path], bool]] = {"caught": _caught, "building": _building}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", MOMENTS)
+def test_sigterm_at_any_moment_of_the_start_exits_0_with_nothing_half_written(
+        tmp_path: Path, moment: str) -> None:
+    # rule: inferwatch's own handler is installed first thing; a stop during start-up ends the
+    # start where it is safe and runs the same shutdown: exit 0, files checkpointed and whole
+    cfg = tmp_path / "inferwatch.yml"
+    data = tmp_path / "data"
+    cfg.write_text(f"server: {{data_dir: '{data}', api_token: {TOKEN}}}\n")
+    proc = spawn_serve(cfg)
+    try:
+        poll_until(lambda: MOMENTS[moment](proc, data), moment)
+    finally:
+        code, err, took = stop_serve(proc, signal.SIGTERM)
+    print(f"SIGTERM at {moment}: exit {code} after {took:.2f}s")
+    assert code == 0, err
+    assert "Traceback" not in err, err
+    assert "SIGTERM: stopping" in err and "stopped in " in err, err
+    files = sorted(data.glob("*.sqlite")) if data.exists() else []
+    assert _wal_files(data) == [] if data.exists() else True
+    for f in files:  # nothing half-written: each file SQLite reads whole
+        with sqlite3.connect(f) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",), f
+    assert moment == "caught" or files  # a later moment had opened the files, and closed them
 
 
 def test_a_step_that_fails_does_not_stop_the_next_ones() -> None:

@@ -24,7 +24,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--config", "-c", metavar="FILE", help="the agent's YAML config (required to run)")
     p.add_argument("--events", action="store_true",
                    help="print one line per upload (ok/retry/reject, batch id, samples) to stderr")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, until_stopped=True)
     verbs = p.add_subparsers(dest="edge_verb", metavar="{simulate}")
     s: argparse.ArgumentParser = verbs.add_parser(
         "simulate", help="replay a recorded series or device through the deadband and the encoder",
@@ -56,7 +56,7 @@ def add_parser(sub: Any) -> None:
                    "instead of the file's timestamps")
     s.add_argument("--batch-interval", default="1m", help="one upload batch per this much time (default 1m)")
     s.add_argument("--json", action="store_true", help="print JSON (default: a short table)")
-    s.set_defaults(func=_simulate)
+    s.set_defaults(func=_simulate, until_stopped=False)
 
 
 def _duration(flag: str, text: str) -> float:
@@ -195,9 +195,11 @@ def _run(args: argparse.Namespace) -> int:
           f"({len(agent.sources)} sources, deadband {cfg.deadband.band:g}, heartbeat "
           f"{cfg.deadband.heartbeat:g}s, spool {cfg.spool.path} with {agent.spool.backlog()} waiting)",
           file=sys.stderr, flush=True)
-    agent.start()
+    stop = getattr(args, "stop", None)
+    if stop is None or stop.requested is None:  # stopped while starting: nothing to start
+        agent.start()
     try:
-        why = wait_for_stop()  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
+        why = wait_for_stop(stop)  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
         print(f"inferwatch edge: {why}: stopping (an upload in flight finishes, the rest stays spooled)",
               file=sys.stderr, flush=True)
     finally:

@@ -24,7 +24,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--pid", type=int, default=None,
                    help="model-server process to watch (default: the exporter itself, with GC stats)")
     add_config_arg(p)
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, until_stopped=True)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -35,6 +35,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port {args.port}: not a TCP port (0-65535)")
+    stop = getattr(args, "stop", None)
     cfg = load_config(args.config)
     exporter = Exporter(interval=cfg.collect.interval, pid=args.pid, gpu=cfg.collect.gpu)
     port = exporter.serve(args.host, args.port)
@@ -44,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"inferwatch exporter: http://{args.host}:{port}/metrics "
           f"(every {cfg.collect.interval:g}s; GPU collector {gpu})", flush=True)
     try:
-        why = wait_for_stop()  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
+        why = wait_for_stop(stop)  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
         print(f"inferwatch exporter: {why}: stopping", file=sys.stderr, flush=True)
     finally:
         exporter.close()

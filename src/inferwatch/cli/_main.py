@@ -70,8 +70,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (never a traceback for our errors)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from inferwatch.model import StopRequest
+
+    # first: a SIGTERM while serve, the agent or the exporter starts is a stop (exit 0), not exit 143
+    stop = StopRequest().install()
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit:
+        stop.release()
+        raise
+    if not getattr(args, "until_stopped", False):
+        stop.release()  # every other verb: Python's defaults, and a signal caught meanwhile goes to them
+        return _dispatch(args)
+    args.stop = stop  # acted on where stopping is safe: after start-up, or at once if it came during it
+    try:
+        return _dispatch(args)
+    finally:
+        stop.release(deliver=False)  # acted on; an in-process caller gets its own handlers back
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> None:
                    help="with --speed: the real time at which the clock read --start (epoch seconds or "
                    "ISO 8601; default now): two serves given the same --start and --start-anchor "
                    "share one compressed clock (an HA pair on compressed time)")
-    p.set_defaults(func=_serve)
+    p.set_defaults(func=_serve, until_stopped=True)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -71,7 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.speed is not None or args.start is not None:
         anchor = _start(args.start_anchor, "--start-anchor")
         clock = ScaledClock(args.speed or 1.0, _start(args.start), anchor)
-    serve(cfg, listen=args.listen, clock=clock, reload=load)
+    serve(cfg, listen=args.listen, clock=clock, reload=load, stop=getattr(args, "stop", None))
     return 0
 
 

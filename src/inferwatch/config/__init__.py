@@ -10,6 +10,7 @@ from inferwatch.config._auth import ROLES, AuthConfig, Role, TokenSpec
 from inferwatch.config._baseline import BaselineConfig
 from inferwatch.config._collect import CollectConfig
 from inferwatch.config._edge import EdgeConfig
+from inferwatch.config._gotemplate import KV, GoTemplate, GoTemplateError, GoTime, template_data
 from inferwatch.config._ha import HAConfig
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config, with_web_config
@@ -143,6 +144,7 @@ __all__ = [
     "DEFAULT_BUCKETS",
     "DEFAULT_MIN_EVENTS",
     "ENGINE_PACKS",
+    "KV",
     "LANGUAGES",
     "MAD_SCALE",
     "MONTHS",
@@ -188,6 +190,9 @@ __all__ = [
     "FileSDConfig",
     "FrozenModel",
     "GenerativeSpec",
+    "GoTemplate",
+    "GoTemplateError",
+    "GoTime",
     "GoldenSpec",
     "GpuMemoryRatioSignal",
     "HAConfig",
@@ -279,5 +284,6 @@ __all__ = [
     "read_prometheus_rule_files",
     "redact_text",
     "redact_url",
+    "template_data",
     "with_web_config",
 ]

@@ -59,8 +59,9 @@ def native_receiver(spec: ReceiverSpec) -> dict[str, Any]:
             email["auth_password"] = spec.password.reveal()
         return {"email_configs": [email]}
     if isinstance(spec, SlackReceiverSpec) and spec.webhook_url is not None:
+        templates = {k: v for k, v in (("title", spec.title), ("text", spec.text)) if v is not None}
         return {"slack_configs": [{"send_resolved": spec.send_resolved,
-                                   "api_url": spec.webhook_url.reveal()}]}
+                                   "api_url": spec.webhook_url.reveal(), **templates}]}
     if isinstance(spec, WebhookReceiverSpec):
         hook: dict[str, Any] = {"send_resolved": spec.send_resolved, "url": spec.url,
                                 "max_alerts": spec.max_alerts}

@@ -28,7 +28,7 @@ from inferwatch.model._relabel import (
     relabel,
 )
 from inferwatch.model._samples import STALE_NAN, MetricKind, Sample, is_stale_nan
-from inferwatch.model._signals import STOP_SIGNALS, stop_signals, wait_for_stop
+from inferwatch.model._signals import STOP_SIGNALS, StopRequest, stop_signals, wait_for_stop
 from inferwatch.model._sqlite import open_sqlite
 from inferwatch.model._text import check_text, loads_json, readable, shown
 from inferwatch.model._tiers import DEFAULT_INTERVAL_S, Dimension, Tier
@@ -55,6 +55,7 @@ __all__ = [
     "Sample",
     "ScaledClock",
     "SimulatedClock",
+    "StopRequest",
     "SystemClock",
     "Tier",
     "alertmanager_fingerprint",

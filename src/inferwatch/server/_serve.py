@@ -8,15 +8,15 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from types import FrameType
 from typing import Any
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.alerting.ha import Replica
 from inferwatch.config import Config
-from inferwatch.model import Clock, SystemClock, stop_signals
+from inferwatch.model import Clock, StopRequest, SystemClock, stop_signals
 from inferwatch.server._components import state_dir
 from inferwatch.server._dirlock import DataDirLock
 from inferwatch.server._hosts import allowed_hosts, exposure_warning
@@ -47,22 +47,34 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 
 def serve(config: Config, *, listen: str | None = None, clock: Clock | None = None,
-          reload: Callable[[], Config] | None = None) -> None:
+          reload: Callable[[], Config] | None = None, stop: StopRequest | None = None) -> None:
     """Run until SIGTERM or SIGINT (one shutdown, see ``_shutdown``): scrape, evaluate, serve the API.
 
     ``reload`` re-reads the config; with it, ``SIGHUP`` and ``POST /-/reload``
-    swap in the new targets, rules, baselines and alerting without a restart.
+    swap in the new targets, rules, baselines and alerting without a restart. ``stop``: the
+    stop signals caught since the process began (the command line's; else taken here): one
+    that comes while starting ends the start where that is safe, and the same shutdown runs.
     """
     host, port = parse_listen(listen or config.server.listen)
     clock = clock or SystemClock()
+    stop = stop or StopRequest().install()
+    shutdown = Shutdown(config.server.shutdown_grace, announce=_stderr)
+    stop.on_stop(shutdown.on_signal)  # the grace starts at the signal, whatever start-up is doing
+    if stop.requested is not None:
+        shutdown.run([])  # stopped before anything opened
+        return
     state = state_dir(config)  # one server per data directory, from before anything opens it
     with DataDirLock.acquire(state) if state is not None else nullcontext():
-        _run(config, host, port, clock, reload)
+        _run(config, host, port, clock, reload, stop, shutdown)
 
 
-def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[], Config] | None) -> None:
+def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[], Config] | None,
+         stop: StopRequest, shutdown: Shutdown) -> None:
     tune_malloc()  # before any thread allocates: queries' arrays go back to the system when freed
     parts = build(config, clock=clock, reload=reload)
+    if stop.requested is not None:  # stopped while building: nothing started; close what opened
+        shutdown.run(parts.stop_steps())
+        return
     server = parts.server
     if parts.reloader is not None and threading.current_thread() is threading.main_thread() \
             and hasattr(signal, "SIGHUP"):
@@ -90,10 +102,9 @@ def _run(config: Config, host: str, port: int, clock: Clock, reload: Callable[[]
     scheme = "https" if parts.access.tls is not None else "http"
     reads = "reads open" if parts.access.settings.anonymous_reads else "reads need credentials"
     _tune_gc()
-    shutdown = Shutdown(config.server.shutdown_grace, announce=_stderr)
     uv = _uvicorn_server()(uvicorn_config(app, host, port, config.server.http, tls=parts.access.tls),
                            on_started=started, port=port, on_stopping=app.state.executor.close,
-                           on_signal=shutdown.on_signal)
+                           on_signal=shutdown.on_signal, stopped=stop)
     try:
         uv.run()
     finally:
@@ -125,19 +136,24 @@ def _uvicorn_server() -> Any:
         SIGINT stop it alike."""
 
         def __init__(self, config: uvicorn.Config, *, on_started: Callable[[int], None], port: int,
-                     on_stopping: Callable[[], None], on_signal: Callable[[int], None]) -> None:
+                     on_stopping: Callable[[], None], on_signal: Callable[[int], None],
+                     stopped: StopRequest) -> None:
             super().__init__(config)
             self._on_started, self._port, self._on_stopping = on_started, port, on_stopping
-            self._on_signal = on_signal
+            self._on_signal, self._stopped = on_signal, stopped
 
-        def capture_signals(self) -> Any:
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
             # uvicorn raises a caught SIGTERM again once HTTP is closed, which ends the process
             # (143) before the server's own shutdown runs: these handlers stop it and raise nothing
             def stop(sig: int, frame: FrameType | None) -> None:
                 self._on_signal(sig)
                 self.handle_exit(sig, frame)
 
-            return stop_signals(stop)
+            with stop_signals(stop):
+                if self._stopped.requested is not None:  # came after the last look, before these
+                    stop(self._stopped.requested, None)
+                yield
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             self._on_stopping()  # running queries are cancelled, so a SIGTERM does not wait for them

@@ -1,4 +1,5 @@
-"""Slack incoming webhook: ``{"text": ...}``; Slack answers ``ok``.
+"""Slack incoming webhook: ``{"text": ...}``; Slack answers ``ok``. With ``title``/``text`` Go templates
+(an alertmanager.yml's), one attachment per group, rendered as Alertmanager renders them.
 
 Slack parses ``&``, ``<`` and ``>`` as control characters (``<!channel>``,
 ``<@U123>``, ``<url|text>``) and asks that text not meant for that be sent as
@@ -11,8 +12,8 @@ from __future__ import annotations
 from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._template import notification_text, truncate_utf8
-from inferwatch.config import SlackReceiverSpec
+from inferwatch.alerting.notify._template import notification_text, truncate_utf8, webhook_payload
+from inferwatch.config import GoTemplate, SlackReceiverSpec, template_data
 
 __all__ = ["SlackNotifier", "slack_escape"]
 
@@ -41,6 +42,9 @@ class SlackNotifier:
         self._http = http
         self._external_url = external_url
         self._language, self._timezone = language, timezone
+        self._name = spec.name
+        self._title = GoTemplate(spec.title) if spec.title is not None else None
+        self._text = GoTemplate(spec.text) if spec.text is not None else None
 
     def text(self, n: Notification) -> str:
         """The message text, escaped, then cut (never inside an entity)."""
@@ -56,4 +60,10 @@ class SlackNotifier:
 
     def notify(self, n: Notification) -> None:
         """POST the text (errors come as 4xx with a word such as ``invalid_payload``)."""
-        self._http.request("POST", self._url, json={"text": self.text(n)})
+        if self._title is None and self._text is None:
+            self._http.request("POST", self._url, json={"text": self.text(n)})
+            return
+        for g in n.groups:  # Alertmanager's templates: one attachment per group, rendered as it would
+            data = template_data(webhook_payload(self._name, g, self._external_url))
+            attachment = {k: t.render(data) for k, t in (("title", self._title), ("text", self._text)) if t}
+            self._http.request("POST", self._url, json={"attachments": [attachment]})

@@ -7,7 +7,9 @@ Read: ``webhook_configs``, ``email_configs``, ``pagerduty_configs`` (Events API 
 receiver without integrations sends nothing (``discard``). Refused with file, line and
 key: another integration (``opsgenie_configs``...), a receiver with more than one
 integration, and a message field written as a Go template other than Alertmanager's
-default (``{{ template "slack.default.text" . }}``): inferwatch's own message is sent.
+default (``{{ template "slack.default.text" . }}``: inferwatch's own message is sent), except
+Slack's ``title`` and ``text``, rendered in the subset of ``config._gotemplate`` (outside it:
+refused, naming the construct).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from inferwatch.config._gotemplate import GoTemplate, GoTemplateError
 from inferwatch.config._yaml_lines import At
 from inferwatch.config.receivers import ReceiverSpec
 
@@ -79,7 +82,16 @@ def _pagerduty(raw: dict[str, Any], at: At, glob: dict[str, Any]) -> dict[str, A
 
 
 def _slack(raw: dict[str, Any], at: At, glob: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "slack", "webhook_url": raw.get("api_url", glob.get("slack_api_url"))}
+    out = {"type": "slack", "webhook_url": raw.get("api_url", glob.get("slack_api_url"))}
+    for key in ("title", "text"):  # rendered (the subset); Alertmanager's default: inferwatch's message
+        value = raw.get(key)
+        if isinstance(value, str) and not _DEFAULT_TEMPLATE.match(value):
+            try:
+                GoTemplate(value)
+            except GoTemplateError as exc:
+                raise at.error(f"Go template: {exc}", key) from None
+            out[key] = value
+    return out
 
 
 def _wechat(raw: dict[str, Any], at: At, glob: dict[str, Any]) -> dict[str, Any]:
@@ -113,8 +125,8 @@ _CHANNELS: dict[str, tuple[Any, bool, set[str], set[str]]] = {
                                       "require_tls"}, {"html", "text", "subject"}),
     "pagerduty_configs": (_pagerduty, True, {"routing_key", "url", "service_key", "severity"},
                           {"description", "client", "client_url", "class", "component", "group", "details"}),
-    "slack_configs": (_slack, False, {"api_url", "channel", "username"},
-                      {"title", "title_link", "text", "pretext", "fallback", "footer", "icon_url",
+    "slack_configs": (_slack, False, {"api_url", "channel", "username", "title", "text"},
+                      {"title_link", "pretext", "fallback", "footer", "icon_url",
                        "icon_emoji", "color", "mrkdwn_in", "short_fields"}),
     "wechat_configs": (_wechat, False, {"api_secret", "corp_id", "agent_id", "to_user", "to_party", "to_tag",
                                         "api_url", "message_type"}, {"message"}),

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from inferwatch.config._gotemplate import GoTemplate
 from inferwatch.config._types import Secret
 from inferwatch.config.receivers._base import (
     RateLimitSpec,
@@ -115,10 +116,19 @@ class FeishuReceiverSpec(ReceiverBase):
 
 
 class SlackReceiverSpec(ReceiverBase):
-    """A Slack incoming webhook (the URL is the secret)."""
+    """A Slack incoming webhook (the URL is the secret); ``title``/``text`` as Alertmanager's Go templates."""
 
     type: Literal["slack"] = "slack"
     webhook_url: Secret | None = None
+    title: str | None = Field(None, description="a Go template (Alertmanager's subset): the attachment title")
+    text: str | None = Field(None, description="a Go template (Alertmanager's subset): the attachment's text")
+
+    @field_validator("title", "text")
+    @classmethod
+    def _go_template(cls, v: str | None) -> str | None:
+        if v is not None:
+            GoTemplate(v)  # outside the subset: refused here, naming the construct
+        return v
 
 
 class TelegramReceiverSpec(ReceiverBase):

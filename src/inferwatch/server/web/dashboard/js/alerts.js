@@ -79,10 +79,10 @@ function card(a, events, now) {
   h("header", {}, tierBadge(a.labels.tier), h("strong", {}, a.labels.alertname), h("span", { class: `state ${a.state}` }, a.state),
     h("span", { class: "muted", title: a.value }, `value ${fmtNumber(a.value)}`), h("span", { class: "muted", title: fmtTime(a.activeAt) }, `since ${fmtAgo(a.activeAt, now)}`),
     h("a", { class: "button small", href: silence }, "Silence…")),
-  h("p", { class: "labels" }, labelText(a.labels, SKIP)),
   ann.summary ? h("p", {}, ann.summary) : null,
-  ann.description ? h("p", { class: "muted" }, ann.description) : null,
   next ? h("p", {}, h("b", {}, "next step: "), next) : null,
+  h("details", { class: "labels-fold" }, h("summary", {}, "labels"), h("p", { class: "labels" }, labelText(a.labels, SKIP)),
+    ann.description ? h("p", { class: "muted" }, ann.description) : null),
   ann.example_traces ? exampleTraces(ann.example_traces) : null,
   why(a),
   recordList(actions, (e) => [`${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
@@ -115,7 +115,9 @@ export async function render(main, ctx) {
     const [alerts, events, digests, now] = await Promise.all([get("api/v1/dashboard/alerts"),
       get("api/v1/dashboard/timeline", { since: "24h" }), get("api/v1/dashboard/digests"), serverNow()]);
     const tiers = [...Object.keys(TIERS), ...new Set(alerts.map((a) => a.labels.tier).filter((t) => !(t in TIERS)))];
-    const groups = tiers.map((t) => [t, alerts.filter((a) => (a.labels.tier || "") === t)]);
+    // firing before pending within each tier, the oldest first: what woke you is on top
+    const order = (x, y) => (x.state === "firing" ? 0 : 1) - (y.state === "firing" ? 0 : 1) || Number(x.activeAt) - Number(y.activeAt);
+    const groups = tiers.map((t) => [t, alerts.filter((a) => (a.labels.tier || "") === t).sort(order)]);
     const other = alerts.filter((a) => !tiers.includes(a.labels.tier || ""));
     if (other.length) groups.push(["", other]);
     fill(body, 

@@ -87,8 +87,17 @@ function theme() {
   });
 }
 
+// On a phone the pages hide behind one button (the stylesheet shows it below 760 px); a page opened closes it.
+function menu() {
+  const btn = document.getElementById("menu");
+  const set = (open) => { btn.closest("header").classList.toggle("open", open); btn.setAttribute("aria-expanded", String(open)); };
+  btn.addEventListener("click", () => set(btn.getAttribute("aria-expanded") !== "true"));
+  window.addEventListener("hashchange", () => set(false));
+}
+
 language();
 theme();
+menu();
 window.addEventListener("hashchange", route);
 const bootNow = boot && boot.now;
 route();

@@ -15,14 +15,21 @@ export function verdict(psi) {
 
 const num = (v, d = 3) => (v === null || v === undefined ? "-" : Number(v).toFixed(d));
 
+// A numeric bin's label is "< a", "a – b" or "≥ b": under the bar its lower edge only (the bins touch),
+// the whole range in its title; a category's name as it is.
+export function edge(label) {
+  const m = /^(.+?) – .+$/.exec(label);
+  return m ? m[1] : label;
+}
+
 function histogram(f) {
   const { labels, reference, current } = f.bins;
   const max = Math.max(...reference, ...current, 1e-9);
   return h("div", { class: "hist", title: "reference (grey) vs current (blue) proportion per bin" },
-    labels.map((l, i) => h("div", { class: "bin" },
+    labels.map((l, i) => h("div", { class: "bin", title: l },
       h("div", { class: "bars" }, h("span", { class: "ref", style: `height:${(100 * reference[i]) / max}%` }),
         h("span", { class: "cur", style: `height:${(100 * current[i]) / max}%` })),
-      h("small", {}, l))));
+      h("small", {}, edge(l)))));
 }
 
 export async function render(main) {
@@ -42,14 +49,18 @@ export async function render(main) {
   const rangeSel = h("select", { id: "drift-range", "aria-label": "range",
     onchange: (e) => { location.hash = `#/drift?range=${e.target.value}`; } },
   Object.keys(RANGES).map((r) => h("option", { value: r, selected: r === rangeName }, r)));
+  // KS and JS need the window's report (and KS the raw values, which a streaming window does not keep):
+  // a column shows only where some feature has its statistic
+  const has = (k) => [...detail.values()].some((d) => d[k] !== null && d[k] !== undefined);
+  const stats = ["ks", "js"].filter(has);
   const table = rows.length ? h("table", { class: "table", id: "drift-table" },
-    h("thead", {}, h("tr", {}, ["service", "model", "feature", "PSI", "KS", "JS", "verdict", "reference vs current"].map((c) => h("th", {}, c)))),
+    h("thead", {}, h("tr", {}, ["service", "model", "feature", "PSI", ...stats.map((k) => k.toUpperCase()), "verdict", "reference vs current"].map((c) => h("th", {}, c)))),
     h("tbody", {}, rows.map(({ m, psi: v }) => {
       const d = detail.get(`${m.service}/${m.model}/${m.feature}`);
       const [cls, text] = verdict(v);
       return h("tr", { "data-feature": m.feature },
         h("td", {}, m.service || "-"), h("td", {}, m.model || "-"), h("td", {}, m.feature),
-        h("td", {}, num(v)), h("td", {}, num(d && d.ks)), h("td", {}, num(d && d.js)),
+        h("td", { "data-label": "PSI" }, num(v)), ...stats.map((k) => h("td", { "data-label": k.toUpperCase() }, num(d && d[k]))),
         h("td", {}, h("span", { class: `badge v-${cls}` }, text)),
         h("td", {}, d ? histogram(d) : h("span", { class: "muted small" }, "histogram: in-process drift only")));
     }))) : h("p", { class: "muted", id: "drift-empty" }, `no PSI in the last ${rangeName} `

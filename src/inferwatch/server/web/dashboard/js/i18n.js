@@ -12,7 +12,7 @@ const ZH = new Map(Object.entries({
   // the on-call page
   "On call": "值班", "Now and next": "当前与下一班", Acknowledge: "确认", Unacknowledge: "取消确认",
   Timeline: "时间线", "no alert groups": "没有告警组", "no schedules (alerting.oncall.schedules)": "未配置值班表",
-  Dark: "深色", Light: "浅色", "Loading…": "加载中…",
+  Dark: "深色", Light: "浅色", "Loading…": "加载中…", Menu: "菜单",
   // tiers, states, responses
   "P0 critical": "P0 紧急", "P1 major": "P1 严重", "P2 warning": "P2 警告", "no tier": "无级别",
   firing: "告警中", pending: "待定", inactive: "未触发", resolved: "已恢复", sent: "已发送", failed: "失败",

@@ -1,0 +1,103 @@
+"""Every dashboard page on a phone (390 x 844) and a desktop (1400 x 1000), in English and Chinese,
+light and dark: axe-core finds no serious or critical violation, nothing scrolls sideways, and on
+the alerts page the first firing P0 card shows without scrolling.
+
+axe-core comes with the ``axe-playwright-python`` package (its ``axe.min.js``; no network at test
+time). To keep the suite's time, axe and the width check run over every page in two modes that
+together take each value of each dimension (phone + Chinese + dark, desktop + English + light);
+the first firing P0 and the menu are checked on the alerts page in both. The page changes by its
+hash route (no reload).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests._require import require_module
+
+from dashboard.conftest import ARTIFACTS, DemoServer
+
+pytestmark = [pytest.mark.tools, pytest.mark.slow]
+TIMEOUT_MS = 30_000
+PAGES = ["overview", "alerts", "silences", "oncall", "explore", "drift", "slos", "probes", "peers", "fleet",
+         "replicas", "diagnose"]
+SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1400, "height": 1000}}
+BAD = ("serious", "critical")
+
+
+def _context(browser: Any, size: str, lang: str, theme: str) -> Any:
+    ctx = browser.new_context(viewport=SIZES[size], color_scheme=theme, is_mobile=size == "phone",
+                              has_touch=size == "phone")
+    ctx.add_init_script(f"localStorage.setItem('inferwatch.lang', '{lang}');"
+                        f"localStorage.setItem('inferwatch.theme', '{theme}');")
+    return ctx
+
+
+@pytest.fixture(scope="module")
+def axe() -> Any:
+    return require_module("axe_playwright_python.sync_playwright").Axe()
+
+
+def _open(p: Any, demo: DemoServer, name: str, first: bool) -> None:
+    if first:
+        p.goto(f"{demo.url}#/{name}")
+    else:
+        p.evaluate("h => { location.hash = h; }", f"#/{name}")
+    p.wait_for_selector(f"body[data-ready='{name}']", timeout=TIMEOUT_MS)
+
+
+def _overflow(p: Any) -> int:
+    """How many pixels the page is wider than the window (0: no sideways scrolling)."""
+    return int(p.evaluate("() => document.documentElement.scrollWidth - window.innerWidth"))
+
+
+def _serious(axe: Any, p: Any) -> list[str]:
+    found = axe.run(p).response["violations"]
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+            for v in found if v["impact"] in BAD]
+
+
+def _first_p0_and_menu(p: Any, size: str) -> None:
+    """The first firing P0's card header within the first screen; on a phone the pages behind one button."""
+    card = p.locator("article.alert.tier-P0[data-state='firing']").first
+    card.wait_for(timeout=TIMEOUT_MS)
+    box = card.locator("header").bounding_box()
+    assert box is not None and box["y"] + box["height"] <= SIZES[size]["height"], box
+    nav = p.locator("#nav")
+    if size == "desktop":
+        assert nav.is_visible() and not p.locator("#menu").is_visible()
+        return
+    assert not nav.is_visible()
+    p.tap("#menu")
+    assert nav.is_visible() and p.get_attribute("#menu", "aria-expanded") == "true"
+    p.tap("#menu")
+    assert not nav.is_visible()
+
+
+@pytest.fixture(params=[("phone", "zh-CN", "dark"), ("desktop", "en", "light")], ids=lambda m: "-".join(m))
+def mode(request: pytest.FixtureRequest, browser: Any) -> Iterator[tuple[Any, tuple[str, str, str]]]:
+    ctx = _context(browser, *request.param)
+    try:
+        yield ctx.new_page(), request.param
+    finally:
+        ctx.close()
+
+
+def test_every_page_passes_axe_and_fits_the_width(mode: tuple[Any, tuple[str, str, str]], demo: DemoServer,
+                                                 axe: Any) -> None:
+    p, (size, lang, theme) = mode
+    problems: dict[str, list[str]] = {}
+    for i, name in enumerate(PAGES):
+        _open(p, demo, name, first=i == 0)
+        wide = _overflow(p)
+        found = _serious(axe, p) + ([f"{wide} px wider than the window"] if wide > 0 else [])
+        if found:
+            problems[name] = found
+        if name == "alerts":
+            _first_p0_and_menu(p, size)
+        if name in ("alerts", "overview", "drift", "oncall"):
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            p.screenshot(path=str(ARTIFACTS / f"{name}-{size}-{lang}-{theme}.png"))
+    assert not problems, "\n".join(f"{name}: {line}" for name, lines in problems.items() for line in lines)
