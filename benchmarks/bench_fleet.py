@@ -1,6 +1,6 @@
-"""A fleet of edge devices against one ``inferwatch serve``: CPU, RSS and ingest latency.
+"""A fleet of edge devices against one ``inferwatch serve``, and the same fleet against VictoriaMetrics.
 
-    python benchmarks/bench_fleet.py [--devices 5000] [--minutes 10] [--every 15] [--series 40]
+    python benchmarks/bench_fleet.py [--devices 5000] [--minutes 10] [--every 15] [--series 40] [--peer]
 
 One real ``serve`` (SQLite store, the default pack and the edge rules, a token per device) and,
 in this process, ``--devices`` simulated devices, each uploading a format-3 batch every
@@ -11,27 +11,39 @@ the real agent sends after its deadband. Printed every minute and at the end: th
 (seconds per second of wall time, from /proc), its resident memory, the ingest latency
 (request to answer, p50 / p99 / max) and how many uploads failed or fell behind their slot; at the
 end the fleet API's answer time for one sorted, filtered page.
+
+``--peer`` then runs the same fleet against VictoriaMetrics single-node (Debian's
+``victoria-metrics``), each device sending the same samples as Prometheus remote-write (snappy
+protobuf, the device and site as labels, every series named in every request, as vmagent and
+Prometheus send), and prints both runs' figures side by side with their ratios. The uploads go
+over keep-alive connections from ``--workers`` threads (``http.client``: the generator's own CPU
+is what limited the fleet before).
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import http.client
 import math
 import random
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
+import cramjam
 import httpx
 import psutil
 
 from inferwatch.edge import AgentStats
-from inferwatch.formats import encode_columns
+from inferwatch.formats import REMOTE_WRITE_HEADERS, encode_columns, encode_write_request
 from inferwatch.model import Labels, Sample
 
 
@@ -49,6 +61,25 @@ def serve(tmp: Path, devices: list[str]) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit(f"serve did not start: {proc.wait()}")
 
 
+def victoria(tmp: Path) -> tuple[subprocess.Popen[str], str]:
+    """VictoriaMetrics single-node on a free loopback port, ready."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    exe = shutil.which("victoria-metrics") or "/usr/bin/victoria-metrics"
+    argv = [exe, f"-httpListenAddr=127.0.0.1:{port}", f"-storageDataPath={tmp / 'vm'}", "-retentionPeriod=1d"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit("victoria-metrics did not start")
+
+
 class Device:
     """One simulated device: its series, its values, its batch counter."""
 
@@ -59,7 +90,7 @@ class Device:
                        for k in range(series)]
         self.values = [rng.uniform(0, 1000) for _ in range(series)]
 
-    def body(self, now: float) -> bytes:
+    def body(self, now: float, peer: bool = False) -> bytes:
         self.seq += 1
         ids, samples = [], []
         for i, ls in enumerate(self.labels):
@@ -71,6 +102,9 @@ class Device:
                 continue  # quiet: the deadband sent it once
             ids.append(i + 1)
             samples.append(Sample(ls, now, round(self.values[i], 2)))
+        if peer:  # what a device sends Prometheus remote-write: labels in every request
+            extra = Labels.of("x", device=self.name, site=f"site-{hash(self.name) % 25}")
+            return encode_write_request(samples, extra=extra, compress=cramjam.snappy.compress_raw)
         stats = AgentStats(version="0.1.0", labels={"site": f"site-{hash(self.name) % 25}"}, sent_at=now)
         head: dict[str, object] = {"b": f"{self.spool}:{self.seq}", "hb": 300.0, "hm": 1800.0, "st": 15.0,
                                    "a": stats.to_json()}
@@ -86,33 +120,63 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--every", type=float, default=15.0, help="seconds between a device's uploads")
     ap.add_argument("--series", type=int, default=40, help="series per device")
-    ap.add_argument("--workers", type=int, default=64, help="uploading threads")
+    ap.add_argument("--workers", type=int, default=32, help="uploading threads")
+    ap.add_argument("--peer", action="store_true", help="then the same fleet against VictoriaMetrics")
     args = ap.parse_args(argv)
     names = [f"dev-{i:05d}" for i in range(args.devices)]
+    runs = {"inferwatch": run(args, names, peer=False)}
+    if args.peer:
+        runs["victoria-metrics"] = run(args, names, peer=True)
+        iw, vm = runs["inferwatch"], runs["victoria-metrics"]
+        print("\n                     inferwatch  victoria-metrics  ratio")
+        for key in ("uploads/s", "answered/s", "CPU s/s", "RSS MiB", "p50 ms", "p99 ms", "max ms", "failed"):
+            ratio = iw[key] / vm[key] if vm[key] else math.nan
+            print(f"{key:<18} {iw[key]:>12.2f} {vm[key]:>17.2f} {ratio:>6.2f}")
+    return 0
+
+
+def run(args: argparse.Namespace, names: list[str], *, peer: bool) -> dict[str, float]:
     rng = random.Random(52)
     devices = [Device(n, args.series, random.Random(rng.getrandbits(32))) for n in names]
+    print(f"--- {'victoria-metrics (remote-write)' if peer else 'inferwatch serve (edge ingest, format 3)'}: "
+          f"{len(devices)} devices every {args.every:g} s for {args.minutes:g} min", flush=True)
     with tempfile.TemporaryDirectory(prefix="iw-fleet-") as tmp:
-        proc, url = serve(Path(tmp), names)
+        proc, url = victoria(Path(tmp)) if peer else serve(Path(tmp), names)
         ps = psutil.Process(proc.pid)
+        host = urllib.parse.urlsplit(url)
+        path = "/api/v1/write" if peer else "/api/v1/edge/ingest"
         lat: list[float] = []
         failed = late = 0
         lock = threading.Lock()
         local = threading.local()
 
+        def post(d: Device, body: bytes) -> bool:
+            headers = dict(REMOTE_WRITE_HEADERS) if peer else {
+                "Content-Encoding": "gzip", "Authorization": f"Bearer tok-{d.name}"}
+            for attempt in (0, 1):  # a keep-alive connection the server closed: once more on a new one
+                conn = getattr(local, "conn", None)
+                if conn is None:
+                    conn = local.conn = http.client.HTTPConnection(host.hostname, host.port, timeout=60)
+                try:
+                    conn.request("POST", path, body=body, headers=headers)
+                    r = conn.getresponse()
+                    r.read()
+                    return r.status in (200, 204)
+                except (OSError, http.client.HTTPException):
+                    conn.close()
+                    local.conn = None
+                    if attempt:
+                        return False
+            return False
+
         def upload(d: Device, slot: float) -> None:
             nonlocal failed, late
-            client = getattr(local, "client", None) or httpx.Client(timeout=30)
-            local.client = client
             if time.monotonic() - slot > args.every:
                 with lock:
                     late += 1
+            body = d.body(time.time(), peer)
             t = time.monotonic()
-            try:
-                r = client.post(f"{url}/api/v1/edge/ingest", content=d.body(time.time()),
-                                headers={"Content-Encoding": "gzip", "Authorization": f"Bearer tok-{d.name}"})
-                ok = r.status_code == 200
-            except httpx.HTTPError:
-                ok = False
+            ok = post(d, body)
             with lock:
                 lat.append(time.monotonic() - t)
                 failed += not ok
@@ -131,28 +195,34 @@ def main(argv: list[str] | None = None) -> int:
                 if time.monotonic() - minute >= 60:
                     minute = time.monotonic()
                     report(ps, start, cpu0, lat, failed, late, k)
-        report(ps, start, cpu0, lat, failed, late, k)
-        t = time.monotonic()
-        query = {"sort": "backlog", "order": "desc", "filter": "site=site-3", "per_page": 50}
-        page = httpx.get(f"{url}/api/v1/edge/fleet", params=query, timeout=30)
-        print(f"fleet API, one sorted filtered page of {page.json()['data']['devices']} devices: "
-              f"{1000 * (time.monotonic() - t):.0f} ms")
+        got = report(ps, start, cpu0, lat, failed, late, k)
+        if not peer:
+            t = time.monotonic()
+            query = {"sort": "backlog", "order": "desc", "filter": "site=site-3", "per_page": 50}
+            page = httpx.get(f"{url}/api/v1/edge/fleet", params=query, timeout=30)
+            print(f"fleet API, one sorted filtered page of {page.json()['data']['devices']} devices: "
+                  f"{1000 * (time.monotonic() - t):.0f} ms")
         proc.terminate()
-        proc.wait(30)
-    return 0
+        proc.wait(60)
+    return got
 
 
 def report(ps: psutil.Process, start: float, cpu0: float, lat: list[float], failed: int, late: int,
-           sent: int) -> None:
+           sent: int) -> dict[str, float]:
     wall = time.monotonic() - start
     cpu = sum(ps.cpu_times()[:2]) - cpu0
     xs = sorted(lat)
     q = (lambda p: 1000 * xs[min(len(xs) - 1, math.floor(p * len(xs)))]) if xs else (lambda p: math.nan)
-    print(f"{wall / 60:5.1f} min: {sent} uploads ({sent / wall:.0f}/s), server CPU {cpu / wall:.2f} s/s, "
-          f"RSS {ps.memory_info().rss / 2**20:.0f} MiB, ingest latency p50 {q(0.5):.1f} ms "
+    rss = ps.memory_info().rss / 2**20
+    print(f"{wall / 60:5.1f} min: {sent} uploads ({sent / wall:.0f}/s), {len(xs)} answered, "
+          f"server CPU {cpu / wall:.2f} s/s, "
+          f"RSS {rss:.0f} MiB, ingest latency p50 {q(0.5):.1f} ms "
           f"p99 {q(0.99):.1f} ms max {1000 * max(xs, default=math.nan):.0f} ms "
           f"(mean {1000 * statistics.fmean(xs or [math.nan]):.1f}), "
           f"{failed} failed, {late} started over a period late", flush=True)
+    return {"uploads/s": sent / wall, "answered/s": len(xs) / wall, "CPU s/s": cpu / wall, "RSS MiB": rss,
+            "p50 ms": q(0.5), "p99 ms": q(0.99), "max ms": 1000 * max(xs, default=math.nan),
+            "failed": float(failed)}
 
 
 if __name__ == "__main__":

@@ -77,7 +77,9 @@ def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFi
                    "bytes_sent": got["bytes_sent"], "reduction": got["reduction"],
                    "max_rel_error": got["max_rel_error"], "max_abs_error": got["max_abs_error"],
                    "max_rate_rel_error": 0.0, "max_quantile_rel_error": 0.0, "max_quantile_rank_error": 0.0,
-                   "by_type": {"gauge": got["by_type"]["gauge"]}}
+                   "by_type": {"gauge": got["by_type"]["gauge"]},
+                   "bytes_remote_write": got["bytes_remote_write"],
+                   "reduction_vs_remote_write": got["reduction_vs_remote_write"]}
     assert got["max_rel_error"] <= 0.1
     assert got["reduction"] == 1 - got["bytes_sent"] / got["bytes_naive"]
 
@@ -90,7 +92,7 @@ def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFi
      "--deadband/--floor/--heartbeat-max: deadband must be in"),
     (["edge"], "--config FILE is required to run the agent"),
     (["edge", "simulate", "--openmetrics", "{om}"], "{om}:2: a sample without a timestamp"),
-    (["edge", "simulate", "--openmetrics", "{f}"], "{f}: line 1: invalid metric or label name"),
+    (["edge", "simulate", "--openmetrics", "{f}"], "{f}: line 1: expected {{labels}} after 'timestamp'"),
     (["edge", "simulate", "--openmetrics", "{om}", "--interval", "15s"], "--interval: only with --csv"),
     (["edge", "--config", "{cfg}"], "{cfg}: upload.batch_size: expected an integer from 1 to 100000, got 0"),
 ])
@@ -184,7 +186,9 @@ def test_simulate_openmetrics_replays_a_device_by_type(tmp_path: Path,
     hist = got["by_type"]["histogram"]  # its quantiles over 5-minute windows, by value and by rank
     assert hist["max_quantile_rank_error"] == got["max_quantile_rank_error"] <= 0.05
     assert hist["max_quantile_rel_error"] == got["max_quantile_rel_error"] >= 0.0
-    assert 0 < got["sent"] < got["points"] and got["bytes_sent"] < got["bytes_naive"]
+    assert 0 < got["sent"] < got["points"]
+    assert got["bytes_sent"] < got["bytes_naive"] < got["bytes_remote_write"]
+    assert got["reduction_vs_remote_write"] == 1 - got["bytes_sent"] / got["bytes_remote_write"]
     assert main(["edge", "simulate", "--openmetrics", str(om)]) == 0
     table = capsys.readouterr().out
     assert "counters' 5-minute rate" in table and "  histogram " in table

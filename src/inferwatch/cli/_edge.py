@@ -33,7 +33,8 @@ def add_parser(sub: Any) -> None:
         "together), through the real deadband and the real encoder (format 3, gzip'ed batches, "
         "one per --batch-interval of sample time) and print the points, the samples sent, bytes "
         "of the naive upload (every point, same batching, encoder and compression), bytes sent, "
-        "the reduction 1 - sent/naive, and the largest reconstruction errors (gauges relative: "
+        "the reduction 1 - sent/naive, the same against every point as Prometheus remote-write "
+        "(snappy protobuf, the same batches), and the largest reconstruction errors (gauges relative: "
         "|true - reconstructed| / max(|reconstructed|, floor), at most the deadband; counters: "
         "the increase over every 5-minute window), in total and per type.",
     )
@@ -107,7 +108,8 @@ def _simulate(args: argparse.Namespace) -> int:
         return 0
     r = result
     print(f"{name}: {r.points} points, {r.sent} sent ({r.sent / r.points:.1%}); "
-          f"{r.bytes_naive} -> {r.bytes_sent} bytes ({r.reduction:.1%} fewer); "
+          f"{r.bytes_naive} -> {r.bytes_sent} bytes ({r.reduction:.1%} fewer; every point as Prometheus "
+          f"remote-write {r.bytes_remote_write}: {r.reduction_vs_remote_write:.1%} fewer); "
           f"max error {r.max_rel_error:.4f} relative, {r.max_abs_error:.6g} absolute"
           + (f", counters' 5-minute rate {r.max_rate_rel_error:.4f}" if "counter" in r.by_type else "")
           + (f", histograms' quantiles {r.max_quantile_rel_error:.4f} (rank {r.max_quantile_rank_error:.4f})"

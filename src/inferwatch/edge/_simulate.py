@@ -5,7 +5,9 @@ agent reads a source: counters as counters, histograms and summaries as units)
 and the real encoder (format 3, ``_wire3``: labels and kinds in a series' first
 batch, ids after). The naive upload sends every point with the same batching (one
 batch per ``batch_interval`` of sample time, at most ``batch_size`` samples) and
-the same encoder and compression. Errors are measured against the server's
+the same encoder and compression; ``bytes_remote_write`` is that naive upload as a device
+without this agent pushes it: Prometheus remote-write (snappy protobuf, every series' labels in
+every request), the same batches. Errors are measured against the server's
 reconstruction (``server/ingest/_edge_fill``): a gauge's last sent value holds -- its
 error ``|true - held|``, relative to ``max(|held|, floor)`` (at most the band); a
 counter is the line between its sent points, filled in at the step as the server
@@ -38,7 +40,7 @@ from inferwatch.edge._counters import RATE_WINDOW_S
 from inferwatch.edge._deadband import Deadband, DeadbandSettings, kind_of
 from inferwatch.edge._quantiles import counter_rebuilt, histogram_units, worst_quantile_error
 from inferwatch.edge._rates import RateError, rate_error
-from inferwatch.formats import encode_columns
+from inferwatch.formats import encode_columns, encode_write_request, snappy_encode
 from inferwatch.model import Labels, MetricKind, Sample
 
 __all__ = ["SimulationResult", "read_series_csv", "replay", "simulate", "simulate_device", "type_of"]
@@ -61,6 +63,8 @@ class SimulationResult:
     max_quantile_rel_error: float = 0.0  # histograms: quantiles over 5-minute windows
     max_quantile_rank_error: float = 0.0  # ... and the share of observations they are off by
     by_type: dict[str, dict[str, Any]] = field(default_factory=dict)  # gauge, counter, histogram, ...
+    bytes_remote_write: int = 0  # every point as Prometheus remote-write, the same batches
+    reduction_vs_remote_write: float = 0.0  # 1 - bytes_sent / bytes_remote_write
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict, in the documented key order."""
@@ -143,6 +147,12 @@ def _wire_bytes(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], inte
         total += len(encode_columns(head, [ids[s.labels] for s in b], b))
         seq += len(b)
     return total
+
+
+def _remote_write_bytes(samples: Sequence[Sample], interval: float, size: int) -> int:
+    """Bytes of ``samples`` as Prometheus remote-write requests, batched as the agent batches."""
+    batches = _batches(samples, interval, size)
+    return sum(len(encode_write_request(b, compress=snappy_encode)) for b in batches)
 
 
 def type_of(name: str, kinds: Mapping[str, MetricKind]) -> str:
@@ -249,12 +259,14 @@ def replay(samples: Sequence[Sample], kinds: Mapping[str, MetricKind], settings:
                          **({"max_quantile_rel_error": e.quantile, "max_quantile_rank_error": e.rank}
                             if name == "histogram" else {})}
     b0, b1 = wire(naive), wire(sent)
+    rw = _remote_write_bytes(naive, batch_interval, batch_size)
     gauges = [e for name, e in per.items() if name in ("gauge", "summary")] or [_Errors()]
     return SimulationResult(len(naive), len(sent), b0, b1, 1.0 - b1 / b0 if b0 else 0.0,
                             max(e.rel for e in gauges), max(e.abs for e in per.values()),
                             max((e.rate for e in per.values()), default=0.0),
                             max((e.quantile for e in per.values()), default=0.0),
-                            max((e.rank for e in per.values()), default=0.0), by_type)
+                            max((e.rank for e in per.values()), default=0.0), by_type,
+                            rw, 1.0 - b1 / rw if rw else 0.0)
 
 
 def simulate(points: Sequence[tuple[float, float]], settings: DeadbandSettings, *,
