@@ -92,7 +92,7 @@ def test_simulate_on_a_real_nab_file(shared_data: Path, capsys: pytest.CaptureFi
      "--deadband/--floor/--heartbeat-max: deadband must be in"),
     (["edge"], "--config FILE is required to run the agent"),
     (["edge", "simulate", "--openmetrics", "{om}"], "{om}:2: a sample without a timestamp"),
-    (["edge", "simulate", "--openmetrics", "{f}"], "{f}: line 1: invalid metric or label name"),
+    (["edge", "simulate", "--openmetrics", "{f}"], "{f}: line 1: expected {{labels}} after 'timestamp'"),
     (["edge", "simulate", "--openmetrics", "{om}", "--interval", "15s"], "--interval: only with --csv"),
     (["edge", "--config", "{cfg}"], "{cfg}: upload.batch_size: expected an integer from 1 to 100000, got 0"),
 ])

@@ -33,16 +33,16 @@ def test_push_keeps_the_latest_value_of_a_round_and_stamps_it(push: PushSource) 
 def test_push_refuses_bad_bodies_naming_the_line_and_bounds_what_waits(push: PushSource) -> None:
     url = f"http://127.0.0.1:{push.port}/push"
     r = httpx.post(url, content="ok 1\nbad{ 2\n", timeout=5)
-    assert (r.status_code, r.text) == (400, "push: line 2: malformed labels near ' 2'")
+    assert (r.status_code, r.text) == (400, "push: line 2: expected {labels} after 'bad', got '{'")
     assert httpx.post(url.replace("/push", "/x"), content="a 1", timeout=5).status_code == 404
     assert httpx.post(url, content="a 1\nb 2\nc 3\nd 4\n", timeout=5).status_code == 204
     assert (len(push.read(1.0)), push.dropped) == (3, 1)  # max_pending 3: the fourth is dropped, counted
 
 
 @pytest.mark.parametrize(("text", "error"), [
-    ("x 1 2 3", "line 1: expected a value and an optional timestamp"),
-    ("x abc", "line 1: 'abc' is not a number"),
-    ("1x 1", "line 1: invalid metric or label name"),
+    ("x 1 2 3", "line 1: expected 'series value \\[timestamp_ms\\]', got 'x 1 2 3'"),
+    ("x abc", "line 1: expected 'series value \\[timestamp_ms\\]', got 'x abc'"),
+    ("1x 1", "line 1: invalid metric name in '1x'"),
 ])
 def test_parse_errors_name_the_line(text: str, error: str) -> None:
     with pytest.raises(InputError, match=error):

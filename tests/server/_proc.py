@@ -4,17 +4,33 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import httpx
+
+
+def _readline(stream: IO[str], timeout: float) -> str:
+    """The next line of a child's text pipe ("" when none came in ``timeout`` or it closed).
+
+    Not ``select`` then ``readline``: a text pipe reads ahead, so a second line that came in the
+    same chunk (a replica's "takes over delivery" beside "listening on") sits in its buffer where
+    ``select`` cannot see it, and the wait ran out with the line already there. On a timeout the
+    reading thread is left behind (the caller fails then anyway).
+    """
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(max(timeout, 0.0))
+    return got[0] if got else ""
 
 
 @dataclass
@@ -28,8 +44,7 @@ class Served:
     def line(self, timeout: float = 60.0) -> str:
         """The next stderr line ("" when the process said nothing in ``timeout`` or died)."""
         assert self.proc.stderr is not None
-        ready, _, _ = select.select([self.proc.stderr], [], [], timeout)
-        text = self.proc.stderr.readline() if ready else ""
+        text = _readline(self.proc.stderr, timeout)
         self.lines.append(text)
         return text
 
@@ -63,8 +78,7 @@ def start_serve(cfg: Path, *args: str, timeout: float = 60.0) -> tuple[subproces
     seen: list[str] = []
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        ready, _, _ = select.select([proc.stderr], [], [], max(end - time.monotonic(), 0))
-        line = proc.stderr.readline() if ready else ""
+        line = _readline(proc.stderr, end - time.monotonic())
         seen.append(line)
         if m := re.search(r"listening on (https?://127\.0\.0\.1:\d+) ", line):
             return proc, m.group(1)

@@ -129,7 +129,8 @@ def test_sigterm_at_any_moment_of_the_start_exits_0_with_nothing_half_written(
     print(f"SIGTERM at {moment}: exit {code} after {took:.2f}s")
     assert code == 0, err
     assert "Traceback" not in err, err
-    assert "SIGTERM: stopping" in err and "stopped in " in err, err
+    assert "SIGTERM: stopping" in err, err
+    assert moment == "caught" or "stopped in " in err, err  # the shutdown ran over what was open
     files = sorted(data.glob("*.sqlite")) if data.exists() else []
     assert _wal_files(data) == [] if data.exists() else True
     for f in files:  # nothing half-written: each file SQLite reads whole

@@ -51,17 +51,32 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_serve, until_stopped=True)
 
 
+def _stopped(args: argparse.Namespace) -> bool:
+    """Whether a stop came before the server was built (said once: nothing is open to close)."""
+    stop = getattr(args, "stop", None)
+    if stop is None or stop.requested is None:
+        return False
+    print(f"inferwatch serve: {stop.name}: stopping before the start (nothing was opened)", file=sys.stderr,
+          flush=True)
+    return True
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if _stopped(args):  # looked at before each heavy import, so a stop while starting ends soon
+        return 0
     from inferwatch._env import ENV_CONFIG
     from inferwatch._exceptions import InputError
     from inferwatch.config import Config, load_config, with_web_config
     from inferwatch.model import Clock, ScaledClock
-    from inferwatch.server import serve
 
     def load() -> Config:
         return with_web_config(load_config(args.config), args.web_config_file)
 
     cfg = load()  # None: $INFERWATCH_CONFIG, else the defaults
+    if _stopped(args):
+        return 0
+    from inferwatch.server import serve
+
     if args.config is None and not os.environ.get(ENV_CONFIG):  # not even ./inferwatch.yaml (cli._main)
         print("inferwatch serve: no config (--config, $INFERWATCH_CONFIG or ./inferwatch.yaml): the "
               "built-in defaults, no targets; `inferwatch init` writes one for your app", file=sys.stderr)

@@ -5,7 +5,7 @@ Used by the server, the edge agent and the SDK alike; it loads nothing beyond th
 (cramjam, when installed, only when a snappy block is coded), so the agent keeps its minimal imports.
 """
 
-from inferwatch.formats._exposition import ExpositionParser, ParsedScrape
+from inferwatch.formats._exposition import ExpositionParser, ParsedScrape, parse_text
 from inferwatch.formats._openmetrics import read_openmetrics
 from inferwatch.formats._remote_write import REMOTE_WRITE_HEADERS, decode_write_request, encode_write_request
 from inferwatch.formats._segment import decode_segment, encode_segment
@@ -16,7 +16,6 @@ from inferwatch.formats._snappy import decompress as snappy_decode
 from inferwatch.formats._snappy_pure import compress as snappy_compress
 from inferwatch.formats._snappy_pure import decompress as snappy_decompress
 from inferwatch.formats._snappy_pure import uncompressed_length as snappy_uncompressed_length
-from inferwatch.formats._textparse import parse_text
 from inferwatch.formats._wire import (
     WIRE_VERSION,
     WIRE_VERSION_COMPACT,

@@ -1,4 +1,4 @@
-"""Parsing a scrape: Prometheus text exposition to samples, with a per-target series cache.
+"""The one Prometheus text / OpenMetrics parser: a scrape to samples, with a per-target series cache.
 
 Like Prometheus's scrape cache, each line's series text (``name{labels}``) is
 parsed into a label set once, with the target's labels applied; later scrapes
@@ -6,6 +6,13 @@ of the same line only split off and convert the value. OpenMetrics bodies go
 through the same path once their exemplars are split off (a sample's
 timestamp is in seconds there, in milliseconds in the text format); the
 exemplars come back as ``ParsedScrape.exemplars``, for the exemplar store.
+
+The edge agent's pushes and scrapes, and OpenMetrics files replayed by ``edge simulate``, go
+through the same line parser (``parse_text``, ``parse_line``): one implementation of the format.
+
+>>> samples, kinds = parse_text('# TYPE a_total counter\\na_total{x="1"} 3 1500\\nb 2.5\\n', now=10.0)
+>>> [(str(s.labels), s.t, s.v) for s in samples], kinds["a_total"].value
+([('a_total{x="1"}', 1.5, 3.0), ('b', 10.0, 2.5)], 'counter')
 """
 
 from __future__ import annotations
@@ -18,9 +25,9 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from inferwatch._exceptions import InputError
-from inferwatch.model import METRIC_NAME_LABEL, Labels
+from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample
 
-__all__ = ["ExpositionParser", "ParsedScrape"]
+__all__ = ["ExpositionParser", "ParsedScrape", "parse_line", "parse_text"]
 
 _NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_RE = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,?)\s*')
@@ -247,3 +254,33 @@ class ExpositionParser:
             merged[k] = v
         merged[METRIC_NAME_LABEL] = name
         return Labels(merged)
+
+
+_TEXT = ExpositionParser({})  # no target labels; its cache stays empty (``_parse_line`` only reads it)
+_SECONDS = ExpositionParser({})
+_SECONDS._seconds = True  # OpenMetrics files: timestamps in seconds
+_KINDS = {k.value: k for k in MetricKind}
+
+
+def parse_line(line: str, lineno: int, *, now: float, seconds: bool = False) -> tuple[Sample, bool]:
+    """One sample line (stripped): the sample and whether it had a timestamp (ms; ``seconds``: s)."""
+    _, labels, t, v, stamped = (_SECONDS if seconds else _TEXT)._parse_line(line, lineno, now, {})
+    return Sample(labels, t, v), stamped
+
+
+def parse_text(text: str, *, now: float) -> tuple[list[Sample], dict[str, MetricKind]]:
+    """Samples (stamped ``now`` unless the line has a timestamp) and the ``# TYPE`` of each family."""
+    samples: list[Sample] = []
+    kinds: dict[str, MetricKind] = {}
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("#"):
+            parts = line.split()
+            if len(parts) >= 4 and parts[1] == "TYPE" and parts[3] in _KINDS:
+                kinds[parts[2]] = _KINDS[parts[3]]
+        elif line:
+            samples.append(parse_line(line, lineno, now=now)[0])
+    for family, kind in list(kinds.items()):
+        if kind is MetricKind.COUNTER and not family.endswith("_total"):
+            kinds[family + "_total"] = kind
+    return samples, kinds

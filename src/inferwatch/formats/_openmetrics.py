@@ -21,7 +21,7 @@ import io
 from pathlib import Path
 
 from inferwatch._exceptions import InputError
-from inferwatch.formats._textparse import parse_line
+from inferwatch.formats._exposition import parse_line
 from inferwatch.model import MetricKind, Sample
 
 __all__ = ["read_openmetrics"]
