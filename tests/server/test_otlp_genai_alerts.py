@@ -17,9 +17,9 @@ from typing import Any
 
 from inferwatch.config import load_config
 from inferwatch.model import Labels
+from inferwatch.rules import _testfile as replay_file
 from inferwatch.rules import load_rules
 from inferwatch.rules._replay import run_replay
-from inferwatch.rules import _testfile as replay_file
 from inferwatch.rules._testfile import InputSeries, load_test_file
 from inferwatch.server.ingest._otlp_decode import decode_metrics_json
 from inferwatch.server.ingest._otlp_delta import DeltaState
@@ -42,7 +42,8 @@ def export(step_ns: int, streams: dict[Labels, tuple[float, float]]) -> dict[str
                            _attr("gen_ai.response.model", labels["model"]),
                            _attr("http.route", labels["route"])],
             "startTimeUnixNano": "1", "timeUnixNano": str(step_ns),
-            "count": str(round(count)), "sum": total, "bucketCounts": [str(round(count))], "explicitBounds": []})
+            "count": str(round(count)), "sum": total,
+            "bucketCounts": [str(round(count))], "explicitBounds": []})
     return {"resourceMetrics": [
         {"resource": {"attributes": [_attr("service.name", service)]},
          "scopeMetrics": [{"metrics": [{"name": "gen_ai.evaluation.score", "unit": "1", "histogram": {
@@ -77,7 +78,8 @@ def via_otlp(group: replay_file.TestGroup) -> replay_file.TestGroup:
 
 def test_otlp_evaluations_give_the_sdks_quality_alerts() -> None:
     sdk = load_test_file(REPLAY)
-    groups = tuple(g for g in sdk.groups if g.series and all(s.labels.name.startswith(SCORE) for s in g.series))
+    groups = tuple(g for g in sdk.groups
+                   if g.series and all(s.labels.name.startswith(SCORE) for s in g.series))
     assert len(groups) == 3  # the swap that pages, the healthy swap, too little evidence
     rules = [r for r in load_rules(load_config(None)) if r.name == "GenerationQualityDrop"]
     from_sdk = run_replay(replace(sdk, groups=groups), rules)
