@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
     import signal
 
     from inferwatch._exceptions import InputError
-    from inferwatch.collect._exporter import replace_process, run_exporter
+    from inferwatch.collect import replace_process, run_exporter
     from inferwatch.config import load_config
     from inferwatch.model import STOP_SIGNALS
 
