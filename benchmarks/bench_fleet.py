@@ -122,8 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--series", type=int, default=40, help="series per device")
     ap.add_argument("--workers", type=int, default=32, help="uploading threads")
     ap.add_argument("--peer", action="store_true", help="then the same fleet against VictoriaMetrics")
+    ap.add_argument("--peer-only", action="store_true", help="only the VictoriaMetrics run")
     args = ap.parse_args(argv)
     names = [f"dev-{i:05d}" for i in range(args.devices)]
+    if args.peer_only:
+        run(args, names, peer=True)
+        return 0
     runs = {"inferwatch": run(args, names, peer=False)}
     if args.peer:
         runs["victoria-metrics"] = run(args, names, peer=True)

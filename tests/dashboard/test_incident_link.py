@@ -2,7 +2,7 @@
 
 `inferwatch serve --speed 20` with a two-step escalation (the second step 5 min after the first,
 15 s of real time) and three P0 groups fired together: Delta is acknowledged by tapping the page's
-button (no token anywhere), Bravo is escalated and silenced from its page, Alpha is the control
+button (no token anywhere; the channel that carried the page hears of it), Bravo is escalated and silenced from its page, Alpha is the control
 that nobody touches. Alpha's step 2 arriving proves the step was due; Delta's never arrives. Once
 Delta resolves, its link is refused.
 """
@@ -100,6 +100,10 @@ def test_a_p0_link_opens_the_incident_page_and_one_tap_stops_the_escalation(
             assert p.inner_text("#msg").startswith("Acknowledged")
             assert "acknowledged by link" in p.inner_text("#acked")
             page.shot("incident-phone", full=False)
+            # the acknowledgement on the channel that carried the page: a follow-up message
+            assert hooks.wait(lambda got: any(
+                q == "/first" and b["groupLabels"]["alertname"] == "Delta"
+                and "Acknowledged by link: one-click link" in b.get("notes", []) for q, b in got))
 
             p.goto(bravo)  # Escalate now, then Resolve by silence
             p.tap("#escalate")

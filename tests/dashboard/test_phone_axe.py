@@ -54,7 +54,11 @@ def _overflow(p: Any) -> int:
 
 
 def _serious(axe: Any, p: Any) -> list[str]:
-    found = axe.run(p).response["violations"]
+    # axe.min.js is injected once per document (the pages change by hash): Axe.run would parse its
+    # half a megabyte again for every page
+    if p.evaluate("() => typeof axe") == "undefined":
+        p.evaluate(axe.axe_script)
+    found = p.evaluate("() => axe.run(document, {resultTypes: ['violations']})")["violations"]
     return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
             for v in found if v["impact"] in BAD]
 

@@ -229,3 +229,27 @@ def test_json_exports_are_answered_as_the_spec_says(server: Served) -> None:
         _key(__name__="gpu_utilization_ratio", gpu="0", job="json-svc"): 0.75}
     doc: Any = httpx.get(f"{server.url}/api/openapi.json", timeout=30).json()
     assert {"/v1/metrics", "/api/v1/otlp/v1/metrics"} <= set(doc["paths"])
+
+
+@pytest.mark.slow
+def test_openlit_and_openllmetry_exports_land_as_the_sdks_generation_series(server: Served) -> None:
+    from .test_otlp_genai import load, restamp
+
+    now_ns = time.time_ns()
+    sources = (("otlp_genai_openlit", "openlit-app"), ("otlp_genai_openllmetry", "openllmetry-app"))
+    for fixture, service in sources:
+        body = json.dumps(restamp(load(fixture), now_ns, service))
+        r = httpx.post(f"{server.url}/v1/metrics", content=body, timeout=30,
+                       headers={**AUTH, "Content-Type": "application/json"})
+        assert r.status_code == 200 and r.json() == {}, r.text
+    requests = _query(server.url, 'sum by (service, model, route, code) '
+                                  '(inferwatch_generation_requests_total{service=~"open.*"})')
+    assert requests == {_key(service=s, model="gpt-4o-mini-2024-07-18", route="chat", code="200"): 3.0
+                        for s in ("openlit-app", "openllmetry-app")}
+    # the default rules' own shape: a quantile over the SDK's bucket bounds (le="0.5", as it prints them)
+    p99 = _query(server.url, 'histogram_quantile(0.99, sum by (service, model, le) '
+                             '(inferwatch_generation_time_to_first_token_seconds_bucket{service=~"open.*"}))')
+    assert sorted(p99.values()) == pytest.approx([0.5, 0.5], abs=0.01)
+    tokens = _query(server.url,
+                    'sum by (service) (inferwatch_generation_output_tokens_total{service=~"open.*"})')
+    assert sorted(tokens.values()) == [120.0, 120.0]

@@ -334,3 +334,30 @@ def test_background_checkpoints_keep_the_wal_small_and_out_of_appends(tmp_path: 
     assert len(again.series([])) == 1000
     assert again.select(parse_selector('m{i="7"}'), 0, 100)[0].t.shape[0] == 96
     again.close()
+
+
+def test_a_wide_instant_read_takes_the_newest_samples_and_agrees_with_the_head(tmp_path: Path) -> None:
+    # Over 64 series, select_latest reads each newest sample from the store's columns; series
+    # with a sample after the window's end still come from the head (their predecessor), and a
+    # series whose newest sample is older than the window is left out, as the head's read does.
+    clock = SimulatedClock(1000.0)
+    st = SQLiteStore(tmp_path / "tsdb.sqlite", clock=clock)
+    labels = [Labels.of("g", key=str(k)) for k in range(100)]
+    for t in (900.0, 950.0):
+        st.append_columns(labels, np.full(100, t), np.arange(100) + t)
+    st.append_columns(labels[:10], np.full(10, 990.0), np.full(10, STALE_NAN))  # newest: markers
+    st.append_columns(labels[10:20], np.full(10, 1000.0), np.full(10, 7.0))  # after the end below
+    st.append_columns([Labels.of("g", key="old")], [100.0], [1.0])
+    got = st.select_latest(parse_selector("g"), 700.0, 995.0)
+    want = MemoryStore()
+    want.append([Sample(s.labels, float(t), float(v)) for s in st.select(parse_selector("g"), 0, 1e4)
+                 for t, v in zip(s.t, s.v, strict=True)])
+    expect = want.select_latest(parse_selector("g"), 700.0, 995.0)
+    assert len(got) == len(expect) == 100
+    for a, b in zip(got, expect, strict=True):
+        assert a.labels == b.labels and a.t.tolist() == b.t.tolist()
+        assert a.v.tobytes() == b.v.tobytes()  # the staleness marker's bits too
+    by = {s.labels: s for s in got}
+    assert stale_mask(by[labels[0]].v).all() and by[labels[15]].t.tolist() == [950.0]
+    assert by[labels[50]].t.tolist() == [950.0] and by[labels[50]].v.tolist() == [1000.0]
+    st.close()

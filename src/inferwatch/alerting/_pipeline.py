@@ -187,11 +187,17 @@ class Pipeline:
         return a
 
     def acknowledge(self, now: float, by: str, comment: str = "", *, gid: str = "",
-                    matchers: Sequence[Matcher] = (), expires_at: float | None = None) -> list[Ack]:
-        """Acknowledge firing groups by id or matchers (``InputError`` when none matches)."""
+                    matchers: Sequence[Matcher] = (), expires_at: float | None = None,
+                    tell: bool = False) -> list[Ack]:
+        """Acknowledge firing groups by id or matchers (``InputError`` when none matches); ``tell``: and
+        say so to every receiver their escalation paged (the incident page's button)."""
         with self._lock:
-            return self.oncall.acknowledge(now, by, comment, gid=gid, matchers=matchers,
+            acks = self.oncall.acknowledge(now, by, comment, gid=gid, matchers=matchers,
                                            expires_at=expires_at)
+            for a in acks if tell else ():
+                note = f"Acknowledged by {a.by}" + (f": {a.comment}" if a.comment else "")
+                self.escalator.acknowledged(a.group_key, note, now)
+            return acks
 
     def unacknowledge(self, now: float, by: str, *, gid: str = "",
                       matchers: Sequence[Matcher] = ()) -> list[Ack]:
@@ -348,15 +354,6 @@ class Pipeline:
             return [group_state(agg.snapshot(now), agg.route.options.receiver, self.acks.get(agg.key, now),
                                 self.escalator.episodes.get(agg.key))
                     for agg in self.dispatcher.groups.values()]
-
-    def acked(self, now: float) -> dict[str, list[Ack]]:
-        """The acknowledgements holding for each alert (by fingerprint) through its groups."""
-        out: dict[str, list[Ack]] = {}
-        for g in self.groups(now):
-            if (ack := self.acks.get(g.key, now)) is not None:
-                for a in g.alerts:
-                    out.setdefault(fingerprint(a), []).append(ack)
-        return out
 
     def _record(self, rec: NotificationRecord) -> None:
         self.records.add(rec)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inferwatch.alerting._notification import AlertGroup
+from inferwatch.alerting._notification import AlertGroup, fingerprint
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._route import Route
@@ -121,7 +121,12 @@ class AlertsHandle:
 
     def acked(self, now: float) -> dict[str, list[Ack]]:
         """The acknowledgements holding for each alert (by fingerprint)."""
-        return self._p.acked(now)
+        out: dict[str, list[Ack]] = {}
+        for g in self._p.groups(now):
+            if (ack := self._p.acks.get(g.key, now)) is not None:
+                for a in g.alerts:
+                    out.setdefault(fingerprint(a), []).append(ack)
+        return out
 
     def digests(self, now: float) -> list[dict[str, Any]]:
         """Each digest receiver: when it is due, how many alerts it holds and its text so far."""
@@ -137,9 +142,12 @@ class AcksHandle:
         self.clock: Clock = pipeline.clock
 
     def acknowledge(self, now: float, by: str, comment: str = "", *, gid: str = "",
-                    matchers: Sequence[Matcher] = (), expires_at: float | None = None) -> list[Ack]:
-        """Acknowledge firing groups by id or matchers (``InputError`` when none matches)."""
-        return self._p.acknowledge(now, by, comment, gid=gid, matchers=matchers, expires_at=expires_at)
+                    matchers: Sequence[Matcher] = (), expires_at: float | None = None,
+                    tell: bool = False) -> list[Ack]:
+        """Acknowledge firing groups by id or matchers (``InputError`` when none matches); ``tell``: and
+        send the acknowledgement to every receiver their escalation paged."""
+        return self._p.acknowledge(now, by, comment, gid=gid, matchers=matchers, expires_at=expires_at,
+                                   tell=tell)
 
     def unacknowledge(self, now: float, by: str, *, gid: str = "",
                       matchers: Sequence[Matcher] = ()) -> list[Ack]:

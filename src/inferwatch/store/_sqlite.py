@@ -28,7 +28,7 @@ from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadli
 from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column
 from inferwatch.store._checkpoint import Checkpointer
-from inferwatch.store._head import Head, SampleBuffer
+from inferwatch.store._head import NEWEST_WIDE, Head, SampleBuffer, newest
 from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
@@ -122,7 +122,6 @@ class SQLiteStore:
             raise StoreError(f"the store {self.path} is closed")
         return self._conn
 
-    # -- writing ----------------------------------------------------------------
     def append(self, samples: Iterable[Sample]) -> None:
         """Add a batch, committed before returning (see the store's append rules)."""
         labels: list[Labels] = []
@@ -145,9 +144,8 @@ class SQLiteStore:
         """Add a batch given as columns (the scrape loop's path: no ``Sample`` objects needed)."""
         t_a, v_a = as_column(t, "timestamps"), as_column(v, "values")
         if not len(labels) == t_a.shape[0] == v_a.shape[0]:
-            raise InputError(
-                f"columns differ in length: {len(labels)} labels, {t_a.shape[0]} t, {v_a.shape[0]} v"
-            )
+            raise InputError(f"columns differ in length: {len(labels)} labels, {t_a.shape[0]} t, "
+                             f"{v_a.shape[0]} v")
         finite = np.isfinite(t_a)
         if not finite.all():
             k = int(np.flatnonzero(~finite)[0])
@@ -301,6 +299,8 @@ class SQLiteStore:
             out: list[Series] = []
             if start < self._head_from:  # the disk read takes the head's part too
                 ids, out = [], self._select_disk(conn, ids, start, end)
+            elif latest and len(ids) > NEWEST_WIDE:  # start in the head: a newest sample there is its last
+                ids, out = newest(ids, self._last_t, self._last_v, start, end, self._index.labels)
         out += self._head.read(ids, start, end, self._index.labels, self._lock, latest=latest)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out

@@ -17,6 +17,7 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notifier
 from inferwatch.alerting.notify._aliyun import AliyunSmsNotifier, AliyunVoiceNotifier
 from inferwatch.alerting.notify._dingtalk import DingTalkNotifier
+from inferwatch.alerting.notify._discord import DiscordNotifier
 from inferwatch.alerting.notify._email import EmailNotifier
 from inferwatch.alerting.notify._feishu import FeishuNotifier
 from inferwatch.alerting.notify._pagerduty import PagerDutyNotifier
@@ -71,6 +72,7 @@ CHANNELS: Mapping[str, Build] = {
     "feishu": _chat(FeishuNotifier),
     "slack": _chat(SlackNotifier),
     "telegram": _chat(TelegramNotifier),
+    "discord": _chat(DiscordNotifier),
     "email": lambda s, c: EmailNotifier(s, c.external_url, language=c.language, timezone=c.timezone),
     "webhook": lambda s, c: WebhookNotifier(s, c.http, c.external_url),
     "pagerduty": lambda s, c: PagerDutyNotifier(s, c.http, c.external_url),

@@ -142,6 +142,15 @@ class Escalator:
         self._save(ep)
         return nxt + 1
 
+    def acknowledged(self, key: str, note: str, now: float) -> list[str]:
+        """Send ``note`` (who acknowledged) to every receiver the episode paged: the acknowledgement shows
+        on each channel that carried the page, as a follow-up message; returns those receivers."""
+        ep, g = self.episodes.get(key), self._live(key, now)
+        told = sorted(ep.notified) if ep is not None and g is not None else []
+        for receiver in told:
+            self._send(Notification(receiver, (g,), (note,), kind="acknowledged"), now)  # type: ignore[arg-type]
+        return told
+
     @staticmethod
     def _due(ep: Episode, policy: EscalationSpec, now: float) -> list[tuple[int, int]]:
         return [(i, k) for i, k, t in _schedule(policy, ep.started) if t <= now and (i, k) not in ep.sent]

@@ -13,6 +13,7 @@ from pydantic import Field
 from inferwatch.config.receivers._base import LANGUAGES, RateLimitSpec, ReceiverBase, check_matchers
 from inferwatch.config.receivers._chat import (
     DingTalkReceiverSpec,
+    DiscordReceiverSpec,
     FeishuReceiverSpec,
     SlackReceiverSpec,
     TelegramReceiverSpec,
@@ -43,6 +44,7 @@ ReceiverSpec = Annotated[
     | TwilioReceiverSpec
     | SlackReceiverSpec
     | TelegramReceiverSpec
+    | DiscordReceiverSpec
     | EmailReceiverSpec
     | WebhookReceiverSpec
     | TerminalReceiverSpec
@@ -66,6 +68,7 @@ __all__ = [
     "DigestReceiverSpec",
     "DingTalkReceiverSpec",
     "DiscardReceiverSpec",
+    "DiscordReceiverSpec",
     "EmailReceiverSpec",
     "FeishuReceiverSpec",
     "PagerDutyReceiverSpec",

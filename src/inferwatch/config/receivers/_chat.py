@@ -1,4 +1,4 @@
-"""Chat receivers: WeCom robots and apps, DingTalk and Feishu robots, Slack, Telegram."""
+"""Chat receivers: WeCom robots and apps, DingTalk and Feishu robots, Slack, Telegram, Discord."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from inferwatch.config.receivers._base import (
 
 __all__ = [
     "DingTalkReceiverSpec",
+    "DiscordReceiverSpec",
     "FeishuReceiverSpec",
     "SlackReceiverSpec",
     "TelegramReceiverSpec",
@@ -142,3 +143,19 @@ class TelegramReceiverSpec(ReceiverBase):
     disable_notification: bool = Field(False, description="deliver silently")
     url: str = "https://api.telegram.org"
     rate_limit: RateLimitSpec | None = Field(default_factory=RateLimitSpec)
+
+
+class DiscordReceiverSpec(ReceiverBase):
+    """A Discord channel's webhook (Execute Webhook; the URL holds the webhook's token)."""
+
+    type: Literal["discord"] = "discord"
+    webhook_url: Secret | None = Field(None, description="https://discord.com/api/webhooks/ID/TOKEN")
+    username: str | None = Field(None, min_length=1, max_length=80, description="shown instead of the "
+                                 "webhook's own name")
+    # Discord allows a webhook about 5 requests in 2 seconds and a channel 30 messages a minute
+    rate_limit: RateLimitSpec | None = Field(default_factory=lambda: RateLimitSpec(count=30, per=60.0))
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _url(cls, v: Secret | None) -> Secret | None:
+        return webhook_secret(v, "https://discord.com/api/webhooks/ID/TOKEN", "path")

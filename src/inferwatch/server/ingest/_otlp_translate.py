@@ -33,7 +33,10 @@ the SDK's names (``inferwatch_request_duration_seconds_*`` and
 ``inferwatch_requests_total``, with ``service`` = ``service.name``, ``route`` =
 ``http.route``, ``code`` = ``http.response.status_code``), so the default
 service rules (P99 latency, error and 503 ratios) work on an OTel-instrumented
-service unchanged.
+service unchanged. The GenAI conventions' histograms (``gen_ai.client.token.usage``,
+``gen_ai.server.time_to_first_token`` ...) are written again under the SDK's
+generation names the same way (``_otlp_genai``), so the default generation rules
+watch an app instrumented with OpenLIT or OpenLLMetry.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from inferwatch.server.ingest._otlp_decode import (
     ResourceMetrics,
 )
 from inferwatch.server.ingest._otlp_delta import DeltaRefused, DeltaState
+from inferwatch.server.ingest._otlp_genai import GENAI_METRICS, genai_samples
 from inferwatch.server.ingest._scrape_limits import MAX_AHEAD_S
 
 __all__ = ["MAX_BUCKETS", "Translation", "label_name", "metric_name", "translate"]
@@ -210,6 +214,7 @@ def _metric(ctx: _Context, m: Metric, resource: Mapping[str, str]) -> float:
             ctx.out.refuse(m.name, why)
             continue
         labels = _labels(p.attributes, resource)
+        start = len(ctx.out.samples)
         try:
             write(ctx, m, name, labels, p)
         except DeltaRefused as exc:
@@ -217,6 +222,8 @@ def _metric(ctx: _Context, m: Metric, resource: Mapping[str, str]) -> float:
             continue
         if (m.name, m.unit) == _SEMCONV_DURATION and m.kind == HISTOGRAM:
             _bridge(ctx, name, p.attributes, resource)
+        if m.kind == HISTOGRAM and m.name in GENAI_METRICS:
+            ctx.out.samples += genai_samples(m.name, ctx.out.samples[start:], p.attributes, resource)
         ctx.out.accepted += 1
         latest = max(latest, _seconds(p))
     return latest

@@ -141,7 +141,7 @@ def incident_routes(server: Server, acks: AcksHandle, silences: SilencesHandle) 
                     "Nothing to escalate: the group is acknowledged, muted or at its last step.", 409))
             if do == "silence":
                 return _silence(silences, acks, gid, form, now), 200
-            acks.acknowledge(now, "link", "one-click link", gid=gid)
+            acks.acknowledge(now, "link", "one-click link", gid=gid, tell=True)
         except InputError as exc:
             return f"Not done: {exc}", 409
         return "Acknowledged: escalation stopped.", 200
