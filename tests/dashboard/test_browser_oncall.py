@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from tests._require import require_module
 
 from dashboard.conftest import DemoServer, Watched, wait_until
 
 pytestmark = [pytest.mark.tools, pytest.mark.slow]
 TIMEOUT_MS = 20_000
+PlaywrightTimeout = require_module("playwright.sync_api").TimeoutError
 GROUP = "article.oncall-group[data-alertname='ServiceUnavailable']"
+
+
+def _click_until_posted(p: Any, button: Any, path: str) -> None:
+    """Click ``button`` until the page POSTs ``path`` (at most 3 tries): the list redraws every few
+    seconds, and a click that lands while its card is replaced posts nothing."""
+    for attempt in range(3):
+        try:
+            with p.expect_response(lambda r: r.request.method == "POST" and r.url.endswith(path),
+                                   timeout=TIMEOUT_MS / 2) as posted:
+                button.click(timeout=TIMEOUT_MS)
+            assert posted.value.status == 200, f"POST {path}: {posted.value.status}"
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
 
 
 def test_acknowledge_from_the_dashboard_and_read_the_group_timeline(page: Watched, demo: DemoServer) -> None:
@@ -25,7 +44,7 @@ def test_acknowledge_from_the_dashboard_and_read_the_group_timeline(page: Watche
         f"api/v1/alerts/history?group={gid}&kind=notified")))
     p.fill("#token", demo.token)
     p.click("#save-token")
-    card.locator("button.ack").click()
+    _click_until_posted(p, card.locator("button.ack"), "/api/v1/alerts/ack")
     p.wait_for_selector(f"article[data-group='{gid}'][data-acked='true']", timeout=TIMEOUT_MS)
     acked = p.locator(f"article[data-group='{gid}']")
     assert "acknowledged by" in acked.inner_text()
@@ -44,6 +63,6 @@ def test_acknowledge_from_the_dashboard_and_read_the_group_timeline(page: Watche
     p.goto(f"{demo.url}#/oncall")
     p.wait_for_selector("body[data-ready='oncall']", timeout=TIMEOUT_MS)
     # and back: unacknowledged, the button is there again
-    acked.locator("button.unack").click()
+    _click_until_posted(p, acked.locator("button.unack"), "/api/v1/alerts/unack")
     p.wait_for_selector(f"article[data-group='{gid}'][data-acked='false'] button.ack", timeout=TIMEOUT_MS)
     assert page.take() == []

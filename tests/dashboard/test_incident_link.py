@@ -2,9 +2,9 @@
 
 `inferwatch serve --speed 20` with a two-step escalation (the second step 5 min after the first,
 15 s of real time) and three P0 groups fired together: Delta is acknowledged by tapping the page's
-button (no token anywhere; the channel that carried the page hears of it), Bravo is escalated and silenced from its page, Alpha is the control
-that nobody touches. Alpha's step 2 arriving proves the step was due; Delta's never arrives. Once
-Delta resolves, its link is refused.
+button (no token anywhere; the channel that carried the page hears of it), Bravo is escalated and
+silenced from its page, Alpha is the control that nobody touches. Alpha's step 2 arriving proves
+the step was due; Delta's never arrives. Once Delta resolves, its link is refused.
 """
 
 from __future__ import annotations
