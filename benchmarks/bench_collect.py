@@ -1,6 +1,6 @@
 """Collection and exporter cost: inferwatch against Debian's prometheus-node-exporter.
 
-    python benchmarks/bench_collect.py [--scrapes N]
+    python benchmarks/bench_collect.py [--scrapes N] [--rounds N]
 
 Side by side in one run, on this host:
 1. the cost of one in-process collection (host + process + GPU collectors;
@@ -18,6 +18,7 @@ Side by side in one run, on this host:
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import socket
 import statistics
@@ -95,6 +96,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scrapes", type=int, default=200)
     ap.add_argument("--collections", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=1, help="start every exporter afresh N times")
     args = ap.parse_args()
 
     stats = GcStats().install()
@@ -120,27 +122,35 @@ def main() -> int:
             NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{p}", "--collector.disable-defaults",
             "--collector.cpu", "--collector.meminfo", "--collector.loadavg"]),
     ]
-    rows = []
-    for name, argv in peers:
-        port = free_port()
-        url = f"http://127.0.0.1:{port}/metrics"
-        proc = start(argv(port), url)
-        try:
-            rows.append((name, scrape_stats(url, proc, args.scrapes)))
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
-    print(f"\nexporters, {args.scrapes} scrapes each on loopback:")
-    print(f"  {'':<38}{'p50 ms':>8}{'p95 ms':>8}{'CPU ms/scrape':>15}{'RSS MiB':>9}{'series':>8}")
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in peers}
+    for _ in range(args.rounds):
+        for name, argv in peers:
+            port = free_port()
+            url = f"http://127.0.0.1:{port}/metrics"
+            proc = start(argv(port), url)
+            try:
+                runs[name].append(scrape_stats(url, proc, args.scrapes))
+            finally:
+                proc.terminate()
+                proc.wait(timeout=10)
+    rows = [(name, {k: statistics.median(r[k] for r in runs[name]) for k in runs[name][0]})
+            for name, _ in peers]
+    print(f"\nexporters, {args.scrapes} scrapes each on loopback, {args.rounds} round(s), "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}:")
+    print(f"  {'':<38}{'p50 ms':>8}{'p95 ms':>8}{'CPU ms/scrape':>15}{'RSS MiB':>9}{'series':>8}  RSS range")
     for name, r in rows:
+        rss = [x["rss_mib"] for x in runs[name]]
         print(f"  {name:<38}{r['p50']:8.2f}{r['p95']:8.2f}{r['cpu_ms']:15.2f}{r['rss_mib']:9.1f}"
-              f"{r['series']:8.0f}")
+              f"{r['series']:8.0f}  {min(rss):.1f}-{max(rss):.1f}")
     iw = rows[0][1]
     print(f"  (inferwatch collecting on every scrape would add {collect_cpu:.2f} ms CPU: "
           f"{iw['cpu_ms'] + collect_cpu:.2f} ms/scrape)")
+    first = peers[0][0]
     for name, r in rows[1:]:
+        ratios = [a["rss_mib"] / b["rss_mib"] for a, b in zip(runs[first], runs[name], strict=True)]
         print(f"  ratio inferwatch / {name}: p50 {iw['p50'] / r['p50']:.2f}x, "
-              f"CPU {iw['cpu_ms'] / r['cpu_ms']:.2f}x, RSS {iw['rss_mib'] / r['rss_mib']:.2f}x")
+              f"CPU {iw['cpu_ms'] / r['cpu_ms']:.2f}x, RSS {statistics.median(ratios):.2f}x "
+              f"({min(ratios):.2f}-{max(ratios):.2f} over the rounds)")
     return 0
 
 

@@ -27,6 +27,12 @@ def test_a_stop_signal_ends_the_exporter_with_exit_0(sig: signal.Signals) -> Non
         assert "/metrics" in first, first
         url = first.split()[2]
         assert httpx.get(url, timeout=BOUND_S).status_code == 200
+        # issue 56 row 4: the CLI checked the config, then execv'd the lean image (same pid)
+        with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+            assert b"inferwatch.collect" in f.read()
+        with open(f"/proc/{proc.pid}/maps") as f:
+            maps = f.read()
+        assert "pydantic_core" not in maps and "_ssl" not in maps
     finally:
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=BOUND_S)
@@ -46,3 +52,14 @@ def test_a_sigterm_while_the_exporter_starts_is_a_stop_too() -> None:
         _, err = proc.communicate(timeout=BOUND_S)
     assert proc.returncode == 0, err
     assert "SIGTERM: stopping" in err and "Traceback" not in err, err
+
+
+def test_a_stop_pending_across_the_execv_is_a_clean_stop() -> None:
+    # the CLI blocks SIGTERM before execv; one sent in that window must reach the new image's handler
+    code = ("import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}); "
+            "os.kill(os.getpid(), signal.SIGTERM); "
+            "os.execv(sys.executable, [sys.executable, '-m', 'inferwatch.collect', '--interval', '15', "
+            "'--host', '127.0.0.1', '--port', '0', '--no-gpu'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=BOUND_S)
+    assert done.returncode == 0, done.stderr
+    assert "SIGTERM: stopping" in done.stderr and "/metrics" in done.stdout, done

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg
@@ -28,25 +27,23 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import signal
+
     from inferwatch._exceptions import InputError
-    from inferwatch.collect import Exporter
+    from inferwatch.collect import replace_process, run_exporter
     from inferwatch.config import load_config
-    from inferwatch.model import wait_for_stop
+    from inferwatch.model import STOP_SIGNALS
 
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port {args.port}: not a TCP port (0-65535)")
     stop = getattr(args, "stop", None)
     cfg = load_config(args.config)
-    exporter = Exporter(interval=cfg.collect.interval, pid=args.pid, gpu=cfg.collect.gpu)
-    port = exporter.serve(args.host, args.port)
-    g = exporter.gpu
-    gpu = "disabled (collect.gpu: false)" if g is None else (
-        f"on, GPM profiling metrics on {g.gpm_gpus} GPU(s)" if g.up else f"off ({g.reason})")
-    print(f"inferwatch exporter: http://{args.host}:{port}/metrics "
-          f"(every {cfg.collect.interval:g}s; GPU collector {gpu})", flush=True)
-    try:
-        why = wait_for_stop(stop)  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
-        print(f"inferwatch exporter: {why}: stopping", file=sys.stderr, flush=True)
-    finally:
-        exporter.close()
-    return 0
+    values = {"interval": cfg.collect.interval, "pid": args.pid, "gpu": cfg.collect.gpu,
+              "host": args.host, "port": args.port}
+    if getattr(args, "own_process", False) and stop is not None:
+        # the configuration is checked: run on in a fresh image without the CLI's imports (RSS)
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # a stop now waits for the new image
+        if stop.requested is None:
+            replace_process(**values, verbose=bool(getattr(args, "verbose", False)))
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    return run_exporter(**values, stop=stop)

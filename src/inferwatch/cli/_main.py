@@ -82,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "until_stopped", False):
         stop.release()  # every other verb: Python's defaults, and a signal caught meanwhile goes to them
         return _dispatch(args)
+    args.own_process = argv is None  # the process is this command's own (the exporter may execv)
     args.stop = stop  # acted on where stopping is safe: after start-up, or at once if it came during it
     try:
         return _dispatch(args)

@@ -18,7 +18,7 @@ from inferwatch.collect._nvml import CLOCK_EVENT_REASONS, load_nvml
 from inferwatch.collect._process import GcStats, ProcessCollector
 
 if TYPE_CHECKING:
-    from inferwatch.collect._exporter import Exporter
+    from inferwatch.collect._exporter import Exporter, replace_process, run_exporter
     from inferwatch.collect._exposition import SampleCollector
 
 __all__ = [
@@ -35,16 +35,18 @@ __all__ = [
     "ProcessCollector",
     "SampleCollector",
     "load_nvml",
+    "replace_process",
+    "run_exporter",
     "sample",
 ]
 
 
 def __getattr__(name: str) -> Any:
     # prometheus-client only when exposing: the edge agent collects without it (~8 MiB less RSS)
-    if name == "Exporter":
-        from inferwatch.collect._exporter import Exporter
+    if name in ("Exporter", "replace_process", "run_exporter"):
+        from inferwatch.collect import _exporter
 
-        return Exporter
+        return getattr(_exporter, name)
     if name == "SampleCollector":
         from inferwatch.collect._exposition import SampleCollector
 

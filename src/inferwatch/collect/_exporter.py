@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
+import threading
 from typing import Any
-
-from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import start_http_server
 
 from inferwatch._exceptions import InputError
 from inferwatch.collect._base import Collector
-from inferwatch.collect._exposition import SampleCollector
 from inferwatch.collect._gpu import GpuCollector
 from inferwatch.collect._host import HostCollector
+from inferwatch.collect._http import MetricsServer
 from inferwatch.collect._loop import CollectLoop
 from inferwatch.collect._process import GcStats, ProcessCollector
+from inferwatch.collect._text import render
 from inferwatch.model import Clock
 
-__all__ = ["Exporter"]
+__all__ = ["Exporter", "replace_process", "run_exporter"]
 
 _log = logging.getLogger(__name__)
 
@@ -52,9 +53,7 @@ class Exporter:
         if self.gpu is not None:
             collectors.append(self.gpu)
         self.loop = CollectLoop(collectors, interval=interval, clock=clock)
-        self.registry = CollectorRegistry()
-        self.registry.register(SampleCollector(self.loop.snapshot))
-        self._server: Any = None
+        self._server: MetricsServer | None = None
 
     def serve(self, host: str, port: int) -> int:
         """Start collecting and serving; returns the bound port (``port=0`` picks a free one)."""
@@ -62,11 +61,13 @@ class Exporter:
             self.gc_stats.install()
         self.loop.start()
         try:
-            self._server, _thread = start_http_server(port, addr=host, registry=self.registry)
+            # its own small server and text writer: no prometheus-client, no http.server (RSS)
+            self._server = MetricsServer((host, port), lambda: render(self.loop.snapshot()))
         except OSError as exc:
             self.close()
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-        return int(self._server.server_port)
+        threading.Thread(target=self._server.serve_forever, name="exporter-http", daemon=True).start()
+        return self._server.server_port
 
     def close(self) -> None:
         """Stop serving and collecting (idempotent)."""
@@ -79,3 +80,51 @@ class Exporter:
             self.gpu.close()
         if self.gc_stats is not None:
             self.gc_stats.uninstall()
+
+
+def run_exporter(
+    *, interval: float, pid: int | None, gpu: bool, host: str, port: int, stop: Any,
+) -> int:
+    """Serve until ``stop`` (a :class:`~inferwatch.model.StopRequest`); what ``inferwatch exporter`` runs.
+
+    Prints the listening line on stdout and ``SIGNAL: stopping`` on stderr, as every
+    long-running verb does.
+    """
+    from inferwatch.model import wait_for_stop
+
+    exporter = Exporter(interval=interval, pid=pid, gpu=gpu)
+    bound = exporter.serve(host, port)
+    g = exporter.gpu
+    state = "disabled (collect.gpu: false)" if g is None else (
+        f"on, GPM profiling metrics on {g.gpm_gpus} GPU(s)" if g.up else f"off ({g.reason})")
+    print(f"inferwatch exporter: http://{host}:{bound}/metrics "
+          f"(every {interval:g}s; GPU collector {state})", flush=True)
+    try:
+        why = wait_for_stop(stop)  # SIGTERM (systemd, Docker, Kubernetes) or SIGINT: the same stop
+        print(f"inferwatch exporter: {why}: stopping", file=sys.stderr, flush=True)
+    finally:
+        exporter.close()
+    return 0
+
+
+def replace_process(
+    *, interval: float, pid: int | None, gpu: bool, host: str, port: int, verbose: bool,
+) -> None:
+    """Become ``python -m inferwatch.collect`` (same pid): the exporter without the CLI's imports.
+
+    The command line has loaded and checked the whole configuration (pydantic, every
+    verb's parser: ~30 MiB that stay resident once imported); ``execv`` drops them. A stop
+    signal arriving meanwhile stays pending (blocked across ``execv``) until the new
+    image has its handlers installed, so a SIGTERM during start-up is still a clean stop.
+    """
+    argv = [sys.executable, "-m", "inferwatch.collect", "--interval", repr(float(interval)),
+            "--host", host, "--port", str(port)]
+    if pid is not None:
+        argv += ["--pid", str(pid)]
+    if not gpu:
+        argv.append("--no-gpu")
+    if verbose:
+        argv.append("--verbose")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)
