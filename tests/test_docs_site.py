@@ -28,8 +28,10 @@ ROOT = Path(__file__).parent.parent
 REGENERATE = "run `python -m inferwatch.cli._docgen` and commit docs/reference/ and docs/benchmarks/index.md"
 
 
-GENERATED = [(CONFIG_PAGE, config_reference), (CLI_PAGE, cli_reference), (BENCH_PAGE, lambda: benchmarks_index(ROOT)),
-             (ZH[CONFIG_PAGE][0], lambda: zh_reference(CONFIG_PAGE, config_reference())),  # the 简体中文 twins
+GENERATED = [(CONFIG_PAGE, config_reference), (CLI_PAGE, cli_reference),
+             (BENCH_PAGE, lambda: benchmarks_index(ROOT)),
+             # the 简体中文 twins
+             (ZH[CONFIG_PAGE][0], lambda: zh_reference(CONFIG_PAGE, config_reference())),
              (ZH[CLI_PAGE][0], lambda: zh_reference(CLI_PAGE, cli_reference()))]
 
 
