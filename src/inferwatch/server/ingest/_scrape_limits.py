@@ -8,6 +8,7 @@ exceeded``, ``label_limit exceeded (...)``, ...), so they read the same in
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -109,26 +110,30 @@ def _check_series(target: ScrapeTarget, ls: Labels) -> None:
                 f"value: {value[:50]!r}, length: {len(value)}, limit: {target.label_value_length_limit})")
 
 
-def duplicate_error(text: str, labels: Sequence[Labels]) -> str:
+_TYPE_LINE = re.compile(r"^# TYPE .*", re.M)
+
+
+def duplicate_error(text: str, labels: Sequence[Labels], *, distinct: bool | None = None) -> str:
     """Why the exposition repeats itself (a series twice, a ``# TYPE`` twice), or ``""``.
 
     A repeated series used to keep its first value silently; Prometheus counts it
     as a duplicate sample and client libraries refuse a second ``TYPE`` line.
+    ``distinct=True`` (the parser knows every line is a different series) skips hashing
+    the label sets.
     """
-    if len(set(labels)) != len(labels):
+    if distinct is not True and len(set(labels)) != len(labels):
         seen: set[Labels] = set()
         for ls in labels:
             if ls in seen:
                 return f"duplicate sample for timestamp: series {ls} exposed more than once"
             seen.add(ls)
     types: set[str] = set()
-    for line in text.splitlines():
-        if line.startswith("# TYPE "):
-            parts = line.split()
-            name = parts[2] if len(parts) > 2 else ""
-            if name in types:
-                return f"second TYPE line for metric name {name!r}"
-            types.add(name)
+    for line in _TYPE_LINE.findall(text):  # a C-level scan, not a Python loop over every line
+        parts = line.split()
+        name = parts[2] if len(parts) > 2 else ""
+        if name in types:
+            return f"second TYPE line for metric name {name!r}"
+        types.add(name)
     return ""
 
 
