@@ -15,10 +15,12 @@ from inferwatch.cli._docgen import (
     BENCH_PAGE,
     CLI_PAGE,
     CONFIG_PAGE,
+    ZH,
     benchmarks_index,
     cli_reference,
     config_reference,
     config_sections,
+    zh_reference,
 )
 from inferwatch.config import Config
 
@@ -26,8 +28,14 @@ ROOT = Path(__file__).parent.parent
 REGENERATE = "run `python -m inferwatch.cli._docgen` and commit docs/reference/ and docs/benchmarks/index.md"
 
 
-@pytest.mark.parametrize(("page", "generate"), [(CONFIG_PAGE, config_reference), (CLI_PAGE, cli_reference),
-                                                (BENCH_PAGE, lambda: benchmarks_index(ROOT))])
+GENERATED = [(CONFIG_PAGE, config_reference), (CLI_PAGE, cli_reference),
+             (BENCH_PAGE, lambda: benchmarks_index(ROOT)),
+             # the 简体中文 twins
+             (ZH[CONFIG_PAGE][0], lambda: zh_reference(CONFIG_PAGE, config_reference())),
+             (ZH[CLI_PAGE][0], lambda: zh_reference(CLI_PAGE, cli_reference()))]
+
+
+@pytest.mark.parametrize(("page", "generate"), GENERATED)
 def test_the_committed_reference_pages_are_the_generated_ones(page: str, generate: object) -> None:
     assert (ROOT / page).read_text(encoding="utf-8") == generate(), f"{page} is stale: {REGENERATE}"  # type: ignore[operator]
 

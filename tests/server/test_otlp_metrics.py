@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -236,12 +237,17 @@ def test_openlit_and_openllmetry_exports_land_as_the_sdks_generation_series(serv
     from .test_otlp_genai import load, restamp
 
     now_ns = time.time_ns()
-    sources = (("otlp_genai_openlit", "openlit-app"), ("otlp_genai_openllmetry", "openllmetry-app"))
-    for fixture, service in sources:
-        body = json.dumps(restamp(load(fixture), now_ns, service))
-        r = httpx.post(f"{server.url}/v1/metrics", content=body, timeout=30,
-                       headers={**AUTH, "Content-Type": "application/json"})
-        assert r.status_code == 200 and r.json() == {}, r.text
+    openlit = json.dumps(restamp(load("otlp_genai_openlit"), now_ns, "openlit-app"))
+    r = httpx.post(f"{server.url}/v1/metrics", content=openlit, timeout=30,
+                   headers={**AUTH, "Content-Type": "application/json"})
+    assert r.status_code == 200 and r.json() == {}, r.text
+    # OpenLLMetry's exporter sends protobuf (the OTLP/HTTP default)
+    openllmetry = json_format.ParseDict(restamp(load("otlp_genai_openllmetry"), now_ns, "openllmetry-app"),
+                                        ExportMetricsServiceRequest())
+    r = httpx.post(f"{server.url}/v1/metrics", content=openllmetry.SerializeToString(), timeout=30,
+                   headers={**AUTH, "Content-Type": "application/x-protobuf"})
+    assert r.status_code == 200, r.text
+    assert not ExportMetricsServiceResponse.FromString(r.content).HasField("partial_success")
     requests = _query(server.url, 'sum by (service, model, route, code) '
                                   '(inferwatch_generation_requests_total{service=~"open.*"})')
     assert requests == {_key(service=s, model="gpt-4o-mini-2024-07-18", route="chat", code="200"): 3.0

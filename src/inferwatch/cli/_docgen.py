@@ -4,7 +4,8 @@
 ``docs/reference/cli.md``; a test fails when the committed pages differ from what
 this writes, so names, defaults and help texts can never drift from the code. It also
 copies ``benchmarks/RESULTS.md`` to the site's ``docs/benchmarks/index.md`` (links
-made relative to that page), so the two tables cannot differ.
+made relative to that page), so the two tables cannot differ, and writes the reference pages'
+简体中文 twins (``docs/reference/*.zh.md``): the same tables and ``--help`` with the prose translated.
 """
 
 from __future__ import annotations
@@ -20,12 +21,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["benchmarks_index", "cli_reference", "config_reference", "config_sections", "write_pages"]
+__all__ = ["benchmarks_index", "cli_reference", "config_reference", "config_sections", "write_pages",
+           "zh_reference"]
 
 CONFIG_PAGE = "docs/reference/config.md"
 CLI_PAGE = "docs/reference/cli.md"
 BENCH_SOURCE = "benchmarks/RESULTS.md"
 BENCH_PAGE = "docs/benchmarks/index.md"
+ZH = {  # the generated pages' 简体中文 twins: page -> (its translation's path, title and introduction)
+    CONFIG_PAGE: ("docs/reference/config.zh.md", "# 配置参考", (
+        "由 `python -m inferwatch.cli._docgen` 根据配置模型生成（有测试保证它与代码一致）："
+        "`inferwatch.yaml` 接受的每个字段、其类型和默认值。时长写作 `30s`、`5m`、`1h30m`；"
+        "大小写作 `10MB`；密钥显示为 `<secret>`。各部分和字段的说明取自配置模型，目前为英文。")),
+    CLI_PAGE: ("docs/reference/cli.zh.md", "# 命令行参考", (
+        "由 `python -m inferwatch.cli._docgen` 根据参数解析器生成（有测试保证它与代码一致）："
+        "每个子命令的 `--help`（英文，与终端中显示的一致）。每个读取配置的子命令都接受 "
+        "`--config FILE`；不给时依次使用 `$INFERWATCH_CONFIG`、当前目录下的 `./inferwatch.yaml`"
+        "（如果有）、内置默认值。")),
+}
+_ZH_TABLE = {"| field | type | default | description |": "| 字段 | 类型 | 默认值 | 说明 |"}
 HELP_COLUMNS = "100"  # argparse wraps --help to the terminal: a fixed width keeps the page stable
 
 
@@ -181,6 +195,28 @@ def cli_reference() -> str:
             os.environ["COLUMNS"] = before
 
 
+def _anchor(title: str) -> str:
+    """The anchor Python-Markdown's toc gives a heading (its text without code marks and punctuation)."""
+    text = re.sub(r"[^\w\s-]", "", title.replace("`", "")).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def zh_reference(page: str, english: str) -> str:
+    """The 简体中文 twin of a generated reference page: its title and introduction translated, the
+    tables' header rows too, each heading keeping the English page's anchor; blocks as they are."""
+    _, title, intro = ZH[page]
+    lines = english.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("## "))
+    out, fenced = [title, "", intro, ""], False
+    for line in lines[first:]:
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("## "):
+            line = f"{line} {{#{_anchor(line[3:])}}}"
+        out.append(line if fenced else _ZH_TABLE.get(line, line))
+    return "\n".join(out)
+
+
 def benchmarks_index(root: Path) -> str:
     """The site's benchmarks page: ``root``'s benchmarks/RESULTS.md, its links relative to the page."""
     text = (root / BENCH_SOURCE).read_text(encoding="utf-8")
@@ -221,8 +257,9 @@ def write_pages(root: Path) -> list[Path]:
     """Write the generated pages under ``root`` (the repository) and sync the translations' code
     blocks; return the paths written."""
     written = sync_translations(root)
-    pages = ((CONFIG_PAGE, config_reference()), (CLI_PAGE, cli_reference()),
-             (BENCH_PAGE, benchmarks_index(root)))
+    pages = [(CONFIG_PAGE, config_reference()), (CLI_PAGE, cli_reference()),
+             (BENCH_PAGE, benchmarks_index(root))]
+    pages += [(ZH[rel][0], zh_reference(rel, text)) for rel, text in pages if rel in ZH]
     for rel, text in pages:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
