@@ -40,3 +40,9 @@ def test_the_type_line_check_still_runs_when_the_series_are_distinct() -> None:
     parsed = ExpositionParser({}).parse(body, 1.0)
     why = duplicate_error(body, parsed.labels, distinct=parsed.distinct)
     assert why == "second TYPE line for metric name 'a'"
+
+
+def test_type_lines_are_found_at_the_start_in_the_middle_and_after_crlf() -> None:
+    for body in ("# TYPE a gauge\na 1\n# TYPE a gauge\n", "b 1\r\n# TYPE a gauge\r\na 1\r\n# TYPE a gauge"):
+        assert duplicate_error(body, [], distinct=True) == "second TYPE line for metric name 'a'", body
+    assert duplicate_error("a 1\n#  TYPE a gauge\n# TYPE a gauge\n", [], distinct=True) == ""

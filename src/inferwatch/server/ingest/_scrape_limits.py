@@ -8,7 +8,6 @@ exceeded``, ``label_limit exceeded (...)``, ...), so they read the same in
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -110,7 +109,15 @@ def _check_series(target: ScrapeTarget, ls: Labels) -> None:
                 f"value: {value[:50]!r}, length: {len(value)}, limit: {target.label_value_length_limit})")
 
 
-_TYPE_LINE = re.compile(r"^# TYPE .*", re.M)
+def _type_lines(text: str) -> list[str]:
+    """The ``# TYPE`` lines, found with ``str.find`` (a body of 100,000 samples has a few families)."""
+    found, pos = [], (0 if text.startswith("# TYPE ") else text.find("\n# TYPE "))
+    while pos >= 0:
+        start = pos + (text[pos] == "\n")
+        end = text.find("\n", start)
+        found.append(text[start:] if end < 0 else text[start:end])
+        pos = -1 if end < 0 else text.find("\n# TYPE ", end)
+    return [line.rstrip("\r") for line in found]
 
 
 def duplicate_error(text: str, labels: Sequence[Labels], *, distinct: bool | None = None) -> str:
@@ -128,7 +135,7 @@ def duplicate_error(text: str, labels: Sequence[Labels], *, distinct: bool | Non
                 return f"duplicate sample for timestamp: series {ls} exposed more than once"
             seen.add(ls)
     types: set[str] = set()
-    for line in _TYPE_LINE.findall(text):  # a C-level scan, not a Python loop over every line
+    for line in _type_lines(text):
         parts = line.split()
         name = parts[2] if len(parts) > 2 else ""
         if name in types:
