@@ -210,7 +210,9 @@ class ScrapeLoop:
             except ScrapeFailed as exc:  # counted as the store counts its own refusals
                 count_discarded(self.store, str(exc).split(" exceeded")[0].replace(" ", "_"), len(parsed))
                 raise
-            error = duplicate_error(body.text, parsed.labels)
+            # metric_relabel_configs may make two series one: then the label sets are compared
+            error = duplicate_error(body.text, parsed.labels,
+                                    distinct=parsed.distinct if not target.metric_rules else None)
             dropped = drop_future(parsed.labels, parsed.t, parsed.v, now)
             if dropped:
                 note = (f"{dropped} samples out of bounds (stamped more than {MAX_AHEAD_S:g}s "
