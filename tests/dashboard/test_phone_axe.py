@@ -7,12 +7,20 @@ time). To keep the suite's time, axe and the width check run over every page in 
 together take each value of each dimension (phone + Chinese + dark, desktop + English + light);
 the first firing P0 and the menu are checked on the alerts page in both. The page changes by its
 hash route (no reload).
+
+In the Chinese mode (browser zone Asia/Shanghai) the same walk also reads every shown text outside
+data (code, PromQL, elements marked ``data-raw``) and fails naming any English word left, identifiers,
+units, acronyms and the words in ``ALLOW`` aside; and the header's server time must be the server's
+clock in Asia/Shanghai with its +08:00 offset.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from tests._require import require_module
@@ -25,11 +33,48 @@ PAGES = ["overview", "alerts", "silences", "oncall", "explore", "drift", "slos",
          "replicas", "diagnose"]
 SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1400, "height": 1000}}
 BAD = ("serious", "critical")
+ZONE = "Asia/Shanghai"
+# The visible text outside data, one string per text node: not in a script, a style, code, PromQL or an
+# element marked as data (``data-raw``), and shown. English words are looked for in what is left.
+TEXTS = """() => {
+  const out = [], skip = "script, style, pre, code, textarea, .promql, [data-raw], [aria-hidden='true']";
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    if (!n.nodeValue.trim() || el.closest(skip) || !el.checkVisibility()) continue;
+    out.push(n.nodeValue.trim());
+  }
+  return out;
+}"""
+# A word of data rather than of the interface: an acronym, a unit, or an identifier (CamelCase: an alert name)
+DATA_WORD = re.compile(r"^(?:[A-Z0-9]+s?|ms|s|min|h|d|kB|MB|GB|PCIe|\w*[a-z][A-Z]\w*)$")
+# Words the demo's data and the product put in the interface, each for a reason: the product's name, the
+# language switch (it names the other language), the demo's service, features and receivers, the data-quality
+# checks' names, the default pack's action names (``degrade``, ``scale_out``), keyboard keys, a Kubernetes
+# kind and a runtime's product name
+ALLOW = frozenset({"inferwatch", "English", "demo", "age", "price", "phone", "digest", "wecom", "missing",
+                   "unseen", "degrade", "Enter", "deployment", "Runtime"})
+CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+
+
+def _english(texts: list[str]) -> list[str]:
+    """The texts with an English word left in them, outside identifiers (``a_b``, ``a-b``, ``k="v"``,
+    paths, CamelCase alert names), units, acronyms, `code` and, in Chinese text, config keys (``slos:``)."""
+    bad = []
+    for text in texts:
+        rest = re.sub(r"`[^`]*`", " ", text)
+        if CJK.search(rest):
+            rest = re.sub(r"\b[a-z_]+:(?=\s|[^\x00-\x7f]|$)", " ", rest)
+        words = re.findall(r"[A-Za-z0-9_][A-Za-z0-9_.:/=\"'+-]*", rest)
+        if any(w.isalpha() and w.isascii() and not DATA_WORD.match(w) and w not in ALLOW
+               for w in (w.rstrip(".:,") for w in words)):
+            bad.append(text)
+    return bad
 
 
 def _context(browser: Any, size: str, lang: str, theme: str) -> Any:
     ctx = browser.new_context(viewport=SIZES[size], color_scheme=theme, is_mobile=size == "phone",
-                              has_touch=size == "phone")
+                              has_touch=size == "phone", timezone_id=ZONE if lang == "zh-CN" else "UTC")
     ctx.add_init_script(f"localStorage.setItem('inferwatch.lang', '{lang}');"
                         f"localStorage.setItem('inferwatch.theme', '{theme}');")
     return ctx
@@ -97,6 +142,8 @@ def test_every_page_passes_axe_and_fits_the_width(mode: tuple[Any, tuple[str, st
         _open(p, demo, name, first=i == 0)
         wide = _overflow(p)
         found = _serious(axe, p) + ([f"{wide} px wider than the window"] if wide > 0 else [])
+        if lang == "zh-CN":
+            found += [f"English left: {text!r}" for text in sorted(set(_english(p.evaluate(TEXTS))))]
         if found:
             problems[name] = found
         if name == "alerts":
@@ -104,4 +151,18 @@ def test_every_page_passes_axe_and_fits_the_width(mode: tuple[Any, tuple[str, st
         if name in ("alerts", "overview", "drift", "oncall"):
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             p.screenshot(path=str(ARTIFACTS / f"{name}-{size}-{lang}-{theme}.png"))
+    if lang == "zh-CN":
+        _shows_shanghai_time(p, demo)
     assert not problems, "\n".join(f"{name}: {line}" for name, lines in problems.items() for line in lines)
+
+
+def _shows_shanghai_time(p: Any, demo: DemoServer) -> None:
+    """The header's server time is the server's clock in Asia/Shanghai, its offset shown (a UTC time
+    would be 8 h off; the demo's clock runs 40x, so within an hour is close)."""
+    shown = p.inner_text("#server-time")
+    m = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \+08:00", shown)
+    assert m, f"no time with +08:00 in {shown!r}"
+    now = float(demo.api("api/v1/query?query=time()")["result"][0])
+    local = datetime.fromtimestamp(now, ZoneInfo(ZONE)).replace(tzinfo=None)
+    gap = abs((datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S") - local).total_seconds())
+    assert gap < 3600, f"{shown!r} is {gap:.0f} s from the server's clock in {ZONE} ({local})"

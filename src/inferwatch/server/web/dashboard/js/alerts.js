@@ -86,15 +86,16 @@ function card(a, events, now) {
   ann.example_traces ? exampleTraces(ann.example_traces) : null,
   why(a),
   recordList(actions, (e) => [`${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
-    h("span", { class: actionClass(e) }, e.outcome)]),
+    h("span", { class: actionClass(e), "data-raw": "" }, e.outcome)]),
   recordList(notes, (e) => [`${fmtTime(e.t)} ${e.type} notification to ${e.receiver}: `,
-    h("span", { class: statusClass(e.status) }, e.status), e.error ? ` (${e.error})` : ""]),
+    h("span", { class: statusClass(e.status) }, e.status), e.error ? [" (", h("span", { "data-raw": "" }, e.error), ")"] : ""]),
   a.query ? promqlDetails([{ expr: a.query }]) : null);
 }
 
 function timelineRow(e) {
   let what;
-  if (e.kind === "action") what = `${e.action} (${e.phase}) for ${e.alertname}: ${e.outcome}`;
+  // an action's outcome and a sender's error are the server's words (data), translated where known
+  if (e.kind === "action") what = [`${e.action} (${e.phase}) for ${e.alertname}: `, h("span", { "data-raw": "" }, e.outcome)];
   else if (e.kind === "notification") {
     const names = [...new Set(e.groups.flatMap((g) => g.alerts.map((a) => a.alertname)))].join(", ");
     what = `${e.type} to ${e.receiver} ${e.status}${e.error ? `: ${e.error}` : ""} (${names || e.notes.length + " lines"})`;

@@ -15,10 +15,15 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// A time in the browser's zone with its offset: "2026-12-07 14:03:09 +08:00".
 export function fmtTime(t) {
   if (t === null || t === undefined) return "-";
   const d = new Date(t * 1000);
-  return d.toISOString().replace("T", " ").slice(0, 19) + "Z";
+  const p = (n) => String(n).padStart(2, "0");
+  const off = -d.getTimezoneOffset();
+  const zone = `${off < 0 ? "-" : "+"}${p(Math.floor(Math.abs(off) / 60))}:${p(Math.abs(off) % 60)}`;
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:`
+    + `${p(d.getSeconds())} ${zone}`;
 }
 
 export function fmtAgo(t, now) {

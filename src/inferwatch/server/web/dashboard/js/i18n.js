@@ -3,6 +3,8 @@
 // The pages write English; in Chinese a watcher translates every text the pages put in the
 // document (an exact phrase, or a pattern such as "since 5 min ago"), including what a page redraws
 // on its timer. A text nobody translated (a metric name, a label value, a rule's own summary) stays.
+// An element marked ``data-raw`` holds data (a server's words, a label name): tests/dashboard/test_phone_axe.py
+// reads every other shown text in Chinese and fails on an English word left.
 
 const KEY = "inferwatch.lang";
 
@@ -71,6 +73,45 @@ const ZH = new Map(Object.entries({
   nobody: "无", replica: "副本", address: "地址", state: "状态", ready: "在线", missing: "缺失",
   "(this one)": "（本副本）",
   "database unreachable: writes wait in the local journal": "数据库不可达：写入暂存于本地日志",
+  // silences and the token box
+  "New silence": "新建静默", "All silences": "全部静默", "Create silence": "创建静默", "no silences": "没有静默",
+  "matchers (one per line: name=\"value\", name=~\"regex\", name!=\"value\")":
+    "匹配条件（每行一个：标签=\"值\"、标签=~\"正则\"、标签!=\"值\"）",
+  for: "时长", author: "创建人", comment: "备注", matchers: "匹配条件", starts: "开始", ends: "结束", by: "创建人",
+  "writes need the server's API token": "写操作需要服务器的 API 令牌", use: "使用", "sign in": "登录",
+  "(printed at the server's first start; kept only in this tab) or": "（服务器首次启动时打印；仅保存在此标签页）或",
+  "enter the API token or sign in first (above)": "请先在上方输入 API 令牌或登录",
+  // explore, diagnose
+  Run: "执行", view: "视图", graph: "图表", table: "表格", "Enter runs, Shift+Enter adds a line": "Enter 执行，Shift+Enter 换行",
+  "Diagnose: GPU utilisation fell while QPS is unchanged": "诊断：QPS 不变而 GPU 利用率下降",
+  "Compares the first and last third of the window: GPU utilisation against QPS, server CPU, PCIe throughput and link, GPU memory and GC, throttle reasons; ranks the causes (what `inferwatch diagnose gpu` does, on this server's store).":
+    "比较时间窗口的前三分之一与后三分之一：GPU 利用率对比 QPS、服务器 CPU、PCIe 吞吐与链路、GPU 显存与 GC、降频原因；并对原因排序（即在本服务器的存储上执行 `inferwatch diagnose gpu`）。",
+  "Run playbook": "执行诊断手册", window: "时间窗口",
+  // drift
+  "PSI history": "PSI 历史", Time: "时间", model: "模型", feature: "特征", verdict: "结论",
+  "reference vs current": "基线与当前对比", "recommend rollback": "建议回滚", review: "需复核", ok: "正常",
+  "reference (grey) vs current (blue) proportion per bin": "各分箱占比：基线（灰）与当前（蓝）",
+  experiment: "实验", difference: "差异",
+  // overview panels, notes, captions and legends
+  "Accuracy: estimated (band) and realized": "准确率：估计值（区间）与实际值", "Data quality per feature": "各特征数据质量",
+  "Unreadable observations (type errors)": "无法读取的观测（类型错误）",
+  "Queue and compute time per request (mean)": "每请求排队与计算时间（均值）",
+  "Estimated: CBPE on each closed window, without labels, with its ±3σ band; it assumes scores calibrated on the reference still hold (no concept drift) and warns when scores leave the reference's range. Realized: the last labelled predictions, once their labels arrive.":
+    "估计值：对每个已关闭的窗口做 CBPE（无需标签），带 ±3σ 区间；它假设在基线上校准的分数仍然成立（无概念漂移），分数超出基线范围时会提示。实际值：最近带标签的预测，标签到达后计算。",
+  "Only the features and checks with failing rows are drawn: the share of the last closed window's rows failing a check against the reference profile, per feature: missing (no value), out_of_range (outside the reference's minimum and maximum), unseen (a category the reference never had), type_error (a value that is not a number, which drops its whole observation; a share of all the window's rows).":
+    "仅绘制有失败行的特征和检查：最近一个已关闭窗口中未通过基线画像检查的行所占比例，按特征：missing（无值）、out_of_range（超出基线的最小值与最大值）、unseen（基线中从未出现的类别）、type_error（不是数字的值，会丢弃整条观测；占窗口全部行的比例）。",
+  "Prediction observations the quality monitors could not read and dropped (a value that is not a number, a wrong number of features), per model.":
+    "质量监控无法读取而丢弃的预测观测（值不是数字、特征个数不对），按模型。",
+  "no GPU metrics: scrape `inferwatch exporter` or dcgm-exporter": "没有 GPU 指标：请采集 `inferwatch exporter` 或 dcgm-exporter",
+  "no host metrics: scrape `inferwatch exporter` or node_exporter": "没有主机指标：请采集 `inferwatch exporter` 或 node_exporter",
+  "no experiments recorded (inferwatch.business)": "没有记录实验（inferwatch.business）",
+  "in flight": "处理中", "whole request": "整个请求", "runtime run (ONNX Runtime, TensorRT)": "运行时执行（ONNX Runtime、TensorRT）",
+  // alerts and on call
+  "digest message": "汇总消息", fire: "触发", resolve: "恢复", alerts: "告警", "members by": "成员按",
+  ", groups by": "，分组按", "human review": "需人工复核", "drift (P2)": "漂移（P2）", stable: "稳定",
+  "no row failed a data-quality check in this range (or no DataQualityAggregator in the SDK)":
+    "此时间范围内没有未通过数据质量检查的行（或 SDK 中没有 DataQualityAggregator）", "wecom message, printed (no credentials)": "企业微信消息，仅打印（无凭据）",
+  "scale_out action + phone message": "scale_out 动作 + 电话消息",
 }));
 
 const PATTERNS = [
@@ -100,6 +141,24 @@ const PATTERNS = [
   [/^(\d+) firing$/, "$1 个告警中"],
   [/^objective ([\d.]+) % over (\w+)$/, "目标 $1 %，周期 $2"], [/^firing: (\S+)$/, "告警中：$1"],
   [/^(\S+): burn rate$/, "$1：燃烧率"],
+  [/^(\d+) firing of (\d+), to (\S+)$/, "$2 条中 $1 条告警中，发往 $3"],
+  [/^Alert groups \((\d+) firing, (\d+) acknowledged\)$/, "告警组（$1 个告警中，$2 个已确认）"],
+  [/^(\d+) members: under min_peers, not judged$/, "$1 个成员：少于 min_peers，不作判断"], [/^(\d+) members$/, "$1 个成员"],
+  [/^median (\S+) · spread (\S+) ·$/, "中位数 $1 · 离散度 $2 ·"],
+  [/^(\d+) of (\d+) devices · page (\d+) of (\d+)$/, "$1 / $2 台设备 · 第 $3 / $4 页"],
+  [/^(\S+)\/(\S+): last window (\d+) rows$/, "$1/$2：最近窗口 $3 行"],
+  [/^(\S+)\/(\S+): window from (.+), (\d+) rows$/, "$1/$2：窗口始于 $3，$4 行"],
+  [/^P2 drift ([\d.]+), review ([\d.]+), rollback ([\d.]+)$/, "P2 漂移 $1，复核 $2，回滚 $3"],
+  [/^(.+) (\S+) notification to (\S+):$/, (m, at, type, to) => `${at} ${t(type)}通知发往 ${to}：`],
+  [/^(.+) action (\S+) \((\w+)\):$/, (m, at, a, ph) => `${at} 动作 ${a}（${t(ph)}）：`],
+  [/^(\S+) to (\S+) (sent|failed|printed \(no credentials\)) \((.+)\)$/,
+    (m, type, to, st, names) => `${t(type)}发往 ${to} ${t(st)}（${names}）`],
+  [/^(\S+) \((\w+)\) for (\S+):$/, (m, a, ph, rule) => `${rule} 的 ${a}（${t(ph)}）：`],
+  [/^degraded via (\S+)$/, "已通过 $1 降级"],
+  [/^scaled deployment (\S+) from (\d+) to (\d+) replicas$/, "已将 deployment $1 从 $2 个副本扩容到 $3 个"],
+  [/^(estimated|realized|lower|upper|mean|reference|anomalous|low confidence) (.+)$/,
+    (m, w, rest) => `${{ estimated: "估计", realized: "实际", lower: "下界", upper: "上界", mean: "均值", reference: "基线",
+      anomalous: "异常", "low confidence": "低置信度" }[w]} ${rest}`],
   [/^(\d+) s ago$/, "$1 秒前"], [/^(\d+) min ago$/, "$1 分钟前"], [/^([\d.]+) h ago$/, "$1 小时前"],
 ];
 

@@ -40,7 +40,8 @@ async function draw(main) {
   }
   fill(main, h("h2", {}, "Peers"), rules.map((r) => h("div", { class: "peer-rule", "data-rule": r.name },
     h("h3", {}, r.name, " ", h("span", { class: "muted small" },
-      `members by ${r.outlier.member}, groups by ${r.outlier.peersBy.join(", ")}`)),
+      "members by ", h("span", { "data-raw": "" }, r.outlier.member), ", groups by ",
+      h("span", { "data-raw": "" }, r.outlier.peersBy.join(", ")))),
     r.outlier.groups.length ? r.outlier.groups.map((g) => group(r, g))
       : h("p", { class: "muted" }, "no members yet"))));
   document.body.dataset.rendered = "peers";
