@@ -107,7 +107,8 @@ const ZH = new Map(Object.entries({
   "no experiments recorded (inferwatch.business)": "没有记录实验（inferwatch.business）",
   "in flight": "处理中", "whole request": "整个请求", "runtime run (ONNX Runtime, TensorRT)": "运行时执行（ONNX Runtime、TensorRT）",
   // alerts and on call
-  "digest message": "汇总消息", fire: "触发", resolve: "恢复", alerts: "告警", "members by": "成员按",
+  "digest message": "汇总消息", Expire: "使其过期", active: "生效中", expired: "已过期",
+  "acknowledged by": "确认人", acknowledged: "已确认", unacknowledged: "已取消确认", notified: "已通知", escalated: "已升级", fire: "触发", resolve: "恢复", alerts: "告警", "members by": "成员按",
   ", groups by": "，分组按", "human review": "需人工复核", "drift (P2)": "漂移（P2）", stable: "稳定",
   "no row failed a data-quality check in this range (or no DataQualityAggregator in the SDK)":
     "此时间范围内没有未通过数据质量检查的行（或 SDK 中没有 DataQualityAggregator）", "wecom message, printed (no credentials)": "企业微信消息，仅打印（无凭据）",
@@ -154,6 +155,8 @@ const PATTERNS = [
   [/^(\S+) to (\S+) (sent|failed|printed \(no credentials\)) \((.+)\)$/,
     (m, type, to, st, names) => `${t(type)}发往 ${to} ${t(st)}（${names}）`],
   [/^(\S+) \((\w+)\) for (\S+):$/, (m, a, ph, rule) => `${rule} 的 ${a}（${t(ph)}）：`],
+  [/^(\S+): step (\d+)$/, "$1：第 $2 步"],
+  [/^time to acknowledge: (.+), $/, "确认用时：$1，"], [/^time to resolve: (.+)$/, "恢复用时：$1"],
   [/^degraded via (\S+)$/, "已通过 $1 降级"],
   [/^scaled deployment (\S+) from (\d+) to (\d+) replicas$/, "已将 deployment $1 从 $2 个副本扩容到 $3 个"],
   [/^(estimated|realized|lower|upper|mean|reference|anomalous|low confidence) (.+)$/,

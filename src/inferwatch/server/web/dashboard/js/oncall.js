@@ -61,12 +61,13 @@ function groupCard(g, out, reload) {
     "data-alertname": g.labels.alertname || "" },
   h("header", {}, h("strong", {}, labelText(g.labels) || "(all)"), h("span", { class: `state ${g.status}` }, g.status),
     h("span", { class: "muted" }, `${g.firing} firing of ${g.alerts}, to ${g.receiver}`),
-    g.ack ? h("span", { class: "badge ack" }, `acknowledged by ${g.ack.by} ${fmtTime(g.ack.at)}`) : null,
+    g.ack ? h("span", { class: "badge ack" }, "acknowledged by ", h("span", { "data-raw": "" }, g.ack.by), ` ${fmtTime(g.ack.at)}`)
+      : null,
     esc ? h("span", { class: "badge" }, `${esc.policy}: step ${esc.step}`) : null,
     g.status === "firing" && !g.ack ? h("button", { type: "button", class: "ack", onclick: () => act("api/v1/alerts/ack", "acknowledged") }, "Acknowledge") : null,
     g.ack ? h("button", { type: "button", class: "unack", onclick: () => act("api/v1/alerts/unack", "unacknowledged") }, "Unacknowledge") : null,
     h("button", { type: "button", class: "show-timeline", onclick: show }, "Timeline")),
-  g.ack && g.ack.comment ? h("p", { class: "muted" }, g.ack.comment) : null, box);
+  g.ack && g.ack.comment ? h("p", { class: "muted", "data-raw": "" }, g.ack.comment) : null, box);
 }
 
 export async function render(main, ctx) {

@@ -97,7 +97,7 @@ function table(list, now, reload, out) {
       h("td", {}, h("span", { class: `badge st-${s.status.state}` }, s.status.state)),
       h("td", {}, h("code", {}, s.matchers.map(matcherText).join(", "))),
       h("td", {}, fmtTime(Date.parse(s.startsAt) / 1000)), h("td", {}, fmtTime(Date.parse(s.endsAt) / 1000)),
-      h("td", {}, s.createdBy), h("td", {}, s.comment),
+      h("td", { "data-raw": "" }, s.createdBy), h("td", { "data-raw": "" }, s.comment),
       h("td", {}, s.status.state === "expired" ? "" : h("button", { type: "button", class: "expire", onclick: () => expire(s.id) }, "Expire"))))));
 }
 
