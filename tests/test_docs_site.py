@@ -32,7 +32,8 @@ GENERATED = [(CONFIG_PAGE, config_reference), (CLI_PAGE, cli_reference),
              (BENCH_PAGE, lambda: benchmarks_index(ROOT)),
              # the 简体中文 twins
              (ZH[CONFIG_PAGE][0], lambda: zh_reference(CONFIG_PAGE, config_reference())),
-             (ZH[CLI_PAGE][0], lambda: zh_reference(CLI_PAGE, cli_reference()))]
+             (ZH[CLI_PAGE][0], lambda: zh_reference(CLI_PAGE, cli_reference())),
+             (ZH[BENCH_PAGE][0], lambda: zh_reference(BENCH_PAGE, benchmarks_index(ROOT)))]
 
 
 @pytest.mark.parametrize(("page", "generate"), GENERATED)

@@ -38,8 +38,28 @@ ZH = {  # the generated pages' 简体中文 twins: page -> (its translation's pa
         "每个子命令的 `--help`（英文，与终端中显示的一致）。每个读取配置的子命令都接受 "
         "`--config FILE`；不给时依次使用 `$INFERWATCH_CONFIG`、当前目录下的 `./inferwatch.yaml`"
         "（如果有）、内置默认值。")),
+    BENCH_PAGE: ("docs/benchmarks/index.zh.md", "# 基准测试结果", (
+        "在项目的开发机上测量（2 核，24 GiB，无 GPU），每个基准测试在同一次运行中并排运行"
+        " inferwatch 和其对照。用 `make bench`（全部）或 `make bench BENCH=<name>`（`benc"
+        "hmarks/bench_<name>.py` 中的一个）重跑。\n\n每个领域一张表，每项测量取最新数据。**"
+        "比值**（Ratio）是 inferwatch 的数据除以对照的：对时间、开销和大小，小于 1 表示更"
+        "快或更小；对速率和得分，大于 1 表示更多。命令在仓库根目录下用项目的虚拟环境（`.v"
+        "env/bin/python`）运行。多数运行中 2 个核心与其他任务共享，所以绝对时间在各次运行"
+        "之间会浮动；在同一次运行内测得的比值才是可比较的数字。**测量于**（Measured）是记"
+        "录该数据的日期和 commit。每个领域的每次运行（含完整输出、运行时的负载和尝试过的"
+        "内容）都在该领域的页面上（链接在每张表下方）。\n\n本页由 `python -m inferwatch.cli"
+        "._docgen` 从 `benchmarks/RESULTS.md` 生成：标题和表头为中文，表格各行和表下说明"
+        "随每次测量更新，保留英文原文。")),
 }
-_ZH_TABLE = {"| field | type | default | description |": "| 字段 | 类型 | 默认值 | 说明 |"}
+_ZH_TABLE = {"| field | type | default | description |": "| 字段 | 类型 | 默认值 | 说明 |",
+             "| What | inferwatch | Peer | Ratio | Command | Measured |":
+                 "| 测量项 | inferwatch | 对照 | 比值 | 命令 | 测量于 |"}
+_ZH_TITLES = {"SDK overhead": "SDK 开销", "PromQL queries": "PromQL 查询", "Ingest": "写入",
+              "Rules and notifications": "规则与通知", "Dynamic baselines on NAB": "NAB 上的动态基线",
+              "Model quality and estimated performance": "模型质量与性能估计", "Model quality": "模型质量",
+              "Edge agent": "边缘 agent", "Host and GPU collection": "主机与 GPU 采集", "Tracing": "链路追踪",
+              "Dashboard": "控制台", "Hostile input, faults and load": "恶意输入、故障与负载"}
+_HISTORY = re.compile(r"History:(\s*)\[([^\]]*), every run\]")
 HELP_COLUMNS = "100"  # argparse wraps --help to the terminal: a fixed width keeps the page stable
 
 
@@ -203,7 +223,8 @@ def _anchor(title: str) -> str:
 
 def zh_reference(page: str, english: str) -> str:
     """The 简体中文 twin of a generated reference page: its title and introduction translated, the
-    tables' header rows too, each heading keeping the English page's anchor; blocks as they are."""
+    tables' header rows and the benchmark areas' names too, each heading keeping the English page's
+    anchor; blocks and table rows as they are."""
     _, title, intro = ZH[page]
     lines = english.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("## "))
@@ -212,9 +233,10 @@ def zh_reference(page: str, english: str) -> str:
         if line.startswith("```"):
             fenced = not fenced
         elif not fenced and line.startswith("## "):
-            line = f"{line} {{#{_anchor(line[3:])}}}"
+            line = f"## {_ZH_TITLES.get(line[3:], line[3:])} {{#{_anchor(line[3:])}}}"
         out.append(line if fenced else _ZH_TABLE.get(line, line))
-    return "\n".join(out)
+    return _HISTORY.sub(lambda m: "历次运行：" + ("\n" if "\n" in m.group(1) else "")
+                        + f"[{_ZH_TITLES.get(m.group(2), m.group(2))}]", "\n".join(out))
 
 
 def benchmarks_index(root: Path) -> str:
@@ -258,7 +280,7 @@ def write_pages(root: Path) -> list[Path]:
     blocks; return the paths written."""
     written = sync_translations(root)
     pages = [(CONFIG_PAGE, config_reference()), (CLI_PAGE, cli_reference()),
-             (BENCH_PAGE, benchmarks_index(root))]
+             (BENCH_PAGE, benchmarks_index(root))]  # their 简体中文 twins follow
     pages += [(ZH[rel][0], zh_reference(rel, text)) for rel, text in pages if rel in ZH]
     for rel, text in pages:
         path = root / rel

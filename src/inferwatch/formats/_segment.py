@@ -104,12 +104,12 @@ def decode_segment(blob: bytes, max_samples: int) -> tuple[list[int], list[float
     """(ids, times, values) of a segment; :class:`InputError` for a damaged or foreign one."""
     if blob[:len(SEGMENT_MAGIC)] != SEGMENT_MAGIC:
         raise InputError("segment: not a spool segment (bad magic)")
-    z = zlib.decompressobj()
+    inflate = zlib.decompressobj()
     try:
-        raw = z.decompress(blob[len(SEGMENT_MAGIC):], 64 * max_samples + 64)
+        raw = inflate.decompress(blob[len(SEGMENT_MAGIC):], 64 * max_samples + 64)
     except zlib.error as exc:
         raise InputError(f"segment: damaged ({exc})") from None
-    if not z.eof or z.unused_data:  # cut short (no checksum read), or bytes after it
+    if not inflate.eof or inflate.unused_data:  # cut short (no checksum read), or bytes after it
         raise InputError("segment: damaged (truncated, or bytes after its end)")
     r = Reader(raw, 0)
     n = r.varint("segment.n")
@@ -138,8 +138,8 @@ def decode_segment(blob: bytes, max_samples: int) -> tuple[list[int], list[float
             last[sid] = bits = _xor_tail(r, last.get(sid, 0), head >> 1, "segment.values")
             values.append(_D.unpack(_Q.pack(bits))[0])
             continue
-        z = head >> 1
-        n = whole[sid] = whole.get(sid, 0) + ((z >> 1) if not z & 1 else -((z + 1) >> 1))
+        step = head >> 1  # zigzag: the whole number's change since this series' last one
+        n = whole[sid] = whole.get(sid, 0) + ((step >> 1) if not step & 1 else -((step + 1) >> 1))
         if abs(n) >= 2**53:
             raise InputError("segment.values: a whole number out of range")
         values.append(float(n))

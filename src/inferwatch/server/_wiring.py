@@ -244,7 +244,9 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
                         access=access)
     parts.replica = open_replica(config, pipeline, clock)
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
-    parts.deadman = DeadMansSwitch.build(config, clock, pipeline)  # heartbeats are not reloaded
+    # heartbeats are not reloaded; in a pair the Watchdog names the replica that sent it
+    parts.deadman = DeadMansSwitch.build(config, clock, pipeline,
+                                         source=config.ha.replica if config.ha is not None else None)
     if parts.deadman.sender is not None:  # in an HA pair only the replica holding the lease sends it
         parts.deadman.sender.should_send = parts.replica.is_leader
     real_time = getattr(clock, "speed", 1.0) <= 1.0  # a compressed --speed skips rounds of real seconds

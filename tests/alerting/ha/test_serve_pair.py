@@ -33,7 +33,7 @@ SPEED, LEASE_S, STEP_S, EVAL_S = 10, 15.0, 60.0, 10.0  # seconds of the servers'
 SLACK_S = 8 * SPEED  # 8 real seconds of a loaded machine, on top of the lease and a round
 
 
-def _config(tmp_path: Path, name: str, db: str, hooks: str) -> Path:
+def _config(tmp_path: Path, name: str, db: str, hooks: str, beats: str) -> Path:
     cfg = tmp_path / f"{name}.yml"
     cfg.write_text(f"""
 server: {{data_dir: '{tmp_path / name}', api_token: {TOKEN}, evaluation_interval: {EVAL_S:g}s}}
@@ -41,6 +41,7 @@ ha: {{database: '{db}', replica: {name}, lease: {LEASE_S:g}s}}
 rules: {{default_pack: false}}
 alerting:
   default_actions: false
+  heartbeat: {{kind: webhook, url: '{beats}/watchdog', interval: 30s}}
   receivers:
     - {{name: first, type: webhook, url: '{hooks}/first'}}
     - {{name: second, type: webhook, url: '{hooks}/second'}}
@@ -72,14 +73,20 @@ class TimedHooks(Hooks):
                     and b.get("escalation", {}).get("step") == step]
 
 
+def _senders(got: list[tuple[str, dict[str, object]]]) -> set[str]:
+    """The replicas whose Watchdog reached the heartbeat service."""
+    return {a["labels"]["replica"] for p, b in got if p == "/watchdog"
+            for a in b["alerts"]}  # type: ignore[attr-defined,index]
+
+
 def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
         tmp_path: Path, postgres: PostgresCluster) -> None:
     amtool = require_tool("amtool")
     db = postgres.new_database()
-    hooks = TimedHooks()
+    hooks, beats = TimedHooks(), TimedHooks()  # the alerts' receivers; the dead man's switch service
     t0 = f"{time.time():.3f}"  # one compressed clock for both: the same start, read at the same real time
     clock = ("--speed", str(SPEED), "--start", t0, "--start-anchor", t0)
-    a, url_a = start_serve(_config(tmp_path, "a", db, hooks.url), *clock)
+    a, url_a = start_serve(_config(tmp_path, "a", db, hooks.url, beats.url), *clock)
     b = None
     try:
         with httpx.Client(timeout=BOUND_S) as c:
@@ -91,7 +98,7 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
                 "startsAt": "2000-01-01T00:00:00Z", "endsAt": "2100-01-01T00:00:00Z",
                 "createdBy": "ops", "comment": "maintenance"})
             assert sil.status_code == 200, sil.text
-            b, url_b = start_serve(_config(tmp_path, "b", db, hooks.url), *clock)
+            b, url_b = start_serve(_config(tmp_path, "b", db, hooks.url, beats.url), *clock)
             assert poll(lambda: len(status(url_a)["peers"]) == 2)
             ha = c.get(f"{url_b}/api/v1/ha").json()["data"]  # what the dashboard's Replicas page shows
             assert [(r["name"], r["leader"], r["self"]) for r in ha["replicas"]] == [
@@ -122,14 +129,17 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
             assert r.status_code == 200, r.text
             # step 2 of Down from A (still leading); then A is killed
             assert hooks.wait(lambda got: any(p == "/second" for p, _ in got))
+            assert beats.wait(lambda got: "a" in _senders(got))  # the leader's Watchdog
             a.kill()
             a.wait(BOUND_S)
             assert hooks.wait(lambda got: any(p == "/third" for p, _ in got))
+            assert beats.wait(lambda got: "b" in _senders(got))  # the Watchdog goes on from B
             assert status(url_b)["name"] == "b"
     finally:
         err_a = _stop(a)
         err_b = _stop(b) if b is not None else ""
         hooks.service.stop()
+        beats.service.stop()
     (first,) = hooks.when("/first", "Down", 1)[:1]
     third = hooks.when("/third", "Down", 3)
     # B sent step 3 on time (in the servers' seconds): not a round before it was due, at most a lease

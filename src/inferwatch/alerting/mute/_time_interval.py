@@ -7,9 +7,11 @@ after the interval sends what is then true, as Alertmanager does.
 
 >>> from inferwatch.config import TimeIntervalSpec
 >>> weekend = TimeIntervalSpec.model_validate(
-...     {"name": "weekend", "time_intervals": [{"weekdays": ["saturday:sunday"]}]})
+...     {"name": "weekend", "time_intervals": [{"weekdays": ["saturday", "sunday"]}]})
 >>> TimeIntervals([weekend]).holds("weekend", 1_700_000_000.0)  # 2023-11-14, a Tuesday
 False
+>>> TimeIntervals([weekend]).holds("weekend", 1_700_352_000.0)  # 2023-11-19, a Sunday
+True
 """
 
 from __future__ import annotations
