@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from inferwatch._exceptions import InputError
 from inferwatch.formats import ExpositionParser
 from inferwatch.server.ingest._scrape_limits import duplicate_error
 
@@ -46,3 +49,19 @@ def test_type_lines_are_found_at_the_start_in_the_middle_and_after_crlf() -> Non
     for body in ("# TYPE a gauge\na 1\n# TYPE a gauge\n", "b 1\r\n# TYPE a gauge\r\na 1\r\n# TYPE a gauge"):
         assert duplicate_error(body, [], distinct=True) == "second TYPE line for metric name 'a'", body
     assert duplicate_error("a 1\n#  TYPE a gauge\n# TYPE a gauge\n", [], distinct=True) == ""
+
+
+def test_new_series_labels_read_in_one_scan_equal_the_label_by_label_reading() -> None:
+    p = ExpositionParser({"job": "j", "instance": "i"})
+    body = ('m{a="1", b = "x\\"y\\\\z\\nw" ,job="mine",e=""} 1\n'  # escapes, spaces, a conflict, empty
+            'n{a="1" ,  } 2\n'  # trailing comma then spaces: the label-by-label path takes it
+            'o 3\n')
+    got = [dict(ls.items()) for ls in p.parse(body, 1.0).labels]
+    assert got == [
+        {"__name__": "m", "a": "1", "b": 'x"y\\z\nw', "exported_job": "mine", "job": "j", "instance": "i"},
+        {"__name__": "n", "a": "1", "job": "j", "instance": "i"},
+        {"__name__": "o", "job": "j", "instance": "i"},
+    ]
+    for bad in ('m{a="1" b="2"} 1\n', 'm{a="1",,} 1\n', 'm{a="1",a="2"} 1\n', 'm{ } 1\n'):
+        with pytest.raises(InputError, match="line 1"):
+            ExpositionParser({}).parse(bad, 1.0)

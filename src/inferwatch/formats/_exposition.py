@@ -32,6 +32,9 @@ __all__ = ["ExpositionParser", "ParsedScrape", "parse_line", "parse_text"]
 _NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_RE = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,?)\s*')
 _KEY, _VALUE = operator.itemgetter(0), operator.itemgetter(2)
+_PAIR = r'\s*[a-zA-Z_][a-zA-Z0-9_]*\s*=\s*"(?:[^"\\\n]|\\.)*"\s*'
+_BODY_RE = re.compile(rf"(?:{_PAIR},)*(?:{_PAIR})?")
+"""A whole well-formed label body: then one ``findall`` splits it (the loop below names a bad one)."""
 _UNESCAPE_RE = re.compile(r"\\(.)")
 _UNESCAPES = {"n": "\n", "\\": "\\", '"': '"'}
 _QUOTED_OR_PLAIN = r'(?:[^"}]|"(?:[^"\\]|\\.)*")*'
@@ -61,6 +64,8 @@ def _parse_series(key: str, lineno: int) -> tuple[str, list[tuple[str, str]]]:
     if not (rest.startswith("{") and rest.endswith("}")):
         raise InputError(f"line {lineno}: expected {{labels}} after {name!r}, got {rest[:80]!r}")
     body, pos = rest[1:-1], 0
+    if _BODY_RE.fullmatch(body):  # a new series' labels in two C-level scans, not a match per label
+        return name, [(k, _unescape(v)) for k, v, _ in _LABEL_RE.findall(body)]
     while pos < len(body):
         lm = _LABEL_RE.match(body, pos)
         if not lm or lm.end() == pos or (not lm.group(3) and lm.end() != len(body)):
@@ -266,7 +271,11 @@ class ExpositionParser:
                 merged[new] = merged.pop(k)
             merged[k] = v
         merged[METRIC_NAME_LABEL] = name
-        return Labels(merged)
+        # names are unique (a dict's keys) and str: sorted, they need none of the constructor's checks
+        items = sorted(merged.items())
+        if "" in merged.values():  # an empty value is no label, as Labels() drops it
+            items = [kv for kv in items if kv[1] != ""]
+        return Labels.from_sorted(tuple(items))
 
 
 _TEXT = ExpositionParser({})  # no target labels; its cache stays empty (``_parse_line`` only reads it)
