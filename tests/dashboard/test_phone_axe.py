@@ -50,10 +50,10 @@ TEXTS = """() => {
 DATA_WORD = re.compile(r"^(?:[A-Z0-9]+s?|ms|s|min|h|d|kB|MB|GB|PCIe|\w*[a-z][A-Z]\w*)$")
 # Words the demo's data and the product put in the interface, each for a reason: the product's name, the
 # language switch (it names the other language), the demo's service, features and receivers, the data-quality
-# checks' names, the default pack's action names (``degrade``, ``scale_out``), keyboard keys, a Kubernetes
-# kind and a runtime's product name
+# checks' names, the default pack's action names (``degrade``, ``rollback``, ``scale_out``), keyboard keys,
+# a Kubernetes kind and a runtime's product name
 ALLOW = frozenset({"inferwatch", "English", "demo", "age", "price", "phone", "digest", "wecom", "missing",
-                   "unseen", "degrade", "Enter", "deployment", "Runtime"})
+                   "unseen", "degrade", "rollback", "Enter", "deployment", "Runtime"})
 CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 
@@ -140,6 +140,8 @@ def test_every_page_passes_axe_and_fits_the_width(mode: tuple[Any, tuple[str, st
     problems: dict[str, list[str]] = {}
     for i, name in enumerate(PAGES):
         _open(p, demo, name, first=i == 0)
+        if i == 0 and lang == "zh-CN":  # the header shows the server's time once, as the page boots
+            _shows_shanghai_time(p, demo)
         wide = _overflow(p)
         found = _serious(axe, p) + ([f"{wide} px wider than the window"] if wide > 0 else [])
         if lang == "zh-CN":
@@ -151,18 +153,16 @@ def test_every_page_passes_axe_and_fits_the_width(mode: tuple[Any, tuple[str, st
         if name in ("alerts", "overview", "drift", "oncall"):
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             p.screenshot(path=str(ARTIFACTS / f"{name}-{size}-{lang}-{theme}.png"))
-    if lang == "zh-CN":
-        _shows_shanghai_time(p, demo)
     assert not problems, "\n".join(f"{name}: {line}" for name, lines in problems.items() for line in lines)
 
 
 def _shows_shanghai_time(p: Any, demo: DemoServer) -> None:
     """The header's server time is the server's clock in Asia/Shanghai, its offset shown (a UTC time
-    would be 8 h off; the demo's clock runs 40x, so within an hour is close)."""
+    would be 8 h off; the demo's clock runs 40x: 4 h is 6 real minutes between boot and this check)."""
     shown = p.inner_text("#server-time")
     m = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \+08:00", shown)
     assert m, f"no time with +08:00 in {shown!r}"
     now = float(demo.api("api/v1/query?query=time()")["result"][0])
     local = datetime.fromtimestamp(now, ZoneInfo(ZONE)).replace(tzinfo=None)
     gap = abs((datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S") - local).total_seconds())
-    assert gap < 3600, f"{shown!r} is {gap:.0f} s from the server's clock in {ZONE} ({local})"
+    assert gap < 4 * 3600, f"{shown!r} is {gap:.0f} s from the server's clock in {ZONE} ({local})"

@@ -85,7 +85,7 @@ function card(a, events, now) {
     ann.description ? h("p", { class: "muted" }, ann.description) : null),
   ann.example_traces ? exampleTraces(ann.example_traces) : null,
   why(a),
-  recordList(actions, (e) => [`${fmtTime(e.t)} action ${e.action} (${e.phase}): `,
+  recordList(actions, (e) => [`${fmtTime(e.t)} action `, h("span", { "data-raw": "" }, e.action), ` (${e.phase}): `,
     h("span", { class: actionClass(e), "data-raw": "" }, e.outcome)]),
   recordList(notes, (e) => [`${fmtTime(e.t)} ${e.type} notification to ${e.receiver}: `,
     h("span", { class: statusClass(e.status) }, e.status), e.error ? [" (", h("span", { "data-raw": "" }, e.error), ")"] : ""]),
@@ -95,10 +95,14 @@ function card(a, events, now) {
 function timelineRow(e) {
   let what;
   // an action's outcome and a sender's error are the server's words (data), translated where known
-  if (e.kind === "action") what = [`${e.action} (${e.phase}) for ${e.alertname}: `, h("span", { "data-raw": "" }, e.outcome)];
+  if (e.kind === "action") {
+    what = [h("span", { "data-raw": "" }, e.action), ` (${e.phase}) for ${e.alertname}: `,
+      h("span", { "data-raw": "" }, e.outcome)];
+  }
   else if (e.kind === "notification") {
     const names = [...new Set(e.groups.flatMap((g) => g.alerts.map((a) => a.alertname)))].join(", ");
-    what = `${e.type} to ${e.receiver} ${e.status}${e.error ? `: ${e.error}` : ""} (${names || e.notes.length + " lines"})`;
+    what = [`${e.type} to ${e.receiver} ${e.status} (${names || e.notes.length + " lines"})`,
+      e.error ? [": ", h("span", { "data-raw": "" }, e.error)] : ""];
   } else what = `${e.alertname} ${labelText(e.labels, SKIP)}`;
   return h("tr", { class: `ev-${e.kind}` }, h("td", {}, fmtTime(e.t)),
     h("td", {}, e.labels && e.labels.tier ? tierBadge(e.labels.tier) : ""), h("td", {}, e.kind), h("td", {}, what));
