@@ -98,7 +98,15 @@ def _read_until(stream: IO[str], needle: str, seen: list[str], timeout: float = 
     A reader thread hands the lines over: a text pipe buffers lines that ``select`` cannot see.
     """
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+
+    def pump() -> None:
+        try:
+            for line in stream:
+                lines.put(line)
+        except (ValueError, OSError):  # the test closed the pipe (it stopped the child): nothing more
+            pass
+
+    threading.Thread(target=pump, daemon=True).start()
     while True:
         try:
             line = lines.get(timeout=timeout)
