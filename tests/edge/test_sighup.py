@@ -23,8 +23,11 @@ def _lines(proc: subprocess.Popen[str]) -> queue.Queue[str]:
 
     def read() -> None:
         assert proc.stderr is not None
-        for line in proc.stderr:
-            out.put(line)
+        try:
+            for line in proc.stderr:
+                out.put(line)
+        except (ValueError, OSError):  # the test closed the pipe (it stopped the agent): nothing more
+            pass
 
     threading.Thread(target=read, daemon=True).start()
     return out
