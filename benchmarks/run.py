@@ -133,6 +133,11 @@ def main(argv: list[str]) -> int:
     if args.results:
         ok = [f.stem.removeprefix("bench_") for f in files if f.stem not in failed]
         rows = [r for r in rows if Path(r["command"].split()[1]).stem not in failed]
+        recorded = {Path(r["command"].split()[1]).stem.removeprefix("bench_") for r in rows}
+        silent = [name for name in ok if name not in recorded]
+        if silent:
+            print(f"recorded no row (their rows keep the date and commit that measured them): "
+                  f"{', '.join(silent)}")
         code = _write(rows, ok)
     return 1 if failed or code else 0
 
