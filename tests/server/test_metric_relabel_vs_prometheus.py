@@ -109,8 +109,8 @@ def _series(base: str, within_s: float = 60.0) -> tuple[list[str], float]:
         try:
             series = httpx.get(f"{base}/api/v1/series", params={"match[]": '{job="m"}'},
                                timeout=5).json()["data"]
-            post = httpx.get(f"{base}/api/v1/query", timeout=5,
-                             params={"query": "scrape_samples_post_metric_relabeling"}).json()["data"]["result"]
+            query = {"query": "scrape_samples_post_metric_relabeling"}
+            post = httpx.get(f"{base}/api/v1/query", params=query, timeout=5).json()["data"]["result"]
         except (httpx.HTTPError, ValueError, KeyError):  # not up yet
             series, post = [], []
         mine = sorted(json.dumps(s, sort_keys=True) for s in series
