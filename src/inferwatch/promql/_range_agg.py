@@ -75,9 +75,10 @@ def _sum_by_group(rows: Rows, order: np.ndarray, starts: np.ndarray) -> np.ndarr
     return out
 
 
-def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None,
-                   poll: Callable[[], None]) -> Rows:
-    """The aggregation ``e`` of ``rows`` at every step (``param``: k or q per step)."""
+def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None, poll: Callable[[], None],
+                   groups: tuple[np.ndarray, list[Labels]] | None = None) -> Rows:
+    """The aggregation ``e`` of ``rows`` at every step (``param``: k or q per step; ``groups``: each
+    row's group number and the groups' labels, when the caller knows them)."""
     steps = rows.vals.shape[1]
     if e.op in _IN_ORDER and not rows.ordered:
         raise Fallback(e.op)
@@ -86,7 +87,7 @@ def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None,
         base = e if e.without else Aggregate(e.op, e.expr, tuple(g for g in e.grouping if g != param), False)
         gid, glabels = _groups(base, rows.labels)
         return count_values_rows(param, e.without, e.grouping, rows, gid, glabels)
-    gid, glabels = _groups(e, rows.labels)
+    gid, glabels = _groups(e, rows.labels) if groups is None else groups
     if not glabels:
         return Rows.empty(steps)
     if e.op in ("topk", "bottomk"):
