@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inferwatch.model import STALE_NAN, Labels, SimulatedClock
+from inferwatch.model import STALE_NAN, Labels, SimulatedClock, parse_matchers
 from inferwatch.promql import Engine
 from inferwatch.store import SQLiteStore
 
@@ -55,15 +55,16 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SQLiteStore:
     st = SQLiteStore(Path(tmp_path_factory.mktemp("cols")) / "t.sqlite", clock=clock)
     rng = np.random.default_rng(46)
     shard = rng.integers(0, 9, N) ** 2 % 11  # uneven groups
-    labels = [Labels.of("g", shard=str(s), zone="ab"[i % 2], key=f"k{i}") for i, s in enumerate(shard.tolist())]
+    labels = [Labels.of("g", shard=str(s), zone="ab"[i % 2], key=f"k{i}")
+              for i, s in enumerate(shard.tolist())]
     odd = [math.nan, math.inf, -math.inf, -0.0, STALE_NAN]
     for k in range(0, 300, 15):
         vals = np.round(rng.normal(0.5, 0.4, N), 3)
         hit = rng.random(N) < 0.04
         vals[hit] = rng.choice(odd, int(hit.sum()))
         keep = rng.random(N) > (0.6 if k >= 120 else 0.02)  # from 2 minutes on many series stop
-        st.append_columns([ls for ls, ok in zip(labels, keep, strict=True) if ok], np.full(int(keep.sum()), T0 + k),
-                          vals[keep])
+        kept = [ls for ls, ok in zip(labels, keep, strict=True) if ok]
+        st.append_columns(kept, np.full(len(kept), T0 + k), vals[keep])
     st.append_columns([Labels.of("other", key="x")], [T0 + 290.0], [1.0])
     return st
 
@@ -79,7 +80,6 @@ def test_column_reads_answer_as_the_per_series_path(store: SQLiteStore, query: s
 def test_the_store_hands_columns_only_when_they_answer(store: SQLiteStore) -> None:
     # rule: a newest sample after the read's end sends the reader back to select_latest (None here);
     # the sorted label list is the same object while the same series match (group numbers are kept on it)
-    from inferwatch.model import parse_matchers
     m = tuple(parse_matchers('{__name__="g"}'))
     assert store.select_latest_columns(m, T0 + 100, T0 + 200) is None
     a = store.select_latest_columns(m, T0, T0 + 300)

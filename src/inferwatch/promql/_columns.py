@@ -21,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from inferwatch.model import Labels, Matcher, check_deadline
-from inferwatch.promql._aggregate import _group_key
+from inferwatch.promql._aggregate import group_key
 from inferwatch.promql._ast import Aggregate
-from inferwatch.promql._data import _STALE_BITS, Loaded, Span
+from inferwatch.promql._data import Loaded, Span
 from inferwatch.promql._range_agg import aggregate_rows
 from inferwatch.promql._rows import Rows
 from inferwatch.promql._values import Vector
+from inferwatch.store import stale_mask
 
 __all__ = ["COLUMN_OPS", "LatestBatch", "aggregate_columns", "load_latest_columns"]
 
@@ -41,7 +42,7 @@ class LatestBatch(Sequence[Loaded]):
 
     def __init__(self, labels: list[Labels], t: np.ndarray, v: np.ndarray, present: np.ndarray) -> None:
         self.labels, self.t, self.v, self.present = labels, t, v, present
-        self.stale = v.view(np.uint64) == _STALE_BITS
+        self.stale = stale_mask(v)
         self.samples = int(present.sum())
         self._loaded: list[Loaded] | None = None
 
@@ -102,7 +103,7 @@ def _groups(e: Aggregate, labels: list[Labels]) -> tuple[np.ndarray, list[Labels
     key = (id(labels), e.grouping, e.without)
     hit = _GROUPS.get(key)
     if hit is None or hit[0] is not labels:
-        cut = _group_key(e)
+        cut = group_key(e)
         index: dict[Labels, int] = {}
         gid = np.array([index.setdefault(cut(ls), len(index)) for ls in labels], dtype=np.int64)
         if len(_GROUPS) >= _KEPT_GROUPINGS:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from inferwatch.model import METRIC_NAME_LABEL, Labels
-from inferwatch.promql._aggregate import _group_key
+from inferwatch.promql._aggregate import group_key
 from inferwatch.promql._ast import Aggregate
 from inferwatch.promql._kernels import bucket_quantile
 from inferwatch.promql._range_stats import count_values_rows, extreme_rows, quantile_rows
@@ -120,7 +120,7 @@ def _groups(e: Aggregate, labels: list[Labels]) -> tuple[np.ndarray, list[Labels
     """Each row's group number and the groups' label sets, in order of first member."""
     if not e.without and not e.grouping:  # one group: no key to build per series
         return np.zeros(len(labels), dtype=np.int64), [Labels()] if labels else []
-    key = _group_key(e)
+    key = group_key(e)
     index: dict[Labels, int] = {}
     gid = np.array([index.setdefault(key(ls), len(index)) for ls in labels], dtype=np.int64)
     return gid, list(index)
