@@ -254,11 +254,12 @@ class PgStateDB:
                 self.went_down(exc)
                 raise StoreError(f"ha: database {self.path}: {_cause(exc)}") from None
 
-    def shared_write(self, sql: str, params: tuple[object, ...] = ()) -> None:
-        """One statement in PostgreSQL only (never journaled): ``StoreError`` while it is gone."""
+    def shared_write(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        """One statement in PostgreSQL only (never journaled): the rows it changed; ``StoreError``
+        while the database is gone."""
         with self._lock:
             try:
-                self.connection().execute(translate(sql).sql, params)
+                return int(self.connection().execute(translate(sql).sql, params).rowcount)
             except self.pg.Error as exc:
                 self.went_down(exc)
                 raise StoreError(f"ha: database {self.path}: {_cause(exc)}") from None
