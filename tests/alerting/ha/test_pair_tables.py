@@ -74,7 +74,8 @@ def test_outcomes_posted_to_a_are_polled_from_b_each_once(url: str) -> None:
     assert a.add([Outcome("r1", 1, "ctr"), Outcome("r2", 0, "ctr"), Outcome("r1", 1, "ctr")]) == (1, 2)
     assert b.add([Outcome("r2", 0, "ctr"), Outcome("r3", "cat")]) == (3, 3)  # r2 retried on B: once
     page = b.after(0, 10, model="ctr")
-    assert [(o.seq, o.request_id, o.label) for o in page.outcomes] == [(1, "r1", 1), (2, "r2", 0), (3, "r3", "cat")]
+    assert [(o.seq, o.request_id, o.label) for o in page.outcomes] == [
+        (1, "r1", 1), (2, "r2", 0), (3, "r3", "cat")]
     assert (page.next, page.last, b.rows) == (3, 3, 3)
     assert a.after(3, 10).outcomes == [] and a.after(1, 1).next == 2
 
@@ -152,8 +153,8 @@ def test_a_device_heard_by_a_is_known_to_b_and_b_counts_only_what_it_stored(url:
     (row,) = b.fleet()
     assert (row["last_contact"], row["silence_s"], row["samples"]) == (T0, 60.0, 0)
     # the agent moves to B: A learns the newer contact, and its own count stays its own
-    later = Batch("cam-1", "s:3-4", (Sample(Labels.of("x"), T0 + 45, 2.0), Sample(Labels.of("x"), T0 + 50, 3.0)),
-                  300.0)
+    later = Batch("cam-1", "s:3-4", (Sample(Labels.of("x"), T0 + 45, 2.0),
+                                     Sample(Labels.of("x"), T0 + 50, 3.0)), 300.0)
     assert b.ingest("Bearer cam-t0ken", encode_batch(later))["status"] == "success"
     b.watch(clock.now())
     a.watch(clock.now())

@@ -88,7 +88,8 @@ def _shares_outcomes_and_devices(c: httpx.Client, url_a: str, url_b: str, t0: fl
     """Delayed labels posted to either replica are polled from both, in one sequence; a device that
     uploads to A is known to B (its last contact), so B's fleet alerting goes on after a failover."""
     for url, rid in ((url_a, "r-a"), (url_b, "r-b")):
-        r = c.post(f"{url}/api/v1/outcomes", headers=AUTH, json={"outcomes": [{"request_id": rid, "label": 1}]})
+        r = c.post(f"{url}/api/v1/outcomes", headers=AUTH,
+                   json={"outcomes": [{"request_id": rid, "label": 1}]})
         assert r.status_code == 200, r.text
     for url in (url_a, url_b):
         got = c.get(f"{url}/api/v1/outcomes", params={"after": 0}).json()["data"]

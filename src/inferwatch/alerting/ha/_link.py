@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from inferwatch._exceptions import StoreError
-from inferwatch.alerting.ha._pg import CONNECT_TIMEOUT_S, STATEMENT_TIMEOUT_MS, _cause, _psycopg
+from inferwatch.alerting.ha._pg import CONNECT_TIMEOUT_S, STATEMENT_TIMEOUT_MS, db_cause, load_psycopg
 from inferwatch.config import Secret, redact_url
 
 if TYPE_CHECKING:
@@ -30,13 +30,14 @@ class SharedLink:
 
     def __init__(self, url: Secret) -> None:
         self._url, self.path = url, redact_url(url.reveal())
-        self.pg = _psycopg()
+        self.pg = load_psycopg()
         self._conn: psycopg.Connection[Any] | None = None
         self._lock = threading.Lock()
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = self.pg.connect(self._url.reveal(), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+            self._conn = self.pg.connect(self._url.reveal(), autocommit=True,
+                                         connect_timeout=CONNECT_TIMEOUT_S,
                                          options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
         return self._conn
 
@@ -50,7 +51,7 @@ class SharedLink:
                 with conn.transaction():
                     yield conn
             except self.pg.Error as exc:
-                raise StoreError(f"ha: database {self.path}: {_cause(exc)}") from None
+                raise StoreError(f"ha: database {self.path}: {db_cause(exc)}") from None
 
     def close(self) -> None:
         """Close the connection."""

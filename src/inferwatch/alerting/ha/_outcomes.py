@@ -61,8 +61,8 @@ class SharedOutcomes:
             old = int(c.execute("DELETE FROM outcomes WHERE received < %s", (now - retention,)).rowcount)
             over = max(0, kept + added - old - max_rows)
             if over:
-                c.execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq LIMIT %s)",
-                          (over,))
+                c.execute("DELETE FROM outcomes WHERE seq IN "
+                          "(SELECT seq FROM outcomes ORDER BY seq LIMIT %s)", (over,))
             self.kept = kept + added - old - over
             c.execute("UPDATE outcomes_meta SET last = %s, kept = %s", (last, self.kept))
         return added, last, old, over
@@ -87,11 +87,9 @@ class SharedOutcomes:
             # ``last`` first: every row numbered up to it has committed (it moves in their transaction)
             last, self.kept = (int(x) for x in c.execute("SELECT last, kept FROM outcomes_meta").fetchone()
                                or (0, 0))
-            args.append(last)
-            if model is not None:
-                args.append(model)
-            got = c.execute(f"SELECT seq, request_id, label, model, time, received FROM outcomes WHERE {where} "
-                            "ORDER BY seq LIMIT %s", (*args, limit)).fetchall()
+            got = c.execute(f"SELECT seq, request_id, label, model, time, received FROM outcomes "
+                            f"WHERE {where} ORDER BY seq LIMIT %s",
+                            (*args, last, *([model] if model is not None else []), limit)).fetchall()
         return list(got), last, old
 
     @staticmethod

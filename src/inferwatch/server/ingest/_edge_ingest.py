@@ -156,7 +156,8 @@ class EdgeIngest:
         if self.shared is None:
             return
         with self._lock:
-            changed = [(n, json.dumps(vars(self.devices[n])), self.devices[n].last_contact) for n in self._dirty]
+            changed = [(n, json.dumps(vars(self.devices[n])), self.devices[n].last_contact)
+                       for n in self._dirty]
             known = {n: st.last_contact for n, st in self.devices.items()}
             self._dirty.clear()
         try:
@@ -177,7 +178,8 @@ class EdgeIngest:
                 if theirs is None or (mine is not None and mine.last_contact >= theirs.last_contact):
                     continue
                 if mine is not None:  # what this replica stored, it counts itself
-                    theirs.samples, theirs.batches, theirs.duplicates = mine.samples, mine.batches, mine.duplicates
+                    theirs.samples, theirs.batches = mine.samples, mine.batches
+                    theirs.duplicates = mine.duplicates
                 else:
                     theirs.samples = theirs.batches = theirs.duplicates = 0
                 self.devices[name] = theirs
