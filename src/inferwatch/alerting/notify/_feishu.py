@@ -20,11 +20,12 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._message import Message, json_cost, render
+from inferwatch.alerting.notify._chat import ChatNotifier
+from inferwatch.alerting.notify._message import Message, json_cost
 from inferwatch.config import FeishuReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
@@ -49,16 +50,15 @@ def _button(text: str, url: str, kind: str) -> dict[str, Any]:
     return {"tag": "button", "text": {"tag": "plain_text", "content": text}, "type": kind, "url": url}
 
 
-class FeishuNotifier:
+class FeishuNotifier(ChatNotifier[FeishuReceiverSpec]):
     """Sends each notification as one interactive card."""
+
+    kind = "feishu"
 
     def __init__(self, spec: FeishuReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC", clock: Clock | None = None) -> None:
-        self.name = f"feishu[{spec.name}]"
-        if spec.url is None:
-            raise MissingCredentialError(self.name, "url")
-        self._spec, self._http, self._external_url = spec, http, external_url
-        self._language, self._timezone = spec.language or language, timezone
+        super().__init__(spec, http, external_url, language=spec.language or language, timezone=timezone)
+        self._needs(spec.url, "url")
         self._clock = clock or SystemClock()  # the signature needs the wall clock, not simulated time
 
     def _card(self, msg: Message, content: str, ack_url: str) -> dict[str, Any]:
@@ -88,8 +88,7 @@ class FeishuNotifier:
         acks = [x for x in n.notes if x.startswith(ACK_NOTE)]
         ack_url = acks[0].removeprefix(ACK_NOTE).strip() if acks else ""
         n = replace(n, notes=tuple(x for x in n.notes if x not in acks)) if acks else n
-        msg = render(n, language=self._language, timezone=self._timezone, markdown=True, header=False,
-                     template=self._spec.template)
+        msg = self._render(n, markdown=True, header=False, link=False)
         body: dict[str, Any] = {"msg_type": "interactive", "card": self._card(msg, "", ack_url)}
         if self._spec.secret is not None:
             ts = int(self._clock.now())
