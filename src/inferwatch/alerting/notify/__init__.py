@@ -1,14 +1,16 @@
 """Receivers: one module per channel (its notifier and the request it sends), the renderers, the builders."""
 
 from inferwatch.alerting.notify._email import EmailNotifier
-from inferwatch.alerting.notify._registry import CHANNELS, build_notifier, robot_key
+from inferwatch.alerting.notify._registry import CHANNELS, Channel, ReceiverSpec, build_notifier, robot_key
 from inferwatch.alerting.notify._template import parse_rfc3339, rfc3339, webhook_payload
 from inferwatch.alerting.notify._tencent import tencent_call_report
 from inferwatch.alerting.notify._terminal import RecordingNotifier, TerminalNotifier
 
 __all__ = [
     "CHANNELS",
+    "Channel",
     "EmailNotifier",
+    "ReceiverSpec",
     "RecordingNotifier",
     "TerminalNotifier",
     "build_notifier",

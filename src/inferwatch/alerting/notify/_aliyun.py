@@ -37,8 +37,8 @@ from inferwatch.alerting.notify._phone import (
     text_later,
 )
 from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
-from inferwatch.config import AliyunSmsReceiverSpec, AliyunVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import AliyunSmsReceiverSpec, AliyunVoiceReceiverSpec
 
 __all__ = ["AliyunSmsNotifier", "AliyunVoiceNotifier", "aliyun_retryable", "percent_encode", "rpc_signature"]
 

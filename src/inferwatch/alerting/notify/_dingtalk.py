@@ -27,8 +27,8 @@ from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._message import json_cost
-from inferwatch.config import DingTalkReceiverSpec, Secret
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import DingTalkReceiverSpec, Secret
 
 __all__ = ["DINGTALK_MAX_BYTES", "DINGTALK_RETRYABLE", "DingTalkNotifier", "dingtalk_sign"]
 

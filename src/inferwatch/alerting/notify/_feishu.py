@@ -26,8 +26,8 @@ from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._message import Message, json_cost
-from inferwatch.config import FeishuReceiverSpec
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import FeishuReceiverSpec
 
 __all__ = ["FEISHU_MAX_BYTES", "FEISHU_RETRYABLE", "FeishuNotifier", "feishu_sign"]
 

@@ -16,7 +16,7 @@ from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._message import WORDS, render
 from inferwatch.alerting.oncall import oncall_at
-from inferwatch.config import MessageTemplate, OnCallConfig
+from inferwatch.settings import MessageTemplate, OnCallConfig
 
 __all__ = ["OnCallNumbers", "ScheduleNumbers", "SmsText", "alert_phrase", "call_or_text", "numbers_for",
            "text_later"]

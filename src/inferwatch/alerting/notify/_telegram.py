@@ -20,7 +20,7 @@ from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
-from inferwatch.config import Secret, TelegramReceiverSpec, redact_text
+from inferwatch.settings import Secret, TelegramReceiverSpec, redact_text
 
 __all__ = ["TELEGRAM_MAX_BYTES", "TelegramNotifier"]
 

@@ -37,8 +37,8 @@ from inferwatch.alerting.notify._phone import (
     text_later,
 )
 from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
-from inferwatch.config import TencentSmsReceiverSpec, TencentVoiceReceiverSpec
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import TencentSmsReceiverSpec, TencentVoiceReceiverSpec
 
 __all__ = ["CONTENT_TYPE", "TencentSmsNotifier", "TencentVoiceNotifier", "tc3_authorization",
            "tencent_call_report", "tencent_retryable"]

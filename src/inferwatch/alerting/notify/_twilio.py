@@ -13,7 +13,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._template import group_title
-from inferwatch.config import TwilioReceiverSpec
+from inferwatch.settings import TwilioReceiverSpec
 
 __all__ = ["TWIML_MAX_CHARS", "TwilioNotifier", "spoken_twiml"]
 
