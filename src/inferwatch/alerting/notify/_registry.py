@@ -23,6 +23,7 @@ from inferwatch.alerting.notify._dingtalk import DingTalkNotifier
 from inferwatch.alerting.notify._discord import DiscordNotifier
 from inferwatch.alerting.notify._email import EmailNotifier
 from inferwatch.alerting.notify._feishu import FeishuNotifier
+from inferwatch.alerting.notify._google_chat import GoogleChatNotifier, GoogleChatReceiverSpec
 from inferwatch.alerting.notify._pagerduty import PagerDutyNotifier
 from inferwatch.alerting.notify._phone import ScheduleNumbers
 from inferwatch.alerting.notify._slack import SlackNotifier
@@ -126,6 +127,7 @@ CHANNELS: Mapping[str, Channel] = {c.type: c for c in (
     Channel(TencentSmsReceiverSpec, lambda s, c: TencentSmsNotifier(s, c.http, language=c.language,
                                                                     oncall=c.oncall)),
     Channel(DiscardReceiverSpec, lambda s, c: DiscardNotifier(s.name)),
+    Channel(GoogleChatReceiverSpec, _chat(GoogleChatNotifier)),
 )}
 """Each receiver type, keyed by its ``type``: one line per channel."""
 
