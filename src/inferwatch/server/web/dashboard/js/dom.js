@@ -71,6 +71,10 @@ export function fmtValue(v, unit) {
     case "Bps": return a >= 1e9 ? `${(v / 1e9).toFixed(1)} GB/s` : a >= 1e6 ? `${(v / 1e6).toFixed(1)} MB/s`
       : `${(v / 1e3).toFixed(1)} kB/s`;
     case "reqps": return `${v.toFixed(a < 10 ? 2 : 0)} /s`;
+    case "bytes": {
+      const i = a < 1 ? 0 : Math.min(Math.floor(Math.log2(a) / 10), 6);
+      return `${+(v / 2 ** (10 * i)).toPrecision(3)} ${["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"][i]}`;
+    }
     default: return a !== 0 && (a < 0.01 || a >= 1e5) ? v.toExponential(2) : String(+v.toFixed(3));
   }
 }
