@@ -172,7 +172,7 @@ def test_every_page_passes_axe_and_fits_the_width(mode: tuple[Any, tuple[str, st
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             p.screenshot(path=str(ARTIFACTS / f"{name}-{size}-{lang}-{theme}.png"))
     if lang == "zh-CN":
-        problems["incident page"] = _incident_page(p, demo)
+        problems["incident page"] = _incident_page(p, demo, f"incident-{size}-{lang}-{theme}")
     assert not any(problems.values()), "\n".join(f"{name}: {line}" for name, lines in problems.items()
                                                 for line in lines)
 
@@ -195,14 +195,14 @@ def _timeline(p: Any) -> list[str]:
     return ["the timeline did not stay open"]
 
 
-def _incident_page(p: Any, demo: DemoServer) -> list[str]:
+def _incident_page(p: Any, demo: DemoServer, shot: str) -> list[str]:
     """The incident page a P0 notification's acknowledgement link opens (a server-drawn page: the
     browser's language, as the config names none), in Chinese with its times at +08:00."""
     link = wait_until("an acknowledgement link in a P0 notification", lambda: _ack_link(demo))
     p.goto(link)
     p.wait_for_selector("#since", timeout=TIMEOUT_MS)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    p.screenshot(path=str(ARTIFACTS / "incident-phone-zh-CN-dark.png"))
+    p.screenshot(path=str(ARTIFACTS / f"{shot}.png"))
     found = [f"English left: {text!r}" for text in sorted(set(_english(p.evaluate(TEXTS, None))))]
     since, footer = p.inner_text("#since"), p.inner_text("#footer")
     if not re.search(r"告警开始于 \d{4}-\d\d-\d\d \d\d:\d\d UTC\+08:00", since):
