@@ -29,12 +29,13 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._notification import Notification
+from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._feishu_app import FEISHU_APP_MAX_BYTES, FeishuApp
-from inferwatch.alerting.notify._message import Message, json_cost, render
+from inferwatch.alerting.notify._message import Message, json_cost
 from inferwatch.config import FeishuReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
@@ -61,16 +62,16 @@ def _button(text: str, url: str, kind: str) -> dict[str, Any]:
     return {"tag": "button", "text": {"tag": "plain_text", "content": text}, "type": kind, "url": url}
 
 
-class FeishuNotifier:
+class FeishuNotifier(ChatNotifier[FeishuReceiverSpec]):
     """Sends each notification as one interactive card."""
+
+    kind = "feishu"
 
     def __init__(self, spec: FeishuReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC", clock: Clock | None = None) -> None:
-        self.name = f"feishu[{spec.name}]"
-        if spec.url is None and not spec.app_id:
-            raise MissingCredentialError(self.name, "url")
-        self._spec, self._http, self._external_url = spec, http, external_url
-        self._language, self._timezone = spec.language or language, timezone
+        super().__init__(spec, http, external_url, language=spec.language or language, timezone=timezone)
+        if not spec.app_id:
+            self._needs(spec.url, "url")
         self._clock = clock or SystemClock()  # the signature needs the wall clock, not simulated time
         self.app = FeishuApp(spec, http, self._clock) if spec.app_id else None
         self._cards: OrderedDict[str, str] = OrderedDict()  # group key -> message id of its last card
@@ -104,8 +105,7 @@ class FeishuNotifier:
         acks = [x for x in n.notes if x.startswith(ACK_NOTE)]
         ack_url = acks[0].removeprefix(ACK_NOTE).strip() if acks else ""
         n = replace(n, notes=tuple(x for x in n.notes if x not in acks)) if acks else n
-        return render(n, language=self._language, timezone=self._timezone, markdown=True, header=False,
-                      template=self._spec.template), ack_url
+        return self._render(n, markdown=True, header=False, link=False), ack_url
 
     def card(self, n: Notification) -> dict[str, Any]:
         """The card an app sends or edits for ``n`` (its body, with the card as a JSON string, fits)."""
