@@ -209,7 +209,8 @@ class Evaluator:
             return
         bands: dict[str, Any] = {}
         if force or ts - self._bands_saved_at >= self.band_save_every:
-            bands = {name: b.export_state() for name, b in (*self._bands.items(), *self._changes.items())}
+            bands = {name: b.export_state() for name, b in self._bands.items()}
+            bands |= {name: c.export_state() for name, c in self._changes.items()}
         try:
             self.state.save(self._alerts, bands)  # rules missing from `bands` keep their stored state
         except StoreError as exc:
