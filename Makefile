@@ -22,7 +22,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[dev,bench]'
-	$(PY) benchmarks/run.py $(BENCH)
+	$(PY) benchmarks/run.py --results $(BENCH)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

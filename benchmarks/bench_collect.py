@@ -30,6 +30,7 @@ from collections.abc import Callable
 import httpx
 import psutil
 
+import _results
 from inferwatch.collect import (
     CollectLoop,
     FakeGPU,
@@ -151,7 +152,31 @@ def main() -> int:
         print(f"  ratio inferwatch / {name}: p50 {iw['p50'] / r['p50']:.2f}x, "
               f"CPU {iw['cpu_ms'] / r['cpu_ms']:.2f}x, RSS {statistics.median(ratios):.2f}x "
               f"({min(ratios):.2f}-{max(ratios):.2f} over the rounds)")
+    _record(rows, runs)
     return 0
+
+
+def _record(rows: list[tuple[str, dict[str, float]]],
+            runs: dict[str, list[dict[str, float]]]) -> None:
+    """The three exporter rows of RESULTS.md, against node_exporter with the same collectors."""
+    (ours_name, iw), peers = rows[0], dict(rows[1:])
+    same = next((n for n in peers if "cpu,meminfo" in n), None)
+    if same is None:
+        for what in ("Exporter CPU per scrape", "Exporter scrape p50", "Exporter resident memory"):
+            _results.record("Host and GPU collection", what, "–", None, None)
+        return
+    ne, dflt = peers[same], peers.get("node_exporter (defaults)")
+    rss = [a["rss_mib"] / b["rss_mib"] for a, b in zip(runs[ours_name], runs[same], strict=True)]
+    area = "Host and GPU collection"
+    _results.record(area, "Exporter CPU per scrape", f"{iw['cpu_ms']:.2f} ms",
+                    f"{same}: {ne['cpu_ms']:.2f} ms"
+                    + (f"; defaults {dflt['cpu_ms']:.2f} ms" if dflt else ""),
+                    f"{iw['cpu_ms'] / ne['cpu_ms']:.2f}")
+    _results.record(area, "Exporter scrape p50", f"{iw['p50']:.2f} ms", f"{same}: {ne['p50']:.2f} ms",
+                    f"{iw['p50'] / ne['p50']:.2f}")
+    _results.record(area, "Exporter resident memory", f"{iw['rss_mib']:.1f} MiB",
+                    f"{same}: {ne['rss_mib']:.1f} MiB",
+                    f"{statistics.median(rss):.2f} ({min(rss):.2f}–{max(rss):.2f} over {len(rss)} rounds)")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import _results  # noqa: E402
 from embedding_data import cases, pair  # noqa: E402
 from inferwatch.quality import embedding_drift  # noqa: E402
 
@@ -91,6 +92,13 @@ def main() -> None:
           f"inferwatch {right['inferwatch']}/{n}")
     print(f"time: evidently {ev_total:.2f} s, inferwatch {iw_total:.2f} s, "
           f"ratio inferwatch/evidently {iw_total / ev_total:.2f}")
+    _results.record("Model quality and estimated performance",
+                    f"Embedding drift, {n} cases (1k/5k vectors, dim 64/384, no/small/large shift), "
+                    "MMD² + classifier",
+                    f"{iw_total:.1f} s; right {right['inferwatch']}/{n}",
+                    f"Evidently 0.7.23 `mmd()` + `model()`: {ev_total:.1f} s; right {right['evidently']}/{n}",
+                    f"time {iw_total / ev_total:.2f}; classifier verdicts agree {agree['model']}/{n}, "
+                    f"MMD {agree['mmd']}/{n}")
     if args.record:
         args.record.write_text(json.dumps({n: {"model": e["model"]["drift"], "mmd": e["mmd"]["drift"],
                                                "auc": round(e["model"]["score"], 4),

@@ -36,6 +36,8 @@ from urllib.parse import quote
 
 import httpx
 
+import _results
+
 TOKEN = "fuzz-token-0123456789"
 NASTY = [
     "", " ", "0", "-1", "1e309", "NaN", "+Inf", "-Inf", "9" * 400, "null", "true", "[]", "{}", "\\", "\"",
@@ -276,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
             summary["server_tracebacks"] = err.count("Traceback")
             summary["server_log_lines"] = len(err.splitlines())
     print(json.dumps(summary, indent=2))
+    fives = sum(n for code, n in summary["statuses"].items() if int(code) >= 500 and int(code) != 503)
+    _results.record("Hostile input, faults and load",
+                    f"OpenAPI-driven fuzzer, {args.cases:,} cases: answers ≥ 500, tracebacks",
+                    f"{fives}, {summary.get('server_tracebacks', 0)}", "–", None)
     return 1 if summary["failed"] or summary.get("server_tracebacks") else 0
 
 

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import httpx
 
+import _results
+
 TOKEN = "bench-ha-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 INTERVAL_S = 1.0
@@ -257,6 +259,21 @@ def main() -> None:
               f"p99 {_pct(xs, 0.99) * 1000:.1f} ms ({len(xs)} alerts)")
     print(f"PostgreSQL / SQLite: p50 {_pct(postgres, 0.5) / _pct(sqlite, 0.5):.2f}, "
           f"p99 {_pct(postgres, 0.99) / _pct(sqlite, 0.99):.2f}")
+    area = "Rules and notifications"
+    _results.record(area, "HA pair on PostgreSQL: failover, kill -9 of the leader → first message from the "
+                    f"new leader, {len(times)} kills (lease {args.lease:g} s, {INTERVAL_S:g} s evaluation "
+                    "interval): median / max",
+                    f"{statistics.median(times):.2f} s / {max(times):.2f} s (bound: lease + one interval = "
+                    f"{bound:g} s, {'met' if max(times) <= bound else 'NOT met'})",
+                    "(Alertmanager's cluster has no leader: a peer waits its position × `peer_timeout`, "
+                    "15 s by default, then checks the log)", None)
+    _results.record(area, "Delivery latency, alert in (`POST /api/v1/alertmanager`) → webhook, p50 / p99, "
+                    "alerting state in PostgreSQL",
+                    f"{_pct(postgres, 0.5) * 1000:.1f} ms / {_pct(postgres, 0.99) * 1000:.1f} ms",
+                    f"the same `serve` on SQLite, same run: {_pct(sqlite, 0.5) * 1000:.1f} ms / "
+                    f"{_pct(sqlite, 0.99) * 1000:.1f} ms",
+                    f"{_pct(postgres, 0.5) / _pct(sqlite, 0.5):.2f} / "
+                    f"{_pct(postgres, 0.99) / _pct(sqlite, 0.99):.2f}")
 
 
 if __name__ == "__main__":

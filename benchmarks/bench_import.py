@@ -23,6 +23,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import _results
+
 OURS = "from inferwatch import Monitor"
 CANDIDATES = (
     ("inferwatch (from inferwatch import Monitor)", "inferwatch", OURS),
@@ -106,6 +108,13 @@ def main(argv: list[str]) -> int:
         print(f"   {c.name:<46} {wall:9.1f} {cpu:8.1f} {c.modules() - base_modules:8d}   {wall / ours:8.2f}")
     verdict = "OK" if ours < TARGET_MS else "over (a loaded machine? see the CPU column)"
     print(f"   target: inferwatch < {TARGET_MS:.0f} ms on a quiet machine -> {ours:.1f} ms {verdict}")
+    peers = {c.name: statistics.median(c.wall) - base_wall for c in present[1:] if "before" not in c.name}
+    prom, otel = peers.get("prometheus-client"), peers.get("opentelemetry-sdk metrics")
+    _results.record("SDK overhead", "Import time, `from inferwatch import Monitor`",
+                    f"{ours:.1f} ms ({present[0].modules() - base_modules} modules)",
+                    (f"`import prometheus_client` {prom:.1f} ms; "
+                     f"`import opentelemetry.sdk.metrics` {otel:.1f} ms") if prom and otel else None,
+                    f"{ours / prom:.2f}; {ours / otel:.2f}" if prom and otel else None)
     return 0
 
 

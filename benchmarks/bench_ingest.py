@@ -28,6 +28,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import _results
 from inferwatch.config import ScrapeTarget
 from inferwatch.model import SimulatedClock
 from inferwatch.server import ScrapeLoop
@@ -185,6 +186,11 @@ def main(argv: list[str]) -> int:
               f"(prometheus head samples appended during the run: {pr['appended']:,.0f})")
     verdict = "meets" if iw["rate"] >= 100_000 else "MISSES"
     print(f"target >= 100,000 samples/s: inferwatch {verdict} it ({iw['rate']:,.0f})")
+    _results.record("Ingest", f"Scrape to store, {args.series:,} series, warm scrapes",
+                    f"{iw['rate']:,.0f} samples/s",
+                    f"Prometheus 2.42, its own timing: {pr['rate']:,.0f} samples/s" if pr else None,
+                    f"{iw['rate'] / pr['rate']:.2f}" if pr else None,
+                    note=f"first scrape {iw['cold_rate']:,.0f}; load average {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -1,13 +1,14 @@
 """Mixed load: scrape, rules, dashboards and heavy queries at once, inferwatch vs Prometheus 2.42.
 
     python benchmarks/bench_mixed_load.py [--series 50000] [--interval 5] [--clients 5] [--minutes 3]
-                                          [--warmup 1] [--only inferwatch|prometheus]
+                                          [--warmup 1] [--only inferwatch|prometheus] [--together]
 
 One generated target (a child process) serves ``--series`` gauges
 ``load_gauge{shard,key}`` (100 shards) with new random values each scrape (at full
 precision: no ties), plus the
 SDK's request counter and latency histogram for one service (``bench``).
-Both systems, one after the other on the same machine, scrape it every
+Both systems, one after the other on the same machine (``--together``: at the same time,
+each with its own clients, so a shared machine's load hits both alike), scrape it every
 ``--interval`` seconds and evaluate every 5 s: the default rule pack, an SLO
 (availability of ``bench``: Sloth's recording rules and burn-rate alerts) and
 an alerting rule ``ShardHot`` (``avg by (shard) (load_gauge) > 0.8``). In the
@@ -243,8 +244,12 @@ def _scrape_durations(base: str) -> list[float]:
     return [float(v) for _, v in res[0]["values"]] if res else []
 
 
+Reader = Callable[[str], dict[str, float]]
+Starter = Callable[[Path, str, float], tuple[subprocess.Popen[bytes], str, str]]
+
+
 def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str, str]],
-               read: Callable[[str], dict[str, float]], args: argparse.Namespace,
+               read: Reader, args: argparse.Namespace,
                storm: Path) -> dict[str, object]:
     proc, base, metrics = start()
     try:
@@ -258,6 +263,7 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
         calm_timer.start()
         first = sampler.readings[-1] if sampler.readings else {}
         n_dur = len(sampler.durations)
+        load0 = os.getloadavg()[0]
         t_run = time.monotonic()
         lat, errors = _clients(base, args.clients, run_s, {**DASHBOARD, **HEAVY})
         elapsed = time.monotonic() - t_run
@@ -274,7 +280,8 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
         durs = sampler.durations[n_dur:]
         cut = sampler.rss[-1][0] - elapsed / 2 if sampler.rss else 0.0
         half = [r for t, r in sampler.rss if t >= cut]
-        return {"lat": lat, "errors": errors, "rounds": rounds, "expected": expected, "missed": missed,
+        return {"load": (load0, os.getloadavg()[0]),
+                "lat": lat, "errors": errors, "rounds": rounds, "expected": expected, "missed": missed,
                 "missed_counted": counted, "round_p50": _pct(durs, 0.5), "round_p99": _pct(durs, 0.99),
                 "round_max": max(durs, default=float("nan")), "scrape": scrapes, "rss": sampler.rss,
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
@@ -360,7 +367,7 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
         print(f"{n}: rule round p50 {r['round_p50']:.3f} s, p99 {r['round_p99']:.3f} s, "
               f"max {r['round_max']:.3f} s; rounds {r['rounds']:.0f} of {r['expected']:.0f} due, "
               f"missed {r['missed']:.0f}{note}; "
-              f"query errors {r['errors']}")
+              f"query errors {r['errors']}; load average {r['load'][0]:.1f} -> {r['load'][1]:.1f}")  # type: ignore[index]
         print(f"{n}: scrape duration p50 {_pct(sc, 0.5):.3f} s, max {max(sc, default=float('nan')):.3f} s "
               f"({len(sc)} scrapes); RSS {rss[0][1] / 2**20:.0f} -> {rss[-1][1] / 2**20:.0f} MiB, "
               f"second half {a / 2**20:.0f} -> {b / 2**20:.0f} MiB ({growth:+.1f} %)"
@@ -382,6 +389,8 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=3.0, help="minutes of queries (after the warm-up)")
     ap.add_argument("--warmup", type=float, default=1.0, help="minutes of scraping before the queries")
     ap.add_argument("--only", choices=["inferwatch", "prometheus"])
+    ap.add_argument("--together", action="store_true",
+                    help="run both systems at the same time (side by side) rather than one after the other")
     args = ap.parse_args()
     if args.only != "inferwatch" and shutil.which("prometheus") is None:
         sys.exit("prometheus not on PATH (Debian: apt-get install prometheus), or pass --only inferwatch")
@@ -396,12 +405,25 @@ def main() -> None:
             results: dict[str, dict[str, object]] = {}
             systems = {"inferwatch": (start_inferwatch, _read_inferwatch),
                        "prometheus": (start_prometheus, _read_prometheus)}
+            runs = []
             for name, (start, read) in systems.items():
                 if args.only in (None, name):
                     (tmp / name).mkdir()
-                    results[name] = run_system(
-                        name, lambda s=start, n=name: s(tmp / n, url, args.interval), read, args, storm)
-            report(results, args)
+
+                    def one(name: str = name, start: Starter = start, read: Reader = read) -> None:
+                        results[name] = run_system(
+                            name, lambda: start(tmp / name, url, args.interval), read, args, storm)
+                    runs.append(threading.Thread(target=one, name=name))
+            for th in runs:
+                th.start()
+                if not args.together:
+                    th.join()
+            for th in runs:
+                th.join()
+            load = os.getloadavg()
+            print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+                  + (" (both systems ran at the same time)" if args.together else ""))
+            report({n: results[n] for n in systems if n in results}, args)
         finally:
             target.terminate()
             target.wait(30)

@@ -33,6 +33,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _results
+
 LABELS = ("ranker", "ctr", "v3")
 ROUTES = ("/predict", "/predict/batch", "/explain", "/health")
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -286,6 +288,12 @@ def main(argv: list[str]) -> int:
     print(f"{'dropped by the SDK queue (full)':48} {iw['total'][1]:>12.0f} {'-':>12}")
     print(f"{'files in the directory':48} {iw['files']:>12} {prom['files']:>12}")
     print(f"{'time to run the restarts':46} {iw['restart_s']:>10.1f} s {prom['restart_s']:>10.1f} s")
+    peer = "prometheus-client multiprocess mode"
+    _results.record("SDK overhead", "Several workers: per request, request thread", f"{iw['hot_ns']:,.1f} ns",
+                    f"{peer}: {prom['hot_ns']:,.0f} ns", f"{iw['hot_ns'] / prom['hot_ns']:.3f}")
+    _results.record("SDK overhead", f"Several workers: scrape after {args.restarts:,} worker restarts",
+                    f"{iw['scrape_restarts_ms']:,.1f} ms", f"{peer}: {prom['scrape_restarts_ms']:,.1f} ms",
+                    f"{iw['scrape_restarts_ms'] / prom['scrape_restarts_ms']:.3f}")
     return 0
 
 

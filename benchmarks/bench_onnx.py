@@ -25,6 +25,7 @@ import onnx
 from onnx import TensorProto
 from onnx import helper as h
 
+import _results
 from bench_sdk import _Gate  # the worker-parking aggregator of the SDK benchmark
 from inferwatch.config import SdkConfig
 from inferwatch.sdk import Monitor, onnx_session
@@ -173,6 +174,12 @@ def main() -> None:
           f"(null session {got['null_bare']:,.0f} ns, wrapped {got['null_wrapped']:,.0f} ns)")
     print(f"ratio instrumented / bare: {got['instrumented'] / got['bare']:.3f}; "
           f"incl. aggregation / bare: {got['all_in'] / got['bare']:.3f}")
+    _results.record("SDK overhead", "ONNX Runtime `session.run` through `monitor.instrument_onnx` "
+                    "(small model, batch 32, CPU)",
+                    f"{got['instrumented']:,.0f} ns/run: +{over:,.0f} ns on the caller, "
+                    f"+{total:,.0f} ns with the aggregation; the wrapper alone {alone:,.0f} ns",
+                    f"the bare session {got['bare']:,.0f} ns/run; timing it with prometheus-client "
+                    f"`Histogram.observe` +{prom:,.0f} ns", f"{got['instrumented'] / got['bare']:.2f}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.promql.compliance import compare, free_port, wait_ready
 
+import _results
 from inferwatch.model import Labels, Matcher, MatchOp
 from inferwatch.promql import Engine
 from inferwatch.store import Series
@@ -53,6 +54,12 @@ QUERIES = {
                               "(rate(bench_latency_seconds_bucket[5m])))",
     "topk(10, rate)": "topk(10, rate(bench_requests_total[5m]))",
 }
+ROWS = {
+    "p99 histogram_quantile": "Range query `histogram_quantile(0.99, …rate…)`, {series} series a metric, "
+                              "{hours} h at {step} s steps",
+    "topk(10, rate)": "Range query `topk(10, rate(…))`, same data",
+}
+"""Each query's row in RESULTS.md (written only when both engines gave the same answer)."""
 
 
 class ArrayStore:
@@ -186,6 +193,10 @@ def main() -> None:
                 print(f"{name:24s} inferwatch {i_s * 1000:8.0f} ms   prometheus {p_s * 1000:8.0f} ms   "
                       f"ratio {i_s / p_s:5.2f}x   series out {len(i_out)} vs {len(p_out)}   "
                       f"peak {peak / 2**20:.0f} MiB for {touched * 16 / 2**20:.0f} MiB of samples   {agree}")
+                if agree == "same answer":
+                    _results.record("PromQL queries", ROWS[name].format(
+                        series=f"{args.series:,}", hours=f"{args.hours:g}", step=f"{args.step:g}"),
+                        f"{i_s * 1000:,.0f} ms", f"Prometheus 2.42: {p_s * 1000:,.0f} ms", f"{i_s / p_s:.2f}")
                 if args.stepwise:
                     t = time.perf_counter()
                     Engine(store, stepwise=True).range(q, start, end, args.step)

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import httpx
 
+import _results
 from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.model import Labels, Sample
 
@@ -168,6 +169,12 @@ def main() -> None:
             if args.rounds > 1:
                 line["ratio_per_round"] = [round(x, 3) for x in ratios]
         print(json.dumps(line))
+        peer = rates.get("prometheus", {}).get(phase)
+        _results.record("Ingest", f"Remote write in, {phase} ({len(phases[phase])} × {args.batch:,})",
+                        f"{statistics.median(ours):,.0f} samples/s",
+                        f"Prometheus 2.42: {statistics.median(peer):,.0f} samples/s" if peer else None,
+                        f"{line['ratio_inferwatch_over_prometheus']}" if peer else None,
+                        note=f"median of {args.rounds} rounds" if args.rounds > 1 else "")
 
 if __name__ == "__main__":
     main()

@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+import _results
 from inferwatch.edge import REMOTE_WRITE_HEADERS, encode_write_request
 from inferwatch.model import Labels, Sample
 
@@ -91,6 +92,9 @@ def main() -> None:
         "million_label_request_mb": round(len(body) / 1e6, 1), "million_label_status": r.status_code,
         "million_label_error": r.json().get("error", "")[:120], "million_label_s": round(refused, 2),
         "rss_after_million_label_mb": round(final / 1e6)}))
+    _results.record("Hostile input, faults and load", "Memory per stored series (SQLite store, 10 labels)",
+                    f"{round((after - before) / args.series):,} bytes", "–", None,
+                    note=f"{args.series:,} series")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+import _results
 from inferwatch.sdk import Monitor
 
 TOKEN = "soak-token-0123456789"
@@ -242,6 +243,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{'OK' if growth_ok else 'MISSED'}; "
           f"evaluation on schedule (>= 95 %) -> {out['evaluations']}/{out['evaluations_scheduled']} "
           f"{'OK' if on_time else 'MISSED'}")
+    if not out["server_tracebacks"]:
+        _results.record("Hostile input, faults and load",
+                        f"Soak ({args.rate:,.0f} req/s, {args.series:,}-series target): "
+                        "RSS growth after warm-up",
+                        f"{float(out['rss_growth_pct']):+.2f} %",  # type: ignore[arg-type]
+                        "the < 5 % target", None,
+                        note=f"{args.minutes:g} minutes; evaluations {out['evaluations']}/"
+                             f"{out['evaluations_scheduled']} on schedule")
     return 0 if growth_ok and on_time and not out["server_tracebacks"] else 1
 
 

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import httpx
 
+import _results
+
 APPS = {
     "inferwatch": """
         from inferwatch.sdk import Monitor
@@ -167,6 +169,17 @@ def main() -> None:
     for side, r in results.items():
         print(f"{side:20} {r['requests']:9.0f} {r['rate']:7.0f} {r['scrapes']:8.0f} {r['missed']:7.0f} "
               f"{r['worst_ms']:8.1f}ms {r['p99_ms']:8.1f}ms {r['scrape_ms']:9.1f}ms")
+    iw, pc = results["inferwatch"], results["prometheus-client"]
+    _results.record("SDK overhead", "Several workers: staleness, the oldest response a scrape missed "
+                    f"(gunicorn -w 4, {args.clients} clients, {args.seconds:g} s, a scrape every "
+                    f"{SCRAPE_EVERY_S * 1000:.0f} ms)",
+                    f"{iw['worst_ms']:.1f} ms worst, {iw['missed']:.0f} of {iw['scrapes']:.0f} scrapes "
+                    f"missed anything; scrape p50 {iw['scrape_ms']:.1f} ms",
+                    f"prometheus-client multiprocess mode: {pc['worst_ms']:.1f} ms, {pc['missed']:.0f} of "
+                    f"{pc['scrapes']:.0f}; scrape p50 {pc['scrape_ms']:.1f} ms",
+                    f"worst {iw['worst_ms'] / pc['worst_ms']:.2f}" if pc["worst_ms"] else
+                    f"{'exact on both' if not iw['worst_ms'] else 'inferwatch stale'}; "
+                    f"scrape {iw['scrape_ms'] / pc['scrape_ms']:.1f}x")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, TraceIdRatioBased
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+import _results
 from inferwatch.sdk import Monitor
 from inferwatch.tracing import setup
 
@@ -91,6 +92,10 @@ def _report_paced(name: str, request: Callable[[bool], None], base_p99: float) -
     return p99 - base_p99
 
 
+EXPORTED: dict[str, tuple[float, int, int]] = {}
+"""Per run: KiB exported per 1,000 requests, failed traces exported, failed requests."""
+
+
 def _run(name: str, request: Callable[[bool], None], flush: Callable[[], object],
          exporter: BytesExporter) -> float:
     failures = 0
@@ -103,6 +108,7 @@ def _run(name: str, request: Callable[[bool], None], flush: Callable[[], object]
     dt = time.perf_counter() - t0
     print(f"{name:14s} {dt / N * 1e6:8.1f} us/request  {exporter.bytes / N * 1000 / 1024:9.1f} KiB/1000 req  "
           f"failed traces exported {exporter.failed_roots}/{failures}", flush=True)
+    EXPORTED[name] = (exporter.bytes / N * 1000 / 1024, exporter.failed_roots, failures)
     return dt / N
 
 
@@ -155,3 +161,12 @@ if __name__ == "__main__":
     iw_cost, iw_added = inferwatch(base)
     print(f"inferwatch / otel: per-request cost {iw_cost / otel_cost:.2f}x; p99 added at {RATE:.0f} req/s "
           f"{iw_added * 1e6:+.1f} us vs {otel_added * 1e6:+.1f} us")
+    area = "Tracing"
+    _results.record(area, "Cost per request (a SERVER span and 4 stage spans, tail sampling at 1 %)",
+                    f"{iw_cost * 1e6:.1f} µs", f"OpenTelemetry SDK defaults: {otel_cost * 1e6:.1f} µs",
+                    f"{iw_cost / otel_cost:.2f}")
+    (iw_kib, iw_failed, failed), (otel_kib, _, _) = EXPORTED["inferwatch"], EXPORTED["otel"]
+    _results.record(area, "Export bytes per 1,000 requests", f"{iw_kib:.1f} KiB",
+                    f"OpenTelemetry SDK defaults: {otel_kib:.1f} KiB", f"{iw_kib / otel_kib:.3f}")
+    _results.record(area, f"Failed traces exported (of {failed})", f"{iw_failed}",
+                    f"OpenTelemetry head sampling at 1 %: {EXPORTED['otel-head-1%'][1]}", None)

@@ -57,7 +57,6 @@ ALLOWED_PRIVATE_NAMES: set[tuple[str, str, str]] = {
     *{(f"inferwatch.model._catalog_{c}", "inferwatch.model._metric_spec", n)
       for c, ns in {"app": "_C _G _H _SVC", "infra": "_C _G _U", "ops": "_C _G", "probe": "_C _G",
                     "runtime": "_C _G _H _SVC"}.items() for n in ns.split()},
-    ("inferwatch.promql._range_agg", "inferwatch.promql._aggregate", "_group_key"),
     *{("inferwatch.promql._range_eval", "inferwatch.promql._binops", n)
       for n in ("_ARITH", "_CMP", "_DROPS_NAME", "_result_labels", "_sig_fn")},
     ("inferwatch.promql._range_eval", "inferwatch.promql._functions", "_NP"),

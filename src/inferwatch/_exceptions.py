@@ -4,6 +4,7 @@
     ├── ConfigError            a config file, field or value is wrong (names file, field, value)
     │   └── MissingCredentialError   a receiver has no key/token: it falls back to the terminal
     ├── InputError             a data file, HTTP body or CLI argument is wrong (names where)
+    │   └── LimitExceeded          a batch broke an ingest limit (``reason`` names it)
     ├── StoreError             the time-series or state store failed
     ├── NotifyError            a receiver failed; ``retryable`` says whether to try again,
     │                          ``retry_after`` how long the service asked to wait (429/503)
@@ -21,6 +22,7 @@ __all__ = [
     "ConfigError",
     "InferwatchError",
     "InputError",
+    "LimitExceeded",
     "MissingCredentialError",
     "NotifyError",
     "StoreError",
@@ -47,6 +49,14 @@ class MissingCredentialError(ConfigError):
 
 class InputError(InferwatchError):
     """Input data (file, HTTP body, CLI argument) is invalid."""
+
+
+class LimitExceeded(InputError):
+    """A batch broke an ingest limit; ``reason`` is the limit's name (``label_limit``, ``max_series``...)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class StoreError(InferwatchError):

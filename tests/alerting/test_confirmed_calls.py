@@ -227,3 +227,21 @@ def test_tencent_without_a_callback_counts_as_unanswered_and_escalates(fake: Fak
     (told,) = recs["lead"].sent  # after MAX_CHECKS minutes without news, not after the step's 15 min
     (event,) = p.oncall.history.query(kinds=("unanswered",))
     assert told.step == 2 and event.t == T0 + 60 * MAX_CHECKS
+
+
+def test_an_answer_is_told_to_the_chat_that_carried_the_page_but_never_called_through(fake: Fake) -> None:
+    # rule: the acknowledgement shows on every channel that carried the page; a call to say so would
+    # wake someone for nothing
+    clock = SimulatedClock(T0)
+    api = FakeAliyun(AK_ID, AK_SECRET, clock.now, "SingleCallByTts")
+    text = config(aliyun_phone(fake(api).url, 2)).replace("notify: [phone]", "notify: [phone, team]")
+    text = text.replace("- {name: lead,", "- {name: team, type: terminal}\n    - {name: lead,")
+    cfg = parse_config(text).alerting
+    recs = {name: RecordingNotifier(name) for name in ("team", "lead", "director", "terminal")}
+    p = Pipeline(cfg, clock=clock, notifiers=recs, actions=[], rng=random.Random(1))
+    api.answers[ENGINEER] = [True]
+    run(p, clock, 10 * 60)
+    assert [n for n, _ in api.sent] == [ENGINEER]  # one call, none to say it was answered
+    page, told = recs["team"].sent
+    assert page.step == 1 and told.kind == "acknowledged" and told.groups[0].key == page.groups[0].key
+    assert told.notes == (f"Acknowledged by {ENGINEER} (aliyun_voice[phone]): answered the phone call",)

@@ -7,6 +7,7 @@ import json
 import random
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -99,6 +100,11 @@ def test_pagerduty_trigger_then_resolve_with_stable_dedup_key(fake: Fake) -> Non
     first, second = (r.json() for r in svc.requests)
     assert first["event_action"] == "trigger" and first["payload"]["severity"] == "critical"
     assert second["event_action"] == "resolve" and first["dedup_key"] == second["dedup_key"]
+    # an acknowledgement changes the incident's state in place (the acknowledge event, no payload)
+    n.notify(replace(note(alert(tier="P0")), notes=("Acknowledged by ops",), kind="acknowledged"))
+    acked = svc.requests[-1].json()
+    assert acked["event_action"] == "acknowledge" and acked["dedup_key"] == first["dedup_key"]
+    assert "payload" not in acked
     svc.replies.append((429, {}, b'{"status":"throttle event"}'))
     with pytest.raises(NotifyError) as e:
         n.notify(note(alert()))

@@ -101,6 +101,12 @@ def _alert(name: str) -> dict[str, object]:
             "annotations": {"summary": f"{name} on ranker"}}
 
 
+def _acked(got: list[tuple[str, dict[str, Any]]]) -> dict[str, list[str]]:
+    """The follow-ups saying who acknowledged, by group, as the first receiver got them."""
+    return {b["groupLabels"]["alertname"]: b["notes"] for p, b in got
+            if p == "/first" and any(n.startswith("Acknowledged by") for n in b.get("notes", ()))}
+
+
 def test_escalation_and_acknowledgement_by_api_cli_and_link(tmp_path: Path, hooks: Hooks) -> None:
     # rules: step 1 at once, step 2 after 20 s unless acknowledged; an ack by the API, the CLI or a
     # signed link stops it; the history answers who was told and who acknowledged
@@ -134,6 +140,13 @@ def test_escalation_and_acknowledgement_by_api_cli_and_link(tmp_path: Path, hook
             assert c.get(f"{url}/api/v1/alerts/ack/link?{query[:-2]}00").status_code == 403
             r = c.post(f"{url}/api/v1/alerts/ack/link?{query}")
             assert r.status_code == 200 and "Acknowledged" in r.text
+            # each acknowledgement (API, CLI, link) is told on the channel that carried the page
+            assert hooks.wait(lambda got: len(_acked(got)) == 3)
+            told = _acked(hooks.got)
+            assert told["Bravo"] == ["Acknowledged by api-user [token 'api_token' (admin)]: on it"]
+            assert told["Charlie"][0].startswith("Acknowledged by cli-user") and told["Charlie"][0].endswith(
+                ": looking")
+            assert told["Delta"] == ["Acknowledged by link: one-click link"]
 
             # Alpha alone reaches step 2 (all four were due at the same tick). The three acks, a CLI
             # process among them, must land before it: 8 s was within reach of a loaded runner.

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from inferwatch.rules import Rule, default_rule_specs, edge_rule_specs, expand_template
+from inferwatch.rules import Rule, default_rule_specs, edge_rule_specs, expand_template, value_unit
 from inferwatch.rules._humanize import humanize, humanize1024, humanize_duration, humanize_percentage
 
 EXTREMES = (1e-9, 0.7513789632390443, 123456789.123, math.nan, math.inf, -0.5, 0.0)
@@ -50,3 +50,22 @@ def test_templates_call_the_functions_in_both_spellings() -> None:
     # rule: `$value | f` and `f $value` are the same call in Go templates
     text = "{{ $value | humanizePercentage }} / {{ humanize .Value }}"
     assert expand_template(text, {}, 0.25) == "25% / 250m"
+
+
+# rule: a value's unit is what the rule's own text formats it as (cards show the value in it)
+@pytest.mark.parametrize(("annotations", "unit"), [
+    ({"description": "{{ $value | humanizePercentage }} of requests answer 503."}, "ratio"),
+    ({"summary": "P99 is {{ humanizeDuration $value }}"}, "s"),
+    ({"summary": "x", "description": "{{ $value|humanize1024 }}B free"}, "bytes"),
+    ({"summary": "PSI {{ $value | printf \"%.3g\" }}"}, ""), ({"summary": "{{ $value | humanize }}"}, ""),
+    ({"summary": "{{ $threshold | humanizePercentage }}"}, ""), ({}, ""),
+])
+def test_the_unit_of_a_value_is_what_its_text_formats_it_as(annotations: dict[str, str], unit: str) -> None:
+    assert value_unit(annotations) == unit
+
+
+def test_the_default_pack_gives_its_ratios_and_durations_a_unit() -> None:
+    units = {r.name: value_unit(r.annotations) for r in _rules()}
+    assert units["ServiceUnavailable"] == units["HighErrorRate"] == "ratio"
+    assert units["HighP99Latency"] == units["GenerationSlowFirstToken"] == "s"
+    assert units["DiskAlmostFull"] == "bytes" and units["FeatureDriftWarning"] == ""

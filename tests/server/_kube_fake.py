@@ -1,11 +1,16 @@
-"""A small fake of the Kubernetes API on loopback: list and watch of pods, services and nodes.
+"""A small fake of the Kubernetes API on loopback: list and watch of the objects discovery reads.
 
 As the API documents them: ``GET /api/v1/{resource}`` and ``/api/v1/namespaces/{ns}/{resource}``
-answer a ``{Kind}List`` with ``metadata.resourceVersion``; with ``watch=true`` (or ``1``) they
-stream one JSON event per line (``ADDED``, ``MODIFIED``, ``DELETED``) for every change after the
-given ``resourceVersion`` until ``timeoutSeconds``; a version older than the oldest kept change is
-answered with an ``ERROR`` event of code 410 (Gone). ``labelSelector`` with ``k=v`` terms filters.
-Every request is recorded, so a test can check how a client used the API.
+(pods, services, endpoints; nodes only cluster-wide), ``/apis/discovery.k8s.io/v1/...endpointslices``
+and ``/apis/networking.k8s.io/v1/...ingresses`` answer a ``{Kind}List`` with
+``metadata.resourceVersion``; with ``watch=true`` (or ``1``) they stream one JSON event per line
+(``ADDED``, ``MODIFIED``, ``DELETED``) for every change after the given ``resourceVersion`` until
+``timeoutSeconds``; a version older than the oldest kept change is answered with an ``ERROR``
+event of code 410 (Gone). ``labelSelector`` (``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``) and
+``fieldSelector`` (``metadata.name`` and ``metadata.namespace`` with ``=``, ``==``, ``!=``) filter.
+Stricter than the API (which ignores what it does not know): a query parameter that the list and
+watch operations do not document, or a malformed selector, is answered 400, so a client's mistake
+fails its test. Every request is recorded, so a test can check how a client used the API.
 """
 
 from __future__ import annotations
@@ -21,7 +26,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-KINDS = {"pods": "Pod", "services": "Service", "nodes": "Node", "endpoints": "Endpoints"}
+KINDS = {"pods": "Pod", "services": "Service", "nodes": "Node", "endpoints": "Endpoints",
+         "endpointslices": "EndpointSlice", "ingresses": "Ingress"}
+GROUPS = {"endpointslices": "discovery.k8s.io/v1", "ingresses": "networking.k8s.io/v1"}  # others: core v1
+# the query parameters of the list and watch operations in the API reference
+DOCUMENTED = {"allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "pretty",
+              "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch"}
 MAX_WATCH_S = 20.0  # a watch is held at most this long (clients resume it), so a shutdown is quick
 
 
@@ -34,6 +44,7 @@ class FakeKube:
     events: list[tuple[int, str, str, dict[str, Any]]] = field(default_factory=list)
     version: int = 1
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # each request's Authorization header
     url: str = ""
     oldest: int = 0  # changes at or before this version are forgotten (compaction): older watches get 410
     failing: bool = False  # answer 503 to everything (an API server that is down)
@@ -44,7 +55,7 @@ class FakeKube:
         """Create or replace an object (an ADDED or MODIFIED event)."""
         with self._cond:
             self.version += 1
-            obj = {"apiVersion": "v1", "kind": KINDS[resource], **copy.deepcopy(obj)}
+            obj = {"apiVersion": GROUPS.get(resource, "v1"), "kind": KINDS[resource], **copy.deepcopy(obj)}
             meta = obj.setdefault("metadata", {})
             meta["resourceVersion"] = str(self.version)
             meta.setdefault("uid", f"uid-{meta['name']}")
@@ -70,21 +81,59 @@ class FakeKube:
 
 def _route(path: str) -> tuple[str | None, str] | None:
     parts = path.strip("/").split("/")
-    if parts[:2] != ["api", "v1"]:
+    if parts[:2] == ["api", "v1"]:
+        rest = parts[2:]
+        group = "v1"
+    elif parts[:1] == ["apis"] and len(parts) > 3:
+        rest, group = parts[3:], f"{parts[1]}/{parts[2]}"
+    else:
         return None
-    if len(parts) == 3 and parts[2] in KINDS:
-        return None, parts[2]
-    if len(parts) == 5 and parts[2] == "namespaces" and parts[4] in KINDS:
-        return parts[3], parts[4]
+    if len(rest) == 1 and rest[0] in KINDS and GROUPS.get(rest[0], "v1") == group:
+        return None, rest[0]
+    if (len(rest) == 3 and rest[0] == "namespaces" and rest[2] in KINDS and rest[2] != "nodes"
+            and GROUPS.get(rest[2], "v1") == group):
+        return rest[1], rest[2]
     return None
 
 
-def _selected(obj: dict[str, Any], namespace: str | None, selector: str) -> bool:
+class BadSelector(ValueError):
+    """A selector the API would refuse (400)."""
+
+
+def _label_term(labels: dict[str, str], term: str) -> bool:
+    term = term.strip()
+    for op in ("!=", "==", "="):
+        if op in term:
+            key, _, value = term.partition(op)
+            if not key.strip():
+                raise BadSelector(f"invalid label selector term {term!r}")
+            found = labels.get(key.strip())
+            return bool(found != value.strip()) if op == "!=" else bool(found == value.strip())
+    if term.startswith("!"):
+        return term[1:] not in labels
+    if not term or " " in term:
+        raise BadSelector(f"invalid label selector term {term!r}")
+    return term in labels
+
+
+def _field_term(meta: dict[str, Any], term: str) -> bool:
+    for op in ("!=", "==", "="):
+        if op in term:
+            key, _, value = term.partition(op)
+            fields = {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
+            if key not in fields:
+                raise BadSelector(f"field label not supported: {key}")
+            return bool(fields[key] != value) if op == "!=" else bool(fields[key] == value)
+    raise BadSelector(f"invalid field selector term {term!r}")
+
+
+def _selected(obj: dict[str, Any], namespace: str | None, query: dict[str, str]) -> bool:
     meta = obj["metadata"]
     if namespace is not None and meta.get("namespace") != namespace:
         return False
     labels = meta.get("labels") or {}
-    return all(labels.get(k) == v for k, _, v in (t.partition("=") for t in selector.split(",") if t))
+    return (all(_label_term(labels, t) for t in query.get("labelSelector", "").split(",") if t)
+            and all(_field_term(meta, t) for t in query.get("fieldSelector", "").split(",") if t))
 
 
 def _handler(kube: FakeKube) -> type[http.server.BaseHTTPRequestHandler]:
@@ -93,6 +142,7 @@ def _handler(kube: FakeKube) -> type[http.server.BaseHTTPRequestHandler]:
             url = urllib.parse.urlsplit(self.path)
             query = dict(urllib.parse.parse_qsl(url.query))
             kube.requests.append((url.path, query))
+            kube.authorizations.append(self.headers.get("Authorization", ""))
             route = _route(url.path)
             if kube.failing:
                 self._json(503, {"kind": "Status", "code": 503, "message": "the server is down"})
@@ -100,15 +150,27 @@ def _handler(kube: FakeKube) -> type[http.server.BaseHTTPRequestHandler]:
             if route is None:
                 self._json(404, {"kind": "Status", "code": 404, "message": f"not found: {url.path}"})
                 return
+            unknown = sorted(set(query) - DOCUMENTED)
+            if unknown:
+                self._json(400, {"kind": "Status", "code": 400,
+                                 "message": f"not a list/watch parameter: {unknown}"})
+                return
             namespace, resource = route
+            try:
+                for term in filter(None, query.get("labelSelector", "").split(",")):
+                    _label_term({}, term)
+                for term in filter(None, query.get("fieldSelector", "").split(",")):
+                    _field_term({}, term)
+            except BadSelector as exc:
+                self._json(400, {"kind": "Status", "code": 400, "reason": "BadRequest", "message": str(exc)})
+                return
             if query.get("watch") in ("true", "1"):
                 self._watch(namespace, resource, query)
                 return
             with kube._cond:
-                items = [o for o in kube.objects[resource].values()
-                         if _selected(o, namespace, query.get("labelSelector", ""))]
+                items = [o for o in kube.objects[resource].values() if _selected(o, namespace, query)]
                 version = kube.version
-            self._json(200, {"kind": f"{KINDS[resource]}List", "apiVersion": "v1",
+            self._json(200, {"kind": f"{KINDS[resource]}List", "apiVersion": GROUPS.get(resource, "v1"),
                              "metadata": {"resourceVersion": str(version)}, "items": items})
 
         def _watch(self, namespace: str | None, resource: str, query: dict[str, str]) -> None:
@@ -126,7 +188,7 @@ def _handler(kube: FakeKube) -> type[http.server.BaseHTTPRequestHandler]:
             while time.monotonic() < end and not kube._closing:
                 with kube._cond:
                     fresh = [e for e in kube.events if e[0] > since and e[2] == resource
-                             and _selected(e[3], namespace, query.get("labelSelector", ""))]
+                             and _selected(e[3], namespace, query)]
                     if not fresh:
                         kube._cond.wait(0.2)
                         continue

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inferwatch.formats.columnar import WriteRequestReader
 from inferwatch.model import Labels
-from inferwatch.server.ingest._prompb import WriteRequestReader
 
 Point = tuple[int, float]  # (milliseconds, value)
 

@@ -116,8 +116,8 @@ def test_pushed_samples_are_stored_once_and_bad_requests_are_refused_whole(serve
 def test_the_columns_reader_reads_what_the_edge_codec_reads() -> None:
     from inferwatch.edge import decode_write_request
     from inferwatch.formats import _snappy_pure as _snappy
+    from inferwatch.formats.columnar import WriteRequestReader
     from inferwatch.model import STALE_NAN, is_stale_nan
-    from inferwatch.server.ingest._prompb import WriteRequestReader
 
     samples = [Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_000.123, 5.0),
                Sample(Labels.of("a_total", job="x", path="/é"), 1_700_000_001.0, STALE_NAN),

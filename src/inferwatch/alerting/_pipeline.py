@@ -190,13 +190,12 @@ class Pipeline:
                     matchers: Sequence[Matcher] = (), expires_at: float | None = None,
                     tell: bool = False) -> list[Ack]:
         """Acknowledge firing groups by id or matchers (``InputError`` when none matches); ``tell``: and
-        say so to every receiver their escalation paged (the incident page's button)."""
+        say so to every receiver their escalation paged (the incident page, the API and the CLI)."""
         with self._lock:
             acks = self.oncall.acknowledge(now, by, comment, gid=gid, matchers=matchers,
                                            expires_at=expires_at)
             for a in acks if tell else ():
-                note = f"Acknowledged by {a.by}" + (f": {a.comment}" if a.comment else "")
-                self.escalator.acknowledged(a.group_key, note, now)
+                self.escalator.acknowledged(a.group_key, a.note(), now)
             return acks
 
     def unacknowledge(self, now: float, by: str, *, gid: str = "",

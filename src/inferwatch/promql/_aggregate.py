@@ -12,7 +12,7 @@ from inferwatch.promql._gosort import go_sort, heap_pop, heap_push
 from inferwatch.promql._kernels import go_mean, quantile, variance
 from inferwatch.promql._values import EvalError, Vector, keep_labels, without_labels
 
-__all__ = ["aggregate", "format_value_label"]
+__all__ = ["aggregate", "format_value_label", "group_key"]
 
 
 def format_value_label(v: float) -> str:
@@ -24,7 +24,9 @@ def format_value_label(v: float) -> str:
     return format(Decimal(repr(v)).normalize(), "f")
 
 
-def _group_key(e: Aggregate) -> Callable[[Labels], Labels]:
+def group_key(e: Aggregate) -> Callable[[Labels], Labels]:
+    """The label set of the group a member of ``e`` falls in (``by``: those labels; ``without``: the
+    rest, less the metric name)."""
     names = frozenset(e.grouping)
     if e.without:
         drop = names | {METRIC_NAME_LABEL}
@@ -54,7 +56,7 @@ _SIMPLE: dict[str, Callable[[list[float]], float]] = {
 
 def aggregate(e: Aggregate, vec: Vector, param: float | str | None) -> Vector:
     """The aggregation ``e`` of ``vec`` (``param``: k, q or count_values' label, already evaluated)."""
-    key = _group_key(e)
+    key = group_key(e)
     if e.op == "count_values":
         return _count_values(e, vec, str(param))
     groups: dict[Labels, list[tuple[Labels, float]]] = {}
@@ -107,7 +109,7 @@ def _count_values(e: Aggregate, vec: Vector, label: str) -> Vector:
     if not label.isidentifier() or not label.isascii():
         raise EvalError(f'invalid label name "{label}"')
     grouping = e.grouping if e.without else (*e.grouping, label)
-    key = _group_key(Aggregate(e.op, e.expr, grouping, e.without))
+    key = group_key(Aggregate(e.op, e.expr, grouping, e.without))
     counts: dict[Labels, float] = {}
     for ls, v in vec:
         k = key(ls.with_(**{label: format_value_label(v)}))

@@ -28,6 +28,7 @@ from inferwatch.promql._ast import (
     Unary,
 )
 from inferwatch.promql._binops import apply_binary
+from inferwatch.promql._columns import COLUMN_OPS, LatestBatch, aggregate_columns, load_latest_columns
 from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spans, resolve_at
 from inferwatch.promql._functions import VECTOR_FUNCTIONS, absent_labels
 from inferwatch.promql._range_functions import RANGE_FUNCTIONS
@@ -38,7 +39,8 @@ from inferwatch.store import Store
 __all__ = ["DEFAULT_LOOKBACK_MS", "DEFAULT_MAX_SAMPLES", "Evaluator", "LoadCache"]
 
 DEFAULT_MAX_SAMPLES = 50_000_000
-LoadCache = dict[tuple[tuple[Matcher, ...], Span, bool], list[Loaded]]  # (matchers, span, last sample only)
+# (matchers, span, last sample only) -> the series
+LoadCache = dict[tuple[tuple[Matcher, ...], Span, bool], list[Loaded] | LatestBatch]
 _WIDE = 256  # selectors over more series than this pick their samples with numpy
 DEFAULT_LOOKBACK_MS = 300_000  # how far back an instant selector looks for a sample (Prometheus: 5 m)
 
@@ -54,7 +56,7 @@ class Evaluator:
     default_step: int = 60_000
     max_samples: int = DEFAULT_MAX_SAMPLES
     cache: LoadCache = field(default_factory=dict)
-    _data: dict[tuple[Matcher, ...], list[Loaded]] = field(default_factory=dict)
+    _data: dict[tuple[Matcher, ...], list[Loaded] | LatestBatch] = field(default_factory=dict)
     _sub: dict[tuple[int, int], Vector] = field(default_factory=dict)
 
     def prepare(self, expr: Expr) -> None:
@@ -67,9 +69,11 @@ class Evaluator:
             key = (matchers, span, latest)
             hit = self.cache.get(key)
             if hit is None:
-                hit = self.cache[key] = load(self.store, matchers, span, latest=latest)
+                cols = load_latest_columns(self.store, matchers, span) if latest else None
+                hit = load(self.store, matchers, span, latest=latest) if cols is None else cols
+                self.cache[key] = hit
             self._data[matchers] = hit
-            total += sum(len(s.t) for s in hit)
+            total += hit.samples if isinstance(hit, LatestBatch) else sum(len(s.t) for s in hit)
             if total > self.max_samples:
                 raise EvalError("query processing would load too many samples into memory in query execution")
 
@@ -105,6 +109,8 @@ class Evaluator:
     def _selector(self, sel: Selector, ts: int) -> Vector:
         ref = self._ref(sel, ts)
         series = self._data.get(sel.matchers, [])
+        if isinstance(series, LatestBatch):  # the store's columns: no object per series
+            return series.vector(ref, self.lookback)
         if len(series) > _WIDE:  # one searchsorted for all the series (a rule over 50,000 of them)
             rows = instant_rows(series, np.array([ref], dtype=np.int64), self.lookback)
             return list(zip(rows.labels, rows.vals[:, 0].tolist(), strict=True))
@@ -172,6 +178,13 @@ class Evaluator:
 
     def _aggregate(self, e: Aggregate, ts: int) -> Value:
         param = None if e.param is None else self.eval(e.param, ts)
+        inner = e.expr
+        while isinstance(inner, Paren):
+            inner = inner.expr
+        if e.op in COLUMN_OPS and isinstance(inner, Selector) and inner.range is None:
+            batch = self._data.get(inner.matchers)
+            if isinstance(batch, LatestBatch) and batch.samples > _WIDE:  # folded as columns
+                return aggregate_columns(e, batch, self._ref(inner, ts), self.lookback)
         vec = self.eval(e.expr, ts)
         assert isinstance(vec, list) and not isinstance(param, list | Matrix)
         return aggregate(e, vec, param)

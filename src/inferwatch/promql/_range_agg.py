@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from inferwatch.model import METRIC_NAME_LABEL, Labels
-from inferwatch.promql._aggregate import _group_key
+from inferwatch.promql._aggregate import group_key
 from inferwatch.promql._ast import Aggregate
 from inferwatch.promql._kernels import bucket_quantile
 from inferwatch.promql._range_stats import count_values_rows, extreme_rows, quantile_rows
@@ -75,9 +75,10 @@ def _sum_by_group(rows: Rows, order: np.ndarray, starts: np.ndarray) -> np.ndarr
     return out
 
 
-def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None,
-                   poll: Callable[[], None]) -> Rows:
-    """The aggregation ``e`` of ``rows`` at every step (``param``: k or q per step)."""
+def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None, poll: Callable[[], None],
+                   groups: tuple[np.ndarray, list[Labels]] | None = None) -> Rows:
+    """The aggregation ``e`` of ``rows`` at every step (``param``: k or q per step; ``groups``: each
+    row's group number and the groups' labels, when the caller knows them)."""
     steps = rows.vals.shape[1]
     if e.op in _IN_ORDER and not rows.ordered:
         raise Fallback(e.op)
@@ -86,7 +87,7 @@ def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None,
         base = e if e.without else Aggregate(e.op, e.expr, tuple(g for g in e.grouping if g != param), False)
         gid, glabels = _groups(base, rows.labels)
         return count_values_rows(param, e.without, e.grouping, rows, gid, glabels)
-    gid, glabels = _groups(e, rows.labels)
+    gid, glabels = _groups(e, rows.labels) if groups is None else groups
     if not glabels:
         return Rows.empty(steps)
     if e.op in ("topk", "bottomk"):
@@ -119,7 +120,7 @@ def _groups(e: Aggregate, labels: list[Labels]) -> tuple[np.ndarray, list[Labels
     """Each row's group number and the groups' label sets, in order of first member."""
     if not e.without and not e.grouping:  # one group: no key to build per series
         return np.zeros(len(labels), dtype=np.int64), [Labels()] if labels else []
-    key = _group_key(e)
+    key = group_key(e)
     index: dict[Labels, int] = {}
     gid = np.array([index.setdefault(key(ls), len(index)) for ls in labels], dtype=np.int64)
     return gid, list(index)

@@ -121,7 +121,7 @@ class RangeEvaluator:
         if len(series) * self.n > self.ev.max_samples:
             # (series x steps) values held at once: past the sample limit, step by step holds one step
             raise Fallback("too many points to hold at once")
-        return series
+        return series if isinstance(series, list) else list(series)  # a column batch as series
 
     def _refs(self, sel: Selector | Subquery) -> np.ndarray:
         at = resolve_at(sel, self.ev.start, self.ev.end)

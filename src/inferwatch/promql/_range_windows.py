@@ -13,7 +13,7 @@ instant kernel itself (Go adds each reset in turn).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -241,7 +241,7 @@ def window_rows(func: str, series: list[Loaded], refs: np.ndarray, range_ms: int
     return Rows([s.labels if keep else drop_name(s.labels) for s in live], vals, mask).compact()
 
 
-def window_presence(series: list[Loaded], refs: np.ndarray, range_ms: int) -> np.ndarray:
+def window_presence(series: Sequence[Loaded], refs: np.ndarray, range_ms: int) -> np.ndarray:
     """Per step, whether any series has a live sample in its window (``absent_over_time``)."""
     out = np.zeros(len(refs), dtype=bool)
     for s in series:

@@ -19,9 +19,11 @@ from inferwatch.rules._signals import signal_promql
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template, format_go_float
 from inferwatch.rules._testfile import TestFile, load_test_file, parse_test_file
+from inferwatch.rules._units import VALUE_UNITS, value_unit
 
 __all__ = [
     "ENGINE_PACKS",
+    "VALUE_UNITS",
     "ActiveAlert",
     "Alert",
     "AlertInstance",
@@ -62,4 +64,5 @@ __all__ = [
     "signal_promql",
     "to_prometheus_rule_groups",
     "to_prometheus_rule_yaml",
+    "value_unit",
 ]

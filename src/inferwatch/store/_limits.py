@@ -18,7 +18,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Protocol
 
-from inferwatch._exceptions import InputError
+from inferwatch._exceptions import LimitExceeded
 from inferwatch.model import Labels
 
 __all__ = [
@@ -27,14 +27,6 @@ __all__ = [
 ]
 
 _items = attrgetter("items_tuple")
-
-
-class LimitExceeded(InputError):
-    """A batch broke an ingest limit; ``reason`` is the limit's name (``label_limit``, ``max_series``...)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 class SeriesCounts(Protocol):

@@ -31,6 +31,7 @@ from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import NEWEST_WIDE, Head, SampleBuffer, newest
 from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
+from inferwatch.store._latest import LatestReads
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
 from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 _LABELS = {Labels}
 
 
-class SQLiteStore:
+class SQLiteStore(LatestReads):
     """A :class:`~inferwatch.store.Store` in one SQLite file; survives restarts and kill -9.
 
     >>> import tempfile, pathlib
@@ -225,10 +226,8 @@ class SQLiteStore:
             self._last_t = np.concatenate([self._last_t, np.full(cap - self._last_t.shape[0], -np.inf)])
             self._last_v = np.concatenate([self._last_v, np.zeros(cap - self._last_v.shape[0])])
 
-    def _commit(
-        self, conn: sqlite3.Connection, new_series: dict[Labels, int],
-        sids: np.ndarray, t: np.ndarray, v: np.ndarray,
-    ) -> None:
+    def _commit(self, conn: sqlite3.Connection, new_series: dict[Labels, int], sids: np.ndarray,
+                t: np.ndarray, v: np.ndarray) -> None:
         if not sids.shape[0] and not new_series:
             return
         try:

@@ -1,4 +1,5 @@
-"""PagerDuty Events API v2: ``trigger`` while a group fires, ``resolve`` when it ends.
+"""PagerDuty Events API v2: ``trigger`` while a group fires, ``acknowledge`` when someone acknowledged
+it (the incident changes state in place), ``resolve`` when it ends.
 
 The ``dedup_key`` is a hash of the group key, so every flush of a group (and a
 resend after a crash) updates one incident; optional payload fields
@@ -67,14 +68,16 @@ class PagerDutyNotifier:
         self._http = http
         self._external_url = external_url
 
-    def event(self, g: AlertGroup, replica: str = "") -> dict[str, object]:
-        """The Events API v2 body for one group (``replica``: the HA replica sending it)."""
+    def event(self, g: AlertGroup, replica: str = "", kind: str = "alerts") -> dict[str, object]:
+        """The Events API v2 body for one group (``replica``: the HA replica sending it; ``kind``
+        ``acknowledged``: the acknowledge event, which takes no payload)."""
+        acked = kind == "acknowledged" and g.status == "firing"
         body: dict[str, object] = {
             "routing_key": self._key.reveal(),
             "dedup_key": dedup_key(g.key),
-            "event_action": "trigger" if g.status == "firing" else "resolve",
+            "event_action": "acknowledge" if acked else "trigger" if g.status == "firing" else "resolve",
         }
-        if g.status == "firing":
+        if g.status == "firing" and not acked:
             common = g.common_labels()
             payload: dict[str, object] = {
                 "summary": group_title(g)[:_SUMMARY_MAX],
@@ -100,4 +103,4 @@ class PagerDutyNotifier:
     def notify(self, n: Notification) -> None:
         """POST one event per group (202 expected)."""
         for g in n.groups:
-            self._http.request("POST", self._url, json=self.event(g, n.sender), secrets=(self._key,))
+            self._http.request("POST", self._url, json=self.event(g, n.sender, n.kind), secrets=(self._key,))

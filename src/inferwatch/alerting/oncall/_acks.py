@@ -41,6 +41,10 @@ class Ack:
         """Whether it still holds at ``now`` (before its expiry)."""
         return self.expires_at is None or now < self.expires_at
 
+    def note(self) -> str:
+        """The follow-up line every channel that carried the page is sent."""
+        return f"Acknowledged by {self.by}" + (f": {self.comment}" if self.comment else "")
+
     def to_json(self) -> dict[str, object]:
         """The API shape."""
         return {"group_id": group_id(self.group_key), "by": self.by, "comment": self.comment,

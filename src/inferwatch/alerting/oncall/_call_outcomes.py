@@ -2,7 +2,8 @@
 
 An answered call is an ``answered`` event (who, the platform's record) and then
 the group's acknowledgement by whoever answered, through the same path as
-``inferwatch ack``: the escalation stops, and MTTA counts it. A call unanswered
+``inferwatch ack``: the escalation stops, MTTA counts it, and every channel
+that carried the page is told who answered. A call unanswered
 through all its rounds is an ``unanswered`` event and the group's next
 escalation step goes out now instead of after its ``after``.
 """
@@ -32,9 +33,11 @@ class CallOutcomes:
         return g is not None and bool(g.firing()) and self._oncall.acks.get(key, now) is None
 
     def answered(self, call: Call, out: CallOutcome, now: float) -> None:
-        """Acknowledge the call's groups for the number that answered."""
+        """Acknowledge the call's groups for the number that answered, and tell who was paged."""
+        who = f"{call.number} ({call.receiver})"
         for key in call.groups:
-            self._oncall.answered(now, key, f"{call.number} ({call.receiver})", _detail(call, out))
+            for ack in self._oncall.answered(now, key, who, _detail(call, out)):
+                self._escalator.acknowledged(ack.group_key, ack.note(), now)
 
     def unanswered(self, call: Call, out: CallOutcome, now: float) -> None:
         """Record it, and send each group's next escalation step now."""

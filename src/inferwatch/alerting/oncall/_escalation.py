@@ -31,6 +31,8 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS escalations (
   notified TEXT NOT NULL)"""
 
 Send = Callable[[Notification, float], None]
+VOICE_TYPES = frozenset({"aliyun_voice", "tencent_voice", "twilio"})
+"""Receivers that place a phone call: an acknowledgement is not called through."""
 
 
 @dataclass(slots=True)
@@ -144,9 +146,12 @@ class Escalator:
 
     def acknowledged(self, key: str, note: str, now: float) -> list[str]:
         """Send ``note`` (who acknowledged) to every receiver the episode paged: the acknowledgement shows
-        on each channel that carried the page, as a follow-up message; returns those receivers."""
+        on each channel that carried the page (a follow-up message, a card or incident updated where the
+        channel can), except a voice call (a call to say nothing is needed wakes someone for nothing);
+        returns those receivers."""
         ep, g = self.episodes.get(key), self._live(key, now)
-        told = sorted(ep.notified) if ep is not None and g is not None else []
+        calls = {r.name for r in self._config.effective_receivers() if r.type in VOICE_TYPES}
+        told = sorted(ep.notified - calls) if ep is not None and g is not None else []
         for receiver in told:
             self._send(Notification(receiver, (g,), (note,), kind="acknowledged"), now)  # type: ignore[arg-type]
         return told

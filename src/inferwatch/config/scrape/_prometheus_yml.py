@@ -91,6 +91,10 @@ def _job(raw: Any, at: tuple[Path, int, int], lines: dict[str, int], defaults: t
         out["timeout"] = min(defaults[1], parse_duration(interval) if isinstance(interval, str) else interval)
     out["file_sd_configs"] = [{**c, "files": [str(path.parent / f) for f in c.get("files") or []]}
                               if isinstance(c, dict) else c for c in out.get("file_sd_configs") or []]
+    out["kubernetes_sd_configs"] = [  # a kubeconfig_file is relative to the prometheus.yml, as in Prometheus
+        {**c, "kubeconfig_file": str(path.parent / c["kubeconfig_file"])}
+        if isinstance(c, dict) and isinstance(c.get("kubeconfig_file"), str) else c
+        for c in out.get("kubernetes_sd_configs") or []]
     try:
         return ScrapeJob.model_validate(out)
     except ValidationError as exc:

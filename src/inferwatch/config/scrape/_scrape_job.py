@@ -111,45 +111,52 @@ class DnsSDConfig(FrozenModel):
         return self
 
 
+KubeRole = Literal["pod", "service", "endpoints", "endpointslice", "ingress", "node"]
+
+# Prometheus 2.42's allowed selector roles per role (kubernetes.go)
+_SELECTOR_ROLES: dict[str, tuple[str, ...]] = {
+    "pod": ("pod",), "service": ("service",), "node": ("node",), "ingress": ("ingress",),
+    "endpoints": ("pod", "service", "endpoints"), "endpointslice": ("pod", "service", "endpointslice"),
+}
+
+
 class KubeNamespaces(FrozenModel):
-    """``namespaces``: the namespaces to watch (all when ``names`` is empty)."""
+    """``namespaces``: the namespaces to watch (all when ``names`` is empty and not ``own_namespace``)."""
 
     names: tuple[str, ...] = ()
+    own_namespace: bool = False
 
 
 class KubeSelector(FrozenModel):
     """``selectors``: a label and field selector sent to the API for ``role``."""
 
-    role: Literal["pod", "service", "node"]
+    role: KubeRole
     label: str = ""
     field: str = ""
 
 
-class KubernetesSDConfig(FrozenModel):
-    """``kubernetes_sd_configs``: pods, services or nodes listed and watched from the Kubernetes API.
+class KubeAttachMetadata(FrozenModel):
+    """``attach_metadata``: ``node: true`` adds node labels to pod, endpoints and endpointslice targets."""
 
-    ``api_server`` (with ``authorization`` and ``tls_config``), or in-cluster when
-    it is unset: the service account's token and CA, and ``KUBERNETES_SERVICE_HOST``
-    / ``KUBERNETES_SERVICE_PORT``, as Prometheus does.
+    node: bool = False
+
+
+class KubernetesSDConfig(FrozenModel):
+    """``kubernetes_sd_configs``: pods, services, endpoints, endpoint slices, ingresses or nodes, watched.
+
+    ``api_server`` (with ``authorization`` and ``tls_config``), ``kubeconfig_file``,
+    or in-cluster when both are unset: the service account's token and CA, and
+    ``KUBERNETES_SERVICE_HOST`` / ``KUBERNETES_SERVICE_PORT``, as Prometheus does.
     """
 
-    role: Literal["pod", "service", "node"]
+    role: KubeRole
     api_server: str | None = None
+    kubeconfig_file: str | None = None
     namespaces: KubeNamespaces = Field(default_factory=KubeNamespaces)
     selectors: tuple[KubeSelector, ...] = ()
+    attach_metadata: KubeAttachMetadata = Field(default_factory=KubeAttachMetadata)
     authorization: Authorization | None = None
     tls_config: TLSConfig | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _roles_not_built(cls, data: object) -> object:
-        if isinstance(data, dict):
-            if data.get("role") in ("endpoints", "endpointslice", "ingress"):
-                raise ValueError(f"role {data['role']!r} is not supported yet (pod, service and node are)")
-            if data.get("kubeconfig_file"):
-                raise ValueError("kubeconfig_file is not supported yet: give api_server (with authorization "
-                                 "and tls_config), or run in the cluster")
-        return data
 
     @field_validator("api_server")
     @classmethod
@@ -159,12 +166,32 @@ class KubernetesSDConfig(FrozenModel):
         return url
 
     @model_validator(mode="after")
-    def _selector_roles(self) -> KubernetesSDConfig:
+    def _as_prometheus_checks(self) -> KubernetesSDConfig:
+        # the checks and messages of Prometheus 2.42's SDConfig.UnmarshalYAML
+        custom_http = self.authorization is not None or self.tls_config is not None
+        if self.api_server and self.kubeconfig_file:
+            raise ValueError("cannot use 'kubeconfig_file' and 'api_server' simultaneously")
+        if self.kubeconfig_file and custom_http:
+            raise ValueError("cannot use a custom HTTP client configuration together with 'kubeconfig_file'")
+        if not self.api_server and not self.kubeconfig_file and custom_http:
+            raise ValueError("to use custom HTTP client configuration please provide the 'api_server' URL "
+                             "explicitly")
+        if self.namespaces.own_namespace and (self.api_server or self.kubeconfig_file):
+            which = "api_server" if self.api_server else "kubeconfig_file"
+            raise ValueError(f"cannot use '{which}' and 'namespaces.own_namespace' simultaneously")
+        seen: set[str] = set()
         for sel in self.selectors:
-            if sel.role != self.role:
-                raise ValueError(f"a selector for role {sel.role!r} in a {self.role!r} config selects "
-                                 "nothing")
+            if sel.role in seen:
+                raise ValueError(f"duplicated selector role: {sel.role}")
+            seen.add(sel.role)
+            allowed = _SELECTOR_ROLES[self.role]
+            if sel.role not in allowed:
+                raise ValueError(f"{self.role} role supports only {', '.join(allowed)} selectors")
         return self
+
+    def selector(self, role: str) -> KubeSelector | None:
+        """The selector given for objects of ``role`` (a role's own, or the pods and services it reads)."""
+        return next((s for s in self.selectors if s.role == role), None)
 
 
 class ScrapeJob(ScrapeTarget):

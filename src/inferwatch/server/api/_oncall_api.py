@@ -1,6 +1,7 @@
 """The on-call HTTP API: acknowledgements, groups with their state, history, MTTA/MTTR, who is on call.
 
-    POST /api/v1/alerts/ack        {group_id | matchers, by, comment?, expires?}  (token)
+    POST /api/v1/alerts/ack        {group_id | matchers, by, comment?, expires?}  (token; each channel
+                                   the escalation paged is sent "Acknowledged by ...")
     POST /api/v1/alerts/unack      {group_id | matchers, by}                      (token)
     POST /api/v1/alerts/voice/tencent  Tencent Cloud VMS's status callback (no token: Tencent sends
                                    none; only a waiting call's id with its number settles that call)
@@ -128,7 +129,7 @@ class OnCallApi:
         done = await run_in_threadpool(
             self.acks.acknowledge, now, actor(request, str(body.get("by") or "")),
             str(body.get("comment") or ""),
-            gid=gid, matchers=ms, expires_at=_expiry(body.get("expires"), now))
+            gid=gid, matchers=ms, expires_at=_expiry(body.get("expires"), now), tell=True)
         return JSONResponse({"acknowledged": [a.to_json() for a in done]})
 
     async def unack(self, request: Request) -> Response:

@@ -2,7 +2,7 @@
 
 The body is a snappy-compressed ``WriteRequest``: expanded by cramjam (the
 edge agent's pure-Python codec where cramjam is missing), read straight into
-columns by :mod:`inferwatch.server.ingest._prompb` (label sets already seen are
+columns by :mod:`inferwatch.formats.columnar` (label sets already seen are
 found by their bytes), appended to the store as columns. Answers, as
 Prometheus 2.42's ``--web.enable-remote-write-receiver`` does: 204 when
 stored; 400 for a body that does not decode, a sample with an invalid metric
@@ -33,10 +33,10 @@ from starlette.routing import Route
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.config import Secret
 from inferwatch.formats import SnappyTooLarge, snappy_decode
+from inferwatch.formats.columnar import WriteRequestReader
 from inferwatch.model import Clock
 from inferwatch.server._reader import write_allowed
 from inferwatch.server.ingest._ingest_checks import check_batch
-from inferwatch.server.ingest._prompb import WriteRequestReader
 from inferwatch.store import LimitExceeded, Store, append_columns, count_discarded
 
 __all__ = ["MAX_DECODED_BYTES", "WRITE_PATH", "RemoteWriteReceiver", "remote_write_routes"]

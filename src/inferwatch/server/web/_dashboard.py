@@ -8,6 +8,7 @@
                                             read once at start, answered from memory
     GET /dashboard/{file}                   the same files, revalidated on every use (ETag)
     GET /api/v1/dashboard/alerts            active alerts with why each is muted (silence, inhibition, held)
+                                            and the unit of each value (``value_unit`` of its rule)
     GET /api/v1/dashboard/devices           edge devices: last contact, silence, samples, backlog, drops
     GET /api/v1/dashboard/timeline?since=S  alert state changes, notifications and actions since ``now - S``
     GET /api/v1/dashboard/digests           what the next digest of each digest receiver would say
@@ -42,7 +43,7 @@ from starlette.routing import BaseRoute, Route
 
 from inferwatch.config import Secret
 from inferwatch.model import matches_all, parse_duration, shown
-from inferwatch.rules import Rule, format_go_float
+from inferwatch.rules import Rule, format_go_float, value_unit
 from inferwatch.server._reader import may
 from inferwatch.server._runtime import Server
 from inferwatch.server._trace_links import trace_notes
@@ -112,6 +113,7 @@ def alerts_view(server: Server, alerting: AlertsHandle | None) -> list[dict[str,
             "labels": labels, "annotations": annotations, "state": str(a.state),
             "activeAt": a.active_since, "value": format_go_float(a.value), "held": a.held,
             "query": queries.get(a.alertname, ""), "silencedBy": silenced,
+            "unit": value_unit(rule.annotations) if (rule := rules.get(a.alertname)) else "",
             "inhibited": alerting is not None and alerting.inhibited(labels, now),
             "response": response_of(alerting, labels),
             "acknowledgedBy": sorted({k.by for k in acked.get(a.labels.fingerprint(), [])}),
@@ -277,10 +279,14 @@ class Page:
 
 def boot_view(server: Server) -> dict[str, Any]:
     """What the overview asks before its first query: the server's time, the services, the rules,
-    and the shortest scrape interval of its targets."""
+    and the shortest scrape interval of its targets; and for every page the zone its times are shown
+    in (``alerting.timezone``) and the language the config names (``null``: the browser's)."""
     comps = server.components
     intervals = [t.effective_interval for t in comps.config.scrape.targets]
+    alerting = comps.config.alerting
     return {"now": server.clock.now(), "services": comps.store.label_values("service"),
+            "timezone": alerting.timezone,
+            "language": alerting.language if "language" in alerting.model_fields_set else None,
             "rules": [{"name": r.name, "query": r.promql, "labels": dict(r.alert_labels)}
                       for r in comps.rules],
             # the charts' step and rate window follow it (Grafana's $__rate_interval)

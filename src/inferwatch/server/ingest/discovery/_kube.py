@@ -7,7 +7,10 @@ resourceVersion=RV`` and apply each streamed event (``ADDED``, ``MODIFIED``,
 the version is gone: list again). A watch that ends is resumed from the last
 version; a failure lists again after ``RETRY_S``, keeping the last objects
 (never an empty target list because of an error). One thread per watched path
-(a namespace, or the whole cluster), started with the scrape loop.
+(a resource in a namespace, or in the whole cluster), started with the scrape
+loop. A role that reads other objects (``endpoints`` and ``endpointslice``
+read services and pods, and nodes with ``attach_metadata``) watches those
+too, and any change rebuilds the groups from all of them.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from inferwatch._exceptions import ConfigError
 from inferwatch.config import KubernetesSDConfig
 from inferwatch.model import Clock
 from inferwatch.server.ingest.discovery._groups import DiscoveryError, TargetGroup
-from inferwatch.server.ingest.discovery._kube_objects import BUILDERS
+from inferwatch.server.ingest.discovery._kube_roles import ROLES, Stream, streams
+from inferwatch.server.ingest.discovery._kubeconfig import read_kubeconfig
 
 __all__ = ["SERVICE_ACCOUNT_DIR", "KubernetesSource"]
 
@@ -47,15 +51,17 @@ class KubernetesSource:
 
     mechanism = "kubernetes"
 
-    def __init__(self, cfg: KubernetesSDConfig, *, clock: Clock, transport: httpx.BaseTransport | None = None
-                 ) -> None:
+    def __init__(self, cfg: KubernetesSDConfig, *, clock: Clock, transport: httpx.BaseTransport | None = None,
+                 service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> None:
         self.cfg, self.clock = cfg, clock
-        self._resource, self._build = BUILDERS[cfg.role]
+        self._account = service_account_dir
+        self._own_namespace = ""
         base, headers, verify = self._connection()
         self._client = httpx.Client(base_url=base, headers={"Accept": "application/json", **headers},
                                     verify=verify, transport=transport,
                                     timeout=httpx.Timeout(30.0, read=WATCH_TIMEOUT_S + 30.0))
-        self._objects: dict[str, dict[str, dict[str, Any]]] = {p: {} for p in self.paths()}
+        self._streams: dict[str, Stream] = {s.path: s for s in streams(cfg, self._namespaces())}
+        self._objects: dict[str, dict[str, dict[str, Any]]] = {p: {} for p in self._streams}
         self._lock = threading.Lock()
         self._changed = False
         self._stop = threading.Event()
@@ -67,32 +73,34 @@ class KubernetesSource:
         if cfg.api_server is not None:
             headers = {"Authorization": cfg.authorization.header()} if cfg.authorization is not None else {}
             return cfg.api_server.rstrip("/"), headers, cfg.tls_config.context() if cfg.tls_config else True
+        if cfg.kubeconfig_file is not None:
+            return read_kubeconfig(Path(cfg.kubeconfig_file))
         host, port = os.environ.get(env.ENV_KUBERNETES_HOST), os.environ.get(env.ENV_KUBERNETES_PORT)
         if not host or not port:
-            raise ConfigError("kubernetes_sd_configs without api_server needs to run in a cluster "
-                              f"({env.ENV_KUBERNETES_HOST} and {env.ENV_KUBERNETES_PORT} are unset)")
+            raise ConfigError("kubernetes_sd_configs without api_server or kubeconfig_file needs to run in a "
+                              f"cluster ({env.ENV_KUBERNETES_HOST} and {env.ENV_KUBERNETES_PORT} are unset)")
         try:
-            token = (SERVICE_ACCOUNT_DIR / "token").read_text().strip()
-            verify = ssl.create_default_context(cafile=str(SERVICE_ACCOUNT_DIR / "ca.crt"))
+            token = (self._account / "token").read_text().strip()
+            verify = ssl.create_default_context(cafile=str(self._account / "ca.crt"))
+            if cfg.namespaces.own_namespace:
+                self._own_namespace = (self._account / "namespace").read_text()
         except OSError as exc:
             raise ConfigError(f"kubernetes_sd_configs: the service account cannot be read: {exc}") from None
+        if cfg.namespaces.own_namespace and not self._own_namespace:
+            raise ConfigError("kubernetes_sd_configs: could not read own namespace name (empty file)")
+        host = f"[{host}]" if ":" in host else host
         return f"https://{host}:{port}", {"Authorization": f"Bearer {token}"}, verify
 
-    def paths(self) -> list[str]:
-        """The API paths listed and watched: one per namespace, or the whole cluster."""
+    def _namespaces(self) -> tuple[str, ...]:
+        """The namespaces watched (``()``: all), as Prometheus's ``getNamespaces``."""
         names = self.cfg.namespaces.names
-        if self.cfg.role == "node" or not names:
-            return [f"/api/v1/{self._resource}"]
-        return [f"/api/v1/namespaces/{ns}/{self._resource}" for ns in names]
+        if self.cfg.namespaces.own_namespace and self._own_namespace:
+            return (*names, self._own_namespace)
+        return names
 
-    def _params(self) -> dict[str, str]:
-        out = {}
-        for sel in self.cfg.selectors:
-            if sel.label:
-                out["labelSelector"] = sel.label
-            if sel.field:
-                out["fieldSelector"] = sel.field
-        return out
+    def paths(self) -> list[str]:
+        """The API paths listed and watched: the role's resource and what it reads, per namespace or all."""
+        return list(self._streams)
 
     @staticmethod
     def _key(obj: dict[str, Any]) -> str:
@@ -101,7 +109,7 @@ class KubernetesSource:
 
     def relist(self, path: str) -> str:
         """List ``path`` now (its objects replaced); return the list's resourceVersion."""
-        resp = self._client.get(path, params=self._params())
+        resp = self._client.get(path, params=self._streams[path].params)
         if resp.status_code != 200:
             raise DiscoveryError(f"GET {path}: HTTP {resp.status_code}: {resp.text[:200]}")
         body = resp.json()
@@ -112,7 +120,7 @@ class KubernetesSource:
 
     def watch(self, path: str, version: str) -> str:
         """Apply the events of one watch from ``version``; return the last version seen."""
-        params = {**self._params(), "watch": "true", "resourceVersion": version,
+        params = {**self._streams[path].params, "watch": "true", "resourceVersion": version,
                   "allowWatchBookmarks": "true", "timeoutSeconds": str(WATCH_TIMEOUT_S)}
         with self._client.stream("GET", path, params=params) as resp:
             if resp.status_code == 410:
@@ -142,8 +150,12 @@ class KubernetesSource:
     def _groups(self) -> list[TargetGroup]:
         with self._lock:
             self._changed = False
-            objects = [o for by_key in self._objects.values() for o in by_key.values()]
-        return [self._build(o) for o in objects]
+            by_kind: dict[str, list[dict[str, Any]]] = {}
+            for path, by_key in self._objects.items():
+                by_kind.setdefault(self._streams[path].kind, []).extend(by_key.values())
+        role = ROLES[self.cfg.role]
+        index = role.index(by_kind, attach_nodes=self.cfg.attach_metadata.node)
+        return [role.build(o, index) for o in by_kind.get("main", [])]
 
     def poll(self, mono: float) -> list[TargetGroup] | None:
         """The groups when the objects changed. Not started (tests): list every path now."""
@@ -165,7 +177,8 @@ class KubernetesSource:
     def start(self) -> None:
         """List and watch each path on its own thread until :meth:`stop`."""
         for path in self.paths():
-            th = threading.Thread(target=self._run, args=(path,), name=f"kube-{self.cfg.role}", daemon=True)
+            th = threading.Thread(target=self._run, args=(path,), name=f"kube-{self._streams[path].resource}",
+                                  daemon=True)
             th.start()
             self._threads.append(th)
 

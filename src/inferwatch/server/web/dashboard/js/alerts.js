@@ -2,7 +2,7 @@
 
 import { get, serverNow } from "./api.js";
 import { promqlDetails } from "./chart.js";
-import { fmtAgo, fmtTime, h, labelText, fill } from "./dom.js";
+import { fmtAgo, fmtTime, fmtValue, h, labelText, fill } from "./dom.js";
 
 export const TIERS = {
   P0: { name: "P0 critical", response: "scale-out action + phone escalation" },
@@ -43,6 +43,8 @@ function why(a) {
 }
 
 const fmtNumber = (v) => (Number.isFinite(Number(v)) ? String(+Number(v).toPrecision(4)) : v);
+// In the unit the rule's own texts give its value (the server's "unit": ratio, s, bytes), else 4 digits
+const shownValue = (a) => (a.unit && Number.isFinite(Number(a.value)) ? fmtValue(Number(a.value), a.unit) : fmtNumber(a.value));
 const KEEP = 4;  // records shown per alert: the latest; the timeline below has them all
 
 function latest(list) {
@@ -77,7 +79,7 @@ function card(a, events, now) {
   return h("article", { class: `alert tier-${a.labels.tier || "other"}`, "data-alertname": a.labels.alertname,
     "data-state": a.state, "data-muted": a.silencedBy.length || a.inhibited ? "true" : "false" },
   h("header", {}, tierBadge(a.labels.tier), h("strong", {}, a.labels.alertname), h("span", { class: `state ${a.state}` }, a.state),
-    h("span", { class: "muted", title: a.value }, `value ${fmtNumber(a.value)}`), h("span", { class: "muted", title: fmtTime(a.activeAt) }, `since ${fmtAgo(a.activeAt, now)}`),
+    h("span", { class: "muted", title: a.value }, `value ${shownValue(a)}`), h("span", { class: "muted", title: fmtTime(a.activeAt) }, `since ${fmtAgo(a.activeAt, now)}`),
     h("a", { class: "button small", href: silence }, "Silence…")),
   ann.summary ? h("p", {}, ann.summary) : null,
   next ? h("p", {}, h("b", {}, "next step: "), next) : null,

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inferwatch._exceptions import LimitExceeded
 from inferwatch.model import Labels
-from inferwatch.store import LimitExceeded
 
 __all__ = ["Columns", "WriteRequestReader"]
 

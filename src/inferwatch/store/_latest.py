@@ -1,0 +1,90 @@
+"""Each selected series' newest sample as columns, for instant reads over many series (rule rounds).
+
+A rule such as ``avg by (shard) (load_gauge)`` over 50,000 series reads every series'
+newest sample every round. Built as one :class:`~inferwatch.store.Series` per series,
+then sorted by labels, that read cost ~0.3 s of CPU a round; as columns it costs a
+few milliseconds. The selection's sorted order and its label list are kept between
+reads while the same series match, so the label list is the *same object* round after
+round and the query engine can key what it derives from the labels (group numbers) on it.
+
+>>> import numpy as np
+>>> from inferwatch.model import Labels
+>>> cols = LatestColumns([Labels.of("a", k="1")], np.array([10.0]), np.array([0.5]))
+>>> cols.t.tolist(), cols.v.tolist()
+([10.0], [0.5])
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from inferwatch.model import Labels, Matcher, pinned
+from inferwatch.store._index import SeriesIndex
+
+__all__ = ["LatestColumns", "LatestOrder", "LatestReads"]
+
+
+@dataclass(frozen=True)
+class LatestColumns:
+    """``labels[i]``'s newest sample is ``(t[i], v[i])`` (seconds); labels sorted as ``select`` sorts."""
+
+    labels: list[Labels]
+    t: np.ndarray
+    v: np.ndarray
+
+
+class LatestOrder:
+    """The sorted order of recent selections, kept while the same series match (a few selections)."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._kept: dict[tuple[Matcher, ...], tuple[np.ndarray, np.ndarray, list[Labels]]] = {}
+
+    def columns(self, matchers: Sequence[Matcher], ids: list[int], labels: Callable[[int], Labels],
+                last_t: np.ndarray, last_v: np.ndarray, end: float) -> LatestColumns | None:
+        """The newest sample of series ``ids``; ``None`` when one lies after ``end`` (the caller reads
+        the head for the sample before it). Series without samples have ``t`` = -inf."""
+        sids = np.sort(np.fromiter(ids, dtype=np.int64, count=len(ids)))
+        if len(sids) and float(last_t[sids].max()) > end:
+            return None
+        key = tuple(matchers)
+        kept = self._kept.get(key)
+        if kept is None or not np.array_equal(kept[0], sids):
+            got = [labels(sid) for sid in sids.tolist()]
+            order = sorted(range(len(got)), key=lambda i: got[i].items_tuple)
+            if len(self._kept) >= self.size:
+                self._kept.pop(next(iter(self._kept)))
+            kept = self._kept[key] = (sids, sids[order], [got[i] for i in order])
+        _, ordered, names = kept
+        return LatestColumns(names, last_t[ordered], last_v[ordered])
+
+
+class LatestReads:
+    """``select_latest_columns`` for :class:`~inferwatch.store.SQLiteStore` (its index, newest-sample
+    columns and head, read under its lock)."""
+
+    _lock: threading.RLock
+    _conn: sqlite3.Connection | None
+    _head_from: float
+    _index: SeriesIndex
+    _last_t: np.ndarray
+    _last_v: np.ndarray
+    _latest_order: LatestOrder | None = None
+
+    def select_latest_columns(self, matchers: Sequence[Matcher], start: float, end: float,
+                              ) -> LatestColumns | None:
+        """Each matching series' newest sample as columns when ``start`` lies in the head and none is
+        after ``end``; else ``None`` (then ``select_latest`` reads it). A sample before ``start`` is the
+        caller's to drop."""
+        with self._lock, pinned():
+            if start < self._head_from or self._conn is None:
+                return None
+            if self._latest_order is None:
+                self._latest_order = LatestOrder()
+            return self._latest_order.columns(matchers, self._index.match(matchers), self._index.labels,
+                                              self._last_t, self._last_v, end)
