@@ -75,7 +75,8 @@ def test_renders_what_alertmanager_renders(amtool: tuple[str, Path, Path], text:
 # a templates: file as a team writes one: its text outside definitions is never output
 LIBRARY = """\
 Text outside a definition is the file's own template, never run.
-{{ define "team.title" }}[{{ .Status | toUpper }}{{ if eq .Status "firing" }}:{{ .Alerts.Firing | len }}{{ end }}] \
+{{ define "team.title" }}[{{ .Status | toUpper }}{{ if eq .Status "firing" }}:\
+{{ .Alerts.Firing | len }}{{ end }}] \
 {{ .GroupLabels.SortedPairs.Values | join " " }}{{ end }}
 {{ define "team.alert" }}- {{ .Labels.instance }}: {{ .Annotations.summary }}{{ end }}
 {{ define "team.text" }}{{ range .Alerts }}{{ template "team.alert" . }}
@@ -90,7 +91,8 @@ LIBRARY_TEMPLATES = [
     '{{ template "team.title" . }}\n{{ template "team.text" . }}',
     '{{ range .Alerts }}{{ template "team.host" .Labels.instance }};{{ end }}',
     '{{ template "team.overridden" }}|{{ template "team.alert" (index .Alerts 1) }}',
-    '{{ block "team.block" .CommonLabels }}team {{ .team }}{{ end }} / {{ template "team.block" .GroupLabels }}',
+    '{{ block "team.block" .CommonLabels }}team {{ .team }}{{ end }} / '
+    '{{ template "team.block" .GroupLabels }}',
     '{{ define "team.inline" }}{{ .Receiver }}{{ end }}to {{ template "team.inline" . }}',
 ]
 
@@ -108,8 +110,9 @@ def test_define_and_template_render_what_alertmanager_renders(
         amtool: tuple[str, Path, Path], library: Path, text: str) -> None:
     # the templates: file given to amtool as the glob, to inferwatch as the library
     binary, _, data = amtool
-    done = subprocess.run([binary, "template", "render", f"--template.glob={library}", f"--template.data={data}",
-                           f"--template.text={text}"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([binary, "template", "render", f"--template.glob={library}",
+                           f"--template.data={data}", f"--template.text={text}"],
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     got = GoTemplate(text, [LIBRARY, OVERRIDE]).render(template_data(DATA))
     assert got.strip() == done.stdout.strip()

@@ -13,7 +13,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._template import notification_text, truncate_utf8, webhook_payload
-from inferwatch.config import GoTemplate, SlackReceiverSpec, template_data
+from inferwatch.config import SlackReceiverSpec, template_data
 
 __all__ = ["SlackNotifier", "slack_escape"]
 
@@ -43,8 +43,7 @@ class SlackNotifier:
         self._external_url = external_url
         self._language, self._timezone = language, timezone
         self._name = spec.name
-        self._title = GoTemplate(spec.title) if spec.title is not None else None
-        self._text = GoTemplate(spec.text) if spec.text is not None else None
+        self._title, self._text = spec.go_template("title"), spec.go_template("text")
 
     def text(self, n: Notification) -> str:
         """The message text, escaped, then cut (never inside an entity)."""
