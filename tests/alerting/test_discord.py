@@ -7,10 +7,10 @@ import typing
 from pathlib import Path
 
 import pytest
-from tests.server._proc import start_serve
+from tests.server._webhook import serve_one_p0
 
 from alerting.conftest import alert
-from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _stop
+from alerting.test_serve_delivery import TOKEN
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
 from inferwatch.alerting.notify import build_notifier
@@ -84,24 +84,10 @@ def test_without_a_webhook_it_falls_back_to_the_terminal_and_a_bad_url_is_refuse
 def test_serve_delivers_to_discord(tmp_path: Path) -> None:
     fake = FakeDiscord(HOOK, SECRET, time.time)
     server = LoopbackServer(fake).start()
-    cfg = tmp_path / "inferwatch.yml"
-    cfg.write_text(f"""
-server: {{data_dir: '{tmp_path / "data"}', api_token: {TOKEN}}}
-rules: {{default_pack: false}}
-alerting:
-  default_actions: false
-  route: {{receiver: dc, group_wait: 0s}}
-  receivers:
-    - {{name: dc, type: discord, webhook_url: '{server.url}/api/webhooks/{HOOK}/{SECRET}'}}
-""")
-    proc, url = start_serve(cfg)
     try:
-        firing = {"status": "firing", "labels": {"alertname": "ServiceUnavailable", "service": "ranker",
-                                                 "tier": "P0"}, "startsAt": "2026-12-04T01:00:00Z"}
-        assert _post(url, [firing]).status_code == 200
-        assert server.got.wait(BOUND_S)
+        hook = f"{server.url}/api/webhooks/{HOOK}/{SECRET}"
+        err = serve_one_p0(tmp_path, f"{{name: r, type: discord, webhook_url: '{hook}'}}", server.got, TOKEN)
     finally:
-        err = _stop(proc)
         server.stop()
     assert "Traceback" not in err and SECRET not in err, err
     (body,) = fake.sent

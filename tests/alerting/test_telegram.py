@@ -7,10 +7,10 @@ import typing
 from pathlib import Path
 
 import pytest
-from tests.server._proc import start_serve
+from tests.server._webhook import serve_one_p0
 
 from alerting.conftest import alert
-from alerting.test_serve_delivery import BOUND_S, TOKEN, _post, _stop
+from alerting.test_serve_delivery import TOKEN
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
 from inferwatch.alerting.notify import CHANNELS, build_notifier
@@ -110,24 +110,10 @@ def test_every_receiver_type_of_the_config_is_built_by_the_registry() -> None:
 def test_serve_delivers_to_telegram(tmp_path: Path) -> None:
     fake = FakeTelegram(BOT, (CHAT,), time.time)
     server = LoopbackServer(fake).start()
-    cfg = tmp_path / "inferwatch.yml"
-    cfg.write_text(f"""
-server: {{data_dir: '{tmp_path / "data"}', api_token: {TOKEN}}}
-rules: {{default_pack: false}}
-alerting:
-  default_actions: false
-  route: {{receiver: tg, group_wait: 0s}}
-  receivers:
-    - {{name: tg, type: telegram, bot_token: '{BOT}', chat_id: '{CHAT}', url: '{server.url}'}}
-""")
-    proc, url = start_serve(cfg)
     try:
-        firing = {"status": "firing", "labels": {"alertname": "ServiceUnavailable", "service": "ranker",
-                                                 "tier": "P0"}, "startsAt": "2026-12-04T01:00:00Z"}
-        assert _post(url, [firing]).status_code == 200
-        assert server.got.wait(BOUND_S)
+        receiver = f"{{name: r, type: telegram, bot_token: '{BOT}', chat_id: '{CHAT}', url: '{server.url}'}}"
+        err = serve_one_p0(tmp_path, receiver, server.got, TOKEN)
     finally:
-        err = _stop(proc)
         server.stop()
     assert "Traceback" not in err and BOT not in err, err
     (body,) = fake.sent

@@ -2,7 +2,8 @@
 
 One copy for the stories that count what reached a webhook: the alert storm and kill -9
 (tests/alerting/test_serve_delivery.py), SIGTERM mid-storm (tests/server/test_shutdown.py)
-and the full disk (tests/server/test_storage_failing.py).
+and the full disk (tests/server/test_storage_failing.py); and ``serve_one_p0``, the one serve
+story each chat channel's tests run against its fake.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -79,6 +81,34 @@ def post_alerts(url: str, alerts: list[dict[str, object]], token: str,
     finally:
         if client is None:
             c.close()
+
+
+P0_FIRING: dict[str, object] = {
+    "status": "firing", "startsAt": "2026-12-04T01:00:00Z",
+    "labels": {"alertname": "ServiceUnavailable", "service": "ranker", "tier": "P0"}}
+
+
+def serve_one_p0(tmp_path: Path, receiver: str, got: threading.Event, token: str) -> str:
+    """Run serve routing everything to ``receiver`` (a YAML flow mapping with ``name: r``), post one
+    P0, wait (bounded) until ``got`` is set; return serve's stderr."""
+    from tests.server._proc import start_serve
+
+    cfg = tmp_path / "inferwatch.yml"
+    cfg.write_text(f"""
+server: {{data_dir: '{tmp_path / "data"}', api_token: {token}}}
+rules: {{default_pack: false}}
+alerting:
+  default_actions: false
+  route: {{receiver: r, group_wait: 0s}}
+  receivers: [{receiver}]
+""")
+    proc, url = start_serve(cfg)
+    try:
+        assert post_alerts(url, [P0_FIRING], token).status_code == 200
+        assert got.wait(BOUND_S), "the receiver's fake got nothing"
+    finally:
+        err = stop_serve(proc)[1]
+    return err
 
 
 def stop_serve(proc: subprocess.Popen[str], sig: signal.Signals = signal.SIGTERM) -> tuple[int, str, float]:

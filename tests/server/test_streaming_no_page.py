@@ -37,13 +37,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def chat_server(tmp_path: Path) -> Iterator[str]:
-    """The README's app under a real uvicorn on loopback."""
+def chat_server(tmp_path: Path, app: str = "chat_app:app") -> Iterator[str]:
+    """The README's app (or ``app``, a module of this folder) under a real uvicorn on loopback."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     log = (tmp_path / "uvicorn.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port),
-                             "--log-level", "warning", "chat_app:app"],
+                             "--log-level", "warning", app],
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
     url = f"http://127.0.0.1:{port}"
     try:

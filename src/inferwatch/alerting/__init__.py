@@ -27,6 +27,7 @@ from inferwatch.alerting.notify import (
     TerminalNotifier,
     parse_rfc3339,
     rfc3339,
+    translate_summary,
     webhook_payload,
 )
 from inferwatch.alerting.oncall import (
@@ -96,5 +97,6 @@ __all__ = [
     "redact_ack_links",
     "rfc3339",
     "shifts",
+    "translate_summary",
     "webhook_payload",
 ]

@@ -24,8 +24,10 @@ import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from inferwatch._exceptions import StoreError
+from inferwatch.alerting.ha import SharedOutcomes
 from inferwatch.config import OutcomesConfig
 from inferwatch.model import Clock, open_sqlite, readable
 
@@ -76,11 +78,25 @@ class OutcomePage:
 
 
 class OutcomeStore:
-    """The bounded outcome table (``path`` None: in memory, as with ``storage.type: memory``)."""
+    """The bounded outcome table (``path`` None: in memory, as with ``storage.type: memory``).
 
-    def __init__(self, path: Path | None, clock: Clock, config: OutcomesConfig) -> None:
+    ``shared``: an HA pair's table in PostgreSQL instead (posted to either replica, polled from
+    either, numbered in commit order there); ``StoreError`` (a 503) while that database is gone.
+    """
+
+    def __init__(self, path: Path | None, clock: Clock, config: OutcomesConfig,
+                 shared: SharedOutcomes | None = None) -> None:
         self.path, self.clock, self.config = path, clock, config
+        self.shared = shared
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self.received = 0
+        """Outcomes stored since this process started."""
+        self.dropped = {"age": 0, "rows": 0}
+        """Outcomes deleted by retention (``age``) and by ``max_rows`` (``rows``) since the start."""
+        if shared is not None:
+            self.epoch, self._rows = shared.epoch, shared.kept
+            return
         try:
             self._db = open_sqlite(path or ":memory:", schema=_SCHEMA)
             self._rows = int(self._db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0])
@@ -92,10 +108,6 @@ class OutcomeStore:
             """Names this table's sequence; it changes only when the sequence starts again."""
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"outcome store {path}: cannot open ({exc})") from exc
-        self.received = 0
-        """Outcomes stored since this process started."""
-        self.dropped = {"age": 0, "rows": 0}
-        """Outcomes deleted by retention (``age``) and by ``max_rows`` (``rows``) since the start."""
 
     @property
     def rows(self) -> int:
@@ -112,23 +124,31 @@ class OutcomeStore:
         first_of = {(o.request_id, o.model): o for o in reversed(outcomes)}  # the batch's first of each id
         rows = [(o.request_id, json.dumps(o.label), o.model, o.time, now, o.request_id, o.model)
                 for o in outcomes if first_of[(o.request_id, o.model)] is o]
+        if self.shared is not None:
+            added, last, old, over = self.shared.add([r[:4] for r in rows], now, self.config.retention,
+                                                     self.config.max_rows)
+            with self._lock:
+                self.received += added
+                self._count(0, old, over)
+                self._rows = self.shared.kept
+            return last - added + 1, last
         with self._lock:
             try:
-                self._db.execute("BEGIN")  # one transaction: a failed write stores nothing
+                self._file().execute("BEGIN")  # one transaction: a failed write stores nothing
                 try:
-                    before = self._db.total_changes
-                    self._db.executemany(
+                    before = self._file().total_changes
+                    self._file().executemany(
                         "INSERT INTO outcomes (request_id, label, model, time, received) "
                         "SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS "
                         "(SELECT 1 FROM outcomes WHERE request_id = ? AND model = ?)", rows)
-                    added = self._db.total_changes - before
+                    added = self._file().total_changes - before
                     last = self._last()
                     # bounded in the same transaction: a failed delete must not leave the rows stored
                     # behind a 503 (the sender retries, and every outcome would be there twice)
                     old, over = self._delete_old(now, self._rows + added)
-                    self._db.execute("COMMIT")
+                    self._file().execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    self._file().execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
                 raise StoreError(f"outcome store {self.path}: cannot write ({exc})") from exc
@@ -143,21 +163,36 @@ class OutcomeStore:
         if model is not None:
             where += " AND (model = ? OR model = '')"
             args.append(model)
-        with self._lock:
-            self._prune(self.clock.now())
-            try:
-                got = self._db.execute(f"SELECT seq, request_id, label, model, time, received FROM outcomes "
-                                       f"WHERE {where} ORDER BY seq LIMIT ?", (*args, limit)).fetchall()
-                last = self._last()
-            except sqlite3.Error as exc:
-                raise StoreError(f"outcome store {self.path}: cannot read ({exc})") from exc
+        if self.shared is not None:
+            got, last, old = self.shared.after(seq, limit, model, self.clock.now(), self.config.retention)
+            with self._lock:
+                self._count(0, old, 0)
+                self._rows = self.shared.kept
+        else:
+            got, last = self._after(where, args, limit)
         out = [Outcome(r, readable(json.loads(lb)), m, t, int(s), float(at)) for s, r, lb, m, t, at in got]
         # a short page read everything up to ``last``: rows of other models after the page are skipped too
         nxt = out[-1].seq if len(out) == limit else max(last, seq)
         return OutcomePage(out, nxt, last, self.epoch)
 
+    def _file(self) -> sqlite3.Connection:
+        assert self._db is not None, "an HA pair's outcomes are in its database"
+        return self._db
+
+    def _after(self, where: str, args: list[object], limit: int) -> tuple[list[Any], int]:
+        with self._lock:
+            self._prune(self.clock.now())
+            try:
+                got = self._file().execute(f"SELECT seq, request_id, label, model, time, received FROM "
+                                           f"outcomes WHERE {where} ORDER BY seq LIMIT ?",
+                                           (*args, limit)).fetchall()
+                last = self._last()
+            except sqlite3.Error as exc:
+                raise StoreError(f"outcome store {self.path}: cannot read ({exc})") from exc
+        return got, last
+
     def _last(self) -> int:
-        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outcomes'").fetchone()
+        row = self._file().execute("SELECT seq FROM sqlite_sequence WHERE name = 'outcomes'").fetchone()
         return int(row[0]) if row else 0
 
     def _prune(self, now: float) -> None:
@@ -169,11 +204,11 @@ class OutcomeStore:
 
     def _delete_old(self, now: float, rows: int) -> tuple[int, int]:
         """Delete past retention, then the oldest beyond ``max_rows`` of ``rows``; return both counts."""
-        old = int(self._db.execute("DELETE FROM outcomes WHERE received < ?",
+        old = int(self._file().execute("DELETE FROM outcomes WHERE received < ?",
                                    (now - self.config.retention,)).rowcount)
         over = max(0, rows - old - self.config.max_rows)
         if over:
-            self._db.execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq "
+            self._file().execute("DELETE FROM outcomes WHERE seq IN (SELECT seq FROM outcomes ORDER BY seq "
                              "LIMIT ?)", (over,))
         return old, over
 
@@ -183,6 +218,9 @@ class OutcomeStore:
         self.dropped["rows"] += over
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file (or the pair's connection)."""
         with self._lock:
-            self._db.close()
+            if self.shared is not None:
+                self.shared.close()
+            if self._db is not None:
+                self._db.close()

@@ -28,6 +28,7 @@ from inferwatch.alerting.ha import (
     open_replica,
     shared_key,
     shared_state,
+    shared_tables,
 )
 from inferwatch.baseline import band_provider_factory
 from inferwatch.config import Config, IngestLimits, Secret
@@ -243,7 +244,11 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     parts = ServerParts(config, server, pipeline, sink, deliveries, token, edge, traces, push, reloader,
                         access=access)
     parts.replica = open_replica(config, pipeline, clock)
-    parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state else None, clock, config.server.outcomes)
+    # a pair's delayed labels and device registry are in its database: posted to either, read on both
+    tables = shared_tables(config) if isinstance(pipeline.db, PgStateDB) else None
+    parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state and not tables else None, clock,
+                                  config.server.outcomes, shared=tables[0] if tables else None)
+    edge.shared = tables[1] if tables else None
     # heartbeats are not reloaded; in a pair the Watchdog names the replica that sent it
     parts.deadman = DeadMansSwitch.build(config, clock, pipeline,
                                          source=config.ha.replica if config.ha is not None else None)

@@ -4,7 +4,8 @@ At the issue's scale on one compressed clock (``--speed 10``, both given the sam
 ``--start-anchor``): the default 15 s lease, escalation steps at 0, 1 and 2 minutes. A starts
 first and takes the sender's lease, B follows; the P0 alerts reach both (as a Prometheus pair
 sends to both Alertmanagers). A silence made on A mutes on B; an acknowledgement through B stops
-the escalation A runs; ``amtool cluster show`` lists both; then, one minute into the escalation,
+the escalation A runs; ``amtool cluster show`` lists both; delayed labels posted to either are
+polled from both and a device uploading to A is known to B; then, one minute into the escalation,
 A is killed with SIGKILL and B continues A's escalation from the shared state: the next step on
 time, nothing lost, at most one duplicate. Receivers are a loopback webhook fake; every wait is
 on a request at the fake or a bounded poll of the servers' own answers.
@@ -25,12 +26,15 @@ from tests.server._proc import start_serve
 from alerting.fakes import Reply, Request
 from alerting.ha.conftest import poll
 from alerting.test_serve_oncall import BOUND_S, Hooks, _stop
+from inferwatch.edge import Batch, encode_batch
+from inferwatch.model import Labels, Sample
 
 pytestmark = pytest.mark.slow
 TOKEN = "t0ken-for-ha-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SPEED, LEASE_S, STEP_S, EVAL_S = 10, 15.0, 60.0, 10.0  # seconds of the servers' clock
 SLACK_S = 8 * SPEED  # 8 real seconds of a loaded machine, on top of the lease and a round
+DEVICE_TOKEN = "cam-1-t0ken"
 
 
 def _config(tmp_path: Path, name: str, db: str, hooks: str, beats: str) -> Path:
@@ -38,6 +42,7 @@ def _config(tmp_path: Path, name: str, db: str, hooks: str, beats: str) -> Path:
     cfg.write_text(f"""
 server: {{data_dir: '{tmp_path / name}', api_token: {TOKEN}, evaluation_interval: {EVAL_S:g}s}}
 ha: {{database: '{db}', replica: {name}, lease: {LEASE_S:g}s}}
+edge: {{devices: {{cam-1: {DEVICE_TOKEN}}}}}
 rules: {{default_pack: false}}
 alerting:
   default_actions: false
@@ -79,6 +84,25 @@ def _senders(got: list[tuple[str, dict[str, object]]]) -> set[str]:
             for a in b["alerts"]}  # type: ignore[attr-defined,index]
 
 
+def _shares_outcomes_and_devices(c: httpx.Client, url_a: str, url_b: str, t0: float) -> None:
+    """Delayed labels posted to either replica are polled from both, in one sequence; a device that
+    uploads to A is known to B (its last contact), so B's fleet alerting goes on after a failover."""
+    for url, rid in ((url_a, "r-a"), (url_b, "r-b")):
+        r = c.post(f"{url}/api/v1/outcomes", headers=AUTH,
+                   json={"outcomes": [{"request_id": rid, "label": 1}]})
+        assert r.status_code == 200, r.text
+    for url in (url_a, url_b):
+        got = c.get(f"{url}/api/v1/outcomes", params={"after": 0}).json()["data"]
+        assert [(o["seq"], o["request_id"]) for o in got["outcomes"]] == [(1, "r-a"), (2, "r-b")], got
+    batch = encode_batch(Batch("cam-1", "s:1-1", (Sample(Labels.of("cam_temp"), t0, 41.0),), 300.0))
+    r = c.post(f"{url_a}/api/v1/edge/ingest", content=batch,
+               headers={"Authorization": f"Bearer {DEVICE_TOKEN}", "Content-Encoding": "gzip"})
+    assert r.status_code == 200, r.text
+    fleet = lambda url: c.get(f"{url}/api/v1/edge/fleet").json()["data"]["rows"]  # noqa: E731
+    (heard,) = fleet(url_a)
+    assert poll(lambda: fleet(url_b)[0]["last_contact"] == heard["last_contact"]), fleet(url_b)
+
+
 def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
         tmp_path: Path, postgres: PostgresCluster) -> None:
     amtool = require_tool("amtool")
@@ -104,6 +128,7 @@ def test_the_pair_shares_silences_acks_and_takes_over_after_kill_9(
             assert [(r["name"], r["leader"], r["self"]) for r in ha["replicas"]] == [
                 ("a", True, False), ("b", False, True)], ha
             assert ha["database"]["state"] == "up" and ha["journal"]["pending"] == 0 and not ha["delivering"]
+            _shares_outcomes_and_devices(c, url_a, url_b, float(t0))
             cmd = [amtool, "cluster", "show", "-o", "extended", f"--alertmanager.url={url_b}"]
             show = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND_S, check=False)
             peers = [line.split() for line in show.stdout.splitlines() if line.startswith("127.0.0.1:")]

@@ -133,5 +133,5 @@ def test_a_schema_newer_than_the_code_is_refused_by_name(pg_url: str) -> None:
     db(pg_url).close()  # creates the schema, version 1
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("UPDATE schema_version SET version = 99")
-    with pytest.raises(StoreError, match=r"schema version 99, newer than this inferwatch's 1"):
+    with pytest.raises(StoreError, match=r"schema version 99, newer than this inferwatch's 2"):
         PgStateDB(Secret(pg_url))

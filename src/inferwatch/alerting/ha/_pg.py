@@ -25,7 +25,7 @@ from inferwatch.config import Secret, redact_url
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PgStateDB", "schema_version"]
+__all__ = ["PgStateDB", "db_cause", "load_psycopg", "schema_version"]
 
 log = logging.getLogger("inferwatch.alerting.ha")
 CONNECT_TIMEOUT_S = 3
@@ -80,7 +80,7 @@ class _PgCursor:
                 self._db.went_down(exc)
                 self._go_local()
             except self._db.pg.Error as exc:
-                raise StoreError(f"ha: database {self._db.path}: {_cause(exc)}") from None
+                raise StoreError(f"ha: database {self._db.path}: {db_cause(exc)}") from None
         assert self._local is not None
         return self._local.execute(sql, params)
 
@@ -105,7 +105,8 @@ class _PgCursor:
                 StoreError, StoreError("rolled back"), None)
 
 
-def _psycopg() -> Any:
+def load_psycopg() -> Any:
+    """The ``psycopg`` module; ``StoreError`` saying how to install it when it is not."""
     try:
         import psycopg
     except ImportError:
@@ -125,7 +126,7 @@ class PgStateDB:
         self._url = url
         self.path = redact_url(url.reveal())
         self._lock = threading.RLock()
-        self.pg = _psycopg()
+        self.pg = load_psycopg()
         self._conn: psycopg.Connection[Any] | None = None
         self.up = True
         """False from a failure until ``recover`` wrote the journal back."""
@@ -149,15 +150,15 @@ class PgStateDB:
                 self._url.reveal(), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
                 options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
         except self.pg.Error as exc:
-            raise StoreError(f"ha: cannot reach the database {self.path}: {_cause(exc)}") from None
+            raise StoreError(f"ha: cannot reach the database {self.path}: {db_cause(exc)}") from None
         return self._conn
 
     def went_down(self, exc: BaseException) -> None:
         """The database failed: writes go to the journal until ``recover``."""
         if self.up:
             log.error("ha: the database %s is gone (%s): writing to the local journal", self.path,
-                      _cause(exc))
-        self.up, self.last_error = False, _cause(exc)
+                      db_cause(exc))
+        self.up, self.last_error = False, db_cause(exc)
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
         try:
@@ -175,7 +176,7 @@ class PgStateDB:
                 conn.execute("DELETE FROM schema_version")
                 conn.execute("INSERT INTO schema_version VALUES (%s)", (max(have, len(MIGRATIONS)),))
         except self.pg.Error as exc:
-            raise StoreError(f"ha: cannot set up the schema in {self.path}: {_cause(exc)}") from None
+            raise StoreError(f"ha: cannot set up the schema in {self.path}: {db_cause(exc)}") from None
 
     def recover(self) -> int:
         """Reach the database again and write the journal back (then writes go there again).
@@ -188,7 +189,7 @@ class PgStateDB:
                 n = self.journal.write_back(lambda stmts: self._replay(conn, stmts))
             except self.pg.Error as exc:
                 self.went_down(exc)
-                raise StoreError(f"ha: database {self.path}: {_cause(exc)}") from None
+                raise StoreError(f"ha: database {self.path}: {db_cause(exc)}") from None
             if not self.up:
                 log.warning("ha: the database %s is back: %d writes of the outage written back", self.path, n)
             self.up = True
@@ -242,7 +243,7 @@ class PgStateDB:
                 except (StoreError, self.pg.OperationalError) as exc:
                     self.went_down(exc)
                 except self.pg.Error as exc:
-                    raise StoreError(f"ha: database {self.path}: {_cause(exc)}") from None
+                    raise StoreError(f"ha: database {self.path}: {db_cause(exc)}") from None
             return self.journal.db.query(sql, params)
 
     def shared_query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
@@ -252,16 +253,17 @@ class PgStateDB:
                 return list(self.connection().execute(translate(sql).sql, params).fetchall())
             except self.pg.Error as exc:
                 self.went_down(exc)
-                raise StoreError(f"ha: database {self.path}: {_cause(exc)}") from None
+                raise StoreError(f"ha: database {self.path}: {db_cause(exc)}") from None
 
-    def shared_write(self, sql: str, params: tuple[object, ...] = ()) -> None:
-        """One statement in PostgreSQL only (never journaled): ``StoreError`` while it is gone."""
+    def shared_write(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        """One statement in PostgreSQL only (never journaled): the rows it changed; ``StoreError``
+        while the database is gone."""
         with self._lock:
             try:
-                self.connection().execute(translate(sql).sql, params)
+                return int(self.connection().execute(translate(sql).sql, params).rowcount)
             except self.pg.Error as exc:
                 self.went_down(exc)
-                raise StoreError(f"ha: database {self.path}: {_cause(exc)}") from None
+                raise StoreError(f"ha: database {self.path}: {db_cause(exc)}") from None
 
     def close(self) -> None:
         """Close the connection and the journal."""
@@ -279,6 +281,7 @@ def schema_version(conn: psycopg.Connection[Any]) -> int:
     return int(row[0]) if row is not None and row[0] is not None else 0
 
 
-def _cause(exc: BaseException) -> str:
+def db_cause(exc: BaseException) -> str:
+    """A database error's first line (what it says without psycopg's detail lines)."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

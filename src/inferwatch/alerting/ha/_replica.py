@@ -37,6 +37,7 @@ class Peer:
     name: str
     address: str
     seen: float
+    """When this replica last saw it mark itself seen (this replica's clock)."""
     leader: bool
     ready: bool
     """Seen within two leases."""
@@ -59,6 +60,7 @@ class Replica:
         self.down_since: float | None = None
         self._peers: list[Peer] = []
         self._holder: LeaseHolder | None = None  # the lease as the last round read it
+        self._stamps: dict[str, tuple[float, float]] = {}  # replica -> (its stamp, when seen changed)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -104,8 +106,16 @@ class Replica:
         held = self._holder = self.lease.holder()
         leader = held.holder if held is not None and held.expires >= now else ""
         rows = self._db.shared_query("SELECT name, address, seen FROM replicas ORDER BY name")
-        self._peers = [Peer(str(n), str(a), float(str(s)), str(n) == leader,
-                            now - float(str(s)) <= 2 * self.lease.duration) for n, a, s in rows]
+        peers = []
+        for n, a, s in rows:  # alive while its stamp changes, as this replica's clock counts (no skew)
+            name, stamp = str(n), float(str(s))
+            if name not in self._stamps and name != self.name:  # ready once seen marking itself again
+                self._stamps[name] = (stamp, now - 3 * self.lease.duration)
+            elif self._stamps.get(name, (None, 0.0))[0] != stamp:
+                self._stamps[name] = (stamp, now)
+            seen = self._stamps[name][1]
+            peers.append(Peer(name, str(a), seen, name == leader, now - seen <= 2 * self.lease.duration))
+        self._peers = peers
 
     def peers(self) -> list[Peer]:
         """Every replica the database knows, this one included (as of the last round)."""

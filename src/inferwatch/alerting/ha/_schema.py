@@ -68,7 +68,21 @@ CREATE TABLE replicas (name TEXT PRIMARY KEY, address TEXT NOT NULL, seen FLOAT8
   started FLOAT8 NOT NULL)
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+_V2 = """
+ALTER TABLE lease ADD COLUMN beat BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE outcomes (seq BIGINT PRIMARY KEY, request_id TEXT NOT NULL, label TEXT NOT NULL,
+  model TEXT NOT NULL, time FLOAT8, received FLOAT8 NOT NULL);
+CREATE UNIQUE INDEX outcomes_id ON outcomes (request_id, model);
+CREATE INDEX outcomes_received ON outcomes (received);
+CREATE TABLE outcomes_meta (one INTEGER PRIMARY KEY CHECK (one = 1), epoch TEXT NOT NULL,
+  last BIGINT NOT NULL, kept BIGINT NOT NULL);
+INSERT INTO outcomes_meta VALUES (1, md5(random()::text || clock_timestamp()::text), 0, 0);
+CREATE TABLE edge_devices (device TEXT PRIMARY KEY, status TEXT NOT NULL, last_contact FLOAT8 NOT NULL)
+"""
+"""Version 2: the lease's renewal counter (expiry judged without comparing clocks), delayed labels
+(numbered under the counter row's lock, so in commit order), the edge device registry."""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 """``MIGRATIONS[i]`` takes the schema from version ``i`` to ``i + 1`` (append, never edit)."""
 
 

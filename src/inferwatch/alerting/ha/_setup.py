@@ -13,13 +13,16 @@ from typing import Protocol
 from inferwatch._exceptions import ConfigError
 from inferwatch.alerting._from_config import ALERTING_STATE_FILE
 from inferwatch.alerting._pipeline import Pipeline
+from inferwatch.alerting.ha._devices import SharedDevices
 from inferwatch.alerting.ha._failopen import FailOpenStateDB
+from inferwatch.alerting.ha._link import SharedLink
+from inferwatch.alerting.ha._outcomes import SharedOutcomes
 from inferwatch.alerting.ha._pg import PgStateDB
 from inferwatch.alerting.ha._replica import Replica, SoleReplica
 from inferwatch.config import Config
 from inferwatch.model import Clock
 
-__all__ = ["JOURNAL_FILE", "Leadership", "open_replica", "shared_key", "shared_state"]
+__all__ = ["JOURNAL_FILE", "Leadership", "open_replica", "shared_key", "shared_state", "shared_tables"]
 
 JOURNAL_FILE = "ha-journal.sqlite"
 """Where a replica keeps what it wrote while the database was gone, until written back."""
@@ -61,6 +64,14 @@ def shared_key(db: PgStateDB, name: str, local: bytes) -> bytes:
                     (f"key:{name}", local.hex()))
     rows = db.shared_query("SELECT value FROM meta WHERE key=?", (f"key:{name}",))
     return bytes.fromhex(str(rows[0][0]))
+
+
+def shared_tables(config: Config) -> tuple[SharedOutcomes, SharedDevices] | None:
+    """An HA pair's delayed labels and edge device registry in its database, each on a connection of
+    its own (``None`` without ``ha``). ``StoreError`` naming the URL when it cannot be reached."""
+    if config.ha is None:
+        return None
+    return SharedOutcomes(SharedLink(config.ha.url())), SharedDevices(SharedLink(config.ha.url()))
 
 
 def open_replica(config: Config, pipeline: Pipeline, clock: Clock) -> Replica | SoleReplica:

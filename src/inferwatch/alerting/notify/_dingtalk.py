@@ -21,11 +21,12 @@ import json
 import urllib.parse
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._message import json_cost, render
+from inferwatch.alerting.notify._chat import ChatNotifier
+from inferwatch.alerting.notify._message import json_cost
 from inferwatch.config import DingTalkReceiverSpec, Secret
 from inferwatch.model import Clock, SystemClock
 
@@ -44,16 +45,15 @@ def dingtalk_sign(timestamp_ms: int, secret: str) -> str:
     return urllib.parse.quote_plus(base64.b64encode(digest))
 
 
-class DingTalkNotifier:
+class DingTalkNotifier(ChatNotifier[DingTalkReceiverSpec]):
     """Sends each notification as one markdown message."""
+
+    kind = "dingtalk"
 
     def __init__(self, spec: DingTalkReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC", clock: Clock | None = None) -> None:
-        self.name = f"dingtalk[{spec.name}]"
-        if spec.url is None:
-            raise MissingCredentialError(self.name, "url")
-        self._spec, self._http, self._external_url = spec, http, external_url
-        self._language, self._timezone = spec.language or language, timezone
+        super().__init__(spec, http, external_url, language=spec.language or language, timezone=timezone)
+        self._needs(spec.url, "url")
         self._clock = clock or SystemClock()  # the signature needs the wall clock, not simulated time
 
     def _mentions(self) -> str:
@@ -63,8 +63,7 @@ class DingTalkNotifier:
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body the robot is sent."""
         s = self._spec
-        msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
-                     markdown=True, template=s.template)
+        msg = self._render(n, markdown=True)
         title = msg.title
         if s.keywords and not any(k in title for k in s.keywords):  # keyword security: one in every message
             title = f"{s.keywords[0]} {title}"

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._message import render
+from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.config import DiscordReceiverSpec
 
 __all__ = ["DISCORD_MAX_BYTES", "DiscordNotifier", "discord_escape"]
@@ -40,24 +39,19 @@ def discord_escape(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", text)
 
 
-class DiscordNotifier:
+class DiscordNotifier(ChatNotifier[DiscordReceiverSpec]):
     """Posts each notification as one message to one channel's webhook."""
+
+    kind = "discord"
 
     def __init__(self, spec: DiscordReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC") -> None:
-        self.name = f"discord[{spec.name}]"
-        if spec.webhook_url is None:
-            raise MissingCredentialError(self.name, "webhook_url")
-        self._url = spec.webhook_url
-        self._spec = spec
-        self._http = http
-        self._external_url = external_url
-        self._language, self._timezone = language, timezone
+        super().__init__(spec, http, external_url, language=language, timezone=timezone)
+        self._url = self._needs(spec.webhook_url, "webhook_url")
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body of Execute Webhook."""
-        msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
-                     markdown=False, template=self._spec.template)
+        msg = self._render(n, markdown=False)
         body: dict[str, Any] = {"content": msg.mapped(discord_escape).fit(DISCORD_MAX_BYTES),
                                 "allowed_mentions": {"parse": []}}
         if self._spec.username:

@@ -9,6 +9,13 @@ body is at most 20 KB. Failures come as ``code``: 11232 (or a "frequency
 limited" message: over 100 a minute or 5 a second) is retried later; 19021
 (signature or timestamp), 19022 (IP), 19024 (keyword), 9499 (bad request) and
 the rest are final.
+
+With an app (``app_id``, ``app_secret``, ``chat_id``) instead of a robot, cards go
+through the app's bot (``_feishu_app``) as shared cards, and the last card of each
+firing group is remembered (in this process): an acknowledgement edits it in place
+(who has it, no Acknowledge button, header blue-grey) and a resolution turns it
+green, without a new message. A card not known here (a restart, the HA peer sent
+it) or that can no longer be edited gets a new card instead.
 """
 
 from __future__ import annotations
@@ -17,14 +24,18 @@ import base64
 import hashlib
 import hmac
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._message import Message, json_cost, render
+from inferwatch.alerting.notify._chat import ChatNotifier
+from inferwatch.alerting.notify._feishu_app import FEISHU_APP_MAX_BYTES, FeishuApp
+from inferwatch.alerting.notify._message import Message, json_cost
 from inferwatch.config import FeishuReceiverSpec
 from inferwatch.model import Clock, SystemClock
 
@@ -37,6 +48,8 @@ RATE_RETRY_S = 60.0
 COLOURS = {"P0": "red", "P1": "orange", "P2": "yellow"}
 _ACK = {"en": "Acknowledge", "zh-CN": "认领告警"}
 ACK_NOTE = "Acknowledge: "  # the line the on-call work adds per firing group
+ACKED_COLOUR = "wathet"
+KEEP_CARDS = 10_000  # cards remembered for editing (the oldest forgotten first)
 
 
 def feishu_sign(timestamp_s: int, secret: str) -> str:
@@ -49,24 +62,28 @@ def _button(text: str, url: str, kind: str) -> dict[str, Any]:
     return {"tag": "button", "text": {"tag": "plain_text", "content": text}, "type": kind, "url": url}
 
 
-class FeishuNotifier:
+class FeishuNotifier(ChatNotifier[FeishuReceiverSpec]):
     """Sends each notification as one interactive card."""
+
+    kind = "feishu"
 
     def __init__(self, spec: FeishuReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC", clock: Clock | None = None) -> None:
-        self.name = f"feishu[{spec.name}]"
-        if spec.url is None:
-            raise MissingCredentialError(self.name, "url")
-        self._spec, self._http, self._external_url = spec, http, external_url
-        self._language, self._timezone = spec.language or language, timezone
+        super().__init__(spec, http, external_url, language=spec.language or language, timezone=timezone)
+        if not spec.app_id:
+            self._needs(spec.url, "url")
         self._clock = clock or SystemClock()  # the signature needs the wall clock, not simulated time
+        self.app = FeishuApp(spec, http, self._clock) if spec.app_id else None
+        self._cards: OrderedDict[str, str] = OrderedDict()  # group key -> message id of its last card
+        self._cards_lock = threading.Lock()
 
-    def _card(self, msg: Message, content: str, ack_url: str) -> dict[str, Any]:
+    def _card(self, msg: Message, content: str, ack_url: str, acked: bool = False) -> dict[str, Any]:
         s = self._spec
         title = msg.title
         if s.keywords and not any(k in title for k in s.keywords):
             title = f"{s.keywords[0]} {title}"
-        colour = "green" if msg.status == "resolved" else COLOURS.get(msg.tier, "blue")
+        colour = ("green" if msg.status == "resolved" else ACKED_COLOUR if acked
+                  else COLOURS.get(msg.tier, "blue"))
         elements: list[dict[str, Any]] = []
         if msg.fields:
             elements.append({"tag": "div", "fields": [
@@ -78,18 +95,31 @@ class FeishuNotifier:
             buttons.append(_button(_ACK.get(self._language, _ACK["en"]), ack_url, "danger"))
         if buttons:
             elements.append({"tag": "action", "actions": buttons})
-        return {"config": {"wide_screen_mode": True},
+        config = {"wide_screen_mode": True, **({"update_multi": True} if self.app else {})}  # a shared card
+        return {"config": config,
                 "header": {"title": {"tag": "plain_text", "content": title}, "template": colour},
                 "elements": elements}
 
-    def body(self, n: Notification) -> dict[str, Any]:
-        """The JSON body the robot is sent (signed when the robot has a secret)."""
+    def _message(self, n: Notification) -> tuple[Message, str]:
         # the on-call acknowledgement link ("Acknowledge: URL" notes) becomes the card's button
         acks = [x for x in n.notes if x.startswith(ACK_NOTE)]
         ack_url = acks[0].removeprefix(ACK_NOTE).strip() if acks else ""
         n = replace(n, notes=tuple(x for x in n.notes if x not in acks)) if acks else n
-        msg = render(n, language=self._language, timezone=self._timezone, markdown=True, header=False,
-                     template=self._spec.template)
+        return self._render(n, markdown=True, header=False, link=False), ack_url
+
+    def card(self, n: Notification) -> dict[str, Any]:
+        """The card an app sends or edits for ``n`` (its body, with the card as a JSON string, fits)."""
+        msg, ack_url = self._message(n)
+        acked = n.kind == "acknowledged"
+        shell = {"receive_id": self._spec.chat_id, "msg_type": "interactive",
+                 "content": json.dumps(self._card(msg, "", ack_url, acked), ensure_ascii=False)}
+        room = FEISHU_APP_MAX_BYTES - len(json.dumps(shell, ensure_ascii=False).encode())
+        twice = lambda text: json_cost(json.dumps(text, ensure_ascii=False)[1:-1])  # noqa: E731
+        return self._card(msg, msg.fit(room, cost=twice), ack_url, acked)
+
+    def body(self, n: Notification) -> dict[str, Any]:
+        """The JSON body the robot is sent (signed when the robot has a secret)."""
+        msg, ack_url = self._message(n)
         body: dict[str, Any] = {"msg_type": "interactive", "card": self._card(msg, "", ack_url)}
         if self._spec.secret is not None:
             ts = int(self._clock.now())
@@ -101,7 +131,10 @@ class FeishuNotifier:
         return body
 
     def notify(self, n: Notification) -> None:
-        """POST the card; a non-zero ``code`` raises ``NotifyError``."""
+        """POST the card (an app: or edit the group's card); a non-zero ``code`` raises ``NotifyError``."""
+        if self.app is not None:
+            self._notify_app(self.app, n)
+            return
         assert self._spec.url is not None
         extra = [x for x in (self._spec.secret,) if x is not None]
         secrets = request_secrets(self._spec.url, {}, extra)
@@ -121,3 +154,33 @@ class FeishuNotifier:
         if limited:
             err.retry_after = RATE_RETRY_S
         raise err
+
+    def _notify_app(self, app: FeishuApp, n: Notification) -> None:
+        # an acknowledgement or a resolution edits each group's card where this process sent one
+        with self._cards_lock:
+            ids = [self._cards.get(g.key) for g in n.groups]
+        edit = n.kind == "acknowledged" or not any(g.firing() for g in n.groups)
+        if edit and n.groups and all(ids) and self._edit(app, n, ids):
+            return
+        mid = app.send(self.card(n))
+        with self._cards_lock:
+            for g in n.groups if n.kind == "alerts" else ():
+                if g.firing():
+                    self._cards[g.key] = mid
+                    self._cards.move_to_end(g.key)
+            while len(self._cards) > KEEP_CARDS:
+                self._cards.popitem(last=False)
+
+    def _edit(self, app: FeishuApp, n: Notification, ids: list[str | None]) -> bool:
+        """Edit every group's card; ``False`` when one can no longer be edited (send a new card)."""
+        for g, mid in zip(n.groups, ids, strict=True):
+            try:
+                app.edit(str(mid), self.card(replace(n, groups=(g,))))
+            except NotifyError as exc:
+                if exc.retryable:
+                    raise
+                return False
+            if not g.firing():
+                with self._cards_lock:
+                    self._cards.pop(g.key, None)
+        return True

@@ -9,9 +9,9 @@ ping a channel or a user, nor disguise a link.
 
 from __future__ import annotations
 
-from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
+from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import notification_text, truncate_utf8, webhook_payload
 from inferwatch.config import SlackReceiverSpec, template_data
 
@@ -30,19 +30,15 @@ def slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-class SlackNotifier:
+class SlackNotifier(ChatNotifier[SlackReceiverSpec]):
     """Posts each notification as one message."""
+
+    kind = "slack"
 
     def __init__(self, spec: SlackReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC") -> None:
-        self.name = f"slack[{spec.name}]"
-        if spec.webhook_url is None:
-            raise MissingCredentialError(self.name, "webhook_url")
-        self._url = spec.webhook_url
-        self._http = http
-        self._external_url = external_url
-        self._language, self._timezone = language, timezone
-        self._name = spec.name
+        super().__init__(spec, http, external_url, language=language, timezone=timezone)
+        self._url = self._needs(spec.webhook_url, "webhook_url")
         self._title, self._text = spec.go_template("title"), spec.go_template("text")
 
     def text(self, n: Notification) -> str:
@@ -63,6 +59,6 @@ class SlackNotifier:
             self._http.request("POST", self._url, json={"text": self.text(n)})
             return
         for g in n.groups:  # Alertmanager's templates: one attachment per group, rendered as it would
-            data = template_data(webhook_payload(self._name, g, self._external_url))
+            data = template_data(webhook_payload(self._spec.name, g, self._external_url))
             attachment = {k: t.render(data) for k, t in (("title", self._title), ("text", self._text)) if t}
             self._http.request("POST", self._url, json={"attachments": [attachment]})

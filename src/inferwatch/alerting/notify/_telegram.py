@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._message import render
+from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import go_message, truncate_utf8
 from inferwatch.config import Secret, TelegramReceiverSpec, redact_text
 
@@ -29,20 +29,16 @@ TELEGRAM_MAX_BYTES = 4096
 """``text`` is at most 4,096 characters; counting UTF-8 bytes keeps under it in any script."""
 
 
-class TelegramNotifier:
+class TelegramNotifier(ChatNotifier[TelegramReceiverSpec]):
     """Sends each notification as one plain-text message to one chat."""
+
+    kind = "telegram"
 
     def __init__(self, spec: TelegramReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC") -> None:
-        self.name = f"telegram[{spec.name}]"
-        if spec.bot_token is None:
-            raise MissingCredentialError(self.name, "bot_token")
-        self._token = spec.bot_token
-        self._url = Secret(f"{spec.url.rstrip('/')}/bot{spec.bot_token.reveal()}/sendMessage")
-        self._spec = spec
-        self._http = http
-        self._external_url = external_url
-        self._language, self._timezone = language, timezone
+        super().__init__(spec, http, external_url, language=language, timezone=timezone)
+        self._token = self._needs(spec.bot_token, "bot_token")
+        self._url = Secret(f"{spec.url.rstrip('/')}/bot{self._token.reveal()}/sendMessage")
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body of ``sendMessage``."""
@@ -51,9 +47,7 @@ class TelegramNotifier:
             own = go_message(message, self._spec.name, n, self._external_url)
             text = truncate_utf8(own, TELEGRAM_MAX_BYTES, "…(truncated)")
         else:
-            text = render(n, language=self._language, timezone=self._timezone,
-                          external_url=self._external_url, markdown=False,
-                          template=self._spec.template).fit(TELEGRAM_MAX_BYTES)
+            text = self._render(n, markdown=False).fit(TELEGRAM_MAX_BYTES)
         body: dict[str, Any] = {"chat_id": self._spec.chat_id, "text": text}
         if self._spec.message_thread_id is not None:
             body["message_thread_id"] = self._spec.message_thread_id

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import RETRYABLE_WECOM_ERRCODES, service_error
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._message import render
+from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.config import WeComReceiverSpec
 
 __all__ = ["WECOM_MAX_BYTES", "WECOM_TEXT_MAX_BYTES", "WeComNotifier"]
@@ -31,28 +31,23 @@ WECOM_TEXT_MAX_BYTES = 2048
 """``text.content`` limit (UTF-8 bytes)."""
 
 
-class WeComNotifier:
+class WeComNotifier(ChatNotifier[WeComReceiverSpec]):
     """Sends each notification as one message (markdown, or text when it must @mention by phone)."""
+
+    kind = "wecom"
 
     def __init__(self, spec: WeComReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC") -> None:
-        self.name = f"wecom[{spec.name}]"
-        if spec.key is None:
-            raise MissingCredentialError(self.name, "key")
-        self._key = spec.key
+        super().__init__(spec, http, external_url, language=language, timezone=timezone)
+        self._key = self._needs(spec.key, "key")
         self._url = spec.url.rstrip("/") + "/cgi-bin/webhook/send"
         self._userids, self._mobiles = spec.mentioned_list, spec.mentioned_mobile_list
         self.msgtype = "text" if self._mobiles or "@all" in self._userids else "markdown"
-        self._http = http
-        self._external_url = external_url
-        self._language, self._timezone = language, timezone
-        self._template = spec.template
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body the robot is sent; a long message is cut at a line, counting what is left out."""
         markdown = self.msgtype == "markdown"
-        msg = render(n, language=self._language, timezone=self._timezone, external_url=self._external_url,
-                     markdown=markdown, template=self._template)
+        msg = self._render(n, markdown=markdown)
         if not markdown:
             inner: dict[str, Any] = {"content": msg.fit(WECOM_TEXT_MAX_BYTES)}
             if self._userids:

@@ -16,11 +16,11 @@ import logging
 import threading
 from typing import Any
 
-from inferwatch._exceptions import MissingCredentialError, NotifyError
+from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._message import render
+from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import go_message, truncate_utf8
 from inferwatch.config import WeComAppReceiverSpec
 from inferwatch.model import Clock, SystemClock
@@ -36,16 +36,15 @@ EARLY_S = 300.0  # refresh this long before the token's stated expiry (clock ske
 DUPLICATE_CHECK_S = 1800  # WeCom drops a repeat of the same content within this: a retry is not doubled
 
 
-class WeComAppNotifier:
+class WeComAppNotifier(ChatNotifier[WeComAppReceiverSpec]):
     """Sends each notification as one markdown application message."""
+
+    kind = "wecom_app"
 
     def __init__(self, spec: WeComAppReceiverSpec, http: HttpClient, external_url: str = "", *,
                  language: str = "en", timezone: str = "UTC", clock: Clock | None = None) -> None:
-        self.name = f"wecom_app[{spec.name}]"
-        if spec.secret is None:
-            raise MissingCredentialError(self.name, "secret")
-        self._spec, self._secret, self._http, self._external_url = spec, spec.secret, http, external_url
-        self._language, self._timezone = spec.language or language, timezone
+        super().__init__(spec, http, external_url, language=spec.language or language, timezone=timezone)
+        self._secret = self._needs(spec.secret, "secret")
         self._clock = clock or SystemClock()
         self._base = spec.url.rstrip("/")
         self._lock = threading.Lock()  # attempts of several groups run at once: one token fetch
@@ -73,12 +72,10 @@ class WeComAppNotifier:
         s = self._spec
         message = s.go_template("message")
         if message is not None:  # the alertmanager.yml's own message
-            content = truncate_utf8(go_message(message, s.name, n, self._external_url), WECOM_APP_MAX_BYTES,
-                                    "…(truncated)")
+            own = go_message(message, s.name, n, self._external_url)
+            content = truncate_utf8(own, WECOM_APP_MAX_BYTES, "…(truncated)")
         else:
-            content = render(n, language=self._language, timezone=self._timezone,
-                             external_url=self._external_url, markdown=True,
-                             template=s.template).fit(WECOM_APP_MAX_BYTES)
+            content = self._render(n, markdown=True).fit(WECOM_APP_MAX_BYTES)
         body: dict[str, Any] = {key: "|".join(ids) for key, ids in (
             ("touser", s.to_user), ("toparty", s.to_party), ("totag", s.to_tag)) if ids}
         body.update({"msgtype": "markdown", "agentid": s.agent_id,

@@ -104,12 +104,23 @@ class DingTalkReceiverSpec(ReceiverBase):
 
 
 class FeishuReceiverSpec(ReceiverBase):
-    """Feishu / Lark (飞书) group robot: interactive cards coloured by tier, signed when ``secret`` is set."""
+    """Feishu / Lark (飞书) group robot: interactive cards coloured by tier, signed when ``secret`` is set.
+
+    With ``app_id``, ``app_secret`` and ``chat_id`` instead of ``url``, the cards go through a Feishu
+    app's bot (the IM API), which can edit them in place: acknowledged, and resolved.
+    """
 
     type: Literal["feishu"] = "feishu"
     url: Secret | None = Field(None, description="https://open.feishu.cn/open-apis/bot/v2/hook/...")
     secret: Secret | None = Field(None, description="the robot's signing secret, if it signs")
     keywords: tuple[str, ...] = Field((), description="the robot's security keywords: one is always sent")
+    app_id: str = Field("", description="a Feishu app (自建应用, bot ability on) instead of a robot: its "
+                        "cards are edited in place when acknowledged or resolved (give app_secret, chat_id)")
+    app_secret: Secret | None = Field(None, description="the app's App Secret")
+    chat_id: str = Field("", pattern=r"^(oc_[A-Za-z0-9]+)?$",
+                         description="the group (oc_...) the app's bot is in")
+    api_url: str = Field("https://open.feishu.cn",
+                         description="the IM API's base (Lark: https://open.larksuite.com)")
     # 100 a minute and 5 a second: 5 in any 4 s keeps both.
     rate_limit: RateLimitSpec | None = Field(default_factory=lambda: RateLimitSpec(count=5, per=4.0))
 
@@ -117,6 +128,17 @@ class FeishuReceiverSpec(ReceiverBase):
     @classmethod
     def _url(cls, v: Secret | None) -> Secret | None:
         return webhook_secret(v, "https://open.feishu.cn/open-apis/bot/v2/hook/TOKEN", "path")
+
+    @model_validator(mode="after")
+    def _app(self) -> FeishuReceiverSpec:
+        given = [k for k in ("app_id", "app_secret", "chat_id") if getattr(self, k)]
+        if given and len(given) < 3:
+            raise ValueError("a Feishu app needs app_id, app_secret and chat_id together "
+                             f"(got only {', '.join(given)})")
+        if given and self.url is not None:
+            raise ValueError("give either url (a group robot) or app_id/app_secret/chat_id (an app), "
+                             "not both")
+        return self
 
 
 class SlackReceiverSpec(ReceiverBase, GoTemplated):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from inferwatch._exceptions import InputError, StoreError
+from inferwatch.alerting.ha import SharedDevices
 from inferwatch.collect import sample
 from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, AgentStats, UnknownSeries, decode_batch
@@ -118,6 +120,11 @@ class EdgeIngest:
         self._by_digest = {hashlib.sha256(t.reveal().encode()).digest(): name
                            for name, t in config.devices.items()}
         self._lock = threading.Lock()
+        self.shared: SharedDevices | None = None
+        """An HA pair's device registry: each ``watch`` round writes the devices heard from since and
+        reads those the peer heard from more recently."""
+        self._dirty: set[str] = set()  # devices heard from since the last round wrote them there
+        self._shared_down = False
         self._started = clock.now()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -127,6 +134,7 @@ class EdgeIngest:
 
         A configured device never heard from counts its silence from the server's start.
         """
+        self.sync()
         with self._lock:
             names = sorted(set(self.config.devices) | set(self.devices))
             out: list[Sample] = []
@@ -140,6 +148,41 @@ class EdgeIngest:
                         sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, labels)]
             self.store.append(out)
         return len(names)
+
+    def sync(self) -> None:
+        """An HA pair: write the devices heard from since the last round to the shared registry and take
+        what the peer heard more recently (its counts of what it stored stay its own); while the
+        database is gone, go on with what this replica knows and try again next round."""
+        if self.shared is None:
+            return
+        with self._lock:
+            changed = [(n, json.dumps(vars(self.devices[n])), self.devices[n].last_contact)
+                       for n in self._dirty]
+            known = {n: st.last_contact for n, st in self.devices.items()}
+            self._dirty.clear()
+        try:
+            got = self.shared.sync(changed, known)
+        except StoreError as exc:
+            with self._lock:
+                self._dirty.update(n for n, _, _ in changed)
+            if not self._shared_down:
+                log.error("edge devices: the pair's registry is out of reach (%s); going on with this "
+                          "replica's own", exc)
+            self._shared_down = True
+            return
+        self._shared_down = False
+        with self._lock:
+            for name, text in got:
+                theirs = _restored([json.loads(text)]).get(name)
+                mine = self.devices.get(name)
+                if theirs is None or (mine is not None and mine.last_contact >= theirs.last_contact):
+                    continue
+                if mine is not None:  # what this replica stored, it counts itself
+                    theirs.samples, theirs.batches = mine.samples, mine.batches
+                    theirs.duplicates = mine.duplicates
+                else:
+                    theirs.samples = theirs.batches = theirs.duplicates = 0
+                self.devices[name] = theirs
 
     def labels_of(self, device: str) -> dict[str, str]:
         """The labels ``device``'s agent last reported."""
@@ -201,6 +244,7 @@ class EdgeIngest:
         now = self.clock.now()
         with self._lock:  # one batch of a device at a time: the seen-check and the append agree
             status = self.devices.setdefault(device, DeviceStatus(device))
+            self._dirty.add(device)
             status.last_contact, status.backlog = now, batch.agent.backlog
             status.dropped, status.heartbeat_s = dict(batch.agent.dropped), batch.heartbeat_s
             _agent_said(status, batch.agent, now)
@@ -236,11 +280,13 @@ class EdgeIngest:
         self.store.append([*samples, *own])
 
     def close(self) -> None:
-        """Stop watching and close the batch-id file."""
+        """Stop watching and close the batch-id file (and the pair's connection)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5.0)
         self.seen.close()
+        if self.shared is not None:
+            self.shared.close()
 
 
 def ingest_routes(ingest: EdgeIngest) -> list[Route]:

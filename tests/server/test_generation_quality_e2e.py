@@ -1,0 +1,205 @@
+"""Issue 54's story end to end: a real ``serve`` pages on a judge's scores, stays quiet on a healthy route.
+
+The README's streaming app with a fake engine (``quality_app``) under a real uvicorn; two
+routes, 10 generations a minute each, paced on the server's compressed clock (``--speed``,
+with ``--start`` and ``--start-anchor`` so this test reads that clock without asking; the
+story begins once serve has scraped the app). A fake judge scores each answer off the
+request path, in batches, through ``record_score``: 0.85 for ``llama-3-8b``. At 40 minutes
+``/v1/chat/completions`` swaps to ``llama-3-8b-q2``, which the judge scores 0.6;
+``/v1/summaries`` keeps its model throughout. Tenant ``acme`` (on the summaries) spends
+about 7.5 USD an hour against a daily budget of 7.
+
+Wanted, from what reached the webhook, of the default pack's quality and spend rules: these
+three, once each. ``GenerationQualityDrop`` (P1) for the swapped route only, 15 to 60 minutes
+after the swap: the 30-minute mean is 0.1 below the earlier one ~12 minutes after it, the
+earlier window holds the 200 scores the rule asks for at ~52 minutes, then ``for: 15m`` (~28
+minutes after the swap on an idle machine; a loaded one lags the clients behind the compressed
+clock, hence the slack). ``TenantSpendOverBudgetWarning`` (P2) for ``acme``, then
+``TenantSpendOverBudget`` (P1); none for ``globex``, none for the healthy route or the steady
+4 % refusals. The run ends 5 minutes after the last of them, after an hour at least (at most
+2 hours). Then feedback for the first and the last answers, posted over an hour of server time
+after the first ones: each joins its generation's model.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ._proc import serve, wait_query, wait_scraped
+from ._webhook import Webhook
+from .test_streaming_no_page import chat_server
+
+SPEED = 300.0
+RATE = 10.0  # generations a server minute, each route
+SWAP_S, HEALTHY_S, CAP_S = 40 * 60.0, 60 * 60.0, 120 * 60.0
+WANTED = {"GenerationQualityDrop", "TenantSpendOverBudgetWarning", "TenantSpendOverBudget"}
+CHAT, SUMMARIES = "/v1/chat/completions", "/v1/summaries"
+JUDGED = {"llama-3-8b": 0.85, "llama-3-8b-q2": 0.6}
+
+
+class Clock:
+    """The server's compressed clock, read here as serve reads it (``--start``, ``--start-anchor``)."""
+
+    def __init__(self) -> None:
+        self.start = self.anchor = time.time()
+        self.origin = 0.0
+        """Server seconds from the start to the story's beginning (serve up, the app scraped)."""
+
+    def args(self) -> tuple[str, ...]:
+        return ("--speed", str(SPEED), "--start", repr(self.start), "--start-anchor", repr(self.anchor))
+
+    def elapsed(self, wall: float | None = None) -> float:
+        """Server seconds since the story began (at ``wall``, default now)."""
+        return ((time.time() if wall is None else wall) - self.anchor) * SPEED - self.origin
+
+
+class Story:
+    """The engine's clients (one thread a route) and the judge (one thread), on the server's clock."""
+
+    def __init__(self, app: str, clock: Clock) -> None:
+        self.app, self.clock = app, clock
+        self.done: dict[str, list[tuple[str, str]]] = defaultdict(list)  # route -> [(generation id, model)]
+        self.to_judge: queue.Queue[tuple[str, str] | None] = queue.Queue()
+        self.errors: list[BaseException] = []
+        self.swapped_at = -1.0
+        self.stop = threading.Event()
+
+    def client(self, route: str, tenant: str) -> None:
+        try:
+            with httpx.Client(base_url=self.app, timeout=60) as c:
+                n = 0
+                while not self.stop.is_set():
+                    t = self.clock.elapsed()
+                    if route == CHAT and self.swapped_at < 0 and t >= SWAP_S:
+                        c.post("/deploy", json={"route": CHAT, "model": "llama-3-8b-q2"}).raise_for_status()
+                        self.swapped_at = self.clock.elapsed()
+                    if n >= t / 60.0 * RATE:
+                        time.sleep(0.01)  # pacing the load on the server's clock, not a synchronisation
+                        continue
+                    n += 1
+                    prompt = "forbidden topic" if n % 25 == 0 else "tell me a story about " + route
+                    with c.stream("POST", route, json={"prompt": prompt}, headers={"x-tenant": tenant}) as r:
+                        r.raise_for_status()
+                        tokens = sum(1 for line in r.iter_lines() if line.startswith("data: tok"))
+                        if tokens:  # a refusal has no answer to judge
+                            self.to_judge.put((r.headers["x-generation-id"], r.headers["x-model"]))
+                        self.done[route].append((r.headers["x-generation-id"], r.headers["x-model"]))
+        except BaseException as exc:  # reported by the test
+            self.errors.append(exc)
+
+    def judge(self) -> None:
+        rng = random.Random(54)
+        try:
+            with httpx.Client(base_url=self.app, timeout=60) as c:
+                while True:
+                    batch = [self.to_judge.get()]
+                    while not self.to_judge.empty():
+                        batch.append(self.to_judge.get_nowait())
+                    scores = [{"generation_id": gid, "score": JUDGED[model] + rng.uniform(-0.05, 0.05)}
+                              for item in batch if item is not None for gid, model in [item]]
+                    if scores:
+                        c.post("/judge", json=scores).raise_for_status()
+                    if None in batch:
+                        return
+        except BaseException as exc:  # reported by the test
+            self.errors.append(exc)
+
+    def _over(self, hook: Webhook) -> bool:
+        t, fired = self.clock.elapsed(), {name: minute for minute, name, _ in firings(hook, self.clock)}
+        if t >= CAP_S or self.errors:
+            return True
+        return set(fired) >= WANTED and t >= max(HEALTHY_S, 60.0 * max(fired.values()) + 300.0)
+
+    def run(self, hook: Webhook) -> None:
+        """Until the wanted alerts fired, the healthy route ran an hour, and 5 more minutes passed."""
+        threads = [threading.Thread(target=self.client, args=(CHAT, "globex"), daemon=True),
+                   threading.Thread(target=self.client, args=(SUMMARIES, "acme"), daemon=True)]
+        judge = threading.Thread(target=self.judge, daemon=True)
+        for t in (*threads, judge):
+            t.start()
+        try:
+            while not self._over(hook):
+                with hook.cond:
+                    hook.cond.wait(0.1)  # a notification, or the clock moving on
+        finally:
+            self.stop.set()
+            for thread in threads:
+                thread.join(60)
+        self.to_judge.put(None)
+        judge.join(60)
+        assert not self.errors, self.errors
+
+
+def firings(hook: Webhook, clock: Clock) -> list[tuple[float, str, dict[str, str]]]:
+    """Each firing alert the webhook was told of: (server minute it came, alertname, labels)."""
+    with hook.cond:
+        seen = list(zip(hook.times, hook.accepted, strict=True))
+    return [(clock.elapsed(t) / 60.0, a["labels"]["alertname"], a["labels"])
+            for t, body in seen for a in body["alerts"] if a["status"] == "firing"]
+
+
+def value(client: httpx.Client, query: str) -> float:
+    result: list[dict[str, Any]] = wait_query(client, query)
+    return float(result[0]["value"][1])
+
+
+@pytest.mark.slow
+def test_judge_scores_page_once_a_healthy_route_never_and_a_tenant_warns_then_pages(tmp_path: Path) -> None:
+    hook = Webhook(key=lambda a: str(a["labels"]["alertname"]))
+    with chat_server(tmp_path, "quality_app:app") as app:
+        clock = Clock()
+        cfg = (f"server: {{data_dir: '{tmp_path / 'data'}', evaluation_interval: 1m}}\n"
+               # a scrape's timeout is on that clock too: one that fails under load marks every series stale
+               f"scrape: {{targets: [{{job: chat, url: '{app}/metrics', interval: 2m, timeout: 2m}}]}}\n"
+               # a send's timeout is on the server's clock: 10 s would be 25 ms of ours (and a retry)
+               "alerting:\n  default_actions: false\n  notify: {attempt_timeout: 1h}\n"
+               "  route: {receiver: hook, group_by: [alertname, route, tenant], group_wait: 0s,"
+               " group_interval: 1m, repeat_interval: 1d}\n"
+               f"  receivers: [{{name: hook, type: webhook, url: '{hook.url}', send_resolved: true}}]\n")
+        with serve(cfg, tmp_path, *clock.args()) as served, \
+                httpx.Client(base_url=served.url, timeout=60) as client:
+            wait_scraped(client)
+            clock.origin = clock.elapsed()
+            story = Story(app, clock)
+            story.run(hook)
+            scored_30m = value(client, 'sum(increase(inferwatch_generation_score_count'
+                                       f'{{route="{CHAT}"}}[30m]))')
+            scored_before = value(client, 'sum(increase(inferwatch_generation_score_count'
+                                          f'{{route="{CHAT}",model="llama-3-8b"}}[1d]))')
+            # over an hour of server time later: the first answers (llama-3-8b) liked, the last disliked
+            first, last = story.done[CHAT][:20], story.done[CHAT][-20:]
+            age_min = clock.elapsed() / 60.0  # of the first answers, made in the first minutes
+            thumbs = [{"generation_id": g, "positive": True} for g, _ in first] + \
+                     [{"generation_id": g, "positive": False} for g, _ in last]
+            httpx.post(app + "/feedback", json=thumbs, timeout=60).raise_for_status()
+            liked = value(client, 'sum(inferwatch_generation_feedback_total'
+                                  f'{{route="{CHAT}",model="llama-3-8b",sentiment="positive"}})')
+            disliked = value(client, 'sum(inferwatch_generation_feedback_total'
+                                     f'{{route="{CHAT}",model="llama-3-8b-q2",sentiment="negative"}})')
+    fired = firings(hook, clock)
+    print("swap at", round(story.swapped_at / 60.0, 1), "fired:", [(round(m, 1), n) for m, n, _ in fired])
+    # the machine side (TrafficStopped: a client stalled a second, 5 minutes of this clock, on a loaded
+    # runner) is test_streaming_no_page's subject; of the quality and spend rules, these three, once each
+    names = [name for _, name, labels in fired if labels["dimension"] in ("quality", "business")]
+    swap_min = story.swapped_at / 60.0
+    assert sorted(names) == sorted(WANTED), fired
+    at = {name: (minute, labels) for minute, name, labels in fired}
+    drop_min, drop = at["GenerationQualityDrop"]
+    assert drop["route"] == CHAT and drop["tier"] == "P1" and drop["name"] == "judge", drop
+    assert swap_min + 15 <= drop_min <= swap_min + 60, (swap_min, drop_min)  # within the evidence window
+    warn_min, warn = at["TenantSpendOverBudgetWarning"]
+    page_min, page = at["TenantSpendOverBudget"]
+    assert warn["tenant"] == page["tenant"] == "acme" and (warn["tier"], page["tier"]) == ("P2", "P1")
+    assert warn_min < page_min, fired  # the warning, then the page
+    assert scored_30m >= 30 and scored_before >= 200  # the evidence the rule asks for was there
+    assert [m for _, m in first] == ["llama-3-8b"] * 20 and [m for _, m in last] == ["llama-3-8b-q2"] * 20
+    assert age_min > 60 and (liked, disliked) == (20.0, 20.0)  # late feedback joined each generation's model
