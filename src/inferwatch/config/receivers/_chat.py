@@ -81,7 +81,12 @@ class WeComAppReceiverSpec(ReceiverBase, GoTemplated):
 
 
 class DingTalkReceiverSpec(ReceiverBase):
-    """DingTalk (钉钉) group robot: markdown, signed URL when ``secret`` is set, @ by mobile or user id."""
+    """DingTalk (钉钉) group robot: markdown, signed URL when ``secret`` is set, @ by mobile or user id.
+
+    With ``app_key``, ``app_secret``, ``robot_code`` and ``open_conversation_id`` instead of ``url``,
+    an app's robot sends interactive cards (``StandardCard``), edited in place when acknowledged or
+    resolved.
+    """
 
     type: Literal["dingtalk"] = "dingtalk"
     url: Secret | None = Field(None, description="https://oapi.dingtalk.com/robot/send?access_token=...")
@@ -90,12 +95,24 @@ class DingTalkReceiverSpec(ReceiverBase):
     at_mobiles: tuple[str, ...] = ()
     at_user_ids: tuple[str, ...] = ()
     at_all: bool = Field(False, description="@everyone (isAtAll); only when set")
+    app_key: str = Field("", description="an app (企业内部应用 with a robot) instead of a group robot: its "
+                         "interactive cards are edited in place when acknowledged or resolved (give "
+                         "app_secret, robot_code, open_conversation_id)")
+    app_secret: Secret | None = Field(None, description="the app's AppSecret")
+    robot_code: str = Field("", description="the app robot's robotCode")
+    open_conversation_id: str = Field("", description="the group's openConversationId (cid...)")
+    api_url: str = Field("https://api.dingtalk.com", description="the new server API's base")
     rate_limit: RateLimitSpec | None = Field(default_factory=RateLimitSpec)  # 20 a minute per robot
 
     @field_validator("url")
     @classmethod
     def _url(cls, v: Secret | None) -> Secret | None:
         return webhook_secret(v, "https://oapi.dingtalk.com/robot/send?access_token=TOKEN", "query")
+
+    @model_validator(mode="after")
+    def _app(self) -> DingTalkReceiverSpec:
+        _one_way(self, ("app_key", "app_secret", "robot_code", "open_conversation_id"), "a DingTalk app")
+        return self
 
     @field_validator("at_mobiles")
     @classmethod
@@ -131,14 +148,18 @@ class FeishuReceiverSpec(ReceiverBase):
 
     @model_validator(mode="after")
     def _app(self) -> FeishuReceiverSpec:
-        given = [k for k in ("app_id", "app_secret", "chat_id") if getattr(self, k)]
-        if given and len(given) < 3:
-            raise ValueError("a Feishu app needs app_id, app_secret and chat_id together "
-                             f"(got only {', '.join(given)})")
-        if given and self.url is not None:
-            raise ValueError("give either url (a group robot) or app_id/app_secret/chat_id (an app), "
-                             "not both")
+        _one_way(self, ("app_id", "app_secret", "chat_id"), "a Feishu app")
         return self
+
+
+def _one_way(spec: DingTalkReceiverSpec | FeishuReceiverSpec, fields: tuple[str, ...], what: str) -> None:
+    """An app's fields come together, and instead of a robot's ``url``."""
+    given = [k for k in fields if getattr(spec, k)]
+    if given and len(given) < len(fields):
+        raise ValueError(f"{what} needs {', '.join(fields[:-1])} and {fields[-1]} together "
+                         f"(got only {', '.join(given)})")
+    if given and spec.url is not None:
+        raise ValueError(f"give either url (a group robot) or {'/'.join(fields)} (an app), not both")
 
 
 class SlackReceiverSpec(ReceiverBase, GoTemplated):
