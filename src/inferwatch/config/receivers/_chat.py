@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._gotemplate import GoTemplate
 from inferwatch.config._types import Secret
 from inferwatch.config.receivers._base import (
+    GoTemplated,
     RateLimitSpec,
     ReceiverBase,
     phones,
@@ -56,10 +56,13 @@ class WeComReceiverSpec(ReceiverBase):
         return v
 
 
-class WeComAppReceiverSpec(ReceiverBase):
+class WeComAppReceiverSpec(ReceiverBase, GoTemplated):
     """A WeCom (企业微信) application's messages to users, parties or tags (markdown)."""
 
+    go_fields = ("message",)
     type: Literal["wecom_app"] = "wecom_app"
+    message: str | None = Field(None, description="a Go template (Alertmanager's subset): the message, "
+                                "instead of inferwatch's")
     corp_id: str = Field("", description="the company's corp id (ww...)")
     agent_id: int = Field(0, ge=0, description="the application's AgentId")
     secret: Secret | None = Field(None, description="the application's Secret")
@@ -159,26 +162,23 @@ def _one_way(spec: DingTalkReceiverSpec | FeishuReceiverSpec, fields: tuple[str,
         raise ValueError(f"give either url (a group robot) or {'/'.join(fields)} (an app), not both")
 
 
-class SlackReceiverSpec(ReceiverBase):
+class SlackReceiverSpec(ReceiverBase, GoTemplated):
     """A Slack incoming webhook (the URL is the secret); ``title``/``text`` as Alertmanager's Go templates."""
 
+    go_fields = ("title", "text")
     type: Literal["slack"] = "slack"
     webhook_url: Secret | None = None
     title: str | None = Field(None, description="a Go template (Alertmanager's subset): the attachment title")
     text: str | None = Field(None, description="a Go template (Alertmanager's subset): the attachment's text")
 
-    @field_validator("title", "text")
-    @classmethod
-    def _go_template(cls, v: str | None) -> str | None:
-        if v is not None:
-            GoTemplate(v)  # outside the subset: refused here, naming the construct
-        return v
 
-
-class TelegramReceiverSpec(ReceiverBase):
+class TelegramReceiverSpec(ReceiverBase, GoTemplated):
     """A Telegram bot posting to a chat (Bot API ``sendMessage``, plain text)."""
 
+    go_fields = ("message",)
     type: Literal["telegram"] = "telegram"
+    message: str | None = Field(None, description="a Go template (Alertmanager's subset): the message, "
+                                "instead of inferwatch's")
     bot_token: Secret | None = Field(None, description="the bot's token from @BotFather")
     chat_id: str = Field(pattern=r"^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$",
                          description="the chat: a numeric id, or @channelusername")
