@@ -39,18 +39,23 @@ PAGES = ["overview", "alerts", "silences", "oncall", "explore", "drift", "slos",
 SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1400, "height": 1000}}
 BAD = ("serious", "critical")
 BROWSER_ZONE = "America/New_York"  # the Chinese reader's browser: its zone is not the one shown
-# The visible text outside data, one string per text node: not in a script, a style, code, PromQL or an
-# element marked as data (``data-raw``), and shown. English words are looked for in what is left.
+# The visible text outside data (folds opened), one string per text node: not in a script, a style, code,
+# PromQL or an element marked as data (``data-raw``), and shown. English words are looked for in what is left.
 TEXTS = """(sel) => {
   const out = [], skip = "script, style, pre, code, textarea, .promql, [data-raw], [aria-hidden='true']";
   const root = sel ? document.querySelector(sel) : document.body;
   if (!root) return null;
+  // what a reader unfolds is read too (a card's labels and description), in the same task as the
+  // reading, so no redraw on a page's timer folds it again in between
+  const folded = [...root.querySelectorAll("details:not([open])")];
+  folded.forEach((d) => { d.open = true; });
   const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     const el = n.parentElement;
     if (!n.nodeValue.trim() || el.closest(skip) || !el.checkVisibility()) continue;
     out.push(n.nodeValue.trim());
   }
+  folded.forEach((d) => { d.open = false; });
   return out;
 }"""
 # A word of data rather than of the interface: an acronym, a unit, or an identifier (CamelCase: an alert name)

@@ -1,5 +1,6 @@
 """Receivers: one module per channel (its notifier and the request it sends), the renderers, the builders."""
 
+from inferwatch.alerting.notify._descriptions_zh import translate_description
 from inferwatch.alerting.notify._email import EmailNotifier
 from inferwatch.alerting.notify._notes_zh import translate_summary
 from inferwatch.alerting.notify._registry import CHANNELS, build_notifier, robot_key
@@ -17,6 +18,7 @@ __all__ = [
     "rfc3339",
     "robot_key",
     "tencent_call_report",
+    "translate_description",
     "translate_summary",
     "webhook_payload",
 ]

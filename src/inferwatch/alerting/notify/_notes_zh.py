@@ -135,6 +135,12 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) f
      r"\2 的租户 \1 按当前速度将超出每日预算"),
     (r"Tenant (.+) of (.+) spent over its daily budget",
      r"\2 的租户 \1 已超出每日预算"),
+    (r"Edge device (.+) sent no data and no heartbeat for (.+) heartbeats",
+     r"边缘设备 \1 已有 \2 个心跳周期没有数据和心跳"),
+    (r"Edge device (.+) drops samples from its spool \(full or older than 24 h\)",
+     r"边缘设备 \1 正在从本地缓冲中丢弃样本（已满或超过 24 小时）"),
+    (r"(.+) edge devices of site (.+) sent no data and no heartbeat for 1\.5 heartbeats",
+     r"站点 \2 有 \1 台边缘设备已有 1.5 个心跳周期没有数据和心跳"),
     # a group's summary of several alerts (``_summary``): "3 features: age, income and 2 more"
     (r"(\d+) (\w+?)s?: (.+) and (\d+) more", r"共 \1 个 \2：\3 等（另有 \4 个）"),
     (r"(\d+) (\w+?)s?: (.+)", r"共 \1 个 \2：\3"),
