@@ -79,7 +79,7 @@ _DESCRIPTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r
      r"at least 500 predictions\. Assumes no concept drift\.",
      r"估计值（CBPE，尚无标签）比基线低 \1；整个区间都在基线之下，至少 500 条预测。假设没有概念漂移。"),
     (r"Labelled accuracy is (.+) below the reference, beyond 3 sigma of the labelled window \(at least 200 "
-     r"labels\)\.", r"带标签的准确率比基线低 \1，超出带标签窗口的 3 sigma（至少 200 个标签）。"),
+     r"labels\)\.", r"带标签的准确率比基线低 \1，超出带标签窗口的 3σ（至少 200 个标签）。"),
     (r"A share of (.+) of the last window's rows \(at least 100\) fails (.*) against the reference "
      r"profile\.", r"最近窗口中占比 \1 的行（至少 100 行）未通过基线画像的 \2 检查。"),
     (r"A classifier tells the last window from the reference at ROC AUC (.+) and MMD² is past its "
