@@ -11,11 +11,9 @@ limited" message: over 100 a minute or 5 a second) is retried later; 19021
 the rest are final.
 
 With an app (``app_id``, ``app_secret``, ``chat_id``) instead of a robot, cards go
-through the app's bot (``_feishu_app``) as shared cards, and the last card of each
-firing group is remembered (in this process): an acknowledgement edits it in place
-(who has it, no Acknowledge button, header blue-grey) and a resolution turns it
-green, without a new message. A card not known here (a restart, the HA peer sent
-it) or that can no longer be edited gets a new card instead.
+through the app's bot (``_feishu_app``) as shared cards, edited in place
+(``_card_edits``): an acknowledgement shows who has it (no Acknowledge button,
+header blue-grey), a resolution turns the card green, without a new message.
 """
 
 from __future__ import annotations
@@ -24,8 +22,6 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
-from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +29,7 @@ from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient, request_secrets
 from inferwatch.alerting._notification import Notification
+from inferwatch.alerting.notify._card_edits import CardEdits
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._feishu_app import FEISHU_APP_MAX_BYTES, FeishuApp
 from inferwatch.alerting.notify._message import Message, json_cost
@@ -49,7 +46,6 @@ COLOURS = {"P0": "red", "P1": "orange", "P2": "yellow"}
 _ACK = {"en": "Acknowledge", "zh-CN": "认领告警"}
 ACK_NOTE = "Acknowledge: "  # the line the on-call work adds per firing group
 ACKED_COLOUR = "wathet"
-KEEP_CARDS = 10_000  # cards remembered for editing (the oldest forgotten first)
 
 
 def feishu_sign(timestamp_s: int, secret: str) -> str:
@@ -74,8 +70,7 @@ class FeishuNotifier(ChatNotifier[FeishuReceiverSpec]):
             self._needs(spec.url, "url")
         self._clock = clock or SystemClock()  # the signature needs the wall clock, not simulated time
         self.app = FeishuApp(spec, http, self._clock) if spec.app_id else None
-        self._cards: OrderedDict[str, str] = OrderedDict()  # group key -> message id of its last card
-        self._cards_lock = threading.Lock()
+        self._edits = CardEdits()  # an app's cards: edited when acknowledged or resolved
 
     def _card(self, msg: Message, content: str, ack_url: str, acked: bool = False) -> dict[str, Any]:
         s = self._spec
@@ -133,7 +128,9 @@ class FeishuNotifier(ChatNotifier[FeishuReceiverSpec]):
     def notify(self, n: Notification) -> None:
         """POST the card (an app: or edit the group's card); a non-zero ``code`` raises ``NotifyError``."""
         if self.app is not None:
-            self._notify_app(self.app, n)
+            app = self.app
+            self._edits.notify(n, lambda m: app.send(self.card(m)),
+                               lambda mid, m: app.edit(mid, self.card(m)))
             return
         assert self._spec.url is not None
         extra = [x for x in (self._spec.secret,) if x is not None]
@@ -154,33 +151,3 @@ class FeishuNotifier(ChatNotifier[FeishuReceiverSpec]):
         if limited:
             err.retry_after = RATE_RETRY_S
         raise err
-
-    def _notify_app(self, app: FeishuApp, n: Notification) -> None:
-        # an acknowledgement or a resolution edits each group's card where this process sent one
-        with self._cards_lock:
-            ids = [self._cards.get(g.key) for g in n.groups]
-        edit = n.kind == "acknowledged" or not any(g.firing() for g in n.groups)
-        if edit and n.groups and all(ids) and self._edit(app, n, ids):
-            return
-        mid = app.send(self.card(n))
-        with self._cards_lock:
-            for g in n.groups if n.kind == "alerts" else ():
-                if g.firing():
-                    self._cards[g.key] = mid
-                    self._cards.move_to_end(g.key)
-            while len(self._cards) > KEEP_CARDS:
-                self._cards.popitem(last=False)
-
-    def _edit(self, app: FeishuApp, n: Notification, ids: list[str | None]) -> bool:
-        """Edit every group's card; ``False`` when one can no longer be edited (send a new card)."""
-        for g, mid in zip(n.groups, ids, strict=True):
-            try:
-                app.edit(str(mid), self.card(replace(n, groups=(g,))))
-            except NotifyError as exc:
-                if exc.retryable:
-                    raise
-                return False
-            if not g.firing():
-                with self._cards_lock:
-                    self._cards.pop(g.key, None)
-        return True
