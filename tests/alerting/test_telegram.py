@@ -49,6 +49,18 @@ def test_a_message_is_the_documented_send_message(bot: tuple[FakeTelegram, Loopb
     assert "HighLatency" in body["text"] and "http://dash" in body["text"] and "parse_mode" not in body
 
 
+def test_an_alertmanager_message_template_is_sent_instead(bot: tuple[FakeTelegram, LoopbackServer]) -> None:
+    # rule: telegram_configs.message from an alertmanager.yml, rendered on Alertmanager's data
+    fake, server = bot
+    lib = ('{{ define "t.line" }}{{ .Labels.instance }}={{ .Annotations.summary }}{{ end }}',)
+    msg = ('{{ .Status | toUpper }} {{ .CommonLabels.alertname }}:'
+           '{{ range .Alerts }} {{ template "t.line" . }}{{ end }}')
+    build_notifier(_spec(server, message=msg, go_templates=lib), HttpClient(), "http://dash", None).notify(
+        note(alert(instance="a"), alert(instance="b")))
+    (body,) = fake.sent
+    assert body["text"] == "FIRING HighLatency: a=HighLatency on ranker b=HighLatency on ranker"
+
+
 def test_a_long_message_keeps_whole_alerts_under_the_limit(bot: tuple[FakeTelegram, LoopbackServer]) -> None:
     fake, server = bot
     many = [alert(instance=f"node-{i:04d}") for i in range(400)]

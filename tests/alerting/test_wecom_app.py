@@ -71,6 +71,14 @@ def test_body_addresses_users_parties_and_tags(fake: Fake) -> None:
     assert api.delivered[0][0] == ["zhangsan"]
 
 
+def test_an_alertmanager_message_template_is_sent_instead(fake: Fake) -> None:
+    # rule: wechat_configs.message from an alertmanager.yml, rendered on Alertmanager's data
+    api, svc, clock = setup(fake)
+    app(svc, clock, message="{{ .CommonLabels.alertname }} ({{ len .Alerts.Firing }} firing)").notify(
+        note(alert()))
+    assert api.delivered[0][1] == "HighLatency (1 firing)"
+
+
 def test_markdown_cut_to_2048_bytes_of_chinese(fake: Fake) -> None:
     api, svc, clock = setup(fake)
     spec_lang = {"language": "zh-CN"}

@@ -11,6 +11,7 @@ from inferwatch.config import (
     DiscardReceiverSpec,
     EmailReceiverSpec,
     SlackReceiverSpec,
+    TelegramReceiverSpec,
     WebhookReceiverSpec,
     WeComAppReceiverSpec,
     alertmanager_file_notes,
@@ -76,8 +77,8 @@ def test_the_file_becomes_routes_receivers_inhibitions_and_intervals(tmp_path: P
     assert rule.target_matchers == ('severity=~"warn.*"',)
     assert a.resolve_timeout == 120.0 and a.time_intervals[0].name == "night"
     notes = alertmanager_file_notes(a.alertmanager_file)
-    assert [n.split(": ", 1)[0].rsplit(":", 1)[1] for n in notes] == ["5", "31"]
-    assert "global.smtp_hello is not read" in notes[0] and "templates" in notes[1]
+    assert [n.split(": ", 1)[0].rsplit(":", 1)[1] for n in notes] == ["5"]  # templates: read (none match)
+    assert "global.smtp_hello is not read" in notes[0]
 
 
 @pytest.mark.parametrize(("change", "line", "says"), [
@@ -129,3 +130,46 @@ def test_slack_title_and_text_are_kept_as_go_templates(tmp_path: Path) -> None:
     assert isinstance(chat, SlackReceiverSpec)
     assert chat.title == "{{ .CommonLabels.alertname }}"
     assert chat.text is None  # Alertmanager's default template: inferwatch's own message
+
+
+TEAM_TMPL = """{{ define "team.title" }}[{{ .Status }}] {{ .CommonLabels.alertname }}{{ end }}
+{{ define "team.text" }}{{ range .Alerts }}{{ .Labels.instance }} {{ end }}{{ end }}
+"""
+
+
+def test_templates_files_give_the_definitions_the_message_fields_call(tmp_path: Path) -> None:
+    # rule: templates: globs relative to the file; Slack title/text, Telegram and WeChat message rendered
+    (tmp_path / "tmpl").mkdir()
+    (tmp_path / "tmpl" / "team.tmpl").write_text(TEAM_TMPL)
+    am = AM.replace("templates: ['/etc/alertmanager/*.tmpl']", "templates: ['tmpl/*.tmpl']").replace(
+        "  - name: 'null'\n", "  - name: 'null'\n  - name: chat\n    slack_configs: [{api_url: 'http://s', "
+        "title: '{{ template \"team.title\" . }}', text: '{{ template \"slack.default.text\" . }}'}]\n"
+        "  - name: tg\n    telegram_configs: [{bot_token: t, chat_id: 42, "
+        "message: '{{ template \"team.text\" . }}'}]\n"
+        "  - name: wx\n    wechat_configs: [{corp_id: ww1, agent_id: '1', api_secret: x, "
+        "message: '{{ .CommonLabels.alertname }}: {{ template \"team.text\" . }}'}]\n")
+    *_, chat, tg, wx = _load(tmp_path, am).receivers
+    assert isinstance(chat, SlackReceiverSpec) and chat.text is None  # the default: inferwatch's message
+    assert chat.go_templates == (TEAM_TMPL,)
+    data = {"Status": "firing", "CommonLabels": {"alertname": "Slow"},
+            "Alerts": [{"Labels": {"instance": "h1"}}, {"Labels": {"instance": "h2"}}]}
+    assert (template := chat.go_template("title")) is not None and template.render(data) == "[firing] Slow"
+    assert isinstance(tg, TelegramReceiverSpec) and (msg := tg.go_template("message")) is not None
+    assert msg.render(data) == "h1 h2 "
+    assert isinstance(wx, WeComAppReceiverSpec) and (msg := wx.go_template("message")) is not None
+    assert msg.render(data) == "Slow: h1 h2 "
+
+
+@pytest.mark.parametrize(("tmpl", "field", "says"), [
+    (TEAM_TMPL, '{{ template "team.nope" . }}', 'Go template: template "team.nope" is not defined'),
+    ('{{ define "x" }}{{ $v := 1 }}{{ end }}', "x", "team.tmpl: Go template: variables"),
+])
+def test_a_template_it_cannot_render_is_refused_naming_it(
+        tmp_path: Path, tmpl: str, field: str, says: str) -> None:
+    (tmp_path / "team.tmpl").write_text(tmpl)
+    am = AM.replace("templates: ['/etc/alertmanager/*.tmpl']", "templates: ['*.tmpl']").replace(
+        "  - name: 'null'\n", "  - name: 'null'\n  - name: tg\n    telegram_configs: [{bot_token: t, "
+        f"chat_id: 42, message: '{field}'}}]\n")
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, am)
+    assert says in str(err.value) and "alertmanager.yml:" in str(err.value), str(err.value)

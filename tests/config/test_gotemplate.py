@@ -72,9 +72,68 @@ def test_renders_what_alertmanager_renders(amtool: tuple[str, Path, Path], text:
     assert GoTemplate(text).render(template_data(DATA)).strip() == done.stdout.strip()
 
 
+# a templates: file as a team writes one: its text outside definitions is never output
+LIBRARY = """\
+Text outside a definition is the file's own template, never run.
+{{ define "team.title" }}[{{ .Status | toUpper }}{{ if eq .Status "firing" }}:\
+{{ .Alerts.Firing | len }}{{ end }}] \
+{{ .GroupLabels.SortedPairs.Values | join " " }}{{ end }}
+{{ define "team.alert" }}- {{ .Labels.instance }}: {{ .Annotations.summary }}{{ end }}
+{{ define "team.text" }}{{ range .Alerts }}{{ template "team.alert" . }}
+{{ end }}{{ end }}
+{{ define "team.host" }}{{ reReplaceAll ":.*" "" . }}{{ end }}
+{{ define "team.overridden" }}first{{ end }}
+"""
+OVERRIDE = '{{ define "team.overridden" }}second{{ end }}'  # a later file replaces a definition
+
+LIBRARY_TEMPLATES = [
+    '{{ template "team.title" . }}',
+    '{{ template "team.title" . }}\n{{ template "team.text" . }}',
+    '{{ range .Alerts }}{{ template "team.host" .Labels.instance }};{{ end }}',
+    '{{ template "team.overridden" }}|{{ template "team.alert" (index .Alerts 1) }}',
+    '{{ block "team.block" .CommonLabels }}team {{ .team }}{{ end }} / '
+    '{{ template "team.block" .GroupLabels }}',
+    '{{ define "team.inline" }}{{ .Receiver }}{{ end }}to {{ template "team.inline" . }}',
+]
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("gotemplate_lib")
+    (path / "a.tmpl").write_text(LIBRARY)
+    (path / "b.tmpl").write_text(OVERRIDE)
+    return path / "*.tmpl"
+
+
+@pytest.mark.parametrize("text", LIBRARY_TEMPLATES)
+def test_define_and_template_render_what_alertmanager_renders(
+        amtool: tuple[str, Path, Path], library: Path, text: str) -> None:
+    # the templates: file given to amtool as the glob, to inferwatch as the library
+    binary, _, data = amtool
+    done = subprocess.run([binary, "template", "render", f"--template.glob={library}",
+                           f"--template.data={data}", f"--template.text={text}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    got = GoTemplate(text, [LIBRARY, OVERRIDE]).render(template_data(DATA))
+    assert got.strip() == done.stdout.strip()
+    assert "outside a definition" not in got
+
+
+def test_a_name_defined_twice_in_one_text_is_refused_as_go_does() -> None:
+    with pytest.raises(GoTemplateError, match='multiple definition of template "x"'):
+        GoTemplate("", ['{{ define "x" }}1{{ end }}{{ define "x" }}2{{ end }}'])
+
+
+def test_template_calls_are_bounded() -> None:
+    loop = '{{ define "a" }}{{ template "a" . }}{{ end }}'
+    with pytest.raises(GoTemplateError, match="nested more than 100 deep"):
+        GoTemplate('{{ template "a" . }}', [loop]).render(template_data(DATA))
+
+
 @pytest.mark.parametrize(("text", "construct"), [
-    ('{{ define "x" }}hi{{ end }}', "define"),
-    ('{{ template "slack.default.text" . }}', "template"),
+    ('{{ if .Status }}{{ define "x" }}hi{{ end }}{{ end }}', "only at the top level"),
+    ('{{ template "slack.default.text" . }}', 'template "slack.default.text" is not defined'),
+    ("{{ template x . }}", "needs a template name in quotes"),
     ("{{ $x := .Status }}{{ $x }}", "variables"),
     ("{{ range $i, $a := .Alerts }}{{ end }}", "variables"),
     ("{{ humanizeDuration 3 }}", "'humanizeDuration'"),

@@ -129,3 +129,26 @@ def test_a_receiver_named_like_the_actions_receiver_is_refused(tmp_path: Path) -
     config = config_from(tmp_path, {"alerting": {"receivers": [{"name": ACTIONS, "type": "terminal"}]}})
     with pytest.raises(ValueError, match="inferwatch-actions"):
         export("alertmanager", config)
+
+
+@pytest.mark.tools
+def test_slack_templates_are_exported_with_the_definitions_they_call(
+        tmp_path: Path, require_tool: Callable[..., str]) -> None:
+    # rule: a Slack title read from an alertmanager.yml with templates: goes back out with its files
+    amtool = require_tool("amtool")
+    lib = ('Outside.\n{{ define "team.title" }}[{{ .Status | toUpper }}] '
+           '{{ .CommonLabels.alertname }}{{ end }}\n')
+    doc = {"alerting": {"receivers": [{"name": "chat", "type": "slack", "webhook_url": "https://hooks.example.org/x",
+                                       "title": '{{ template "team.title" . }}', "go_templates": [lib]}],
+                        "route": {"receiver": "chat"}}}
+    out = export_to(tmp_path, "alertmanager", config_from(tmp_path, doc))
+    (out / "api_token").write_text("token\n")
+    am = yaml.safe_load((out / "alertmanager.yml").read_text())
+    assert am["templates"] == ["templates/*.tmpl"]
+    assert (out / "templates" / "inferwatch-00.tmpl").read_text() == lib
+    proc = run([amtool, "check-config", str(out / "alertmanager.yml")])
+    assert proc.returncode == 0 and "Found:" in proc.stdout and "1 templates" in proc.stdout, proc.stdout
+    (tmp_path / "data.json").write_text('{"status": "firing", "commonLabels": {"alertname": "Slow"}}')
+    proc = run([amtool, "template", "render", f"--template.glob={out / 'templates' / '*.tmpl'}",
+                f"--template.data={tmp_path / 'data.json'}", '--template.text={{ template "team.title" . }}'])
+    assert proc.stdout.strip() == "[FIRING] Slow", proc.stdout + proc.stderr

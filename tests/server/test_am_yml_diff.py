@@ -77,6 +77,7 @@ time_intervals:
     time_intervals: [{{times: [{{start_time: '00:00', end_time: '24:00'}}]}}]
   - name: never
     time_intervals: [{{years: ['2001']}}]
+templates: ['*.tmpl']
 """
 
 
@@ -103,8 +104,14 @@ ALERTS = [
 ]
 SLACK_TITLE = '[{{ .Status | toUpper }}{{ if eq .Status "firing" }}:{{ .Alerts.Firing | len }}{{ end }}] ' \
     '{{ .CommonLabels.alertname }} {{ .GroupLabels.SortedPairs }}'
-SLACK_TEXT = '{{ range .Alerts }}{{ .Labels.instance | toUpper }}: {{ .Annotations.summary }} since ' \
-    '{{ .StartsAt }}\n{{ end }}{{ join "," .CommonLabels.Values }} {{ len .Alerts.Resolved }}'
+SLACK_TEXT = '{{ template "team.lines" . }}{{ join "," .CommonLabels.Values }} {{ len .Alerts.Resolved }}'
+# the file's templates: (relative to it, read by both): the text calls these definitions
+TEAM_TMPL = """Outside a definition: never sent.
+{{ define "team.line" }}{{ .Labels.instance | toUpper }}: {{ .Annotations.summary }} since {{- " " -}}
+{{ .StartsAt }}{{ end }}
+{{ define "team.lines" }}{{ range .Alerts }}{{ template "team.line" . }}
+{{ end }}{{ end }}
+"""
 
 
 
@@ -171,6 +178,7 @@ def sent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webhook]:
     receivers += (f"\n  - name: chat\n    slack_configs: [{{api_url: '{hook.server.url}/chat', "
                   f"title: {json.dumps(SLACK_TITLE)}, text: {json.dumps(SLACK_TEXT)}}}]")
     (tmp / "alertmanager.yml").write_text(AM_YML.format(receivers=receivers))
+    (tmp / "team.tmpl").write_text(TEAM_TMPL)
     iw_config = (f"storage: {{type: memory}}\nserver: {{api_token: {TOKEN}, data_dir: '{tmp / 'data'}'}}\n"
                  "rules: {default_pack: false}\nalerting: {alertmanager_file: alertmanager.yml, "
                  "default_actions: false}\n")
@@ -224,7 +232,8 @@ def test_routes_grouping_inhibition_and_time_intervals_did_what_the_file_says(se
 
 
 def test_slack_go_templates_render_the_same_text(sent: Webhook) -> None:
-    # rule: the title and text of an alertmanager.yml's slack_configs, rendered as Alertmanager renders them
+    # rule: the title and text of an alertmanager.yml's slack_configs, rendered as Alertmanager renders them,
+    # the text through the definitions of the file's templates: (define, template, range inside)
     am, iw = ([b["attachments"][0] for p, b in sent.of(who) if p == "chat"] for who in ("am", "iw"))
     assert len(am) == len(iw) == 1
     assert (am[0]["title"], am[0]["text"]) == (iw[0]["title"], iw[0]["text"])

@@ -193,3 +193,22 @@ def test_a_heavy_range_query_times_out_while_health_keeps_answering(
         assert answer[0].status_code == 503 and answer[0].json()["errorType"] == "timeout", answer[0].text
         assert healthy >= 1
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
+
+
+def test_column_reads_count_toward_the_sample_limit(tmp_path: Path) -> None:
+    # rule (issue 46): the store's batch reads (a range's samples, the newest samples) are checked and
+    # counted as select's are: past the limit the query stops with the limit's error
+    from inferwatch.model import parse_matchers
+    from inferwatch.server.api._query_exec import BoundedStore, QueryContext, QueryTooLarge
+    from inferwatch.store import SQLiteStore
+
+    st = SQLiteStore(tmp_path / "t.sqlite", clock=SimulatedClock(1000.0))
+    st.append_columns([Labels.of("up", job=str(i)) for i in range(10)], [990.0] * 10, [1.0] * 10)
+    m = parse_matchers('{__name__="up"}')
+    with pytest.raises(QueryTooLarge):
+        BoundedStore(st, QueryContext(30.0, 5)).select_columns(m, 900.0, 1000.0)
+    ctx = QueryContext(30.0, 100)
+    got = BoundedStore(st, ctx).select_latest_columns(m, 900.0, 1000.0)
+    assert got is not None and len(got.labels) == 10 and ctx.samples == 10
+    assert BoundedStore(MemoryStore(), ctx).select_columns(m, 900.0, 1000.0) is None  # no columns: select
+    st.close()

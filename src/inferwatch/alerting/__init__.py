@@ -27,6 +27,8 @@ from inferwatch.alerting.notify import (
     TerminalNotifier,
     parse_rfc3339,
     rfc3339,
+    translate_description,
+    translate_summary,
     webhook_payload,
 )
 from inferwatch.alerting.oncall import (
@@ -96,5 +98,7 @@ __all__ = [
     "redact_ack_links",
     "rfc3339",
     "shifts",
+    "translate_description",
+    "translate_summary",
     "webhook_payload",
 ]

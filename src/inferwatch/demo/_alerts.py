@@ -29,7 +29,7 @@ __all__ = ["AlertView"]
 
 CONFIG = """
 storage: {{type: memory}}
-server: {{evaluation_interval: {interval}ms}}
+server: {{evaluation_interval: {interval}ms, external_url: "{external_url}"}}
 scrape:
   targets:
     - {{job: demo, url: "{url}", interval: {interval}ms, timeout: {timeout}ms}}
@@ -62,6 +62,9 @@ class AlertView:
         self.drift: Callable[[], list[dict[str, Any]]] | None = None
         """The dashboard's drift view (set by the dashboard part)."""
         self.embed = Embedding(stream=io.StringIO())
+        self.external_url = ""
+        """Where the server's links point (the dashboard part sets its own URL: a page's
+        acknowledgement link opens the demo's incident page)."""
         """What the server is built with of the demo's own (the dashboard part adds its token and
         trace store); the tap is this part."""
 
@@ -100,7 +103,8 @@ class AlertView:
         """Build the server from a small config (memory store, default rules, the pipeline part's
         ``alerting`` section) with ``inferwatch.server.build``, and start it."""
         ms = round(self.interval_s * 1000)
-        text = CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2)
+        text = CONFIG.format(interval=ms, url=ctx.metrics_url, timeout=ms // 2,
+                             external_url=self.external_url)
         text += SLO_CONFIG if self.slos else ""
         if self.forward is not None:
             text += self.forward.alerting_config

@@ -46,6 +46,7 @@ class DashboardPart:
         # traces without a token
         alerts.embed = replace(alerts.embed, token=self.token, traces=self.traces, traces_token=False)
         alerts.drift = self.drift_reports
+        alerts.external_url = self._http.url  # links in the demo's notifications open this dashboard
 
     @property
     def traces_url(self) -> str:

@@ -14,8 +14,9 @@ server's Deployment ``default/demo``; the lines shown for them are what the fake
 from __future__ import annotations
 
 import io
+import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from inferwatch.alerting import ActionRecord, NotificationRecord, Pipeline
 from inferwatch.demo._fakes import DemoFakes
@@ -45,9 +46,11 @@ MAX_REPLICAS = 10
 class PipelineView:
     """A DemoPart: writes the pipeline's config, ticks the pipeline it is given, lists what it did."""
 
-    def __init__(self, fakes: bool = True) -> None:
+    def __init__(self, fakes: bool = True, settings: Mapping[str, str] | None = None) -> None:
         self.pipeline: Pipeline | None = None
         self.use_fakes = fakes
+        self.settings = dict(settings or {})
+        """More keys of the ``alerting`` section, e.g. ``{"timezone": "Asia/Shanghai"}``."""
         self.fakes: DemoFakes | None = None
         """The PagerDuty and Kubernetes fakes (started by ``start`` when ``fakes``)."""
         self.records: list[NotificationRecord | ActionRecord] = []
@@ -94,7 +97,8 @@ class PipelineView:
 
     def start(self, ctx: DemoContext) -> None:
         """Write the pipeline's config: degrade aimed at the service, P0 at the fakes (started here)."""
-        text = CONFIG.format(url=ctx.service_url)
+        settings = "".join(f"  {k}: {json.dumps(v)}\n" for k, v in self.settings.items())
+        text = CONFIG.format(url=ctx.service_url).replace("alerting:\n", "alerting:\n" + settings, 1)
         if self.use_fakes:
             self.fakes = DemoFakes()
             pd, kube = self.fakes.pagerduty, self.fakes.kubernetes

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferwatch.alerting import Route
-from inferwatch.config import Config, RouteSpec
+from inferwatch.config import Config, RouteSpec, SlackReceiverSpec
 from inferwatch.export._behind import behind_alertmanager_config
 from inferwatch.export._files import ExportedFile, dump_yaml
 from inferwatch.export._native import is_native, native_receiver
@@ -105,6 +105,15 @@ def _inhibit_rules(config: Config) -> list[dict[str, Any]]:
              **({"equal": list(r.equal)} if r.equal else {})} for r in config.alerting.inhibit_rules]
 
 
+def _template_files(config: Config) -> list[str]:
+    """The Go template definitions native receivers call (Slack's title/text from an alertmanager.yml)."""
+    out: list[str] = []
+    for r in config.alerting.receivers:
+        if isinstance(r, SlackReceiverSpec) and is_native(r):
+            out += [text for text in r.go_templates if text not in out]
+    return out
+
+
 def alertmanager_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
     """``alertmanager.yml`` as a dict."""
     out: dict[str, Any] = {
@@ -117,11 +126,16 @@ def alertmanager_config(config: Config, opts: ExportOptions) -> dict[str, Any]:
         del out["inhibit_rules"]
     if config.alerting.time_intervals:
         out["time_intervals"] = [t.model_dump(exclude_defaults=True) for t in config.alerting.time_intervals]
+    if _template_files(config):
+        out["templates"] = ["templates/*.tmpl"]  # relative to the alertmanager.yml, as Alertmanager reads it
     return out
 
 
 def export_alertmanager(config: Config, opts: ExportOptions) -> list[ExportedFile]:
     """``alertmanager.yml`` and the config of the inferwatch server behind it."""
+    templates = [ExportedFile(f"templates/inferwatch-{i:02d}.tmpl", text,
+                              "Go template definitions the Slack receivers' title and text call")
+                 for i, text in enumerate(_template_files(config))]  # in order: a later file overrides
     return [
         ExportedFile("alertmanager.yml", dump_yaml(alertmanager_config(config, opts)),
                      "Alertmanager: route tree, timers, inhibitions, receivers (native or via inferwatch)",
@@ -130,4 +144,5 @@ def export_alertmanager(config: Config, opts: ExportOptions) -> list[ExportedFil
                      "config of the inferwatch server that receives Alertmanager's webhook: "
                      "no scraping or rules, native receivers only logged, actions and the rest delivered",
                      secret=True),
+        *templates,
     ]

@@ -27,6 +27,7 @@ from inferwatch.promql._ast import (
     Subquery,
     Unary,
 )
+from inferwatch.promql._batch import LoadedBatch, load_batch
 from inferwatch.promql._binops import apply_binary
 from inferwatch.promql._columns import COLUMN_OPS, LatestBatch, aggregate_columns, load_latest_columns
 from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spans, resolve_at
@@ -40,7 +41,7 @@ __all__ = ["DEFAULT_LOOKBACK_MS", "DEFAULT_MAX_SAMPLES", "Evaluator", "LoadCache
 
 DEFAULT_MAX_SAMPLES = 50_000_000
 # (matchers, span, last sample only) -> the series
-LoadCache = dict[tuple[tuple[Matcher, ...], Span, bool], list[Loaded] | LatestBatch]
+LoadCache = dict[tuple[tuple[Matcher, ...], Span, bool], list[Loaded] | LatestBatch | LoadedBatch]
 _WIDE = 256  # selectors over more series than this pick their samples with numpy
 DEFAULT_LOOKBACK_MS = 300_000  # how far back an instant selector looks for a sample (Prometheus: 5 m)
 
@@ -56,7 +57,7 @@ class Evaluator:
     default_step: int = 60_000
     max_samples: int = DEFAULT_MAX_SAMPLES
     cache: LoadCache = field(default_factory=dict)
-    _data: dict[tuple[Matcher, ...], list[Loaded] | LatestBatch] = field(default_factory=dict)
+    _data: dict[tuple[Matcher, ...], list[Loaded] | LatestBatch | LoadedBatch] = field(default_factory=dict)
     _sub: dict[tuple[int, int], Vector] = field(default_factory=dict)
 
     def prepare(self, expr: Expr) -> None:
@@ -69,11 +70,11 @@ class Evaluator:
             key = (matchers, span, latest)
             hit = self.cache.get(key)
             if hit is None:
-                cols = load_latest_columns(self.store, matchers, span) if latest else None
+                cols = (load_latest_columns if latest else load_batch)(self.store, matchers, span)
                 hit = load(self.store, matchers, span, latest=latest) if cols is None else cols
                 self.cache[key] = hit
             self._data[matchers] = hit
-            total += hit.samples if isinstance(hit, LatestBatch) else sum(len(s.t) for s in hit)
+            total += hit.samples if isinstance(hit, LatestBatch | LoadedBatch) else sum(len(s.t) for s in hit)
             if total > self.max_samples:
                 raise EvalError("query processing would load too many samples into memory in query execution")
 

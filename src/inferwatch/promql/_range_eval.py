@@ -15,7 +15,7 @@ by step instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -116,12 +116,12 @@ class RangeEvaluator:
             return self._call(e)
         raise Fallback(type(e).__name__)  # range selectors outside functions, subqueries
 
-    def _selected(self, sel: Selector) -> list[Loaded]:
+    def _selected(self, sel: Selector) -> Sequence[Loaded]:
         series = self.ev._data.get(sel.matchers, [])
         if len(series) * self.n > self.ev.max_samples:
             # (series x steps) values held at once: past the sample limit, step by step holds one step
             raise Fallback("too many points to hold at once")
-        return series if isinstance(series, list) else list(series)  # a column batch as series
+        return series
 
     def _refs(self, sel: Selector | Subquery) -> np.ndarray:
         at = resolve_at(sel, self.ev.start, self.ev.end)

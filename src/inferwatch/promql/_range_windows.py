@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from inferwatch.model import check_deadline
+from inferwatch.promql._batch import LoadedBatch
 from inferwatch.promql._data import Loaded
 from inferwatch.promql._kernels import extrapolated_rate
 from inferwatch.promql._rows import Fallback, Rows
@@ -28,37 +29,54 @@ __all__ = ["WINDOW_FUNCTIONS", "instant_rows", "window_presence", "window_rows"]
 _CHUNK_CELLS = 1 << 17  # (series × steps) cells per chunk: 1 MiB per temporary float array
 
 
-def instant_rows(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
+def instant_rows(series: Sequence[Loaded], refs: np.ndarray, lookback: int) -> Rows:
     """Each series' latest sample in ``[ref - lookback, ref]`` per step, unless a staleness marker."""
     return _latest_rows(series, refs, lookback, times=False)
 
 
-def sample_times(series: list[Loaded], refs: np.ndarray, lookback: int) -> Rows:
+def sample_times(series: Sequence[Loaded], refs: np.ndarray, lookback: int) -> Rows:
     """``timestamp(selector)``: the time (s) of the sample :func:`instant_rows` picks, name dropped."""
     return _latest_rows(series, refs, lookback, times=True)
 
 
-def _latest_rows(series: list[Loaded], refs: np.ndarray, lookback: int, *, times: bool) -> Rows:
+def _latest_rows(series: Sequence[Loaded], refs: np.ndarray, lookback: int, *, times: bool) -> Rows:
     """The lookback pick per series and step: its values, or (``times``) its times with the name dropped.
 
     A chunk of series at a time (temporaries stay small, the deadline is checked between chunks):
     their times are laid end to end on one axis (series ``i`` at ``i * width`` onwards), so one
-    ``searchsorted`` finds every series' sample at every step.
+    ``searchsorted`` finds every series' sample at every step. A :class:`LoadedBatch` is read
+    as the columns it is.
     """
-    series = [s for s in series if len(s.t)]
-    if not series or not len(refs):
+    if isinstance(series, LoadedBatch):
+        labels, off = series.labels, series.off
+        cols = (series.t, series.v, series.stale)
+    else:
+        kept = [s for s in series if len(s.t)]
+        labels = [s.labels for s in kept]
+        off = np.zeros(len(kept) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter((len(s.t) for s in kept), dtype=np.int64, count=len(kept)), out=off[1:])
+        cols = _joined(kept)
+    if not labels or not len(refs):
         return Rows.empty(len(refs))
     per = max(1, _CHUNK_CELLS // len(refs))
-    picks = [_latest_chunk(series[i:i + per], refs, lookback, times) for i in _chunk_starts(len(series), per)]
+    picks = [_latest_chunk(off[i:i + per + 1], cols, refs, lookback, times)
+             for i in _chunk_starts(len(labels), per)]
     keep = np.concatenate([ok.any(axis=1) for _, ok in picks])
     vals = np.vstack([v for v, _ in picks])
     ok = np.vstack([m for _, m in picks])
     if not keep.all():
         rows = np.flatnonzero(keep)
-        series = [series[i] for i in rows.tolist()]
+        labels = [labels[i] for i in rows.tolist()]
         vals, ok = vals[rows], ok[rows]
-    labels = [drop_name(s.labels) for s in series] if times else [s.labels for s in series]
-    return Rows(labels, vals, ok)
+    return Rows([drop_name(ls) for ls in labels] if times else list(labels), vals, ok)
+
+
+def _joined(series: list[Loaded]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The series' times, values and staleness end to end."""
+    if not series:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=bool)
+    return (np.concatenate([s.t for s in series]), np.concatenate([s.v for s in series]),
+            np.concatenate([s.stale for s in series]))
 
 
 def _chunk_starts(n: int, per: int) -> Iterator[int]:
@@ -67,21 +85,22 @@ def _chunk_starts(n: int, per: int) -> Iterator[int]:
         yield i
 
 
-def _latest_chunk(series: list[Loaded], refs: np.ndarray, lookback: int,
-                  times: bool) -> tuple[np.ndarray, np.ndarray]:
-    lens = np.fromiter((len(s.t) for s in series), dtype=np.int64, count=len(series))
-    off = np.zeros(len(series) + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
-    t = np.concatenate([s.t for s in series])
+def _latest_chunk(off: np.ndarray, cols: tuple[np.ndarray, np.ndarray, np.ndarray], refs: np.ndarray,
+                  lookback: int, times: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The pick for the series whose samples are ``cols[off[0]:off[-1]]`` (series ``k`` from ``off[k]``)."""
+    a, b = int(off[0]), int(off[-1])
+    t, v, stale = cols[0][a:b], cols[1][a:b], cols[2][a:b]
+    starts = off[:-1] - a
+    lens = np.diff(off)
     base = min(int(t.min()), int(refs.min())) - 1
     width = max(int(t.max()), int(refs.max())) - base + 1
-    lanes = np.arange(len(series), dtype=np.int64) * width
+    lanes = np.arange(len(lens), dtype=np.int64) * width
     idx = np.searchsorted(np.repeat(lanes, lens) + (t - base), lanes[:, None] + (refs - base)[None, :],
                           side="right") - 1
     safe = np.maximum(idx, 0)
-    ok = (idx >= off[:-1, None]) & (t[safe] >= (refs - lookback)[None, :])
-    ok &= ~np.concatenate([s.stale for s in series])[safe]
-    return (t[safe] / 1000 if times else np.concatenate([s.v for s in series])[safe]), ok
+    ok = (idx >= starts[:, None]) & (t[safe] >= (refs - lookback)[None, :])
+    ok &= ~stale[safe]
+    return (t[safe] / 1000 if times else v[safe]), ok
 
 
 class _Chunk:
@@ -223,7 +242,7 @@ WINDOW_FUNCTIONS: dict[str, Window] = {
 }
 
 
-def window_rows(func: str, series: list[Loaded], refs: np.ndarray, range_ms: int, range_s: float,
+def window_rows(func: str, series: Sequence[Loaded], refs: np.ndarray, range_ms: int, range_s: float,
                 poll: Callable[[], None]) -> Rows:
     """``func`` of every series' window at every step (name dropped but by ``last_over_time``)."""
     fn = WINDOW_FUNCTIONS.get(func)

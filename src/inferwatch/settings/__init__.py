@@ -1,7 +1,7 @@
 """The config's sections, validated with pydantic; defaults are DESIGN.md's tables.
 
 Everything of the YAML config but the union of receiver types, which ``alerting.notify``'s
-registry makes (one line per type): ``inferwatch.config``, above ``alerting``, assembles the
+registry makes (one line per type): ``inferwatch.settings``, above ``alerting``, assembles the
 root from these sections and that union, and loads it (``parse_as``/``load_as`` read into any
 root built on ``BaseConfig``). The packages below ``alerting`` read the config through
 ``BaseConfig``; users import ``inferwatch.config``.
@@ -21,7 +21,7 @@ from inferwatch.settings._ha import HAConfig
 from inferwatch.settings._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.settings._load import describe_validation, load_as, parse_as, with_web_config
 from inferwatch.settings._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
-from inferwatch.settings._outlier import MAD_SCALE, OutlierSpec
+from inferwatch.settings._outlier import MAD_SCALE, OutlierChange, OutlierSpec
 from inferwatch.settings._quality import QualityConfig
 from inferwatch.settings._redact import (
     REDACTED,
@@ -231,6 +231,7 @@ __all__ = [
     "NotifyPolicy",
     "OnCallConfig",
     "OutcomesConfig",
+    "OutlierChange",
     "OutlierSpec",
     "OverrideSpec",
     "PagerDutyReceiverSpec",

@@ -9,9 +9,12 @@ Supported: text with ``{{- ... -}}`` trimming and comments; pipelines (``|``) of
 ``else if`` / ``else``, ``range`` (with ``else``), ``with``; Go's ``and or not eq ne lt le gt
 ge len index print printf println`` and Alertmanager's ``toUpper toLower title join safeHtml
 reReplaceAll match stringSlice``; the methods ``.Firing``, ``.Resolved``, ``.SortedPairs``,
-``.Names``, ``.Values``. Anything else (variables, ``define``/``template``, ``block``, other
-functions) is refused when the template is parsed, naming the construct: never rendered as
-something other than what Alertmanager would send.
+``.Names``, ``.Values``; ``{{ define "name" }}`` (at the top level), ``{{ template "name" . }}``
+and ``{{ block "name" . }}``, with the definitions of a ``templates:`` file given as a library
+(its text outside definitions is never run, as in Go; a later definition replaces an earlier
+one, as Alertmanager's files override its defaults). Anything else (variables, ``break``,
+other functions, a template that is not defined) is refused when the template is parsed,
+naming the construct: never rendered as something other than what Alertmanager would send.
 """
 
 from __future__ import annotations
@@ -20,48 +23,25 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from inferwatch.settings._gotemplate_values import (
+    FUNCS,
+    KV,
+    GoTemplateError,
+    GoTime,
+    field,
+    go_str,
+    template_data,
+    truth,
+)
+
 __all__ = ["KV", "GoTemplate", "GoTemplateError", "GoTime", "template_data"]
 
 _ACTION = re.compile(r"\{\{(- )?(.*?)( -)?\}\}", re.S)
 _TOKEN = re.compile(r'\s*("(?:\\.|[^"\\])*"|`[^`]*`|-?\d+(?:\.\d+)?|\(|\)|\||\$?(?:\.[A-Za-z0-9_]+)+|\.'
                     r"|\$[A-Za-z0-9_]*|:?=|,|[A-Za-z_][A-Za-z0-9_]*)")
 _KEYWORDS = {"if", "else", "end", "range", "with"}
-_REFUSED = {"define", "template", "block", "break", "continue"}
-NO_VALUE = "<no value>"
-
-
-class GoTemplateError(ValueError):
-    """A template outside the subset, or malformed."""
-
-
-class KV(dict[str, str]):
-    """Alertmanager's ``template.KV`` (labels, annotations): a missing key is empty (its templates run
-    with ``missingkey=zero``); it has the methods ``SortedPairs``, ``Names`` and ``Values``."""
-
-
-class _Struct(dict[str, Any]):
-    """A Go struct (``Data``, ``Alert``, ``Pair``): printed as Go prints one, ``{v1 v2 ...}``."""
-
-
-class _Pair(_Struct):
-    """``template.Pair``."""
-
-
-@dataclass(frozen=True)
-class GoTime:
-    """A Unix time printed as Go's ``time.Time`` (``2026-12-07 04:22:00.215 +0000 UTC``); ``None`` is
-    Go's zero time."""
-
-    t: float | None
-
-    def __str__(self) -> str:
-        from datetime import UTC, datetime
-
-        if self.t is None:
-            return "0001-01-01 00:00:00 +0000 UTC"
-        d = datetime.fromtimestamp(self.t, UTC)
-        frac = f"{d.microsecond:06d}".rstrip("0")
-        return d.strftime("%Y-%m-%d %H:%M:%S") + (f".{frac}" if frac else "") + " +0000 UTC"
+_REFUSED = {"break", "continue"}
+_MAX_DEPTH = 100  # nested {{ template }} calls (Go stops at 100,000; a loop is an error either way)
 
 
 @dataclass(frozen=True)
@@ -106,8 +86,12 @@ def _split(text: str) -> list[tuple[str, str]]:
 
 
 class _Parser:
-    def __init__(self, parts: list[tuple[str, str]]) -> None:
+    def __init__(self, parts: list[tuple[str, str]], defines: dict[str, tuple[_Node, ...]]) -> None:
         self.parts, self.i = parts, 0
+        self.defines = defines
+        self.called: set[str] = set()
+        self.own: set[str] = set()  # defined in this text: twice is an error (across files: replaced)
+        self.depth = 0
 
     def block(self, until: tuple[str, ...]) -> tuple[tuple[_Node, ...], str]:
         nodes: list[_Node] = []
@@ -123,7 +107,9 @@ class _Parser:
                 raise GoTemplateError(f"'{{{{ {head} }}}}' is outside inferwatch's Go template subset")
             if head in until:
                 return tuple(nodes), src
-            if head in ("if", "range", "with"):
+            if head in ("define", "template", "block"):
+                nodes += self.named(head, toks[1:], top=not until and self.depth == 0)
+            elif head in ("if", "range", "with"):
                 nodes.append(self.control(head, toks[1:]))
             elif head in _KEYWORDS:
                 raise GoTemplateError(f"unexpected '{{{{ {src} }}}}'")
@@ -133,9 +119,35 @@ class _Parser:
             raise GoTemplateError(f"missing '{{{{ end }}}}' (open: {until})")
         return tuple(nodes), ""
 
+    def named(self, head: str, toks: list[str], *, top: bool) -> list[_Node]:
+        """``define`` (stored, no output), ``template`` (a call) or ``block`` (both)."""
+        if not toks or not re.fullmatch(r'"[^"\\]*"|`[^`]*`', toks[0]):
+            raise GoTemplateError(f"'{{{{ {head} }}}}' needs a template name in quotes")
+        name, rest = toks[0][1:-1], toks[1:]
+        if head in ("define", "block"):
+            if name in self.own:
+                raise GoTemplateError(f'multiple definition of template "{name}"')
+            self.own.add(name)
+            if head == "define" and (rest or not top):
+                raise GoTemplateError(f'{{{{ define "{name}" }}}}: only at the top level, nothing after')
+            self.depth += 1
+            self.defines[name], _ = self.block(("end",))
+            self.depth -= 1
+        if head == "define":
+            return []
+        self.called.add(name)
+        return [_Node("template", (name, _pipeline(rest) if rest else None))]
+
     def control(self, head: str, toks: list[str]) -> _Node:
         if any(t in (":=", "=") for t in toks):
             raise GoTemplateError("variables ($x := ...) are outside inferwatch's Go template subset")
+        self.depth += 1
+        try:
+            return self._control(head, toks)
+        finally:
+            self.depth -= 1
+
+    def _control(self, head: str, toks: list[str]) -> _Node:
         body, closer = self.block(("else", "end"))
         other: tuple[_Node, ...] = ()
         if closer.startswith("else"):
@@ -175,100 +187,10 @@ def _pipeline(toks: list[str]) -> list[list[Any]]:
         raise GoTemplateError("unbalanced parentheses or an empty command")
     for c in commands:
         head = c[0]
-        if isinstance(head, str) and re.fullmatch(r"[A-Za-z_]\w*", head) and head not in _FUNCS \
+        if isinstance(head, str) and re.fullmatch(r"[A-Za-z_]\w*", head) and head not in FUNCS \
                 and head not in ("true", "false", "nil"):
             raise GoTemplateError(f"function {head!r} is outside inferwatch's Go template subset")
     return commands
-
-
-def go_str(v: Any) -> str:
-    """How Go's fmt prints a value (%v)."""
-    if v is None:
-        return NO_VALUE
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v) if v != int(v) or abs(v) >= 1e21 else str(int(v))
-    if isinstance(v, GoTime):
-        return str(v)
-    if isinstance(v, _Struct):
-        return "{" + " ".join(go_str(x) for x in v.values()) + "}"
-    if isinstance(v, list | tuple):
-        return "[" + " ".join(go_str(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{go_str(x)}" for k, x in sorted(v.items())) + "]"
-    return str(v)
-
-
-def _truth(v: Any) -> bool:
-    return bool(v) if v is not None else False
-
-
-def _printf(fmt: str, *args: Any) -> str:
-    out, it = [], iter(args)
-    for m in re.finditer(r"%%|%([-+ #0]*\d*(?:\.\d+)?)([a-zA-Z])|[^%]+", fmt):
-        if m.group(0) == "%%":
-            out.append("%")
-        elif m.group(2) is None:
-            out.append(m.group(0))
-        else:
-            flags, verb = m.group(1), m.group(2)
-            arg = next(it, None)
-            if verb in "vs":
-                out.append(("%" + flags + "s") % go_str(arg))
-            elif verb == "q":
-                out.append('"' + go_str(arg).replace("\\", "\\\\").replace('"', '\\"') + '"')
-            elif verb in "dfegxXo":
-                out.append(("%" + flags + verb) % (arg if not isinstance(arg, str) else float(arg)))
-            else:
-                raise GoTemplateError(f"printf verb %{verb} is outside inferwatch's Go template subset")
-    return "".join(out)
-
-
-def _sprint(args: tuple[Any, ...]) -> str:
-    """Go's ``fmt.Sprint``: a space between two operands when neither is a string."""
-    out = ""
-    for i, a in enumerate(args):
-        if i and not isinstance(a, str) and not isinstance(args[i - 1], str):
-            out += " "
-        out += go_str(a)
-    return out
-
-
-def _go_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)  # RE2's syntax, as far as Alertmanager's templates use it, is Python's
-
-
-def _re_replace_all(pattern: str, repl: str, text: str) -> str:
-    expand = re.sub(r"\$\{(\w+)\}|\$(\d+)", lambda m: "\\g<" + (m.group(1) or m.group(2)) + ">", repl)
-    return _go_regex(pattern).sub(expand, go_str(text))
-
-
-def _cmp(op: str) -> Any:
-    import operator
-
-    fn = getattr(operator, op)
-    return lambda a, *b: any(fn(a, x) for x in b) if op == "eq" else fn(a, b[0])
-
-
-_FUNCS: dict[str, Any] = {
-    "and": lambda *a: next((x for x in a if not _truth(x)), a[-1]),
-    "or": lambda *a: next((x for x in a if _truth(x)), a[-1]),
-    "not": lambda a: not _truth(a),
-    "eq": _cmp("eq"), "ne": _cmp("ne"), "lt": _cmp("lt"), "le": _cmp("le"),
-    "gt": _cmp("gt"), "ge": _cmp("ge"),
-    "len": lambda a: len(a) if a is not None else 0,
-    "index": lambda a, *k: a.get(k[0]) if isinstance(a, dict) else a[int(k[0])],
-    "print": lambda *a: _sprint(a),
-    "println": lambda *a: " ".join(go_str(x) for x in a) + "\n",
-    "printf": _printf,
-    "toUpper": lambda s: go_str(s).upper(), "toLower": lambda s: go_str(s).lower(),
-    "title": lambda s: re.sub(r"\b\w", lambda m: m.group(0).upper(), go_str(s)),
-    "join": lambda sep, items: sep.join(go_str(x) for x in items or ()),
-    "safeHtml": lambda s: go_str(s), "stringSlice": lambda *a: list(a),
-    "reReplaceAll": _re_replace_all,
-    "match": lambda pattern, s: _go_regex(pattern).search(go_str(s)) is not None,
-}
 
 
 class GoTemplate:
@@ -279,9 +201,20 @@ class GoTemplate:
     'SLOW: 2'
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, library: tuple[str, ...] | list[str] = ()) -> None:
         self.source = source
-        self._nodes, _ = _Parser(_split(source)).block(())
+        self._defines: dict[str, tuple[_Node, ...]] = {}
+        called: set[str] = set()
+        for text in library:  # a templates: file: its definitions only
+            lib = _Parser(_split(text), self._defines)
+            lib.block(())
+            called |= lib.called
+        parser = _Parser(_split(source), self._defines)
+        self._nodes, _ = parser.block(())
+        missing = sorted((called | parser.called) - set(self._defines))
+        if missing:
+            raise GoTemplateError(f'template "{missing[0]}" is not defined (inferwatch renders the '
+                                  "definitions of the templates: files, not Alertmanager's defaults)")
 
     def render(self, data: Any) -> str:
         """The text, as Alertmanager's template would write it."""
@@ -289,22 +222,27 @@ class GoTemplate:
         self._run(self._nodes, data, data, out)
         return "".join(out)
 
-    def _run(self, nodes: tuple[_Node, ...], dot: Any, root: Any, out: list[str]) -> None:
+    def _run(self, nodes: tuple[_Node, ...], dot: Any, root: Any, out: list[str], depth: int = 0) -> None:
         for n in nodes:
             if n.kind == "text":
                 out.append(n.value)
             elif n.kind == "action":
                 out.append(go_str(self._pipe(n.value, dot, root)))
+            elif n.kind == "template":
+                if depth >= _MAX_DEPTH:
+                    raise GoTemplateError(f'template "{n.value[0]}": nested more than {_MAX_DEPTH} deep')
+                arg = self._pipe(n.value[1], dot, root) if n.value[1] is not None else None
+                self._run(self._defines[n.value[0]], arg, arg, out, depth + 1)
             else:
                 value = self._pipe(n.value, dot, root)
-                if n.kind == "range" and _truth(value):
+                if n.kind == "range" and truth(value):
                     items = sorted(value.items()) if isinstance(value, dict) else value
                     for item in (v for _, v in items) if isinstance(value, dict) else items:
-                        self._run(n.body, item, root, out)
-                elif _truth(value):
-                    self._run(n.body, value if n.kind == "with" else dot, root, out)
+                        self._run(n.body, item, root, out, depth)
+                elif truth(value):
+                    self._run(n.body, value if n.kind == "with" else dot, root, out, depth)
                 else:
-                    self._run(n.other, dot, root, out)
+                    self._run(n.other, dot, root, out, depth)
 
     def _pipe(self, commands: list[list[Any]], dot: Any, root: Any) -> Any:
         value: Any = _UNSET
@@ -315,10 +253,10 @@ class GoTemplate:
 
     def _command(self, cmd: list[Any], dot: Any, root: Any, extra: tuple[Any, ...]) -> Any:
         head = cmd[0]
-        if isinstance(head, str) and head in _FUNCS:
+        if isinstance(head, str) and head in FUNCS:
             args = [self._operand(a, dot, root) for a in cmd[1:]] + list(extra)
             try:
-                return _FUNCS[head](*args)
+                return FUNCS[head](*args)
             except (TypeError, ValueError, IndexError, KeyError, re.error) as exc:
                 raise GoTemplateError(f"{head}: {exc}") from None
         if len(cmd) > 1 or extra:
@@ -329,7 +267,7 @@ class GoTemplate:
         if isinstance(tok, tuple):
             value = self._pipe(tok[1], dot, root)
             for name in (p for p in (tok[2] if len(tok) > 2 else "").split(".") if p):
-                value = _field(value, name)
+                value = field(value, name)
             return value
         if tok in ("true", "false"):
             return tok == "true"
@@ -343,49 +281,8 @@ class GoTemplate:
             return float(tok)
         base, path = (root, tok[1:]) if tok.startswith("$") else (dot, tok)
         for name in (p for p in path.split(".") if p):
-            base = _field(base, name)
+            base = field(base, name)
         return base
 
 
 _UNSET = object()
-
-
-def _field(value: Any, name: str) -> Any:
-    if isinstance(value, KV):
-        if name in value:
-            return value[name]
-        method = _METHODS.get(name)
-        return method(value) if method is not None else ""
-    if isinstance(value, dict) and name in value:
-        return value[name]
-    if isinstance(value, list) and name in ("Names", "Values") and all(isinstance(p, _Pair) for p in value):
-        return [p["Name" if name == "Names" else "Value"] for p in value]  # template.Pairs' methods
-    if isinstance(value, list) and name in ("Firing", "Resolved"):
-        return [a for a in value if a.get("Status") == name.lower()]
-    raise GoTemplateError(f"can't evaluate field {name} in {type(value).__name__}")
-
-
-_METHODS: dict[str, Any] = {
-    "SortedPairs": lambda kv: [_Pair(Name=k, Value=v) for k, v in sorted(kv.items())],
-    "Names": lambda kv: sorted(kv),
-    "Values": lambda kv: [v for _, v in sorted(kv.items())],
-}
-
-
-def template_data(body: dict[str, Any]) -> dict[str, Any]:
-    """Alertmanager's template data from its webhook body (the JSON ``amtool template render`` reads)."""
-    def when(text: str) -> GoTime:
-        from datetime import datetime
-
-        if not text or text.startswith("0001-01-01"):
-            return GoTime(None)
-        return GoTime(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
-
-    alerts = [_Struct({"Status": a["status"], "Labels": KV(a["labels"]), "Annotations": KV(a["annotations"]),
-               "StartsAt": when(a["startsAt"]), "EndsAt": when(a["endsAt"]),
-               "GeneratorURL": a.get("generatorURL", ""), "Fingerprint": a.get("fingerprint", "")})
-              for a in body["alerts"]]
-    return _Struct({"Receiver": body["receiver"], "Status": body["status"], "Alerts": alerts,
-                    "GroupLabels": KV(body["groupLabels"]), "CommonLabels": KV(body["commonLabels"]),
-                    "CommonAnnotations": KV(body["commonAnnotations"]),
-                    "ExternalURL": body.get("externalURL", "")})

@@ -1,6 +1,6 @@
 """Loading the YAML config, with errors that name the file, the field and the value.
 
-The loader reads into any root model built on ``BaseConfig``: ``inferwatch.config`` gives it the
+The loader reads into any root model built on ``BaseConfig``: ``inferwatch.settings`` gives it the
 root whose receivers are typed by the union of every receiver type (assembled above
 ``alerting``, whose registry makes that union).
 """

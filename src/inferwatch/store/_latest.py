@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from inferwatch.model import Labels, Matcher, pinned
+from inferwatch.store._head import Head
 from inferwatch.store._index import SeriesIndex
 
-__all__ = ["LatestColumns", "LatestOrder", "LatestReads"]
+__all__ = ["LatestColumns", "LatestOrder", "LatestReads", "SeriesColumns"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,17 @@ class LatestColumns:
     labels: list[Labels]
     t: np.ndarray
     v: np.ndarray
+
+
+@dataclass(frozen=True)
+class SeriesColumns:
+    """Series with samples in a span, end to end: ``labels[i]`` has ``lens[i]`` samples, in order, of
+    ``t`` (seconds) and ``v``; labels sorted as ``select`` sorts."""
+
+    labels: list[Labels]
+    t: np.ndarray
+    v: np.ndarray
+    lens: np.ndarray
 
 
 class LatestOrder:
@@ -52,6 +64,12 @@ class LatestOrder:
         sids = np.sort(np.fromiter(ids, dtype=np.int64, count=len(ids)))
         if len(sids) and float(last_t[sids].max()) > end:
             return None
+        _, ordered, names = self.order(matchers, sids, labels)
+        return LatestColumns(names, last_t[ordered], last_v[ordered])
+
+    def order(self, matchers: Sequence[Matcher], sids: np.ndarray, labels: Callable[[int], Labels],
+              ) -> tuple[np.ndarray, np.ndarray, list[Labels]]:
+        """``(sids, sids sorted by labels, their labels)`` for the ascending ids ``sids``."""
         key = tuple(matchers)
         kept = self._kept.get(key)
         if kept is None or not np.array_equal(kept[0], sids):
@@ -60,18 +78,18 @@ class LatestOrder:
             if len(self._kept) >= self.size:
                 self._kept.pop(next(iter(self._kept)))
             kept = self._kept[key] = (sids, sids[order], [got[i] for i in order])
-        _, ordered, names = kept
-        return LatestColumns(names, last_t[ordered], last_v[ordered])
+        return kept
 
 
 class LatestReads:
-    """``select_latest_columns`` for :class:`~inferwatch.store.SQLiteStore` (its index, newest-sample
-    columns and head, read under its lock)."""
+    """``select_latest_columns`` and ``select_columns`` for :class:`~inferwatch.store.SQLiteStore` (its
+    index, newest-sample columns and head, read under its lock)."""
 
     _lock: threading.RLock
     _conn: sqlite3.Connection | None
     _head_from: float
     _index: SeriesIndex
+    _head: Head
     _last_t: np.ndarray
     _last_v: np.ndarray
     _latest_order: LatestOrder | None = None
@@ -88,3 +106,17 @@ class LatestReads:
                 self._latest_order = LatestOrder()
             return self._latest_order.columns(matchers, self._index.match(matchers), self._index.labels,
                                               self._last_t, self._last_v, end)
+
+    def select_columns(self, matchers: Sequence[Matcher], start: float, end: float) -> SeriesColumns | None:
+        """``select`` as columns when ``start`` lies in the head (else ``None``: ``select`` reads the
+        disk); the head is read a chunk of series at a time, as ``select`` reads it."""
+        with self._lock, pinned():
+            if start < self._head_from or self._conn is None:
+                return None
+            if self._latest_order is None:
+                self._latest_order = LatestOrder()
+            ids = self._index.match(matchers)
+            sids = np.sort(np.fromiter(ids, dtype=np.int64, count=len(ids)))
+            _, ordered, _ = self._latest_order.order(matchers, sids, self._index.labels)
+        got = self._head.read_columns(ordered.tolist(), start, end, self._index.labels, self._lock)
+        return SeriesColumns(*got)

@@ -16,7 +16,14 @@ import pytest
 
 from alerting.ha.conftest import poll
 from alerting.ha.test_shared_state import db
-from inferwatch.alerting.ha import Lease, SharedDevices, SharedLink, SharedOutcomes
+from inferwatch.alerting.ha import (
+    MIGRATIONS,
+    Lease,
+    SharedDevices,
+    SharedLink,
+    SharedOutcomes,
+    schema_version,
+)
 from inferwatch.config import EdgeConfig, OutcomesConfig, Secret
 from inferwatch.edge import Batch, encode_batch
 from inferwatch.model import Labels, Sample, SimulatedClock
@@ -169,3 +176,21 @@ def test_devices_go_on_locally_while_the_database_is_gone(url: str) -> None:
     batch = Batch("cam-1", "s:1-2", (Sample(Labels.of("x"), T0 - 30, 1.0),), 300.0)
     assert a.ingest("Bearer cam-t0ken", encode_batch(batch))["status"] == "success"
     assert a.watch(T0) == 1 and a.fleet()[0]["last_contact"] == T0
+
+
+def test_a_version_1_database_is_migrated_with_its_lease_kept(pg_url: str) -> None:
+    # rule: a pair upgraded in place keeps its sender: the holder stays, its renewals count from 0
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for stmt in MIGRATIONS[0].split(";"):
+            conn.execute(stmt)
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO schema_version VALUES (1)")
+        conn.execute("INSERT INTO lease VALUES ('sender', 'a', 0)")
+    d = db(pg_url)
+    try:
+        with psycopg.connect(pg_url) as conn:
+            assert schema_version(conn) == 2
+        assert Lease(d, "a", 15.0).renew(T0) and not Lease(d, "b", 15.0).renew(T0)
+        assert d.shared_query("SELECT epoch <> '', last FROM outcomes_meta") == [(True, 0)]
+    finally:
+        d.close()

@@ -2,7 +2,7 @@
 
 A channel is its module (notifier, the request it sends, its limits, and, for a new channel,
 its config spec), its fake (``notify.fakes``), its docs section, and its line here. The config's
-union of receiver types, ``ReceiverSpec``, is made from these lines (``inferwatch.config``, above
+union of receiver types, ``ReceiverSpec``, is made from these lines (``inferwatch.settings``, above
 this package, types ``alerting.receivers`` with it), in this order (errors and the reference
 list the types so). Without its credentials a receiver falls back to the terminal, saying so once.
 """

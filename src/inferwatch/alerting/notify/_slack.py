@@ -13,7 +13,7 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import notification_text, truncate_utf8, webhook_payload
-from inferwatch.settings import GoTemplate, SlackReceiverSpec, template_data
+from inferwatch.settings import SlackReceiverSpec, template_data
 
 __all__ = ["SlackNotifier", "slack_escape"]
 
@@ -39,8 +39,7 @@ class SlackNotifier(ChatNotifier[SlackReceiverSpec]):
                  language: str = "en", timezone: str = "UTC") -> None:
         super().__init__(spec, http, external_url, language=language, timezone=timezone)
         self._url = self._needs(spec.webhook_url, "webhook_url")
-        self._title = GoTemplate(spec.title) if spec.title is not None else None
-        self._text = GoTemplate(spec.text) if spec.text is not None else None
+        self._title, self._text = spec.go_template("title"), spec.go_template("text")
 
     def text(self, n: Notification) -> str:
         """The message text, escaped, then cut (never inside an entity)."""

@@ -20,6 +20,7 @@ from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
+from inferwatch.alerting.notify._template import go_message, truncate_utf8
 from inferwatch.settings import Secret, TelegramReceiverSpec, redact_text
 
 __all__ = ["TELEGRAM_MAX_BYTES", "TelegramNotifier"]
@@ -41,8 +42,13 @@ class TelegramNotifier(ChatNotifier[TelegramReceiverSpec]):
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body of ``sendMessage``."""
-        msg = self._render(n, markdown=False)
-        body: dict[str, Any] = {"chat_id": self._spec.chat_id, "text": msg.fit(TELEGRAM_MAX_BYTES)}
+        message = self._spec.go_template("message")
+        if message is not None:  # the alertmanager.yml's own message
+            own = go_message(message, self._spec.name, n, self._external_url)
+            text = truncate_utf8(own, TELEGRAM_MAX_BYTES, "…(truncated)")
+        else:
+            text = self._render(n, markdown=False).fit(TELEGRAM_MAX_BYTES)
+        body: dict[str, Any] = {"chat_id": self._spec.chat_id, "text": text}
         if self._spec.message_thread_id is not None:
             body["message_thread_id"] = self._spec.message_thread_id
         if self._spec.disable_notification:

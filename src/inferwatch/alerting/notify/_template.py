@@ -15,9 +15,11 @@ from inferwatch.alerting.notify._message import trace_lines as message_trace_lin
 from inferwatch.alerting.notify._summary import group_summary, shown_alerts
 from inferwatch.model import Labels, alertmanager_fingerprints
 from inferwatch.rules import Alert
+from inferwatch.settings import GoTemplate, template_data
 
-__all__ = ["ZERO_TIME", "alert_json", "group_lines", "group_summary", "group_title", "notification_id",
-           "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8", "webhook_payload"]
+__all__ = ["ZERO_TIME", "alert_json", "go_message", "group_lines", "group_summary", "group_title",
+           "notification_id", "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8",
+           "webhook_payload"]
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Alertmanager's ``endsAt`` for an alert with no known end."""
@@ -190,3 +192,10 @@ def webhook_payload(receiver: str, g: AlertGroup, external_url: str, max_alerts:
     if g.idempotency_key:  # the same on every attempt and after a restart: receivers can deduplicate
         body["notificationID"] = g.idempotency_key
     return body
+
+
+def go_message(template: GoTemplate, receiver: str, n: Notification, external_url: str) -> str:
+    """An Alertmanager Go template rendered for each of ``n``'s groups (one message per group there),
+    on the data Alertmanager gives it; the groups' texts a blank line apart."""
+    return "\n\n".join(template.render(template_data(webhook_payload(receiver, g, external_url)))
+                        for g in n.groups)

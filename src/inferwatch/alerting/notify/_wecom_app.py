@@ -21,6 +21,7 @@ from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
+from inferwatch.alerting.notify._template import go_message, truncate_utf8
 from inferwatch.model import Clock, SystemClock
 from inferwatch.settings import WeComAppReceiverSpec
 
@@ -69,11 +70,16 @@ class WeComAppNotifier(ChatNotifier[WeComAppReceiverSpec]):
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body of ``message/send``."""
         s = self._spec
-        msg = self._render(n, markdown=True)
+        message = s.go_template("message")
+        if message is not None:  # the alertmanager.yml's own message
+            own = go_message(message, s.name, n, self._external_url)
+            content = truncate_utf8(own, WECOM_APP_MAX_BYTES, "…(truncated)")
+        else:
+            content = self._render(n, markdown=True).fit(WECOM_APP_MAX_BYTES)
         body: dict[str, Any] = {key: "|".join(ids) for key, ids in (
             ("touser", s.to_user), ("toparty", s.to_party), ("totag", s.to_tag)) if ids}
         body.update({"msgtype": "markdown", "agentid": s.agent_id,
-                     "markdown": {"content": msg.fit(WECOM_APP_MAX_BYTES)},
+                     "markdown": {"content": content},
                      "enable_duplicate_check": 1, "duplicate_check_interval": DUPLICATE_CHECK_S})
         return body
 

@@ -126,6 +126,26 @@ class BoundedStore:
         self._ctx.check()
         return out
 
+    def select_columns(self, matchers: Sequence[Matcher], start: float, end: float) -> Any:
+        """The store's ``select_columns`` (a span's samples as one batch) where it has one, checked alike;
+        ``None`` where it has none (the engine reads with ``select``)."""
+        return self._columns("select_columns", matchers, start, end)
+
+    def select_latest_columns(self, matchers: Sequence[Matcher], start: float, end: float) -> Any:
+        """The store's ``select_latest_columns`` where it has one, checked alike; else ``None``."""
+        return self._columns("select_latest_columns", matchers, start, end)
+
+    def _columns(self, name: str, matchers: Sequence[Matcher], start: float, end: float) -> Any:
+        reader = getattr(self._store, name, None)
+        if reader is None:
+            return None
+        self._ctx.check()
+        out = reader(matchers, start, end)
+        if out is not None:
+            self._ctx.count(len(out.t))
+            self._ctx.check()
+        return out
+
     def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
         """The store's ``series``, deadline-checked."""
         self._ctx.check()

@@ -117,8 +117,19 @@ def alerts_view(server: Server, alerting: AlertsHandle | None) -> list[dict[str,
             "inhibited": alerting is not None and alerting.inhibited(labels, now),
             "response": response_of(alerting, labels),
             "acknowledgedBy": sorted({k.by for k in acked.get(a.labels.fingerprint(), [])}),
+            "annotations_zh": _zh(annotations),
         })
     return out
+
+
+def _zh(annotations: Mapping[str, str]) -> dict[str, str]:
+    """The default pack's summary and description in Chinese (translated at the source: the page shows
+    them in place of the English; one's own rule's texts are left out and show as written)."""
+    from inferwatch.alerting import translate_description, translate_summary
+
+    out = {"summary": translate_summary(annotations.get("summary", ""), "zh-CN"),
+           "description": translate_description(annotations.get("description", ""), "zh-CN")}
+    return {k: v for k, v in out.items() if v and v != annotations.get(k)}
 
 
 def response_of(alerting: AlertsHandle | None, labels: dict[str, str]) -> str:
@@ -279,10 +290,14 @@ class Page:
 
 def boot_view(server: Server) -> dict[str, Any]:
     """What the overview asks before its first query: the server's time, the services, the rules,
-    and the shortest scrape interval of its targets."""
+    and the shortest scrape interval of its targets; and for every page the zone its times are shown
+    in (``alerting.timezone``) and the language the config names (``null``: the browser's)."""
     comps = server.components
     intervals = [t.effective_interval for t in comps.config.scrape.targets]
+    alerting = comps.config.alerting
     return {"now": server.clock.now(), "services": comps.store.label_values("service"),
+            "timezone": alerting.timezone,
+            "language": alerting.language if "language" in alerting.model_fields_set else None,
             "rules": [{"name": r.name, "query": r.promql, "labels": dict(r.alert_labels)}
                       for r in comps.rules],
             # the charts' step and rate window follow it (Grafana's $__rate_interval)

@@ -31,7 +31,15 @@ from inferwatch.model import Matcher, MatchOp, parse_duration
 from inferwatch.promql import Engine
 from inferwatch.server._runtime import Server
 from inferwatch.server.access import ACK_LINK_PATH, same_origin
-from inferwatch.server.web._incident_page import SILENCE_FOR, Incident, Plot, incident_html, message_html
+from inferwatch.server.web._incident_page import (
+    SILENCE_FOR,
+    Incident,
+    Plot,
+    Told,
+    incident_html,
+    message_html,
+)
+from inferwatch.server.web._incident_words import PageWords
 
 __all__ = ["incident_routes"]
 
@@ -79,20 +87,29 @@ def _alert(a: Any) -> dict[str, object]:
             "runbook": ann.get("runbook") or ann.get("runbook_url") or ann.get("next_step") or ""}
 
 
-def _told(acks: AcksHandle, gid: str, since: float) -> list[str]:
-    from datetime import UTC, datetime
-
+def _told(acks: AcksHandle, gid: str, since: float) -> list[Told]:
     out = []
     for e in acks.history.query(kinds=("notified",), group_id=gid, start=since, limit=50):
         d = e.detail
-        step = f", step {d['step']}" if d.get("step") else ""
-        out.append(f"{datetime.fromtimestamp(e.t, UTC):%H:%M} {d.get('receiver', '?')} "
-                   f"({d.get('outcome', '?')}{step})")
+        step = d.get("step")
+        out.append(Told(e.t, str(d.get("receiver", "?")), str(d.get("outcome", "?")),
+                        int(step) if isinstance(step, int | float) and step else None))
     return out
 
 
+def page_words(server: Server, request: Request) -> PageWords:
+    """The page's language: ``alerting.language`` where the config names one, else the browser's
+    (``Accept-Language``, as the dashboard falls back to it); its times in ``alerting.timezone``."""
+    alerting = server.components.config.alerting
+    language = alerting.language
+    if "language" not in alerting.model_fields_set:
+        first = request.headers.get("accept-language", "").split(",")[0].strip().lower()
+        language = "zh-CN" if first.startswith("zh") else "en"
+    return PageWords.of(language, alerting.timezone)
+
+
 def build_incident(server: Server, acks: AcksHandle, gid: str, params: Mapping[str, str], now: float,
-                   source: str) -> Incident | None:
+                   source: str, words: PageWords) -> Incident | None:
     """The page's content for group ``gid`` (``None``: the group is gone)."""
     g = next((g for g in acks.groups(now) if group_id(g.key) == gid), None)
     state = next((s for s in acks.group_states(now) if s["group_id"] == gid), None)
@@ -104,8 +121,7 @@ def build_incident(server: Server, acks: AcksHandle, gid: str, params: Mapping[s
     tiers = {a.labels.to_dict().get("tier", "") for a in shown}
     since = min((a.starts_at for a in firing), default=None)
     ack, esc = state.get("ack"), state.get("escalation")
-    escalation = (f"escalation {esc['policy']}: step {esc['step']} sent"
-                  if isinstance(esc, dict) else "")
+    escalation = (str(esc["policy"]), int(esc["step"])) if isinstance(esc, dict) else None
     started = esc["started"] if isinstance(esc, dict) else (since if since is not None else now - GRAPH_S)
     labels = {**g.common_labels().to_dict(), **g.labels.to_dict()}
     return Incident(
@@ -113,11 +129,11 @@ def build_incident(server: Server, acks: AcksHandle, gid: str, params: Mapping[s
         [_alert(a) for a in shown], acked_by=str(ack["by"]) if isinstance(ack, dict) else "",
         escalation=escalation, told=_told(acks, gid, float(started) - 1.0),
         plot=_plot(server, names[0], labels, now) if names else None,
-        forms={p: acks.link_for(params, p, now, source) for p in LINK_ACTIONS})
+        forms={p: acks.link_for(params, p, now, source) for p in LINK_ACTIONS}, words=words)
 
 
 def _silence(silences: SilencesHandle, acks: AcksHandle, gid: str, form: Mapping[str, list[str]],
-             now: float) -> str:
+             now: float, w: PageWords) -> str:
     length = (form.get("for") or ["1h"])[0]
     if length not in SILENCE_FOR:
         raise InputError(f"silence for: one of {', '.join(SILENCE_FOR)}, got {length[:16]!r}")
@@ -126,46 +142,46 @@ def _silence(silences: SilencesHandle, acks: AcksHandle, gid: str, form: Mapping
     ms = [Matcher(k, MatchOp.EQ, v) for k, v in sorted(labels.items())]
     s = silences.set(Silence.new(ms, now, now + parse_duration(length), "incident link",
                                  f"resolved by silence from the incident page (group {gid})"), now)
-    return f"Silenced for {length} (silence {s.id[:8]}): no notification until it ends or is expired."
+    return w("done_silence", d=w.silence(length), id=s.id[:8])
 
 
 def incident_routes(server: Server, acks: AcksHandle, silences: SilencesHandle) -> list[BaseRoute]:
     """The incident page and its three buttons, at the acknowledgement link's path."""
     clock = acks.clock
 
-    def run(do: str, gid: str, form: Mapping[str, list[str]], now: float) -> tuple[str, int]:
+    def run(do: str, gid: str, form: Mapping[str, list[str]], now: float, w: PageWords) -> tuple[str, int]:
         try:
             if do == "escalate":
                 step = acks.escalate(gid, now, "escalated now from the incident page")
-                return ((f"Escalated: step {step} sent.", 200) if step else (
-                    "Nothing to escalate: the group is acknowledged, muted or at its last step.", 409))
+                return (w("done_escalate", n=step), 200) if step else (w("nothing_to_escalate"), 409)
             if do == "silence":
-                return _silence(silences, acks, gid, form, now), 200
+                return _silence(silences, acks, gid, form, now, w), 200
             acks.acknowledge(now, "link", "one-click link", gid=gid, tell=True)
         except InputError as exc:
-            return f"Not done: {exc}", 409
-        return "Acknowledged: escalation stopped.", 200
+            return w("not_done", why=w.why(str(exc))), 409
+        return w("done_ack"), 200
 
     async def page(request: Request) -> Response:
         return await answer(request, "ack", None)
 
     async def act(request: Request) -> Response:
         if not same_origin({k.lower(): v for k, v in request.headers.items()}):
-            return _html(message_html("Refused: this form was posted from another site."), 403)
+            w = page_words(server, request)
+            return _html(message_html(w("other_site"), words=w), 403)
         do = request.query_params.get("do", "ack")
         form = parse_qs((await request.body())[:MAX_BODY].decode("utf-8", "replace"))
         return await answer(request, do, form)
 
     async def answer(request: Request, do: str, form: Mapping[str, list[str]] | None) -> Response:
-        params, now = _claims(request), clock.now()
+        params, now, w = _claims(request), clock.now(), page_words(server, request)
         try:
             gid = acks.link_group(params, now, do if do in LINK_ACTIONS else "")
         except InputError as exc:
-            return _html(message_html(f"This link is not valid: {exc}"), 403)
-        message, status = ("", 200) if form is None else await run_in_threadpool(run, do, gid, form, now)
-        incident = await run_in_threadpool(build_incident, server, acks, gid, params, clock.now(), do)
+            return _html(message_html(w.refusal(str(exc)), words=w), 403)
+        message, status = ("", 200) if form is None else await run_in_threadpool(run, do, gid, form, now, w)
+        incident = await run_in_threadpool(build_incident, server, acks, gid, params, clock.now(), do, w)
         if incident is None:
-            return _html(message_html(message or "The group has resolved."), status)
+            return _html(message_html(message or w("gone"), words=w), status)
         return _html(incident_html(incident, message), status)
 
     return [Route(ACK_LINK_PATH, page, methods=["GET"]), Route(ACK_LINK_PATH, act, methods=["POST"])]

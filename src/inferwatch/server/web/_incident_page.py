@@ -2,7 +2,8 @@
 
 What fires and since when, the last hour's graph (an inline SVG drawn here, so the page needs
 no query API and no token), the runbook line, who was told, and one form per action. Every
-value is escaped; numbers are shown as Prometheus's ``humanize`` writes them.
+value is escaped; numbers are shown as Prometheus's ``humanize`` writes them; words, times and
+durations as ``PageWords`` says them (``alerting.language`` and ``alerting.timezone``).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from urllib.parse import urlencode
 
-from inferwatch.rules import humanize, humanize_duration
+from inferwatch.rules import humanize
+from inferwatch.server.web._incident_words import PageWords
 
-__all__ = ["Incident", "Plot", "incident_html", "message_html"]
+__all__ = ["Incident", "Plot", "Told", "incident_html", "message_html"]
 
 W, H, PAD = 320.0, 120.0, 4.0  # the graph's box (CSS scales it to the card's width)
 SILENCE_FOR = ("1h", "4h", "24h")  # Resolve by silence: how long, one button each
@@ -32,6 +33,16 @@ class Plot:
 
 
 @dataclass(frozen=True)
+class Told:
+    """One notification of the group: when, to which receiver, its outcome and escalation step."""
+
+    t: float
+    receiver: str
+    outcome: str
+    step: int | None = None
+
+
+@dataclass(frozen=True)
 class Incident:
     """What the page shows of one group (built by the route from the pipeline and the store)."""
 
@@ -42,34 +53,43 @@ class Incident:
     now: float
     alerts: Sequence[Mapping[str, object]]  # labels, summary, value, runbook
     acked_by: str = ""
-    escalation: str = ""  # "p0: step 1 sent"
-    told: Sequence[str] = ()  # "04:12 first (sent)"
+    escalation: tuple[str, int] | None = None  # (policy, step sent)
+    told: Sequence[Told] = ()
     plot: Plot | None = None
     forms: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # action -> signed params
+    words: PageWords = field(default_factory=lambda: PageWords.of("en"))
 
 
-def _t(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def _say(w: PageWords, key: str, data: Mapping[str, str] | None = None, **values: object) -> str:
+    """The phrase ``key`` as HTML: its words escaped, each of ``data`` (names, ids: what the server
+    holds, not words of the page) in a ``data-raw`` span, as the dashboard marks data."""
+    marks = {k: f"\x00{k}\x00" for k in data or {}}
+    out = html.escape(w(key, **values, **marks))
+    for k, v in (data or {}).items():
+        out = out.replace(f"\x00{k}\x00", f"<span data-raw>{html.escape(v)}</span>")
+    return out
 
 
-def _page(title: str, body: str) -> str:
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+def _page(title: str, body: str, words: PageWords) -> str:
+    return (f"<!doctype html><html lang='{words.language}'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{html.escape(title)} · inferwatch</title><style>{_CSS}</style></head>"
             f"<body><main>{body}</main></body></html>")
 
 
-def message_html(message: str, back: str = "") -> str:
+def message_html(message: str, back: str = "", words: PageWords | None = None) -> str:
     """A page with one sentence (a refused link, a finished action) and a way back to the incident."""
-    link = f"<p><a href='?{html.escape(back)}'>Back to the incident</a></p>" if back else ""
-    return _page("inferwatch", f"<p id='msg' role='status'>{html.escape(message)}</p>{link}")
+    w = words or PageWords.of("en")
+    link = f"<p><a href='?{html.escape(back)}'>{html.escape(w('back'))}</a></p>" if back else ""
+    return _page("inferwatch", f"<p id='msg' role='status'>{html.escape(message)}</p>{link}", w)
 
 
-def _svg(plot: Plot) -> str:
+def _svg(plot: Plot, w: PageWords) -> str:
     pts = [(t, v) for s in plot.series for t, v in s if math.isfinite(v)]
     if not pts:
-        return (f"<p class='muted' id='graph'>No data for <code>{html.escape(plot.query)}</code> "
-                "in the last hour.</p>")
+        query = f"<code>{html.escape(plot.query)}</code>"
+        no_data = html.escape(w("no_data", q="\x00")).replace("\x00", query)
+        return f"<p class='muted' id='graph'>{no_data}</p>"
     ts, vs = [t for t, _ in pts], [v for _, v in pts]
     if plot.threshold is not None and math.isfinite(plot.threshold):
         vs.append(plot.threshold)
@@ -86,23 +106,24 @@ def _svg(plot: Plot) -> str:
     if plot.threshold is not None and math.isfinite(plot.threshold):
         y = xy(t0, plot.threshold).split(",")[1]
         limit = f"<line class='limit' x1='0' x2='{W:g}' y1='{y}' y2='{y}'/>"
-    label = (f"{humanize(lo)} to {humanize(hi)} over the last hour"
-             + (f", threshold {humanize(plot.threshold)}" if plot.threshold is not None else ""))
+    label = (w("graph", lo=humanize(lo), hi=humanize(hi))
+             + (w("threshold", v=humanize(plot.threshold)) if plot.threshold is not None else ""))
     return (f"<figure id='graph'><svg viewBox='0 0 {W:g} {H:g}' role='img' aria-label='{html.escape(label)}'>"
             f"{limit}{lines}</svg><figcaption>{html.escape(label)} · <code>{html.escape(plot.query)}"
             "</code></figcaption></figure>")
 
 
-def _alert(a: Mapping[str, object]) -> str:
+def _alert(a: Mapping[str, object], w: PageWords) -> str:
     labels = a.get("labels") or {}
     assert isinstance(labels, Mapping)
-    folded = "".join(f"<li>{html.escape(str(k))}=<b>{html.escape(str(v))}</b></li>"
+    folded = "".join(f"<li data-raw>{html.escape(str(k))}=<b>{html.escape(str(v))}</b></li>"
                      for k, v in labels.items())
     value = a.get("value")
-    shown = (f"<p>value <b class='value'>{html.escape(humanize(value))}</b></p>"
+    shown = (f"<p>{html.escape(w('value'))} <b class='value'>{html.escape(humanize(value))}</b></p>"
              if isinstance(value, float) else "")
-    return (f"<li class='alert'><p>{html.escape(str(a.get('summary') or labels.get('alertname', '')))}</p>"
-            f"{shown}<details><summary>labels</summary><ul class='labels'>{folded}</ul></details></li>")
+    summary = w.summary(str(a.get("summary") or "")) or str(labels.get("alertname", ""))
+    return (f"<li class='alert'><p class='summary'>{html.escape(summary)}</p>{shown}<details><summary>"
+            f"{html.escape(w('labels'))}</summary><ul class='labels'>{folded}</ul></details></li>")
 
 
 def _form(action: str, params: Mapping[str, str], label: str, extra: str = "") -> str:
@@ -111,42 +132,54 @@ def _form(action: str, params: Mapping[str, str], label: str, extra: str = "") -
     return f"<form method='post' action='?{query}'>{button}</form>"
 
 
-def _actions(forms: Mapping[str, Mapping[str, str]]) -> str:
+def _actions(forms: Mapping[str, Mapping[str, str]], w: PageWords) -> str:
     out = []
     if "ack" in forms:  # (already acknowledged: the page says by whom instead)
-        out.append(_form("ack", forms["ack"], "Acknowledge"))
+        out.append(_form("ack", forms["ack"], html.escape(w("ack"))))
     if "escalate" in forms:
-        out.append(_form("escalate", forms["escalate"], "Escalate now"))
+        out.append(_form("escalate", forms["escalate"], html.escape(w("escalate"))))
     if "silence" in forms:
-        buttons = "".join(f"<button type=submit name='for' value='{d}' id='silence-{d}'>Silence {d}</button>"
-                          for d in SILENCE_FOR)
-        out.append(_form("silence", forms["silence"], "", f"<fieldset><legend>Resolve by silence</legend>"
-                                                          f"{buttons}</fieldset>"))
+        buttons = "".join(f"<button type=submit name='for' value='{d}' id='silence-{d}'>"
+                          f"{html.escape(w('silence', d=w.silence(d)))}</button>" for d in SILENCE_FOR)
+        legend = f"<legend>{html.escape(w('silence_legend'))}</legend>"
+        out.append(_form("silence", forms["silence"], "", f"<fieldset>{legend}{buttons}</fieldset>"))
     return f"<section class='actions'>{''.join(out)}</section>"
+
+
+def _told(told: Sequence[Told], w: PageWords) -> str:
+    if not told:
+        return f"<p class='muted'>{html.escape(w('nobody'))}</p>"
+    lines = (_say(w, "told", {"receiver": x.receiver}, t=w.clock(x.t), outcome=w.outcome(x.outcome),
+                  step=w("told_step", n=x.step) if x.step else "") for x in told)
+    return "<ul id='told'>" + "".join(f"<li>{line}</li>" for line in lines) + "</ul>"
 
 
 def incident_html(i: Incident, message: str = "") -> str:
     """The page for one firing group (``message``: what the last button did)."""
-    since = (f"firing since {_t(i.firing_since)} ({humanize_duration(max(i.now - i.firing_since, 0.0))} ago)"
-             if i.firing_since is not None else "resolved")
+    w = i.words
+    since = (w("since", t=w.time(i.firing_since), d=w.duration(max(i.now - i.firing_since, 0.0)))
+             if i.firing_since is not None else w("resolved"))
     runbook = next((str(a["runbook"]) for a in i.alerts if a.get("runbook")), "")
+    data = {"g": i.group, "zone": w.zone_name(i.now)}  # the footer's group id and zone name
     parts = [
         f"<p id='msg' role='status'>{html.escape(message)}</p>" if message else "",
         f"<h1><span class='tier tier-{html.escape(i.tier or 'other')}'>{html.escape(i.tier or '-')}</span> "
         f"{html.escape(i.title)}</h1>",
         f"<p id='since'>{html.escape(since)}</p>",
-        f"<p id='acked' class='ok'>acknowledged by {html.escape(i.acked_by)}</p>" if i.acked_by else "",
-        _actions({k: v for k, v in i.forms.items() if not (k == "ack" and i.acked_by)}),
-        f"<ul class='alerts'>{''.join(_alert(a) for a in i.alerts)}</ul>",
-        f"<p id='runbook'><b>runbook:</b> {html.escape(runbook)}</p>" if runbook else "",
-        _svg(i.plot) if i.plot is not None else "",
-        "<h2>Who was told</h2>",
-        f"<p>{html.escape(i.escalation)}</p>" if i.escalation else "",
-        "<ul id='told'>" + "".join(f"<li>{html.escape(t)}</li>" for t in i.told) + "</ul>"
-        if i.told else "<p class='muted'>nobody yet</p>",
-        f"<p class='muted'>group {html.escape(i.group)} · {html.escape(_t(i.now))}</p>",
+        f"<p id='acked' class='ok'>{_say(w, 'acked', {'who': i.acked_by})}</p>" if i.acked_by else "",
+        _actions({k: v for k, v in i.forms.items() if not (k == "ack" and i.acked_by)}, w),
+        f"<ul class='alerts'>{''.join(_alert(a, w) for a in i.alerts)}</ul>",
+        # the rule's own instructions (commands, paths) are data: shown as written
+        f"<p id='runbook'><b>{html.escape(w('runbook'))}</b> <span data-raw>{html.escape(runbook)}</span></p>"
+        if runbook else "",
+        _svg(i.plot, w) if i.plot is not None else "",
+        f"<h2>{html.escape(w('told_head'))}</h2>",
+        f"<p id='escalation'>{_say(w, 'escalation', {'policy': i.escalation[0]}, step=i.escalation[1])}</p>"
+        if i.escalation else "",
+        _told(i.told, w),
+        f"<p class='muted' id='footer'>{_say(w, 'footer', data, t=w.time(i.now))}</p>",
     ]
-    return _page(i.title, "".join(parts))
+    return _page(i.title, "".join(parts), w)
 
 
 _CSS = """

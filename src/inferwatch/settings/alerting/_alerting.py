@@ -222,7 +222,7 @@ DEFAULT_ACTIONS: tuple[ActionSpec, ...] = (
 class BaseAlertingConfig(FrozenModel):
     """Notification pipeline settings (Alertmanager's shape, inferwatch's defaults) but the receivers' types.
 
-    ``inferwatch.config.AlertingConfig`` is this with ``receivers`` typed by the union of every
+    ``inferwatch.settings.AlertingConfig`` is this with ``receivers`` typed by the union of every
     receiver type (made by ``alerting.notify``'s registry, above this package); the parts below
     ``alerting`` read a config through this class.
     """
@@ -249,8 +249,11 @@ class BaseAlertingConfig(FrozenModel):
         True, description="send a resolved message when a silence ends on an alert that resolved under it "
         "(to the receivers that heard it fire)")
     language: Literal["en", "zh-CN"] = Field(
-        "en", description="language of the built-in message templates (zh-CN: Chinese)")
-    timezone: str = Field("UTC", description="IANA time zone of times in messages, e.g. Asia/Shanghai")
+        "en", description="language of the built-in message templates, the CLI's on-call verbs, the incident "
+        "page and the dashboard's default (zh-CN: Chinese; where unset, those pages follow the "
+        "reader's browser)")
+    timezone: str = Field("UTC", description="IANA time zone of times in messages, the CLI, the dashboard "
+                          "and the incident page, e.g. Asia/Shanghai")
     heartbeat: HeartbeatSenderSpec | None = Field(
         None, description="a Watchdog sent to an outside dead man's switch (docs/heartbeats.md)")
 

@@ -8,8 +8,9 @@ receiver without integrations sends nothing (``discard``). Refused with file, li
 key: another integration (``opsgenie_configs``...), a receiver with more than one
 integration, and a message field written as a Go template other than Alertmanager's
 default (``{{ template "slack.default.text" . }}``: inferwatch's own message is sent), except
-Slack's ``title`` and ``text``, rendered in the subset of ``config._gotemplate`` (outside it:
-refused, naming the construct).
+Slack's ``title`` and ``text``, Telegram's and WeChat's ``message``: those are rendered in the
+subset of ``config._gotemplate``, calling the definitions of the file's ``templates:`` (outside
+the subset, or a template not defined there: refused, naming the construct).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ __all__ = ["CHANNEL_KEYS", "ReceiverCheck", "translate_receiver"]
 
 ReceiverCheck = Callable[[dict[str, Any]], object]
 """Validates one receiver spec (raises pydantic's ``ValidationError``): the union of every receiver type."""
-_DEFAULT_TEMPLATE = re.compile(r'^\s*\{\{\s*template\s+"[a-z_]+\.default\.[A-Za-z_]+"\s+\.\s*\}\}\s*$')
+_DEFAULT_TEMPLATE = re.compile(r'^\s*\{\{\s*template\s+"([a-z_]+\.default\.[A-Za-z_]+)"\s+\.\s*\}\}\s*$')
 _HTTP_HARMLESS = {"follow_redirects", "enable_http2"}
 
 
@@ -83,16 +84,31 @@ def _pagerduty(raw: dict[str, Any], at: At, glob: dict[str, Any]) -> dict[str, A
 
 
 def _slack(raw: dict[str, Any], at: At, glob: dict[str, Any]) -> dict[str, Any]:
-    out = {"type": "slack", "webhook_url": raw.get("api_url", glob.get("slack_api_url"))}
-    for key in ("title", "text"):  # rendered (the subset); Alertmanager's default: inferwatch's message
+    return {"type": "slack", "webhook_url": raw.get("api_url", glob.get("slack_api_url"))}
+
+
+def _defined(library: tuple[str, ...]) -> set[str]:
+    return set(re.findall(r'\{\{-?\s*(?:define|block)\s+"([^"]+)"', "\n".join(library)))
+
+
+def _go_fields(raw: dict[str, Any], at: At, fields: dict[str, str], library: tuple[str, ...]
+               ) -> dict[str, Any]:
+    """The Go-template message fields, rendered by inferwatch; Alertmanager's default (not redefined in the
+    templates: files) leaves inferwatch's own message."""
+    out: dict[str, Any] = {}
+    for key, field in fields.items():
         value = raw.get(key)
-        if isinstance(value, str) and not _DEFAULT_TEMPLATE.match(value):
-            try:
-                GoTemplate(value)
-            except GoTemplateError as exc:
-                raise at.error(f"Go template: {exc}", key) from None
-            out[key] = value
-    return out
+        if not isinstance(value, str):
+            continue
+        default = _DEFAULT_TEMPLATE.match(value)
+        if default and default.group(1) not in _defined(library):
+            continue
+        try:
+            GoTemplate(value, library)
+        except GoTemplateError as exc:
+            raise at.error(f"Go template: {exc}", key) from None
+        out[field] = value
+    return out | ({"go_templates": library} if out and library else {})
 
 
 def _wechat(raw: dict[str, Any], at: At, glob: dict[str, Any]) -> dict[str, Any]:
@@ -126,25 +142,32 @@ _CHANNELS: dict[str, tuple[Any, bool, set[str], set[str]]] = {
                                       "require_tls"}, {"html", "text", "subject"}),
     "pagerduty_configs": (_pagerduty, True, {"routing_key", "url", "service_key", "severity"},
                           {"description", "client", "client_url", "class", "component", "group", "details"}),
-    "slack_configs": (_slack, False, {"api_url", "channel", "username", "title", "text"},
+    "slack_configs": (_slack, False, {"api_url", "channel", "username"},
                       {"title_link", "pretext", "fallback", "footer", "icon_url",
                        "icon_emoji", "color", "mrkdwn_in", "short_fields"}),
     "wechat_configs": (_wechat, False, {"api_secret", "corp_id", "agent_id", "to_user", "to_party", "to_tag",
-                                        "api_url", "message_type"}, {"message"}),
+                                        "api_url", "message_type"}, set()),
     "telegram_configs": (_telegram, True, {"bot_token", "chat_id", "api_url", "disable_notifications",
-                                           "parse_mode"}, {"message"}),
+                                           "parse_mode"}, set()),
 }
+# the message fields inferwatch renders as Alertmanager does (alertmanager.yml key: spec field)
+_RENDERED: dict[str, dict[str, str]] = {"slack_configs": {"title": "title", "text": "text"},
+                                        "wechat_configs": {"message": "message"},
+                                        "telegram_configs": {"message": "message"}}
 CHANNEL_KEYS = tuple(_CHANNELS)
 """The integrations of an alertmanager.yml that inferwatch sends to."""
 _OTHER = ("opsgenie_configs", "victorops_configs", "pushover_configs", "sns_configs", "webex_configs",
           "discord_configs", "msteams_configs")
 
 
-def _integration(key: str, raw: Any, at: At, name: str, glob: dict[str, Any],
+def _integration(key: str, raw: Any, at: At, name: str, glob: dict[str, Any], library: tuple[str, ...],
                  check: ReceiverCheck | None) -> dict[str, Any]:
     build, resolved, keys, messages = _CHANNELS[key]
+    rendered = _RENDERED.get(key, {})
     raw = at.mapping(raw)
     for k, value in raw.items():
+        if k in rendered:
+            continue
         if k in messages:
             if isinstance(value, str) and not _DEFAULT_TEMPLATE.match(value):
                 raise at.error("a Go template other than Alertmanager's default is not rendered by "
@@ -152,7 +175,8 @@ def _integration(key: str, raw: Any, at: At, name: str, glob: dict[str, Any],
         elif k not in keys and k != "send_resolved":
             raise at.error(f"is not supported by inferwatch's {key.removesuffix('_configs')} "
                            f"(read: {', '.join(sorted(keys | {'send_resolved'}))})", k)
-    spec = {"name": name, "send_resolved": raw.get("send_resolved", resolved), **build(raw, at, glob)}
+    spec = {"name": name, "send_resolved": raw.get("send_resolved", resolved), **build(raw, at, glob),
+            **_go_fields(raw, at, rendered, library)}
     try:
         if check is not None:
             check(spec)
@@ -163,10 +187,11 @@ def _integration(key: str, raw: Any, at: At, name: str, glob: dict[str, Any],
     return spec
 
 
-def translate_receiver(raw: Any, at: At, glob: dict[str, Any],
+def translate_receiver(raw: Any, at: At, glob: dict[str, Any], library: tuple[str, ...] = (),
                        check: ReceiverCheck | None = None) -> dict[str, Any]:
-    """One ``receivers`` entry as an inferwatch receiver spec (a dict for ``alerting.receivers``), checked
-    by ``check`` where given, so an error names its line."""
+    """One ``receivers`` entry as an inferwatch receiver spec (a dict for ``alerting.receivers``);
+    ``library`` holds the texts of the file's ``templates:``; ``check`` validates it, so that an error
+    names its line."""
     raw = at.mapping(raw)
     name = raw.get("name")
     if not isinstance(name, str) or not name:
@@ -182,7 +207,7 @@ def translate_receiver(raw: Any, at: At, glob: dict[str, Any],
         if key not in _CHANNELS:
             raise at.error(f"receiver {name!r}: unknown key", key)
         for i, item in enumerate(at.key(key).sequence(value)):
-            found.append(_integration(key, item, at.key(key).item(i), name, glob, check))
+            found.append(_integration(key, item, at.key(key).item(i), name, glob, library, check))
     if len(found) > 1:
         raise at.error(f"receiver {name!r} has {len(found)} integrations: inferwatch sends a receiver to one "
                        "channel; split it into receivers of one each and route to them with continue: true")

@@ -4,19 +4,21 @@ Read: ``route`` (nested routes, ``match``/``match_re``/``matchers``, ``group_by`
 incl. ``'...'``, the three timings, ``continue``, ``mute_time_intervals``,
 ``active_time_intervals``), ``receivers`` (see ``_alertmanager_receivers``),
 ``inhibit_rules`` (``source_match``/``_re``/``_matchers``, the target's, ``equal``),
-``time_intervals`` (and the older top-level ``mute_time_intervals``), and
-``global.resolve_timeout`` with the receivers' ``global`` defaults. The root route's
+``time_intervals`` (and the older top-level ``mute_time_intervals``), ``templates``
+(files or globs, relative to the file: their ``{{ define }}`` blocks, for the message
+fields inferwatch renders), and ``global.resolve_timeout`` with the receivers'
+``global`` defaults. The root route's
 unset ``group_by`` is Alertmanager's (one group), not inferwatch's. What it gives
 replaces inferwatch's own route, receivers, inhibit rules and time intervals.
 
 A key inferwatch cannot honour is refused with its file, line and name; a section
-it does not need (``templates`` when no receiver uses one, ``global.smtp_hello``...)
-is listed by :func:`alertmanager_file_notes`, with its line, at start and by
-``config check``.
+it does not need (``global.smtp_hello``...) is listed by :func:`alertmanager_file_notes`,
+with its line, at start and by ``config check``.
 """
 
 from __future__ import annotations
 
+import glob as globbing
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from pydantic import ValidationError
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.model import parse_duration, parse_matchers
+from inferwatch.settings._gotemplate import GoTemplate, GoTemplateError
 from inferwatch.settings._yaml_lines import At, load_located
 from inferwatch.settings.alerting._alerting import InhibitRuleSpec, RouteSpec
 from inferwatch.settings.alerting._alertmanager_receivers import ReceiverCheck, translate_receiver
@@ -113,6 +116,26 @@ def _interval(raw: Any, at: At) -> TimeIntervalSpec:
         raise at.error(f"{loc}: {err['msg'].removeprefix('Value error, ')}") from None
 
 
+def _templates(raw: Any, at: At, base: Path) -> tuple[str, ...]:
+    """The texts of the ``templates:`` files, in Alertmanager's order (each glob's matches sorted)."""
+    texts = []
+    for i, pattern in enumerate(at.sequence(raw)):
+        if not isinstance(pattern, str) or not pattern:
+            raise at.item(i).error("must be a file name or glob")
+        for name in sorted(globbing.glob(str(base / pattern))):  # an absolute pattern stays absolute
+            try:
+                text = Path(name).read_text("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise at.item(i).error(f"{name}: cannot read: {exc}") from None
+            try:
+                GoTemplate("", [text])
+            except GoTemplateError as exc:
+                if "is not defined" not in str(exc):  # one file may call another's: checked with all
+                    raise at.item(i).error(f"{name}: Go template: {exc}") from None
+            texts.append(text)
+    return tuple(texts)
+
+
 def read_alertmanager_file(path: str | Path, check: ReceiverCheck | None = None) -> dict[str, Any]:
     """The ``alerting`` fields an alertmanager.yml gives; raises ``ConfigError`` naming file, line, key
     (``check`` validates each receiver, so that its error names its line)."""
@@ -124,7 +147,8 @@ def read_alertmanager_file(path: str | Path, check: ReceiverCheck | None = None)
     glob = at.key("global").mapping(data.get("global"))
     intervals = [_interval(r, at.key(k).item(i)) for k in ("time_intervals", "mute_time_intervals")
                  for i, r in enumerate(at.key(k).sequence(data.get(k)))]
-    receivers = [translate_receiver(r, at.key("receivers").item(i), glob, check)
+    library = _templates(data.get("templates"), at.key("templates"), Path(path).parent)
+    receivers = [translate_receiver(r, at.key("receivers").item(i), glob, library, check)
                  for i, r in enumerate(at.key("receivers").sequence(data.get("receivers")))]
     if "route" not in data:
         raise at.error("an alertmanager.yml needs a route", "route")
@@ -155,12 +179,8 @@ def alertmanager_file_notes(path: str | Path) -> list[str]:
         return []
     if not isinstance(data, dict):
         return []
-    notes = []
-    if data.get("templates"):
-        notes.append((at.key_line("templates"), "templates is not read by inferwatch (no receiver here uses "
-                                                "a template: inferwatch's own messages are sent)"))
     glob = data.get("global")
     glob = glob if isinstance(glob, dict) else {}
-    notes += [(at.key("global").key_line(k), f"global.{k} is not read by inferwatch (ignored)")
+    notes = [(at.key("global").key_line(k), f"global.{k} is not read by inferwatch (ignored)")
               for k in glob if k not in _GLOBAL_READ]
     return [f"{path}:{line}: {text}" for line, text in sorted(notes)]

@@ -3,7 +3,7 @@
 Base URLs are configurable so tests (and proxies) can point them elsewhere; a receiver
 without its credentials falls back to printing in the terminal. The receiver types are not
 listed here: ``alerting.notify``'s registry, one line per type, builds each and makes the
-config's union of them (``inferwatch.config.ReceiverSpec``); a new channel keeps its spec in
+config's union of them (``inferwatch.settings.ReceiverSpec``); a new channel keeps its spec in
 its own module there. These are the specs of the channels that came first and what every
 spec shares.
 """

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from inferwatch.model import parse_matchers
+from inferwatch.settings._gotemplate import GoTemplate
 from inferwatch.settings._message_template import MessageTemplate
 from inferwatch.settings._types import Duration, FrozenModel, Secret
 
 __all__ = [
     "LANGUAGES",
     "MOBILE",
+    "GoTemplated",
     "RateLimitSpec",
     "ReceiverBase",
     "check_matchers",
@@ -44,6 +46,30 @@ class ReceiverBase(FrozenModel):
         None, description="language of this receiver's messages (default: alerting.language)")
     template: MessageTemplate | None = Field(
         None, description="this receiver's title and per-alert line (WeCom, DingTalk, Feishu, voice, SMS)")
+
+
+class GoTemplated(FrozenModel):
+    """Fields written as Alertmanager's Go templates, and the definitions they may call."""
+
+    go_fields: ClassVar[tuple[str, ...]] = ()
+    go_templates: tuple[str, ...] = Field(
+        (), description="Go template definitions ({{ define }}) the Go-template fields may call: the "
+        "text of an alertmanager.yml's templates: files, read with it")
+
+    @model_validator(mode="after")
+    def _go_templates(self) -> GoTemplated:
+        for name in self.go_fields:
+            if getattr(self, name) is not None:
+                try:
+                    GoTemplate(getattr(self, name), self.go_templates)  # outside the subset: refused here
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
+        return self
+
+    def go_template(self, name: str) -> GoTemplate | None:
+        """The field ``name`` parsed (None when unset)."""
+        value = getattr(self, name)
+        return GoTemplate(value, self.go_templates) if value is not None else None
 
 
 LANGUAGES = ("en", "zh-CN")

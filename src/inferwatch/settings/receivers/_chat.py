@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.settings._gotemplate import GoTemplate
 from inferwatch.settings._types import Secret
 from inferwatch.settings.receivers._base import (
+    GoTemplated,
     RateLimitSpec,
     ReceiverBase,
     phones,
@@ -56,10 +56,13 @@ class WeComReceiverSpec(ReceiverBase):
         return v
 
 
-class WeComAppReceiverSpec(ReceiverBase):
+class WeComAppReceiverSpec(ReceiverBase, GoTemplated):
     """A WeCom (企业微信) application's messages to users, parties or tags (markdown)."""
 
+    go_fields = ("message",)
     type: Literal["wecom_app"] = "wecom_app"
+    message: str | None = Field(None, description="a Go template (Alertmanager's subset): the message, "
+                                "instead of inferwatch's")
     corp_id: str = Field("", description="the company's corp id (ww...)")
     agent_id: int = Field(0, ge=0, description="the application's AgentId")
     secret: Secret | None = Field(None, description="the application's Secret")
@@ -78,7 +81,12 @@ class WeComAppReceiverSpec(ReceiverBase):
 
 
 class DingTalkReceiverSpec(ReceiverBase):
-    """DingTalk (钉钉) group robot: markdown, signed URL when ``secret`` is set, @ by mobile or user id."""
+    """DingTalk (钉钉) group robot: markdown, signed URL when ``secret`` is set, @ by mobile or user id.
+
+    With ``app_key``, ``app_secret``, ``robot_code`` and ``open_conversation_id`` instead of ``url``,
+    an app's robot sends interactive cards (``StandardCard``), edited in place when acknowledged or
+    resolved.
+    """
 
     type: Literal["dingtalk"] = "dingtalk"
     url: Secret | None = Field(None, description="https://oapi.dingtalk.com/robot/send?access_token=...")
@@ -87,12 +95,24 @@ class DingTalkReceiverSpec(ReceiverBase):
     at_mobiles: tuple[str, ...] = ()
     at_user_ids: tuple[str, ...] = ()
     at_all: bool = Field(False, description="@everyone (isAtAll); only when set")
+    app_key: str = Field("", description="an app (企业内部应用 with a robot) instead of a group robot: its "
+                         "interactive cards are edited in place when acknowledged or resolved (give "
+                         "app_secret, robot_code, open_conversation_id)")
+    app_secret: Secret | None = Field(None, description="the app's AppSecret")
+    robot_code: str = Field("", description="the app robot's robotCode")
+    open_conversation_id: str = Field("", description="the group's openConversationId (cid...)")
+    api_url: str = Field("https://api.dingtalk.com", description="the new server API's base")
     rate_limit: RateLimitSpec | None = Field(default_factory=RateLimitSpec)  # 20 a minute per robot
 
     @field_validator("url")
     @classmethod
     def _url(cls, v: Secret | None) -> Secret | None:
         return webhook_secret(v, "https://oapi.dingtalk.com/robot/send?access_token=TOKEN", "query")
+
+    @model_validator(mode="after")
+    def _app(self) -> DingTalkReceiverSpec:
+        _one_way(self, ("app_key", "app_secret", "robot_code", "open_conversation_id"), "a DingTalk app")
+        return self
 
     @field_validator("at_mobiles")
     @classmethod
@@ -101,12 +121,23 @@ class DingTalkReceiverSpec(ReceiverBase):
 
 
 class FeishuReceiverSpec(ReceiverBase):
-    """Feishu / Lark (飞书) group robot: interactive cards coloured by tier, signed when ``secret`` is set."""
+    """Feishu / Lark (飞书) group robot: interactive cards coloured by tier, signed when ``secret`` is set.
+
+    With ``app_id``, ``app_secret`` and ``chat_id`` instead of ``url``, the cards go through a Feishu
+    app's bot (the IM API), which can edit them in place: acknowledged, and resolved.
+    """
 
     type: Literal["feishu"] = "feishu"
     url: Secret | None = Field(None, description="https://open.feishu.cn/open-apis/bot/v2/hook/...")
     secret: Secret | None = Field(None, description="the robot's signing secret, if it signs")
     keywords: tuple[str, ...] = Field((), description="the robot's security keywords: one is always sent")
+    app_id: str = Field("", description="a Feishu app (自建应用, bot ability on) instead of a robot: its "
+                        "cards are edited in place when acknowledged or resolved (give app_secret, chat_id)")
+    app_secret: Secret | None = Field(None, description="the app's App Secret")
+    chat_id: str = Field("", pattern=r"^(oc_[A-Za-z0-9]+)?$",
+                         description="the group (oc_...) the app's bot is in")
+    api_url: str = Field("https://open.feishu.cn",
+                         description="the IM API's base (Lark: https://open.larksuite.com)")
     # 100 a minute and 5 a second: 5 in any 4 s keeps both.
     rate_limit: RateLimitSpec | None = Field(default_factory=lambda: RateLimitSpec(count=5, per=4.0))
 
@@ -115,27 +146,39 @@ class FeishuReceiverSpec(ReceiverBase):
     def _url(cls, v: Secret | None) -> Secret | None:
         return webhook_secret(v, "https://open.feishu.cn/open-apis/bot/v2/hook/TOKEN", "path")
 
+    @model_validator(mode="after")
+    def _app(self) -> FeishuReceiverSpec:
+        _one_way(self, ("app_id", "app_secret", "chat_id"), "a Feishu app")
+        return self
 
-class SlackReceiverSpec(ReceiverBase):
+
+def _one_way(spec: DingTalkReceiverSpec | FeishuReceiverSpec, fields: tuple[str, ...], what: str) -> None:
+    """An app's fields come together, and instead of a robot's ``url``."""
+    given = [k for k in fields if getattr(spec, k)]
+    if given and len(given) < len(fields):
+        raise ValueError(f"{what} needs {', '.join(fields[:-1])} and {fields[-1]} together "
+                         f"(got only {', '.join(given)})")
+    if given and spec.url is not None:
+        raise ValueError(f"give either url (a group robot) or {'/'.join(fields)} (an app), not both")
+
+
+class SlackReceiverSpec(ReceiverBase, GoTemplated):
     """A Slack incoming webhook (the URL is the secret); ``title``/``text`` as Alertmanager's Go templates."""
 
+    go_fields = ("title", "text")
     type: Literal["slack"] = "slack"
     webhook_url: Secret | None = None
     title: str | None = Field(None, description="a Go template (Alertmanager's subset): the attachment title")
     text: str | None = Field(None, description="a Go template (Alertmanager's subset): the attachment's text")
 
-    @field_validator("title", "text")
-    @classmethod
-    def _go_template(cls, v: str | None) -> str | None:
-        if v is not None:
-            GoTemplate(v)  # outside the subset: refused here, naming the construct
-        return v
 
-
-class TelegramReceiverSpec(ReceiverBase):
+class TelegramReceiverSpec(ReceiverBase, GoTemplated):
     """A Telegram bot posting to a chat (Bot API ``sendMessage``, plain text)."""
 
+    go_fields = ("message",)
     type: Literal["telegram"] = "telegram"
+    message: str | None = Field(None, description="a Go template (Alertmanager's subset): the message, "
+                                "instead of inferwatch's")
     bot_token: Secret | None = Field(None, description="the bot's token from @BotFather")
     chat_id: str = Field(pattern=r"^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$",
                          description="the chat: a numeric id, or @channelusername")

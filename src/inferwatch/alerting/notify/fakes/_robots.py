@@ -15,7 +15,7 @@ from typing import Any
 
 from inferwatch.alerting.notify.fakes._base import Clock, FakeRequest, Reply, Window, json_reply
 
-__all__ = ["FakeDingTalk", "FakeFeishu", "FakeWeComApp"]
+__all__ = ["FakeDingTalk", "FakeFeishu", "FakeWeComApp", "card_problem"]
 
 
 class FakeDingTalk:
@@ -113,7 +113,7 @@ class FakeFeishu:
         if not (self.second.allow(now) and self.minute.allow(now)):
             return json_reply({"code": 11232, "data": {},
                           "msg": "frequency limited psm[lark.oapi.app_platform_runtime]"})
-        problem = _card_problem(b)
+        problem = card_problem(b)
         if problem:
             return json_reply({"code": 9499, "data": {}, "msg": f"Bad Request: {problem}"})
         if self.keywords and not any(k in json.dumps(b["card"], ensure_ascii=False) for k in self.keywords):
@@ -155,7 +155,8 @@ def _element_problem(e: Any) -> str:
     return "" if e.get("tag") in ("hr", "note", "markdown", "img") else f"unknown tag {e.get('tag')!r}"
 
 
-def _card_problem(b: Any) -> str:
+def card_problem(b: Any) -> str:
+    """What is wrong with a robot body's interactive card by the card schema ("" when nothing)."""
     if not isinstance(b, dict) or b.get("msg_type") != "interactive" or not isinstance(b.get("card"), dict):
         return "msg_type interactive with a card"
     card = b["card"]

@@ -1,7 +1,7 @@
 // The router: one page at a time under #/<page>?params, a timer per page, theme, the alert count.
 
 import { get, readBoot, serverNow } from "./api.js";
-import { fmtTime, h, message, fill } from "./dom.js";
+import { fmtTime, h, message, fill, timeZone } from "./dom.js";
 import { setup as language } from "./i18n.js";
 
 const PAGES = {
@@ -62,7 +62,9 @@ async function route() {
 async function header(now0) {
   try {
     const [now, alerts] = await Promise.all([now0 ?? serverNow(), get("api/v1/alerts")]);
-    document.getElementById("server-time").textContent = `server time ${fmtTime(now)}`;
+    // the zone's name is data (an IANA name), the words around it the page's
+    fill(document.getElementById("server-time"), `server time ${fmtTime(now)} `,
+      h("span", { "data-raw": "", class: "zone" }, timeZone()));
     const firing = alerts.alerts.filter((a) => a.state === "firing").length;
     const count = document.getElementById("alert-count");
     count.textContent = firing ? String(firing) : "";

@@ -1,7 +1,7 @@
 // A panel: title, one or more PromQL range queries drawn with uPlot, threshold lines, PromQL on demand.
 
 import { range } from "./api.js";
-import { fmtValue, h, labelText, fill } from "./dom.js";
+import { fmtValue, h, labelText, fill, timeZone } from "./dom.js";
 
 const PALETTE = ["#2f6fdf", "#e8590c", "#2b8a3e", "#ae3ec9", "#0c8599", "#c92a2a", "#5c940d", "#862e9c",
   "#d9480f", "#1864ab"];
@@ -134,6 +134,8 @@ export function panel({ title, queries, unit, thresholds = [], note, caption }) 
       const opts = {
         width: Math.max(280, plotEl.clientWidth || 420), height: 190,
         scales: { x: { time: true }, y: { range: yRange(thresholds) } },
+        // the time axis in the configured zone, as every other time on the page
+        tzDate: (ts) => UPlot.tzDate(new Date(ts * 1e3), timeZone()),
         axes: [{ stroke: fg(), grid: { stroke: grid() } }, { stroke: fg(), grid: { stroke: grid() }, size: 62, values: (u, vals) => vals.map((v) => fmtValue(v, unit)) }],
         series: [{}, ...shown.map((s, i) => ({
           label: s.label, stroke: PALETTE[i % PALETTE.length], width: s.band ? 0.75 : 1.5, spanGaps: false,

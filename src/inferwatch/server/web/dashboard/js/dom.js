@@ -15,15 +15,42 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-// A time in the browser's zone with its offset: "2026-12-07 14:03:09 +08:00".
+// What the server's config says of the reader's place (in the page's #boot, read once): ``timezone``
+// (alerting.timezone) and ``language`` (alerting.language, when the config names one).
+let placeCache = null;
+export function place() {
+  if (placeCache) return placeCache;
+  let boot = {};
+  try { boot = JSON.parse(document.getElementById("boot").textContent) || {}; } catch { /* no boot: the browser's */ }
+  let zone = boot.timezone || null;
+  try { if (zone) new Intl.DateTimeFormat("en-US", { timeZone: zone }); } catch { zone = null; }
+  placeCache = { timezone: zone, language: boot.language || null };
+  return placeCache;
+}
+
+// The zone times are shown in: the configured one, else the browser's (its IANA name).
+export function timeZone() {
+  return place().timezone || Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+const FORMATS = new Map();
+function partsIn(zone, d) {
+  let f = FORMATS.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "longOffset" });
+    FORMATS.set(zone, f);
+  }
+  return Object.fromEntries(f.formatToParts(d).map((p) => [p.type, p.value]));
+}
+
+// A time in the configured zone (alerting.timezone; else the browser's) with its offset:
+// "2026-12-07 14:03:09 +08:00".
 export function fmtTime(t) {
   if (t === null || t === undefined) return "-";
-  const d = new Date(t * 1000);
-  const p = (n) => String(n).padStart(2, "0");
-  const off = -d.getTimezoneOffset();
-  const zone = `${off < 0 ? "-" : "+"}${p(Math.floor(Math.abs(off) / 60))}:${p(Math.abs(off) % 60)}`;
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:`
-    + `${p(d.getSeconds())} ${zone}`;
+  const p = partsIn(timeZone(), new Date(t * 1000));
+  const zone = p.timeZoneName.replace(/^GMT/, "") || "+00:00";
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${zone}`;
 }
 
 export function fmtAgo(t, now) {

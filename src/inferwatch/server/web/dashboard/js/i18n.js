@@ -6,6 +6,8 @@
 // An element marked ``data-raw`` holds data (a server's words, a label name): tests/dashboard/test_phone_axe.py
 // reads every other shown text in Chinese and fails on an English word left.
 
+import { place } from "./dom.js";
+
 const KEY = "inferwatch.lang";
 
 const ZH = new Map(Object.entries({
@@ -77,7 +79,7 @@ const ZH = new Map(Object.entries({
   "New silence": "新建静默", "All silences": "全部静默", "Create silence": "创建静默", "no silences": "没有静默",
   "matchers (one per line: name=\"value\", name=~\"regex\", name!=\"value\")":
     "匹配条件（每行一个：标签=\"值\"、标签=~\"正则\"、标签!=\"值\"）",
-  for: "时长", author: "创建人", comment: "备注", matchers: "匹配条件", starts: "开始", ends: "结束", by: "创建人",
+  for: "时长", author: "创建人", comment: "备注", matchers: "匹配条件", starts: "开始", ends: "结束", by: "操作人",
   "writes need the server's API token": "写操作需要服务器的 API 令牌", use: "使用", "sign in": "登录",
   "(printed at the server's first start; kept only in this tab) or": "（服务器首次启动时打印；仅保存在此标签页）或",
   "enter the API token or sign in first (above)": "请先在上方输入 API 令牌或登录",
@@ -108,7 +110,8 @@ const ZH = new Map(Object.entries({
   "in flight": "处理中", "whole request": "整个请求", "runtime run (ONNX Runtime, TensorRT)": "运行时执行（ONNX Runtime、TensorRT）",
   // alerts and on call
   "digest message": "汇总消息", Expire: "使其过期", active: "生效中", expired: "已过期",
-  "acknowledged by": "确认人", acknowledged: "已确认", unacknowledged: "已取消确认", notified: "已通知", escalated: "已升级", fire: "触发", resolve: "恢复", alerts: "告警", "members by": "成员按",
+  "acknowledged by": "确认人", acknowledged: "已确认", silenced: "已静默", inhibited: "已抑制", answered: "已接听",
+  unanswered: "未接听", unacknowledged: "已取消确认", notified: "已通知", escalated: "已升级", fire: "触发", resolve: "恢复", alerts: "告警", "members by": "成员按",
   ", groups by": "，分组按", "human review": "需人工复核", "drift (P2)": "漂移（P2）", stable: "稳定",
   "no row failed a data-quality check in this range (or no DataQualityAggregator in the SDK)":
     "此时间范围内没有未通过数据质量检查的行（或 SDK 中没有 DataQualityAggregator）", "wecom message, printed (no credentials)": "企业微信消息，仅打印（无凭据）",
@@ -162,7 +165,8 @@ const PATTERNS = [
   [/^(\S+) to (\S+) (sent|failed|printed \(no credentials\)) \((.+)\)$/,
     (m, type, to, st, names) => `${t(type)}发往 ${to} ${t(st)}（${names.replace(/^(\d+) lines$/, "$1 行")}）`],
   [/^(\S+): step (\d+)$/, "$1：第 $2 步"],
-  [/^time to acknowledge: (.+), $/, "确认用时：$1，"], [/^time to resolve: (.+)$/, "恢复用时：$1"],
+  [/^time to acknowledge: (.+),$/, "确认用时：$1，"], [/^time to resolve: (.+)$/, "恢复用时：$1"],
+  [/^\(step (\d+)\)$/, "（第 $1 步）"], [/^step (\d+) to$/, "第 $1 步，发往"],
   [/^degraded via (\S+)$/, "已通过 $1 降级"],
   [/^scaled deployment (\S+) from (\d+) to (\d+) replicas$/, "已将 deployment $1 从 $2 个副本扩容到 $3 个"],
   [/^(estimated|realized|lower|upper|mean|reference|anomalous|low confidence) (.+)$/,
@@ -171,8 +175,10 @@ const PATTERNS = [
   [/^(\d+) s ago$/, "$1 秒前"], [/^(\d+) min ago$/, "$1 分钟前"], [/^([\d.]+) h ago$/, "$1 小时前"],
 ];
 
+// The header's choice (remembered), else the server's alerting.language, else the browser's language.
 export function lang() {
-  return localStorage.getItem(KEY) === "zh-CN" ? "zh-CN" : "en";
+  const chosen = localStorage.getItem(KEY) || place().language || (navigator.language || "").replace(/^zh.*/i, "zh-CN");
+  return chosen === "zh-CN" ? "zh-CN" : "en";
 }
 
 // ``text`` in the chosen language (surrounding spaces kept).

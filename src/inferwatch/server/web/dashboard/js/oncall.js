@@ -23,21 +23,25 @@ function timeline(events) {
   const ack = events.find((e) => e.kind === "acknowledged");
   const resolved = events.find((e) => e.kind === "resolved");
   const t0 = first ? first.t : null;
+  // each event's words apart from its data (names, labels, errors: marked data-raw), so the language's
+  // watcher translates the words and leaves the data
+  const raw = (text) => h("span", { "data-raw": "" }, text);
   const what = (e) => {
     const d = e.detail || {};
     switch (e.kind) {
-      case "notified": return `${d.receiver}: ${d.outcome}${d.step ? ` (step ${d.step})` : ""}${d.error ? ` ${d.error}` : ""}`;
-      case "escalated": return `${d.escalation} step ${d.step} to ${(d.receivers || []).join(", ")}`;
-      case "acknowledged": return `by ${d.by}${d.comment ? `: ${d.comment}` : ""}`;
-      case "unacknowledged": return `by ${d.by}`;
-      case "action": return `${d.action} (${d.phase}): ${d.outcome}`;
-      default: return labelText(e.labels, ["tier", "severity", "dimension"]);
+      case "notified": return [raw(d.receiver), ": ", h("span", {}, d.outcome), d.step ? h("span", {}, ` (step ${d.step})`) : "",
+        d.error ? [" ", raw(d.error)] : ""];
+      case "escalated": return [raw(d.escalation), h("span", {}, ` step ${d.step} to `), raw((d.receivers || []).join(", "))];
+      case "acknowledged": return [h("span", {}, "by"), " ", raw(d.by), d.comment ? [": ", raw(d.comment)] : ""];
+      case "unacknowledged": return [h("span", {}, "by"), " ", raw(d.by)];
+      case "action": return [raw(d.action), h("span", {}, ` (${d.phase}):`), " ", raw(d.outcome)];
+      default: return raw(labelText(e.labels, ["tier", "severity", "dimension"]));
     }
   };
   return h("div", { class: "group-timeline" },
     h("p", { class: "small" }, `time to acknowledge: ${ack && t0 !== null ? fmtDur(ack.t - t0) : "-"}, `,
       `time to resolve: ${resolved && t0 !== null ? fmtDur(resolved.t - t0) : "-"}`),
-    h("ol", { class: "records" }, events.map((e) => h("li", { "data-kind": e.kind }, `${fmtTime(e.t)} `, h("b", {}, e.kind), ` ${what(e)}`))));
+    h("ol", { class: "records" }, events.map((e) => h("li", { "data-kind": e.kind }, `${fmtTime(e.t)} `, h("b", {}, e.kind), " ", what(e)))));
 }
 
 function groupCard(g, out, reload) {
