@@ -118,5 +118,7 @@ def test_the_config_names_no_receiver_type() -> None:
     # rule: a channel is its module, its fake and its registry line; the config's union comes from the
     # registry, so no module of the config (nor of its sections) names the new type
     src = Path(__file__).resolve().parents[2] / "src" / "inferwatch"
-    named = [p for d in ("config", "settings") for p in (src / d).rglob("*.py") if "google_chat" in p.read_text()]
-    assert named == [] and CHANNELS["google_chat"].spec.__module__ == "inferwatch.alerting.notify._google_chat"
+    named = [p for d in ("config", "settings") for p in (src / d).rglob("*.py")
+             if "google_chat" in p.read_text("utf-8")]
+    assert named == []
+    assert CHANNELS["google_chat"].spec.__module__ == "inferwatch.alerting.notify._google_chat"

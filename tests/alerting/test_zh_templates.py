@@ -135,7 +135,7 @@ def test_a_template_with_an_unknown_field_is_refused_at_load() -> None:
 
 
 def test_voice_phrase_follows_the_receiver_template() -> None:
-    from inferwatch.alerting.notify._phone import alert_phrase
+    from inferwatch.alerting.notify.phone import alert_phrase
     from inferwatch.settings._message_template import MessageTemplate
 
     template = MessageTemplate(title="{service} 服务 {tier_name}")

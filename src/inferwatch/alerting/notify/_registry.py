@@ -18,22 +18,26 @@ from pydantic import Field
 from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notifier
-from inferwatch.alerting.notify._aliyun import AliyunSmsNotifier, AliyunVoiceNotifier
 from inferwatch.alerting.notify._dingtalk import DingTalkNotifier
 from inferwatch.alerting.notify._discord import DiscordNotifier
 from inferwatch.alerting.notify._email import EmailNotifier
 from inferwatch.alerting.notify._feishu import FeishuNotifier
 from inferwatch.alerting.notify._google_chat import GoogleChatNotifier, GoogleChatReceiverSpec
 from inferwatch.alerting.notify._pagerduty import PagerDutyNotifier
-from inferwatch.alerting.notify._phone import ScheduleNumbers
 from inferwatch.alerting.notify._slack import SlackNotifier
 from inferwatch.alerting.notify._telegram import TelegramNotifier
-from inferwatch.alerting.notify._tencent import TencentSmsNotifier, TencentVoiceNotifier
 from inferwatch.alerting.notify._terminal import DiscardNotifier, FallbackNotifier, TerminalNotifier
-from inferwatch.alerting.notify._twilio import TwilioNotifier
 from inferwatch.alerting.notify._webhook import WebhookNotifier
 from inferwatch.alerting.notify._wecom import WeComNotifier
 from inferwatch.alerting.notify._wecom_app import WeComAppNotifier
+from inferwatch.alerting.notify.phone import (
+    AliyunSmsNotifier,
+    AliyunVoiceNotifier,
+    ScheduleNumbers,
+    TencentSmsNotifier,
+    TencentVoiceNotifier,
+    TwilioNotifier,
+)
 from inferwatch.alerting.oncall import CallWatch
 from inferwatch.model import Clock
 from inferwatch.settings import (

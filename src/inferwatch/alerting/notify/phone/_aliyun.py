@@ -29,7 +29,7 @@ from typing import Any
 from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
-from inferwatch.alerting.notify._phone import (
+from inferwatch.alerting.notify.phone._phone import (
     OnCallNumbers,
     alert_phrase,
     call_or_text,
