@@ -1,6 +1,6 @@
-"""Google Chat: the notifier against a fake of a space's webhook, and through the config (serve: test_chat_serve).
+"""Google Chat: the notifier against a fake of a space's webhook, and through the config.
 
-The channel's spec lives in its notify module: these tests reach it through the registry and the
+``serve`` delivers to it in test_chat_serve. The channel's spec lives in its notify module: these tests reach it through the registry and the
 config, as users do.
 """
 
