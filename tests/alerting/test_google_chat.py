@@ -1,7 +1,7 @@
 """Google Chat: the notifier against a fake of a space's webhook, and through the config.
 
-``serve`` delivers to it in test_chat_serve. The channel's spec lives in its notify module: these tests reach it through the registry and the
-config, as users do.
+``serve`` delivers to it in test_chat_serve. The channel's spec lives in its notify module: these
+tests reach it through the registry and the config, as users do.
 """
 
 from __future__ import annotations
