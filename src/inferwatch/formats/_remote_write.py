@@ -22,6 +22,7 @@ import struct
 from collections.abc import Callable, Iterable
 
 from inferwatch.formats import _snappy_pure as _snappy
+from inferwatch.formats._varint import varint
 from inferwatch.model import Labels, Sample
 
 __all__ = ["REMOTE_WRITE_HEADERS", "decode_write_request", "encode_write_request"]
@@ -33,18 +34,8 @@ REMOTE_WRITE_HEADERS = {
 }
 
 
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1  # int64 as protobuf writes it: two's complement in ten bytes
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def _series(labels: Labels, samples: list[Sample]) -> bytes:
@@ -52,7 +43,7 @@ def _series(labels: Labels, samples: list[Sample]) -> bytes:
     for name, value in labels.items_tuple:
         out += _field(1, _field(1, name.encode()) + _field(2, value.encode()))
     for s in samples:
-        out += _field(2, b"\x09" + struct.pack("<d", s.v) + b"\x10" + _varint(round(s.t * 1000)))
+        out += _field(2, b"\x09" + struct.pack("<d", s.v) + b"\x10" + varint(round(s.t * 1000)))
     return bytes(out)
 
 

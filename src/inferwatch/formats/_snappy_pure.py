@@ -17,19 +17,12 @@ True
 
 from __future__ import annotations
 
+from inferwatch.formats._varint import varint
+
 __all__ = ["compress", "decompress", "uncompressed_length"]
 
 _MAX_OFFSET = 65535
 _MIN_MATCH = 4
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _literal(out: bytearray, data: bytes, start: int, end: int) -> None:
@@ -55,7 +48,7 @@ def _copy(out: bytearray, offset: int, length: int) -> None:
 
 def compress(data: bytes) -> bytes:
     """Snappy-compress ``data`` (block format, no framing)."""
-    out = bytearray(_varint(len(data)))
+    out = bytearray(varint(len(data)))
     table: dict[bytes, int] = {}
     i = lit = 0
     end = len(data) - _MIN_MATCH
