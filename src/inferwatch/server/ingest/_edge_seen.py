@@ -92,24 +92,19 @@ class SeenBatches:
             row = self._db.execute("SELECT 1 FROM batches WHERE device = ? AND id = ?", (device, batch_id))
             return row.fetchone() is not None
 
-    def add(self, device: str, batch_id: str, now: float, keep: float,
-            status: dict[str, Any] | None = None) -> None:
-        """Record ``batch_id`` as stored (and ``status``, the device's statistics, in the same transaction);
-        forget ids older than ``keep`` seconds (at most once a minute: a fleet sends hundreds a second)."""
+    def add_many(self, ids: list[tuple[str, str]], now: float, keep: float,
+                 statuses: list[dict[str, Any]]) -> None:
+        """Record the batch ids of a group of uploads as stored and their devices' statistics, in one
+        transaction (a group commit's); forget ids older than ``keep`` seconds (at most once a minute:
+        a fleet sends hundreds a second)."""
         with self._lock, self._db:
-            self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
-            if status is not None:
-                self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
-                                 (status["device"], json.dumps(status)))
+            self._db.executemany("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)",
+                                 [(device, batch_id, now) for device, batch_id in ids])
+            self._db.executemany("INSERT OR REPLACE INTO devices VALUES (?, ?)",
+                                 [(st["device"], json.dumps(st)) for st in statuses])
             if now - self._pruned >= 60.0 or now < self._pruned:
                 self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
                 self._pruned = now
-
-    def save_device(self, status: dict[str, Any]) -> None:
-        """Keep a device's statistics (a restart continues its counts and last contact)."""
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
-                             (status["device"], json.dumps(status)))
 
     def load_devices(self) -> list[dict[str, Any]]:
         """The statistics of every device saved (a row that does not read is left out, logged)."""
