@@ -23,11 +23,14 @@ drift runs where one random member at a time drifts by 1.3×, 1.5× or 2× for 1
 minutes, every 45 minutes (detection: the drifting member fires within 5 minutes
 of the drift's start; pages of any other member count as false pages).
 
-The defaults (tolerance, min_deviation, for) are chosen by cross-validation over
-seeds: every candidate of a grid runs as its own rule in the same evaluator; the
-candidate chosen on the fitting seeds (no false page on any healthy fleet, then
-the most 1.5× members detected within 5 minutes, then the most 1.3×) is reported
-on the other seeds.
+Two families of rules are compared: the peer test alone (``peers``: tolerance,
+min_deviation, for) and the peer test with each member's own history
+(``change``: an abrupt move of ``change.tolerance`` averaged spreads that stays
+for ``change.window``; the rule's tolerance 2 keeps it firing). In each family
+the settings are chosen by cross-validation over seeds: every candidate of a
+grid runs as its own rule in the same evaluator; the candidate chosen on the
+fitting seeds (no false page on any healthy fleet, then the most 1.5× members
+detected within 5 minutes, then the most 1.3×) is reported on the other seeds.
 
     python benchmarks/bench_outliers.py                 # the table (a few minutes)
     python benchmarks/bench_outliers.py --quick         # a quarter of a day
@@ -40,6 +43,7 @@ import argparse
 import itertools
 import json
 import math
+import multiprocessing
 import sys
 import time
 from dataclasses import dataclass, field
@@ -110,6 +114,11 @@ METRICS = {
 }
 TOLERANCES = (3.5, 4.5)
 FORS = (180.0, 240.0)
+CHANGE_WINDOWS = (210.0, 240.0)
+CHANGE_TOLERANCES = (2.5, 2.75, 3.0)
+CHANGE_HOLD = 2.0
+FAMILIES = ("peers", "change")
+Key = tuple[str, float, float, float, float, float]  # family, tolerance, min_dev, for, window, step
 
 
 def _spikes(rng: np.random.Generator, steps: int, n: int) -> np.ndarray:
@@ -120,33 +129,46 @@ def _spikes(rng: np.random.Generator, steps: int, n: int) -> np.ndarray:
     return out
 
 
-def _rules(metric: Metric) -> list[Rule]:
+def _rules(metric: Metric, families: tuple[str, ...] = FAMILIES) -> list[Rule]:
+    grid: list[tuple[float, float, float, dict[str, float] | None]] = []
+    if "peers" in families:
+        grid += [(tol, dev, hold, None)
+                 for tol, dev, hold in itertools.product(TOLERANCES, metric.min_devs, FORS)]
+    if "change" in families:
+        grid += [(CHANGE_HOLD, metric.min_devs[0], 0.0, {"window": w, "tolerance": c})
+                 for w, c in itertools.product(CHANGE_WINDOWS, CHANGE_TOLERANCES)]
     out = []
-    for tol, dev, hold in itertools.product(TOLERANCES, metric.min_devs, FORS):
+    for tol, dev, hold, change in grid:
+        name = f"C_{tol:g}_{dev:g}_{hold:g}"
+        name += f"_{change['window']:g}_{change['tolerance']:g}" if change else ""
         spec = RuleSpec.model_validate({
-            "name": f"C_{tol:g}_{dev:g}_{hold:g}".replace(".", "p"), "dimension": Dimension.SERVICE,
+            "name": name.replace(".", "p"), "dimension": Dimension.SERVICE,
             "tier": Tier.P1, "for": hold, "outlier": {
                 "expr": "fleet_value", "peers_by": ["model"], "member": "instance", "tolerance": tol,
-                "min_deviation": dev, "direction": metric.direction}})
+                "min_deviation": dev, "direction": metric.direction, "change": change}})
         out.append(Rule.from_spec(spec))
     return out
 
 
-def _key(rule: Rule) -> tuple[float, float, float]:
-    assert rule.outlier is not None
-    return rule.outlier.tolerance, rule.outlier.min_deviation, rule.for_
+def _key(rule: Rule) -> Key:
+    o = rule.outlier
+    assert o is not None
+    if o.change is None:
+        return "peers", o.tolerance, o.min_deviation, rule.for_, 0.0, 0.0
+    return "change", o.tolerance, o.min_deviation, rule.for_, o.change.window, o.change.tolerance
 
 
 @dataclass
 class Run:
     """What each candidate did in one simulated run."""
 
-    false_pages: dict[tuple[float, float, float], int] = field(default_factory=dict)
-    detected: dict[tuple[float, float, float], list[float | None]] = field(default_factory=dict)
+    false_pages: dict[Key, int] = field(default_factory=dict)
+    detected: dict[Key, list[float | None]] = field(default_factory=dict)
     days: float = 0.0
 
 
-def simulate(metric: Metric, n: int, seed: int, days: float, factor: float | None) -> Run:
+def simulate(metric: Metric, n: int, seed: int, days: float, factor: float | None,
+             families: tuple[str, ...] = FAMILIES) -> Run:
     """One fleet through the real evaluator; ``factor=None``: healthy."""
     rng = np.random.default_rng(seed * 1000 + n)
     steps = int(days * DAY / STEP)
@@ -163,7 +185,7 @@ def simulate(metric: Metric, n: int, seed: int, days: float, factor: float | Non
     labels = [Labels({"__name__": "fleet_value", "model": "ranker", "instance": s}) for s in names]
     store = MemoryStore()
     store.append(Sample(labels[j], float(t[i]), float(v[i, j])) for i in range(steps) for j in range(n))
-    rules = _rules(metric)
+    rules = _rules(metric, families)
     ev = Evaluator(rules, store, clock=SimulatedClock(T0))
     fired: dict[str, list[tuple[float, str]]] = {r.name: [] for r in rules}
     before: dict[str, dict[str, AlertState]] = {r.name: {} for r in rules}
@@ -196,39 +218,50 @@ def _score(rules: list[Rule], fired: dict[str, list[tuple[float, str]]], episode
     return run
 
 
-def _runs(seeds: list[int], days: float, metrics: list[str]) -> dict[tuple[str, int, int, float | None], Run]:
-    out = {}
-    for m, n, s in itertools.product(metrics, SIZES, seeds):
-        for f in (None, *FACTORS):
-            t0 = time.perf_counter()
-            out[(m, n, s, f)] = simulate(METRICS[m], n, s, days if f is None else days / 2, f)
-            print(f"  {m:10} n={n:2} seed={s} factor={f}: {time.perf_counter() - t0:.1f} s",
-                  file=sys.stderr, flush=True)
-    return out
+def _one(job: tuple[str, int, int, float | None, float, tuple[str, ...]]) -> Run:
+    m, n, s, f, days, families = job
+    t0 = time.perf_counter()
+    run = simulate(METRICS[m], n, s, days if f is None else days / 2, f, families)
+    print(f"  {m:10} n={n:2} seed={s} factor={f}: {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr, flush=True)
+    return run
 
 
-def _rate(runs: list[Run], key: tuple[float, float, float]) -> tuple[float, float | None]:
+def _runs(seeds: list[int], days: float, metrics: list[str], sizes: tuple[int, ...],
+          families: tuple[str, ...], jobs: int = 1) -> dict[tuple[str, int, int, float | None], Run]:
+    todo = [(m, n, s, f, days, families) for m, n, s in itertools.product(metrics, sizes, seeds)
+            for f in (None, *FACTORS)]
+    if jobs > 1:
+        with multiprocessing.Pool(jobs) as pool:
+            done = pool.map(_one, todo, chunksize=1)
+    else:
+        done = [_one(j) for j in todo]
+    return {j[:4]: r for j, r in zip(todo, done, strict=True)}
+
+
+def _rate(runs: list[Run], key: Key) -> tuple[float, float | None]:
     hits = [h for r in runs for h in r.detected[key]]
     within = [h for h in hits if h is not None and h <= DETECT_WITHIN]
     med = float(np.median(within)) if within else None
     return (len(within) / len(hits) if hits else 0.0), med
 
 
-def choose(runs: dict[tuple[str, int, int, float | None], Run], metric: str, seeds: list[int]) -> Any:
-    """The candidate with no false page on the fitting seeds, then the best detection."""
-    keys = list(runs[(metric, SIZES[0], seeds[0], None)].false_pages)
-    healthy = [runs[(metric, n, s, None)] for n in SIZES for s in seeds]
-    drift = {f: [runs[(metric, n, s, f)] for n in SIZES for s in seeds] for f in FACTORS}
+def choose(runs: dict[tuple[str, int, int, float | None], Run], metric: str, seeds: list[int],
+           family: str, sizes: tuple[int, ...]) -> Any:
+    """The family's candidate with no false page on the fitting seeds, then the best detection."""
+    keys = [k for k in runs[(metric, sizes[0], seeds[0], None)].false_pages if k[0] == family]
+    healthy = [runs[(metric, n, s, None)] for n in sizes for s in seeds]
+    drift = {f: [runs[(metric, n, s, f)] for n in sizes for s in seeds] for f in FACTORS}
     quiet = [k for k in keys if all(r.false_pages[k] == 0 for r in (*healthy, *drift[1.5]))] or keys
     # then the most 1.5x detected, the most 1.3x, and the more cautious settings on ties
     return max(quiet, key=lambda k: (_rate(drift[1.5], k)[0], _rate(drift[1.3], k)[0], k))
 
 
 def report(runs: dict[tuple[str, int, int, float | None], Run], metric: str, key: Any,
-           seeds: list[int]) -> list[dict[str, Any]]:
+           seeds: list[int], sizes: tuple[int, ...]) -> list[dict[str, Any]]:
     """Held-out figures per fleet size and factor."""
     rows = []
-    for n in SIZES:
+    for n in sizes:
         healthy = [runs[(metric, n, s, None)] for s in seeds]
         fp_day = sum(r.false_pages[key] for r in healthy) / sum(r.days for r in healthy)
         row: dict[str, Any] = {"metric": metric, "members": n, "false_pages_per_day": fp_day}
@@ -249,34 +282,42 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2, help="seeds (half fit, half report)")
     ap.add_argument("--days", type=float, default=1.0, help="days of each healthy fleet")
     ap.add_argument("--metrics", default="latency,gpu,confidence")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="fleet sizes")
+    ap.add_argument("--families", default=",".join(FAMILIES), help="peers (the peer test alone), change")
+    ap.add_argument("--jobs", type=int, default=1, help="simulations run in parallel processes")
     ap.add_argument("--quick", action="store_true", help="2 seeds, half a day")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     seeds, days = (2, 0.25) if a.quick else (a.seeds, a.days)
     metrics = a.metrics.split(",")
+    sizes = tuple(int(x) for x in a.sizes.split(","))
+    families = tuple(a.families.split(","))
     t0 = time.perf_counter()
-    runs = _runs(list(range(seeds)), days, metrics)
+    runs = _runs(list(range(seeds)), days, metrics, sizes, families, a.jobs)
     even, odd = list(range(0, seeds, 2)), list(range(1, seeds, 2))
     folds = [(even, odd), (odd, even)]
     out: list[dict[str, Any]] = []
-    for m in metrics:
+    for m, family in itertools.product(metrics, families):
         for fold, (fit, held) in enumerate(folds):
-            key = choose(runs, m, fit)
-            for row in report(runs, m, key, held):
-                out.append({"fold": fold, "tolerance": key[0], "min_deviation": key[1], "for_s": key[2],
-                            **row})
+            key = choose(runs, m, fit, family, sizes)
+            for row in report(runs, m, key, held, sizes):
+                out.append({"family": family, "fold": fold, "tolerance": key[1], "min_deviation": key[2],
+                            "for_s": key[3], "window_s": key[4], "step": key[5], **row})
     if a.json:
         print(json.dumps(out, indent=1))
         return
     print(f"peer outliers, {seeds} seeds ({days:g} healthy days each), {STEP:g} s evaluations, "
           f"{time.perf_counter() - t0:.0f} s")
-    print(f"{'metric':10} {'fold':>4} {'tol':>4} {'min_dev':>7} {'for':>4} {'n':>3} {'FP/day':>6} "
+    print(f"{'metric':10} {'family':6} {'fold':>4} {'tol':>4} {'min_dev':>7} {'for':>4} {'window':>6} "
+          f"{'step':>4} {'n':>3} {'FP/day':>6} "
           + " ".join(f"{f'{f:g}x det':>8} {'t50':>5}" for f in FACTORS) + "  FP/day(drift runs)")
     for r in out:
         cells = " ".join(f"{r[f'detected_{f:g}x']:8.0%} {_s(r[f'median_s_{f:g}x']):>5}" for f in FACTORS)
         fpd = " ".join(f"{r[f'false_pages_per_day_{f:g}x']:.2f}" for f in FACTORS)
-        print(f"{r['metric']:10} {r['fold']:>4} {r['tolerance']:>4g} {r['min_deviation']:>7g} "
-              f"{r['for_s']:>4g} {r['members']:>3} {r['false_pages_per_day']:6.2f} {cells}  {fpd}")
+        print(f"{r['metric']:10} {r['family']:6} {r['fold']:>4} {r['tolerance']:>4g} "
+              f"{r['min_deviation']:>7g} "
+              f"{r['for_s']:>4g} {r['window_s']:>6g} {r['step']:>4g} {r['members']:>3} "
+              f"{r['false_pages_per_day']:6.2f} {cells}  {fpd}")
 
 
 def _s(v: float | None) -> str:

@@ -129,6 +129,23 @@ def test_a_damaged_gzip_body_is_reported_as_gzip(server_url: str, encoding: str)
     assert r.status_code == 400 and "invalid gzip body" in r.json()["error"], r.text
 
 
+def test_genai_spans_count_as_the_sdks_flags_and_scores(server_url: str) -> None:
+    # issue 54: a GenAI span's finish reasons and evaluation events, posted as traces, are series
+    from tests.server.test_otlp_genai_spans import LIT, _eval
+    from tests.server.test_otlp_genai_spans import body as genai_body
+
+    doc = genai_body([({**LIT, "gen_ai.response.finish_reasons": ["length"]}, [_eval("judge", 0.4)])],
+                     service="otel-chat", t0=T0)
+    r = httpx.post(f"{server_url}/v1/traces", json=doc, headers=AUTH, timeout=60)
+    assert (r.status_code, r.json()) == (200, {})
+    query = ('sum by (flag, tenant) (inferwatch_generation_flags_total{service="otel-chat"}) or '
+             'sum by (name, tenant) (inferwatch_generation_score_sum{service="otel-chat"})')
+    got = httpx.get(f"{server_url}/api/v1/query", params={"query": query}, timeout=60).json()
+    got = got["data"]["result"]
+    assert sorted((tuple(sorted(x["metric"].items())), x["value"][1]) for x in got) == [
+        ((("flag", "truncated"), ("tenant", "acme")), "1"), ((("name", "judge"), ("tenant", "acme")), "0.4")]
+
+
 def test_store_is_bounded_by_age_and_count() -> None:
     clock = SimulatedClock(1000.0)
     store = TraceStore(retention_s=100.0, max_spans=3, clock=clock)

@@ -49,7 +49,7 @@ def _check(args: argparse.Namespace) -> int:
     no_promql = [r.name for r in rules if r.expr is None]
     recordings = _recordings(args)
     print(f"{len(rules)} rules ok" + (f", {len(recordings)} SLO recording rules" if recordings else "")
-          + (f"; without a PromQL form (dynamic without fallback, or outlier dbscan): "
+          + (f"; without a PromQL form (dynamic without fallback, or outlier dbscan or change): "
                                        f"{', '.join(no_promql)}" if no_promql else ""))
     return 0
 

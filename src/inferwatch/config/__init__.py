@@ -15,7 +15,7 @@ from inferwatch.config._ha import HAConfig
 from inferwatch.config._limits import HttpLimits, IngestLimits, QueryLimits
 from inferwatch.config._load import load_config, parse_config, with_web_config
 from inferwatch.config._message_template import ALERT_FIELDS, TITLE_FIELDS, Labelled, MessageTemplate
-from inferwatch.config._outlier import MAD_SCALE, OutlierSpec
+from inferwatch.config._outlier import MAD_SCALE, OutlierChange, OutlierSpec
 from inferwatch.config._quality import QualityConfig
 from inferwatch.config._redact import (
     REDACTED,
@@ -218,6 +218,7 @@ __all__ = [
     "NotifyPolicy",
     "OnCallConfig",
     "OutcomesConfig",
+    "OutlierChange",
     "OutlierSpec",
     "OverrideSpec",
     "PagerDutyReceiverSpec",

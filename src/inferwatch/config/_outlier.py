@@ -19,6 +19,14 @@ names a member. A member pages when it sits far from its group's median::
             min_peers: 3
             min_deviation: 0.05     # in the expression's unit
           for: 2m
+
+``change:`` adds each member's own history to the peer test: a member pages when
+it moved away from its peers abruptly *and stayed* (every value of the last
+``window`` is ``tolerance`` group spreads past its median over the ``before``
+span just before), which a noise excursion (gradual) and a spike (shorter than
+``window``) do not; it stays an outlier while it is ``tolerance`` (the rule's)
+spreads from the group's median. The spread is the group's scaled MAD averaged
+over ``spread_over``. It has no PromQL form (it keeps state per member).
 """
 
 from __future__ import annotations
@@ -27,13 +35,27 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from inferwatch.config._types import FrozenModel
+from inferwatch.config._types import Duration, FrozenModel
 from inferwatch.model import is_valid_label_name
 
-__all__ = ["MAD_SCALE", "OutlierSpec"]
+__all__ = ["MAD_SCALE", "OutlierChange", "OutlierSpec"]
 
 MAD_SCALE = 1.4826
 """The MAD of normally distributed values times this is their standard deviation (1/Φ⁻¹(3/4))."""
+
+
+class OutlierChange(FrozenModel):
+    """The member's own history next to the peer test: an abrupt move away from the peers that stays."""
+
+    window: Duration = Field(
+        210.0, gt=0, description="how long every value must stay moved (longer than a spike)")
+    before: Duration = Field(
+        90.0, gt=0, description="the member's level before the window: its median over this span")
+    tolerance: float = Field(
+        2.75, gt=0, allow_inf_nan=False,
+        description="the least move from that level, in the group's spreads (scaled MAD, averaged)")
+    spread_over: Duration = Field(
+        3600.0, gt=0, description="the time constant of the group's averaged spread")
 
 
 class OutlierSpec(FrozenModel):
@@ -56,6 +78,9 @@ class OutlierSpec(FrozenModel):
                     "(identical peers have a MAD of 0: this keeps a tiny difference from paging; 0: off)")
     direction: Literal["above", "below", "both"] = Field(
         "both", description="which side of the median pages (latency: above; confidence: below)")
+    change: OutlierChange | None = Field(
+        None, description="mad only: page on an abrupt, lasting move away from the peers; tolerance is "
+                          "then in the group's averaged spreads and keeps a paged member firing")
 
     @field_validator("peers_by")
     @classmethod
@@ -90,4 +115,6 @@ class OutlierSpec(FrozenModel):
                              "in the expression's unit)")
         if self.algorithm == "mad" and self.eps is not None:
             raise ValueError("eps is dbscan's setting: with algorithm mad use tolerance")
+        if self.algorithm == "dbscan" and self.change is not None:
+            raise ValueError("change works with algorithm mad (it measures in the group's spread)")
         return self

@@ -113,6 +113,9 @@ GENERATION_TENANT_DAILY_BUDGET = MetricSpec(
     ("service", "tenant", "currency"),
 )
 _QUALITY = (*_GEN, "prompt_version", "tenant")
+SCORE_BUCKETS: tuple[float, ...] = (
+    0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0)
+"""``inferwatch_generation_score``'s bounds: 0-1 judge scores in tenths, then rubric grades up to 10."""
 GENERATION_SCORE = MetricSpec(
     "inferwatch_generation_score", _H,
     "Evaluations of generations (a judge's 0-1 score, a rubric grade...), by evaluation name; "

@@ -23,6 +23,7 @@ from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
 from inferwatch.rules._outlier import PeerGroup, peer_groups
+from inferwatch.rules._outlier_change import ChangeTracker
 from inferwatch.rules._recording import Appender, Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
@@ -113,6 +114,8 @@ class Evaluator:
         self._alerts: dict[str, dict[str, AlertInstance]] = {r.uid: {} for r in self.rules}
         self._bands: dict[str, BandProvider] = {}
         self._peers: dict[str, tuple[float, list[PeerGroup]]] = {}
+        self._changes = {r.uid: ChangeTracker(r.outlier) for r in self.rules
+                         if r.outlier is not None and r.outlier.change is not None}
         self._memo = LabelMemo()
         self._recorder = Recorder(self.recordings, store, self._memo, record_to)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
@@ -135,6 +138,8 @@ class Evaluator:
         for name, band_state in bands.items():
             if name in self._bands:
                 self._bands[name].restore_state(band_state)
+            elif name in self._changes:  # an outlier rule's member histories (kept beside the bands)
+                self._changes[name].restore_state(band_state)
 
     def evaluate(self, now: float | None = None) -> list[Alert]:
         """One round at ``now`` (default: the clock); return the firing and retained resolved alerts."""
@@ -205,6 +210,7 @@ class Evaluator:
         bands: dict[str, Any] = {}
         if force or ts - self._bands_saved_at >= self.band_save_every:
             bands = {name: b.export_state() for name, b in self._bands.items()}
+            bands |= {name: c.export_state() for name, c in self._changes.items()}
         try:
             self.state.save(self._alerts, bands)  # rules missing from `bands` keep their stored state
         except StoreError as exc:
@@ -215,7 +221,7 @@ class Evaluator:
         if self._save_failing:
             log.warning("saving alert state works again")
             self._save_failing = False
-        if bands or not self._bands:
+        if bands or not (self._bands or self._changes):
             self._bands_saved_at = ts
 
     def _results(
@@ -253,6 +259,8 @@ class Evaluator:
     def _outliers(self, rule: Rule, spec: OutlierSpec, engine: QueryEngine,
                   ts: float) -> list[tuple[Labels, Mapping[str, str], float]]:
         groups = peer_groups(spec, _vector(engine.instant(rule.signal, ts), rule))
+        if rule.uid in self._changes:
+            groups = self._changes[rule.uid].judge(ts, groups)
         self._peers[rule.uid] = (ts, groups)
         out: list[tuple[Labels, Mapping[str, str], float]] = []
         for g in groups:

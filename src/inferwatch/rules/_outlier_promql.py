@@ -14,7 +14,9 @@ and ``direction: both``, with ``M = (expr) >= -Inf`` (the members, NaN dropped):
 alert's value is the member's own. ``$median``, ``$spread`` and ``$peers`` in
 annotations become ``query`` templates over the same expressions, filtered to the
 alert's group, so Prometheus writes the same text inferwatch does. ``dbscan``
-has no PromQL form (its clusters chain); such a rule is not exported.
+has no PromQL form (its clusters chain), nor has ``change:`` (it keeps each
+member's recent history and the group's averaged spread as state); such a rule
+is not exported (``rules check`` lists it).
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ def _side(spec: OutlierSpec) -> str:
 
 
 def outlier_condition(spec: OutlierSpec) -> str | None:
-    """The alert expression in PromQL (``None`` for ``dbscan``, which has none)."""
-    if spec.algorithm != "mad":
+    """The alert expression in PromQL (``None`` for ``dbscan`` and ``change``, which have none)."""
+    if spec.algorithm != "mad" or spec.change is not None:
         return None
     g, m, side = _on(spec), _members(spec), _side(spec)
     return (f"{m} and ({side} > on ({g}) group_left () ({tolerance_factor(spec)!r} * {_mad(spec)}))"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any, NamedTuple
 
+from inferwatch.model import metrics as _metrics
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
 
 __all__ = [
@@ -42,8 +43,8 @@ FLAG = "generation_flag"
 FLAGS = ("refused", "guardrail", "schema_invalid", "truncated")
 """The flags a generation may carry (anything else is rejected and counted as invalid)."""
 
-SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0)
-"""0-1 judge scores in tenths, then rubric grades up to 10."""
+SCORE_BUCKETS = _metrics.SCORE_BUCKETS
+"""0-1 judge scores in tenths, then rubric grades up to 10 (the server's OTLP evaluations use them too)."""
 
 UNKNOWN = "unknown"
 """Label value of feedback whose generation id is not (or no longer) known."""

@@ -10,7 +10,7 @@ metrics and traces, SLOs, on-call, the reloader, the APIs and the dashboard);
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -73,6 +73,7 @@ from inferwatch.server.ingest import (
     DeviceStatus,
     Discovery,
     EdgeIngest,
+    GenAiSpans,
     OtlpMetricsReceiver,
     Prober,
     RemoteWriteReceiver,
@@ -85,7 +86,7 @@ from inferwatch.server.remote import AlertmanagerPush, FanoutSink, RemoteWrite, 
 from inferwatch.server.web import Devices, DriftReports, dashboard_routes, incident_routes
 from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
-from inferwatch.tracing import TraceStore
+from inferwatch.tracing import SpanRecord, TraceStore
 
 __all__ = ["Embedding", "ServerParts", "api_routes", "build", "build_components", "build_pipeline",
            "series_limits"]
@@ -290,29 +291,32 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
     ha = parts.replica.overview if isinstance(parts.replica, Replica) else None
     if parts.deadman is not None:
         routes += heartbeat_routes(parts.deadman.watch, token)
+    genai = GenAiSpans(appender, clock, sample_limit=limits.sample_limit, retention=retention)
     return [*routes, *api_routes(server, parts.pipeline, token, parts.traces, limits=series_limits(limits),
                                  drift=drift, devices=devices, traces_token=traces_token, cluster=cluster,
-                                 ha=ha)]
+                                 ha=ha, on_spans=genai.observe)]
 
 
 def api_routes(server: Server, pipeline: Pipeline, token: Secret, traces: TraceStore, *,
                limits: SeriesLimits | None = None, drift: DriftReports | None = None,
                devices: Devices | None = None, traces_token: bool = True,
                cluster: Callable[[], dict[str, Any]] | None = None,
-               ha: Callable[[], dict[str, Any]] | None = None) -> list[BaseRoute]:
+               ha: Callable[[], dict[str, Any]] | None = None,
+               on_spans: Callable[[Sequence[SpanRecord]], object] | None = None) -> list[BaseRoute]:
     """The alerting, on-call, trace, SLO and dashboard routes, as ``serve`` and the demo mount them.
 
     ``traces_token``: ``POST /v1/traces`` needs the write token too (the demo's services send none).
     The routes see the pipeline only through narrow handles (silences, alerts, acknowledgements).
     ``cluster``: an HA pair's status for ``/api/v2/status`` (default: disabled); ``ha``: the pair as
-    ``/api/v1/ha`` and the dashboard show it (default: ``{"enabled": false}``).
+    ``/api/v1/ha`` and the dashboard show it (default: ``{"enabled": false}``); ``on_spans``: what
+    each OTLP trace request's spans also feed (serve: the GenAI flag and score series).
     """
     handles = PipelineHandles.of(pipeline, cluster)
     return [
         *alerting_routes(handles, token, limits or DEFAULT_LIMITS),  # silences, webhook; alerts' labels
         *oncall_routes(handles.acks, token),  # acknowledgements, history, who is on call
         *incident_routes(server, handles.acks, handles.silences),  # the page a notification's link opens
-        *trace_routes(traces, token if traces_token else None),  # OTLP in, traces out
+        *trace_routes(traces, token if traces_token else None, on_spans),  # OTLP in, traces out
         *slo_routes(server),  # /api/v1/slos
         *probe_routes(server),  # /api/v1/probes
         *ha_routes(ha),  # /api/v1/ha

@@ -28,7 +28,7 @@ from inferwatch.sdk import setup_tracing as setup
 from inferwatch.tracing._breakdown import StageShift, StageStats, breakdown, slowed_stages
 from inferwatch.tracing._collector import collector_config, collector_yaml
 from inferwatch.tracing._otlp import OtlpError, decode_json, decode_protobuf, json_list, json_object
-from inferwatch.tracing._store import SpanRecord, TraceStore, TraceSummary
+from inferwatch.tracing._store import SpanEvent, SpanRecord, TraceStore, TraceSummary
 
 __all__ = [
     "INSTALL_HINT",
@@ -37,6 +37,7 @@ __all__ = [
     "OtlpError",
     "SamplingCounts",
     "ServerSpan",
+    "SpanEvent",
     "SpanRecord",
     "Stage",
     "StageAggregates",

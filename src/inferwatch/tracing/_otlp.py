@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inferwatch._exceptions import InputError
-from inferwatch.tracing._store import SpanRecord
+from inferwatch.tracing._store import SpanEvent, SpanRecord
 
 __all__ = ["OtlpError", "decode_json", "decode_protobuf", "json_list", "json_object"]
 
@@ -40,6 +40,8 @@ def decode_protobuf(body: bytes) -> list[SpanRecord]:
                     s.trace_id.hex(), s.span_id.hex(), s.parent_span_id.hex(), service, s.name, s.kind,
                     s.start_time_unix_nano, s.end_time_unix_nano, s.status.code,
                     {a.key: _pb_value(a.value) for a in s.attributes},
+                    tuple(SpanEvent(e.name, e.time_unix_nano,
+                                    {a.key: _pb_value(a.value) for a in e.attributes}) for e in s.events),
                 ))
     return out
 
@@ -65,19 +67,22 @@ def _resource_spans(rs: Mapping[str, Any]) -> list[SpanRecord]:
                 service, str(s.get("name", "")), int(s.get("kind", 0)), int(s["startTimeUnixNano"]),
                 int(s["endTimeUnixNano"]), int(json_object(s.get("status", {})).get("code", 0)),
                 _json_attributes(s),
+                tuple(SpanEvent(str(e.get("name", "")), int(e.get("timeUnixNano", 0)), _json_attributes(e))
+                      for e in map(json_object, json_list(s, "events"))),
             ))
     return out
 
 
 def _record(trace_id: str, span_id: str, parent: str, service: str, name: str, kind: int, start: int,
-            end: int, status: int, attributes: dict[str, Any]) -> SpanRecord:
+            end: int, status: int, attributes: dict[str, Any],
+            events: tuple[SpanEvent, ...] = ()) -> SpanRecord:
     if not _is_hex(trace_id, 32) or trace_id == "0" * 32:
         raise OtlpError(f"span {name!r}: trace id must be 32 hex digits, not all zero; got {trace_id!r}")
     if not _is_hex(span_id, 16) or (parent and not _is_hex(parent, 16)):
         raise OtlpError(f"span {name!r}: span ids must be 16 hex digits; got {span_id!r}, {parent!r}")
     if not 0 <= start <= end < 2**63:
         raise OtlpError(f"span {name!r}: times must satisfy 0 <= start <= end; got {start}, {end}")
-    return SpanRecord(trace_id, span_id, parent, service, name, kind, start, end, status, attributes)
+    return SpanRecord(trace_id, span_id, parent, service, name, kind, start, end, status, attributes, events)
 
 
 def _is_hex(s: str, n: int) -> bool:
@@ -90,7 +95,9 @@ def _service(resource: Mapping[str, Any]) -> str:
 
 def _pb_value(v: Any) -> Any:
     which = v.WhichOneof("value")
-    if which in (None, "array_value", "kvlist_value", "bytes_value"):
+    if which == "array_value":  # gen_ai.response.finish_reasons: a list of its scalars
+        return [_pb_value(x) for x in v.array_value.values]
+    if which in (None, "kvlist_value", "bytes_value"):
         return None if which is None else str(getattr(v, which))
     return getattr(v, which)
 
@@ -99,9 +106,15 @@ def _json_attributes(obj: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for a in json_list(obj, "attributes"):
         a = json_object(a)
-        value = json_object(a.get("value", {}))
-        out[str(a["key"])] = next(iter(value.values()), None) if value else None
+        out[str(a["key"])] = _json_value(json_object(a.get("value", {})))
     return out
+
+
+def _json_value(value: Mapping[str, Any]) -> Any:
+    """One ``AnyValue`` as sent (``intValue`` stays a string in JSON); an array as the list of its values."""
+    if "arrayValue" in value:
+        return [_json_value(json_object(x)) for x in json_list(json_object(value["arrayValue"]), "values")]
+    return next(iter(value.values()), None) if value else None
 
 
 def json_object(x: Any) -> Mapping[str, Any]:

@@ -16,7 +16,8 @@ from typing import Any
 
 from inferwatch.model import Clock, SystemClock, open_sqlite
 
-__all__ = ["DEFAULT_MAX_SPANS", "DEFAULT_RETENTION_S", "SpanRecord", "TraceStore", "TraceSummary"]
+__all__ = ["DEFAULT_MAX_SPANS", "DEFAULT_RETENTION_S", "SpanEvent", "SpanRecord", "TraceStore",
+           "TraceSummary"]
 
 DEFAULT_RETENTION_S = 24 * 3600.0
 DEFAULT_MAX_SPANS = 1_000_000
@@ -34,6 +35,15 @@ CREATE INDEX IF NOT EXISTS spans_service_start ON spans (service, start_ns);
 
 
 @dataclass(frozen=True, slots=True)
+class SpanEvent:
+    """An event of a span (``gen_ai.evaluation.result``, ``exception``...): read on receipt, not stored."""
+
+    name: str
+    time_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class SpanRecord:
     """One span as stored (ids in lower-case hex; ``status_code`` 2 is an error, as in OTLP)."""
 
@@ -47,10 +57,15 @@ class SpanRecord:
     end_ns: int
     status_code: int
     attributes: dict[str, Any] = field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    """As received (the store keeps the span without them)."""
 
     def to_json(self) -> dict[str, Any]:
         """The API's JSON shape (durations in seconds besides the raw nanoseconds)."""
-        return {**asdict(self), "duration_s": (self.end_ns - self.start_ns) / 1e9}
+        out = asdict(self)
+        if not self.events:
+            del out["events"]
+        return {**out, "duration_s": (self.end_ns - self.start_ns) / 1e9}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
@@ -24,7 +25,7 @@ from inferwatch.model import Clock, GunzipError, gunzip_bounded, loads_json
 from inferwatch.server._reader import write_allowed
 from inferwatch.tracing import OtlpError, SpanRecord, TraceStore, breakdown, decode_json, decode_protobuf
 
-__all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "TraceApi", "open_trace_store", "trace_routes"]
+__all__ = ["MAX_BODY_BYTES", "TRACES_FILE", "SpanHook", "TraceApi", "open_trace_store", "trace_routes"]
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -42,12 +43,18 @@ def open_trace_store(state_dir: Path | None, clock: Clock) -> TraceStore:
     return TraceStore(state_dir / TRACES_FILE if state_dir is not None else ":memory:", clock=clock)
 
 
+SpanHook = Callable[[Sequence[SpanRecord]], object]
+"""Called with each request's spans once stored (the GenAI quality counts); its failures are logged."""
+
+
 class TraceApi:
     """The OTLP trace receiver and the trace query API over a trace store: one method an endpoint."""
 
-    def __init__(self, store: TraceStore, token: Secret | None = None) -> None:
+    def __init__(self, store: TraceStore, token: Secret | None = None,
+                 on_spans: SpanHook | None = None) -> None:
         self.store = store
         self.token = token
+        self.on_spans = on_spans
 
     def routes(self) -> list[Route]:
         """Every endpoint of this API, registered here and nowhere else."""
@@ -76,6 +83,11 @@ class TraceApi:
             return _error("protobuf needs opentelemetry-proto (pip install 'inferwatch[tracing]'); "
                           "send application/json", 415)
         await run_in_threadpool(self.store.add, spans)
+        if self.on_spans is not None:
+            try:
+                await run_in_threadpool(self.on_spans, spans)
+            except Exception:  # the spans are stored: what they count is a bonus, never a 500
+                log.exception("OTLP traces: counting %d spans failed", len(spans))
         if ctype == PROTOBUF:
             return Response(b"", media_type=PROTOBUF)  # an empty ExportTraceServiceResponse
         return JSONResponse({})
@@ -115,9 +127,10 @@ class TraceApi:
                                                            "spans": [s.to_json() for s in spans]}})
 
 
-def trace_routes(store: TraceStore, token: Secret | None = None) -> list[Route]:
-    """``TraceApi``'s routes."""
-    return TraceApi(store, token).routes()
+def trace_routes(store: TraceStore, token: Secret | None = None,
+                 on_spans: SpanHook | None = None) -> list[Route]:
+    """``TraceApi``'s routes (``on_spans``: what else each request's spans feed)."""
+    return TraceApi(store, token, on_spans).routes()
 
 
 def _decode(body: bytes, protobuf: bool) -> list[SpanRecord]:

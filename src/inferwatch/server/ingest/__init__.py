@@ -5,6 +5,7 @@ from inferwatch.formats import snappy_encode as snappy_compress
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 from inferwatch.server.ingest._ingest_checks import MIN_TIME
 from inferwatch.server.ingest._otlp_delta import DeltaState
+from inferwatch.server.ingest._otlp_genai_spans import GenAiSpans
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
 from inferwatch.server.ingest._remote_write_in import RemoteWriteReceiver, remote_write_routes
 from inferwatch.server.ingest._scrape import ScrapeLoop
@@ -22,6 +23,7 @@ __all__ = [
     "Discovery",
     "EdgeIngest",
     "ExpositionParser",
+    "GenAiSpans",
     "OtlpMetricsReceiver",
     "ParsedScrape",
     "Prober",

@@ -1,0 +1,121 @@
+"""Issue 55: ``outlier: change:`` — the member's own history next to the peer test."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from tests.rules._helpers import load
+
+from inferwatch._exceptions import ConfigError
+from inferwatch.config import parse_config
+from inferwatch.model import SimulatedClock
+from inferwatch.rules import AlertState, Evaluator, load_rules, to_prometheus_rule_groups
+from inferwatch.rules._outlier_change import ChangeTracker
+from inferwatch.rules._state import AlertStateStore
+from inferwatch.store import MemoryStore
+
+STEP = 30.0
+STEPS = 100
+RULE = """
+rules:
+  default_pack: false
+  rules:
+    - name: ReplicaSlow
+      dimension: service
+      tier: P1
+      outlier:
+        expr: p99
+        peers_by: [model]
+        member: instance
+        tolerance: 2
+        min_deviation: 0.02
+        direction: above
+        change: {window: 3m30s, before: 1m30s, tolerance: 2.75}
+"""
+
+
+def _value(j: int, i: int) -> float:
+    """Eight replicas around 0.2 s, each with its own bias and a little noise (deterministic)."""
+    return 0.2 * (1 + 0.03 * math.sin(1.7 * j)) * (1 + 0.05 * math.sin(0.9 * i + 2.3 * j))
+
+
+def _fleet(**change: list[float]) -> MemoryStore:
+    """``change[member][i]`` multiplies member's value at step i (members a..h)."""
+    series = {}
+    for j, name in enumerate("abcdefgh"):
+        factors = change.get(name, [1.0] * STEPS)
+        series[f'p99{{model="m",instance="{name}"}}'] = " ".join(
+            repr(_value(j, i) * factors[i]) for i in range(STEPS))
+    return load(series, STEP)
+
+
+def _firing(ev: Evaluator, until: int, start: int = 0) -> dict[int, set[str]]:
+    out = {}
+    for i in range(start, until):
+        ev.evaluate(i * STEP)
+        out[i] = {a.labels["instance"] for a in ev.active() if a.state is AlertState.FIRING}
+    return out
+
+
+def test_a_lasting_step_pages_once_its_window_passed_and_a_spike_or_a_ramp_never() -> None:
+    step = [1.0] * 20 + [1.5] * 40 + [1.0] * 40      # 1.5x from 10 min to 30 min
+    spike = [1.0] * 40 + [1.8] * 4 + [1.0] * 56      # 1.8x for 2 minutes
+    ramp = [1.0] * 50 + [1 + 0.5 * k / 30 for k in range(30)] + [1.5] * 20   # to 1.5x over 15 min
+    ev = Evaluator(load_rules(parse_config(RULE)), _fleet(a=step, b=spike, c=ramp), clock=SimulatedClock(0))
+    firing = _firing(ev, STEPS)
+    # the window (3m30s: seven evaluations) must lie wholly after the step: steps 20..26
+    assert [i for i, f in firing.items() if "a" in f][:1] == [26]
+    assert all("a" in firing[i] for i in range(26, 60))        # kept while 2 spreads above the median
+    assert not any("a" in firing[i] for i in range(61, STEPS))  # resolved once back
+    assert not any(f - {"a"} for f in firing.values())          # neither the spike nor the ramp pages
+
+
+def test_the_plain_peer_test_would_page_the_spike_and_the_ramp() -> None:
+    # the same fleet judged by the peer test alone (what `change` adds is the difference)
+    spike = [1.0] * 40 + [1.8] * 4 + [1.0] * 56
+    ramp = [1.0] * 50 + [1 + 0.5 * k / 30 for k in range(30)] + [1.5] * 20
+    plain = RULE.replace("        change: {window: 3m30s, before: 1m30s, tolerance: 2.75}\n", "")
+    ev = Evaluator(load_rules(parse_config(plain)), _fleet(b=spike, c=ramp), clock=SimulatedClock(0))
+    assert {m for f in _firing(ev, STEPS).values() for m in f} == {"b", "c"}
+
+
+def test_member_history_survives_a_restart_through_the_state_store(tmp_path: Path) -> None:
+    step = [1.0] * 20 + [1.5] * 40 + [1.0] * 40
+    rules = load_rules(parse_config(RULE))
+    whole = _firing(Evaluator(rules, _fleet(a=step), clock=SimulatedClock(0)), 40)
+    state = AlertStateStore(tmp_path / "alerts.db")
+    first = Evaluator(rules, _fleet(a=step), clock=SimulatedClock(0), state=state)
+    before = _firing(first, 23)              # stopped mid-window
+    first.save_state()
+    state.close()
+    state = AlertStateStore(tmp_path / "alerts.db")
+    second = Evaluator(rules, _fleet(a=step), clock=SimulatedClock(23 * STEP), state=state)
+    after = _firing(second, 40, start=23)
+    state.close()
+    assert before | after == whole          # same pages at the same times as without the restart
+    assert any(whole.values())
+    # without the saved history the member's step is not in what it has seen: no page by `change`
+    fresh = _firing(Evaluator(rules, _fleet(a=step), clock=SimulatedClock(0)), 40, start=23)
+    assert not any(fresh.values())
+
+
+def test_a_damaged_saved_state_is_ignored() -> None:
+    cfg = parse_config(RULE)
+    (rule,) = load_rules(cfg)
+    assert rule.outlier is not None
+    tracker = ChangeTracker(rule.outlier)
+    for bad in ({}, {"spread": 1}, {"spread": {}, "history": {"k": [[1]]}, "outlier": []}, None):
+        tracker.restore_state(bad)
+        assert tracker.export_state() == {"spread": {}, "history": {}, "outlier": []}
+
+
+def test_change_has_no_promql_form_and_needs_mad() -> None:
+    rules = load_rules(parse_config(RULE))
+    assert rules[0].expr is None
+    assert to_prometheus_rule_groups(rules) == {"groups": []}
+    with pytest.raises(ConfigError, match="change works with algorithm mad"):
+        parse_config(RULE.replace("tolerance: 2\n", "algorithm: dbscan\n        eps: 0.1\n"))
+    with pytest.raises(ConfigError, match="window"):
+        parse_config(RULE.replace("window: 3m30s", "window: 0s"))
