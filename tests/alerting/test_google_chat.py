@@ -1,20 +1,17 @@
-"""Google Chat: the notifier against a fake of a space's incoming webhook, through the config and ``serve``.
+"""Google Chat: the notifier against a fake of a space's webhook, and through the config.
 
-The channel's spec lives in its notify module: these tests reach it through the registry and the
-config, as users do.
+``serve`` delivers to it in test_chat_serve. The channel's spec lives in its notify module: these
+tests reach it through the registry and the config, as users do.
 """
 
 from __future__ import annotations
 
-import time
 import typing
 from pathlib import Path
 
 import pytest
-from tests.server._webhook import serve_one_p0
 
 from alerting.conftest import alert
-from alerting.test_serve_delivery import TOKEN
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
 from inferwatch.alerting.notify import CHANNELS, build_notifier
@@ -98,20 +95,6 @@ alerting:
         parse_config("alerting: {receivers: [{name: gc, type: google_chat, "
                      "webhook_url: 'https://chat.googleapis.com/v1/spaces/S/messages?key=k-secret-xyz'}]}")
     assert "k-secret-xyz" not in str(bad.value)
-
-
-@pytest.mark.slow
-def test_serve_delivers_to_google_chat(tmp_path: Path) -> None:
-    fake = FakeGoogleChat(SPACE, KEY, SECRET, time.time)
-    server = LoopbackServer(fake).start()
-    try:
-        err = serve_one_p0(tmp_path, f"{{name: r, type: google_chat, webhook_url: '{_url(server)}'}}",
-                           server.got, TOKEN)
-    finally:
-        server.stop()
-    assert "Traceback" not in err and SECRET not in err and KEY not in err, err
-    (body,) = fake.sent
-    assert "ServiceUnavailable" in body["text"]
 
 
 def test_the_config_names_no_receiver_type() -> None:
