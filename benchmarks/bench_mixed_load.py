@@ -177,6 +177,7 @@ def _metric(text: str, name: str) -> list[float]:
 
 def _read_inferwatch(text: str) -> dict[str, float]:
     out = {"round": sum(_metric(text, "inferwatch_rule_group_last_duration_seconds")),
+           "round_cpu": sum(_metric(text, "inferwatch_rule_group_last_cpu_seconds")),
            "rounds": sum(_metric(text, "inferwatch_rule_evaluations_total"))}
     missed = _metric(text, "inferwatch_rule_group_iterations_missed_total")
     if missed:
@@ -262,7 +263,7 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
         storm_timer.start()
         calm_timer.start()
         first = sampler.readings[-1] if sampler.readings else {}
-        n_dur = len(sampler.durations)
+        n_dur, n_read = len(sampler.durations), len(sampler.readings)
         load0 = os.getloadavg()[0]
         t_run = time.monotonic()
         lat, errors = _clients(base, args.clients, run_s, {**DASHBOARD, **HEAVY})
@@ -278,12 +279,14 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
         counted = "missed" in last
         missed = last["missed"] - first.get("missed", 0.0) if counted else max(0.0, expected - rounds)
         durs = sampler.durations[n_dur:]
+        cpus = [r["round_cpu"] for r in sampler.readings[n_read:] if "round_cpu" in r]
         cut = sampler.rss[-1][0] - elapsed / 2 if sampler.rss else 0.0
         half = [r for t, r in sampler.rss if t >= cut]
         return {"load": (load0, os.getloadavg()[0]),
                 "lat": lat, "errors": errors, "rounds": rounds, "expected": expected, "missed": missed,
                 "missed_counted": counted, "round_p50": _pct(durs, 0.5), "round_p99": _pct(durs, 0.99),
-                "round_max": max(durs, default=float("nan")), "scrape": scrapes, "rss": sampler.rss,
+                "round_max": max(durs, default=float("nan")),
+                "round_cpu": (_pct(cpus, 0.5), _pct(cpus, 0.99)), "scrape": scrapes, "rss": sampler.rss,
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
                 else None}
@@ -365,7 +368,10 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
         head = r["head"]
         note = "" if r["missed_counted"] else " (not counted by the server: rounds due minus done)"
         print(f"{n}: rule round p50 {r['round_p50']:.3f} s, p99 {r['round_p99']:.3f} s, "
-              f"max {r['round_max']:.3f} s; rounds {r['rounds']:.0f} of {r['expected']:.0f} due, "
+              f"max {r['round_max']:.3f} s"
+              + (f" (CPU p50 {r['round_cpu'][0]:.3f} s, p99 {r['round_cpu'][1]:.3f} s)"  # type: ignore[index]
+                 if r["round_cpu"][0] == r["round_cpu"][0] else "")  # type: ignore[index]
+              + f"; rounds {r['rounds']:.0f} of {r['expected']:.0f} due, "
               f"missed {r['missed']:.0f}{note}; "
               f"query errors {r['errors']}; load average {r['load'][0]:.1f} -> {r['load'][1]:.1f}")  # type: ignore[index]
         print(f"{n}: scrape duration p50 {_pct(sc, 0.5):.3f} s, max {max(sc, default=float('nan')):.3f} s "

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from tests import _require
 
-from inferwatch.config._env import ENV_REQUIRE_TOOLS
+from inferwatch.settings._env import ENV_REQUIRE_TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared/data beside the project root; SHARED_DATA_DIR points elsewhere (a git worktree

@@ -14,14 +14,16 @@ from alerting.fakes_cn import FakeAliyun, FakeTencent
 from alerting.test_robots_cn import note
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import HttpClient, Notification
-from inferwatch.alerting.notify._aliyun import (
+from inferwatch.alerting.notify.phone import (
     AliyunSmsNotifier,
     AliyunVoiceNotifier,
+    TencentSmsNotifier,
+    TencentVoiceNotifier,
+    alert_phrase,
     percent_encode,
     rpc_signature,
+    tc3_authorization,
 )
-from inferwatch.alerting.notify._phone import alert_phrase
-from inferwatch.alerting.notify._tencent import TencentSmsNotifier, TencentVoiceNotifier, tc3_authorization
 from inferwatch.config import (
     AliyunSmsReceiverSpec,
     AliyunVoiceReceiverSpec,
@@ -249,7 +251,7 @@ def test_schedule_numbers_follow_the_rotation() -> None:
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from inferwatch.alerting.notify._phone import ScheduleNumbers
+    from inferwatch.alerting.notify.phone import ScheduleNumbers
 
     cfg = parse_config("alerting:" + ONCALL).alerting
     start = datetime(2026, 1, 5, 9, 0, tzinfo=ZoneInfo("Asia/Shanghai")).timestamp()
@@ -265,7 +267,7 @@ def test_serve_pipeline_calls_the_on_call_member(fake: Fake) -> None:
     import time
 
     from inferwatch.alerting import Pipeline
-    from inferwatch.alerting.notify._phone import ScheduleNumbers
+    from inferwatch.alerting.notify.phone import ScheduleNumbers
 
     api = FakeAliyun(AK_ID, AK_SECRET, time.time, "SingleCallByTts")
     svc = fake(api)

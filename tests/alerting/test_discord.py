@@ -1,16 +1,12 @@
-"""Discord: the notifier against a fake of Execute Webhook, and through ``serve``."""
+"""Discord: the notifier against a fake of Execute Webhook; through ``serve`` in test_chat_serve."""
 
 from __future__ import annotations
 
-import time
 import typing
-from pathlib import Path
 
 import pytest
-from tests.server._webhook import serve_one_p0
 
 from alerting.conftest import alert
-from alerting.test_serve_delivery import TOKEN
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
 from inferwatch.alerting.notify import build_notifier
@@ -78,17 +74,3 @@ def test_without_a_webhook_it_falls_back_to_the_terminal_and_a_bad_url_is_refuse
     assert warned and "webhook_url" in warned[0]
     with pytest.raises(ValueError, match="full webhook URL, such as https://discord"):
         DiscordReceiverSpec(name="dc", webhook_url="discord.com-secret-token")
-
-
-@pytest.mark.slow
-def test_serve_delivers_to_discord(tmp_path: Path) -> None:
-    fake = FakeDiscord(HOOK, SECRET, time.time)
-    server = LoopbackServer(fake).start()
-    try:
-        hook = f"{server.url}/api/webhooks/{HOOK}/{SECRET}"
-        err = serve_one_p0(tmp_path, f"{{name: r, type: discord, webhook_url: '{hook}'}}", server.got, TOKEN)
-    finally:
-        server.stop()
-    assert "Traceback" not in err and SECRET not in err, err
-    (body,) = fake.sent
-    assert "ServiceUnavailable" in body["content"] and body["allowed_mentions"] == {"parse": []}

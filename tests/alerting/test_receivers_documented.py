@@ -276,7 +276,7 @@ def test_slack_escape_round_trips_and_leaves_no_control_character(text: str) -> 
 def test_spoken_twiml_is_valid_xml_within_the_limit(titles: list[str]) -> None:
     from xml.etree import ElementTree
 
-    from inferwatch.alerting.notify._twilio import spoken_twiml
+    from inferwatch.alerting.notify.phone import spoken_twiml
 
     twiml = spoken_twiml(titles, limit=1000)
     assert len(twiml) <= 1000 and ElementTree.fromstring(twiml).tag == "Response"

@@ -200,7 +200,7 @@ def test_secret_never_stringifies() -> None:
     ("no scheme user:pw@h", "<url>"),
 ])
 def test_redact_url(url: str, shown: str) -> None:
-    from inferwatch.config._redact import redact_url
+    from inferwatch.settings._redact import redact_url
 
     assert redact_url(url) == shown
 
@@ -212,7 +212,7 @@ def test_redact_url(url: str, shown: str) -> None:
     '{"k": "a/b+c d"}',     # inside JSON
 ])
 def test_redact_text_catches_encoded_echoes(echoed: str) -> None:
-    from inferwatch.config._redact import redact_text
+    from inferwatch.settings._redact import redact_text
 
     out = redact_text(echoed, ["a/b+c d"])
     assert "<secret>" in out and "b+c" not in out and "%2B" not in out

@@ -19,8 +19,8 @@ from alerting.test_confirmed_calls import AK_ID, AK_SECRET, ENGINEER, SID, SKEY,
 from alerting.test_robots_cn import note
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting import HttpClient, Pipeline, RecordingNotifier
-from inferwatch.alerting.notify._aliyun import AliyunVoiceNotifier
 from inferwatch.alerting.notify.fakes._base import Reply, json_reply
+from inferwatch.alerting.notify.phone import AliyunVoiceNotifier
 from inferwatch.config import AliyunVoiceReceiverSpec, parse_config
 from inferwatch.model import SimulatedClock
 

@@ -1,16 +1,12 @@
-"""Telegram: the notifier against a fake of the Bot API's ``sendMessage``, and through ``serve``."""
+"""Telegram: the notifier against a fake of the Bot API's ``sendMessage`` (``serve``: test_chat_serve)."""
 
 from __future__ import annotations
 
-import time
 import typing
-from pathlib import Path
 
 import pytest
-from tests.server._webhook import serve_one_p0
 
 from alerting.conftest import alert
-from alerting.test_serve_delivery import TOKEN
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting import AlertGroup, HttpClient, Notification
 from inferwatch.alerting.notify import CHANNELS, build_notifier
@@ -104,17 +100,3 @@ def test_every_receiver_type_of_the_config_is_built_by_the_registry() -> None:
     union = typing.get_args(typing.get_args(ReceiverSpec)[0])
     types = {cls.model_fields["type"].default for cls in union}
     assert types == set(CHANNELS)
-
-
-@pytest.mark.slow
-def test_serve_delivers_to_telegram(tmp_path: Path) -> None:
-    fake = FakeTelegram(BOT, (CHAT,), time.time)
-    server = LoopbackServer(fake).start()
-    try:
-        receiver = f"{{name: r, type: telegram, bot_token: '{BOT}', chat_id: '{CHAT}', url: '{server.url}'}}"
-        err = serve_one_p0(tmp_path, receiver, server.got, TOKEN)
-    finally:
-        server.stop()
-    assert "Traceback" not in err and BOT not in err, err
-    (body,) = fake.sent
-    assert body["chat_id"] == CHAT and "ServiceUnavailable" in body["text"]

@@ -114,7 +114,7 @@ def test_p2_digest_in_chinese_at_local_time() -> None:
 
 
 def test_a_receiver_template_replaces_the_title_and_alert_line() -> None:
-    from inferwatch.config._message_template import MessageTemplate
+    from inferwatch.settings._message_template import MessageTemplate
 
     t = MessageTemplate(title="{tier_name} {alertname}（{service}）{count} 条",
                         alert="- {label[instance]}: {value} @ {since} {label[nosuch]}")
@@ -135,8 +135,8 @@ def test_a_template_with_an_unknown_field_is_refused_at_load() -> None:
 
 
 def test_voice_phrase_follows_the_receiver_template() -> None:
-    from inferwatch.alerting.notify._phone import alert_phrase
-    from inferwatch.config._message_template import MessageTemplate
+    from inferwatch.alerting.notify.phone import alert_phrase
+    from inferwatch.settings._message_template import MessageTemplate
 
     template = MessageTemplate(title="{service} 服务 {tier_name}")
     phrase = alert_phrase(note(alert(tier="P0")), "zh-CN", 35, template)

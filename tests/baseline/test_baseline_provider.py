@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from inferwatch.baseline import BaselineSettings, SeriesBands, band_provider_factory
-from inferwatch.config._rules import DynamicThreshold
 from inferwatch.rules import BandProvider
+from inferwatch.settings._rules import DynamicThreshold
 
 STEP = 300.0
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 
 from inferwatch.baseline import BaselineSettings, band_provider_factory
-from inferwatch.config._rules import RuleSpec
 from inferwatch.model import Labels, Sample, SimulatedClock
 from inferwatch.rules import AlertStateStore, Evaluator
 from inferwatch.rules._rule import Rule
+from inferwatch.settings._rules import RuleSpec
 from inferwatch.store import MemoryStore
 
 STEP = 300.0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests._require import require_tool
 
-from inferwatch.config._gotemplate import GoTemplate, GoTemplateError, template_data
+from inferwatch.settings._gotemplate import GoTemplate, GoTemplateError, template_data
 
 DATA = {
     "receiver": "team-x", "status": "firing", "externalURL": "http://am.example",

@@ -39,18 +39,23 @@ PAGES = ["overview", "alerts", "silences", "oncall", "explore", "drift", "slos",
 SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1400, "height": 1000}}
 BAD = ("serious", "critical")
 BROWSER_ZONE = "America/New_York"  # the Chinese reader's browser: its zone is not the one shown
-# The visible text outside data, one string per text node: not in a script, a style, code, PromQL or an
-# element marked as data (``data-raw``), and shown. English words are looked for in what is left.
+# The visible text outside data (folds opened), one string per text node: not in a script, a style, code,
+# PromQL or an element marked as data (``data-raw``), and shown. English words are looked for in what is left.
 TEXTS = """(sel) => {
   const out = [], skip = "script, style, pre, code, textarea, .promql, [data-raw], [aria-hidden='true']";
   const root = sel ? document.querySelector(sel) : document.body;
   if (!root) return null;
+  // what a reader unfolds is read too (a card's labels and description), in the same task as the
+  // reading, so no redraw on a page's timer folds it again in between
+  const folded = [...root.querySelectorAll("details:not([open])")];
+  folded.forEach((d) => { d.open = true; });
   const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     const el = n.parentElement;
     if (!n.nodeValue.trim() || el.closest(skip) || !el.checkVisibility()) continue;
     out.push(n.nodeValue.trim());
   }
+  folded.forEach((d) => { d.open = false; });
   return out;
 }"""
 # A word of data rather than of the interface: an acronym, a unit, or an identifier (CamelCase: an alert name)
@@ -215,15 +220,15 @@ def _incident_page(p: Any, demo: DemoServer, shot: str) -> list[str]:
 
 
 def _ack_link(demo: DemoServer) -> str | None:
-    """The newest acknowledgement link of a notification of the P0 group (shown to a token's holder)."""
+    """The newest acknowledgement link of a notification of the firing P0 (shown to a token's holder)."""
     req = urllib.request.Request(demo.url + "api/v1/dashboard/timeline",
                                  headers={"Authorization": f"Bearer {demo.token}"})
     with urllib.request.urlopen(req, timeout=10) as res:
         events = json.loads(res.read())
     events = events["data"] if isinstance(events, dict) else events
-    def p0(e: dict[str, Any]) -> bool:
+    def p0(e: dict[str, Any]) -> bool:  # the demo's outage fires it until the story ends
         return e.get("kind") == "notification" and any(
-            a["labels"].get("tier") == "P0" and a["status"] == "firing"
+            a["alertname"] == "ServiceUnavailable" and a["status"] == "firing"
             for g in e["groups"] for a in g["alerts"])
 
     found = (re.search(r"http\S+/api/v1/alerts/ack/link\?\S+", note) for e in events if p0(e)

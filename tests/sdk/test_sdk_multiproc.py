@@ -22,10 +22,10 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.samples import Exemplar
 
-from inferwatch.config._env import ENV_MULTIPROC_DIR
 from inferwatch.sdk import Monitor, read_sample
 from inferwatch.sdk._requests import RequestAggregates
 from inferwatch.sdk.multiproc._multiproc import DB_NAME, MultiprocStore, process_identity
+from inferwatch.settings._env import ENV_MULTIPROC_DIR
 
 BOUNDS = (0.001, 0.01, 0.1, 1.0)
 SVC = ("svc", "m", "v1")

@@ -21,7 +21,7 @@ import pytest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
-from inferwatch.config._env import ENV_MULTIPROC_DIR
+from inferwatch.settings._env import ENV_MULTIPROC_DIR
 
 pytestmark = pytest.mark.slow
 

@@ -21,9 +21,9 @@ import httpx
 import psutil
 import pytest
 
-from inferwatch.config._env import ENV_MULTIPROC_DIR
 from inferwatch.sdk import read_sample
 from inferwatch.sdk.multiproc._multiproc import DB_NAME, FLUSH_INTERVAL_S
+from inferwatch.settings._env import ENV_MULTIPROC_DIR
 
 pytestmark = pytest.mark.slow
 

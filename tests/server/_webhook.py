@@ -2,8 +2,8 @@
 
 One copy for the stories that count what reached a webhook: the alert storm and kill -9
 (tests/alerting/test_serve_delivery.py), SIGTERM mid-storm (tests/server/test_shutdown.py)
-and the full disk (tests/server/test_storage_failing.py); and ``serve_one_p0``, the one serve
-story each chat channel's tests run against its fake.
+and the full disk (tests/server/test_storage_failing.py); and ``serve_p0``, the one serve
+story the chat channels' fakes are checked through.
 """
 
 from __future__ import annotations
@@ -88,24 +88,26 @@ P0_FIRING: dict[str, object] = {
     "labels": {"alertname": "ServiceUnavailable", "service": "ranker", "tier": "P0"}}
 
 
-def serve_one_p0(tmp_path: Path, receiver: str, got: threading.Event, token: str) -> str:
-    """Run serve routing everything to ``receiver`` (a YAML flow mapping with ``name: r``), post one
-    P0, wait (bounded) until ``got`` is set; return serve's stderr."""
+def serve_p0(tmp_path: Path, receivers: list[str], got: list[threading.Event], token: str) -> str:
+    """Run serve routing everything to each of ``receivers`` (YAML flow mappings named ``r0``, ``r1``...),
+    post one P0, wait (bounded) until every event of ``got`` is set; return serve's stderr."""
     from tests.server._proc import start_serve
 
+    routes = ", ".join(f"{{receiver: r{i}, continue: true}}" for i in range(len(receivers)))
     cfg = tmp_path / "inferwatch.yml"
     cfg.write_text(f"""
 server: {{data_dir: '{tmp_path / "data"}', api_token: {token}}}
 rules: {{default_pack: false}}
 alerting:
   default_actions: false
-  route: {{receiver: r, group_wait: 0s}}
-  receivers: [{receiver}]
+  route: {{receiver: r0, group_wait: 0s, routes: [{routes}]}}
+  receivers: [{", ".join(receivers)}]
 """)
     proc, url = start_serve(cfg)
     try:
         assert post_alerts(url, [P0_FIRING], token).status_code == 200
-        assert got.wait(BOUND_S), "the receiver's fake got nothing"
+        missed = [i for i, e in enumerate(got) if not e.wait(BOUND_S)]
+        assert not missed, f"receivers {missed}' fakes got nothing"
     finally:
         err = stop_serve(proc)[1]
     return err

@@ -28,8 +28,8 @@ from opentelemetry.sdk.metrics.export import (
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import Resource
 
-from inferwatch.config._rules import ErrorRatioSignal, LatencyQuantileSignal
 from inferwatch.rules._signals import signal_promql
+from inferwatch.settings._rules import ErrorRatioSignal, LatencyQuantileSignal
 
 from ._proc import Served, serve
 

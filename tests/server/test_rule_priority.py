@@ -135,6 +135,7 @@ def test_rounds_that_cannot_run_on_time_are_counted(tmp_path: Path, monkeypatch:
     assert v["inferwatch_rule_group_iterations_total"] == 3 + 6
     assert v["inferwatch_rule_group_interval_seconds"] == 5.0
     assert v["inferwatch_rule_group_last_duration_seconds"] == 12.0
+    assert 0.0 <= v["inferwatch_rule_group_last_cpu_seconds"] < 12.0  # the thread's own CPU, not the clock
 
 
 def test_the_default_pack_pages_p1_when_rounds_keep_being_skipped() -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from inferwatch._exceptions import ConfigError
 from inferwatch.config import parse_config
-from inferwatch.config._slo import TTFT_BUCKETS
 from inferwatch.model import Tier
+from inferwatch.settings._slo import TTFT_BUCKETS
 from inferwatch.slo import burn_factor, load_rule_set, parse_sloth_spec
 from inferwatch.slo._generate import ALERT_WINDOWS
 

@@ -27,6 +27,7 @@ from inferwatch.alerting.notify import (
     TerminalNotifier,
     parse_rfc3339,
     rfc3339,
+    translate_description,
     translate_summary,
     webhook_payload,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "redact_ack_links",
     "rfc3339",
     "shifts",
+    "translate_description",
     "translate_summary",
     "webhook_payload",
 ]

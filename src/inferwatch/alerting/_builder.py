@@ -29,9 +29,9 @@ from inferwatch.alerting.actions import Action, ActionLedger, ActionRecord, Acti
 from inferwatch.alerting.mute import Inhibitor, InhibitRule, MuteStage, Silences
 from inferwatch.alerting.notify import build_notifier, robot_key
 from inferwatch.alerting.oncall import Acks, CallWatch
-from inferwatch.config import AlertingConfig, DigestReceiverSpec, ReceiverSpec
 from inferwatch.model import Clock
 from inferwatch.rules import Alert
+from inferwatch.settings import BaseAlertingConfig, DigestReceiverSpec, ReceiverBase
 
 __all__ = ["PipelineBuilder", "Stages", "Stores"]
 
@@ -72,7 +72,8 @@ class Stages:
 class PipelineBuilder:
     """The stages of ``config``; ``notifiers`` and ``actions`` stand in for built ones (tests, replay)."""
 
-    def __init__(self, config: AlertingConfig, *, http: HttpClient, rng: random.Random, executor: Executor,
+    def __init__(self, config: BaseAlertingConfig, *, http: HttpClient, rng: random.Random,
+                 executor: Executor,
                  external_url: str = "", stream: TextIO | None = None,
                  warn: Callable[[str], None] | None = None,
                  notifiers: Mapping[str, Notifier] | None = None, actions: Sequence[Action] | None = None,
@@ -119,7 +120,7 @@ class PipelineBuilder:
                 stages.chains[spec.name] = StageChain([mute, act.gate(spec.name), digest])
         return stages
 
-    def _queue(self, spec: ReceiverSpec, notifier: Notifier, outbox: Outbox, outcomes: DeliveryHooks,
+    def _queue(self, spec: ReceiverBase, notifier: Notifier, outbox: Outbox, outcomes: DeliveryHooks,
                wake: Callable[[], None], windows: dict[str, RateWindow]) -> ReceiverQueue:
         p = self.config.notify
         policy = RetryPolicy(spec.max_attempts, p.initial_backoff, p.max_backoff, p.jitter, p.attempt_timeout)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import httpx
 
 from inferwatch._exceptions import NotifyError
-from inferwatch.config import redact_text
+from inferwatch.settings import redact_text
 
 __all__ = ["RETRYABLE_WECOM_ERRCODES", "classify_status", "http_error", "retry_after", "service_error",
            "transport_error"]

@@ -1,4 +1,4 @@
-"""The server's pipeline from a whole ``Config``: its state file, threads for the attempts."""
+"""The server's pipeline from a whole ``BaseConfig``: its state file, threads for the attempts."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from inferwatch.alerting._delivery import ThreadExecutor
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._state import StateDB
-from inferwatch.config import Config
 from inferwatch.model import Clock
+from inferwatch.settings import BaseConfig
 
 __all__ = ["ALERTING_STATE_FILE", "pipeline_from_config"]
 
@@ -17,7 +17,7 @@ ALERTING_STATE_FILE = "alerting.sqlite"
 
 
 def pipeline_from_config(
-    config: Config, data_dir: str | Path | None, clock: Clock, **kwargs: Any
+    config: BaseConfig, data_dir: str | Path | None, clock: Clock, **kwargs: Any
 ) -> Pipeline:
     """The server's pipeline: state in ``data_dir/alerting.sqlite`` (memory when ``None``),
     or in the ``db`` given (an HA pair's PostgreSQL).

@@ -18,8 +18,8 @@ import httpx
 
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import http_error, transport_error
-from inferwatch.config import Secret, install_log_redaction
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import Secret, install_log_redaction
 
 __all__ = ["HttpClient", "request_secrets"]
 

@@ -47,9 +47,9 @@ from inferwatch.alerting.oncall import (
     group_state,
     stands_for,
 )
-from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher, SystemClock, matches_all
 from inferwatch.rules import Alert
+from inferwatch.settings import BaseAlertingConfig
 
 __all__ = ["Pipeline"]
 
@@ -64,7 +64,7 @@ NFLOG_RETENTION_S = 5 * 86400.0  # Alertmanager keeps its notification log 120 h
 class _Assembly:
     """The parts one ``alerting`` section makes (built first, then applied in one step)."""
 
-    config: AlertingConfig
+    config: BaseAlertingConfig
     http: HttpClient
     stages: Stages
     root: Route
@@ -77,14 +77,14 @@ class Pipeline:
     >>> from inferwatch.alerting import RecordingNotifier
     >>> from inferwatch.model import Labels
     >>> rec = RecordingNotifier("terminal")
-    >>> p = Pipeline(AlertingConfig(), notifiers={"terminal": rec})
+    >>> p = Pipeline(BaseAlertingConfig(), notifiers={"terminal": rec})
     >>> p.send([Alert(Labels({"alertname": "Up"}), starts_at=0.0)], now=0.0)
     >>> p.tick(30.0); len(rec.sent)
     1
     """
 
     def __init__(
-        self, config: AlertingConfig, *, db: StateStore | None = None, clock: Clock | None = None,
+        self, config: BaseAlertingConfig, *, db: StateStore | None = None, clock: Clock | None = None,
         notifiers: Mapping[str, Notifier] | None = None, actions: Sequence[Action] | None = None,
         external_url: str = "", http: HttpClient | None = None, rng: random.Random | None = None,
         stream: TextIO | None = None, warn: Callable[[str], None] | None = None,
@@ -113,7 +113,7 @@ class Pipeline:
         self._updated: dict[str, float] = {}  # when each alert was last received (this run)
         self._apply(self._assemble(config))
 
-    def reconfigure(self, config: AlertingConfig) -> None:
+    def reconfigure(self, config: BaseAlertingConfig) -> None:
         """Apply a changed ``alerting`` section without a restart (a config reload): everything the
         config shapes is built new first (a bad section raises and changes nothing); the state carries
         on as across a restart: owed notifications go out through the new queues."""
@@ -127,7 +127,7 @@ class Pipeline:
         if old_http is not self._http:
             old_http.close()
 
-    def _assemble(self, config: AlertingConfig) -> _Assembly:
+    def _assemble(self, config: BaseAlertingConfig) -> _Assembly:
         """Every part the config shapes, built without touching the running ones."""
         http = self._given_http or HttpClient(timeout=config.notify.timeout)
         try:

@@ -6,9 +6,9 @@ sees the pipeline's stages, queues or lock. Every call goes to the pipeline's cu
 parts, so a reload (``Pipeline.reconfigure`` swaps routes, actions and receivers) shows
 through at once.
 
->>> from inferwatch.config import AlertingConfig
+>>> from inferwatch.settings import BaseAlertingConfig
 >>> from inferwatch.model import SimulatedClock
->>> h = PipelineHandles.of(Pipeline(AlertingConfig(), clock=SimulatedClock(100.0)))
+>>> h = PipelineHandles.of(Pipeline(BaseAlertingConfig(), clock=SimulatedClock(100.0)))
 >>> h.silences.list(), h.alerts.alerts(), h.acks.clock.now()
 ([], [], 100.0)
 """
@@ -28,9 +28,9 @@ from inferwatch.alerting.actions import Action, ActionRecord
 from inferwatch.alerting.mute import Silence
 from inferwatch.alerting.notify import tencent_call_report
 from inferwatch.alerting.oncall import ACK_PURPOSE, Ack, History, group_id
-from inferwatch.config import AlertingConfig
 from inferwatch.model import Clock, Matcher
 from inferwatch.rules import Alert
+from inferwatch.settings import BaseAlertingConfig
 
 __all__ = ["AcksHandle", "AlertsHandle", "PipelineHandles", "SilencesHandle"]
 
@@ -85,7 +85,7 @@ class AlertsHandle:
         return list(self._p.alerts.values())
 
     @property
-    def config(self) -> AlertingConfig:
+    def config(self) -> BaseAlertingConfig:
         """The ``alerting`` section in force."""
         return self._p.config
 
@@ -189,7 +189,7 @@ class AcksHandle:
         return self._p.oncall.history
 
     @property
-    def config(self) -> AlertingConfig:
+    def config(self) -> BaseAlertingConfig:
         """The ``alerting`` section in force (its ``oncall`` schedules)."""
         return self._p.config
 

@@ -23,9 +23,9 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting._route import Route
 from inferwatch.alerting.notify import EmailNotifier, build_notifier, parse_rfc3339
-from inferwatch.config import AlertingConfig, Secret, redact_text
 from inferwatch.model import Labels, is_valid_label_name
 from inferwatch.rules import Alert
+from inferwatch.settings import BaseAlertingConfig, Secret, redact_text
 
 __all__ = ["Captured", "alerts_from_document", "preview"]
 
@@ -76,7 +76,8 @@ def alerts_from_document(doc: Any, source: str) -> list[Alert]:
     return [_alert(a, f"{source}: alerts[{i}]") for i, a in enumerate(items)]
 
 
-def _notification(config: AlertingConfig, receiver: str, alerts: Sequence[Alert], now: float) -> Notification:
+def _notification(config: BaseAlertingConfig, receiver: str, alerts: Sequence[Alert],
+                  now: float) -> Notification:
     root = Route.build(config.route)
     groups: dict[tuple[tuple[str, str], ...], list[Alert]] = {}
     for a in alerts:
@@ -112,7 +113,7 @@ def _show_body(request: httpx.Request) -> str:
         return raw
 
 
-def preview(config: AlertingConfig, receiver: str, alerts: Sequence[Alert], now: float,
+def preview(config: BaseAlertingConfig, receiver: str, alerts: Sequence[Alert], now: float,
             external_url: str = "") -> list[Captured]:
     """What ``receiver`` would send for ``alerts`` at ``now`` (an ``InputError`` for an unknown one)."""
     spec = next((r for r in config.effective_receivers() if r.name == receiver), None)

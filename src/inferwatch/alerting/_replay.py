@@ -39,9 +39,14 @@ from inferwatch.alerting.actions import ActionRecord, recording_action
 from inferwatch.alerting.mute import Silence
 from inferwatch.alerting.notify import RecordingNotifier
 from inferwatch.alerting.oncall import Call, CallOutcome, CallWatch
-from inferwatch.config import AlertingConfig, AliyunVoiceReceiverSpec, ReceiverSpec, TencentVoiceReceiverSpec
 from inferwatch.model import Clock, Matcher, SimulatedClock, parse_duration, parse_matchers
 from inferwatch.rules import Alert
+from inferwatch.settings import (
+    AliyunVoiceReceiverSpec,
+    BaseAlertingConfig,
+    ReceiverBase,
+    TencentVoiceReceiverSpec,
+)
 
 __all__ = ["ReplayPipeline"]
 
@@ -126,7 +131,7 @@ def plan_calls(extensions: Mapping[str, Any]) -> dict[str, list[bool]]:
     return out
 
 
-def confirming(spec: ReceiverSpec) -> TypeGuard[AliyunVoiceReceiverSpec | TencentVoiceReceiverSpec]:
+def confirming(spec: ReceiverBase) -> TypeGuard[AliyunVoiceReceiverSpec | TencentVoiceReceiverSpec]:
     """Whether ``spec`` is a voice receiver that asks whether its calls were answered."""
     return isinstance(spec, AliyunVoiceReceiverSpec | TencentVoiceReceiverSpec) and spec.confirm
 
@@ -177,7 +182,7 @@ class ScriptedPhone:
 class ReplayPipeline:
     """An ``AlertSink`` for ``run_replay``: a fresh pipeline per test group, ticked at every due time."""
 
-    def __init__(self, config: AlertingConfig, extensions: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, config: BaseAlertingConfig, extensions: Mapping[str, Any] | None = None) -> None:
         self.config = config
         self.silences = _plan(extensions or {})
         self.planned_acks = _plan_acks(extensions or {})

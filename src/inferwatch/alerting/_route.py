@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inferwatch.config import RouteSpec
 from inferwatch.model import Labels, Matcher, matches_all, parse_matchers
+from inferwatch.settings import RouteSpec
 
 __all__ = ["Route", "RouteOptions"]
 

@@ -1,6 +1,6 @@
 """The baseline's own settings: plain frozen dataclasses, validated without pydantic.
 
-The YAML's ``baseline:`` section is parsed by ``inferwatch.config`` (package order: baseline
+The YAML's ``baseline:`` section is parsed by ``inferwatch.settings`` (package order: baseline
 cannot import config); whoever sees both turns it into these with
 ``BaselineSettings.from_dict(config.baseline.model_dump())``. Defaults and bounds match
 the config's models (a test compares them).

@@ -77,6 +77,11 @@ RULE_GROUP_LAST_DURATION = MetricSpec(
     "inferwatch_rule_group_last_duration_seconds", _G, "Duration of the last evaluation round.",
     (), "seconds",
 )
+RULE_GROUP_LAST_CPU = MetricSpec(
+    "inferwatch_rule_group_last_cpu_seconds", _G,
+    "CPU seconds the last evaluation round used (its duration less this: waiting for a core or the "
+    "interpreter lock).", (), "seconds",
+)
 RULE_GROUP_LAST_EVALUATION = MetricSpec(
     "inferwatch_rule_group_last_evaluation_timestamp_seconds", _G,
     "Time of the last evaluation round (0 before the first).", (), "seconds",

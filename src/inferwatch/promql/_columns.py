@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 
 from inferwatch.model import Labels, Matcher, check_deadline
-from inferwatch.promql._aggregate import group_key
 from inferwatch.promql._ast import Aggregate
 from inferwatch.promql._data import Loaded, Span
-from inferwatch.promql._range_agg import aggregate_rows
+from inferwatch.promql._range_agg import aggregate_rows, groups_of
 from inferwatch.promql._rows import Rows
 from inferwatch.promql._values import Vector
 from inferwatch.store import stale_mask
@@ -32,7 +31,6 @@ from inferwatch.store import stale_mask
 __all__ = ["COLUMN_OPS", "LatestBatch", "aggregate_columns", "load_latest_columns"]
 
 COLUMN_OPS = frozenset({"sum", "avg", "count", "group", "min", "max", "stddev", "stdvar"})
-_KEPT_GROUPINGS = 64
 
 
 class LatestBatch(Sequence[Loaded]):
@@ -94,28 +92,10 @@ def load_latest_columns(store: object, matchers: tuple[Matcher, ...], span: Span
     return LatestBatch(cols.labels, ms, cols.v, ms >= span[0])
 
 
-_GROUPS: dict[tuple[int, tuple[str, ...], bool], tuple[list[Labels], np.ndarray, list[Labels]]] = {}
-
-
-def _groups(e: Aggregate, labels: list[Labels]) -> tuple[np.ndarray, list[Labels]]:
-    """Each label set's group number (in order of first member) and the groups' label sets, kept
-    per label list (the store's list stays the same object while the same series match)."""
-    key = (id(labels), e.grouping, e.without)
-    hit = _GROUPS.get(key)
-    if hit is None or hit[0] is not labels:
-        cut = group_key(e)
-        index: dict[Labels, int] = {}
-        gid = np.array([index.setdefault(cut(ls), len(index)) for ls in labels], dtype=np.int64)
-        if len(_GROUPS) >= _KEPT_GROUPINGS:
-            _GROUPS.pop(next(iter(_GROUPS)), None)
-        hit = _GROUPS[key] = (labels, gid, list(index))
-    return hit[1], hit[2]
-
-
 def aggregate_columns(e: Aggregate, batch: LatestBatch, ref: int, lookback: int) -> Vector:
     """``e`` (an op of :data:`COLUMN_OPS`, no parameter) over the instant selector ``batch.pick``s,
     groups in order of their first member, as the instant fold lists them."""
-    gid_all, glabels = _groups(e, batch.labels)
+    gid_all, glabels = groups_of(e, batch.labels)
     rows, vals = batch.pick(ref, lookback)
     gid = gid_all[rows]
     if not len(gid):

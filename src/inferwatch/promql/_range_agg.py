@@ -21,7 +21,7 @@ from inferwatch.promql._range_stats import count_values_rows, extreme_rows, quan
 from inferwatch.promql._rows import Fallback, Rows, consistent_order
 from inferwatch.promql._values import without_labels
 
-__all__ = ["aggregate_rows", "histogram_quantile_rows"]
+__all__ = ["aggregate_rows", "groups_of", "histogram_quantile_rows"]
 
 _IN_ORDER = frozenset({"sum", "avg", "min", "max", "stddev", "stdvar", "quantile", "topk", "bottomk"})
 _BY_SEGMENT = frozenset({"count", "group", "max", "min", "quantile"})  # no member-by-member fold
@@ -85,9 +85,9 @@ def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None, pol
     if e.op == "count_values":
         assert isinstance(param, str)
         base = e if e.without else Aggregate(e.op, e.expr, tuple(g for g in e.grouping if g != param), False)
-        gid, glabels = _groups(base, rows.labels)
+        gid, glabels = groups_of(base, rows.labels)
         return count_values_rows(param, e.without, e.grouping, rows, gid, glabels)
-    gid, glabels = _groups(e, rows.labels) if groups is None else groups
+    gid, glabels = groups_of(e, rows.labels) if groups is None else groups
     if not glabels:
         return Rows.empty(steps)
     if e.op in ("topk", "bottomk"):
@@ -116,13 +116,31 @@ def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None, pol
     return _fold(e, rows, gid, glabels, param, poll)
 
 
-def _groups(e: Aggregate, labels: list[Labels]) -> tuple[np.ndarray, list[Labels]]:
-    """Each row's group number and the groups' label sets, in order of first member."""
+_KEPT: dict[tuple[int, tuple[str, ...], bool], tuple[list[Labels], np.ndarray, list[Labels]]] = {}
+_KEEP_WIDER = 1024  # lists of more label sets than this keep their groups (a few of them)
+
+
+def groups_of(e: Aggregate, labels: list[Labels]) -> tuple[np.ndarray, list[Labels]]:
+    """Each row's group number and the groups' label sets, in order of first member.
+
+    Kept for a few wide label lists, keyed by the list object: the store hands the same
+    list while the same series match (every rule round, every dashboard refresh), so
+    50,000 label sets are cut once rather than every time.
+    """
     if not e.without and not e.grouping:  # one group: no key to build per series
         return np.zeros(len(labels), dtype=np.int64), [Labels()] if labels else []
+    kept = (id(labels), e.grouping, e.without)
+    hit = _KEPT.get(kept)
+    if hit is not None and hit[0] is labels:
+        return hit[1], list(hit[2])
     key = group_key(e)
     index: dict[Labels, int] = {}
     gid = np.array([index.setdefault(key(ls), len(index)) for ls in labels], dtype=np.int64)
+    if len(labels) > _KEEP_WIDER:
+        gid.flags.writeable = False
+        if len(_KEPT) >= 8:
+            _KEPT.pop(next(iter(_KEPT)), None)
+        _KEPT[kept] = (labels, gid, list(index))
     return gid, list(index)
 
 

@@ -68,7 +68,7 @@ def _latest_rows(series: Sequence[Loaded], refs: np.ndarray, lookback: int, *, t
         rows = np.flatnonzero(keep)
         labels = [labels[i] for i in rows.tolist()]
         vals, ok = vals[rows], ok[rows]
-    return Rows([drop_name(ls) for ls in labels] if times else list(labels), vals, ok)
+    return Rows([drop_name(ls) for ls in labels] if times else labels, vals, ok)  # the store's list, if all
 
 
 def _joined(series: list[Loaded]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

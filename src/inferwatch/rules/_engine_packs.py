@@ -16,7 +16,7 @@ from importlib import resources
 import yaml
 from pydantic import TypeAdapter
 
-from inferwatch.config import ENGINE_PACKS, RuleSpec
+from inferwatch.settings import ENGINE_PACKS, RuleSpec
 
 __all__ = ["ENGINE_PACKS", "engine_rule_specs"]
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from inferwatch._exceptions import StoreError
-from inferwatch.config import DynamicThreshold, OutlierSpec
 from inferwatch.model import Clock, Labels
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
@@ -28,6 +27,7 @@ from inferwatch.rules._recording import Appender, Recorder, RecordingRule
 from inferwatch.rules._rule import Rule
 from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template
+from inferwatch.settings import DynamicThreshold, OutlierSpec
 from inferwatch.store import Store
 
 __all__ = ["ActiveAlert", "BandProvider", "BandProviderFactory", "Evaluator"]

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from inferwatch.config import MAD_SCALE, OutlierSpec
 from inferwatch.model import Labels
 from inferwatch.promql import quantile
 from inferwatch.rules._template import go_printf
+from inferwatch.settings import MAD_SCALE, OutlierSpec
 
 __all__ = ["PEERS_SHOWN", "PeerGroup", "PeerMember", "peer_groups", "tolerance_factor"]
 

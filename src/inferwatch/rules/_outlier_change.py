@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from inferwatch.config import OutlierChange, OutlierSpec
 from inferwatch.rules._outlier import PeerGroup, PeerMember
+from inferwatch.settings import OutlierChange, OutlierSpec
 
 __all__ = ["ChangeTracker"]
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
-from inferwatch.config import MAD_SCALE, OutlierSpec
 from inferwatch.rules._outlier import PEERS_SHOWN, tolerance_factor
+from inferwatch.settings import MAD_SCALE, OutlierSpec
 
 __all__ = ["outlier_condition", "prometheus_annotation"]
 

@@ -8,7 +8,7 @@ from importlib import resources
 import yaml
 from pydantic import TypeAdapter
 
-from inferwatch.config import RuleSpec
+from inferwatch.settings import RuleSpec
 
 __all__ = ["default_rule_specs", "edge_rule_specs"]
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config import Config, DynamicThreshold, OutlierSpec, RuleOverride, RuleSpec
 from inferwatch.model import Dimension, Tier
 from inferwatch.rules._outlier_promql import outlier_condition
 from inferwatch.rules._pack import default_rule_specs, edge_rule_specs
 from inferwatch.rules._promql import Binary, Expr, Number, PromQLError, parse_promql
 from inferwatch.rules._signals import signal_promql
 from inferwatch.rules._template import TemplateError, check_template, with_threshold
+from inferwatch.settings import BaseConfig, DynamicThreshold, OutlierSpec, RuleOverride, RuleSpec
 
 __all__ = ["Rule", "default_rule_pack", "load_rules"]
 
@@ -131,7 +131,7 @@ def _outlier_rule(cls: type[Rule], spec: RuleSpec, outlier: OutlierSpec) -> Rule
     )
 
 
-def load_rules(config: Config) -> list[Rule]:
+def load_rules(config: BaseConfig) -> list[Rule]:
     """The rules of a config: the default pack (unless disabled) merged with the user's rules."""
     from inferwatch.rules._engine_packs import engine_rule_specs  # engine packs (rules.packs)
 

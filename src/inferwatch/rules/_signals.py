@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from inferwatch.config import (
+from inferwatch.model import format_duration, metrics
+from inferwatch.settings import (
     AbTestPValueSignal,
     AnomalousRatioSignal,
     CpuUtilizationSignal,
@@ -22,7 +23,6 @@ from inferwatch.config import (
     UnavailableRatioSignal,
     UpSignal,
 )
-from inferwatch.model import format_duration, metrics
 
 __all__ = ["signal_promql"]
 

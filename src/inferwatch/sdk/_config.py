@@ -1,6 +1,6 @@
 """The SDK's own config: a plain frozen dataclass validated without pydantic (the SDK must import light).
 
-The server's YAML has an ``sdk:`` section (``inferwatch.config.SdkConfig``, pydantic) with
+The server's YAML has an ``sdk:`` section (``inferwatch.settings.SdkConfig``, pydantic) with
 the same fields; ``Monitor`` takes either.
 """
 

@@ -88,7 +88,7 @@ class Monitor(GenerationMethods, RuntimeMethods):
                 raise ConfigError(f"Monitor: {field} must be a string, got {value!r}")
         if not service:
             raise ConfigError("Monitor: service must not be empty")
-        cfg = sdk_config(config)  # also the YAML's ``sdk:`` section (inferwatch.config.SdkConfig)
+        cfg = sdk_config(config)  # also the YAML's ``sdk:`` section (inferwatch.settings.SdkConfig)
         self.service, self.model, self.version = service, model, version
         self.config = cfg
         self._clock: Clock = clock if clock is not None else SystemClock()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,8 @@ class EvalStats:
     failures: int = 0
     duration_sum: float = 0.0
     last_duration: float = 0.0
+    last_cpu: float = 0.0
+    """CPU seconds of the last round's thread (``last_duration`` less this: waiting for a core or the GIL)."""
     last_t: float | None = None
     missed: int = 0
     """Rounds skipped because the one before ran past their start (Prometheus's iterations_missed)."""
@@ -69,7 +72,7 @@ class Server:
         """One evaluation round (and retention when due); never raises."""
         with self._swap:  # a reload waits for the round, so no state is written twice
             comps = self.components
-            start = self.clock.monotonic()
+            start, cpu0 = self.clock.monotonic(), time.thread_time()
             try:
                 if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
                     comps.health.record(now)
@@ -84,6 +87,7 @@ class Server:
             st = self.stats
             st.evaluations, st.duration_sum, st.last_duration, st.last_t = (
                 st.evaluations + 1, st.duration_sum + took, took, now)
+            st.last_cpu = time.thread_time() - cpu0
             if now - self._last_retention >= RETENTION_EVERY_S and isinstance(comps.store, SQLiteStore):
                 self._last_retention = now
                 try:

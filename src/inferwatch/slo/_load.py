@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferwatch.config import Config, RuleSpec
 from inferwatch.rules import (
     RecordingRule,
     Rule,
@@ -13,6 +12,7 @@ from inferwatch.rules import (
     load_rules,
     read_rule_files,
 )
+from inferwatch.settings import BaseConfig, RuleSpec
 from inferwatch.slo._generate import SloRules, slo_rules
 from inferwatch.slo._model import Slo
 from inferwatch.slo._shorthand import shorthand_slo
@@ -27,7 +27,7 @@ REPLACED_BY_SLO: dict[str, tuple[str, ...]] = {
 }
 
 
-def load_slos(config: Config) -> list[Slo]:
+def load_slos(config: BaseConfig) -> list[Slo]:
     """The shorthands of ``slos:``, then every ``slo_files`` spec's SLOs, in order."""
     probed: dict[str, list[str]] = {}
     for p in config.probes:  # a golden set judges answers, not reachability: its runs are not counted
@@ -58,7 +58,7 @@ def _without_services(rule: Rule, spec: RuleSpec, services: list[str]) -> Rule:
     return Rule.from_spec(new)
 
 
-def _replace_static(config: Config, rules: list[Rule], slos: list[Slo]) -> list[Rule]:
+def _replace_static(config: BaseConfig, rules: list[Rule], slos: list[Slo]) -> list[Rule]:
     specs = {s.name: s for s in default_rule_specs()}
     own = {s.name for s in config.rules.rules}
     out = []
@@ -73,7 +73,7 @@ def _replace_static(config: Config, rules: list[Rule], slos: list[Slo]) -> list[
     return out
 
 
-def load_rule_set(config: Config) -> RuleSet:
+def load_rule_set(config: BaseConfig) -> RuleSet:
     """Every rule ``serve`` evaluates: ``load_rules`` plus the SLOs' recordings and alerts.
 
     With ``rules.slo_replaces_static``, the default pack's error-rate and

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from inferwatch.config import DEFAULT_MIN_EVENTS, SloTiers
+from inferwatch.settings import DEFAULT_MIN_EVENTS, SloTiers
 
 __all__ = ["WINDOW_TEMPLATE", "AlertSpec", "EventsSli", "RawSli", "Slo"]
 

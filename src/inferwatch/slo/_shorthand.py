@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from inferwatch.config import SloSpec
 from inferwatch.model import metrics
+from inferwatch.settings import SloSpec
 from inferwatch.slo._model import WINDOW_TEMPLATE, AlertSpec, EventsSli, Slo
 
 __all__ = ["downtime_series", "shorthand_slo"]

@@ -26,8 +26,8 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from inferwatch._exceptions import ConfigError
-from inferwatch.config import FrozenModel, SloFileRef
 from inferwatch.model import is_valid_label_name, is_valid_metric_name
+from inferwatch.settings import FrozenModel, SloFileRef
 from inferwatch.slo._model import WINDOW_TEMPLATE, AlertSpec, EventsSli, RawSli, Slo
 
 __all__ = ["load_sloth_file", "parse_sloth_spec"]

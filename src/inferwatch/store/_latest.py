@@ -117,6 +117,8 @@ class LatestReads:
                 self._latest_order = LatestOrder()
             ids = self._index.match(matchers)
             sids = np.sort(np.fromiter(ids, dtype=np.int64, count=len(ids)))
-            _, ordered, _ = self._latest_order.order(matchers, sids, self._index.labels)
-        got = self._head.read_columns(ordered.tolist(), start, end, self._index.labels, self._lock)
-        return SeriesColumns(*got)
+            _, ordered, kept = self._latest_order.order(matchers, sids, self._index.labels)
+        names, t, v, lens = self._head.read_columns(ordered.tolist(), start, end, self._index.labels,
+                                                    self._lock)
+        # every series has samples: the names are the kept list, handed as that same object
+        return SeriesColumns(kept if len(names) == len(kept) else names, t, v, lens)

@@ -16,7 +16,7 @@ TSDB_FILE = "tsdb.sqlite"
 
 
 class StorageSettings(Protocol):
-    """What ``open_store`` reads of the ``storage:`` config (``inferwatch.config.StorageConfig``)."""
+    """What ``open_store`` reads of the ``storage:`` config (``inferwatch.settings.StorageConfig``)."""
 
     @property
     def type(self) -> str:

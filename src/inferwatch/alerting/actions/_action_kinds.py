@@ -10,15 +10,15 @@ from typing import Any
 from inferwatch._exceptions import ActionError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting.actions._actions import fill_placeholders
-from inferwatch.config import (
+from inferwatch.model import Matcher, parse_matchers
+from inferwatch.rules import Alert
+from inferwatch.settings import (
     CommandActionSpec,
     DegradeActionSpec,
     HttpActionSpec,
     RollbackActionSpec,
     redact_url,
 )
-from inferwatch.model import Matcher, parse_matchers
-from inferwatch.rules import Alert
 
 __all__ = ["CommandAction", "DegradeAction", "HttpAction", "RollbackAction"]
 

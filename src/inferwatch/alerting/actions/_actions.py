@@ -51,7 +51,7 @@ def fill_placeholders(template: str, labels: Mapping[str, str]) -> str:
     """Replace ``{label}`` with the alert's label value (``ActionError`` names a missing one)."""
     import re
 
-    from inferwatch.config import redact_url
+    from inferwatch.settings import redact_url
 
     def sub(m: re.Match[str]) -> str:
         if m.group(1) not in labels:

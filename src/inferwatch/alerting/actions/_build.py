@@ -6,7 +6,8 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting.actions._action_kinds import CommandAction, DegradeAction, HttpAction, RollbackAction
 from inferwatch.alerting.actions._actions import Action, RecordingAction
 from inferwatch.alerting.actions._kube import KubernetesScaleAction
-from inferwatch.config import (
+from inferwatch.model import parse_matchers
+from inferwatch.settings import (
     ActionSpec,
     CommandActionSpec,
     DegradeActionSpec,
@@ -14,7 +15,6 @@ from inferwatch.config import (
     KubernetesScaleSpec,
     RollbackActionSpec,
 )
-from inferwatch.model import parse_matchers
 
 __all__ = ["build_action", "recording_action"]
 

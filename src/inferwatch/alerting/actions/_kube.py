@@ -19,9 +19,9 @@ import yaml
 from inferwatch._exceptions import ActionError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting.actions._actions import fill_placeholders
-from inferwatch.config import KubernetesScaleSpec
 from inferwatch.model import parse_matchers
 from inferwatch.rules import Alert
+from inferwatch.settings import KubernetesScaleSpec
 
 __all__ = ["KubeCredentials", "KubernetesScaleAction", "find_credentials"]
 

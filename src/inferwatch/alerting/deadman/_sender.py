@@ -22,8 +22,8 @@ from inferwatch import _env as env
 from inferwatch._exceptions import ConfigError, NotifyError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting.deadman._watchdog import PAGERDUTY_EVENTS_URL, HeartbeatTarget, watchdog_request
-from inferwatch.config import HeartbeatSenderSpec, Secret
 from inferwatch.model import Clock
+from inferwatch.settings import HeartbeatSenderSpec, Secret
 
 __all__ = ["HeartbeatSender", "resolve_target"]
 

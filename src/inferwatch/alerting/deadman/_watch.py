@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting._state import StateStore
-from inferwatch.config import HeartbeatWatchSpec
 from inferwatch.model import Clock, Labels, format_duration
 from inferwatch.rules import Alert
+from inferwatch.settings import HeartbeatWatchSpec
 
 __all__ = ["HEARTBEAT_MISSING", "HeartbeatState", "HeartbeatWatch"]
 
@@ -50,7 +50,7 @@ class HeartbeatState:
 class HeartbeatWatch:
     """Takes heartbeats (``beat``) and sends ``HeartbeatMissing`` alerts to ``send`` (``check``).
 
-    >>> from inferwatch.config import HeartbeatWatchSpec
+    >>> from inferwatch.settings import HeartbeatWatchSpec
     >>> from inferwatch.model import SimulatedClock
     >>> sent = []
     >>> w = HeartbeatWatch([HeartbeatWatchSpec(name="b", expect_every=60, missing_after=180)],

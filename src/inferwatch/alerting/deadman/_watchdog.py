@@ -22,9 +22,9 @@ from typing import Any
 from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._notification import AlertGroup
 from inferwatch.alerting.notify import rfc3339, webhook_payload
-from inferwatch.config import HeartbeatKind, Secret
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
+from inferwatch.settings import HeartbeatKind, Secret
 
 __all__ = ["PAGERDUTY_EVENTS_URL", "WATCHDOG", "HeartbeatRequest", "HeartbeatTarget", "watchdog_alert",
            "watchdog_request"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferwatch._exceptions import StoreError
 from inferwatch.alerting.ha._pg import CONNECT_TIMEOUT_S, STATEMENT_TIMEOUT_MS, db_cause, load_psycopg
-from inferwatch.config import Secret, redact_url
+from inferwatch.settings import Secret, redact_url
 
 if TYPE_CHECKING:
     import psycopg

@@ -20,7 +20,7 @@ from inferwatch._exceptions import StoreError
 from inferwatch.alerting._state import StateCursor
 from inferwatch.alerting.ha._journal import Journal
 from inferwatch.alerting.ha._schema import MIGRATIONS, SCHEMA_LOCK, translate
-from inferwatch.config import Secret, redact_url
+from inferwatch.settings import Secret, redact_url
 
 if TYPE_CHECKING:
     import psycopg

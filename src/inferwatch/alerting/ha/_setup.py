@@ -19,8 +19,8 @@ from inferwatch.alerting.ha._link import SharedLink
 from inferwatch.alerting.ha._outcomes import SharedOutcomes
 from inferwatch.alerting.ha._pg import PgStateDB
 from inferwatch.alerting.ha._replica import Replica, SoleReplica
-from inferwatch.config import Config
 from inferwatch.model import Clock
+from inferwatch.settings import BaseConfig
 
 __all__ = ["JOURNAL_FILE", "Leadership", "open_replica", "shared_key", "shared_state", "shared_tables"]
 
@@ -35,7 +35,7 @@ class Leadership(Protocol):
         """True while this replica holds the lease (always, without an HA pair)."""
 
 
-def shared_state(config: Config, state: Path | None) -> PgStateDB | FailOpenStateDB | None:
+def shared_state(config: BaseConfig, state: Path | None) -> PgStateDB | FailOpenStateDB | None:
     """Where the alerting state is kept: the pair's PostgreSQL (schema created or migrated now) with
     ``ha``; else ``state/alerting.sqlite``, failing open into memory while its disk refuses writes;
     ``None`` without a data directory (in memory).
@@ -66,7 +66,7 @@ def shared_key(db: PgStateDB, name: str, local: bytes) -> bytes:
     return bytes.fromhex(str(rows[0][0]))
 
 
-def shared_tables(config: Config) -> tuple[SharedOutcomes, SharedDevices] | None:
+def shared_tables(config: BaseConfig) -> tuple[SharedOutcomes, SharedDevices] | None:
     """An HA pair's delayed labels and edge device registry in its database, each on a connection of
     its own (``None`` without ``ha``). ``StoreError`` naming the URL when it cannot be reached."""
     if config.ha is None:
@@ -74,7 +74,7 @@ def shared_tables(config: Config) -> tuple[SharedOutcomes, SharedDevices] | None
     return SharedOutcomes(SharedLink(config.ha.url())), SharedDevices(SharedLink(config.ha.url()))
 
 
-def open_replica(config: Config, pipeline: Pipeline, clock: Clock) -> Replica | SoleReplica:
+def open_replica(config: BaseConfig, pipeline: Pipeline, clock: Clock) -> Replica | SoleReplica:
     """This replica (delivering only while it holds the lease), or a sole one without ``ha``."""
     if config.ha is None or not isinstance(pipeline.db, PgStateDB):
         return SoleReplica()

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inferwatch.alerting._notification import fingerprint
-from inferwatch.config import InhibitRuleSpec
 from inferwatch.model import Matcher, matches_all, parse_matchers
 from inferwatch.rules import Alert
+from inferwatch.settings import InhibitRuleSpec
 
 __all__ = ["InhibitRule", "Inhibitor", "Muter"]
 

@@ -5,7 +5,7 @@ A route with ``mute_time_intervals`` sends nothing while one of them holds; one 
 usual (it is flushed, its alerts stay), only the notification is not sent: the flush
 after the interval sends what is then true, as Alertmanager does.
 
->>> from inferwatch.config import TimeIntervalSpec
+>>> from inferwatch.settings import TimeIntervalSpec
 >>> weekend = TimeIntervalSpec.model_validate(
 ...     {"name": "weekend", "time_intervals": [{"weekdays": ["saturday", "sunday"]}]})
 >>> TimeIntervals([weekend]).holds("weekend", 1_700_000_000.0)  # 2023-11-14, a Tuesday
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from inferwatch.config import MONTHS, WEEKDAYS, TimeIntervalSpec, TimeSpec, parse_range
+from inferwatch.settings import MONTHS, WEEKDAYS, TimeIntervalSpec, TimeSpec, parse_range
 
 __all__ = ["TimeIntervals", "interval_holds"]
 

@@ -14,7 +14,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._message import Message, render
-from inferwatch.config.receivers import ReceiverBase
+from inferwatch.settings.receivers import ReceiverBase
 
 __all__ = ["ChatNotifier"]
 

@@ -35,8 +35,8 @@ from inferwatch.alerting.notify._card_edits import CardEdits
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._dingtalk_app import DingTalkApp
 from inferwatch.alerting.notify._message import json_cost
-from inferwatch.config import DingTalkReceiverSpec, Secret
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import DingTalkReceiverSpec, Secret
 
 __all__ = ["DINGTALK_MAX_BYTES", "DINGTALK_RETRYABLE", "DingTalkNotifier", "dingtalk_sign"]
 

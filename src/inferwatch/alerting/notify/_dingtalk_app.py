@@ -22,8 +22,8 @@ from typing import Any
 
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._http import HttpClient
-from inferwatch.config import DingTalkReceiverSpec
 from inferwatch.model import Clock
+from inferwatch.settings import DingTalkReceiverSpec
 
 __all__ = ["DingTalkApp"]
 

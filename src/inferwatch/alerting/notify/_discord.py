@@ -20,7 +20,7 @@ from typing import Any
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
-from inferwatch.config import DiscordReceiverSpec
+from inferwatch.settings import DiscordReceiverSpec
 
 __all__ = ["DISCORD_MAX_BYTES", "DiscordNotifier", "discord_escape"]
 

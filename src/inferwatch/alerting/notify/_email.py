@@ -18,8 +18,8 @@ from inferwatch._exceptions import MissingCredentialError, NotifyError
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._message import localized_title
 from inferwatch.alerting.notify._template import group_title, notification_id, notification_text
-from inferwatch.config import EmailReceiverSpec
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import EmailReceiverSpec
 
 __all__ = ["EmailNotifier"]
 

@@ -33,8 +33,8 @@ from inferwatch.alerting.notify._card_edits import CardEdits
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._feishu_app import FEISHU_APP_MAX_BYTES, FeishuApp
 from inferwatch.alerting.notify._message import Message, json_cost
-from inferwatch.config import FeishuReceiverSpec
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import FeishuReceiverSpec
 
 __all__ = ["FEISHU_MAX_BYTES", "FEISHU_RETRYABLE", "FeishuNotifier", "feishu_sign"]
 

@@ -22,8 +22,8 @@ from typing import Any
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
 from inferwatch.alerting._http import HttpClient
-from inferwatch.config import FeishuReceiverSpec
 from inferwatch.model import Clock
+from inferwatch.settings import FeishuReceiverSpec
 
 __all__ = ["FEISHU_APP_MAX_BYTES", "FeishuApp"]
 

@@ -26,9 +26,9 @@ from zoneinfo import ZoneInfo
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting.notify._notes_zh import translate_note, translate_summary
 from inferwatch.alerting.notify._summary import group_summary, shown_alerts
-from inferwatch.config import Labelled, MessageTemplate
 from inferwatch.model import Labels
 from inferwatch.rules import Alert
+from inferwatch.settings import Labelled, MessageTemplate
 
 __all__ = ["WORDS", "Block", "Message", "Words", "json_cost", "localized_title", "recovery_line", "render",
            "sender_line", "trace_lines", "utf8_cost"]

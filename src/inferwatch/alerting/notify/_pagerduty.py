@@ -16,7 +16,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting.notify._template import group_lines, group_title, rfc3339
-from inferwatch.config import PagerDutyReceiverSpec
+from inferwatch.settings import PagerDutyReceiverSpec
 
 __all__ = ["PAGERDUTY_MAX_BYTES", "PagerDutyNotifier", "dedup_key", "fit_lines", "pagerduty_severity"]
 

@@ -13,7 +13,7 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import notification_text, truncate_utf8, webhook_payload
-from inferwatch.config import SlackReceiverSpec, template_data
+from inferwatch.settings import SlackReceiverSpec, template_data
 
 __all__ = ["SlackNotifier", "slack_escape"]
 

@@ -21,7 +21,7 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import go_message, truncate_utf8
-from inferwatch.config import Secret, TelegramReceiverSpec, redact_text
+from inferwatch.settings import Secret, TelegramReceiverSpec, redact_text
 
 __all__ = ["TELEGRAM_MAX_BYTES", "TelegramNotifier"]
 

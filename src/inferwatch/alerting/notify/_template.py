@@ -13,9 +13,9 @@ from inferwatch.alerting._notification import AlertGroup, Notification
 from inferwatch.alerting.notify._message import WORDS, recovery_line, render, sender_line
 from inferwatch.alerting.notify._message import trace_lines as message_trace_lines
 from inferwatch.alerting.notify._summary import group_summary, shown_alerts
-from inferwatch.config import GoTemplate, template_data
 from inferwatch.model import Labels, alertmanager_fingerprints
 from inferwatch.rules import Alert
+from inferwatch.settings import GoTemplate, template_data
 
 __all__ = ["ZERO_TIME", "alert_json", "go_message", "group_lines", "group_summary", "group_title",
            "notification_id", "notification_text", "parse_rfc3339", "rfc3339", "trace_lines", "truncate_utf8",

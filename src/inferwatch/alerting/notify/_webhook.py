@@ -13,7 +13,7 @@ from inferwatch._exceptions import MissingCredentialError
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._template import notification_id, webhook_payload
-from inferwatch.config import WebhookReceiverSpec
+from inferwatch.settings import WebhookReceiverSpec
 
 __all__ = ["IDEMPOTENCY_HEADER", "WebhookNotifier"]
 

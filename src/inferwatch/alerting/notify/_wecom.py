@@ -21,7 +21,7 @@ from inferwatch.alerting._classify import RETRYABLE_WECOM_ERRCODES, service_erro
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
-from inferwatch.config import WeComReceiverSpec
+from inferwatch.settings import WeComReceiverSpec
 
 __all__ = ["WECOM_MAX_BYTES", "WECOM_TEXT_MAX_BYTES", "WeComNotifier"]
 

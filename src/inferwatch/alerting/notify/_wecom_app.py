@@ -22,8 +22,8 @@ from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import go_message, truncate_utf8
-from inferwatch.config import WeComAppReceiverSpec
 from inferwatch.model import Clock, SystemClock
+from inferwatch.settings import WeComAppReceiverSpec
 
 __all__ = ["WECOM_APP_MAX_BYTES", "WeComAppNotifier"]
 

@@ -21,8 +21,8 @@ from inferwatch.alerting._state import StateStore
 from inferwatch.alerting.mute import MuteStage
 from inferwatch.alerting.oncall._acks import Acks
 from inferwatch.alerting.oncall._schedule import oncall_at
-from inferwatch.config import SCHEDULE_PREFIX, AlertingConfig, EscalationSpec
 from inferwatch.model import format_duration
+from inferwatch.settings import SCHEDULE_PREFIX, BaseAlertingConfig, EscalationSpec
 
 __all__ = ["Episode", "Escalator", "StepEvent"]
 
@@ -60,7 +60,7 @@ class StepEvent:
 class Escalator:
     """Keeps the episodes of escalating groups and sends their due steps on ``tick``."""
 
-    def __init__(self, config: AlertingConfig, db: StateStore, acks: Acks, mute: MuteStage,
+    def __init__(self, config: BaseAlertingConfig, db: StateStore, acks: Acks, mute: MuteStage,
                  updates: Mapping[str, Callable[[Notification, float], object]], send: Send,
                  live: Callable[[str, float], AlertGroup | None],
                  on_step: Callable[[StepEvent], None] = lambda e: None) -> None:

@@ -13,7 +13,7 @@ import math
 import zoneinfo
 from dataclasses import dataclass
 
-from inferwatch.config import LayerSpec, OnCallConfig, ScheduleSpec, parse_local_time
+from inferwatch.settings import LayerSpec, OnCallConfig, ScheduleSpec, parse_local_time
 
 __all__ = ["Shift", "oncall_at", "shifts"]
 

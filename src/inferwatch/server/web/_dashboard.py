@@ -117,8 +117,19 @@ def alerts_view(server: Server, alerting: AlertsHandle | None) -> list[dict[str,
             "inhibited": alerting is not None and alerting.inhibited(labels, now),
             "response": response_of(alerting, labels),
             "acknowledgedBy": sorted({k.by for k in acked.get(a.labels.fingerprint(), [])}),
+            "annotations_zh": _zh(annotations),
         })
     return out
+
+
+def _zh(annotations: Mapping[str, str]) -> dict[str, str]:
+    """The default pack's summary and description in Chinese (translated at the source: the page shows
+    them in place of the English; one's own rule's texts are left out and show as written)."""
+    from inferwatch.alerting import translate_description, translate_summary
+
+    out = {"summary": translate_summary(annotations.get("summary", ""), "zh-CN"),
+           "description": translate_description(annotations.get("description", ""), "zh-CN")}
+    return {k: v for k, v in out.items() if v and v != annotations.get(k)}
 
 
 def response_of(alerting: AlertsHandle | None, labels: dict[str, str]) -> str:

@@ -13,8 +13,10 @@ from inferwatch.alerting.notify.fakes._cloud import FakeAliyun, FakeTencent
 from inferwatch.alerting.notify.fakes._dingtalk_app import FakeDingTalkApp
 from inferwatch.alerting.notify.fakes._discord import FakeDiscord
 from inferwatch.alerting.notify.fakes._feishu_app import FakeFeishuApp
+from inferwatch.alerting.notify.fakes._google_chat import FakeGoogleChat
 from inferwatch.alerting.notify.fakes._robots import FakeDingTalk, FakeFeishu, FakeWeComApp
 from inferwatch.alerting.notify.fakes._telegram import FakeTelegram
 
 __all__ = ["FakeAliyun", "FakeDingTalk", "FakeDingTalkApp", "FakeDiscord", "FakeFeishu", "FakeFeishuApp",
-           "FakeRequest", "FakeTelegram", "FakeTencent", "FakeWeComApp", "LoopbackServer", "Reply", "Window"]
+           "FakeGoogleChat", "FakeRequest", "FakeTelegram", "FakeTencent", "FakeWeComApp", "LoopbackServer",
+           "Reply", "Window"]

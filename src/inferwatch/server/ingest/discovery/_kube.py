@@ -20,6 +20,7 @@ import logging
 import os
 import ssl
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -202,9 +203,10 @@ class KubernetesSource:
         """End the watches: the threads stop at their next event or the watch's end, applying nothing.
 
         A watch blocked in a read on an idle stream cannot be woken from here, so
-        this waits at most a second for each (they are daemon threads, holding nothing).
+        this waits at most a second for them all (they are daemon threads, holding nothing).
         """
         self._stop.set()
         self._client.close()
+        deadline = time.monotonic() + min(timeout, 1.0)
         for th in self._threads:
-            th.join(min(timeout, 1.0))
+            th.join(max(0.0, deadline - time.monotonic()))

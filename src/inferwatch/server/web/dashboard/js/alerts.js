@@ -3,6 +3,7 @@
 import { get, serverNow } from "./api.js";
 import { promqlDetails } from "./chart.js";
 import { fmtAgo, fmtTime, fmtValue, h, labelText, fill } from "./dom.js";
+import { lang } from "./i18n.js";
 
 export const TIERS = {
   P0: { name: "P0 critical", response: "scale-out action + phone escalation" },
@@ -71,7 +72,8 @@ const statusClass = (status) => (status === "sent" ? "ok" : status.startsWith("p
 const actionClass = (e) => (e.outcome.startsWith("skipped") ? "warn" : e.ok ? "ok" : "bad");
 
 function card(a, events, now) {
-  const ann = a.annotations;
+  // in Chinese the default pack's summary and description as the server translated them
+  const ann = lang() === "zh-CN" ? { ...a.annotations, ...(a.annotations_zh || {}) } : a.annotations;
   const actions = events.filter((e) => e.kind === "action" && sameAlert(a, e));
   const notes = events.filter((e) => e.kind === "notification" && notifiedAbout(a, e));
   const next = ann.next_step || ann.runbook_url || a.response || (TIERS[a.labels.tier] || {}).response || "";
