@@ -9,7 +9,12 @@ Side by side in one run:
    clock read that an inter-token observation needs;
 2. per-response cost: ``track_generation`` enter + exit (the queue append
    and its validation) and the one-shot ``record_generation``, background
-   worker parked so only the request thread is timed.
+   worker parked so only the request thread is timed;
+3. quality calls (issue 54): ``record_score`` and ``record_feedback`` joined to
+   their generation by id (from 10,000 remembered), and ``g.flag``, worker parked,
+   against prometheus-client's ``Histogram.labels(...).observe`` and
+   ``Counter.labels(...).inc`` with the same seven labels resolved per call (a
+   score's labels are its generation's, known only at the call).
 Target (issue 22): a per-token call under 0.5 µs.
 """
 
@@ -24,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.metrics_core import Metric
 
 import _results
@@ -138,6 +143,69 @@ def bench_responses(calls: int, rounds: int) -> list[tuple[str, float]]:
     return rows
 
 
+QUALITY_LABELS = ("service", "model", "version", "route", "prompt_version", "tenant", "name")
+SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0)
+
+
+def bench_quality(calls: int, rounds: int) -> list[tuple[str, float]]:
+    """ns per quality call: inferwatch's three (worker parked) and prometheus-client's two."""
+    gate = _Gate()
+    monitor = Monitor("chat", "llama-3-8b", "v1", config=SdkConfig(queue_size=4 * calls), aggregators=[gate])
+    ids = [f"gen-{i}" for i in range(10_000)]
+    for i, gid in enumerate(ids):  # remembered, as served generations are
+        with monitor.track_generation(route="/v1/chat/completions", tenant=f"t{i % 8}", prompt_version="p7",
+                                      generation_id=gid):
+            pass
+    monitor.flush(60)
+    score, feedback = monitor.record_score, monitor.record_feedback
+    gen = monitor.track_generation(route="/v1/chat/completions", tenant="acme", prompt_version="p7")
+
+    def hold() -> None:
+        gate.release.set()
+        monitor.flush(60)
+        gate.entered.clear()
+        gate.release.clear()
+        monitor.observe("gate", None)
+        gate.entered.wait(10)
+
+    def scores(n: int) -> None:
+        for i in range(n):
+            score("judge", 0.82, generation_id=ids[i % 10_000])
+
+    def thumbs(n: int) -> None:
+        for i in range(n):
+            feedback(positive=False, generation_id=ids[i % 10_000])
+
+    def flags(n: int) -> None:
+        for _ in range(n):
+            gen.flag("guardrail", detail="pii")
+
+    registry = CollectorRegistry()
+    hist = Histogram("score", "s", QUALITY_LABELS, buckets=SCORE_BUCKETS, registry=registry)
+    counter = Counter("feedback", "f", (*QUALITY_LABELS[:-1], "sentiment"), registry=registry)
+    tenants = [f"t{i % 8}" for i in range(10_000)]
+
+    def pc_scores(n: int) -> None:
+        for i in range(n):
+            hist.labels("chat", "llama-3-8b", "v1", "/v1/chat/completions", "p7", tenants[i % 10_000],
+                        "judge").observe(0.82)
+
+    def pc_thumbs(n: int) -> None:
+        for i in range(n):
+            counter.labels("chat", "llama-3-8b", "v1", "/v1/chat/completions", "p7", tenants[i % 10_000],
+                           "negative").inc()
+
+    hold()
+    rows = [("record_score (joined by id)", per_call_ns(scores, calls, rounds, hold)),
+            ("record_feedback (joined by id)", per_call_ns(thumbs, calls, rounds, hold)),
+            ("g.flag", per_call_ns(flags, calls, rounds, hold))]
+    gate.release.set()
+    monitor.close()
+    rows += [("prometheus-client labels(...).observe", per_call_ns(pc_scores, calls, rounds)),
+             ("prometheus-client labels(...).inc", per_call_ns(pc_thumbs, calls, rounds))]
+    return rows
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
@@ -159,6 +227,17 @@ def main(argv: list[str]) -> int:
     print(f"\n2. per-response cost ({rounds} rounds x {response_calls:,} responses, median, worker parked)")
     for name, ns in bench_responses(response_calls, rounds):
         print(f"   {name:40} {ns:9.1f} ns")
+    print(f"\n3. quality calls ({rounds} rounds x {response_calls:,} calls, median, worker parked)")
+    q = dict(bench_quality(response_calls, rounds))
+    for name, ns in q.items():
+        print(f"   {name:40} {ns:9.1f} ns")
+    sc, fb, fl = q["record_score (joined by id)"], q["record_feedback (joined by id)"], q["g.flag"]
+    observe, inc = q["prometheus-client labels(...).observe"], q["prometheus-client labels(...).inc"]
+    _results.record("SDK overhead", "Quality calls: record_score, record_feedback (joined by id), g.flag",
+                    f"{sc:,.0f} ns; {fb:,.0f} ns; {fl:,.0f} ns",
+                    f"prometheus-client `labels(...).observe` {observe:,.0f} ns, "
+                    f"`labels(...).inc` {inc:,.0f} ns",
+                    f"{sc / observe:.2f}; {fb / inc:.2f}; {fl / inc:.2f}")
     return 0 if ok else 1
 
 

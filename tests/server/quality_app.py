@@ -4,8 +4,10 @@
 quality, not latency, and runs on compressed time). Each generation gets an id (the
 ``x-generation-id`` header), runs the model deployed on its route (``POST /deploy``
 swaps it), is refused when the prompt asks for it, and counts its cost for its tenant
-(``x-tenant``). A judge posts its scores to ``POST /judge`` in batches, users their
-thumbs to ``POST /feedback`` (hours later is fine: both are joined to the generation by id).
+(``x-tenant``). ``POST /batch`` runs the same engine on many prompts at once (one request
+for the generations a compressed minute holds, so a loaded runner keeps the pace). A judge
+posts its scores to ``POST /judge`` in batches, users their thumbs to ``POST /feedback``
+(hours later is fine: both are joined to the generation by id).
 """
 
 from __future__ import annotations
@@ -57,6 +59,26 @@ def completions(route: str):  # type: ignore[no-untyped-def]
     return handler
 
 
+async def batch(request: Request) -> JSONResponse:
+    """The engine on each of ``prompts`` for ``route``: [{generation_id, model, refused}]."""
+    body, tenant = await request.json(), request.headers.get("x-tenant", "")
+    route, out = body["route"], []
+    for prompt in body["prompts"]:
+        gid, model = uuid.uuid4().hex, deployed[route]
+        with monitor.track_generation(route=route, model=model, input_tokens=len(prompt.split()),
+                                      tenant=tenant, prompt_version="p1", generation_id=gid) as g:
+            refused = "forbidden" in prompt
+            if refused:
+                g.flag("refused")
+                g.finish_reason = "content_filter"
+            else:
+                async for _ in generate(prompt):
+                    g.tokens(1)
+                g.finish_reason = "stop"
+        out.append({"generation_id": gid, "model": model, "refused": refused})
+    return JSONResponse(out)
+
+
 async def deploy(request: Request) -> JSONResponse:
     body = await request.json()
     deployed[body["route"]] = body["model"]
@@ -80,6 +102,7 @@ async def feedback(request: Request) -> JSONResponse:
 app = monitor.asgi(Starlette(routes=[
     Route("/v1/chat/completions", completions("/v1/chat/completions"), methods=["POST"]),
     Route("/v1/summaries", completions("/v1/summaries"), methods=["POST"]),
+    Route("/batch", batch, methods=["POST"]),
     Route("/deploy", deploy, methods=["POST"]),
     Route("/judge", judge, methods=["POST"]),
     Route("/feedback", feedback, methods=["POST"]),
