@@ -17,7 +17,7 @@ end the fleet API's answer time for one sorted, filtered page.
 protobuf, the device and site as labels, every series named in every request, as vmagent and
 Prometheus send), and prints both runs' figures side by side with their ratios. The uploads go
 over keep-alive connections from ``--workers`` threads (``http.client``: the generator's own CPU
-is what limited the fleet before).
+is what limited the fleet before; a device in 40 by default, as each waits for its answer).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import argparse
 import concurrent.futures
 import http.client
 import math
+import os
 import random
 import shutil
 import socket
@@ -42,6 +43,7 @@ import cramjam
 import httpx
 import psutil
 
+import _results
 from inferwatch.edge import AgentStats
 from inferwatch.formats import REMOTE_WRITE_HEADERS, encode_columns, encode_write_request
 from inferwatch.model import Labels, Sample
@@ -120,10 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--every", type=float, default=15.0, help="seconds between a device's uploads")
     ap.add_argument("--series", type=int, default=40, help="series per device")
-    ap.add_argument("--workers", type=int, default=32, help="uploading threads")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="uploading threads (default: a device in 40, 32 to 256: each waits for its answer, "
+                         "so 32 capped a 5,000-device fleet at 32 / latency uploads a second)")
     ap.add_argument("--peer", action="store_true", help="then the same fleet against VictoriaMetrics")
     ap.add_argument("--peer-only", action="store_true", help="only the VictoriaMetrics run")
     args = ap.parse_args(argv)
+    args.workers = args.workers or min(256, max(32, args.devices // 40))
     names = [f"dev-{i:05d}" for i in range(args.devices)]
     if args.peer_only:
         run(args, names, peer=True)
@@ -136,7 +141,25 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("uploads/s", "answered/s", "CPU s/s", "RSS MiB", "p50 ms", "p99 ms", "max ms", "failed"):
             ratio = iw[key] / vm[key] if vm[key] else math.nan
             print(f"{key:<18} {iw[key]:>12.2f} {vm[key]:>17.2f} {ratio:>6.2f}")
+        record(args, iw, vm)
     return 0
+
+
+def record(args: argparse.Namespace, iw: dict[str, float], vm: dict[str, float]) -> None:
+    """The RESULTS.md row of this fleet's size (its name says the fleet, never a figure of the run)."""
+    asked = args.devices / args.every
+    what = (f"A fleet of {args.devices:,} devices uploading every {args.every:g} s ({args.series} series a "
+            f"device, {asked:,.0f} uploads/s asked; shared cores, the devices simulated on them)")
+
+    def figures(x: dict[str, float]) -> str:
+        return (f"{x['answered/s']:.0f}/s answered, {x['CPU s/s']:.2f} CPU s/s, {x['RSS MiB']:.0f} MiB, "
+                f"p50 {x['p50 ms']:.1f} ms, p99 {x['p99 ms']:.0f} ms; {x['failed']:.0f} failed")
+
+    ratios = ", ".join(f"{name} {iw[key] / vm[key]:.2f}" for name, key in
+                       (("uploads", "answered/s"), ("CPU", "CPU s/s"), ("RSS", "RSS MiB"), ("p99", "p99 ms"))
+                       if vm[key])
+    _results.record("Edge agent", what, f"`serve`: {figures(iw)}", f"VictoriaMetrics by remote-write: "
+                    f"{figures(vm)}", ratios, note=f"load {iw['load']:.0f} and {vm['load']:.0f}")
 
 
 def run(args: argparse.Namespace, names: list[str], *, peer: bool) -> dict[str, float]:
@@ -223,10 +246,10 @@ def report(ps: psutil.Process, start: float, cpu0: float, lat: list[float], fail
           f"RSS {rss:.0f} MiB, ingest latency p50 {q(0.5):.1f} ms "
           f"p99 {q(0.99):.1f} ms max {1000 * max(xs, default=math.nan):.0f} ms "
           f"(mean {1000 * statistics.fmean(xs or [math.nan]):.1f}), "
-          f"{failed} failed, {late} started over a period late", flush=True)
+          f"{failed} failed, {late} started over a period late, load {os.getloadavg()[0]:.1f}", flush=True)
     return {"uploads/s": sent / wall, "answered/s": len(xs) / wall, "CPU s/s": cpu / wall, "RSS MiB": rss,
             "p50 ms": q(0.5), "p99 ms": q(0.99), "max ms": 1000 * max(xs, default=math.nan),
-            "failed": float(failed)}
+            "failed": float(failed), "load": os.getloadavg()[0]}
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from inferwatch.promql import Engine
 from inferwatch.store import SQLiteStore
 
 T0 = 1_000_000.0
-N = 700  # over the evaluator's wide bound (256): the columns path
+N = 400  # over the evaluator's wide bound (256): the columns path
 QUERIES = [
     "avg by (shard) (g)", "sum by (shard) (g)", "count by (shard) (g)", "group by (shard) (g)",
     "min by (zone) (g)", "max without (key) (g)", "stddev by (shard) (g)", "stdvar by (zone, shard) (g)",

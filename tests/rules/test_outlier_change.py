@@ -119,3 +119,13 @@ def test_change_has_no_promql_form_and_needs_mad() -> None:
         parse_config(RULE.replace("tolerance: 2\n", "algorithm: dbscan\n        eps: 0.1\n"))
     with pytest.raises(ConfigError, match="window"):
         parse_config(RULE.replace("window: 3m30s", "window: 0s"))
+
+
+def test_both_directions_page_a_step_on_the_side_the_member_now_is() -> None:
+    both = RULE.replace("direction: above", "direction: both")
+    up = [1.0] * 20 + [1.5] * 80
+    down = [1.0] * 20 + [0.5] * 80
+    back = [1.0] * 10 + [1.8] * 4 + [1.0] * 86       # the end of a spike is a step down, back home
+    ev = Evaluator(load_rules(parse_config(both)), _fleet(a=up, b=down, c=back), clock=SimulatedClock(0))
+    firing = _firing(ev, 40)
+    assert firing[26] == {"a", "b"} and not any("c" in f for f in firing.values())

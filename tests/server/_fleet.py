@@ -12,6 +12,12 @@ import pytest
 
 APP = Path(__file__).with_name("fleet_app.py")
 HEALTHY = (0.20, 0.21, 0.19, 0.22, 0.20)
+# the peer rule with the member's own history: a step that stays for the window (5 s) pages
+STEP_RULE = ("    - name: ReplicaStep\n      dimension: service\n      tier: P1\n"
+             "      outlier: {expr: app_p99_seconds, peers_by: [model], member: instance, tolerance: 2,\n"
+             "                min_deviation: 0.1, direction: above,\n"
+             "                change: {window: 5s, before: 3s, tolerance: 2.75, spread_over: 1m}}\n"
+             "      for: 10s\n")
 
 
 @pytest.fixture
@@ -35,8 +41,9 @@ def fleet(tmp_path: Path) -> Iterator[list[tuple[str, Path]]]:
                 p.stdout.close()
 
 
-def fleet_config(members: list[tuple[str, Path]], hook: str, data: Path) -> str:
-    """Scrape every member each second, evaluate each second, page through a webhook at ``hook``."""
+def fleet_config(members: list[tuple[str, Path]], hook: str, data: Path, step_rule: bool = False) -> str:
+    """Scrape every member each second, evaluate each second, page through a webhook at ``hook``
+    (``step_rule``: a second rule, ``ReplicaStep``, the same judged with ``change:``)."""
     targets = ", ".join(f"{{job: replica, url: 'http://{m}/metrics', interval: 1s}}" for m, _ in members)
     return (f"server: {{data_dir: '{data}', evaluation_interval: 1s}}\n"
             f"scrape: {{targets: [{targets}]}}\n"
@@ -46,6 +53,7 @@ def fleet_config(members: list[tuple[str, Path]], hook: str, data: Path) -> str:
             "                min_deviation: 0.1, direction: above}\n"
             "      for: 10s\n"
             "      annotations: {peers: '{{ $peers }}', median: '{{ $median }}'}\n"
+            + (STEP_RULE if step_rule else "") +
             "alerting:\n"
             "  route: {receiver: hook, group_by: [alertname, instance], group_wait: 0s, group_interval: 1s}\n"
             f"  receivers: [{{name: hook, type: webhook, url: '{hook}/hook'}}]\n")

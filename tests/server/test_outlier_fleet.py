@@ -38,14 +38,16 @@ def test_one_slow_replica_pages_once_naming_it_and_a_fleet_slowing_together_does
         fleet: list[tuple[str, Path]], tmp_path: Path) -> None:  # noqa: F811
     hook = FakeService(webhook_handler()).start()
     try:
-        with serve(fleet_config(fleet, hook.url, tmp_path / "data"), tmp_path) as served, \
+        with serve(fleet_config(fleet, hook.url, tmp_path / "data", step_rule=True), tmp_path) as served, \
                 httpx.Client(base_url=served.url, timeout=30) as client:
             wait_query(client, "count(app_p99_seconds) == 5")
             slow, control = fleet[2]
             control.write_text("0.9")
-            got = _wait(hook, lambda a: any(x["status"] == "firing" for x in a))
-            firing = [a for a in got if a["status"] == "firing"]
-            assert {a["labels"]["instance"] for a in firing} == {slow}  # type: ignore[index]
+            got = _wait(hook, lambda a: {x["labels"]["alertname"] for x in a if x["status"] == "firing"}
+                        == {"ReplicaSlow", "ReplicaStep"})
+            assert {a["labels"]["instance"] for a in got} == {slow}  # type: ignore[index]
+            # ReplicaStep: the same replica, paged by its step away from the peers (`change:`)
+            firing = [a for a in got if a["status"] == "firing" and a["labels"]["alertname"] == "ReplicaSlow"]
             peers = firing[0]["annotations"]["peers"]  # type: ignore[index]
             assert slow not in peers and all(m in peers for m, _ in fleet if m != slow)
             assert firing[0]["annotations"]["median"] == "0.21"  # type: ignore[index]
@@ -53,6 +55,7 @@ def test_one_slow_replica_pages_once_naming_it_and_a_fleet_slowing_together_does
             assert firing[0]["generatorURL"].endswith("/#/peers?rule=ReplicaSlow")  # type: ignore[index]
             assert firing[0]["annotations"]["peers_url"] == firing[0]["generatorURL"]  # type: ignore[index]
             rules = client.get("/api/v1/rules").json()["data"]["groups"][0]["rules"]
+            assert [r["name"] for r in rules] == ["ReplicaSlow", "ReplicaStep"]
             (group,) = rules[0]["outlier"]["groups"]
             assert group["labels"] == {"model": "ranker"} and group["judged"] is True
             assert {m["member"]: m["outlier"] for m in group["members"]} == {m: m == slow for m, _ in fleet}

@@ -50,10 +50,21 @@ def alert_text(a: Alert) -> str:
     >>> json.loads(alert_text(up)) == json.loads(json.dumps(alert_to_json(up)))
     True
     """
+    hit = _TEXTS.get(id(a))
+    if hit is not None and hit[0] is a:  # the alert store wrote it; the outbox writes the same alert
+        return hit[1]
     annotations = _annotations_json(tuple(a.annotations.items()))
-    return (f'{{"labels": {labels_json(a.labels)}, "annotations": {annotations}, '
+    text = (f'{{"labels": {labels_json(a.labels)}, "annotations": {annotations}, '
             f'"starts_at": {_number(a.starts_at)}, "ends_at": {_number(a.ends_at)}, "value": "{a.value!r}", '
             f'"generator_url": {json.dumps(a.generator_url)}, "peak": "{a.peak!r}"}}')
+    if len(_TEXTS) >= _TEXTS_MAX:
+        _TEXTS.clear()
+    _TEXTS[id(a)] = (a, text)  # the entry holds ``a``, so its id names no other alert meanwhile
+    return text
+
+
+_TEXTS_MAX = 1 << 14  # a storm's alerts, from the alert store's write to the outbox's
+_TEXTS: dict[int, tuple[Alert, str]] = {}
 
 
 def alert_from_json(b: dict[str, Any]) -> Alert:

@@ -17,6 +17,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Protocol
@@ -131,11 +132,38 @@ class InlineExecutor:
 
 
 class ThreadExecutor:
-    """Runs each job on a daemon thread of its own (the server), so a hung one delays only itself."""
+    """Runs each job on a daemon thread of its own (the server), so a hung one delays only itself.
+
+    Inside ``held()`` the starts made on the calling thread wait until the block ends: the pipeline
+    ticks under its lock, and ``Thread.start`` waits until the new thread runs, a scheduler slice
+    per send on a loaded machine (a storm's 100 sends kept the lock while alerts queued behind it).
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
 
     def start(self, attempt: Job) -> None:
-        """Start a thread."""
+        """Start a thread (at the end of ``held()`` when inside it on this thread)."""
+        jobs: list[Job] | None = getattr(self._local, "jobs", None)
+        if jobs is not None:
+            jobs.append(attempt)
+            return
         threading.Thread(target=attempt.run, name=attempt.thread_name, daemon=True).start()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold this thread's starts until the block ends (they start then, in order, before it returns)."""
+        if getattr(self._local, "jobs", None) is not None:  # nested: the outer block starts them
+            yield
+            return
+        jobs: list[Job] = []
+        self._local.jobs = jobs
+        try:
+            yield
+        finally:
+            self._local.jobs = None
+            for job in jobs:
+                self.start(job)
 
 
 class CommittedExecutor:

@@ -99,7 +99,8 @@ class Pipeline:
             executor=CommittedExecutor(executor or InlineExecutor(), self.db),
             external_url=external_url, stream=stream, warn=warn, notifiers=notifiers, actions=actions,
             calls=self.calls, clock=self.clock)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # sends start after it is released (ThreadExecutor.held)
+        self._starts = getattr(executor, "held", nullcontext)
         self._listeners: list[Callable[[NotificationRecord | ActionRecord], None]] = []
         self._waker: Callable[[], None] = lambda: None
         self._driven = False  # a runner ticks (set_waker(runner=True)): send only records
@@ -161,7 +162,7 @@ class Pipeline:
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """Take firing and resolved alerts (evaluator, webhook) and flush what is due, waiting for no
         send; once a runner drives the pipeline it only records the alerts and wakes the runner."""
-        with self._lock:
+        with self._starts(), self._lock:
             self._put([self._normalise(a, now) for a in alerts], now)
             if not self._driven:  # no runner (replay, tests, the demo): flush what is due now
                 self._tick(now)
@@ -201,7 +202,7 @@ class Pipeline:
     def unacknowledge(self, now: float, by: str, *, gid: str = "",
                       matchers: Sequence[Matcher] = ()) -> list[Ack]:
         """End acknowledgements; due escalation steps go out at once."""
-        with self._lock:
+        with self._starts(), self._lock:
             out = self.oncall.unacknowledge(now, by, gid=gid, matchers=matchers)
             self._tick(now)
             return out
@@ -215,7 +216,7 @@ class Pipeline:
 
     def tick(self, now: float) -> None:
         """Flush due groups, judge and start sends, deliver digests, forget old state."""
-        with self._lock:
+        with self._starts(), self._lock:
             self._tick(now)
 
     def _tick(self, now: float) -> None:

@@ -140,8 +140,8 @@ def _extrapolated(is_counter: bool, is_rate: bool) -> Window:
         b = np.where(ok, c.a + c.n - 1, 0)
         fv, lv = c.v[a], c.v[b]
         ft, lt = c.t[a], c.t[b]
-        result = lv - fv
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):  # inf - inf is NaN, as Go's float arithmetic gives
+            result = lv - fv
             dts = (ft - c.lo) / 1000
             dte = (c.hi - lt) / 1000
             sampled = (lt - ft) / 1000

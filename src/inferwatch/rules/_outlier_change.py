@@ -94,9 +94,10 @@ class ChangeTracker:
         if not before:  # no level before the window yet (a new member, or just restarted)
             return False
         level = statistics.median(before)
-        up, down = min(window) - level, level - max(window)
-        step = {"above": up, "below": down, "both": max(up, down)}[self.spec.direction]
-        return step > self.change.tolerance
+        now = window[-1]  # a step counts on the side where the member is now (both: not a return)
+        up = min(window) - level if now > 0 and self.spec.direction != "below" else -math.inf
+        down = level - max(window) if now < 0 and self.spec.direction != "above" else -math.inf
+        return max(up, down) > self.change.tolerance
 
     def _side(self, dev: float) -> float:
         return {"above": dev, "below": -dev, "both": abs(dev)}[self.spec.direction]

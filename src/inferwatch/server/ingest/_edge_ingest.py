@@ -15,7 +15,9 @@ version-2 definitions are kept per device and spool in ``edge.sqlite``. A batch 
 whose answer it did not get). Every sample gets ``device="<name>"`` from
 the token, never from the body; a version-3 batch's gaps between sent points are
 filled in at the device's step (``_edge_fill``); the server records the contact time as
-``inferwatch_edge_last_contact_timestamp_seconds{device}``.
+``inferwatch_edge_last_contact_timestamp_seconds{device}``. Concurrent uploads are written together
+(``_edge_commit``: one store append, one transaction of batch ids), each answered only once committed;
+an upload of a batch id still being written answers 429 (the agent sends it again).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from inferwatch.config import EdgeConfig
 from inferwatch.edge import INGEST_PATH, AgentStats, UnknownSeries, decode_batch
 from inferwatch.model import Clock, Sample, is_valid_label_name
 from inferwatch.model import metrics as m
+from inferwatch.server.ingest._edge_commit import GroupCommit
 from inferwatch.server.ingest._edge_config import AgentConfigs
 from inferwatch.server.ingest._edge_fill import Filler
 from inferwatch.server.ingest._edge_fleet import fleet_rows, fleet_view, parse_fleet_query
@@ -106,6 +109,19 @@ class _Reject(Exception):
         self.status = status
 
 
+@dataclass
+class _Upload:
+    """One upload waiting for its group commit."""
+
+    device: str
+    batch_id: str
+    now: float
+    status: DeviceStatus
+    samples: list[Sample]
+    received: int
+    duplicate: bool = False
+
+
 class EdgeIngest:
     """Validates, authenticates and stores edge batches (see the module docstring)."""
 
@@ -120,6 +136,8 @@ class EdgeIngest:
         self._by_digest = {hashlib.sha256(t.reveal().encode()).digest(): name
                            for name, t in config.devices.items()}
         self._lock = threading.Lock()
+        self._commits: GroupCommit[_Upload] = GroupCommit(self._write)
+        self._writing: set[tuple[str, str]] = set()  # (device, batch id) waiting for its group commit
         self.shared: SharedDevices | None = None
         """An HA pair's device registry: each ``watch`` round writes the devices heard from since and
         reads those the peer heard from more recently."""
@@ -146,7 +164,7 @@ class EdgeIngest:
                 labels = {"device": name, "site": st.labels.get("site", "") if st else ""}
                 out += [sample(m.EDGE_DEVICE_SILENCE, now, max(0.0, now - since), labels),
                         sample(m.EDGE_DEVICE_HEARTBEAT, now, beat, labels)]
-            self.store.append(out)
+        self.store.append(out)  # outside the lock: a fleet's 10,000 samples never hold up its uploads
         return len(names)
 
     def sync(self) -> None:
@@ -242,42 +260,68 @@ class EdgeIngest:
         if (batch.version == 1 or batch.device) and batch.device != device:
             raise _Reject(403, f"body.device: {batch.device!r:.80} is not the device of this token")
         now = self.clock.now()
-        with self._lock:  # one batch of a device at a time: the seen-check and the append agree
+        key = (device, batch.batch_id)
+        with self._lock:  # one batch of a device at a time: the seen-check and the queueing agree
             status = self.devices.setdefault(device, DeviceStatus(device))
             self._dirty.add(device)
             status.last_contact, status.backlog = now, batch.agent.backlog
             status.dropped, status.heartbeat_s = dict(batch.agent.dropped), batch.heartbeat_s
             _agent_said(status, batch.agent, now)
+            if key in self._writing:  # the agent gave up waiting and sent it again: its first try decides
+                raise _Reject(429, f"batch {batch.batch_id!r:.80} is being stored; send it again later")
             if self.seen.seen(device, batch.batch_id):
-                status.duplicates += 1
-                self._append([], device, now, status)
-                self.seen.save_device(vars(status))
-                return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
-            stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
-            received = len(stored)
-            try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
-                check_batch(self.store, [s.labels for s in stored], [s.t for s in stored], now,
-                            sample_limit=0, what="this edge batch",  # edge.max_samples bounds it
-                            retention=self.retention)
+                up = _Upload(device, batch.batch_id, now, status, [], 0, duplicate=True)
+            else:
+                stored = [Sample(s.labels.with_(device=device), s.t, s.v) for s in batch.samples]
+                try:  # as every way in: refused whole for a sample out of bounds or a limit (the store's)
+                    check_batch(self.store, [s.labels for s in stored], [s.t for s in stored], now,
+                                sample_limit=0, what="this edge batch",  # edge.max_samples bounds it
+                                retention=self.retention)
+                except InputError as exc:
+                    raise _Reject(400, f"body: {exc}") from None
+                received = len(stored)
                 if batch.version == 3 and batch.step > 0:  # the points between sent ones (_edge_fill)
                     ids = self.seen.counters(device, spool)
                     counters = {x.labels for x, i in zip(stored, batch.series_ids, strict=True) if i in ids}
                     stored = self.filler.fill(stored, counters.__contains__, batch.step, batch.heartbeat_max,
                                               device)
-                self._append(stored, device, now, status, received)
-            except InputError as exc:
-                raise _Reject(400, f"body: {exc}") from None
-            status.samples += received
-            status.batches += 1
-            self.seen.add(device, batch.batch_id, now, self.config.seen_batches_for, vars(status))
-        return {"status": "success", "batch": batch.batch_id, "samples": received}
+                up = _Upload(device, batch.batch_id, now, status, stored, received)
+            self._writing.add(key)
+        try:  # answered once the group holding it is committed (_edge_commit)
+            self._commits.submit(up)
+        except InputError as exc:
+            raise _Reject(400, f"body: {exc}") from None
+        finally:
+            with self._lock:
+                self._writing.discard(key)
+        if up.duplicate:
+            return {"status": "duplicate", "batch": batch.batch_id, "samples": 0}
+        return {"status": "success", "batch": batch.batch_id, "samples": up.received}
 
-    def _append(self, samples: list[Sample], device: str, now: float, status: DeviceStatus,
-                received: int = 0) -> None:
-        own = [sample(m.EDGE_LAST_CONTACT, now, now, {"device": device}),
-               sample(m.EDGE_INGESTED_SAMPLES_TOTAL, now, status.samples + received, {"device": device}),
-               sample(m.EDGE_DUPLICATE_BATCHES_TOTAL, now, status.duplicates, {"device": device})]
-        self.store.append([*samples, *own])
+    def _write(self, group: list[_Upload]) -> None:
+        """Store a group of uploads: their samples and each device's own series in one append, their
+        batch ids and statistics in one transaction; the counts move only once both are committed."""
+        with self._lock:
+            counts: dict[str, tuple[int, int, int]] = {}
+            for up in group:
+                st = self.devices.get(up.device, up.status)
+                samples, batches, dups = counts.get(up.device, (st.samples, st.batches, st.duplicates))
+                counts[up.device] = (samples + up.received, batches + (not up.duplicate), dups + up.duplicate)
+            statuses = {d: dict(vars(self.devices[d]), samples=c[0], batches=c[1], duplicates=c[2])
+                        for d, c in counts.items()}
+        out: list[Sample] = [x for up in group for x in up.samples]
+        for d, row in statuses.items():
+            labels, now = {"device": d}, row["last_contact"]
+            out += [sample(m.EDGE_LAST_CONTACT, now, now, labels),
+                    sample(m.EDGE_INGESTED_SAMPLES_TOTAL, now, row["samples"], labels),
+                    sample(m.EDGE_DUPLICATE_BATCHES_TOTAL, now, row["duplicates"], labels)]
+        self.store.append(out)
+        self.seen.add_many([(up.device, up.batch_id) for up in group if not up.duplicate],
+                           max(up.now for up in group), self.config.seen_batches_for, list(statuses.values()))
+        with self._lock:
+            for d, (samples, batches, dups) in counts.items():
+                st = self.devices[d]
+                st.samples, st.batches, st.duplicates = samples, batches, dups
 
     def close(self) -> None:
         """Stop watching and close the batch-id file (and the pair's connection)."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +36,11 @@ class SeenBatches:
                              "id INTEGER NOT NULL, labels TEXT NOT NULL, PRIMARY KEY (device, spool, id))")
             self._db.execute("CREATE TABLE IF NOT EXISTS devices (device TEXT PRIMARY KEY, "
                              "status TEXT NOT NULL)")
+            # the batch-id check reads on a connection of its own: a group's commit never holds it up
+            self._read = open_sqlite(path, synchronous="NORMAL") if path else self._db
         except sqlite3.Error as exc:
             raise StoreError(f"edge state {path}: cannot open ({exc})") from exc
+        self._read_lock = threading.Lock() if path else self._lock
         self._series: dict[tuple[str, str], dict[int, Labels]] = {}  # (device, spool) -> id -> labels
         self._counters: dict[tuple[str, str], set[int]] = {}  # (device, spool) -> ids of counters (v3)
         self._pruned = -math.inf  # when ids older than their keep were last deleted
@@ -62,6 +67,9 @@ class SeenBatches:
 
     def labels(self, device: str, spool: str, sid: int) -> Labels | None:
         """The labels series ``sid`` of ``device``'s ``spool`` was defined with (version 2), if any."""
+        got = self._series.get((device, spool))  # read for every id of every batch: no lock once loaded
+        if got is not None:
+            return got.get(sid)
         with self._lock:
             return self._spool_series(device, spool).get(sid)
 
@@ -82,34 +90,44 @@ class SeenBatches:
                         counters.add(i)
                     else:
                         counters.discard(i)
-                with self._db:  # one transaction for a batch's definitions
+                with self._transaction():  # one transaction for a batch's definitions
                     self._db.executemany("INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)", rows)
                 known.update(new)
 
     def seen(self, device: str, batch_id: str) -> bool:
         """Whether ``batch_id`` of ``device`` was stored already."""
-        with self._lock:
-            row = self._db.execute("SELECT 1 FROM batches WHERE device = ? AND id = ?", (device, batch_id))
+        with self._read_lock:
+            row = self._read.execute("SELECT 1 FROM batches WHERE device = ? AND id = ?", (device, batch_id))
             return row.fetchone() is not None
 
-    def add(self, device: str, batch_id: str, now: float, keep: float,
-            status: dict[str, Any] | None = None) -> None:
-        """Record ``batch_id`` as stored (and ``status``, the device's statistics, in the same transaction);
-        forget ids older than ``keep`` seconds (at most once a minute: a fleet sends hundreds a second)."""
-        with self._lock, self._db:
-            self._db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)", (device, batch_id, now))
-            if status is not None:
-                self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
-                                 (status["device"], json.dumps(status)))
+    def add_many(self, ids: list[tuple[str, str]], now: float, keep: float,
+                 statuses: list[dict[str, Any]]) -> None:
+        """Record the batch ids of a group of uploads as stored and their devices' statistics, in one
+        transaction (a group commit's); forget ids older than ``keep`` seconds (at most once a minute:
+        a fleet sends hundreds a second)."""
+        with self._lock, self._transaction():
+            self._db.executemany("INSERT OR IGNORE INTO batches VALUES (?, ?, ?)",
+                                 [(device, batch_id, now) for device, batch_id in ids])
+            self._db.executemany("INSERT OR REPLACE INTO devices VALUES (?, ?)",
+                                 [(st["device"], json.dumps(st)) for st in statuses])
             if now - self._pruned >= 60.0 or now < self._pruned:
                 self._db.execute("DELETE FROM batches WHERE at < ?", (now - keep,))
                 self._pruned = now
 
-    def save_device(self, status: dict[str, Any]) -> None:
-        """Keep a device's statistics (a restart continues its counts and last contact)."""
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO devices VALUES (?, ?)",
-                             (status["device"], json.dumps(status)))
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One transaction, committed at the end (the connection commits each statement by itself
+        otherwise: a group's hundreds of rows would be hundreds of commits); rolled back on an error."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:  # the uploads of the group are answered 503: their agents send again
+            raise StoreError(f"edge state: cannot write ({exc})") from exc
 
     def load_devices(self) -> list[dict[str, Any]]:
         """The statistics of every device saved (a row that does not read is left out, logged)."""
@@ -127,3 +145,5 @@ class SeenBatches:
         """Close the file."""
         with self._lock:
             self._db.close()
+            if self._read is not self._db:
+                self._read.close()

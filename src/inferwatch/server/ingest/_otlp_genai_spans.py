@@ -91,6 +91,7 @@ class GenAiSpans:
     clock: Clock
     sample_limit: int = 0
     retention: float | None = None
+    max_series: int = MAX_SERIES
     flags: dict[Labels, float] = field(default_factory=dict)
     scores: dict[Labels, _Histogram] = field(default_factory=dict)
     _last_t: float = -math.inf
@@ -132,9 +133,9 @@ class GenAiSpans:
                 scores.add(key)
 
     def _room(self, key: Labels, table: dict[Labels, Any]) -> bool:
-        if key in table or len(self.flags) + len(self.scores) < MAX_SERIES:
+        if key in table or len(self.flags) + len(self.scores) < self.max_series:
             return True
-        log.warning("GenAI spans: over %d label sets, %s not counted", MAX_SERIES, dict(key))
+        log.warning("GenAI spans: over %d label sets, %s not counted", self.max_series, dict(key))
         return False
 
     def _write(self, samples: list[Sample], now: float) -> int:
