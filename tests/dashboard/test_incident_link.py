@@ -18,7 +18,7 @@ import pytest
 from tests.server._proc import start_serve
 
 from alerting.test_serve_oncall import BOUND_S, TOKEN, Hooks, _stop
-from dashboard.conftest import Watched
+from dashboard.conftest import Watched, wait_until
 
 pytestmark = [pytest.mark.tools, pytest.mark.slow]
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -88,11 +88,15 @@ def test_a_p0_link_opens_the_incident_page_and_one_tap_stops_the_escalation(
             delta, bravo = _link(hooks, "Delta", url), _link(hooks, "Bravo", url)
 
             p = page.page
-            p.goto(delta)  # the incident page: what fires, since when, the runbook, who was told
+            def told() -> str | None:  # the fake has the request before the server records its answer
+                p.goto(delta)  # the incident page: what fires, since when, the runbook, who was told
+                return p.inner_text("#told") if p.locator("#told").count() else None
+
+            told_text = wait_until("the incident page naming who was told", told, timeout=BOUND_S)
             assert p.inner_text("h1").startswith("P0") and "Delta" in p.inner_text("h1")
             assert p.inner_text("#since").startswith("firing since")
             assert "restart ranker (Delta)" in p.inner_text("#runbook")
-            assert "first (sent, step 1)" in p.inner_text("#told")
+            assert "first (sent, step 1)" in told_text
             _fits(p)
             p.tap("#ack")  # one tap, no token typed
             p.wait_for_selector("#msg", timeout=TIMEOUT_MS)

@@ -1,8 +1,8 @@
 """Service-level objectives: Sloth ``prometheus/v1`` specs and shorthands, turned into recording
 and multi-window, multi-burn-rate alert rules with Sloth's names; error budgets.
 
->>> from inferwatch.settings import parse_config
->>> rs = load_rule_set(parse_config("slos: [{service: ranker, type: availability, objective: 99.9}]"))
+>>> from inferwatch.settings import BaseConfig, parse_as
+>>> rs = load_rule_set(parse_as(BaseConfig, "slos: [{service: ranker, type: availability, objective: 99.9}]"))
 >>> [a.name for a in rs.slo.alerts]
 ['SLORankerAvailabilityFastBurn', 'SLORankerAvailabilitySlowBurn', 'SLORankerAvailabilityTicket']
 """
