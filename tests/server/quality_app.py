@@ -35,8 +35,8 @@ if os.environ.get("QUALITY_JUDGE_URL"):
     # fast as with the test's own judge before; timeouts and backoff in real seconds, short: an outage of
     # the judge must not hold the queue past the story
     monitor.set_judge(JudgeConfig(base_url=os.environ["QUALITY_JUDGE_URL"], model="judge-7b",
-                                  api_key="sk-e2e", sample=1.0, queue_size=100_000, rate_per_s=10_000.0, timeout_s=0.2,
-                                  retries=1, backoff_s=0.05))
+                                  api_key="sk-e2e", sample=1.0, queue_size=100_000, rate_per_s=10_000.0,
+                                  timeout_s=0.2, retries=1, backoff_s=0.05))
 
 
 async def generate(prompt: str, model: str) -> AsyncIterator[str]:
