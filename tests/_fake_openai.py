@@ -64,6 +64,7 @@ class FakeJudge:
 def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as OpenAI's API serves
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
