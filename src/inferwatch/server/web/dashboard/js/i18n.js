@@ -53,6 +53,28 @@ const ZH = new Map(Object.entries({
   heartbeat: "心跳", never: "从未", "printed (no credentials)": "仅打印（无凭据）",
   "no request latency in this range (a generation's is in the Generative (LLM) section)":
     "此时间范围内没有请求延迟（生成请求的延迟见“生成式 (LLM)”部分）",
+  // the overview's generation-quality section
+  "Generation quality": "生成质量", "Judge scores by model and prompt version (mean)": "按模型与提示词版本的评审评分（均值）",
+  "Negative feedback by model and prompt version": "按模型与提示词版本的负面反馈比例",
+  "Refusals, guardrail hits and schema failures (share of generations)": "拒答、护栏命中与 JSON 结构校验失败（占生成的比例）",
+  "Spend pace by tenant against daily budget (currency per day)": "按租户的花费速度与每日预算（每天的货币金额）",
+  "Tenant spend against daily budget": "租户花费与每日预算", "Worst-scored generations": "评分最低的生成",
+  tenant: "租户", "spent (last 24 h)": "花费（最近 24 小时）", "daily budget": "每日预算", "share of budget": "占预算比例",
+  "last hour × 24": "最近一小时 × 24", "no budget": "无预算", "over budget": "已超预算",
+  "on course to overspend": "按当前速度将超预算", "within budget": "预算之内", score: "评分", evaluation: "评估",
+  "prompt version": "提示词版本", generation: "生成", trace: "链路",
+  "no scores in this range: call `monitor.record_score(\"judge\", value, generation_id=...)` or send `gen_ai.evaluation.result` events over OTLP":
+    "此时间范围内没有评分：调用 `monitor.record_score(\"judge\", value, generation_id=...)`，或通过 OTLP 发送 `gen_ai.evaluation.result` 事件",
+  "no feedback in this range: call `monitor.record_feedback(positive=False, generation_id=...)`":
+    "此时间范围内没有反馈：调用 `monitor.record_feedback(positive=False, generation_id=...)`",
+  "no flagged generation in this range: `g.flag(\"refused\")`, `g.flag(\"guardrail\", detail)`, `g.flag(\"schema_invalid\")` or `g.flag(\"truncated\")` in `track_generation`":
+    "此时间范围内没有被标记的生成：在 `track_generation` 中调用 `g.flag(\"refused\")`、`g.flag(\"guardrail\", detail)`、`g.flag(\"schema_invalid\")` 或 `g.flag(\"truncated\")`",
+  "no spend in this range: call `monitor.set_prices(...)` and pass `tenant=` to `track_generation`":
+    "此时间范围内没有花费：调用 `monitor.set_prices(...)`，并在 `track_generation` 中传入 `tenant=`",
+  "no spend recorded: call `monitor.set_prices(...)` and pass `tenant=` to `track_generation`; budgets with `monitor.set_tenant_budgets(...)`":
+    "没有记录花费：调用 `monitor.set_prices(...)` 并在 `track_generation` 中传入 `tenant=`；预算用 `monitor.set_tenant_budgets(...)` 设置",
+  "no scored generations yet: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace":
+    "尚无已评分的生成：在 `track_generation` 与 `record_score` 中传入 `generation_id=`，并为应用开启链路追踪（`inferwatch.tracing`），以便链接到各自的链路",
   // the SLOs page
   SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
   "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
@@ -172,6 +194,7 @@ const PATTERNS = [
   [/^(estimated|realized|lower|upper|mean|reference|anomalous|low confidence) (.+)$/,
     (m, w, rest) => `${{ estimated: "估计", realized: "实际", lower: "下界", upper: "上界", mean: "均值", reference: "基线",
       anomalous: "异常", "low confidence": "低置信度" }[w]} ${rest}`],
+  [/^(.+)\/d budget$/, "$1/天 预算"], [/^query failed: (.+)$/, "查询失败：$1"],
   [/^(\d+) s ago$/, "$1 秒前"], [/^(\d+) min ago$/, "$1 分钟前"], [/^([\d.]+) h ago$/, "$1 小时前"],
 ];
 
