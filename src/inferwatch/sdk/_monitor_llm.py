@@ -55,6 +55,7 @@ class GenerationMethods:
     judge_worker: Judge | None = None
     """The asynchronous judge (``set_judge``), None until one is set."""
     _clock: Clock
+    tracing: Any
 
     if TYPE_CHECKING:  # Monitor's own
         def attach(self, aggregator: Aggregator) -> None: ...
@@ -70,7 +71,7 @@ class GenerationMethods:
         ids = self._quality_ids()  # attached before the generation can flag itself
         if generation_id:
             ids.remember(str(generation_id), GenerationLabels(
-                route, model, "", prompt_version, tenant))
+                route, model, "", prompt_version, tenant), _trace_id() if self.tracing is not None else "")
         hooks = cast("MonitorHooks", self)  # a Monitor: this class is one of its bases
         return Generation(hooks, route, model, input_tokens, tenant, prompt_version=prompt_version,
                           generation_id=generation_id)
@@ -86,7 +87,11 @@ class GenerationMethods:
         if labels is None:
             self._reject(SCORE)
             return
-        self.observe(SCORE, (labels, name, value))
+        if generation_id:  # its id (and trace) become the bucket's exemplar: the worst-scored, by id
+            trace = self._generation_ids.trace(generation_id) if self._generation_ids is not None else ""
+            self.observe(SCORE, (labels, name, value, generation_id, trace))
+        else:
+            self.observe(SCORE, (labels, name, value))
 
     def record_feedback(self, positive: bool | None = None, *, rating: float | None = None,
                         scale: float = 5.0, generation_id: str = "", route: str = "",
@@ -216,3 +221,14 @@ class GenerationMethods:
                 self.attach(GenerationAggregates(self.service, self.version, self._reject,
                                                  settings=lambda: self.generation_settings))
                 self._generations_attached = True
+
+
+def _trace_id() -> str:
+    """The current span's trace id in hex (``""`` outside a recorded span)."""
+    try:
+        from opentelemetry import trace
+
+        ctx = trace.get_current_span().get_span_context()
+    except Exception:  # tracing set up but OpenTelemetry broken: no trace id, never an error
+        return ""
+    return format(ctx.trace_id, "032x") if ctx.is_valid else ""
