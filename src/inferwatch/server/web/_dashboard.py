@@ -290,8 +290,9 @@ class Page:
 
 def boot_view(server: Server) -> dict[str, Any]:
     """What the overview asks before its first query: the server's time, the services, the rules, the
-    engine packs selected, and the shortest scrape interval of its targets; and for every page the zone its times are shown
-    in (``alerting.timezone``) and the language the config names (``null``: the browser's)."""
+    engine packs selected, and the shortest scrape interval of its targets; and for every page the zone
+    its times are shown in (``alerting.timezone``) and the language the config names (``null``: the
+    browser's)."""
     comps = server.components
     intervals = [t.effective_interval for t in comps.config.scrape.targets]
     alerting = comps.config.alerting
