@@ -18,11 +18,13 @@ __all__ = ["GENERATION_WORDS", "add_parser", "generation_line"]
 
 GENERATION_WORDS: dict[str, dict[str, str]] = {
     "en": {"trace": "TRACE", "time": "TIME", "route": "ROUTE", "model": "MODEL", "prompt": "PROMPT",
-           "score": "SCORE", "gid": "GENERATION", "none": "no generation scored {score!r} since {since} (the SDK puts the "
-           "generation id on its scores when record_score gets generation_id=)"},
+           "score": "SCORE", "gid": "GENERATION",
+           "none": "no generation scored {score!r} since {since} (the SDK puts the generation id on its "
+                   "scores when record_score gets generation_id=)"},
     "zh-CN": {"trace": "追踪", "time": "时间", "route": "路由", "model": "模型", "prompt": "提示版本",
-              "score": "分数", "gid": "生成 ID", "none": "自 {since} 以来没有评分为 {score!r} 的生成（record_score 带上 "
-              "generation_id= 时 SDK 会把生成 ID 附在分数上）"},
+              "score": "分数", "gid": "生成 ID",
+              "none": "自 {since} 以来没有评分为 {score!r} 的生成（record_score 带上 "
+                      "generation_id= 时 SDK 会把生成 ID 附在分数上）"},
 }
 """``generations worst``'s fixed words in each language of ``alerting.language``."""
 
