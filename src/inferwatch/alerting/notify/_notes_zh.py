@@ -225,7 +225,8 @@ _DESCRIPTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r
     (r"Their share of generations is (.+) above the day before's \(at least 100 generations in 15 "
      r"minutes\)\.", r"其在生成中的占比比前一天高 \1（15 分钟内至少 100 条生成）。"),
     (r"The last hour's mean prompt length moved by a factor of (.+) against the day before's \(at least 100 "
-     r"and 1000 generations\)\.", r"最近一小时的平均提示长度相对前一天变化了 \1 倍（分别至少 100 条和 1000 条生成）。"),
+     r"and 1000 generations\)\.",
+     r"最近一小时的平均提示长度相对前一天变化了 \1 倍（分别至少 100 条和 1000 条生成）。"),
     (r"The last hour spent at (.+) times the daily budget's rate, the last 6 hours too\.",
      r"最近一小时的花费速度是每日预算速度的 \1 倍，最近 6 小时也是如此。"),
     (r"The last 24 hours spent (.+) times the daily budget \((.*)\)\.",
