@@ -162,6 +162,12 @@ class Head:
             return _EMPTY, _EMPTY
         return buf.window(start, end)
 
+    def before(self, sid: int, end: float) -> tuple[float, float]:
+        """``sid``'s newest buffered sample at or before ``end``; ``(-inf, 0.0)`` when none is held."""
+        buf = self.buffers.get(sid)
+        k = bisect_right(buf.t, end) if buf is not None else 0
+        return (buf.t[k - 1], buf.v[k - 1]) if buf is not None and k else (-math.inf, 0.0)
+
     def read(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
              lock: AbstractContextManager[object], *, latest: bool = False) -> list[Series]:
         """The series ``ids`` in ``[start, end]`` (``latest``: only each one's last sample there), taking
