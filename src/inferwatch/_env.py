@@ -8,8 +8,8 @@ from __future__ import annotations
 
 __all__ = [
     "ENVIRONMENT", "ENV_API_TOKEN", "ENV_CONFIG", "ENV_DATA_DIR", "ENV_EDGE_TOKEN", "ENV_HA_DATABASE",
-    "ENV_HEARTBEAT_KEY", "ENV_HEARTBEAT_URL", "ENV_KUBERNETES_HOST", "ENV_KUBERNETES_PORT",
-    "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
+    "ENV_HEARTBEAT_KEY", "ENV_HEARTBEAT_URL", "ENV_JUDGE_API_KEY", "ENV_KUBERNETES_HOST",
+    "ENV_KUBERNETES_PORT", "ENV_MULTIPROC_DIR", "ENV_PROMQL_TESTDATA", "ENV_REQUIRE_TOOLS",
 ]
 
 ENV_CONFIG = "INFERWATCH_CONFIG"
@@ -31,6 +31,10 @@ ENV_HEARTBEAT_URL = "INFERWATCH_HEARTBEAT_URL"
 ENV_HEARTBEAT_KEY = "INFERWATCH_HEARTBEAT_KEY"
 """The dead man's switch's key: PagerDuty routing key, Opsgenie API key or a bearer token
 (overrides ``alerting.heartbeat.key`` and ``key_file``)."""
+
+ENV_JUDGE_API_KEY = "INFERWATCH_JUDGE_API_KEY"
+"""SDK: the API key of the asynchronous judge's OpenAI-compatible endpoint (``JudgeConfig.api_key_env``'s
+default; sent as ``Authorization: Bearer``, never logged)."""
 
 ENV_MULTIPROC_DIR = "INFERWATCH_MULTIPROC_DIR"
 """SDK: a directory shared by the worker processes of one server; every ``Monitor`` in them
@@ -60,6 +64,7 @@ ENVIRONMENT: dict[str, str] = {
     ENV_EDGE_TOKEN: "the edge agent's upload token (overrides upload.token_file)",
     ENV_HEARTBEAT_URL: "the dead man's switch URL (overrides alerting.heartbeat.url)",
     ENV_HEARTBEAT_KEY: "the dead man's switch key (overrides alerting.heartbeat.key)",
+    ENV_JUDGE_API_KEY: "SDK: the asynchronous judge's API key (JudgeConfig.api_key_env)",
     ENV_MULTIPROC_DIR: "SDK: directory shared by a server's worker processes (metrics of all workers)",
     ENV_PROMQL_TESTDATA: "tests: Prometheus's promql/testdata directory, run against the engine",
     ENV_HA_DATABASE: "the postgresql:// URL of an HA pair's shared state (ha.database)",

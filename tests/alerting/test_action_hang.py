@@ -132,6 +132,7 @@ def test_the_page_waits_for_its_action_and_carries_the_outcome() -> None:
     assert p.next_wakeup() == 30.0  # the run's deadline
     action.release.set()
     assert _wait(lambda: _ticked(p, 5.0))  # the next tick after the run ends releases the page
+    assert _wait(lambda: len(rec.sent) == 1)  # sent on a worker thread of its own
     (n,) = rec.sent
     assert "action scale_out (fire): scaled deployment default/ranker from 2 to 3 replicas" in n.notes
     assert [(r.t, r.ok) for r in p.act.records()] == [(0.0, True)]  # t: when it was claimed
@@ -161,6 +162,7 @@ def test_a_later_flush_waits_behind_the_running_action() -> None:
     assert rec.sent == []
     action.release.set()
     assert _wait(lambda: _ticked(p, 25.0))
-    assert rec.sent and all("action scale_out (fire): scaled deployment default/ranker from 2 to 3 replicas"
+    assert _wait(lambda: len(rec.sent) >= 1)  # sent on a worker thread of its own
+    assert all("action scale_out (fire): scaled deployment default/ranker from 2 to 3 replicas"
                             in n.notes for n in rec.sent)
     p.close()

@@ -9,7 +9,14 @@ import re
 import pytest
 
 from inferwatch.alerting import translate_description, translate_summary
-from inferwatch.rules import Rule, default_rule_specs, edge_rule_specs, expand_template
+from inferwatch.rules import (
+    ENGINE_PACKS,
+    Rule,
+    default_rule_specs,
+    edge_rule_specs,
+    engine_rule_specs,
+    expand_template,
+)
 
 CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 # descriptions that are data only: a label's value, shown as it is
@@ -18,7 +25,7 @@ DATA_ONLY = {"{{ $labels.evidence }}"}
 
 def _texts(key: str, value: float) -> list[tuple[str, str]]:
     out = []
-    for spec in (*default_rule_specs(), *edge_rule_specs()):
+    for spec in (*default_rule_specs(), *edge_rule_specs(), *engine_rule_specs(ENGINE_PACKS)):
         rule = Rule.from_spec(spec)
         text = rule.annotations.get(key, "")
         if not text or text in DATA_ONLY:

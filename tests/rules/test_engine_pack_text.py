@@ -11,6 +11,7 @@ and before minute 5 none does.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pytest
@@ -93,7 +94,53 @@ def _tgi(m: int) -> str:
     ]) + "\n"
 
 
-def _firing(pack: str, job: str, body: Callable[[int], str], minute: int) -> dict[str, str]:
+def _sglang(m: int, onset: int = 5) -> str:
+    # the scheduler's gauges and the tokenizer's counters and histograms, as collector.py names them
+    bad = max(0, m - onset)
+    n = 10.0 * m
+    fast = n - 10.0 * bad
+    labels = 'model_name="Qwen/Qwen2.5-7B-Instruct"'
+    sched = f'{labels},engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"'
+    return "\n".join([
+        "# HELP sglang:num_queue_reqs The number of requests in the waiting queue.",
+        "# TYPE sglang:num_queue_reqs gauge",
+        f"sglang:num_queue_reqs{{{sched}}} {20.0 if m >= onset else 1.0}",
+        "# HELP sglang:token_usage The token usage.",
+        "# TYPE sglang:token_usage gauge",
+        f"sglang:token_usage{{{sched}}} {0.97 if m >= onset else 0.35}",
+        "# HELP sglang:num_requests_total Number of requests processed.",
+        "# TYPE sglang:num_requests_total counter",
+        f"sglang:num_requests_total{{{labels}}} {n}",
+        "# HELP sglang:num_aborted_requests_total Number of requests aborted.",
+        "# TYPE sglang:num_aborted_requests_total counter",
+        f"sglang:num_aborted_requests_total{{{labels}}} {5.0 * bad}",
+        _histogram("sglang:time_to_first_token_seconds", labels, ["0.4", "2", "4"], [fast, fast, n], n),
+        _histogram("sglang:inter_token_latency_seconds", labels, ["0.1", "0.4"], [fast, n], n),
+    ]) + "\n"
+
+
+def _trtllm(m: int, onset: int = 5) -> str:
+    # Triton's endpoint with the TensorRT-LLM backend's gauges (tensorrtllm_backend README); from minute 5
+    # the executor hangs: 8 requests active, the iteration counter frozen, 30 waiting, the KV cache full
+    hung = m >= onset
+    labels = 'model="tensorrt_llm",version="1"'
+    reqs = {"active": 8 if hung else (m % 3), "max": 8, "scheduled": 8 if hung else 1, "context": 0,
+            "waiting": 30 if hung else 0}
+    blocks = {"fraction": 0.9, "tokens_per": 64, "used": 6100 if hung else 900, "free": 139 if hung else 5339,
+              "max": 6239}
+    req, kv = "nv_trt_llm_request_metrics", "nv_trt_llm_kv_cache_block_metrics"
+    gen = "nv_trt_llm_general_metrics"
+    lines = [f"# HELP {req} TRT LLM request metrics", f"# TYPE {req} gauge"]
+    lines += [f'{req}{{{labels},request_type="{k}"}} {v}' for k, v in reqs.items()]
+    lines += [f"# HELP {kv} TRT LLM KV cache block metrics", f"# TYPE {kv} gauge"]
+    lines += [f'{kv}{{{labels},kv_cache_block_type="{k}"}} {v}' for k, v in blocks.items()]
+    lines += [f"# HELP {gen} General TRT LLM metrics", f"# TYPE {gen} gauge",
+              f'{gen}{{{labels},general_type="iteration_counter"}} {min(m, onset) * 600}',
+              f'{gen}{{{labels},general_type="timestamp"}} {1700074049 + 60 * m}']
+    return "\n".join(lines) + "\n"
+
+
+def _firing(pack: str, job: str, body: Callable[[int], str], minute: int, quiet: int = 5) -> dict[str, str]:
     rules = load_rules(parse_config(f"rules:\n  default_pack: false\n  packs: [{pack}]\n"))
     store = MemoryStore()
     clock = SimulatedClock(0.0)
@@ -108,7 +155,7 @@ def _firing(pack: str, job: str, body: Callable[[int], str], minute: int) -> dic
         ev.evaluate(m * 60.0)
         out = {a.labels["alertname"]: a.labels["tier"]
                for inst in ev.instances().values() for a in inst.values() if a.state is AlertState.FIRING}
-        if m < 5:
+        if m < quiet:
             assert out == {}, f"minute {m}"
     store.close()
     return out
@@ -136,3 +183,25 @@ def test_tgi_pack_on_tgi_metric_text() -> None:
     assert _firing("tgi", "tgi", _tgi, 16) == {
         "TgiQueueBacklog": "P2", "TgiHighRequestLatency": "P1", "TgiHighTimePerToken": "P1",
     }
+
+
+def test_sglang_pack_on_sglang_metric_text() -> None:
+    assert _firing("sglang", "sglang", _sglang, 16) == {
+        "SglangHighTimeToFirstToken": "P1", "SglangHighInterTokenLatency": "P1", "SglangQueueBacklog": "P2",
+        "SglangKVCacheNearFull": "P2", "SglangAbortedRequests": "P2",
+    }
+
+
+def test_trtllm_pack_on_the_tensorrt_llm_backend_metric_text() -> None:
+    assert _firing("trtllm", "triton-trtllm", _trtllm, 21) == {
+        "TrtllmStalled": "P1", "TrtllmQueueBacklog": "P2", "TrtllmKVCacheNearFull": "P2",
+        "TrtllmBatchFull": "P2",
+    }
+
+
+@pytest.mark.parametrize(("pack", "job", "body"), [
+    ("sglang", "sglang", functools.partial(_sglang, onset=10**6)),
+    ("trtllm", "triton-trtllm", functools.partial(_trtllm, onset=10**6)),
+], ids=["sglang", "trtllm"])
+def test_a_healthy_engine_is_quiet_for_an_hour(pack: str, job: str, body: Callable[[int], str]) -> None:
+    assert _firing(pack, job, body, 60, quiet=61) == {}

@@ -16,16 +16,17 @@ from inferwatch.rules._promql import PromQLError, parse_promql
 
 def test_unknown_pack_is_a_clear_config_error() -> None:
     with pytest.raises(ConfigError) as err:
-        parse_config("rules:\n  packs: [vllm, sglang]\n", source="inferwatch.yaml")
+        parse_config("rules:\n  packs: [vllm, lmdeploy]\n", source="inferwatch.yaml")
     msg = str(err.value)
     assert "inferwatch.yaml" in msg and "rules.packs" in msg
-    assert "unknown rule pack 'sglang': choose from vllm, triton, tgi" in msg
+    assert "unknown rule pack 'lmdeploy': choose from vllm, triton, tgi, sglang, trtllm" in msg
 
 
 def test_packs_default_to_none() -> None:
     config = parse_config("rules: {}\n")
     assert config.rules.packs == ()
-    assert not any(r.name.startswith(("Vllm", "Triton", "Tgi")) for r in load_rules(config))
+    engines = ("Vllm", "Triton", "Tgi", "Sglang", "Trtllm")
+    assert not any(r.name.startswith(engines) for r in load_rules(config))
 
 
 def test_selected_packs_join_the_default_pack_and_disable_applies() -> None:

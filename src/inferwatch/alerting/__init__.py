@@ -16,10 +16,9 @@ from inferwatch.alerting._pipeline_handles import AcksHandle, AlertsHandle, Pipe
 from inferwatch.alerting._preview import Captured, alerts_from_document, preview
 from inferwatch.alerting._records import NotificationRecord
 from inferwatch.alerting._replay import ReplayPipeline
-from inferwatch.alerting._route import Route, RouteOptions
+from inferwatch.alerting._route import AlertView, Route, RouteOptions
 from inferwatch.alerting._runner import PipelineRunner
 from inferwatch.alerting._state import StateDB
-from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord, ActionStage, RecordingAction
 from inferwatch.alerting.mute import Silence, Silences
 from inferwatch.alerting.notify import (

@@ -16,19 +16,17 @@ import hashlib
 import logging
 import random
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Protocol
 
 from inferwatch._exceptions import NotifyError
+from inferwatch.alerting._executor import CommittedExecutor, Executor, InlineExecutor, Job, ThreadExecutor
 from inferwatch.alerting._notification import Notification, Notifier
 from inferwatch.alerting._outbox import Outbox, OutboxEntry
-from inferwatch.alerting._state import StateStore
 
-__all__ = ["Attempt", "DeliveryHooks", "Executor", "InlineExecutor", "Job", "QueueStats", "RateWindow",
-           "ReceiverQueue", "RetryPolicy", "ThreadExecutor"]
+__all__ = ["Attempt", "CommittedExecutor", "DeliveryHooks", "Executor", "InlineExecutor", "Job", "QueueStats",
+           "RateWindow", "ReceiverQueue", "RetryPolicy", "ThreadExecutor"]
 
 log = logging.getLogger("inferwatch.alerting")
 MAX_IN_FLIGHT = 4  # concurrent attempts per receiver (one per group set)
@@ -100,85 +98,6 @@ class Attempt:
         finally:
             self.done.set()
             self.on_done()
-
-
-class Job(Protocol):
-    """A delivery attempt or an action run: ``run`` never raises and signals its own completion."""
-
-    @property
-    def thread_name(self) -> str:
-        """The name of the thread a ``ThreadExecutor`` runs it on."""
-        ...
-
-    def run(self) -> None:
-        """Do the work; keep the outcome; signal completion."""
-        ...
-
-
-class Executor(Protocol):
-    """Runs attempts and action runs."""
-
-    def start(self, attempt: Job) -> None:
-        """Run (or begin running) ``attempt``."""
-        ...
-
-
-class InlineExecutor:
-    """Runs a job at once on the calling thread (deterministic: replay and simulated time)."""
-
-    def start(self, attempt: Job) -> None:
-        """Run it now."""
-        attempt.run()
-
-
-class ThreadExecutor:
-    """Runs each job on a daemon thread of its own (the server), so a hung one delays only itself.
-
-    Inside ``held()`` the starts made on the calling thread wait until the block ends: the pipeline
-    ticks under its lock, and ``Thread.start`` waits until the new thread runs, a scheduler slice
-    per send on a loaded machine (a storm's 100 sends kept the lock while alerts queued behind it).
-    """
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def start(self, attempt: Job) -> None:
-        """Start a thread (at the end of ``held()`` when inside it on this thread)."""
-        jobs: list[Job] | None = getattr(self._local, "jobs", None)
-        if jobs is not None:
-            jobs.append(attempt)
-            return
-        threading.Thread(target=attempt.run, name=attempt.thread_name, daemon=True).start()
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        """Hold this thread's starts until the block ends (they start then, in order, before it returns)."""
-        if getattr(self._local, "jobs", None) is not None:  # nested: the outer block starts them
-            yield
-            return
-        jobs: list[Job] = []
-        self._local.jobs = jobs
-        try:
-            yield
-        finally:
-            self._local.jobs = None
-            for job in jobs:
-                self.start(job)
-
-
-class CommittedExecutor:
-    """Starts each job through ``inner`` once the open transaction of ``db`` has committed.
-
-    The server's tick writes as one transaction; a send or an action run must not start on
-    an outbox row or a ledger claim that a crash could still lose.
-    """
-
-    def __init__(self, inner: Executor, db: StateStore) -> None:
-        self._inner, self._db = inner, db
-
-    def start(self, attempt: Job) -> None:
-        """Start it now, or when the transaction commits."""
-        self._db.after_commit(partial(self._inner.start, attempt))
 
 
 class DeliveryHooks(Protocol):
@@ -288,22 +207,31 @@ class ReceiverQueue:
             return
         busy = {e.seq for a in self._in_flight for e in a.entries}
         busy_keys = {e.key for a in self._in_flight for e in a.entries}
-        due = [e for e in self._outbox.entries(self.name)
-               if e.seq not in busy and e.key not in busy_keys and e.due <= now]
-        stale = [e for e in due if not self._hooks.owed(e.n)]
-        if stale:  # sent before a restart (the log says so): not owed again
-            self._outbox.remove(e.seq for e in stale)
-            self._held.difference_update(e.seq for e in stale)
-            due = [e for e in due if e not in stale]
-        for batch in self._batches(due, now):
-            self._launch(batch, now)
-            if not self._capacity():
-                return
+        due = (e for e in self._outbox.entries(self.name)
+               if e.seq not in busy and e.key not in busy_keys and e.due <= now)
+        stale: list[OutboxEntry] = []
+        owed = self._owed(due, stale)  # judged as taken: not a storm's every entry on every tick
+        try:
+            for batch in self._batches(owed if self._rate is None else list(owed), now):
+                self._launch(batch, now)
+                if not self._capacity():
+                    return
+        finally:
+            if stale:  # sent before a restart (the log says so): not owed again
+                self._outbox.remove(e.seq for e in stale)
+                self._held.difference_update(e.seq for e in stale)
+
+    def _owed(self, due: Iterable[OutboxEntry], stale: list[OutboxEntry]) -> Iterator[OutboxEntry]:
+        for e in due:
+            if self._hooks.owed(e.n):
+                yield e
+            else:
+                stale.append(e)
 
     def _capacity(self) -> bool:
         return len(self._in_flight) < MAX_IN_FLIGHT and len(self._abandoned) < MAX_ABANDONED
 
-    def _batches(self, due: list[OutboxEntry], now: float) -> Iterator[list[OutboxEntry]]:
+    def _batches(self, due: Iterable[OutboxEntry], now: float) -> Iterator[list[OutboxEntry]]:
         if self._rate is None:
             yield from ([e] for e in due)
             return

@@ -29,10 +29,9 @@ from inferwatch.alerting._hooks import Hooks
 from inferwatch.alerting._http import HttpClient
 from inferwatch.alerting._notification import AlertGroup, Notification, Notifier, fingerprint
 from inferwatch.alerting._records import NotificationRecord
-from inferwatch.alerting._route import Route
+from inferwatch.alerting._route import AlertView, Route
 from inferwatch.alerting._stages import EnqueueStage
 from inferwatch.alerting._state import StateDB, StateStore
-from inferwatch.alerting._view import AlertView
 from inferwatch.alerting.actions import Action, ActionRecord
 from inferwatch.alerting.mute import SilencedResolutions, TimeIntervals
 from inferwatch.alerting.oncall import (

@@ -22,8 +22,7 @@ from typing import Any
 from inferwatch.alerting._notification import AlertGroup, fingerprint
 from inferwatch.alerting._pipeline import Pipeline
 from inferwatch.alerting._records import NotificationRecord
-from inferwatch.alerting._route import Route
-from inferwatch.alerting._view import AlertView
+from inferwatch.alerting._route import AlertView, Route
 from inferwatch.alerting.actions import Action, ActionRecord
 from inferwatch.alerting.mute import Silence
 from inferwatch.alerting.notify import tencent_call_report

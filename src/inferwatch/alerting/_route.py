@@ -1,4 +1,4 @@
-"""The route tree with Alertmanager's semantics.
+"""The route tree with Alertmanager's semantics, and an alert as seen through it (``AlertView``).
 
 An alert enters at the root (which matches everything) and descends into the
 first child whose matchers hold; with ``continue`` the following siblings are
@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from inferwatch.model import Labels, Matcher, matches_all, parse_matchers
+from inferwatch.rules import Alert
 from inferwatch.settings import RouteSpec
 
-__all__ = ["Route", "RouteOptions"]
+__all__ = ["AlertView", "Route", "RouteOptions"]
 
 # Alertmanager's defaults, and inferwatch's grouping (DESIGN.md).
 _ROOT_DEFAULTS = {"group_wait": 30.0, "group_interval": 300.0, "repeat_interval": 4 * 3600.0}
@@ -113,3 +114,24 @@ class Route:
 
 def _pick(value: float | None, inherited: float) -> float:
     return inherited if value is None else value
+
+
+@dataclass(frozen=True, slots=True)
+class AlertView:
+    """An alert not yet ended, where it is routed, and what mutes it (API v2's read side)."""
+
+    alert: Alert
+    updated_at: float
+    routes: tuple[Route, ...]
+    silenced_by: tuple[str, ...]
+    inhibited_by: tuple[Alert, ...]
+
+    @property
+    def receivers(self) -> list[str]:
+        """The receivers of the routes the alert goes to, in tree order."""
+        return [r.options.receiver for r in self.routes]
+
+    @property
+    def state(self) -> str:
+        """``suppressed`` when silenced or inhibited, else ``active`` (Alertmanager's states)."""
+        return "suppressed" if self.silenced_by or self.inhibited_by else "active"

@@ -44,7 +44,7 @@ VERBS: tuple[tuple[str, AddParser], ...] = (
     ("exporter", _exporter.add_parser),
     ("edge", _edge.add_parser),
     ("diagnose", _diagnose.add_parser),
-    *CLIENT_VERBS,  # silence, ack, history, oncall, slo
+    *CLIENT_VERBS,  # silence, ack, history, oncall, slo, generations
     ("probe", _probe.add_parser),
     ("template", _template.add_parser),
     ("store", _store.add_parser),

@@ -7,6 +7,9 @@ from typing import Any
 
 from inferwatch.cli._common import add_config_arg, print_json
 
+# settings' ENGINE_PACKS (not imported here: --help stays fast)
+PACKS = ("vllm", "triton", "tgi", "sglang", "trtllm")
+
 __all__ = ["add_parser"]
 
 
@@ -27,8 +30,8 @@ def add_parser(sub: Any) -> None:
         "lists each series it has seen and whether its band is learned yet (from the state "
         "saved in the data directory; until learned, the rule's static fallback decides).")
     add_config_arg(ls)
-    ls.add_argument("--pack", action="append", choices=("vllm", "triton", "tgi"), metavar="PACK",
-                    help="list only this engine pack's rules (vllm, triton, tgi; repeatable), "
+    ls.add_argument("--pack", action="append", choices=PACKS, metavar="PACK",
+                    help=f"list only this engine pack's rules ({', '.join(PACKS)}; repeatable), "
                     "whether or not the config's rules.packs selects it")
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=_list)

@@ -131,6 +131,20 @@ GENERATION_FLAGS_TOTAL = MetricSpec(
     "Generations flagged (refused, guardrail, schema_invalid, truncated) and the detail given.",
     (*_QUALITY, "flag", "detail"),
 )
+JUDGE_REQUESTS_TOTAL = MetricSpec(
+    "inferwatch_judge_requests_total", _C,
+    "Generations handed to the SDK's asynchronous judge, by outcome (ok, error, timeout, invalid: no "
+    "score in its answer, dropped: the queue was full, budget: the daily tokens were spent); the "
+    "judge's failures, never the service's.", ("service", "outcome"),
+)
+JUDGE_QUEUE_DEPTH = MetricSpec(
+    "inferwatch_judge_queue_depth", _G, "Generations waiting for the SDK's asynchronous judge.", ("service",),
+)
+JUDGE_TOKENS_TOTAL = MetricSpec(
+    "inferwatch_judge_tokens_total", _C,
+    "Tokens the asynchronous judge's answers reported (usage), by type (prompt, completion).",
+    ("service", "type"),
+)
 ENGINE_REQUESTS_RUNNING = MetricSpec(
     "inferwatch_engine_requests_running", _G, "Requests the inference engine is running (in a batch).", _SVC,
 )

@@ -16,6 +16,8 @@ from inferwatch.sdk._exposition import MetricsApp, MetricsServer, MonitorCollect
 from inferwatch.sdk._generation import Generation, GenerationSettings, Price
 from inferwatch.sdk._hooks import MonitorHooks
 from inferwatch.sdk._httpx import instrument_httpx
+from inferwatch.sdk._judge import Judge
+from inferwatch.sdk._judge_config import DEFAULT_RUBRIC, JudgeConfig
 from inferwatch.sdk._middleware import AsgiMiddleware, WsgiMiddleware, route_of_scope
 from inferwatch.sdk._monitor import Monitor, Tracking
 from inferwatch.sdk._requests import MAX_ROUTES, OTHER_ROUTE
@@ -38,6 +40,7 @@ from inferwatch.sdk.runtimes import INSTALL_HINT as ONNX_INSTALL_HINT
 __all__ = [
     "ACCELERATOR_PROVIDERS",
     "DEFAULT_BUCKETS",
+    "DEFAULT_RUBRIC",
     "MAX_ROUTES",
     "MAX_STAGES",
     "ONNX_INSTALL_HINT",
@@ -51,6 +54,8 @@ __all__ = [
     "InstrumentedBinding",
     "InstrumentedContext",
     "InstrumentedSession",
+    "Judge",
+    "JudgeConfig",
     "MetricsApp",
     "MetricsServer",
     "Monitor",

@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 SCORE = "generation_score"
-"""Observation kind: ``(GenerationLabels, name, value)``."""
+"""Observation kind: ``(GenerationLabels, name, value)`` or ``(..., generation_id, trace_id)``: the id
+(and trace) becomes the exemplar of the bucket the score fell in (``inferwatch generations worst``)."""
 FEEDBACK = "generation_feedback"
 """Observation kind: ``(GenerationLabels, sentiment)``."""
 FLAG = "generation_flag"
@@ -70,17 +71,17 @@ UNKNOWN_LABELS = GenerationLabels(UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN)
 
 
 class GenerationIds:
-    """A bounded LRU of generation id -> its labels (thread-safe; the hot path takes one short lock)."""
+    """A bounded LRU of generation id -> its labels and trace id (thread-safe; one short lock)."""
 
     def __init__(self, capacity: int = MAX_IDS) -> None:
-        self._ids: OrderedDict[str, GenerationLabels] = OrderedDict()
+        self._ids: OrderedDict[str, tuple[GenerationLabels, str]] = OrderedDict()
         self._cap = capacity
         self._lock = threading.Lock()
 
-    def remember(self, generation_id: str, labels: GenerationLabels) -> None:
-        """Keep ``labels`` for ``generation_id`` (the oldest id goes when full)."""
+    def remember(self, generation_id: str, labels: GenerationLabels, trace_id: str = "") -> None:
+        """Keep ``labels`` (and the trace it ran in) for ``generation_id`` (the oldest id goes when full)."""
         with self._lock:
-            self._ids[generation_id] = labels
+            self._ids[generation_id] = (labels, trace_id)
             self._ids.move_to_end(generation_id)
             if len(self._ids) > self._cap:
                 self._ids.popitem(last=False)
@@ -88,7 +89,14 @@ class GenerationIds:
     def get(self, generation_id: str) -> GenerationLabels | None:
         """The labels of ``generation_id``, or None when it is not (or no longer) known."""
         with self._lock:
-            return self._ids.get(generation_id)
+            found = self._ids.get(generation_id)
+        return None if found is None else found[0]
+
+    def trace(self, generation_id: str) -> str:
+        """The trace id ``generation_id`` ran in (``""``: not traced, or not known)."""
+        with self._lock:
+            found = self._ids.get(generation_id)
+        return "" if found is None else found[1]
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -117,6 +125,8 @@ class _Hist:
     buckets: list[int] = field(default_factory=lambda: [0] * (len(SCORE_BUCKETS) + 1))
     sum: float = 0.0
     count: int = 0
+    exemplars: dict[int, tuple[dict[str, str], float, float]] = field(default_factory=dict)
+    """The latest scored generation per bucket: (its id and trace id, the score, when)."""
 
 
 @dataclass
@@ -133,20 +143,26 @@ class QualityAggregates:
     _details: dict[str, set[str]] = field(default_factory=dict)
 
     def consume(self, kind: str, payloads: Sequence[Any], now: float) -> None:
-        """Add scores ``(labels, name, value)``, feedback ``(labels, sentiment)``, flags ``(labels, flag,
-        detail)``; invalid ones are counted under their kind."""
+        """Add scores ``(labels, name, value[, generation_id, trace_id])``, feedback ``(labels, sentiment)``,
+        flags ``(labels, flag, detail)``; invalid ones are counted under their kind."""
         for item in payloads:
-            if not (isinstance(item, tuple) and item and _labels_ok(item[0])) or not self._add(kind, item):
+            ok = isinstance(item, tuple) and item and _labels_ok(item[0])
+            if not ok or not self._add(kind, item, now):
                 self.reject(kind)
 
-    def _add(self, kind: str, item: tuple[Any, ...]) -> bool:
-        if kind == SCORE and len(item) == 3 and isinstance(item[1], str) and 0 < len(item[1]) <= 64 \
+    def _add(self, kind: str, item: tuple[Any, ...], now: float = 0.0) -> bool:
+        if kind == SCORE and len(item) in (3, 5) and isinstance(item[1], str) and 0 < len(item[1]) <= 64 \
                 and _number(item[2]):
-            labels, name, value = item
+            labels, name, value = item[:3]
             h = self.scores.setdefault(self._bounded(labels, self.scores, name), _Hist())
-            h.buckets[_bucket(float(value))] += 1
+            i = _bucket(float(value))
+            h.buckets[i] += 1
             h.sum += float(value)
             h.count += 1
+            if len(item) == 5 and item[3] and isinstance(item[3], str):
+                ex = _exemplar_labels(item[3], item[4] if isinstance(item[4], str) else "")
+                if ex is not None:
+                    h.exemplars[i] = (ex, float(value), now)
             return True
         if kind == FEEDBACK and len(item) == 2 and item[1] in ("positive", "negative", "neutral"):
             key = self._bounded(item[0], self.feedback, item[1])
@@ -182,11 +198,15 @@ class QualityAggregates:
         score = HistogramMetricFamily(c.GENERATION_SCORE.name, c.GENERATION_SCORE.help,
                                       labels=c.GENERATION_SCORE.labels)
         les = [*(repr(b) for b in SCORE_BUCKETS), "+Inf"]
+        from prometheus_client.samples import Exemplar
+
         for (labels, name), h in sorted(self.scores.items()):
-            cumulative, total = [], 0
-            for le, n in zip(les, h.buckets, strict=True):
+            cumulative: list[Any] = []
+            total = 0
+            for i, (le, n) in enumerate(zip(les, h.buckets, strict=True)):
                 total += n
-                cumulative.append((le, total))
+                ex = h.exemplars.get(i)
+                cumulative.append((le, total) if ex is None else (le, total, Exemplar(*ex)))
             score.add_metric([*self._base(labels), name], cumulative, h.sum)
         families: list[Any] = [score]
         tables: tuple[tuple[Any, dict[Any, int]], ...] = (
@@ -197,6 +217,16 @@ class QualityAggregates:
                 counter.add_metric([*self._base(labels), *rest], n)
             families.append(counter)
         return [f for f in families if f.samples]
+
+
+def _exemplar_labels(generation_id: str, trace_id: str) -> dict[str, str] | None:
+    """``{generation_id, trace_id}`` within OpenMetrics' 128 characters (the trace id left out first)."""
+    labels = {"generation_id": generation_id, **({"trace_id": trace_id} if trace_id else {})}
+    while sum(len(k) + len(v) for k, v in labels.items()) > 128:
+        if "trace_id" not in labels:
+            return None
+        del labels["trace_id"]
+    return labels
 
 
 def _bucket(value: float) -> int:

@@ -346,6 +346,8 @@ class Monitor(GenerationMethods, RuntimeMethods):
         self._closed = True
         for poller in self._pollers:
             poller.stop(timeout)
+        if self.judge_worker is not None:
+            self.judge_worker.close(timeout)
         self._cap = 0  # later observations are counted as dropped
         self._recorder.close(timeout)
         if self.multiprocess is not None:

@@ -28,8 +28,13 @@ from inferwatch.sdk._generation_quality import (
 )
 
 if TYPE_CHECKING:
+    import random
+
+    from inferwatch.model import Clock
     from inferwatch.sdk._aggregator import Aggregator
     from inferwatch.sdk._hooks import MonitorHooks
+    from inferwatch.sdk._judge import Judge, JudgeItem
+    from inferwatch.sdk._judge_config import JudgeConfig
 
 __all__ = ["GenerationMethods"]
 
@@ -47,6 +52,10 @@ class GenerationMethods:
     _attach_lock: threading.Lock
     _generation_ids: GenerationIds | None = None
     """Recent generation ids and their labels (with the quality aggregates: attached on first use)."""
+    judge_worker: Judge | None = None
+    """The asynchronous judge (``set_judge``), None until one is set."""
+    _clock: Clock
+    tracing: Any
 
     if TYPE_CHECKING:  # Monitor's own
         def attach(self, aggregator: Aggregator) -> None: ...
@@ -62,7 +71,7 @@ class GenerationMethods:
         ids = self._quality_ids()  # attached before the generation can flag itself
         if generation_id:
             ids.remember(str(generation_id), GenerationLabels(
-                route, model, "", prompt_version, tenant))
+                route, model, "", prompt_version, tenant), _trace_id() if self.tracing is not None else "")
         hooks = cast("MonitorHooks", self)  # a Monitor: this class is one of its bases
         return Generation(hooks, route, model, input_tokens, tenant, prompt_version=prompt_version,
                           generation_id=generation_id)
@@ -78,7 +87,11 @@ class GenerationMethods:
         if labels is None:
             self._reject(SCORE)
             return
-        self.observe(SCORE, (labels, name, value))
+        if generation_id:  # its id (and trace) become the bucket's exemplar: the worst-scored, by id
+            trace = self._generation_ids.trace(generation_id) if self._generation_ids is not None else ""
+            self.observe(SCORE, (labels, name, value, generation_id, trace))
+        else:
+            self.observe(SCORE, (labels, name, value))
 
     def record_feedback(self, positive: bool | None = None, *, rating: float | None = None,
                         scale: float = 5.0, generation_id: str = "", route: str = "",
@@ -94,6 +107,42 @@ class GenerationMethods:
         self.observe(FEEDBACK, (labels, mood))
         if positive is None:
             self.observe(SCORE, (labels, "rating", rating))
+
+    def set_judge(self, config: JudgeConfig, *, rng: random.Random | None = None) -> Judge:
+        """Start the asynchronous judge (once): ``judge(...)`` then sends a sampled share of generations
+        to ``config``'s OpenAI-compatible endpoint, off the request path; the scores come back as
+        ``record_score(config.name, ...)``; its own failures are ``inferwatch_judge_*`` self-metrics."""
+        from inferwatch._exceptions import ConfigError
+        from inferwatch.sdk._judge import Judge
+        from inferwatch.sdk._judge_config import JudgeConfig
+
+        if not isinstance(config, JudgeConfig):
+            raise ConfigError(f"set_judge: config must be a JudgeConfig, got {config!r}")
+        with self._attach_lock:
+            if self.judge_worker is not None:
+                raise ConfigError("set_judge: this monitor has a judge already")
+            self.judge_worker = Judge(config, self.service, self._judged, self._clock, rng=rng)
+        self.attach(self.judge_worker)
+        return self.judge_worker
+
+    def judge(self, prompt: str, answer: str, *, generation_id: str = "", route: str = "",
+              model: str | None = None, model_version: str = "", prompt_version: str = "",
+              tenant: str = "") -> bool:
+        """Hand one generation to the asynchronous judge (True: sampled and queued); never blocks or
+        raises; a no-op (False) without ``set_judge``. Labels not given come from ``generation_id``."""
+        worker = self.judge_worker
+        if worker is None or not isinstance(prompt, str) or not isinstance(answer, str):
+            return False
+        from inferwatch.sdk._judge import JudgeItem
+
+        labels = {"route": route, "model": model, "model_version": model_version,
+                  "prompt_version": prompt_version, "tenant": tenant}
+        return worker.submit(JudgeItem(prompt, answer, generation_id, labels))
+
+    def _judged(self, item: JudgeItem, value: float) -> None:
+        """The judge thread's way back: the score, joined to the generation like any other."""
+        self.record_score(self.judge_worker.config.name if self.judge_worker else "judge", value,
+                          generation_id=item.generation_id, **item.labels)
 
     def _join(self, route: str, model: str | None, model_version: str, prompt_version: str, tenant: str,
               generation_id: str) -> GenerationLabels | None:
@@ -172,3 +221,14 @@ class GenerationMethods:
                 self.attach(GenerationAggregates(self.service, self.version, self._reject,
                                                  settings=lambda: self.generation_settings))
                 self._generations_attached = True
+
+
+def _trace_id() -> str:
+    """The current span's trace id in hex (``""`` outside a recorded span)."""
+    try:
+        from opentelemetry import trace
+
+        ctx = trace.get_current_span().get_span_context()
+    except Exception:  # tracing set up but OpenTelemetry broken: no trace id, never an error
+        return ""
+    return format(ctx.trace_id, "032x") if ctx.is_valid else ""

@@ -55,8 +55,10 @@ from inferwatch.server._storage_health import StorageHealth
 from inferwatch.server._trace_links import TraceLinks
 from inferwatch.server.access import Access
 from inferwatch.server.api import (
+    GenerationLog,
     OutcomesApi,
     alerting_routes,
+    generation_routes,
     ha_routes,
     heartbeat_routes,
     load_ack_key,
@@ -115,6 +117,7 @@ class ServerParts:
     runner: PipelineRunner | None = None
     outcomes: OutcomeStore | None = None
     """Delayed labels POSTed to ``/api/v1/outcomes`` (``outcomes.sqlite``), for the SDK's pollers."""
+    generations: GenerationLog = field(default_factory=lambda: GenerationLog(None))  # generations.sqlite
     replica: Replica | SoleReplica = field(default_factory=SoleReplica)
     """This process in an HA pair: ``replica.is_leader()`` says whether it delivers now."""
     access: Access | None = None
@@ -158,7 +161,8 @@ class ServerParts:
             return (f"{running} sends or actions still running were handed back to the outbox "
                     "(sent again after the restart)") if running else None
 
-        files = [self.edge.close, self.traces.close, *([self.outcomes.close] if self.outcomes else [])]
+        files = [self.edge.close, self.traces.close, self.generations.close, *(
+            [self.outcomes.close] if self.outcomes else [])]
         return [
             Step("stopping scrapes and evaluation", _calls(self.server.halt)),
             Step("finishing deliveries", deliveries),
@@ -250,6 +254,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     parts.outcomes = OutcomeStore(state / OUTCOMES_FILE if state and not tables else None, clock,
                                   config.server.outcomes, shared=tables[0] if tables else None)
     edge.shared = tables[1] if tables else None
+    parts.generations = GenerationLog.in_dir(state)  # the scored generations, worst first on request
+    server.round_hooks.append(parts.generations.round_hook(lambda: server.components.scrape.exemplars))
     # heartbeats are not reloaded; in a pair the Watchdog names the replica that sent it
     parts.deadman = DeadMansSwitch.build(config, clock, pipeline,
                                          source=config.ha.replica if config.ha is not None else None)
@@ -287,6 +293,7 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
         routes += outcome_routes(outcomes, token)
     if parts.reloader is not None:
         routes.append(reload_route(parts.reloader, token))
+    routes += generation_routes(parts.generations.worst, clock, lambda: server.base_url)
     cluster = parts.replica.cluster_status if isinstance(parts.replica, Replica) else None
     ha = parts.replica.overview if isinstance(parts.replica, Replica) else None
     if parts.deadman is not None:

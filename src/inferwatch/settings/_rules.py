@@ -49,8 +49,8 @@ __all__ = [
 ]
 
 Comparison = Literal[">", ">=", "<", "<=", "==", "!="]
-EnginePack = Literal["vllm", "triton", "tgi"]
-ENGINE_PACKS: tuple[str, ...] = ("vllm", "triton", "tgi")
+EnginePack = Literal["vllm", "triton", "tgi", "sglang", "trtllm"]
+ENGINE_PACKS: tuple[str, ...] = ("vllm", "triton", "tgi", "sglang", "trtllm")
 
 
 def _check_matchers(value: str) -> str:
@@ -350,7 +350,8 @@ class RulesConfig(FrozenModel):
     default_pack: bool = Field(True, description="load the default rule pack")
     disable: tuple[str, ...] = Field((), description="names of default or engine pack rules to leave out")
     packs: tuple[EnginePack, ...] = Field(
-        (), description="engine rule packs to load: vllm, triton, tgi (rules on the engine's own metrics)"
+        (), description="engine rule packs to load: vllm, triton, tgi, sglang, trtllm "
+        "(rules on the engine's own metrics)"
     )
     rules: tuple[RuleSpec, ...] = Field((), description="your rules (a same-named one replaces the default)")
     overrides: dict[str, RuleOverride] = Field(

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from inferwatch.alerting.notify._notes_zh_engines import ENGINE_DESCRIPTIONS, ENGINE_SUMMARIES
+
 __all__ = ["translate_description", "translate_note", "translate_summary"]
 
 _PHASES = {"fire": "触发", "resolve": "恢复"}
@@ -157,7 +159,8 @@ def translate_summary(summary: str, language: str) -> str:
     """A default-pack rule's summary in ``language`` (a summary of one's own rule stays as written)."""
     if language != "zh-CN":
         return summary
-    for pattern, replacement in _SUMMARIES:
+    # an engine's "is over 200ms" is read before the defaults' "is over (.+)s" can take it
+    for pattern, replacement in (*ENGINE_SUMMARIES, *_SUMMARIES):
         if pattern.fullmatch(summary):
             return pattern.sub(replacement, summary, count=1)
     return summary
@@ -261,7 +264,7 @@ def translate_description(text: str, language: str) -> str:
     """A default-pack rule's description in ``language`` (one's own rule's stays as written)."""
     if language != "zh-CN":
         return text
-    for pattern, replacement in _DESCRIPTIONS:
+    for pattern, replacement in (*_DESCRIPTIONS, *ENGINE_DESCRIPTIONS):
         if pattern.fullmatch(text):
             return pattern.sub(replacement, text, count=1)
     return text

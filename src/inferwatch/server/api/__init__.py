@@ -2,6 +2,8 @@
 
 from inferwatch.server.api._alerting_api import alerting_routes, resolve_api_token, write_guard
 from inferwatch.server.api._exemplar_api import selectors
+from inferwatch.server.api._generation_log import GENERATIONS_FILE, GenerationLog, ScoredGeneration
+from inferwatch.server.api._generations_api import generation_routes
 from inferwatch.server.api._ha_api import ha_routes
 from inferwatch.server.api._heartbeats_api import heartbeat_routes
 from inferwatch.server.api._oncall_api import load_ack_key, oncall_routes
@@ -14,10 +16,14 @@ from inferwatch.server.api._query_exec import QueryExecutor
 from inferwatch.server.api._slo_api import slo_routes
 
 __all__ = [
+    "GENERATIONS_FILE",
     "OPENAPI_PATH",
+    "GenerationLog",
     "OutcomesApi",
     "QueryExecutor",
+    "ScoredGeneration",
     "alerting_routes",
+    "generation_routes",
     "ha_routes",
     "heartbeat_routes",
     "load_ack_key",

@@ -146,6 +146,10 @@ PATHS: dict[str, dict[str, Any]] = {
     "/api/v1/rules": {"get": _get("alert rules and their alerts", None, 200)},
     "/api/v1/slos": {"get": _get("SLOs: objective, SLI, budget left, burn rate per window, alerts",
                                  [_q("time", _TIME)], 200, 400)},
+    "/api/v1/generations/worst": {"get": _get("the lowest-scored recent generations (score exemplars)", [
+        _q("score", {"type": "string"}), _q("since", {"type": "string"}, False, "a duration or Unix time"),
+        _q("limit", {"type": "integer", "minimum": 1, "maximum": 1000}), _q("route", {"type": "string"}),
+        _q("service", {"type": "string"}), _q("model", {"type": "string"})], 200, 400)},
     "/api/v1/alerts": {"get": _get("active alerts", None, 200)},
     "/api/v1/notifications": {"get": _get("recent notifications", None, 200)},
     # on call: acknowledgements (token), the one-click link (its signature is the credential), reads

@@ -97,12 +97,24 @@ function bandsOf(shown) {
   return up.slice(0, lo.length).map((u, k) => ({ series: [u, lo[k]], fill: `${PALETTE[(u - 1) % PALETTE.length]}22` }));
 }
 
+// Each series' last value in the range, as numbers under the chart (a panel with `last: true`): the
+// numbers a reader compares (a judge's mean by prompt version) without hovering the chart.
+function lastValues(shown, unit) {
+  const rows = shown.map((s) => {
+    const i = s.ys.findLastIndex((y) => y !== null);
+    return i < 0 ? null : h("tr", {}, h("td", { "data-raw": "" }, s.label),
+      h("td", { class: "num" }, fmtValue(s.ys[i], unit)));
+  }).filter(Boolean);
+  return rows.length ? h("table", { class: "last small" }, h("tbody", {}, rows)) : null;
+}
+
 // Build the panel element now; `load(r)` fills it and resolves with the number of points drawn.
-export function panel({ title, queries, unit, thresholds = [], note, caption }) {
+export function panel({ title, queries, unit, thresholds = [], note, caption, last }) {
   const plotEl = h("div", { class: "plot" });
   const status = h("p", { class: "muted small" });
+  const lastEl = h("div", { class: "last" });
   const el = h("section", { class: "panel", "data-title": title, "data-state": "loading" },
-    h("h3", {}, title), plotEl, status,
+    h("h3", {}, title), plotEl, status, last ? lastEl : null,
     caption ? h("p", { class: "small muted caption" }, caption) : null,
     thresholds.length ? h("p", { class: "small muted" }, "lines: ",
       thresholds.map((t) => `${t.label} ${fmtValue(t.value, unit)}`).join(", ")) : null,
@@ -125,6 +137,7 @@ export function panel({ title, queries, unit, thresholds = [], note, caption }) 
       el.dataset.bands = String(bandsOf(shown).length);
       if (plot) { plot.destroy(); plot = null; }
       fill(plotEl);
+      fill(lastEl, last ? lastValues(shown, unit) : null);
       if (!points) {
         el.dataset.state = "empty";
         status.textContent = note || "no data in this range";

@@ -53,6 +53,53 @@ const ZH = new Map(Object.entries({
   heartbeat: "心跳", never: "从未", "printed (no credentials)": "仅打印（无凭据）",
   "no request latency in this range (a generation's is in the Generative (LLM) section)":
     "此时间范围内没有请求延迟（生成请求的延迟见“生成式 (LLM)”部分）",
+  // the overview's generation-quality section
+  "Generation quality": "生成质量", "Judge scores by model and prompt version (mean)": "按模型与提示词版本的评审评分（均值）",
+  "Negative feedback by model and prompt version": "按模型与提示词版本的负面反馈比例",
+  "Refusals, guardrail hits and schema failures (share of generations)": "拒答、护栏命中与 JSON 结构校验失败（占生成的比例）",
+  "Spend pace by tenant against daily budget (currency per day)": "按租户的花费速度与每日预算（每天的货币金额）",
+  "Tenant spend against daily budget": "租户花费与每日预算", "Worst-scored generations": "评分最低的生成",
+  tenant: "租户", "spent (last 24 h)": "花费（最近 24 小时）", "daily budget": "每日预算", "share of budget": "占预算比例",
+  "last hour × 24": "最近一小时 × 24", "no budget": "无预算", "over budget": "已超预算",
+  "on course to overspend": "按当前速度将超预算", "within budget": "预算之内", score: "评分", evaluation: "评估",
+  "prompt version": "提示词版本", generation: "生成", trace: "链路",
+  "no scores in this range: call `monitor.record_score(\"judge\", value, generation_id=...)` or send `gen_ai.evaluation.result` events over OTLP":
+    "此时间范围内没有评分：调用 `monitor.record_score(\"judge\", value, generation_id=...)`，或通过 OTLP 发送 `gen_ai.evaluation.result` 事件",
+  "no feedback in this range: call `monitor.record_feedback(positive=False, generation_id=...)`":
+    "此时间范围内没有反馈：调用 `monitor.record_feedback(positive=False, generation_id=...)`",
+  "no flagged generation in this range: `g.flag(\"refused\")`, `g.flag(\"guardrail\", detail)`, `g.flag(\"schema_invalid\")` or `g.flag(\"truncated\")` in `track_generation`":
+    "此时间范围内没有被标记的生成：在 `track_generation` 中调用 `g.flag(\"refused\")`、`g.flag(\"guardrail\", detail)`、`g.flag(\"schema_invalid\")` 或 `g.flag(\"truncated\")`",
+  "no spend in this range: call `monitor.set_prices(...)` and pass `tenant=` to `track_generation`":
+    "此时间范围内没有花费：调用 `monitor.set_prices(...)`，并在 `track_generation` 中传入 `tenant=`",
+  "no spend recorded: call `monitor.set_prices(...)` and pass `tenant=` to `track_generation`; budgets with `monitor.set_tenant_budgets(...)`":
+    "没有记录花费：调用 `monitor.set_prices(...)` 并在 `track_generation` 中传入 `tenant=`；预算用 `monitor.set_tenant_budgets(...)` 设置",
+  "no scored generations in this range: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace":
+    "此时间范围内没有已评分的生成：在 `track_generation` 与 `record_score` 中传入 `generation_id=`，并为应用开启链路追踪（`inferwatch.tracing`），以便链接到各自的链路",
+  // the overview's engine-pack sections
+  "Engine: vLLM": "引擎：vLLM",
+  "Engine: SGLang": "引擎：SGLang",
+  "Engine: TGI": "引擎：TGI",
+  "Engine: Triton": "引擎：Triton",
+  "Engine: TensorRT-LLM": "引擎：TensorRT-LLM",
+  "vLLM time to first token and inter-token latency P99": "vLLM 首 token 时间与 token 间延迟 P99",
+  "vLLM requests running and waiting": "vLLM 运行中与等待中的请求",
+  "vLLM KV cache usage": "vLLM KV cache 占用",
+  "SGLang time to first token and inter-token latency P99": "SGLang 首 token 时间与 token 间延迟 P99",
+  "SGLang requests running and queued": "SGLang 运行中与排队中的请求",
+  "SGLang KV cache token usage": "SGLang KV cache token 占用",
+  "TGI request duration and time per token P99": "TGI 请求耗时与每 token 时间 P99",
+  "TGI queue and batch size": "TGI 队列与批次大小",
+  "Triton failed inference ratio": "Triton 推理失败比例",
+  "Triton queue and compute time per request (mean)": "Triton 每请求排队与计算时间（均值）",
+  "Triton GPU utilisation": "Triton GPU 利用率",
+  "TensorRT-LLM requests active, waiting and max": "TensorRT-LLM 活动、等待与最大请求数",
+  "TensorRT-LLM KV cache blocks used": "TensorRT-LLM 已用 KV cache 块",
+  "TensorRT-LLM iterations per second": "TensorRT-LLM 每秒迭代次数",
+  "no vLLM metrics: scrape the vLLM server's /metrics (a job whose name contains vllm)": "没有 vLLM 指标：请抓取 vLLM 服务器的 /metrics（任务名称包含 vllm）",
+  "no SGLang metrics: start the server with --enable-metrics and scrape it (a job whose name contains sglang)": "没有 SGLang 指标：用 --enable-metrics 启动服务器并抓取它（任务名称包含 sglang）",
+  "no TGI metrics: scrape the TGI server's /metrics (a job whose name contains tgi)": "没有 TGI 指标：请抓取 TGI 服务器的 /metrics（任务名称包含 tgi）",
+  "no Triton metrics: scrape Triton's :8002/metrics (a job whose name contains triton)": "没有 Triton 指标：请抓取 Triton 的 :8002/metrics（任务名称包含 triton）",
+  "no TensorRT-LLM metrics: scrape Triton's :8002/metrics with the TensorRT-LLM backend loaded": "没有 TensorRT-LLM 指标：请在加载了 TensorRT-LLM 后端时抓取 Triton 的 :8002/metrics",
   // the SLOs page
   SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
   "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
@@ -172,6 +219,10 @@ const PATTERNS = [
   [/^(estimated|realized|lower|upper|mean|reference|anomalous|low confidence) (.+)$/,
     (m, w, rest) => `${{ estimated: "估计", realized: "实际", lower: "下界", upper: "上界", mean: "均值", reference: "基线",
       anomalous: "异常", "low confidence": "低置信度" }[w]} ${rest}`],
+  [/^(.+)\/d budget$/, "$1/天 预算"],
+  [/^(running|waiting|queued|queue|batch|request|per token|compute|active|max) (\S+)$/, (m, w, rest) => `${{ running: "运行中",
+    waiting: "等待中", queued: "排队中", queue: "队列", batch: "批次", request: "请求", "per token": "每 token", compute: "计算",
+    active: "活动", max: "最大" }[w]} ${rest}`], [/^query failed: (.+)$/, "查询失败：$1"],
   [/^(\d+) s ago$/, "$1 秒前"], [/^(\d+) min ago$/, "$1 分钟前"], [/^([\d.]+) h ago$/, "$1 小时前"],
 ];
 

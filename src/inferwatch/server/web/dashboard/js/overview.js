@@ -1,8 +1,9 @@
 // Overview: the four dimensions of one service, every panel a PromQL range query.
 
-import { get, instant, rangeOf, rateWindow, RANGES, serverNow } from "./api.js";
+import { get, instant, rangeOf, rateWindow, RANGES, readBoot, serverNow } from "./api.js";
 import { panel } from "./chart.js";
 import { fmtValue, h, hashParams, fill } from "./dom.js";
+import { tenantSpend, worstGenerations } from "./genquality.js";
 
 const TIER_COLOURS = { P0: "#d6336c", P1: "#f08c00", P2: "#c9a400", review: "#f08c00", rollback: "#c92a2a" };
 
@@ -25,10 +26,24 @@ function th(rules, t) {
   return { value: m ? Number(m[2]) : t.value, label: `${tier} ${t.rule}`, color: TIER_COLOURS[tier] || "#888" };
 }
 
-function sections(sectionSpecs, rules) {
-  return sectionSpecs.map(({ section, panels, generative }) => [section,
-    panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) })), generative]);
+// An engine's section ("pack" in overview.json) is shown when the config selects that engine pack
+// (rules.packs, in the page's #boot, which stays in the page for every later visit).
+function selected(sectionSpecs) {
+  const packs = (readBoot() || {}).packs || [];
+  return sectionSpecs.filter((s) => !s.pack || packs.includes(s.pack));
 }
+
+function sections(sectionSpecs, rules) {
+  return selected(sectionSpecs).map(({ section, panels, generative, extras }) => [section,
+    panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) })), generative,
+    extras || []]);
+}
+
+// A section's tables beside its charts (overview.json's "extras"): a title and what fills it.
+const EXTRAS = {
+  spend: ["Tenant spend against daily budget", tenantSpend],
+  worst: ["Worst-scored generations", worstGenerations],
+};
 
 // The LLM section is for services that record generations: shown when the service has a generation
 // series in the range, whatever its panels show (a classifier has none: no section of empty panels).
@@ -86,10 +101,16 @@ export async function render(main, ctx) {
   const panels = [];
   const optional = [];
   const body = h("div", {});
-  for (const [name, panelSpecs, generative] of sections(specs, rules)) {
+  const tables = [];
+  for (const [name, panelSpecs, generative, extras] of sections(specs, rules)) {
     const made = panelSpecs.map(panel);
     panels.push(...made);
-    const els = [h("h2", { "data-section": name }, name), h("div", { class: "grid" }, made.map((p) => p.el))];
+    const extra = extras.filter((x) => EXTRAS[x]).map((x) => {
+      const inner = h("div", {});
+      tables.push([EXTRAS[x][1], inner, generative]);
+      return h("section", { class: "panel", "data-table": x }, h("h3", {}, EXTRAS[x][0]), inner);
+    });
+    const els = [h("h2", { "data-section": name }, name), h("div", { class: "grid" }, made.map((p) => p.el), extra)];
     if (generative) {
       for (const el of els) el.hidden = true;  // until the service shows generation series
       optional.push({ panels: made, els });
@@ -108,8 +129,13 @@ export async function render(main, ctx) {
     now = null;
     const vars = { service, w: rateWindow(r) };
     // every query leaves now, all at once; each panel draws when its own answers are in
-    const [llm] = await Promise.all([hasGenerations(service, r).catch(() => false),
-      ...panels.map((p) => p.load(r, vars)), abTests(ab).catch(() => {}), devices(edge).catch(() => {})]);
+    // a generative section's tables are asked only of a service that records generations
+    const generations = hasGenerations(service, r).catch(() => false);
+    const tablesDrawn = generations.then((llm) => Promise.all(tables.filter(([, , gen]) => llm || !gen)
+      .map(([fn, el]) => fn(el, service, rangeName).catch((err) => fill(el, h("p", { class: "msg error small" },
+        `query failed: ${err.message}`))))));
+    const [llm] = await Promise.all([generations, ...panels.map((p) => p.load(r, vars)), tablesDrawn,
+      abTests(ab).catch(() => {}), devices(edge).catch(() => {})]);
     for (const group of optional) for (const el of group.els) el.hidden = !llm;
     document.body.dataset.generative = String(llm);
     document.body.dataset.renderedAt = String(performance.now());  // since navigation start
