@@ -183,7 +183,7 @@ class SQLiteStore(LatestReads):
                     if sid is not None:
                         self._remember(ls, sid)
             if not fresh:
-                sids[missing] = found  # type: ignore[assignment]  # no None here
+                sids[missing] = found  # no None here
             else:  # new series: ids in order of first sight, checked as one batch
                 unseen = miss if fresh == len(miss) else list(compress(miss, map(is_, found, repeat(None))))
                 new_series.update(zip(unseen, count(self._next_id)))
@@ -197,7 +197,7 @@ class SQLiteStore(LatestReads):
                 if fresh == len(miss) == len(new_series):  # all new, each once (a remote-write batch)
                     sids[missing] = np.arange(self._next_id, self._next_id + fresh)
                 else:
-                    sids[missing] = list(map(new_series.get, miss, found))  # type: ignore[assignment]
+                    sids[missing] = list(map(new_series.get, miss, found))
         self._grow_last(self._next_id + len(new_series))
         return sids
 
