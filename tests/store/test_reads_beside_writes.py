@@ -34,7 +34,8 @@ def test_head_reads_go_on_while_the_file_is_busy(tmp_path: Path) -> None:
     m = tuple(parse_matchers('{__name__="g"}'))
     end = T0 + 7100
     with st._file:  # what an append holds across its SQLite write
-        for read in (lambda: st.select_latest_columns(m, end - 300, end), lambda: st.select(m, end - 300, end),
+        for read in (lambda: st.select_latest_columns(m, end - 300, end),
+                     lambda: st.select(m, end - 300, end),
                      lambda: st.select_columns(m, end - 300, end), lambda: st.series(m)):
             th, got = _in_thread(read)
             th.join(60)
