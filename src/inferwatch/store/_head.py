@@ -145,13 +145,10 @@ class Head:
         ids = sids.tolist()
         buffers = self.buffers
         bufs = list(map(buffers.get, ids))
-        if None in bufs:
-            for k in compress(range(len(bufs)), map(is_, bufs, repeat(None))):
-                sid = ids[k]
-                buf = buffers.get(sid)  # a new series seen earlier in this batch
-                if buf is None:
-                    buf = buffers[sid] = SampleBuffer()
-                bufs[k] = buf
+        if None in bufs:  # new series (or emptied buffers): theirs made at once, each id once
+            fresh = dict.fromkeys(compress(ids, map(is_, bufs, repeat(None))))
+            buffers.update(zip(fresh, [SampleBuffer() for _ in range(len(fresh))], strict=True))
+            bufs = list(map(buffers.__getitem__, ids))
         deque(map(array.append, map(_T, bufs), t.tolist()), maxlen=0)
         deque(map(array.append, map(_V, bufs), v.tolist()), maxlen=0)
 

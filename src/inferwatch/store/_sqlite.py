@@ -159,7 +159,7 @@ class SQLiteStore(LatestReads):
             except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
                 self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
                 raise
-            if np.unique(sids).shape[0] == sids.shape[0]:  # each series once (not a bincount: O(ids))
+            if len(new_series) == len(sids) or np.unique(sids).shape[0] == len(sids):  # each series once
                 keep = accept_unique(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
             else:
                 keep = accept_in_order(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
