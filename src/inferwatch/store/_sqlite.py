@@ -26,7 +26,7 @@ import numpy as np
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked, pinned
 from inferwatch.store import _disk
-from inferwatch.store._accept import accept_in_order, accept_unique, as_column
+from inferwatch.store._accept import accept_in_order, accept_unique, as_column, each_once, known_ids
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._head import NEWEST_WIDE, Head, SampleBuffer, newest
 from inferwatch.store._held import failure
@@ -159,7 +159,7 @@ class SQLiteStore(LatestReads):
             except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
                 self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
                 raise
-            if len(new_series) == len(sids) or np.unique(sids).shape[0] == len(sids):  # each series once
+            if len(new_series) == len(sids) or each_once(sids, self._next_id + len(new_series)):  # all new: once each
                 keep = accept_unique(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
             else:
                 keep = accept_in_order(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
@@ -169,8 +169,7 @@ class SQLiteStore(LatestReads):
 
     def _series_ids(self, labels: Sequence[Labels], new_series: dict[Labels, int]) -> np.ndarray:
         """Series ids of ``labels`` (new ones validated and allocated, not yet registered)."""
-        by_object = self._by_object
-        sids = np.fromiter(map(by_object.get, map(id, labels), repeat(-1)), dtype=np.int64, count=len(labels))
+        sids = known_ids(self._by_object, labels)
         missing = np.flatnonzero(sids < 0).tolist()
         if missing:
             miss = list(labels) if len(missing) == len(labels) else [labels[k] for k in missing]
@@ -184,7 +183,7 @@ class SQLiteStore(LatestReads):
                     if sid is not None:
                         self._remember(ls, sid)
             if not fresh:
-                sids[missing] = found  # type: ignore[assignment]  # no None here
+                sids[missing] = found  # no None here
             else:  # new series: ids in order of first sight, checked as one batch
                 unseen = miss if fresh == len(miss) else list(compress(miss, map(is_, found, repeat(None))))
                 new_series.update(zip(unseen, count(self._next_id)))
@@ -198,7 +197,7 @@ class SQLiteStore(LatestReads):
                 if fresh == len(miss) == len(new_series):  # all new, each once (a remote-write batch)
                     sids[missing] = np.arange(self._next_id, self._next_id + fresh)
                 else:
-                    sids[missing] = list(map(new_series.get, miss, found))  # type: ignore[assignment]
+                    sids[missing] = list(map(new_series.get, miss, found))
         self._grow_last(self._next_id + len(new_series))
         return sids
 

@@ -73,8 +73,8 @@ const ZH = new Map(Object.entries({
     "此时间范围内没有花费：调用 `monitor.set_prices(...)`，并在 `track_generation` 中传入 `tenant=`",
   "no spend recorded: call `monitor.set_prices(...)` and pass `tenant=` to `track_generation`; budgets with `monitor.set_tenant_budgets(...)`":
     "没有记录花费：调用 `monitor.set_prices(...)` 并在 `track_generation` 中传入 `tenant=`；预算用 `monitor.set_tenant_budgets(...)` 设置",
-  "no scored generations yet: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace":
-    "尚无已评分的生成：在 `track_generation` 与 `record_score` 中传入 `generation_id=`，并为应用开启链路追踪（`inferwatch.tracing`），以便链接到各自的链路",
+  "no scored generations in this range: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace":
+    "此时间范围内没有已评分的生成：在 `track_generation` 与 `record_score` 中传入 `generation_id=`，并为应用开启链路追踪（`inferwatch.tracing`），以便链接到各自的链路",
   // the overview's engine-pack sections
   "Engine: vLLM": "引擎：vLLM",
   "Engine: SGLang": "引擎：SGLang",

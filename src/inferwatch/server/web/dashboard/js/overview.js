@@ -132,7 +132,7 @@ export async function render(main, ctx) {
     // a generative section's tables are asked only of a service that records generations
     const generations = hasGenerations(service, r).catch(() => false);
     const tablesDrawn = generations.then((llm) => Promise.all(tables.filter(([, , gen]) => llm || !gen)
-      .map(([fn, el]) => fn(el, service).catch((err) => fill(el, h("p", { class: "msg error small" },
+      .map(([fn, el]) => fn(el, service, rangeName).catch((err) => fill(el, h("p", { class: "msg error small" },
         `query failed: ${err.message}`))))));
     const [llm] = await Promise.all([generations, ...panels.map((p) => p.load(r, vars)), tablesDrawn,
       abTests(ab).catch(() => {}), devices(edge).catch(() => {})]);
