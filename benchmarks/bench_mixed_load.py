@@ -49,6 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.promql.compliance import free_port, wait_ready
 
+import mixed_load_rows
+
 TOKEN = "mixed-load-token-0123456789"
 STEP, SPAN = 15.0, 600.0
 HEAVY = {
@@ -430,6 +432,7 @@ def main() -> None:
             print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
                   + (" (both systems ran at the same time)" if args.together else ""))
             report({n: results[n] for n in systems if n in results}, args)
+            mixed_load_rows.record(results, args, _pct, list(DASHBOARD))
         finally:
             target.terminate()
             target.wait(30)
