@@ -86,3 +86,20 @@ def test_resolved_alerts_and_alerts_without_exemplars_have_no_trace_lines() -> N
     plain = note(alert("GenerationSlowFirstToken"))
     for n in (resolved, plain):
         assert "trace" not in notification_text(n) and "追踪" not in notification_text(n, language="zh-CN")
+
+
+SWAP = ("model llama-3-8b → llama-3-8b-q2 at 2026-12-07 14:05 UTC; judge mean 0.85 (n=412) before, "
+        "0.61 (n=57) after")
+
+
+@pytest.mark.parametrize(("language", "word"), [("en", "version change"), ("zh-CN", "版本变更")])
+def test_a_score_drop_names_the_version_change_and_the_lowest_scored_generations(language: str,
+                                                                               word: str) -> None:
+    # issue 54: the GenerationQualityDrop notification shows the swap and the means before and after it
+    drop = replace(alert("GenerationQualityDrop", value=0.24), annotations={
+        "version_change": SWAP, "example_generations": "c0386e12 (0.55), d35003a1 (0.559)"})
+    n = note(drop)
+    text = notification_text(n, language=language)
+    assert f"    {word}: {SWAP}" in text and "c0386e12 (0.55)" in text, text
+    assert SWAP in json.dumps(WeComNotifier(WeComReceiverSpec(name="ops", key="k"),  # type: ignore[arg-type]
+                                            HttpClient(), language=language).body(n), ensure_ascii=False)

@@ -6,7 +6,8 @@ feedback (prompt-a all positive, prompt-b half negative); a quarter of the
 generations are refused and an eighth hit a guardrail; two tenants spend, acme
 over a tiny daily budget, globex well within its own. A real ``inferwatch serve``
 scrapes it; Chromium opens the overview and reads each chart's last values and
-the tenant table, then the same section in Chinese.
+the tenant table, then the same section in Chinese; the config selects the vLLM engine pack, whose
+section (and no other engine's) shows, empty.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def _number(text: str) -> float:
 def test_the_quality_section_shows_scores_feedback_flags_and_spend(
         tmp_path: Path, target: Any, browser: Any) -> None:
     cfg = (f"server: {{data_dir: '{tmp_path / 'data'}', api_token: quality-view}}\n"
-           f"scrape: {{targets: [{{job: chat, url: '{target.url}', interval: 2s}}]}}\n")
+           f"scrape: {{targets: [{{job: chat, url: '{target.url}', interval: 2s}}]}}\n"
+           "rules: {packs: [vllm]}\n")
     with serve(cfg, tmp_path, "--speed", "4") as s, httpx.Client(base_url=s.url, timeout=30) as c:
         def points() -> bool:  # two scrapes of the flags inside a rate window of the 15-minute range
             q = "sum(rate(inferwatch_generation_flags_total[8s]))"
@@ -103,13 +105,19 @@ def test_the_quality_section_shows_scores_feedback_flags_and_spend(
                 page.page.goto(f"{s.url}/?load={loads[0]}#/overview?service=chat&range=15m&refresh=0")
                 page.page.wait_for_selector("body[data-rendered]", timeout=30_000)
                 got.update({t: _last(page.page, t) for t in (SCORE, FEEDBACK, FLAGS, SPEND)})
-                return all(len(v) >= 2 for v in got.values())
+                # and the worst-scored generations, harvested from the score buckets' exemplars
+                listed = page.page.locator("#worst-generations").count() > 0
+                return all(len(v) >= 2 for v in got.values()) and listed
 
             wait_until("the quality panels drawn", drawn, 60)
             assert page.page.locator("h2[data-section='Generation quality']").is_visible()
             spend = {r.get_attribute("data-tenant"): r.locator("td").all_inner_texts()
                      for r in page.page.locator("#tenant-spend tbody tr").all()}
-            worst = page.page.locator("#worst-empty").inner_text()
+            worst = [r.locator("td").all_inner_texts()
+                     for r in page.page.locator("#worst-generations tbody tr").all()]
+            # the selected engine pack's section, empty (no vLLM scraped): it says what to scrape; no other
+            vllm = page.page.locator("section.panel[data-title='vLLM KV cache usage']").inner_text()
+            engines = page.page.locator("h2[data-section^='Engine: ']").all_inner_texts()
             page.shot("overview-generation-quality")
             assert page.take() == []
         finally:
@@ -141,7 +149,12 @@ def test_the_quality_section_shows_scores_feedback_flags_and_spend(
     assert spend["acme"][2] == "0.0001 USD" and spend["acme"][5] == "over budget", spend
     assert spend["globex"][2] == "100 USD" and spend["globex"][5] == "within budget", spend
     assert _number(spend["acme"][3]) > 100 and _number(spend["globex"][3]) < 1, spend
-    assert "no scored generations yet" in worst
+    # score, evaluation, model, prompt version, tenant, generation, trace (none: the app is not traced)
+    assert worst and all(r[:4] == ["0.6", "judge", "llama-3-8b v1", "prompt-b"] for r in worst), worst
+    assert {r[4] for r in worst} <= {"acme", "globex"}
+    assert all(re.fullmatch(r"g\d+-[23]", r[5]) for r in worst), worst
+    assert engines == ["Engine: vLLM"], engines
+    assert "no vLLM metrics: scrape the vLLM server's /metrics" in vllm
     assert heading == "生成质量"
     assert texts and not _english(texts), _english(texts)
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)

@@ -101,6 +101,7 @@ def test_the_page_carries_what_the_overview_asks_first_and_only_its_own_inline_s
     assert boot["now"] == server.clock.now() and boot["services"] == ["ranker", "search"]
     assert boot["rules"] == [{"name": "Down", "query": "up == 0", "labels": boot["rules"][0]["labels"]}]
     assert boot["rules"][0]["labels"]["tier"] == "P0"
+    assert boot["packs"] == []  # no engine pack selected: the overview shows no engine section
     spec = json.loads(blocks["overview-spec"])
     assert spec == json.loads((STATIC_DIR / "overview.json").read_text())
     # the one inline script is early.js, allowed by its hash and nothing else: no 'unsafe-inline'

@@ -161,6 +161,14 @@ def firings(hook: Webhook, clock: Clock) -> list[tuple[float, str, dict[str, str
             for t, body in seen for a in body["alerts"] if a["status"] == "firing"]
 
 
+def annotations(hook: Webhook, name: str) -> dict[str, str]:
+    """The annotations of the first firing ``name`` the webhook was told of."""
+    with hook.cond:
+        bodies = list(hook.accepted)
+    return next(dict(a["annotations"]) for b in bodies for a in b["alerts"]
+                if a["status"] == "firing" and a["labels"]["alertname"] == name)
+
+
 def value(client: httpx.Client, query: str) -> float:
     result: list[dict[str, Any]] = wait_query(client, query)
     return float(result[0]["value"][1])
@@ -216,11 +224,15 @@ def _story(tmp_path: Path, hook: Webhook, judge: FakeJudge) -> None:
             # the judge's outage, as its own self-metric (scraped from the app): failed and timed-out calls
             outage = {o: value(client, f'sum(inferwatch_judge_requests_total{{outcome="{o}"}})')
                       for o in ("ok", "error", "timeout")}
+            worst = client.get("/api/v1/generations/worst",  # the judge's exemplars, by generation id
+                               params={"since": "1d", "route": CHAT, "limit": 5}).json()["data"]
+            worst = worst["generations"]
     fired = firings(hook, clock)
     with hook.cond:
         told = [(round(clock.elapsed(t) / 60.0, 1), a["labels"]["alertname"], a["status"])
                 for t, b in zip(hook.times, hook.accepted, strict=True) for a in b["alerts"]]
-    print("swap at", round(story.swapped_at / 60.0, 1), "notified:", told, "judge:", outage)
+    print("swap at", round(story.swapped_at / 60.0, 1), "notified:", told, "judge:", outage,
+          "drop:", annotations(hook, "GenerationQualityDrop"), "worst:", worst[:2])
     # the machine side (TrafficStopped: a client stalled a second, 5 minutes of this clock, on a loaded
     # runner) is test_streaming_no_page's subject; of the quality and spend rules, these three, once
     # each: a later firing only right after a resolve of the same alert (a runner stalled past the
@@ -237,6 +249,11 @@ def _story(tmp_path: Path, hook: Webhook, judge: FakeJudge) -> None:
     at = {name: (minute, labels) for minute, name, labels in reversed(quality)}  # the first of each
     drop_min, drop = at["GenerationQualityDrop"]
     assert drop["route"] == CHAT and drop["tier"] == "P1" and drop["name"] == "judge", drop
+    # the notification names the swap and the means before and after it
+    note = annotations(hook, "GenerationQualityDrop").get("version_change", "")
+    assert re.fullmatch(r"model llama-3-8b → llama-3-8b-q2 at .+ UTC; judge mean 0\.8\d* \(n=\d+\) before, "
+                        r"0\.[56]\d* \(n=\d+\) after", note), note
+    assert [g["model"] for g in worst] == ["llama-3-8b-q2"] * 5 and worst[0]["score"] < 0.66, worst
     assert swap_min + 15 <= drop_min <= swap_min + 60, (swap_min, drop_min)  # within the evidence window
     warn_min, warn = at["TenantSpendOverBudgetWarning"]
     page_min, page = at["TenantSpendOverBudget"]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from inferwatch._exceptions import InputError
+from inferwatch.formats._series_batch import plain_series
 from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample
 
 __all__ = ["ExpositionParser", "ParsedScrape", "parse_line", "parse_text"]
@@ -113,6 +114,11 @@ class ExpositionParser:
         self.honor_labels = honor_labels
         self.honor_timestamps = honor_timestamps
         self._cache: dict[str, Labels] = {}
+        # the target's pairs for the batch parse of new series (None: a value that is empty, or a
+        # __name__ among them: every new series then goes line by line)
+        added = tuple(sorted(self.target_labels.items()))
+        usable = METRIC_NAME_LABEL not in self.target_labels and all(v != "" for _, v in added)
+        self._plain: tuple[tuple[str, str], ...] | None = added if usable else None
         self._distinct = False  # whether the cache's label sets are all different
         self._seconds = False  # OpenMetrics: sample timestamps in seconds
 
@@ -174,8 +180,15 @@ class ExpositionParser:
         explicit: set[int] = set()
         if any(map(operator.is_, labels, repeat(None))):  # not "None in": that calls Labels.__eq__
             seen: dict[str, Labels] = {}
+            missing = [i for i, ls in enumerate(labels) if ls is None]
+            if self._plain is not None:  # new series as one batch; the rest (if any) line by line
+                made = plain_series([keys[k] for k in missing], self._plain)
+                for k, ls in zip(missing, made, strict=True):
+                    if ls is not None:
+                        labels[k] = seen.setdefault(keys[k], ls)  # one object for a text seen twice
+                missing = [k for k, ls in zip(missing, made, strict=True) if ls is None]
             try:
-                for k in [i for i, ls in enumerate(labels) if ls is None]:
+                for k in missing:
                     key, ls, t, val, stamped = self._parse_line(lines[k].strip(), 0, now, seen)
                     keys[k], labels[k], out.t[k], v[k] = key, ls, t, val
                     if stamped:

@@ -20,10 +20,12 @@ from inferwatch.rules._state import AlertStateStore
 from inferwatch.rules._template import expand_template, format_go_float
 from inferwatch.rules._testfile import TestFile, load_test_file, parse_test_file
 from inferwatch.rules._units import VALUE_UNITS, value_unit
+from inferwatch.rules._version_change import VERSION_LABELS, VersionChange, version_change
 
 __all__ = [
     "ENGINE_PACKS",
     "VALUE_UNITS",
+    "VERSION_LABELS",
     "ActiveAlert",
     "Alert",
     "AlertInstance",
@@ -43,6 +45,7 @@ __all__ = [
     "ReplayResult",
     "Rule",
     "TestFile",
+    "VersionChange",
     "apply_overrides",
     "bucket_quantile",
     "default_rule_pack",
@@ -65,4 +68,5 @@ __all__ = [
     "to_prometheus_rule_groups",
     "to_prometheus_rule_yaml",
     "value_unit",
+    "version_change",
 ]

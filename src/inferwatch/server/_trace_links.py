@@ -10,28 +10,35 @@ their latencies) and ``trace_url`` (the slowest trace in the server's trace API,
 absolute URL: ``server.external_url``, else the address the server listens on).
 Alerts of rules over series without exemplars pass unchanged. An outlier rule's alert
 also gets ``peers_url`` (and its generator URL): the dashboard's page of the rule's peer
-groups, the member side by side with its peers.
+groups, the member side by side with its peers. An alert of a rule over the generation score
+(``GenerationQualityDrop``) gets ``version_change`` instead (the model or prompt version change
+behind it, the mean before and after: ``rules.version_change``) and ``example_generations`` (the
+lowest-scored generation ids its series' exemplars hold).
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from inferwatch.rules import Alert, AlertSink, Rule
+from inferwatch.model import metrics as catalog
+from inferwatch.model import parse_matchers
+from inferwatch.rules import Alert, AlertSink, Rule, version_change
 from inferwatch.server.api import selectors
-from inferwatch.store import Exemplar, ExemplarSeries, ExemplarStore
+from inferwatch.store import Exemplar, ExemplarSeries, ExemplarStore, Store
 
 if TYPE_CHECKING:
     from inferwatch.server._components import ServerComponents
 
-__all__ = ["EXAMPLES", "TraceLinks", "listen_url", "slowest_traces", "trace_notes"]
+__all__ = ["EXAMPLES", "TraceLinks", "listen_url", "score_notes", "slowest_traces", "trace_notes"]
 
 EXAMPLES = 3
-"""Trace ids named per alert."""
+"""Trace ids (generation ids) named per alert."""
+log = logging.getLogger("inferwatch.server")
 
 
 def slowest_traces(found: Sequence[ExemplarSeries], limit: int = EXAMPLES) -> list[Exemplar]:
@@ -57,20 +64,25 @@ class TraceLinks:
         try:
             comps = self._components()
             rules = {r.name: r for r in comps.rules}
-            store = comps.scrape.exemplars
+            store, data = comps.scrape.exemplars, comps.store
         except Exception:  # never keep an alert from its receivers
             self.inner.send(alerts, now)
             return
-        self.inner.send([self._annotate(a, now, rules, store) for a in alerts], now)
+        self.inner.send([self._annotate(a, now, rules, store, data) for a in alerts], now)
 
-    def _annotate(self, alert: Alert, now: float, rules: dict[str, Rule], store: ExemplarStore) -> Alert:
+    def _annotate(self, alert: Alert, now: float, rules: dict[str, Rule], store: ExemplarStore,
+                  data: Store) -> Alert:
         rule = rules.get(alert.name)
         if rule is None or alert.resolved(now):
             return alert
         if rule.outlier is not None:  # the dashboard's side-by-side view of the member's group
             url = f"{self.base_url}/#/peers?rule={quote(rule.name)}"
             alert = replace(alert, annotations={**alert.annotations, "peers_url": url}, generator_url=url)
-        notes = trace_notes(rule, alert.labels.to_dict(), store, now, self.window_s, self.base_url)
+        labels = alert.labels.to_dict()
+        if _reads_scores(rule):  # lowest, not slowest: the generations that scored worst, and why
+            notes = score_notes(labels, store, data, now, self.window_s)
+        else:
+            notes = trace_notes(rule, labels, store, now, self.window_s, self.base_url)
         return replace(alert, annotations={**alert.annotations, **notes}) if notes else alert
 
 
@@ -85,6 +97,34 @@ def trace_notes(rule: Rule, labels: Mapping[str, str], store: ExemplarStore, now
     ids = [e.labels["trace_id"] for e in slow]
     return {"example_traces": ", ".join(f"{i} ({e.value:.3g}s)" for i, e in zip(ids, slow, strict=True)),
             "trace_url": f"{base_url.rstrip('/')}/api/v1/traces/{ids[0]}"}
+
+
+def _reads_scores(rule: Rule) -> bool:
+    names = {m.value for ms in selectors(rule.signal) for m in ms if m.name == "__name__"}
+    return any(n.startswith(catalog.GENERATION_SCORE.name) for n in names)
+
+
+def score_notes(labels: Mapping[str, str], store: ExemplarStore, data: Store, now: float,
+                window_s: float = 900.0) -> dict[str, str]:
+    """``version_change`` and ``example_generations`` of a score alert with ``labels`` (service, route,
+    name); either left out when there is nothing to say (a failure reading the store: logged, none)."""
+    notes: dict[str, str] = {}
+    try:
+        change = version_change(data, labels, now)
+    except Exception:
+        log.exception("the version change behind %s could not be read", labels.get("alertname"))
+        change = None
+    if change is not None:
+        notes["version_change"] = change.note(labels.get("name", "score"))
+    scope = {k: labels[k] for k in ("service", "route", "name") if k in labels}
+    found = store.select([parse_matchers(f'{{__name__="{catalog.GENERATION_SCORE.name}_bucket"}}')],
+                         now - window_s, now)
+    worst = sorted((e for r in found if all(r.series.get(k) == v for k, v in scope.items())
+                    for e in r.exemplars if e.labels.get("generation_id")), key=lambda e: e.value)
+    if worst:
+        notes["example_generations"] = ", ".join(
+            f"{e.labels['generation_id']} ({e.value:.3g})" for e in worst[:EXAMPLES])
+    return notes
 
 
 def listen_url(host: str, port: int) -> str:

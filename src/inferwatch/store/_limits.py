@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter
+from itertools import chain, repeat
+from operator import attrgetter, eq, itemgetter
 from typing import Protocol
 
 from inferwatch._exceptions import LimitExceeded
-from inferwatch.model import Labels
+from inferwatch.model import METRIC_NAME_LABEL, Labels
 
 __all__ = [
     "DEFAULT_LIMITS", "LimitExceeded", "SeriesCounts", "SeriesLimits",
@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 _items = attrgetter("items_tuple")
+_first, _second = itemgetter(0), itemgetter(1)
 
 
 class SeriesCounts(Protocol):
@@ -68,7 +69,7 @@ class SeriesLimits:
             for ls in new:
                 self._check_lengths(ls)
         if self.max_series_per_metric:
-            self._check_per_metric(new, counts)
+            self._check_per_metric(_metric_names(items), counts)
 
     def check_labels(self, ls: Labels, where: str = "") -> None:
         """The label count and lengths of one label set (an alert's): ``LimitExceeded`` naming the limit."""
@@ -101,13 +102,13 @@ class SeriesLimits:
                     f"value: {value[:50]!r}..., length: {len(value)}, "
                     f"limit: {self.label_value_length_limit})"))
 
-    def _check_per_metric(self, new: Sequence[Labels], counts: SeriesCounts) -> None:
+    def _check_per_metric(self, metrics: list[str], counts: SeriesCounts) -> None:
         limit = self.max_series_per_metric
-        for metric, n in Counter(map(_metric, new)).items():
+        for metric, n in Counter(metrics).items():
             have = counts.metric_series(metric)
             if have + n > limit:
                 raise LimitExceeded("max_series_per_metric", (
-                    f"max_series_per_metric limit exceeded (metric: {metric}, {have} series stored, "
+                    f"max_series_per_metric limit exceeded (metric: {metric[:100]}, {have} series stored, "
                     f"{n} new in this batch, limit {limit})"))
 
 
@@ -117,6 +118,22 @@ DEFAULT_LIMITS = SeriesLimits()
 
 def _metric(ls: Labels) -> str:
     return ls.name[:100]
+
+
+def _metric_names(items: list[tuple[tuple[str, str], ...]]) -> list[str]:
+    """The metric name of each label set given by its pairs (``items_tuple``), read in C when it comes
+    first in each (as it does unless a label name sorts before ``__name__``): ``Labels.name`` would
+    build and keep a dict in every new series.
+
+    >>> ls = [Labels.of("up", job="a"), Labels.of("x", A="1")]
+    >>> _metric_names([x.items_tuple for x in ls])
+    ['up', 'x']
+    """
+    if all(items):
+        firsts = list(map(_first, items))
+        if all(map(eq, map(_first, firsts), repeat(METRIC_NAME_LABEL))):
+            return list(map(_second, firsts))
+    return [dict(it).get(METRIC_NAME_LABEL, "") for it in items]
 
 
 def check_sample_limit(n: int, limit: int, what: str) -> None:

@@ -238,13 +238,19 @@ def _duration(seconds: float, w: Words) -> str:
 
 TRACE_WORDS = {"en": ("example traces", "slowest trace"), "zh-CN": ("慢请求示例追踪", "最慢的追踪")}
 """The two trace lines' words per language (a latency alert's exemplars: ``TraceLinks``)."""
+SCORE_WORDS = {"en": ("version change", "lowest-scored generations"), "zh-CN": ("版本变更", "得分最低的生成")}
+"""A score alert's two lines' words (``version_change``, ``example_generations``: ``TraceLinks``)."""
 
 
 def trace_lines(a: Alert, language: str = "en", markdown: bool = False) -> list[str]:
-    """A latency alert's example slow traces and the link to the slowest (none without them)."""
+    """A latency alert's example slow traces and the link to the slowest, a score alert's version change
+    and lowest-scored generations (none without them)."""
     examples, slowest = TRACE_WORDS.get(language, TRACE_WORDS["en"])
     traces, url = a.annotations.get("example_traces", ""), a.annotations.get("trace_url", "")
-    out = [f"    {examples}: {traces}"] if traces else []
+    out = [f"    {word}: {a.annotations[key]}" for word, key in zip(
+        SCORE_WORDS.get(language, SCORE_WORDS["en"]), ("version_change", "example_generations"), strict=True)
+        if a.annotations.get(key)]
+    out += [f"    {examples}: {traces}"] if traces else []
     if url:
         out.append(f"    {slowest}: [{url}]({url})" if markdown else f"    {slowest}: {url}")
     return out

@@ -17,14 +17,14 @@ from inferwatch.cli.client._words import local_time
 __all__ = ["GENERATION_WORDS", "add_parser", "generation_line"]
 
 GENERATION_WORDS: dict[str, dict[str, str]] = {
-    "en": {"head": "{time:23}  {route:24}  {model:20}  {prompt:8}  {score:>6}  {gid:32}  TRACE",
-           "time": "TIME", "route": "ROUTE", "model": "MODEL", "prompt": "PROMPT", "score": "SCORE",
-           "gid": "GENERATION", "none": "no generation scored {score!r} since {since} (the SDK puts the "
-           "generation id on its scores when record_score gets generation_id=)"},
-    "zh-CN": {"head": "{time:21}  {route:24}  {model:20}  {prompt:6}  {score:>4}  {gid:30}  追踪",
-              "time": "时间", "route": "路由", "model": "模型", "prompt": "提示版本", "score": "分数",
-              "gid": "生成 ID", "none": "自 {since} 以来没有评分为 {score!r} 的生成（record_score 带上 "
-              "generation_id= 时 SDK 会把生成 ID 附在分数上）"},
+    "en": {"trace": "TRACE", "time": "TIME", "route": "ROUTE", "model": "MODEL", "prompt": "PROMPT",
+           "score": "SCORE", "gid": "GENERATION",
+           "none": "no generation scored {score!r} since {since} (the SDK puts the generation id on its "
+                   "scores when record_score gets generation_id=)"},
+    "zh-CN": {"trace": "追踪", "time": "时间", "route": "路由", "model": "模型", "prompt": "提示版本",
+              "score": "分数", "gid": "生成 ID",
+              "none": "自 {since} 以来没有评分为 {score!r} 的生成（record_score 带上 "
+                      "generation_id= 时 SDK 会把生成 ID 附在分数上）"},
 }
 """``generations worst``'s fixed words in each language of ``alerting.language``."""
 
@@ -73,10 +73,19 @@ def _worst(args: argparse.Namespace) -> int:
     if not found:
         print(words["none"].format(score=args.score, since=args.since))
         return 0
-    print(words["head"].format(**{k: words[k] for k in ("time", "route", "model", "prompt", "score", "gid")}))
+    widths = {"time": 23, "route": 24, "model": 20, "prompt": 8, "score": -6, "gid": 32, "trace": 0}
+    print("  ".join(_pad(words[k], n) for k, n in widths.items()).rstrip())
     for g in found:
         print(generation_line(g, alerting.timezone))
     return 0
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` padded to ``width`` terminal columns (a CJK character takes two; negative: right-aligned)."""
+    import unicodedata
+
+    fill = " " * max(abs(width) - sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text), 0)
+    return fill + text if width < 0 else text + fill
 
 
 def generation_line(g: dict[str, Any], timezone: str = "UTC") -> str:

@@ -289,9 +289,10 @@ class Page:
 
 
 def boot_view(server: Server) -> dict[str, Any]:
-    """What the overview asks before its first query: the server's time, the services, the rules,
-    and the shortest scrape interval of its targets; and for every page the zone its times are shown
-    in (``alerting.timezone``) and the language the config names (``null``: the browser's)."""
+    """What the overview asks before its first query: the server's time, the services, the rules, the
+    engine packs selected, and the shortest scrape interval of its targets; and for every page the zone
+    its times are shown in (``alerting.timezone``) and the language the config names (``null``: the
+    browser's)."""
     comps = server.components
     intervals = [t.effective_interval for t in comps.config.scrape.targets]
     alerting = comps.config.alerting
@@ -300,6 +301,8 @@ def boot_view(server: Server) -> dict[str, Any]:
             "language": alerting.language if "language" in alerting.model_fields_set else None,
             "rules": [{"name": r.name, "query": r.promql, "labels": dict(r.alert_labels)}
                       for r in comps.rules],
+            # the overview shows a section per selected engine pack
+            "packs": list(comps.config.rules.packs),
             # the charts' step and rate window follow it (Grafana's $__rate_interval)
             "scrape_interval": min(intervals, default=15.0)}
 

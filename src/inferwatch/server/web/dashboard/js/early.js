@@ -29,7 +29,9 @@
     const end = Math.floor(boot.now / step) * step;
     const w = `${Math.max(4 * scrape, step + scrape)}s`;
     const vars = { service: params.get("service") || boot.services[0] || "", w };
-    for (const { panels } of sections) {
+    const packs = boot.packs || [];
+    for (const { panels, pack } of sections) {
+      if (pack && !packs.includes(pack)) continue;  // overview.js draws only the selected engine packs
       for (const { queries } of panels) {
         for (const q of queries) {
           const u = new URL("api/v1/query_range", document.baseURI);

@@ -1,7 +1,7 @@
 // The overview's generation-quality tables: each tenant's spend against its daily budget, and the
 // worst-scored recent generations linked to their traces. The charts of the section are overview.json's.
 
-import { instant } from "./api.js";
+import { get, instant } from "./api.js";
 import { fmtValue, h, fill } from "./dom.js";
 
 const quote = (s) => s.replace(/["\\]/g, "\\$&");
@@ -58,27 +58,27 @@ export async function tenantSpend(el, service) {
     }))));
 }
 
-// The worst-scored recent generations, each linked to its trace: none listed until the server keeps
-// scored generations (the empty state says what to send).
-async function scored() { return []; }
-
-export async function worstGenerations(el, service) {
-  const rows = await scored(service);
+// The worst-scored generations of the overview's range (GET /api/v1/generations/worst: the server keeps
+// each generation whose id the score histogram carried as an exemplar), each linked to its trace.
+export async function worstGenerations(el, service, range) {
+  const data = await get("api/v1/generations/worst", { service, since: range || "1h", limit: 10 });
+  const rows = (data && data.generations) || [];
   if (!rows.length) {
     fill(el, h("p", { class: "muted small", id: "worst-empty" },
-      "no scored generations yet: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace"));
+      "no scored generations in this range: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace"));
     return;
   }
-  const cols = ["score", "evaluation", "model", "prompt version", "generation", "trace"];
+  const cols = ["score", "evaluation", "model", "prompt version", "tenant", "generation", "trace"];
   fill(el, h("table", { class: "table", id: "worst-generations" },
     h("thead", {}, h("tr", {}, cols.map((c) => h("th", {}, c)))),
-    h("tbody", {}, rows.map((g) => h("tr", {},
-      h("td", { "data-label": cols[0], class: "num" }, fmtValue(Number(g.score ?? g.value), "")),
+    h("tbody", {}, rows.map((g) => h("tr", { "data-generation": g.generation_id || "" },
+      h("td", { "data-label": cols[0], class: "num" }, fmtValue(Number(g.score), "")),
       h("td", { "data-label": cols[1], "data-raw": "" }, g.name || "-"),
-      h("td", { "data-label": cols[2], "data-raw": "" }, g.model || "-"),
+      h("td", { "data-label": cols[2], "data-raw": "" }, `${g.model || "-"} ${g.version || ""}`.trim()),
       h("td", { "data-label": cols[3], "data-raw": "" }, g.prompt_version || "-"),
-      h("td", { "data-label": cols[4], "data-raw": "" }, g.generation_id || "-"),
-      h("td", { "data-label": cols[5] }, g.trace_id
+      h("td", { "data-label": cols[4], "data-raw": "" }, g.tenant || "-"),
+      h("td", { "data-label": cols[5], "data-raw": "" }, g.generation_id || "-"),
+      h("td", { "data-label": cols[6] }, g.trace_id
         ? h("a", { class: "trace", href: `api/v1/traces/${encodeURIComponent(g.trace_id)}`, "data-raw": "" }, g.trace_id)
         : "-"))))));
 }

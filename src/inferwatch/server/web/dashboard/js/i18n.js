@@ -73,8 +73,33 @@ const ZH = new Map(Object.entries({
     "此时间范围内没有花费：调用 `monitor.set_prices(...)`，并在 `track_generation` 中传入 `tenant=`",
   "no spend recorded: call `monitor.set_prices(...)` and pass `tenant=` to `track_generation`; budgets with `monitor.set_tenant_budgets(...)`":
     "没有记录花费：调用 `monitor.set_prices(...)` 并在 `track_generation` 中传入 `tenant=`；预算用 `monitor.set_tenant_budgets(...)` 设置",
-  "no scored generations yet: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace":
-    "尚无已评分的生成：在 `track_generation` 与 `record_score` 中传入 `generation_id=`，并为应用开启链路追踪（`inferwatch.tracing`），以便链接到各自的链路",
+  "no scored generations in this range: pass `generation_id=` to `track_generation` and `record_score`, and trace the app (`inferwatch.tracing`) to link each one to its trace":
+    "此时间范围内没有已评分的生成：在 `track_generation` 与 `record_score` 中传入 `generation_id=`，并为应用开启链路追踪（`inferwatch.tracing`），以便链接到各自的链路",
+  // the overview's engine-pack sections
+  "Engine: vLLM": "引擎：vLLM",
+  "Engine: SGLang": "引擎：SGLang",
+  "Engine: TGI": "引擎：TGI",
+  "Engine: Triton": "引擎：Triton",
+  "Engine: TensorRT-LLM": "引擎：TensorRT-LLM",
+  "vLLM time to first token and inter-token latency P99": "vLLM 首 token 时间与 token 间延迟 P99",
+  "vLLM requests running and waiting": "vLLM 运行中与等待中的请求",
+  "vLLM KV cache usage": "vLLM KV cache 占用",
+  "SGLang time to first token and inter-token latency P99": "SGLang 首 token 时间与 token 间延迟 P99",
+  "SGLang requests running and queued": "SGLang 运行中与排队中的请求",
+  "SGLang KV cache token usage": "SGLang KV cache token 占用",
+  "TGI request duration and time per token P99": "TGI 请求耗时与每 token 时间 P99",
+  "TGI queue and batch size": "TGI 队列与批次大小",
+  "Triton failed inference ratio": "Triton 推理失败比例",
+  "Triton queue and compute time per request (mean)": "Triton 每请求排队与计算时间（均值）",
+  "Triton GPU utilisation": "Triton GPU 利用率",
+  "TensorRT-LLM requests active, waiting and max": "TensorRT-LLM 活动、等待与最大请求数",
+  "TensorRT-LLM KV cache blocks used": "TensorRT-LLM 已用 KV cache 块",
+  "TensorRT-LLM iterations per second": "TensorRT-LLM 每秒迭代次数",
+  "no vLLM metrics: scrape the vLLM server's /metrics (a job whose name contains vllm)": "没有 vLLM 指标：请抓取 vLLM 服务器的 /metrics（任务名称包含 vllm）",
+  "no SGLang metrics: start the server with --enable-metrics and scrape it (a job whose name contains sglang)": "没有 SGLang 指标：用 --enable-metrics 启动服务器并抓取它（任务名称包含 sglang）",
+  "no TGI metrics: scrape the TGI server's /metrics (a job whose name contains tgi)": "没有 TGI 指标：请抓取 TGI 服务器的 /metrics（任务名称包含 tgi）",
+  "no Triton metrics: scrape Triton's :8002/metrics (a job whose name contains triton)": "没有 Triton 指标：请抓取 Triton 的 :8002/metrics（任务名称包含 triton）",
+  "no TensorRT-LLM metrics: scrape Triton's :8002/metrics with the TensorRT-LLM backend loaded": "没有 TensorRT-LLM 指标：请在加载了 TensorRT-LLM 后端时抓取 Triton 的 :8002/metrics",
   // the SLOs page
   SLOs: "SLO", "error budget left": "剩余错误预算", "SLI (5m)": "SLI（5 分钟）",
   "fast page windows burning": "快速燃烧告警窗口超标", "slow page windows burning": "慢速燃烧告警窗口超标",
@@ -194,7 +219,10 @@ const PATTERNS = [
   [/^(estimated|realized|lower|upper|mean|reference|anomalous|low confidence) (.+)$/,
     (m, w, rest) => `${{ estimated: "估计", realized: "实际", lower: "下界", upper: "上界", mean: "均值", reference: "基线",
       anomalous: "异常", "low confidence": "低置信度" }[w]} ${rest}`],
-  [/^(.+)\/d budget$/, "$1/天 预算"], [/^query failed: (.+)$/, "查询失败：$1"],
+  [/^(.+)\/d budget$/, "$1/天 预算"],
+  [/^(running|waiting|queued|queue|batch|request|per token|compute|active|max) (\S+)$/, (m, w, rest) => `${{ running: "运行中",
+    waiting: "等待中", queued: "排队中", queue: "队列", batch: "批次", request: "请求", "per token": "每 token", compute: "计算",
+    active: "活动", max: "最大" }[w]} ${rest}`], [/^query failed: (.+)$/, "查询失败：$1"],
   [/^(\d+) s ago$/, "$1 秒前"], [/^(\d+) min ago$/, "$1 分钟前"], [/^([\d.]+) h ago$/, "$1 小时前"],
 ];
 

@@ -1,6 +1,6 @@
 // Overview: the four dimensions of one service, every panel a PromQL range query.
 
-import { get, instant, rangeOf, rateWindow, RANGES, serverNow } from "./api.js";
+import { get, instant, rangeOf, rateWindow, RANGES, readBoot, serverNow } from "./api.js";
 import { panel } from "./chart.js";
 import { fmtValue, h, hashParams, fill } from "./dom.js";
 import { tenantSpend, worstGenerations } from "./genquality.js";
@@ -26,8 +26,15 @@ function th(rules, t) {
   return { value: m ? Number(m[2]) : t.value, label: `${tier} ${t.rule}`, color: TIER_COLOURS[tier] || "#888" };
 }
 
+// An engine's section ("pack" in overview.json) is shown when the config selects that engine pack
+// (rules.packs, in the page's #boot, which stays in the page for every later visit).
+function selected(sectionSpecs) {
+  const packs = (readBoot() || {}).packs || [];
+  return sectionSpecs.filter((s) => !s.pack || packs.includes(s.pack));
+}
+
 function sections(sectionSpecs, rules) {
-  return sectionSpecs.map(({ section, panels, generative, extras }) => [section,
+  return selected(sectionSpecs).map(({ section, panels, generative, extras }) => [section,
     panels.map((p) => ({ ...p, thresholds: (p.thresholds || []).map((t) => th(rules, t)) })), generative,
     extras || []]);
 }
@@ -125,7 +132,7 @@ export async function render(main, ctx) {
     // a generative section's tables are asked only of a service that records generations
     const generations = hasGenerations(service, r).catch(() => false);
     const tablesDrawn = generations.then((llm) => Promise.all(tables.filter(([, , gen]) => llm || !gen)
-      .map(([fn, el]) => fn(el, service).catch((err) => fill(el, h("p", { class: "msg error small" },
+      .map(([fn, el]) => fn(el, service, rangeName).catch((err) => fill(el, h("p", { class: "msg error small" },
         `query failed: ${err.message}`))))));
     const [llm] = await Promise.all([generations, ...panels.map((p) => p.load(r, vars)), tablesDrawn,
       abTests(ab).catch(() => {}), devices(edge).catch(() => {})]);
