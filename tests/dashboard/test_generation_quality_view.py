@@ -1,6 +1,7 @@
 """Issue 54 #5: the overview's generation-quality section shows the numbers a generative app recorded.
 
-An app records generations of one model under two prompt versions, joined by
+An app (a round of four generations per traced request) records generations of one model under two
+prompt versions, joined by
 generation id to a judge's scores (prompt-a 0.85, prompt-b 0.6) and to user
 feedback (prompt-a all positive, prompt-b half negative); a quarter of the
 generations are refused and an eighth hit a guardrail; two tenants spend, acme
@@ -20,11 +21,18 @@ from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
 from tests.server._proc import serve
 
 from dashboard.conftest import Watched, wait_until
 from dashboard.test_phone_axe import TEXTS, _english
 from inferwatch.sdk import Monitor, Price
+from inferwatch.tracing import setup
 
 pytestmark = [pytest.mark.slow, pytest.mark.tools]
 SCORE, FEEDBACK, FLAGS, SPEND = ("Judge scores by model and prompt version (mean)",
@@ -51,15 +59,24 @@ def _round(monitor: Monitor, i: int) -> None:
 
 @pytest.fixture
 def target() -> Iterator[Any]:
-    """The app's /metrics, recording rounds until the test ends (bounded: 4,000 rounds, 0.05 s apart)."""
-    monitor = Monitor("chat", "llama-3-8b", "v1")
+    """The app's /metrics, serving a round per request under the SDK's middleware with every trace kept
+    (so each generation's exemplar carries its trace id), until the test ends (bounded: 4,000 rounds,
+    0.05 s apart)."""
+    tracing = setup("chat", sample_ratio=1.0, exporter=InMemorySpanExporter(), install_global=False)
+    monitor = Monitor("chat", "llama-3-8b", "v1", tracing=tracing)
     monitor.set_prices({"llama-3-8b": Price(input_per_million=0.2, output_per_million=0.6)})
     monitor.set_tenant_budgets({"acme": 0.0001, "globex": 100.0})
     stop = threading.Event()
 
+    async def chat(req: Request) -> PlainTextResponse:
+        _round(monitor, int(req.query_params["i"]))
+        return PlainTextResponse("ok")
+
+    client = TestClient(monitor.asgi(Starlette(routes=[Route("/chat", chat, methods=["POST"])])))
+
     def load() -> None:
         for i in range(4000):
-            _round(monitor, i)
+            assert client.post("/chat", params={"i": i}).status_code == 200
             if stop.wait(0.05):
                 return
 
@@ -70,6 +87,7 @@ def target() -> Iterator[Any]:
     stop.set()
     th.join(30)
     monitor.close()
+    tracing.shutdown()
 
 
 def _last(p: Any, title: str) -> dict[str, str]:
@@ -115,6 +133,8 @@ def test_the_quality_section_shows_scores_feedback_flags_and_spend(
                      for r in page.page.locator("#tenant-spend tbody tr").all()}
             worst = [r.locator("td").all_inner_texts()
                      for r in page.page.locator("#worst-generations tbody tr").all()]
+            trace = page.page.locator("#worst-generations a.trace").first
+            link = (trace.inner_text(), trace.get_attribute("href"))
             # the selected engine pack's section, empty (no vLLM scraped): it says what to scrape; no other
             vllm = page.page.locator("section.panel[data-title='vLLM KV cache usage']").inner_text()
             engines = page.page.locator("h2[data-section^='Engine: ']").all_inner_texts()
@@ -149,10 +169,12 @@ def test_the_quality_section_shows_scores_feedback_flags_and_spend(
     assert spend["acme"][2] == "0.0001 USD" and spend["acme"][5] == "over budget", spend
     assert spend["globex"][2] == "100 USD" and spend["globex"][5] == "within budget", spend
     assert _number(spend["acme"][3]) > 100 and _number(spend["globex"][3]) < 1, spend
-    # score, evaluation, model, prompt version, tenant, generation, trace (none: the app is not traced)
+    # score, evaluation, model, prompt version, tenant, generation, trace (each round is a traced request)
     assert worst and all(r[:4] == ["0.6", "judge", "llama-3-8b v1", "prompt-b"] for r in worst), worst
     assert {r[4] for r in worst} <= {"acme", "globex"}
     assert all(re.fullmatch(r"g\d+-[23]", r[5]) for r in worst), worst
+    assert all(re.fullmatch(r"[0-9a-f]{32}", r[6]) for r in worst), worst
+    assert link == (link[0], f"api/v1/traces/{link[0]}") and link[0] in {r[6] for r in worst}
     assert engines == ["Engine: vLLM"], engines
     assert "no vLLM metrics: scrape the vLLM server's /metrics" in vllm
     assert heading == "生成质量"

@@ -100,11 +100,18 @@ def test_range_reads_as_one_batch_answer_as_the_per_series_path(store: SQLiteSto
 
 
 def test_the_store_hands_columns_only_when_they_answer(store: SQLiteStore) -> None:
-    # rule: a newest sample after the read's end sends the reader back to select_latest (None here);
-    # the sorted label list is the same object while the same series match (group numbers are kept on it)
+    # rule: a newest sample after the read's end (a scrape appended during the rule round) is replaced by
+    # the head's sample before it; the sorted label list is the same object while the same series match
+    # (group numbers are kept on it), also after a round's worth of other selectors read in between
     m = tuple(parse_matchers('{__name__="g"}'))
-    assert store.select_latest_columns(m, T0 + 100, T0 + 200) is None
+    early = store.select_latest_columns(m, T0 + 100, T0 + 200)
+    assert early is not None and float(early.t.max()) == T0 + 195
+    by_series = {s.labels: (s.t[-1], s.v[-1]) for s in store.select(m, T0 + 100, T0 + 200)}
+    assert [_bits(x) for x in early.v[np.isfinite(early.t)]] == [
+        _bits(by_series[ls][1]) for ls, t in zip(early.labels, early.t, strict=True) if math.isfinite(t)]
     a = store.select_latest_columns(m, T0, T0 + 300)
+    for k in range(100):  # the default pack reads ~60 selectors a round
+        store.select_latest_columns(tuple(parse_matchers(f'{{__name__="g",key="k{k}"}}')), T0, T0 + 300)
     b = store.select_latest_columns(m, T0, T0 + 300)
     assert a is not None and b is not None and a.labels is b.labels and len(a.labels) == N
     assert a.labels == sorted(a.labels, key=lambda ls: ls.items_tuple)

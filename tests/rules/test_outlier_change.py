@@ -129,3 +129,66 @@ def test_both_directions_page_a_step_on_the_side_the_member_now_is() -> None:
     ev = Evaluator(load_rules(parse_config(both)), _fleet(a=up, b=down, c=back), clock=SimulatedClock(0))
     firing = _firing(ev, 40)
     assert firing[26] == {"a", "b"} and not any("c" in f for f in firing.values())
+
+
+def test_share_lets_one_value_of_the_window_fall_back() -> None:
+    # 1.5x from step 20 with one value back at 1x at step 23 (a noisy look inside the window)
+    dip = [1.0] * 20 + [1.5] * 3 + [1.0] + [1.5] * 76
+    every = load_rules(parse_config(RULE))
+    most = load_rules(parse_config(RULE.replace("tolerance: 2.75}", "tolerance: 2.75, share: 0.85}")))
+    strict = _firing(Evaluator(every, _fleet(a=dip), clock=SimulatedClock(0)), 40)
+    share = _firing(Evaluator(most, _fleet(a=dip), clock=SimulatedClock(0)), 40)
+    # 0.85 of seven values: six must have moved; with every one, the window must pass the dip first
+    assert [i for i, f in share.items() if "a" in f][:1] == [26]
+    assert not any("a" in f for f in strict.values())  # and once past it, the level before is 1.5x
+    with pytest.raises(ConfigError, match="share"):
+        parse_config(RULE.replace("tolerance: 2.75}", "tolerance: 2.75, share: 0}"))
+
+
+def _group(spec_rule: str, values: dict[str, float]) -> list:
+    from inferwatch.model import Labels
+    from inferwatch.rules._outlier import peer_groups
+    (rule,) = load_rules(parse_config(spec_rule))
+    assert rule.outlier is not None
+    vector = [(Labels({"model": "m", "instance": k}), v) for k, v in values.items()]
+    return peer_groups(rule.outlier, vector)
+
+
+def test_a_step_counts_from_the_median_not_from_the_other_side() -> None:
+    # a healthy member above its peers comes back and ends a little below them: on a `below` rule
+    # the move from +6.5 spreads to -2.4 is a return (2.4 spreads past the median, under 2.75;
+    # measured from +6.5 it was a step of 8.9, which paged before the step was counted from the median)
+    below = RULE.replace("direction: above", "direction: below").replace("min_deviation: 0.02",
+                                                                        "min_deviation: 0.005")
+    (rule,) = load_rules(parse_config(below))
+    assert rule.outlier is not None
+    tracker = ChangeTracker(rule.outlier)
+    peers = {"b": 0.19, "c": 0.193, "d": 0.196, "e": 0.2, "f": 0.204, "g": 0.207, "h": 0.21}
+    path = [0.2] * 10 + [0.26] * 6 + [0.176] * 20
+    outliers = []
+    for i, a in enumerate(path):
+        (group,) = tracker.judge(i * STEP, _group(below, {"a": a, **peers}))
+        outliers.append(any(m.outlier for m in group.members))
+    assert not any(outliers)
+    # the same member stepping down from the median to -3.4 spreads pages, once its window passed
+    tracker = ChangeTracker(rule.outlier)
+    path = [0.2] * 16 + [0.17] * 20
+    hits = [any(m.outlier for m in tracker.judge(i * STEP, _group(below, {"a": a, **peers}))[0].members)
+            for i, a in enumerate(path)]
+    assert hits.index(True) == 22
+
+
+def test_the_averaged_spread_starts_from_the_mean_of_what_it_has_seen() -> None:
+    (rule,) = load_rules(parse_config(RULE))
+    assert rule.outlier is not None
+    tracker = ChangeTracker(rule.outlier)
+    tracker.judge(0.0, _group(RULE, {"a": 0.19, "b": 0.2, "c": 0.21}))   # spread 1.4826 x 0.01
+    tracker.judge(STEP, _group(RULE, {"a": 0.17, "b": 0.2, "c": 0.23}))  # 1.4826 x 0.03
+    (spread, weight, at) = tracker.export_state()["spread"]['["m"]']
+    # the two spreads' weighted mean (not the first one barely moved, as a cold average would be)
+    decay = math.exp(-STEP / 3600)
+    assert spread == pytest.approx(1.4826 * (0.01 * decay + 0.03) / (decay + 1))
+    assert weight == pytest.approx(1 + decay) and at == STEP
+    # a state saved before the weight ([spread, at]) is restored as a settled average
+    tracker.restore_state({"spread": {'["m"]': [0.5, 10.0]}, "history": {}, "outlier": []})
+    assert tracker.export_state()["spread"] == {'["m"]': [0.5, 100.0, 10.0]}

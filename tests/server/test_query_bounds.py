@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -212,3 +215,20 @@ def test_column_reads_count_toward_the_sample_limit(tmp_path: Path) -> None:
     assert got is not None and len(got.labels) == 10 and ctx.samples == 10
     assert BoundedStore(MemoryStore(), ctx).select_columns(m, 900.0, 1000.0) is None  # no columns: select
     st.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a nice value per thread is Linux's")
+@pytest.mark.parametrize("nice", [0, 7])
+def test_query_threads_run_at_a_lower_os_priority_than_the_server(nice: int) -> None:
+    # rule (issue 46): a rule round's thread gets a core before a heavy query's on a busy machine: the
+    # query workers' own nice value is raised by server.query.nice at their start; the server's stays
+    def own_nice(_ctx: object) -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    ex = QueryExecutor(QueryLimits(nice=nice))
+    try:
+        assert asyncio.run(ex.run(own_nice)) == min(19, base + nice)
+    finally:
+        ex.close()
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base

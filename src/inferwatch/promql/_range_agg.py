@@ -130,8 +130,9 @@ def groups_of(e: Aggregate, labels: list[Labels]) -> tuple[np.ndarray, list[Labe
     if not e.without and not e.grouping:  # one group: no key to build per series
         return np.zeros(len(labels), dtype=np.int64), [Labels()] if labels else []
     kept = (id(labels), e.grouping, e.without)
-    hit = _KEPT.get(kept)
+    hit = _KEPT.pop(kept, None)
     if hit is not None and hit[0] is labels:
+        _KEPT[kept] = hit  # the most recently used now (the least recently used goes first)
         return hit[1], list(hit[2])
     key = group_key(e)
     index: dict[Labels, int] = {}

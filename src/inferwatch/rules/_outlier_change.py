@@ -5,13 +5,18 @@ and a member in a two-minute spike (or a slow noise excursion that happens to
 peak) look alike. The member's own history tells them apart. At every
 evaluation each member's distance to its group's median is measured in the
 group's *averaged* spread (the scaled MAD, exponentially averaged over
-``spread_over``, so a group of four is not judged by a MAD of four values), and
-kept for ``window + before`` seconds. A member starts to be an outlier when
+``spread_over``, so a group of four is not judged by a MAD of four values; the
+average is normalised by the weights seen, so a group's first minutes use the mean
+of the spreads they have rather than the first one), and kept for
+``window + before`` seconds. A member starts to be an outlier when
 
-* every distance of the last ``window`` is past the median of its distances in
-  the ``before`` span just before it by more than ``change.tolerance`` (on the
-  paging side): an abrupt move (a gradual excursion has no such step) that has
-  stayed for the whole window (a spike shorter than the window has not), and
+* every distance of the last ``window`` (or ``change.share`` of them, rounded
+  up) is past the median of its distances in the ``before`` span just before it
+  by more than ``change.tolerance`` (on the paging side): an abrupt move (a
+  gradual excursion has no such step) that has stayed for the whole window (a
+  spike shorter than the window has not); the
+  step counts from the group's median at most (a member coming back from the
+  other side, the end of a spike or a dip, returns to its peers: no step), and
 * it is now more than the rule's ``tolerance`` averaged spreads and
   ``min_deviation`` (in the expression's unit) from the median;
 
@@ -46,7 +51,7 @@ class ChangeTracker:
             raise ValueError("ChangeTracker needs an outlier spec with change")
         self.spec = spec
         self.change: OutlierChange = spec.change
-        self._spread: dict[str, tuple[float, float]] = {}  # group -> (averaged spread, at)
+        self._spread: dict[str, tuple[float, float, float]] = {}  # group -> (averaged spread, weight, at)
         self._history: dict[str, list[tuple[float, float]]] = {}  # member -> [(t, distance)]
         self._outlier: set[str] = set()
 
@@ -62,12 +67,17 @@ class ChangeTracker:
         return replace(g, members=members)
 
     def _averaged(self, ts: float, key: str, spread: float) -> float:
+        # the exponentially weighted mean of the spreads seen so far, normalised by the weights
+        # seen (a group's first minutes average the few spreads they have, not the first one)
         old = self._spread.get(key)
-        if old is None or ts <= old[1]:
-            value = spread if old is None else old[0]
+        if old is None:
+            value, weight = spread, 1.0
+        elif ts <= old[2]:
+            value, weight = old[0], old[1]
         else:
-            value = old[0] + (1 - math.exp(-(ts - old[1]) / self.change.spread_over)) * (spread - old[0])
-        self._spread[key] = (value, ts)
+            weight = old[1] * math.exp(-(ts - old[2]) / self.change.spread_over) + 1.0
+            value = old[0] + (spread - old[0]) / weight
+        self._spread[key] = (value, weight, ts)
         return value
 
     def _member(self, ts: float, g: PeerGroup, m: PeerMember, spread: float) -> PeerMember:
@@ -95,9 +105,16 @@ class ChangeTracker:
             return False
         level = statistics.median(before)
         now = window[-1]  # a step counts on the side where the member is now (both: not a return)
-        up = min(window) - level if now > 0 and self.spec.direction != "below" else -math.inf
-        down = level - max(window) if now < 0 and self.spec.direction != "above" else -math.inf
-        return max(up, down) > self.change.tolerance
+        # ... and only from the median on: coming back from the other side (a spike ending, a
+        # dip recovering) is a return to the peers, not a move away from them
+        if now > 0 and self.spec.direction != "below":
+            moved = [d - max(level, 0.0) for d in window]
+        elif now < 0 and self.spec.direction != "above":
+            moved = [min(level, 0.0) - d for d in window]
+        else:
+            return False
+        need = math.ceil(self.change.share * len(window) - 1e-9)
+        return sum(m > self.change.tolerance for m in moved) >= need
 
     def _side(self, dev: float) -> float:
         return {"above": dev, "below": -dev, "both": abs(dev)}[self.spec.direction]
@@ -107,7 +124,7 @@ class ChangeTracker:
         for key in [k for k, h in self._history.items() if not h or h[-1][0] <= horizon]:
             del self._history[key]
             self._outlier.discard(key)
-        for key in [k for k, (_, at) in self._spread.items()
+        for key in [k for k, (_, _, at) in self._spread.items()
                     if k not in seen and at <= ts - self.change.spread_over]:
             del self._spread[key]
 
@@ -120,12 +137,19 @@ class ChangeTracker:
     def restore_state(self, state: Any) -> None:
         """Restore what :meth:`export_state` returned (a damaged state is ignored: the window refills)."""
         try:
-            spread = {str(k): (float(v[0]), float(v[1])) for k, v in state["spread"].items()}
+            spread = {str(k): _spread_entry(v) for k, v in state["spread"].items()}
             history = {str(k): [(float(t), float(d)) for t, d in h] for k, h in state["history"].items()}
             outlier = {str(k) for k in state["outlier"]}
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return
         self._spread, self._history, self._outlier = spread, history, outlier & set(history)
+
+
+def _spread_entry(v: Any) -> tuple[float, float, float]:
+    """A saved ``[spread, weight, at]`` (``[spread, at]``, saved before the weight: a settled average)."""
+    if len(v) == 2:
+        return float(v[0]), 100.0, float(v[1])
+    return float(v[0]), float(v[1]), float(v[2])
 
 
 def _key(group: tuple[str, ...]) -> str:

@@ -24,6 +24,12 @@ class QueryLimits(FrozenModel):
         "interpreter, so more workers add no CPU, but a small query runs beside heavy ones instead of "
         "queueing behind them; rule rounds go first whatever the number")
 
+    nice: int = Field(
+        0, ge=0, le=19, description="how much lower the operating system's scheduling priority of the "
+        "query threads is than the rest of the server's (Linux: a thread's own nice value, raised by "
+        "this at its start; elsewhere ignored), so on a busy machine a rule round or a scrape gets a "
+        "core before a heavy query does. 0: the same priority")
+
     def workers(self) -> int:
         """Queries run at once: ``max_concurrency``, else 4 a core (at most 16)."""
         return self.max_concurrency or max(4, min(16, 4 * (os.cpu_count() or 1)))

@@ -21,9 +21,9 @@ names a member. A member pages when it sits far from its group's median::
           for: 2m
 
 ``change:`` adds each member's own history to the peer test: a member pages when
-it moved away from its peers abruptly *and stayed* (every value of the last
-``window`` is ``tolerance`` group spreads past its median over the ``before``
-span just before), which a noise excursion (gradual) and a spike (shorter than
+it moved away from its peers abruptly *and stayed* (every value, or ``share`` of
+the values, of the last ``window`` is ``tolerance`` group spreads past its median
+over the ``before`` span just before), which a noise excursion (gradual) and a spike (shorter than
 ``window``) do not; it stays an outlier while it is ``tolerance`` (the rule's)
 spreads from the group's median. The spread is the group's scaled MAD averaged
 over ``spread_over``. It has no PromQL form (it keeps state per member).
@@ -56,6 +56,10 @@ class OutlierChange(FrozenModel):
         description="the least move from that level, in the group's spreads (scaled MAD, averaged)")
     spread_over: Duration = Field(
         3600.0, gt=0, description="the time constant of the group's averaged spread")
+    share: float = Field(
+        1.0, gt=0, le=1, allow_inf_nan=False,
+        description="the least share of the window's values that must have moved (1: every one; "
+                    "0.85 of nine values: eight, so one noisy value does not undo a step)")
 
 
 class OutlierSpec(FrozenModel):

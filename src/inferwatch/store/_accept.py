@@ -7,15 +7,16 @@ store's ``AppendStats`` and left out; a repeat of the last sample is a no-op.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 import numpy as np
 
 from inferwatch._exceptions import InputError
-from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, classify
+from inferwatch.store._head import ACCEPTED, BLOCK, DUPLICATE, OUT_OF_ORDER, classify
 from inferwatch.store._protocol import AppendStats
 
-__all__ = ["accept_in_order", "accept_unique", "as_column"]
+__all__ = ["accept_in_order", "accept_unique", "as_column", "each_once", "known_ids"]
 
 
 def as_column(x: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
@@ -57,3 +58,21 @@ def accept_in_order(last_t: np.ndarray, last_v: np.ndarray, sids: np.ndarray, t:
         elif verdict == DUPLICATE:
             stats.duplicate += 1
     return keep
+
+
+def each_once(sids: np.ndarray, ids: int) -> bool:
+    """Whether no series id repeats in ``sids`` (all below ``ids``): a count per id for a wide batch (a
+    scrape of 200,000 series: ~1 ms, where ``np.unique`` took 0.1-0.5 s under the store's lock), a
+    sort for a narrow one (a count would be O(every series))."""
+    if sids.shape[0] * 16 >= ids:
+        return bool(sids.shape[0] == 0 or np.bincount(sids, minlength=1).max() <= 1)
+    return bool(np.unique(sids).shape[0] == sids.shape[0])
+
+
+def known_ids(by_object: Mapping[int, int], labels: Sequence[object]) -> np.ndarray:
+    """The series id ``by_object`` holds for each label object (keyed by ``id()``), else -1; a block of
+    :data:`BLOCK` at a time (one C-level loop over a 200,000-series scrape held the interpreter lock)."""
+    get = by_object.get
+    return np.concatenate([np.empty(0, dtype=np.int64), *(
+        np.fromiter(map(get, map(id, labels[a:a + BLOCK]), repeat(-1)), dtype=np.int64)
+        for a in range(0, len(labels), BLOCK))])

@@ -23,12 +23,15 @@ from inferwatch.model import Labels, check_deadline, pinned
 from inferwatch.store._protocol import Series
 
 __all__ = [
-    "ACCEPTED", "DUPLICATE", "NEWEST_WIDE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer", "classify",
-    "newest",
+    "ACCEPTED", "BLOCK", "DUPLICATE", "NEWEST_WIDE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer",
+    "classify", "newest",
 ]
 
 ACCEPTED, NOOP, OUT_OF_ORDER, DUPLICATE = 0, 1, 2, 3
 READ_CHUNK = 2048  # series read under one hold of the store's lock
+BLOCK = 8192
+"""Items per C-level loop (``map`` over a batch): one over a 200,000-series scrape held the
+interpreter lock for 0.1-0.2 s on a busy machine, and the rule round's thread waited that long."""
 NEWEST_WIDE = 64  # an instant read over more series than this takes their newest samples from columns
 _EMPTY = np.empty(0, dtype=np.float64)
 _EMPTY.flags.writeable = False
@@ -152,8 +155,10 @@ class Head:
                 if buf is None:
                     buf = buffers[sid] = SampleBuffer()
                 bufs[k] = buf
-        deque(map(array.append, map(_T, bufs), t.tolist()), maxlen=0)
-        deque(map(array.append, map(_V, bufs), v.tolist()), maxlen=0)
+        for a in range(0, len(bufs), BLOCK):  # a block per C-level call: the interpreter lock is shared
+            part = bufs[a:a + BLOCK]
+            deque(map(array.append, map(_T, part), t[a:a + BLOCK].tolist()), maxlen=0)
+            deque(map(array.append, map(_V, part), v[a:a + BLOCK].tolist()), maxlen=0)
 
     def window(self, sid: int, start: float, end: float) -> tuple[np.ndarray, np.ndarray]:
         """The buffered samples of ``sid`` in ``[start, end]``."""
@@ -161,6 +166,12 @@ class Head:
         if buf is None:
             return _EMPTY, _EMPTY
         return buf.window(start, end)
+
+    def before(self, sid: int, end: float) -> tuple[float, float]:
+        """``sid``'s newest buffered sample at or before ``end``; ``(-inf, 0.0)`` when none is held."""
+        buf = self.buffers.get(sid)
+        k = bisect_right(buf.t, end) if buf is not None else 0
+        return (buf.t[k - 1], buf.v[k - 1]) if buf is not None and k else (-math.inf, 0.0)
 
     def read(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
              lock: AbstractContextManager[object], *, latest: bool = False) -> list[Series]:

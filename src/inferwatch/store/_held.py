@@ -52,7 +52,7 @@ def hold_samples(store: object, labels: Sequence[Labels], t: Sequence[float], v:
         append([Sample(ls, ti, vi) for ls, ti, vi in zip(labels, t, v, strict=True)])
         return len(labels)
     kept = 0
-    with target._lock:
+    with target._file, target._lock:  # no append between its check and its commit (they hold the file)
         for ls, ti, vi in zip(labels, t, v, strict=True):
             sid = target._index.lookup(ls)
             if sid is None or ti <= target._last_t[sid] or ti < target._head_from:

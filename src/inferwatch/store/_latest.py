@@ -51,28 +51,42 @@ class SeriesColumns:
 
 
 class LatestOrder:
-    """The sorted order of recent selections, kept while the same series match (a few selections)."""
+    """The sorted order of recent selections, kept while the same series match (the least recently
+    used goes first: a round of the default pack reads ~60 selectors, and a first-in-first-out
+    cache smaller than that dropped every one before its next round, the wide ones included:
+    0.45 s of a 0.5 s round over 200,000 series went to sorting and grouping them again)."""
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(self, size: int = 256) -> None:
         self.size = size
         self._kept: dict[tuple[Matcher, ...], tuple[np.ndarray, np.ndarray, list[Labels]]] = {}
 
     def columns(self, matchers: Sequence[Matcher], ids: list[int], labels: Callable[[int], Labels],
-                last_t: np.ndarray, last_v: np.ndarray, end: float) -> LatestColumns | None:
-        """The newest sample of series ``ids``; ``None`` when one lies after ``end`` (the caller reads
-        the head for the sample before it). Series without samples have ``t`` = -inf."""
+                last_t: np.ndarray, last_v: np.ndarray, end: float,
+                head: Head | None = None) -> LatestColumns | None:
+        """The newest sample at or before ``end`` of series ``ids``. Where one has a sample after
+        ``end`` (a scrape appended during the rule round), the one before it comes from ``head``;
+        ``None`` without a head (the caller reads the slow way). Series without samples have
+        ``t`` = -inf."""
         sids = np.sort(np.fromiter(ids, dtype=np.int64, count=len(ids)))
-        if len(sids) and float(last_t[sids].max()) > end:
-            return None
         _, ordered, names = self.order(matchers, sids, labels)
-        return LatestColumns(names, last_t[ordered], last_v[ordered])
+        t, v = last_t[ordered], last_v[ordered]
+        after = np.flatnonzero(t > end)
+        if len(after):
+            if head is None:
+                return None
+            t, v = t.copy(), v.copy()
+            for k, sid in zip(after.tolist(), ordered[after].tolist(), strict=True):
+                t[k], v[k] = head.before(sid, end)
+        return LatestColumns(names, t, v)
 
     def order(self, matchers: Sequence[Matcher], sids: np.ndarray, labels: Callable[[int], Labels],
               ) -> tuple[np.ndarray, np.ndarray, list[Labels]]:
         """``(sids, sids sorted by labels, their labels)`` for the ascending ids ``sids``."""
         key = tuple(matchers)
-        kept = self._kept.get(key)
-        if kept is None or not np.array_equal(kept[0], sids):
+        kept = self._kept.pop(key, None)
+        if kept is not None and np.array_equal(kept[0], sids):
+            self._kept[key] = kept  # the most recently used now
+        else:
             got = [labels(sid) for sid in sids.tolist()]
             order = sorted(range(len(got)), key=lambda i: got[i].items_tuple)
             if len(self._kept) >= self.size:
@@ -105,7 +119,7 @@ class LatestReads:
             if self._latest_order is None:
                 self._latest_order = LatestOrder()
             return self._latest_order.columns(matchers, self._index.match(matchers), self._index.labels,
-                                              self._last_t, self._last_v, end)
+                                              self._last_t, self._last_v, end, self._head)
 
     def select_columns(self, matchers: Sequence[Matcher], start: float, end: float) -> SeriesColumns | None:
         """``select`` as columns when ``start`` lies in the head (else ``None``: ``select`` reads the

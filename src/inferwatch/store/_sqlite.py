@@ -24,10 +24,11 @@ from sqlite3 import Connection
 import numpy as np
 
 from inferwatch._exceptions import InputError, StoreError
-from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, deadline_checked, pinned
+from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, pinned
 from inferwatch.store import _disk
-from inferwatch.store._accept import accept_in_order, accept_unique, as_column
+from inferwatch.store._accept import accept_in_order, accept_unique, as_column, each_once, known_ids
 from inferwatch.store._checkpoint import Checkpointer
+from inferwatch.store._disk_read import disk_then_head
 from inferwatch.store._head import NEWEST_WIDE, Head, SampleBuffer, newest
 from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
@@ -79,6 +80,10 @@ class SQLiteStore(LatestReads):
         """Limits every new series must pass (``server.limits``); None: none."""
         self._clock: Clock = clock or SystemClock()
         self._lock = threading.RLock()
+        self._file = threading.RLock()
+        """The SQLite file's: appends, compaction, disk reads and retention hold it, before ``_lock`` (the
+        memory's: index, head, newest samples), which an append takes only around its memory work. A rule
+        round's head reads so never wait for a scrape's write of 200,000 samples or a compaction."""
         self._index = SeriesIndex()
         self._head = Head()
         self._by_object: dict[int, int] = {}
@@ -151,26 +156,26 @@ class SQLiteStore(LatestReads):
         if not finite.all():
             k = int(np.flatnonzero(~finite)[0])
             raise InputError(f"timestamp {t_a[k]!r} of series {labels[k]} is not finite")
-        with self._lock:
-            conn = self._db()
-            new_series: dict[Labels, int] = {}
-            try:
-                sids = self._series_ids(labels, new_series)
-            except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
-                self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
-                raise
-            if np.unique(sids).shape[0] == sids.shape[0]:  # each series once (not a bincount: O(ids))
-                keep = accept_unique(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
-            else:
-                keep = accept_in_order(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
-            sids, t_a, v_a = sids[keep], t_a[keep], v_a[keep]
+        with self._file:  # one append at a time; readers of the memory go on beside its disk write
+            with self._lock:
+                conn = self._db()
+                new_series: dict[Labels, int] = {}
+                try:
+                    sids = self._series_ids(labels, new_series)
+                except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
+                    self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
+                    raise
+                if each_once(sids, self._next_id + len(new_series)):
+                    keep = accept_unique(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
+                else:
+                    keep = accept_in_order(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
+                sids, t_a, v_a = sids[keep], t_a[keep], v_a[keep]
             self._commit(conn, new_series, sids, t_a, v_a)
-            self._maintain(conn, old_samples=bool(t_a.shape[0]) and float(t_a.min()) < self._head_from)
+            self._maintain(old_samples=bool(t_a.shape[0]) and float(t_a.min()) < self._head_from)
 
     def _series_ids(self, labels: Sequence[Labels], new_series: dict[Labels, int]) -> np.ndarray:
         """Series ids of ``labels`` (new ones validated and allocated, not yet registered)."""
-        by_object = self._by_object
-        sids = np.fromiter(map(by_object.get, map(id, labels), repeat(-1)), dtype=np.int64, count=len(labels))
+        sids = known_ids(self._by_object, labels)
         missing = np.flatnonzero(sids < 0).tolist()
         if missing:
             miss = list(labels) if len(missing) == len(labels) else [labels[k] for k in missing]
@@ -184,7 +189,7 @@ class SQLiteStore(LatestReads):
                     if sid is not None:
                         self._remember(ls, sid)
             if not fresh:
-                sids[missing] = found  # type: ignore[assignment]  # no None here
+                sids[missing] = found  # no None here
             else:  # new series: ids in order of first sight, checked as one batch
                 unseen = miss if fresh == len(miss) else list(compress(miss, map(is_, found, repeat(None))))
                 new_series.update(zip(unseen, count(self._next_id)))
@@ -198,7 +203,7 @@ class SQLiteStore(LatestReads):
                 if fresh == len(miss) == len(new_series):  # all new, each once (a remote-write batch)
                     sids[missing] = np.arange(self._next_id, self._next_id + fresh)
                 else:
-                    sids[missing] = list(map(new_series.get, miss, found))  # type: ignore[assignment]
+                    sids[missing] = list(map(new_series.get, miss, found))
         self._grow_last(self._next_id + len(new_series))
         return sids
 
@@ -236,20 +241,21 @@ class SQLiteStore(LatestReads):
             self.stats.wrote(_disk.reason(exc), failure(exc), int(sids.shape[0]))
             raise StoreError(f"cannot write to the store {self.path}: {_disk.reason(exc)}") from exc
         self.stats.write_error = ""
-        if new_series:
-            self._index.add_many(new_series)
-            self._remember_new(new_series)
         if self.checkpointer is not None:  # about what the WAL grew by: 24 bytes a sample, a label set
             self.checkpointer.wrote(24 * int(sids.shape[0]) + 64 * len(new_series))
-        self._next_id += len(new_series)
-        self.stats.series_created += len(new_series)
-        self.stats.appended += int(sids.shape[0])
-        # Within one series the accepted times ascend, so the last write per id is its newest.
-        self._last_t[sids] = t
-        self._last_v[sids] = v
-        self._head.push_columns(sids, t, v, self._head_from)
+        with self._lock:
+            if new_series:
+                self._index.add_many(new_series)
+                self._remember_new(new_series)
+            self._next_id += len(new_series)
+            self.stats.series_created += len(new_series)
+            self.stats.appended += int(sids.shape[0])
+            # Within one series the accepted times ascend, so the last write per id is its newest.
+            self._last_t[sids] = t
+            self._last_v[sids] = v
+            self._head.push_columns(sids, t, v, self._head_from)
 
-    def _maintain(self, conn: sqlite3.Connection, *, old_samples: bool) -> None:
+    def _maintain(self, *, old_samples: bool) -> None:
         """Compact the WAL when due (or when samples older than the head came in); cut the head."""
         now = self._clock.now()
         cut = now - self.head_window
@@ -258,8 +264,9 @@ class SQLiteStore(LatestReads):
         if old_samples or cut_head or now - self._last_compact >= self.compact_every:
             self.compact()
         if cut_head:
-            self._head.drop_before(cut)
-            self._head_from = cut
+            with self._lock:
+                self._head.drop_before(cut)
+                self._head_from = cut
 
     def _compact_for_read(self) -> None:
         """Compact before old reads and deletes; on a full disk reads still answer, retention frees space."""
@@ -274,7 +281,7 @@ class SQLiteStore(LatestReads):
 
     def compact(self) -> int:
         """Move the WAL into per-series chunks now; return the samples moved."""
-        with self._lock:
+        with self._file:
             self._last_compact = self._clock.now()
             try:
                 moved, self._old_in_wal = _disk.compact(self._db()), False
@@ -293,13 +300,19 @@ class SQLiteStore(LatestReads):
     def select(self, matchers: Sequence[Matcher], start: float, end: float, latest: bool = False,
                ) -> list[Series]:
         """Series matching ``matchers`` with samples in ``[start, end]`` (``latest``: the head's last)."""
-        with self._lock, pinned():
-            conn, ids = self._db(), self._index.match(matchers)
-            out: list[Series] = []
-            if start < self._head_from:  # the disk read takes the head's part too
-                ids, out = [], self._select_disk(conn, ids, start, end)
-            elif latest and len(ids) > NEWEST_WIDE:  # start in the head: a newest sample there is its last
-                ids, out = newest(ids, self._last_t, self._last_v, start, end, self._index.labels)
+        disk = False  # a read of the head takes the memory's lock only; one of the disk the file's first
+        while True:
+            with self._file if disk else contextlib.nullcontext(), self._lock, pinned():
+                conn, ids = self._db(), self._index.match(matchers)
+                out: list[Series] = []
+                if start < self._head_from and ids and not disk:
+                    disk = True
+                    continue
+                if start < self._head_from:  # the disk read takes the head's part too
+                    ids, out = [], self._select_disk(conn, ids, start, end) if ids else []
+                elif latest and len(ids) > NEWEST_WIDE:  # start in the head: its newest there is its last
+                    ids, out = newest(ids, self._last_t, self._last_v, start, end, self._index.labels)
+            break
         out += self._head.read(ids, start, end, self._index.labels, self._lock, latest=latest)
         out.sort(key=lambda s: s.labels.items_tuple)
         return out
@@ -308,28 +321,12 @@ class SQLiteStore(LatestReads):
 
     def _select_disk(self, conn: Connection, ids: list[int], start: float, end: float) -> list[Series]:
         """Chunks before the head, the head after it (everything before the head is compacted)."""
-        head_from = self._head_from
+        if self._old_in_wal:  # else all before the head is in chunks: no compaction on a read
+            self._compact_for_read()
         try:
-            if self._old_in_wal:  # else all before the head is in chunks: no compaction on a read
-                self._compact_for_read()
-            chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
-            old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
+            return disk_then_head(conn, self._head, self._index.labels, ids, start, end, self._head_from)
         except (sqlite3.Error, OverflowError) as exc:
             raise StoreError(f"cannot read the store {self.path}: {_disk.reason(exc)}") from exc
-        out = []
-        for sid in deadline_checked(ids):
-            t0, v0 = old.get(sid, (None, None))
-            t1, v1 = self._head.window(sid, head_from, end) if end >= head_from else (None, None)
-            if t0 is not None and v0 is not None:
-                keep = t0 < head_from
-                t0, v0 = t0[keep], v0[keep]
-            parts_t = [a for a in (t0, t1) if a is not None and a.shape[0]]
-            parts_v = [a for a in (v0, v1) if a is not None and a.shape[0]]
-            if parts_t:
-                t = parts_t[0] if len(parts_t) == 1 else np.concatenate(parts_t)
-                v = parts_v[0] if len(parts_v) == 1 else np.concatenate(parts_v)
-                out.append(Series(self._index.labels(sid), t, v))
-        return out
 
     def series(self, matchers: Sequence[Matcher]) -> list[Labels]:
         """Label sets of the matching series."""
@@ -347,7 +344,7 @@ class SQLiteStore(LatestReads):
         """Delete samples older than ``t`` and series left empty; return the samples deleted."""
         if not math.isfinite(t):
             raise InputError(f"retention cutoff {t!r} is not finite")
-        with self._lock:
+        with self._file, self._lock:
             conn = self._db()
             self._compact_for_read()  # on a full disk retention must still run: it frees the space
             gone = [sid for sid in self._index.ids() if self._last_t[sid] < t]
@@ -372,12 +369,12 @@ class SQLiteStore(LatestReads):
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
-        with self._lock:
+        with self._file:
             return str(self._db().execute("PRAGMA integrity_check").fetchone()[0])
 
     def flush(self) -> None:
         """Compact the WAL and checkpoint SQLite's journal (appends are already committed)."""
-        with self._lock:
+        with self._file:
             self.compact()
             try:
                 self._db().execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -386,7 +383,7 @@ class SQLiteStore(LatestReads):
 
     def close(self) -> None:
         """Compact, checkpoint and close the file; idempotent."""
-        with self._lock:
+        with self._file, self._lock:
             if self._conn is None:
                 return
             # A failed compaction or checkpoint is harmless: the next open replays the WAL.

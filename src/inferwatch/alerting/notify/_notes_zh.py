@@ -139,6 +139,10 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) f
      r"\2 的 \1 负面反馈超过 \3%"),
     (r"Refusals and guardrail hits on (.+) of (.+) spiked",
      r"\2 的 \1 拒答与护栏命中激增"),
+    (r"Answers on (.+) of (.+) fail their schema more often",
+     r"\2 的 \1 回答未通过 schema 校验的比例上升"),
+    (r"Prompt length on (.+) of (.+) drifted from the day before",
+     r"\2 的 \1 提示长度相对前一天发生漂移"),
     (r"Tenant (.+) of (.+) is on course to overspend its daily budget",
      r"\2 的租户 \1 按当前速度将超出每日预算"),
     (r"Tenant (.+) of (.+) spent over its daily budget",
@@ -220,6 +224,9 @@ _DESCRIPTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r
      r"最近一小时的反馈中负面占比 \1（至少 30 条反馈）。"),
     (r"Their share of generations is (.+) above the day before's \(at least 100 generations in 15 "
      r"minutes\)\.", r"其在生成中的占比比前一天高 \1（15 分钟内至少 100 条生成）。"),
+    (r"The last hour's mean prompt length moved by a factor of (.+) against the day before's \(at least 100 "
+     r"and 1000 generations\)\.",
+     r"最近一小时的平均提示长度相对前一天变化了 \1 倍（分别至少 100 条和 1000 条生成）。"),
     (r"The last hour spent at (.+) times the daily budget's rate, the last 6 hours too\.",
      r"最近一小时的花费速度是每日预算速度的 \1 倍，最近 6 小时也是如此。"),
     (r"The last 24 hours spent (.+) times the daily budget \((.*)\)\.",
