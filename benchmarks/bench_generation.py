@@ -14,7 +14,9 @@ Side by side in one run:
    their generation by id (from 10,000 remembered), and ``g.flag``, worker parked,
    against prometheus-client's ``Histogram.labels(...).observe`` and
    ``Counter.labels(...).inc`` with the same seven labels resolved per call (a
-   score's labels are its generation's, known only at the call).
+   score's labels are its generation's, known only at the call); ``monitor.judge`` (the
+   asynchronous judge's hot path: the sample drawn, a sampled generation queued) at sample
+   0.1 and 1.0, its worker parked by its rate limit.
 Target (issue 22): a per-token call under 0.5 µs.
 """
 
@@ -34,7 +36,7 @@ from prometheus_client.metrics_core import Metric
 
 import _results
 from inferwatch.config import SdkConfig
-from inferwatch.sdk import Monitor
+from inferwatch.sdk import JudgeConfig, Monitor
 
 TARGET_NS = 500.0
 TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
@@ -195,10 +197,21 @@ def bench_quality(calls: int, rounds: int) -> list[tuple[str, float]]:
             counter.labels("chat", "llama-3-8b", "v1", "/v1/chat/completions", "p7", tenants[i % 10_000],
                            "negative").inc()
 
+    def judged(n: int) -> None:
+        for i in range(n):
+            judge("What is PSI?", "Population stability index ...", generation_id=ids[i % 10_000])
+
     hold()
     rows = [("record_score (joined by id)", per_call_ns(scores, calls, rounds, hold)),
             ("record_feedback (joined by id)", per_call_ns(thumbs, calls, rounds, hold)),
             ("g.flag", per_call_ns(flags, calls, rounds, hold))]
+    for sample in (0.1, 1.0):  # the judge's worker parked by its rate limit after one call (no server)
+        monitor.judge_worker = None
+        monitor.set_judge(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="judge", sample=sample,
+                                      queue_size=4 * calls * rounds, rate_per_s=1e-6, retries=0))
+        judge = monitor.judge
+        rows.append((f"monitor.judge (sample {sample:g})", per_call_ns(judged, calls, rounds, hold)))
+        monitor.judge_worker.close(0.1)
     gate.release.set()
     monitor.close()
     rows += [("prometheus-client labels(...).observe", per_call_ns(pc_scores, calls, rounds)),
@@ -238,6 +251,11 @@ def main(argv: list[str]) -> int:
                     f"prometheus-client `labels(...).observe` {observe:,.0f} ns, "
                     f"`labels(...).inc` {inc:,.0f} ns",
                     f"{sc / observe:.2f}; {fb / inc:.2f}; {fl / inc:.2f}")
+    j1, j10 = q["monitor.judge (sample 1)"], q["monitor.judge (sample 0.1)"]
+    _results.record("SDK overhead", "Asynchronous judge's hot path: monitor.judge at sample 0.1; 1.0",
+                    f"{j10:,.0f} ns; {j1:,.0f} ns",
+                    f"prometheus-client `labels(...).observe` {observe:,.0f} ns",
+                    f"{j10 / observe:.2f}; {j1 / observe:.2f}")
     return 0 if ok else 1
 
 

@@ -25,6 +25,9 @@ second) and missed rounds, scrape duration, errors, RSS over time (growth over
 the run's second half), and memory per sample: RSS growth over the second half divided by
 the samples appended meanwhile (both systems), and the head's own bytes per sample
 (inferwatch's ``inferwatch_storage_head_bytes`` over ``inferwatch_storage_head_samples``).
+The per-query ratios come with their range: the ``all`` row pools light and heavy queries, so its
+median sits where they meet. When both systems ran, the rounds, heavy queries and panels are
+recorded as RESULTS.md rows (``benchmarks/_results.py``, for ``run.py --results``).
 """
 
 from __future__ import annotations
@@ -41,18 +44,19 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import httpx
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._results import record
 from tests.promql.compliance import free_port, wait_ready
-
-import mixed_load_rows
 
 TOKEN = "mixed-load-token-0123456789"
 STEP, SPAN = 15.0, 600.0
+AREA = "Hostile input, faults and load"  # RESULTS.md's section
 HEAVY = {
     "count(load_gauge > 0.5)": "count(load_gauge > 0.5)",
     "avg by (shard)": "avg by (shard) (load_gauge)",
@@ -358,6 +362,13 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
     ratio = f" | {p[0][0] / p[1][0]:.2f} / {p[0][1] / p[1][1]:.2f}" if len(p) == 2 else ""
     print("| all | " + " | ".join(f"{a:.3f} s / {b:.3f} s ({len(all_lat[n])})"
                                  for n, (a, b) in zip(names, p, strict=True)) + ratio + " |")
+    if len(names) == 2:
+        ratios = per_query_ratios(results, names)
+        lo50, hi50 = min(r[0] for r in ratios), max(r[0] for r in ratios)
+        lo99, hi99 = min(r[1] for r in ratios), max(r[1] for r in ratios)
+        print(f"\nper query, {names[0]} / {names[1]}: p50 {lo50:.2f}-{hi50:.2f}, p99 {lo99:.2f}-{hi99:.2f} "
+              "(the 'all' row pools light and heavy queries: its median sits where they meet and moves with "
+              "how many of each each system finished; read the per-query rows first)")
     print()
     for n in names:
         r = results[n]
@@ -387,6 +398,61 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
                   f"({(last5[-1] - last5[0]) / last5[0] * 100:+.1f} %), peak {max(last5) / 2**20:.0f} MiB")
         marks = rss[:: max(1, len(rss) // 8)]
         print(f"{n}: RSS over time: " + ", ".join(f"{t:.0f}s {v / 2**20:.0f}" for t, v in marks))
+
+
+def per_query_ratios(results: dict[str, dict[str, object]], names: list[str]) -> list[tuple[float, float]]:
+    """Each query's p50 and p99 ratio, the first system over the second."""
+    out = []
+    for q in {**DASHBOARD, **HEAVY}:
+        a, b = (_p50_p99(results[n], q) for n in names)
+        out.append((a[0] / b[0], a[1] / b[1]))
+    return out
+
+
+def _p50_p99(r: dict[str, object], q: str) -> tuple[float, float]:
+    """Query ``q``'s p50 and p99 in run ``r`` (``all``: every query pooled)."""
+    lat = cast(dict[str, list[float]], r["lat"])
+    xs = [x for ys in lat.values() for x in ys] if q == "all" else lat[q]
+    return _pct(xs, 0.5), _pct(xs, 0.99)
+
+
+def record_rows(results: dict[str, dict[str, object]], args: argparse.Namespace) -> None:
+    """RESULTS.md's rows for this workload (``run.py --results``): rounds, the heavy queries, the panels
+    (the default workload's rows by their names there; another workload's rows added under its own)."""
+    ours, peer = results.get("inferwatch"), results.get("prometheus")
+    if ours is None or peer is None:  # a row is both systems' figures, side by side from one run
+        return
+    head = (f"Mixed load, {args.series:,} series at {args.interval:g} s, default pack + SLO + an alerting "
+            f"rule at 5 s, {args.clients} dashboard clients")
+    same = "The same" if (args.series, args.interval, args.clients) == (50_000, 5.0, 5) else head
+    load = "load average {:.1f}-{:.1f}".format(*cast(tuple[float, float], ours["load"]))
+
+    def num(r: dict[str, object], key: str) -> float:
+        return float(cast(float, r[key]))
+
+    def rounds(r: dict[str, object]) -> str:
+        return (f"{num(r, 'round_p50'):.2f} s / {num(r, 'round_p99'):.2f} s, "
+                f"{num(r, 'missed'):.0f} of {num(r, 'expected'):.0f} missed")
+
+    def lat(r: dict[str, object], qs: list[str]) -> str:
+        return "; ".join("{:.3f} s / {:.3f} s".format(*_p50_p99(r, q)) for q in qs)
+
+    def ratio(qs: list[str]) -> str:
+        pairs = [(_p50_p99(ours, q), _p50_p99(peer, q)) for q in qs]
+        return "; ".join(f"{a[0] / b[0]:.2f} / {a[1] / b[1]:.2f}" for a, b in pairs)
+
+    cpu = cast(tuple[float, float], ours["round_cpu"])[0]
+    record(AREA, f"{head}: rule round p50 / p99, rounds missed", rounds(ours),
+           f"Prometheus 2.42: {rounds(peer)}",
+           f"{num(ours, 'round_p50') / num(peer, 'round_p50'):.2f} / "
+           f"{num(ours, 'round_p99') / num(peer, 'round_p99'):.2f}",
+           note=f"the round's own CPU p50 {cpu:.2f} s; {load}")
+    count = "`count(load_gauge > 0.5)` (10 min at 15 s); all queries together"
+    rows = ((f"{same}: query_range p50 / p99, {count}", ["count(load_gauge > 0.5)", "all"]),
+            (f"{same}: `avg by (shard)`; `topk(5, …)`", ["avg by (shard)", "topk(5, load_gauge)"]),
+            (f"{same}: the dashboard's own queries (QPS, P99, 5xx ratio), p50 / p99", list(DASHBOARD)))
+    for what, qs in rows:
+        record(AREA, what, lat(ours, qs), f"Prometheus 2.42: {lat(peer, qs)}", ratio(qs), note=load)
 
 
 def main() -> None:
@@ -432,7 +498,7 @@ def main() -> None:
             print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
                   + (" (both systems ran at the same time)" if args.together else ""))
             report({n: results[n] for n in systems if n in results}, args)
-            mixed_load_rows.record(results, args, _pct, list(DASHBOARD))
+            record_rows(results, args)
         finally:
             target.terminate()
             target.wait(30)

@@ -88,6 +88,7 @@ def sdk_series(families: set[str]) -> dict[tuple[str, frozenset[tuple[str, str]]
                                                    ("otlp_genai_openllmetry", OPENLLMETRY)])
 def test_a_recorded_export_gives_the_sdks_series_and_values(fixture: str, families: set[str]) -> None:
     got, want = bridged(fixture), sdk_series(families)
+    got = {k: v for k, v in got.items() if k[0] != "inferwatch_generation_cost_total"}  # OpenLIT's prices
     assert set(want) <= set(got)
     # the conventions' token buckets go on to 67,108,864; the SDK's stop at 1,048,576
     extra = {(name, dict(labels)["le"]) for name, labels in set(got) - set(want)}
@@ -109,6 +110,11 @@ def test_the_instrumentations_attributes_stay_on_the_translated_series_only() ->
     assert usage.labels["gen_ai_provider_name"] == "openai" and usage.labels["gen_ai_system"] == "openai"
     generation = next(s for s in samples if s.labels.name == "inferwatch_generation_input_tokens_total")
     assert set(generation.labels) == {"__name__", "service", "model", "route", "job", "instance"}
+    # OpenLIT's cost: the spend counter the tenant-budget rules read (USD, no route, tenant default)
+    cost = next(s for s in samples if s.labels.name == "inferwatch_generation_cost_total")
+    total = next(s for s in samples if s.labels.name == "gen_ai_usage_cost_USD_sum")
+    assert cost.v == total.v > 0 and (cost.labels["currency"], cost.labels["tenant"]) == ("USD", "default")
+    assert "route" not in cost.labels
 
 
 def _written(name: str, t: float = 10.0) -> list[Sample]:
@@ -138,6 +144,9 @@ CASES = [
     # evaluations: the name from gen_ai.evaluation.name
     ("gen_ai.evaluation.score", {"gen_ai.evaluation.name": "relevance", "gen_ai.response.model": "m"},
      hist("score"), ("name", "relevance")),
+    # OpenLIT's cost: its sum is the SDK's spend counter, by tenant (tenant.id), in USD
+    ("gen_ai.usage.cost", {"tenant.id": "acme", "gen_ai.request.model": "m"},
+     {"inferwatch_generation_cost_total"}, ("tenant", "acme")),
     # OpenLLMetry's newer time-to-first-token name
     ("gen_ai.chat_completions.streaming_time_to_first_token", {},
      hist("time_to_first_token_seconds"), ("service", "svc")),

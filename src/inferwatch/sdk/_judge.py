@@ -108,10 +108,12 @@ class Judge:
         self._thread.start()
 
     # --- the request thread -----------------------------------------------------------------
+    def sampled(self) -> bool:
+        """Whether the sample draws the next generation (False once closed)."""
+        return not self._stop.is_set() and self._rng.random() < self.config.sample
+
     def submit(self, item: JudgeItem) -> bool:
-        """Queue ``item`` when the sample draws it (True); never blocks, never raises."""
-        if self._stop.is_set() or self._rng.random() >= self.config.sample:
-            return False
+        """Queue ``item`` (True; ``sampled`` draws first); full: dropped and counted. Never blocks/raises."""
         try:
             self._queue.put_nowait(item)
         except queue.Full:

@@ -131,7 +131,8 @@ class GenerationMethods:
         """Hand one generation to the asynchronous judge (True: sampled and queued); never blocks or
         raises; a no-op (False) without ``set_judge``. Labels not given come from ``generation_id``."""
         worker = self.judge_worker
-        if worker is None or not isinstance(prompt, str) or not isinstance(answer, str):
+        texts = isinstance(prompt, str) and isinstance(answer, str)
+        if worker is None or not texts or not worker.sampled():
             return False
         from inferwatch.sdk._judge import JudgeItem
 

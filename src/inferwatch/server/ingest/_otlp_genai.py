@@ -19,6 +19,7 @@ gen_ai.client.token.usage ({token}),        inferwatch_generation_request_{input
 by gen_ai.token.type                        its sum as inferwatch_generation_{input,output}_tokens_total
 gen_ai.evaluation.score (1),                inferwatch_generation_score{name}
 by gen_ai.evaluation.name
+gen_ai.usage.cost (USD, OpenLIT's)          its sum as inferwatch_generation_cost_total{tenant,currency="USD"}
 ==========================================  ==================================================
 
 OpenLLMetry's own time-to-first-token histograms
@@ -56,6 +57,7 @@ class _Target:
     sum_as: str = ""  # the SDK counter the histogram's ``_sum`` also is
     by_token_type: bool = False
     evaluation: bool = False
+    cost: bool = False  # OpenLIT's cost histogram: its _sum is the SDK's spend counter only
 
 
 _TTFT = _Target("inferwatch_generation_time_to_first_token_seconds")
@@ -70,6 +72,7 @@ GENAI_METRICS: Mapping[str, _Target] = {
     "gen_ai.client.token.usage": _Target("inferwatch_generation_request_{}_tokens",
                                          sum_as="inferwatch_generation_{}_tokens_total", by_token_type=True),
     "gen_ai.evaluation.score": _Target("inferwatch_generation_score", evaluation=True),
+    "gen_ai.usage.cost": _Target("", sum_as="inferwatch_generation_cost_total", cost=True),
 }
 """The OpenTelemetry GenAI histograms written again under the SDK's names (see the module docstring)."""
 
@@ -86,6 +89,11 @@ def genai_samples(metric: str, written: Sequence[Sample], attributes: Mapping[st
     target = GENAI_METRICS.get(metric)
     if target is None or not written:
         return []
+    if target.cost:  # spend by tenant, as the SDK counts it (OpenLIT prices in USD): no route
+        labels = {**_labels(attributes, resource, evaluation=False), "currency": "USD",
+                  "tenant": attributes.get("tenant.id") or "default"}
+        labels.pop("route", None)
+        return [_sample(target.sum_as, labels, s) for s in written if s.labels.name.endswith("_sum")]
     histogram, sum_as = target.histogram, target.sum_as
     if target.by_token_type:
         kind = _TOKEN_TYPES.get(attributes.get("gen_ai.token.type", ""))
