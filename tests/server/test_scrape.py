@@ -6,7 +6,7 @@ import threading
 import time
 
 from inferwatch.config import ScrapeTarget
-from inferwatch.model import Dimension, Labels, SimulatedClock
+from inferwatch.model import Dimension, Labels, Priority, SimulatedClock
 from inferwatch.server import ScrapeLoop
 from inferwatch.store import MemoryStore, parse_selector, stale_mask
 
@@ -153,3 +153,21 @@ def test_threads_scrape_and_stop(target: FakeTarget) -> None:
     loop.stop()
     assert target.requests >= 3
     assert len(store.select(parse_selector("up"), 0, 1e12)[0]) >= 3
+
+
+def test_a_big_parse_steps_aside_while_a_rule_round_runs(target: FakeTarget) -> None:
+    # rule (issue 46): a 20,000-line body is parsed a block at a time, and between blocks the scrape
+    # waits while a rule round holds the server's Priority (serve hands the loop its wait_turn); it
+    # stores everything once the round is done
+    target.body = "".join(f'g{{k="{i}"}} {i}\n' for i in range(20_000))
+    loop, store, _ = _loop(target)
+    prio = Priority(max_wait=60.0)
+    loop.yield_to = prio.wait_turn
+    with prio.first():
+        th = threading.Thread(target=loop.scrape_once, daemon=True)
+        th.start()
+        th.join(0.5)
+        assert th.is_alive() and not store.series(parse_selector("g"))  # waiting at a block's end
+    th.join(60)
+    assert not th.is_alive() and len(store.series(parse_selector("g"))) == 20_000
+    loop.stop()

@@ -26,7 +26,7 @@ from itertools import repeat
 
 from inferwatch._exceptions import InputError
 from inferwatch.formats._series_batch import plain_series
-from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample
+from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample, check_deadline
 
 __all__ = ["ExpositionParser", "ParsedScrape", "parse_line", "parse_text"]
 
@@ -194,6 +194,7 @@ class ExpositionParser:
         v: list[float] = []
         try:
             for a in range(0, len(lines), _BLOCK):
+                check_deadline()  # a scrape steps aside here while a rule round runs (the scrape loop's)
                 block = lines[a:a + _BLOCK]
                 keys += map(_KEY, map(str.rpartition, block, repeat(" ")))
                 v += map(float, map(_VALUE, map(str.rpartition, block, repeat(" "))))

@@ -15,7 +15,7 @@ that holds them. A text not in the plain form is left to the line parser, which 
 from __future__ import annotations
 
 import re
-from itertools import compress, islice, repeat
+from itertools import compress, islice, repeat, tee
 from operator import eq, floordiv, itemgetter
 
 from inferwatch.model import METRIC_NAME_LABEL, Labels
@@ -36,19 +36,23 @@ def plain_series(keys: list[str], target: tuple[tuple[str, str], ...]) -> list[L
     """
     plain = list(map(bool, map(_PLAIN.fullmatch, keys)))
     texts = keys if all(plain) else list(compress(keys, plain))
-    heads = list(map(str.partition, texts, repeat("{")))
-    pieces = ",".join(map(_BODY, heads)).split('"')  # name=, value, ,name=, value, ..., }
+    # Only what the label sets keep outlives its line here (each tuple, list or dict made for one
+    # series dies at once): 100,000 series' worth of them alive together cost more in garbage
+    # collection than their parsing.
+    metrics = list(map(_HEAD, map(str.partition, texts, repeat("{"))))
+    pieces = ",".join(map(_BODY, map(str.partition, texts, repeat("{")))).split('"')  # name=, value, ...
     names = map(str.strip, pieces[0::2], repeat(",=}"))
     shared: dict[tuple[str, str], tuple[str, str]] = {}
-    pairs = list(zip(names, pieces[1::2], strict=False))  # the names have the piece after the last quote
-    flat = iter(list(map(shared.setdefault, pairs, pairs)))
+    # the names have the piece after the last quote too; each pair kept once, the batch's copies die
+    flat = iter(list(map(shared.setdefault, *tee(zip(names, pieces[1::2], strict=False)))))
+    del pieces
     sizes = map(floordiv, map(str.count, texts, repeat('"')), repeat(2))  # two quotes a pair
     per_text = map(list, map(islice, repeat(flat), sizes))  # each text's pairs, in turn from one iterator
-    metric = list(zip(repeat(METRIC_NAME_LABEL), map(_HEAD, heads)))
-    metric = list(map(shared.setdefault, metric, metric))
-    merged = list(map(list.__iadd__, per_text, zip(metric, *map(repeat, target), strict=False)))
-    once = list(map(eq, map(len, merged), map(len, map(dict, merged))))  # no label name twice
-    made: list[Labels | None] = list(map(Labels.from_sorted, map(tuple, map(sorted, merged))))
+    metric = map(shared.setdefault, *tee(zip(repeat(METRIC_NAME_LABEL), metrics)))
+    merged = map(list.__iadd__, per_text, zip(metric, *map(repeat, target), strict=False))
+    items = list(map(tuple, map(sorted, merged)))
+    once = list(map(eq, map(len, items), map(len, map(dict, items))))  # no label name twice
+    made: list[Labels | None] = list(map(Labels.from_sorted, items))
     if not all(once):
         made = [ls if ok else None for ls, ok in zip(made, once, strict=True)]
     if len(made) == len(keys):

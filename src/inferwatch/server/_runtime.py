@@ -97,6 +97,7 @@ class Server:
 
     def start(self) -> None:
         """Start scraping and evaluating in background threads."""
+        self.components.scrape.yield_to = self.priority.wait_turn  # a big parse waits for a round
         self.components.scrape.start()
         if self.components.probes is not None:
             self.components.probes.start()
@@ -150,6 +151,7 @@ class Server:
         new.scrape.adopt(old.scrape, self.clock.now())
         old.retire(keep_store=old.store is new.store)
         if self._thread is not None:
+            new.scrape.yield_to = self.priority.wait_turn
             new.scrape.start()
             if new.probes is not None:
                 new.probes.start()

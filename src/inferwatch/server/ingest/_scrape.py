@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -25,7 +25,7 @@ import httpx
 from inferwatch._exceptions import InferwatchError
 from inferwatch.config import ScrapeJob, ScrapeTarget, install_log_redaction, redact_url
 from inferwatch.formats import ParsedScrape
-from inferwatch.model import STALE_NAN, Clock, Labels
+from inferwatch.model import STALE_NAN, Clock, Labels, watching_deadline
 from inferwatch.server.ingest._scrape_limits import (
     MAX_AHEAD_S,
     ScrapeFailed,
@@ -72,6 +72,9 @@ class ScrapeLoop:
         self.jobs = {j.job: j for j in jobs}
         """``scrape.jobs``: the jobs whose targets ``discovery`` finds (see :meth:`set_discovered`)."""
         self.discovery = discovery
+        self.yield_to: Callable[[], None] | None = None
+        """Called between blocks of a big body's parse: ``serve`` sets its ``Priority.wait_turn``, so a
+        200,000-series parse waits while a rule round runs rather than sharing the interpreter with it."""
         found = [(t, target_labels(t, t.relabel_rules())) for t in targets]
         self._targets = [TargetState(t, f) for t, f in found if f.labels is not None]
         self._dropped: dict[str, list[dict[str, str]]] = {
@@ -200,7 +203,8 @@ class ScrapeLoop:
             if isinstance(client, str):
                 raise ScrapeFailed(client)
             body = fetch(client, target.cfg)  # network time is real time, as httpx's timeout
-            parsed = target.parser.parse(body.text, now, body.content_type)
+            with watching_deadline(self.yield_to):  # a big body's parse steps aside for rule rounds
+                parsed = target.parser.parse(body.text, now, body.content_type)
             scraped = len(parsed)
             if len(target.relabelled) > 1_000_000:  # series churn: start the cache afresh
                 target.relabelled.clear()
