@@ -16,10 +16,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import _results
+
 FIRING = re.compile(r"\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+): Feature (\w+)"
                     r"|\[(\d+):(\d+)\] FIRING\s+(P\d) (\w+):")
 QUALITY = ("FeatureDrift", "EstimatedPerformanceDrop", "RealizedPerformanceDrop", "AnomalousSamplesHigh")
 DRIFT_START_S = 17 * 60
+ROW = ("P1 drift pages in the demo's drift incident while the accuracy holds (input drift without a loss)")
 
 
 def count(text: str) -> tuple[dict[str, Counter[str]], dict[str, str]]:
@@ -34,6 +37,23 @@ def count(text: str) -> tuple[dict[str, Counter[str]], dict[str, str]]:
         tiers.setdefault(tier, Counter())[key] += 1
         first.setdefault(f"{tier} {name}", f"{mm}:{ss}")
     return tiers, first
+
+
+def early_pages(text: str, first: dict[str, str]) -> tuple[int, int, str | None]:
+    """P1 drift pages before the first performance alert shows the loss, all P1 drift pages (from
+    17:00 on), and when the first performance alert came (story time, mm:ss)."""
+    losses = [_seconds(v) for k, v in first.items() if "PerformanceDrop" in k]
+    loss = min(losses, default=None)
+    pages = [int(m.group(1)) * 60 + int(m.group(2)) for m in FIRING.finditer(text)
+             if m.group(1) and m.group(3) == "P1" and m.group(4) == "FeatureDrift"]
+    pages = [t for t in pages if t >= DRIFT_START_S]
+    early = sum(1 for t in pages if loss is None or t < loss)
+    return early, len(pages), None if loss is None else f"{loss // 60:02d}:{loss % 60:02d}"
+
+
+def _seconds(mmss: str) -> int:
+    mm, ss = mmss.split(":")
+    return int(mm) * 60 + int(ss)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     for tier, names in sorted(tiers.items()):
         print(f"{tier}: {sum(names.values())} alerts fired: {', '.join(sorted(names))}")
     print("first firing: " + ", ".join(f"{k} {v}" for k, v in sorted(first.items(), key=lambda kv: kv[1])))
+    early, pages, loss = early_pages(text, first)
+    _results.record("Model quality and estimated performance", ROW,
+                    f"{early} (of {pages} P1 drift pages; the first performance alert at {loss or 'none'})",
+                    "main before the fix (8c6b50c): 10 at 19:51", None)
     return 0
 
 

@@ -44,6 +44,7 @@ from prometheus_client.parser import text_string_to_metric_families
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import _results  # noqa: E402
 from inferwatch.alerting import ReplayPipeline  # noqa: E402
 from inferwatch.config import parse_config  # noqa: E402
 from inferwatch.rules import load_rules  # noqa: E402
@@ -221,6 +222,17 @@ def count(sink: ReplayPipeline) -> dict[str, Any]:
     }
 
 
+def record(result: dict[str, Any]) -> None:
+    """Its row of RESULTS.md (``run.py --results``); the "before" cell is the fix's (fixed) reference."""
+    per = sorted(set(result["drift_notifications_per_receiver"].values()))
+    drift = f"{'/'.join(map(str, per)) or 0} drift notification{'' if per == [1] else 's'}"
+    _results.record("Model quality and estimated performance",
+                    "False pages in the README app's replay (drift, outage, silence)",
+                    f"{result['notifications_before_shift']} before the shift; {drift}; "
+                    f"{result['p0_pages']} P0",
+                    "main before the fix (5f1283e): 2; 2; 1", None)
+
+
 def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="iw-bench-q29-") as tmp:
@@ -229,6 +241,7 @@ def main(argv: list[str]) -> int:
     sink = replay(series)
     result = {**count(sink), **traffic, "drive_s": round(took, 1),
               "replay_s": round(time.perf_counter() - t0 - took, 1), "window_s": WINDOW_S}
+    record(result)
     if "--json" in argv:
         print(json.dumps(result))
         return 0

@@ -19,6 +19,7 @@ from inferwatch.alerting import (
     StateDB,
     ThreadExecutor,
 )
+from inferwatch.alerting._delivery import Job
 from inferwatch.config import parse_config
 from inferwatch.model import SimulatedClock
 
@@ -34,10 +35,18 @@ class HangingNotifier:
         self.release = threading.Event()
         self.calls: list[float] = []  # simulated time of each attempt
         self.ids: list[str] = []
+        self._cond = threading.Condition()
+
+    def entered(self, n: int) -> bool:
+        """Wait (bounded) until ``n`` attempts have called it."""
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self.calls) >= n, BOUND_S)
 
     def notify(self, n: Notification) -> None:
-        self.calls.append(self._clock.now())
-        self.ids.append(n.id)
+        with self._cond:
+            self.calls.append(self._clock.now())
+            self.ids.append(n.id)
+            self._cond.notify_all()
         if not self.release.wait(BOUND_S * 3):
             raise AssertionError("never released")
 
@@ -76,14 +85,28 @@ alerting:
 """
 
 
+class CountingExecutor(ThreadExecutor):
+    """Counts the attempts it starts for 'slow', so a test can wait until each has reached the notifier
+    (a kept worker takes its job a moment later, when the simulated clock may have moved on)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slow = 0
+
+    def start(self, attempt: Job) -> None:
+        self.slow += attempt.thread_name == "notify-slow"
+        super().start(attempt)
+
+
 def _pipeline(clock: SimulatedClock, slow: object, db: StateDB | None = None,
-              threaded: bool = True) -> tuple[Pipeline, RecordingNotifier, Wakes]:
+              threaded: bool = True, executor: ThreadExecutor | None = None,
+              ) -> tuple[Pipeline, RecordingNotifier, Wakes]:
     cfg = parse_config(CFG).alerting
     fast = RecordingNotifier("fast")
     notifiers = {r.name: RecordingNotifier(r.name) for r in cfg.effective_receivers()}
     notifiers.update(slow=slow, fast=fast)  # type: ignore[dict-item]
     p = Pipeline(cfg, clock=clock, db=db, notifiers=notifiers, actions=[], rng=random.Random(0),
-                 executor=ThreadExecutor() if threaded else None)
+                 executor=(executor or ThreadExecutor()) if threaded else None)
     wakes = Wakes()
     p.set_waker(wakes)
     return p, fast, wakes
@@ -94,15 +117,18 @@ def test_a_hanging_receiver_delays_only_itself_then_times_out_and_retries_with_b
     # after the backoff (1 s, 2 s, ...); other receivers and evaluation rounds go on
     clock = SimulatedClock(0)
     slow = HangingNotifier("slow", clock)
-    p, fast, wakes = _pipeline(clock, slow)
+    ex = CountingExecutor()
+    p, fast, wakes = _pipeline(clock, slow, executor=ex)
     _returns_promptly(lambda: p.send([alert()], now=0))
     assert wakes.wait_for(1) and len(fast.sent) == 1  # 'fast' answered
     p.tick(0)
     sent = [(r.receiver, r.t) for r in p.records.recent() if r.status == "sent"]
     assert sent == [("fast", 0.0)]
     for t in range(1, 30):  # one evaluation round a simulated second: none waits for 'slow'
+        assert slow.entered(ex.slow)  # each attempt reached the notifier before the clock moves on
         clock.set(t)
         _returns_promptly(lambda t=t: p.send([alert()], now=t))
+    assert slow.entered(ex.slow)
     assert slow.calls == [0.0, 11.0, 23.0]  # timeouts at 10 and 21, backoff 1 s then 2 s
     assert len(set(slow.ids)) == 1  # every attempt carries the same idempotency key
     stats = {q.receiver: q for q in p.queue_stats(29)}

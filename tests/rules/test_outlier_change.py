@@ -192,3 +192,25 @@ def test_the_averaged_spread_starts_from_the_mean_of_what_it_has_seen() -> None:
     # a state saved before the weight ([spread, at]) is restored as a settled average
     tracker.restore_state({"spread": {'["m"]': [0.5, 10.0]}, "history": {}, "outlier": []})
     assert tracker.export_state()["spread"] == {'["m"]': [0.5, 100.0, 10.0]}
+
+
+def test_a_default_step_rule_mutes_its_peer_test_twin_for_the_same_member_only() -> None:
+    from inferwatch.alerting.mute import Inhibitor, InhibitRule
+    from inferwatch.model import Labels
+    from inferwatch.rules import Alert, default_rule_pack
+
+    names = {r.name for r in default_rule_pack()}
+    inhibitor = Inhibitor(InhibitRule.build(r) for r in parse_config("").alerting.inhibit_rules)
+    member = {"service": "search", "model": "ranker", "version": "3", "instance": "a"}
+    for step, twin in (("ReplicaSlowStep", "ReplicaSlow"), ("ReplicaConfidenceStep", "ReplicaConfidenceLow")):
+        assert {step, twin} <= names
+        inhibitor.update([Alert(Labels({"alertname": step, **member}), starts_at=0.0)])
+        assert inhibitor.mutes({"alertname": twin, **member}, 1.0)
+        assert not inhibitor.mutes({"alertname": twin, **member, "instance": "b"}, 1.0)
+    assert not inhibitor.mutes({"alertname": "ReplicaErrors", **member}, 1.0)
+    gpu = {"model": "ranker", "UUID": "GPU-1"}
+    inhibitor.update([Alert(Labels({"alertname": "GPUUtilizationStep", **gpu}), starts_at=0.0)])
+    assert inhibitor.mutes({"alertname": "GPUUtilizationOutlier", **gpu}, 1.0)
+    assert not inhibitor.mutes({"alertname": "GPUUtilizationOutlier", **gpu, "UUID": "GPU-2"}, 1.0)
+    # each step rule has no PromQL form: the export leaves it out, its twin is exported
+    assert all(r.expr is None for r in default_rule_pack() if r.name.endswith("Step"))

@@ -92,7 +92,7 @@ def _worst(client: httpx.Client, want: int, within_s: float = 60.0) -> list[dict
 
 
 @pytest.mark.slow
-def test_serve_lists_the_worst_scored_generations_and_keeps_them_over_a_restart(
+def test_serve_lists_the_worst_scored_generations_and_keeps_them_in_its_data_dir(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     app = Monitor(service="chat", version="v1")
     metrics = app.serve_metrics()

@@ -97,16 +97,20 @@ class ThreadExecutor:
 
     def start(self, attempt: Job) -> None:
         """Hand ``attempt`` to a waiting worker, else start a thread (at the end of ``held()``)."""
+        deferred: list[Job] | None = getattr(self._local, "jobs", None)
+        if not self._hand_over(attempt, spawn=deferred is None):
+            assert deferred is not None
+            deferred.append(attempt)
+
+    def _hand_over(self, job: Job, *, spawn: bool) -> bool:
+        """To a waiting worker, else (``spawn``) to a new thread; whether it went."""
         with self._lock:
             worker = self._waiting.pop() if self._waiting else None
         if worker is not None:
-            worker.give(attempt)
-            return
-        deferred: list[Job] | None = getattr(self._local, "jobs", None)
-        if deferred is not None:
-            deferred.append(attempt)
-            return
-        threading.Thread(target=self._work, args=(attempt,), name=attempt.thread_name, daemon=True).start()
+            worker.give(job)
+        elif spawn:
+            threading.Thread(target=self._work, args=(job,), name=job.thread_name, daemon=True).start()
+        return worker is not None or spawn
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -121,7 +125,7 @@ class ThreadExecutor:
         finally:
             self._local.jobs = None
             for job in jobs:
-                self.start(job)
+                self._hand_over(job, spawn=True)
 
     def waiting(self) -> int:
         """Workers waiting for a job now."""

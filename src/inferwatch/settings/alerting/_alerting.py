@@ -193,6 +193,21 @@ DEFAULT_INHIBIT_RULES: tuple[InhibitRuleSpec, ...] = (
         source_matchers=('alertname="FeatureDriftReview"',),
         target_matchers=('alertname="FeatureDriftWarning"',), equal=("service", "model", "feature"),
     ),
+    # A member that stepped away from its peers (the `change:` outlier rules) is paged by its step
+    # rule; its peer-test twin, firing later for the same member, says the same thing.
+    InhibitRuleSpec(
+        source_matchers=('alertname="ReplicaSlowStep"',), target_matchers=('alertname="ReplicaSlow"',),
+        equal=("service", "model", "version", "instance"),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('alertname="ReplicaConfidenceStep"',),
+        target_matchers=('alertname="ReplicaConfidenceLow"',),
+        equal=("service", "model", "version", "instance"),
+    ),
+    InhibitRuleSpec(
+        source_matchers=('alertname="GPUUtilizationStep"',),
+        target_matchers=('alertname="GPUUtilizationOutlier"',), equal=("model", "UUID"),
+    ),
     # An SLO's faster burn-rate alert mutes its slower ones (inferwatch.slo's slo_alert label).
     InhibitRuleSpec(
         source_matchers=('slo_alert="fast_page"',), target_matchers=('slo_alert=~"slow_page|ticket"',),
