@@ -74,11 +74,13 @@ class Server:
             comps = self.components
             start, cpu0 = self.clock.monotonic(), time.thread_time()
             try:
-                if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
-                    comps.health.record(now)
-                for hook in self.round_hooks:
-                    hook(now)
-                with self.priority.first():  # queries wait at their next check until the round is done
+                # queries wait at their next check, and a big scrape before its parse's next block and
+                # before its append, until the round (its own series' appends included) is done
+                with self.priority.first():
+                    if comps.health is not None:  # the storage series first: StorageWriteFailing reads them
+                        comps.health.record(now)
+                    for hook in self.round_hooks:
+                        hook(now)
                     comps.evaluator.evaluate(now)
             except Exception:
                 self.stats.failures += 1

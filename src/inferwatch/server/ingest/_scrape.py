@@ -55,6 +55,10 @@ ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-te
 """Prometheus 2.42's scrape Accept header: OpenMetrics first, so targets serve their exemplars."""
 
 
+BIG_APPEND = 8192
+"""Samples from which a scrape's append waits for a running rule round before it takes the store."""
+
+
 class ScrapeLoop:
     """Scrapes targets into a store on the injected clock."""
 
@@ -236,6 +240,8 @@ class ScrapeLoop:
         pre = float(0 if error else scraped)  # scrape_samples_scraped counts before metric_relabel_configs
         report = [0.0 if error else 1.0, duration, pre, n, float(parsed.series_added)]
         v = [*v, *([STALE_NAN] * len(stale)), *report]
+        if self.yield_to is not None and len(labels) >= BIG_APPEND:
+            self.yield_to()  # the round's own small appends wait for the store's file behind a big one
         try:
             try:
                 append_columns(self.store, labels, t, v)
