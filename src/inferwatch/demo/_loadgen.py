@@ -53,6 +53,7 @@ class LoadGenerator:
         self._lock = threading.Lock()
         self._next = 0.0
         self._outcomes: Counter[str] = Counter()
+        self._answered = threading.Event()
         self._threads: list[threading.Thread] = []
         self._client: httpx.Client | None = None
         self._tracing = tracing
@@ -86,6 +87,10 @@ class LoadGenerator:
         if self._client is not None:
             self._client.close()
 
+    def wait_answered(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` seconds) until a first request has its outcome; whether one has."""
+        return self._answered.wait(timeout)
+
     def outcomes(self) -> dict[str, int]:
         """Requests sent so far by outcome: the status code as a string, or ``transport``."""
         with self._lock:
@@ -108,6 +113,7 @@ class LoadGenerator:
             key = self._send(client)
             with self._lock:
                 self._outcomes[key] += 1
+            self._answered.set()
 
     def _send(self, client: httpx.Client) -> str:
         if self._tracing is None:

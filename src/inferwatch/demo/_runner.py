@@ -46,6 +46,8 @@ log = logging.getLogger("inferwatch.demo")
 ROUTE = "/predict"
 CLIENT_SERVICE = "demo-client"
 """The load generator's ``service.name``: its CLIENT spans are the demo traces' roots."""
+FIRST_ANSWER_S = 30.0
+"""How long the story waits for the service's first answer before it starts anyway (real seconds)."""
 
 
 class DemoClock(ScaledClock):
@@ -199,6 +201,8 @@ def run_demo(
             part.start(ctx)
             started.append(part)
         load.start()  # starting its threads can take a while on a busy machine: the story starts after
+        # the service's first answer (a cold model or a loaded host must not eat the first phase)
+        load.wait_answered(FIRST_ANSWER_S)
         ctx.story_start = clock.now()
         _loop(opts, ctx, display, report, started, stop or threading.Event())
     finally:
