@@ -32,7 +32,8 @@ grid runs as its own rule in the same evaluator; the candidate chosen on the
 fitting seeds (no false page on any healthy fleet, then the most 1.5× members
 detected within 5 minutes, then the most 1.3×) is reported on the other seeds.
 
-    python benchmarks/bench_outliers.py                 # the table (a few minutes)
+    python benchmarks/bench_outliers.py                 # 16 members, 4 seeds, 2 processes (~15-40 min)
+    python benchmarks/bench_outliers.py --sizes 4,64 --seeds 2 --days 0.5
     python benchmarks/bench_outliers.py --quick         # a quarter of a day
     python benchmarks/bench_outliers.py --json
 """
@@ -285,12 +286,12 @@ def report(runs: dict[tuple[str, int, int, float | None], Run], metric: str, key
 def main() -> None:
     """Fit on the first half of the seeds, report on the other half (and the other way round)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=2, help="seeds (half fit, half report)")
+    ap.add_argument("--seeds", type=int, default=4, help="seeds (half fit, half report)")
     ap.add_argument("--days", type=float, default=1.0, help="days of each healthy fleet")
     ap.add_argument("--metrics", default="latency,gpu,confidence")
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="fleet sizes")
+    ap.add_argument("--sizes", default="16", help=f"fleet sizes (of {','.join(map(str, SIZES))})")
     ap.add_argument("--families", default=",".join(FAMILIES), help="peers (the peer test alone), change")
-    ap.add_argument("--jobs", type=int, default=1, help="simulations run in parallel processes")
+    ap.add_argument("--jobs", type=int, default=2, help="simulations run in parallel processes")
     ap.add_argument("--quick", action="store_true", help="2 seeds, half a day")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
