@@ -9,7 +9,9 @@ conventions v1.37, ``docs/gen-ai/gen-ai-spans.md`` and ``gen-ai-events.md``):
   too) → ``inferwatch_generation_flags_total{flag, detail}``:
   ``length`` / ``max_tokens`` → ``truncated``; ``content_filter`` and Gemini's
   ``safety``, ``recitation``, ``blocklist``, ``prohibited_content``, ``spii`` →
-  ``guardrail`` (detail: the reason); ``refusal`` (Anthropic's stop reason) → ``refused``;
+  ``guardrail`` (detail: the reason); ``refusal`` (Anthropic's stop reason) → ``refused``,
+  and so does OpenLLMetry's ``gen_ai.completion.N.refusal`` (OpenAI's ``message.refusal``,
+  set instead of the content; its finish reason is ``stop``);
 * each ``gen_ai.evaluation.result`` event on the span (``gen_ai.evaluation.name``,
   ``gen_ai.evaluation.score.value``) → one observation of
   ``inferwatch_generation_score{name}``, under the span's labels.
@@ -57,6 +59,7 @@ FINISH_FLAGS = {
 GENAI_MARKS = frozenset({"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.system"})
 """A span with one of these attributes is a GenAI span (``gen_ai.system``: the older conventions)."""
 _CHOICE_REASON = re.compile(r"gen_ai\.completion\.\d+\.finish_reason")
+_CHOICE_REFUSAL = re.compile(r"gen_ai\.completion\.\d+\.refusal")
 MAX_SERIES = 10_000
 """Label sets counted from spans (flags and scores together); later ones are dropped."""
 
@@ -164,12 +167,14 @@ def _finish_flags(attributes: dict[str, Any]) -> list[tuple[str, str]]:
     reasons = attributes.get("gen_ai.response.finish_reasons")
     items = [reasons] if isinstance(reasons, str) else list(reasons) if isinstance(reasons, list) else []
     items += [v for k, v in attributes.items() if _CHOICE_REASON.fullmatch(k)]  # OpenLLMetry's per choice
+    if any(v and _CHOICE_REFUSAL.fullmatch(k) for k, v in attributes.items()):
+        items.append("refusal")  # OpenLLMetry's text of OpenAI's refusal: finish reason "stop"
     out = []
     for reason in sorted({str(r).lower() for r in items}):
         flag = FINISH_FLAGS.get(reason)
         if flag is not None:
             out.append((flag, reason if flag == "guardrail" else ""))
-    return out
+    return sorted(set(out))
 
 
 def _number(value: Any) -> float | None:
