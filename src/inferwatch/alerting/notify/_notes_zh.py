@@ -246,7 +246,19 @@ _DESCRIPTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r
      r"permutation critical value \(at least 200 embeddings\)\.",
      r"分类器区分最近窗口与基线的 ROC AUC 为 \1，且 MMD² 超过其置换检验的临界值（至少 200 个嵌入）。"),
     (r"p-value is (.+)\.", r"p 值为 \1。"),
-    # the peer-outlier rules (the group's median, spread and the other members filled in)
+    # the peer-outlier rules (the group's median, spread and the other members filled in); the step
+    # rules (``change:``) first: the plain rules' patterns would take their longer texts half-translated
+    (r"P99 latency (.+)s over the last minute, a step away from its peers that has lasted (\S+); the "
+     r"group's median (.+)s \(spread (.+)s\); others: (.*)",
+     r"最近一分钟 P99 延迟 \1s，相对同组副本的跃升已持续 \2；组内中位数 \3s（离散度 \4s）；其他成员：\5"),
+    (r"Mean confidence (.+) over the last minute \(at least 50 predictions\), a step away from its peers "
+     r"that has lasted (\S+); the group's median (.+) \(spread (.+)\); others: (.*)\. A replica serving a "
+     r"different model or a stale feature cache looks like this\.",
+     r"最近一分钟平均置信度 \1（至少 50 条预测），相对同组副本的跃变已持续 \2；组内中位数 \3（离散度 \4）；"
+     r"其他成员：\5。副本使用了不同的模型或过期的特征缓存时就会这样。"),
+    (r"Utilisation (.+)%, a step away from its peers that has lasted (\S+); the group's median (.+)% "
+     r"\(spread (.+)\); others: (.*)",
+     r"利用率 \1%，相对同组成员的跃变已持续 \2；组内中位数 \3%（离散度 \4）；其他成员：\5"),
     (r"P99 latency (.+)s; the group's median (.+)s \(spread (.+)s\); others: (.*)",
      r"P99 延迟 \1s；组内中位数 \2s（离散度 \3s）；其他成员：\4"),
     (r"5xx ratio (.+); the group's median (.+) \(spread (.+)\); others: (.*)",
