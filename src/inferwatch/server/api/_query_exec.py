@@ -238,12 +238,10 @@ class QueryExecutor:
         """Run ``work(ctx)`` on a worker; :class:`QueryTimeout` past the timeout (the worker stops too).
 
         ``timeout`` (a request's own, when shorter than ``query.timeout``) is answered at once when it
-        passes, whatever the worker is doing; the worker stops at its next deadline check. A ``ctx``
-        from :meth:`context` is the caller's to :meth:`QueryContext.finish` once the answer is sent
-        (the query stays short until then); without one it finishes here.
+        passes, whatever the worker is doing; the worker stops at its next deadline check. A caller's
+        ``ctx`` (:meth:`context`) is the caller's to :meth:`QueryContext.finish` once the answer is sent.
         """
-        own = ctx is None
-        ctx = self.context(timeout) if ctx is None else ctx
+        own, ctx = ctx is None, ctx or self.context(timeout)
 
         def guarded() -> T:
             ctx.begin()  # short from here: not while it waits for a worker (longer ones would wait idle)
