@@ -112,29 +112,48 @@ def _merged(got: list[int], closed_part: tuple[np.ndarray, np.ndarray, np.ndarra
             open_part: tuple[np.ndarray, np.ndarray, list[int]], start: float, end: float, latest: bool,
             ) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:
     """``read_block``'s answer when closed chunks are touched: each series' chunk samples in the window,
-    then its open part (already cut to it)."""
+    then its open part (already cut to it), gathered in one pass an array."""
     t_c, v_c, closed = closed_part
     t_open, v_open, sizes = open_part
-    keep = (t_c >= start) & (t_c <= end)
-    if not keep.all():  # the first and last chunks reach past the window
-        starts = np.cumsum(closed) - closed
-        has = closed > 0
-        kept = np.zeros_like(closed)
-        kept[has] = np.add.reduceat(keep, starts[has], dtype=np.int64)
-        t_c, v_c, closed = t_c[keep], v_c[keep], kept
+    at = np.cumsum(closed) - closed
+    # Only a series' first chunk starts before the window and only its last ends after it: how many of
+    # its chunk samples to skip at either end, by one binary search over all series.
+    has = np.flatnonzero(closed)
+    at_h, n_h = at[has], closed[has]
+    skip = np.zeros_like(closed)
+    kept = closed.copy()
+    if t_c[at_h].min() < start:
+        skip[has] = _below(t_c, at_h, n_h, start)
+        kept -= skip
+    if t_c[at_h + n_h - 1].max() > end:
+        kept[has] = np.maximum(_below(t_c, at_h, n_h, float(np.nextafter(end, np.inf))) - skip[has], 0)
     opened = np.array(sizes, dtype=np.int64)
-    n = closed + opened
-    if not opened.any():
-        t_all, v_all = t_c, v_c
-    else:
-        begin = np.cumsum(n) - n
-        t_all, v_all = np.empty(int(n.sum())), np.empty(int(n.sum()))
-        into = np.repeat(begin - (np.cumsum(closed) - closed), closed) + np.arange(t_c.shape[0])
-        t_all[into], v_all[into] = t_c, v_c
-        into = np.repeat(begin + closed - (np.cumsum(opened) - opened), opened) + np.arange(t_open.shape[0])
-        t_all[into], v_all[into] = t_open, v_open
+    n = kept + opened
+    m = len(got)
+    if len(has) == m and (closed == closed[0]).all() and (skip == skip[0]).all() and (kept == kept[0]).all() \
+            and (opened == opened[0]).all():  # series scraped together: a matrix, no index arrays
+        a, b = int(skip[0]), int(skip[0] + kept[0])
+        t_all = np.concatenate([t_c.reshape(m, -1)[:, a:b], t_open.reshape(m, -1)], axis=1).ravel()
+        v_all = np.concatenate([v_c.reshape(m, -1)[:, a:b], v_open.reshape(m, -1)], axis=1).ravel()
+    else:  # each series: its kept chunk samples, then its open part, as runs of one source array
+        src = np.stack([at + skip, np.cumsum(opened) - opened + t_c.shape[0]], axis=1).ravel()
+        runs = np.stack([kept, opened], axis=1).ravel()
+        idx = np.repeat(src - (np.cumsum(runs) - runs), runs) + np.arange(int(runs.sum()))
+        t_all, v_all = np.concatenate([t_c, t_open])[idx], np.concatenate([v_c, v_open])[idx]
     if latest:
-        last = np.cumsum(n)[n > 0] - 1
-        t_all, v_all, n = t_all[last], v_all[last], (n > 0).astype(np.int64)
+        last_k = np.cumsum(n)[n > 0] - 1
+        t_all, v_all, n = t_all[last_k], v_all[last_k], (n > 0).astype(np.int64)
     has_any = np.flatnonzero(n).tolist()
     return [got[k] for k in has_any], t_all, v_all, n[has_any].tolist()
+
+
+def _below(t: np.ndarray, at: np.ndarray, count: np.ndarray, x: float) -> np.ndarray:
+    """For each run ``t[at[i]:at[i] + count[i]]`` (ascending), how many of its times are below ``x``:
+    a binary search of all runs at once."""
+    lo, hi = np.zeros_like(at), count.copy()
+    while (go := lo < hi).any():
+        mid = (lo + hi) >> 1
+        below = t[np.minimum(at + mid, t.shape[0] - 1)] < x
+        lo = np.where(go & below, mid + 1, lo)
+        hi = np.where(go & ~below, mid, hi)
+    return lo
