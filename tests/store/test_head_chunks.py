@@ -169,3 +169,29 @@ def test_stores_read_chunked_series_as_appended_and_after_a_restart(store, tmp_p
         assert last.t.tolist() == [t[CHUNK + 1]]
     if len(stores) == 2:
         stores[1].close()
+
+
+def test_a_block_of_unlike_series_reads_each_as_alone() -> None:
+    """Series with different chunk counts, steps, values and times share one block read (the
+    general path: no common layout), and each comes back as its own window read."""
+    head = Head()
+    rng = np.random.default_rng(5)
+    want: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for sid in range(1, 13):
+        n = int(rng.integers(1, 5 * CHUNK))
+        t = np.sort(rng.choice(np.arange(0.0, 4000.0, 0.5), n, replace=False))
+        v = rng.random(n) if sid % 3 else np.floor(rng.random(n) * 4)  # raw and planed values
+        head.push_columns(np.full(n, sid, dtype=np.int64), t, v, 0.0)
+        want[sid] = (t, v)
+    head.seal(threading.RLock())
+    label = {sid: Labels.of("x", id=str(sid)) for sid in want}.__getitem__
+    for start, end in ((0.0, 4000.0), (500.0, 2500.0), (1234.5, 1300.0), (3999.0, 10_000.0)):
+        for latest in (False, True):
+            got = {s.labels["id"]: s for s in head.read(list(want), start, end, label, threading.RLock(),
+                                                        latest=latest)}
+            for sid, (t, v) in want.items():
+                k = (t >= start) & (t <= end)
+                exp_t, exp_v = (t[k][-1:], v[k][-1:]) if latest else (t[k], v[k])
+                s = got.get(str(sid))
+                assert (s.t.tolist(), s.v.tolist()) == (exp_t.tolist(), exp_v.tolist()) if s is not None \
+                    else not k.any()
