@@ -72,3 +72,15 @@ def test_every_verb_that_reads_the_config_takes_config_file() -> None:
         if leaf and "--config" not in {o for a in parser._actions for o in a.option_strings}:
             lacking.append(" ".join(words))
     assert sorted(lacking) == sorted(NO_CONFIG)
+
+
+@pytest.mark.parametrize("verb", [["history"], ["generations", "worst"]])
+def test_a_bad_since_is_named_before_any_call(verb: list[str], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("alerting: {language: en}\n")
+    # No server listens at 127.0.0.1:9 (discard): the duration is refused before any request.
+    code = main([*verb, "--config", str(cfg), "--url", "http://127.0.0.1:9", "--since", "soon"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--since" in err and "'soon'" in err and "Traceback" not in err

@@ -8,6 +8,7 @@ English and Chinese, a bad parameter a 400 naming it, and the rows in the data d
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,30 @@ def test_the_log_keeps_each_scored_generation_once_the_newest_and_across_a_resta
     assert len(again) == 3
     again.add([(_series(le="0.6"), {"generation_id": "g4"}, 0.55, 200.0)])
     assert len(again) == 2 and {g.generation_id for g in again.worst("judge", since=0.0)} == {"g3", "g4"}
+    again.close()
+
+
+def test_the_round_hook_only_picks_rows_a_writer_thread_stores_them(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    log = GenerationLog.in_dir(tmp_path)
+    writers: list[str] = []
+    add = log.add
+    monkeypatch.setattr(log, "add", lambda rows: writers.append(threading.current_thread().name) or add(rows))
+    store = ExemplarStore()
+    store.add(_series(le="0.3"), {"generation_id": "g1"}, 0.25, 100.0)
+    hook = log.round_hook(lambda: store)
+    hook(100.0)
+    hook(105.0)  # nothing new: nothing handed over
+    store.add(_series(le="0.9"), {"generation_id": "g2"}, 0.85, 106.0)
+    hook(110.0)
+    assert log.flush(timeout=60)
+    assert [g.generation_id for g in log.worst("judge", since=0.0)] == ["g1", "g2"]
+    assert writers == ["inferwatch-generations"] * 2  # never the round's (this) thread
+    store.add(_series(le="0.6"), {"generation_id": "g3"}, 0.5, 120.0)
+    hook(120.0)
+    log.close()  # stores what the writer still holds
+    again = GenerationLog.in_dir(tmp_path)
+    assert len(again) == 3
     again.close()
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import ssl
+import threading
 import urllib.parse
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -21,7 +22,7 @@ from inferwatch.alerting._classify import http_error, transport_error
 from inferwatch.model import Clock, SystemClock
 from inferwatch.settings import Secret, install_log_redaction
 
-__all__ = ["HttpClient", "request_secrets"]
+__all__ = ["AccessToken", "HttpClient", "request_secrets"]
 
 
 def _url_secrets(url: str) -> list[str]:
@@ -82,3 +83,36 @@ class HttpClient:
     def close(self) -> None:
         """Close connections."""
         self._client.close()
+
+
+class AccessToken:
+    """A chat application's access token, cached until shortly before it expires.
+
+    ``fetch`` asks the service for a new one: ``(token, seconds it stays valid)``. The token is
+    refreshed ``early_s`` before its stated expiry (at most half its life early: clock skew,
+    a slow request), when missing, or on ``get(refresh=True)`` (the service called it stale).
+    Attempts of several groups run at once: one fetch at a time.
+
+    >>> from inferwatch.model import SimulatedClock
+    >>> clock, fetched = SimulatedClock(0.0), []
+    >>> tok = AccessToken(lambda: (fetched.append(1) or f"t{len(fetched)}", 7200.0), clock)
+    >>> tok.get(), tok.get(), len(fetched)
+    ('t1', 't1', 1)
+    >>> clock.advance(6900.0); tok.get(), tok.get(refresh=True)
+    ('t2', 't3')
+    """
+
+    def __init__(self, fetch: Callable[[], tuple[str, float]], clock: Clock, early_s: float = 300.0) -> None:
+        self._fetch, self._clock, self.early_s = fetch, clock, early_s
+        self._lock = threading.Lock()
+        self._token: tuple[str, float] | None = None  # (token, refresh at)
+
+    def get(self, *, refresh: bool = False) -> str:
+        """The cached token, fetched when missing, near expiry or ``refresh``."""
+        with self._lock:
+            now = self._clock.now()
+            if self._token is not None and not refresh and now < self._token[1]:
+                return self._token[0]
+            token, ttl = self._fetch()
+            self._token = (token, now + max(ttl - self.early_s, ttl / 2))
+            return token

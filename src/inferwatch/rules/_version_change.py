@@ -22,6 +22,8 @@ undercounts (not corrected).
 >>> change = version_change(store, {"service": "chat", "route": "/r", "name": "judge"}, 3600.0)
 >>> change.note("judge")
 'model m1 → m2 at 1970-01-01 00:50 UTC; judge mean 0.85 (n=400) before, 0.6 (n=60) after'
+>>> change.note("judge", language="zh-CN", timezone="Asia/Shanghai")
+'模型 m1 → m2，于 1970-01-01 08:50 CST；judge 均值：变更前 0.85（n=400），变更后 0.6（n=60）'
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from inferwatch.model import Matcher, MatchOp
 from inferwatch.model import metrics as catalog
@@ -41,6 +44,7 @@ VERSION_LABELS = ("model", "version", "prompt_version")
 """What a version is, of a generation's score series."""
 _SCOPE = ("service", "route", "name")
 _Key = tuple[str, ...]
+_ZH_LABELS = {"model": "模型", "version": "版本", "prompt_version": "提示版本"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +59,19 @@ class VersionChange:
     mean_after: float
     n_after: int
 
-    def note(self, name: str) -> str:
-        """``model a → b at 2026-12-07 14:05 UTC; judge mean 0.85 (n=412) before, 0.61 (n=57) after``."""
-        changed = [f"{k} {b or '-'} → {a or '-'}" for k, b, a in zip(VERSION_LABELS, self.before, self.after,
-                                                                     strict=True) if a != b]
-        when = datetime.fromtimestamp(self.at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-        return (f"{', '.join(changed)} at {when}; {name} mean {self.mean_before:.2g} (n={self.n_before}) "
-                f"before, {self.mean_after:.2g} (n={self.n_after}) after")
+    def note(self, name: str, language: str = "en", timezone: str = "UTC") -> str:
+        """``model a → b at 2026-12-07 14:05 UTC; judge mean 0.85 (n=412) before, 0.61 (n=57) after``:
+        in ``language`` (``en``, ``zh-CN``), the time in ``timezone`` (``alerting``'s)."""
+        zh = language == "zh-CN"
+        changed = [f"{_ZH_LABELS[k] if zh else k} {b or '-'} → {a or '-'}"
+                   for k, b, a in zip(VERSION_LABELS, self.before, self.after, strict=True) if a != b]
+        when = datetime.fromtimestamp(self.at, ZoneInfo(timezone)).strftime("%Y-%m-%d %H:%M %Z")
+        before, after = f"{self.mean_before:.2g}", f"{self.mean_after:.2g}"
+        if zh:
+            return (f"{'，'.join(changed)}，于 {when}；{name} 均值：变更前 {before}（n={self.n_before}），"
+                    f"变更后 {after}（n={self.n_after}）")
+        return (f"{', '.join(changed)} at {when}; {name} mean {before} (n={self.n_before}) "
+                f"before, {after} (n={self.n_after}) after")
 
 
 def version_change(store: Store, labels: Mapping[str, str], now: float, lookback: float = 86400.0,

@@ -3,6 +3,7 @@
 from inferwatch.server._api import create_app
 from inferwatch.server._components import (
     ALERT_STATE_FILE,
+    Embedding,
     LoggingSink,
     ServerComponents,
     data_dir_of,
@@ -16,7 +17,7 @@ from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts
 from inferwatch.server._serve import parse_listen, serve
 from inferwatch.server._trace_links import TraceLinks
-from inferwatch.server._wiring import Embedding, ServerParts, api_routes, build, build_components
+from inferwatch.server._wiring import ServerParts, api_routes, build, build_components
 from inferwatch.server.api import alerting_routes, oncall_routes, slo_routes, trace_routes
 from inferwatch.server.ingest import REPORT_METRICS, ExpositionParser, ParsedScrape, ScrapeLoop, TargetHealth
 from inferwatch.server.ingest.probe import PHASES, ProbeResult, Rotation, load_golden, run_probe

@@ -1,4 +1,5 @@
-"""One generation of the server (``ServerComponents``) and where its files live.
+"""One generation of the server (``ServerComponents``), where its files live, and what a host that
+embeds the server brings (``Embedding``).
 
 ``_wiring`` builds them; a reload builds a complete new generation first and only
 then swaps it in (STYLE.md #8).
@@ -11,12 +12,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
-from inferwatch.config import Config
+from inferwatch.config import Config, Secret
 from inferwatch.config import env as config_env
 from inferwatch.rules import (
     Alert,
+    AlertSink,
     AlertStateStore,
     Evaluator,
     Rule,
@@ -26,11 +28,12 @@ from inferwatch.server.ingest import Prober, ScrapeLoop
 from inferwatch.server.remote import RemoteWrite
 from inferwatch.slo import Slo
 from inferwatch.store import Store
+from inferwatch.tracing import TraceStore
 
 if TYPE_CHECKING:
     pass
 
-__all__ = ["ALERT_STATE_FILE", "LoggingSink", "ServerComponents", "data_dir_of", "state_dir"]
+__all__ = ["ALERT_STATE_FILE", "Embedding", "LoggingSink", "ServerComponents", "data_dir_of", "state_dir"]
 
 log = logging.getLogger(__name__)
 ALERT_STATE_FILE = "alerts.sqlite"
@@ -103,3 +106,19 @@ def state_dir(config: Config) -> Path | None:
     The one place that decides whether the server keeps its state on disk.
     """
     return data_dir_of(config) if config.storage.type == "sqlite" else None
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """What a host that embeds the server (the demo) brings instead of ``serve``'s defaults."""
+
+    tap: AlertSink | None = None
+    """Sees every round of alerts (with their trace links) before the pipeline does."""
+    stream: TextIO | None = None
+    """Where terminal receivers write (default: stdout)."""
+    traces: TraceStore | None = None
+    """The trace store to serve (default: in the state directory, or in memory)."""
+    token: Secret | None = None
+    """The write token (default: ``$INFERWATCH_API_TOKEN``, the config's, or one generated)."""
+    traces_token: bool = True
+    """Whether ``POST /v1/traces`` needs the token (the demo's services send none)."""

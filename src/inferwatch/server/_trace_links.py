@@ -55,9 +55,11 @@ class TraceLinks:
     """An ``AlertSink`` adding example slow trace ids to alerts, then forwarding them to ``inner``."""
 
     def __init__(self, inner: AlertSink, components: Callable[[], ServerComponents], *,
-                 window_s: float = 900.0, base_url: str = "") -> None:
+                 window_s: float = 900.0, base_url: str = "",
+                 words: Callable[[], tuple[str, str]] = lambda: ("en", "UTC")) -> None:
         self.inner, self._components = inner, components
         self.window_s, self.base_url = window_s, base_url.rstrip("/")
+        self._words = words  # (alerting.language, alerting.timezone) now: a reload may change them
 
     def send(self, alerts: Sequence[Alert], now: float) -> None:
         """Annotate the firing alerts that have example traces; forward all."""
@@ -80,7 +82,8 @@ class TraceLinks:
             alert = replace(alert, annotations={**alert.annotations, "peers_url": url}, generator_url=url)
         labels = alert.labels.to_dict()
         if _reads_scores(rule):  # lowest, not slowest: the generations that scored worst, and why
-            notes = score_notes(labels, store, data, now, self.window_s)
+            language, timezone = self._words()
+            notes = score_notes(labels, store, data, now, self.window_s, language, timezone)
         else:
             notes = trace_notes(rule, labels, store, now, self.window_s, self.base_url)
         return replace(alert, annotations={**alert.annotations, **notes}) if notes else alert
@@ -105,9 +108,10 @@ def _reads_scores(rule: Rule) -> bool:
 
 
 def score_notes(labels: Mapping[str, str], store: ExemplarStore, data: Store, now: float,
-                window_s: float = 900.0) -> dict[str, str]:
-    """``version_change`` and ``example_generations`` of a score alert with ``labels`` (service, route,
-    name); either left out when there is nothing to say (a failure reading the store: logged, none)."""
+                window_s: float = 900.0, language: str = "en", timezone: str = "UTC") -> dict[str, str]:
+    """``version_change`` (in ``language``, its time in ``timezone``) and ``example_generations`` of a
+    score alert with ``labels`` (service, route, name); either left out when there is nothing to say
+    (a failure reading the store: logged, none)."""
     notes: dict[str, str] = {}
     try:
         change = version_change(data, labels, now)
@@ -115,7 +119,7 @@ def score_notes(labels: Mapping[str, str], store: ExemplarStore, data: Store, no
         log.exception("the version change behind %s could not be read", labels.get("alertname"))
         change = None
     if change is not None:
-        notes["version_change"] = change.note(labels.get("name", "score"))
+        notes["version_change"] = change.note(labels.get("name", "score"), language, timezone)
     scope = {k: labels[k] for k in ("service", "route", "name") if k in labels}
     found = store.select([parse_matchers(f'{{__name__="{catalog.GENERATION_SCORE.name}_bucket"}}')],
                          now - window_s, now)

@@ -37,6 +37,7 @@ from inferwatch.rules import AlertSink, AlertStateStore, BandProviderFactory, Ev
 from inferwatch.server._api import create_app
 from inferwatch.server._components import (
     ALERT_STATE_FILE,
+    Embedding,
     LoggingSink,
     ServerComponents,
     data_dir_of,
@@ -90,7 +91,7 @@ from inferwatch.slo import load_rule_set
 from inferwatch.store import DEFAULT_LIMITS, SeriesLimits, SQLiteStore, Store, open_store, set_limits
 from inferwatch.tracing import SpanRecord, TraceStore
 
-__all__ = ["Embedding", "ServerParts", "api_routes", "build", "build_components", "build_pipeline",
+__all__ = ["ServerParts", "api_routes", "build", "build_components", "build_pipeline",
            "series_limits"]
 
 
@@ -185,22 +186,6 @@ def _calls(*fns: Callable[[], None]) -> Callable[[float], None]:
     return run
 
 
-@dataclass(frozen=True)
-class Embedding:
-    """What a host that embeds the server (the demo) brings instead of ``serve``'s defaults."""
-
-    tap: AlertSink | None = None
-    """Sees every round of alerts (with their trace links) before the pipeline does."""
-    stream: TextIO | None = None
-    """Where terminal receivers write (default: stdout)."""
-    traces: TraceStore | None = None
-    """The trace store to serve (default: in the state directory, or in memory)."""
-    token: Secret | None = None
-    """The write token (default: ``$INFERWATCH_API_TOKEN``, the config's, or one generated)."""
-    traces_token: bool = True
-    """Whether ``POST /v1/traces`` needs the token (the demo's services send none)."""
-
-
 def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None = None,
           announce: Callable[[str], None] = _stderr, drift: DriftReports | None = None,
           embed: Embedding | None = None) -> ServerParts:
@@ -222,7 +207,8 @@ def build(config: Config, *, clock: Clock, reload: Callable[[], Config] | None =
     if embed.tap is not None:
         inner = FanoutSink(embed.tap, inner)
     # latency alerts name example slow traces (exemplars); `server` is bound before the first send
-    sink = TraceLinks(inner, lambda: server.components, base_url=config.server.external_url or "")
+    sink = TraceLinks(inner, lambda: server.components, base_url=config.server.external_url or "",
+                      words=lambda: (pipeline.config.language, pipeline.config.timezone))
     server = Server(build_components(config, clock=clock, sink=sink), clock=clock)
     if server.components.health is not None and state is not None:
         server.components.health.damage = damage

@@ -16,12 +16,11 @@ HTTP 4xx with a string ``code``: a QPS limit (or HTTP 429) is retried, the rest 
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from typing import Any
 
 from inferwatch._exceptions import NotifyError
-from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._http import AccessToken, HttpClient
 from inferwatch.model import Clock
 from inferwatch.settings import DingTalkReceiverSpec
 
@@ -39,25 +38,21 @@ class DingTalkApp:
         assert spec.app_secret is not None  # the spec checks the app's fields come together
         self._spec, self._secret, self._http, self._clock = spec, spec.app_secret, http, clock
         self._base = spec.api_url.rstrip("/") + "/v1.0"
-        self._lock = threading.Lock()  # attempts of several groups run at once: one token fetch
-        self._token: tuple[str, float] | None = None  # (token, refresh at)
+        self._token = AccessToken(self._fetch_token, self._clock, EARLY_S)
 
     def token(self, *, refresh: bool = False) -> str:
         """The cached access token, fetched when missing, near expiry or ``refresh``."""
-        with self._lock:
-            now = self._clock.now()
-            if self._token is not None and not refresh and now < self._token[1]:
-                return self._token[0]
-            resp = self._http.request("POST", self._base + "/oauth2/accessToken", accept=_ERRORS,
-                                      json={"appKey": self._spec.app_key, "appSecret": self._secret.reveal()},
-                                      secrets=(self._secret,))
-            answer = self._check(resp.status_code, self._answer(resp), "oauth2/accessToken")
-            token = answer.get("accessToken")
-            if not isinstance(token, str) or not token:
-                raise NotifyError("oauth2/accessToken: no accessToken in the answer", retryable=True)
-            ttl = float(answer.get("expireIn", 7200))
-            self._token = (token, now + max(ttl - EARLY_S, ttl / 2))
-            return token
+        return self._token.get(refresh=refresh)
+
+    def _fetch_token(self) -> tuple[str, float]:
+        resp = self._http.request("POST", self._base + "/oauth2/accessToken", accept=_ERRORS,
+                                  json={"appKey": self._spec.app_key, "appSecret": self._secret.reveal()},
+                                  secrets=(self._secret,))
+        answer = self._check(resp.status_code, self._answer(resp), "oauth2/accessToken")
+        token = answer.get("accessToken")
+        if not isinstance(token, str) or not token:
+            raise NotifyError("oauth2/accessToken: no accessToken in the answer", retryable=True)
+        return token, float(answer.get("expireIn", 7200))
 
     def send(self, card: dict[str, Any]) -> str:
         """Send ``card`` to the group; its ``cardBizId`` (for ``update``)."""

@@ -16,12 +16,11 @@ retried; the rest are final.
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
-from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._http import AccessToken, HttpClient
 from inferwatch.model import Clock
 from inferwatch.settings import FeishuReceiverSpec
 
@@ -42,25 +41,21 @@ class FeishuApp:
         assert spec.app_secret is not None  # the spec checks app_id, app_secret and chat_id come together
         self._spec, self._secret, self._http, self._clock = spec, spec.app_secret, http, clock
         self._base = spec.api_url.rstrip("/") + "/open-apis"
-        self._lock = threading.Lock()  # attempts of several groups run at once: one token fetch
-        self._token: tuple[str, float] | None = None  # (token, refresh at)
+        self._token = AccessToken(self._fetch_token, self._clock, EARLY_S)
 
     def token(self, *, refresh: bool = False) -> str:
         """The cached tenant access token, fetched when missing, near expiry or ``refresh``."""
-        with self._lock:
-            now = self._clock.now()
-            if self._token is not None and not refresh and now < self._token[1]:
-                return self._token[0]
-            answer = self._answer(self._http.request(
-                "POST", self._base + "/auth/v3/tenant_access_token/internal", headers=_JSON,
-                json={"app_id": self._spec.app_id, "app_secret": self._secret.reveal()},
-                secrets=(self._secret,), accept=(400, 401, 403)))
-            token = answer.get("tenant_access_token")
-            if not isinstance(token, str) or not token:
-                raise NotifyError("tenant_access_token: no token in the answer", retryable=True)
-            ttl = float(answer.get("expire", 7200))
-            self._token = (token, now + max(ttl - EARLY_S, ttl / 2))
-            return token
+        return self._token.get(refresh=refresh)
+
+    def _fetch_token(self) -> tuple[str, float]:
+        answer = self._answer(self._http.request(
+            "POST", self._base + "/auth/v3/tenant_access_token/internal", headers=_JSON,
+            json={"app_id": self._spec.app_id, "app_secret": self._secret.reveal()},
+            secrets=(self._secret,), accept=(400, 401, 403)))
+        token = answer.get("tenant_access_token")
+        if not isinstance(token, str) or not token:
+            raise NotifyError("tenant_access_token: no token in the answer", retryable=True)
+        return token, float(answer.get("expire", 7200))
 
     def send(self, card: dict[str, Any]) -> str:
         """Post ``card`` to the group; its ``message_id``."""

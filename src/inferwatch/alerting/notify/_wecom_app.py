@@ -13,12 +13,11 @@ retried; a bad secret (40001), corp id (40013), agent (40056) or recipients
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from inferwatch._exceptions import NotifyError
 from inferwatch.alerting._classify import service_error
-from inferwatch.alerting._http import HttpClient
+from inferwatch.alerting._http import AccessToken, HttpClient
 from inferwatch.alerting._notification import Notification
 from inferwatch.alerting.notify._chat import ChatNotifier
 from inferwatch.alerting.notify._template import go_message, truncate_utf8
@@ -47,25 +46,21 @@ class WeComAppNotifier(ChatNotifier[WeComAppReceiverSpec]):
         self._secret = self._needs(spec.secret, "secret")
         self._clock = clock or SystemClock()
         self._base = spec.url.rstrip("/")
-        self._lock = threading.Lock()  # attempts of several groups run at once: one token fetch
-        self._token: tuple[str, float] | None = None  # (token, refresh at)
+        self._token = AccessToken(self._fetch_token, self._clock, EARLY_S)
 
     def token(self, *, refresh: bool = False) -> str:
         """The cached access token, fetched when missing, near expiry or ``refresh``."""
-        with self._lock:
-            now = self._clock.now()
-            if self._token is not None and not refresh and now < self._token[1]:
-                return self._token[0]
-            answer = self._answer(self._http.request(
-                "GET", self._base + "/cgi-bin/gettoken",
-                params={"corpid": self._spec.corp_id, "corpsecret": self._secret.reveal()}))
-            code = int(answer.get("errcode", 0))
-            if code != 0 or not isinstance(answer.get("access_token"), str):
-                raise service_error(code, f"gettoken: {str(answer.get('errmsg', ''))[:200]}",
-                                    frozenset({45009, -1}), [self._secret.reveal()])
-            ttl = float(answer.get("expires_in", 7200))
-            self._token = (answer["access_token"], now + max(ttl - EARLY_S, ttl / 2))
-            return self._token[0]
+        return self._token.get(refresh=refresh)
+
+    def _fetch_token(self) -> tuple[str, float]:
+        answer = self._answer(self._http.request(
+            "GET", self._base + "/cgi-bin/gettoken",
+            params={"corpid": self._spec.corp_id, "corpsecret": self._secret.reveal()}))
+        code = int(answer.get("errcode", 0))
+        if code != 0 or not isinstance(answer.get("access_token"), str):
+            raise service_error(code, f"gettoken: {str(answer.get('errmsg', ''))[:200]}",
+                                frozenset({45009, -1}), [self._secret.reveal()])
+        return answer["access_token"], float(answer.get("expires_in", 7200))
 
     def body(self, n: Notification) -> dict[str, Any]:
         """The JSON body of ``message/send``."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # ssl (OpenSSL: MiB resident) only when a call needs TLS: the edge agent loads this file
     import ssl
 
-__all__ = ["add_server_args", "call"]
+__all__ = ["add_server_args", "call", "since_start"]
 
 
 def add_server_args(p: argparse.ArgumentParser, *, again: bool = False) -> None:
@@ -94,3 +94,17 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None,
             raise InputError(_refused(url, source, token, said))
         raise InputError(f"server answered {resp.status_code}: {said}")
     return resp.json()
+
+
+def since_start(since: str) -> float:
+    """The wall-clock start that ``--since SINCE`` (a duration such as ``1h``) asks for.
+
+    Raises ``InputError`` naming ``--since`` when the duration does not parse.
+    """
+    from inferwatch._exceptions import InputError
+    from inferwatch.model import SystemClock, parse_duration
+
+    try:
+        return SystemClock().now() - parse_duration(since)
+    except ValueError as exc:
+        raise InputError(f"--since: {exc}") from None

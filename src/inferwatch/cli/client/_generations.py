@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg, print_json
-from inferwatch.cli.client._client import add_server_args, call
+from inferwatch.cli.client._client import add_server_args, call, since_start
 from inferwatch.cli.client._words import local_time
 
 __all__ = ["GENERATION_WORDS", "add_parser", "generation_line"]
@@ -52,15 +52,10 @@ def add_parser(sub: Any) -> None:
 
 
 def _worst(args: argparse.Namespace) -> int:
-    from inferwatch._exceptions import InputError
     from inferwatch.config import load_config
-    from inferwatch.model import SystemClock, parse_duration
 
     alerting = load_config(args.config).alerting  # the language and zone the team reads
-    try:
-        since = SystemClock().now() - parse_duration(args.since)
-    except ValueError as exc:
-        raise InputError(f"--since: {exc}") from None
+    since = since_start(args.since)
     params: list[tuple[str, str | int | float | bool | None]] = [
         ("score", args.score), ("since", f"{since:.3f}"), ("limit", args.limit),
         *((k, getattr(args, k)) for k in ("route", "service", "model") if getattr(args, k))]

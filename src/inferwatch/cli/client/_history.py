@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from inferwatch.cli._common import add_config_arg, print_json
-from inferwatch.cli.client._client import add_server_args, call
+from inferwatch.cli.client._client import add_server_args, call, since_start
 from inferwatch.cli.client._words import HISTORY_KINDS, WORDS, local_time
 
 __all__ = ["add_parser", "history_line"]
@@ -33,16 +33,11 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from inferwatch._exceptions import InputError
     from inferwatch.config import load_config
-    from inferwatch.model import SystemClock, parse_duration
 
     alerting = load_config(args.config).alerting  # the language and zone the team reads
 
-    try:
-        start = SystemClock().now() - parse_duration(args.since)
-    except ValueError as exc:
-        raise InputError(f"--since: {exc}") from None
+    start = since_start(args.since)
     if args.stats:
         rows = call(args, "GET", "/api/v1/alerts/stats", params=[("start", f"{start:.3f}")])["data"]
         if args.json:

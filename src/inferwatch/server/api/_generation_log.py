@@ -6,7 +6,9 @@ histogram's bucket it was scored into, as an OpenMetrics exemplar. Every round
 kept and stores each (generation, score name) once, with the series' labels, the
 score and the exemplar's time. The table keeps the ``max_rows`` newest (the oldest go
 first) and survives a restart; ``worst`` answers ``GET /api/v1/generations/worst``
-and the ``inferwatch generations worst`` command.
+and the ``inferwatch generations worst`` command. Serve's round hook only picks the new
+rows (in memory) and hands them to a writer thread: no SQLite commit (nor the checkpoint
+one can trigger) runs on the evaluation thread.
 
 >>> from inferwatch.model import Labels
 >>> log = GenerationLog(None)
@@ -21,6 +23,7 @@ and the ``inferwatch generations worst`` command.
 from __future__ import annotations
 
 import logging
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -87,6 +90,9 @@ class GenerationLog:
             raise StoreError(f"cannot open the scored generations {path}: {exc}") from exc
         self._lock = threading.Lock()
         self._seen: set[tuple[str, str | None, float]] = set()  # harvested: a re-seen one is not written
+        self._pending: queue.SimpleQueue[list[_Row] | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._flushed: list[threading.Event] = []  # flush() waiters, set when the writer reaches them
 
     @classmethod
     def in_dir(cls, state: Path | None) -> GenerationLog:
@@ -95,25 +101,59 @@ class GenerationLog:
 
     def round_hook(self, exemplars: Callable[[], ExemplarStore]) -> Callable[[float], None]:
         """A ``Server.round_hooks`` entry harvesting ``exemplars()`` (read per round: a reload swaps
-        the scrape loop); a failure is logged, never raised into the round."""
+        the scrape loop). The round only picks the new rows; a writer thread stores them. A
+        failure is logged, never raised into the round."""
         def hook(now: float) -> None:
             try:
-                self.harvest(exemplars())
+                fresh = self._fresh(exemplars())
             except Exception:
                 log.exception("scored generations: harvesting the score exemplars failed")
+                return
+            if fresh:
+                self._start_writer()
+                self._pending.put(fresh)
         return hook
 
     def harvest(self, exemplars: ExemplarStore) -> int:
         """Store the score exemplars the scrapes kept that are not stored yet; how many were new."""
+        fresh = self._fresh(exemplars)
+        return self.add(fresh) if fresh else 0
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Wait until the rows handed to the writer so far are stored (False: not within ``timeout``)."""
+        if self._writer is None:
+            return True
+        done = threading.Event()
+        self._flushed.append(done)
+        self._pending.put([])  # an empty batch: the writer sets the waiting events when it reaches it
+        return done.wait(timeout)
+
+    def _fresh(self, exemplars: ExemplarStore) -> list[_Row]:
         kept = exemplars.select([_SCORE_BUCKETS], 0.0, float("inf"))
         found = [(r.series, e.labels, e.value, e.t) for r in kept for e in r.exemplars
                  if e.labels.get("generation_id")]
         fresh = [row for row in found
                  if (row[1]["generation_id"], row[0].get("name"), row[3]) not in self._seen]
-        if not fresh:
-            return 0
-        self._seen = {(r[1]["generation_id"], r[0].get("name"), r[3]) for r in found}
-        return self.add(fresh)
+        if fresh:
+            self._seen = {(r[1]["generation_id"], r[0].get("name"), r[3]) for r in found}
+        return fresh
+
+    def _start_writer(self) -> None:
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_loop, name="inferwatch-generations",
+                                            daemon=True)
+            self._writer.start()
+
+    def _write_loop(self) -> None:
+        while (rows := self._pending.get()) is not None:
+            if rows:
+                try:
+                    self.add(rows)
+                except Exception:
+                    log.exception("scored generations: storing %d harvested rows failed", len(rows))
+            else:
+                while self._flushed:
+                    self._flushed.pop().set()
 
     def add(self, rows: Iterable[_Row]) -> int:
         """Store ``(series, exemplar labels, score, time)`` rows (a generation's score once); how many
@@ -158,6 +198,10 @@ class GenerationLog:
             return int(self._db.execute("SELECT count(*) FROM scored").fetchone()[0])
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
+        """Store what the writer still holds, then close the file (idempotent)."""
+        if self._writer is not None:
+            self._pending.put(None)
+            self._writer.join(timeout=30)
+            self._writer = None
         with self._lock:
             self._db.close()
