@@ -195,3 +195,29 @@ def test_a_block_of_unlike_series_reads_each_as_alone() -> None:
                 s = got.get(str(sid))
                 assert (s.t.tolist(), s.v.tolist()) == (exp_t.tolist(), exp_v.tolist()) if s is not None \
                     else not k.any()
+
+
+def test_series_scraped_together_read_as_each_alone() -> None:
+    """A target's series (the same times, chunks closed at the same scrapes) take the aligned path;
+    every window and the newest sample match each series read alone."""
+    head = Head()
+    series, n = 5, 2 * CHUNK + 9
+    t = 1000.0 + 5.0 * np.arange(n)
+    vals = np.random.default_rng(2).random((series, n))
+    vals[1] = np.floor(vals[1] * 3)  # planed values beside raw ones: chunk sizes differ, bounds do not
+    for k in range(n):
+        head.push_columns(np.arange(1, series + 1, dtype=np.int64), np.full(series, t[k]), vals[:, k], 0.0)
+        head.seal(threading.RLock())
+    label = {sid: Labels.of("x", id=str(sid)) for sid in range(1, series + 1)}.__getitem__
+    ids = list(range(1, series + 1))
+    windows = ((0.0, 1e9), (t[3], t[CHUNK + 2]), (t[CHUNK], t[-4]), (t[-3], t[-1]), (t[5] + 1, t[5] + 2))
+    for start, end in windows:
+        for latest in (False, True):
+            together = head.read(ids, start, end, label, threading.RLock(), latest=latest)
+            alone = [s for sid in range(1, series + 1)
+                     for s in head.read([sid], start, end, label, threading.RLock(), latest=latest)]
+            assert [(s.labels, s.t.tolist(), s.v.tolist()) for s in together] == \
+                [(s.labels, s.t.tolist(), s.v.tolist()) for s in alone]
+            k = (t >= start) & (t <= end)
+            assert [s.v.tolist() for s in together] == [(v[k][-1:] if latest else v[k]).tolist() for v in vals
+                                                        if k.any()]
