@@ -19,7 +19,7 @@ from inferwatch.model._labels import (
     is_valid_metric_name,
 )
 from inferwatch.model._matchers import Matcher, MatchOp, matches_all, parse_matcher, parse_matchers
-from inferwatch.model._priority import Priority, pinned
+from inferwatch.model._priority import Priority, ShortTicket, pinned
 from inferwatch.model._relabel import (
     RelabelAction,
     RelabelConfigError,
@@ -54,6 +54,7 @@ __all__ = [
     "RelabelRule",
     "Sample",
     "ScaledClock",
+    "ShortTicket",
     "SimulatedClock",
     "StopRequest",
     "SystemClock",

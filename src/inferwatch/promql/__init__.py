@@ -37,6 +37,7 @@ from inferwatch.promql._kernels import (
 from inferwatch.promql._lexer import PromQLError
 from inferwatch.promql._parser import parse_promql, parse_typed
 from inferwatch.promql._query import MAX_RANGE_POINTS, Engine, InstantResult, QueryTimeout, RangeResult
+from inferwatch.promql._shared import SharedPlan, SharedResults, plan_shared
 from inferwatch.promql._signatures import AGGREGATIONS, FUNCTIONS
 from inferwatch.promql._values import EvalError, Matrix, Vector
 
@@ -64,6 +65,8 @@ __all__ = [
     "QueryTimeout",
     "RangeResult",
     "Selector",
+    "SharedPlan",
+    "SharedResults",
     "String",
     "Subquery",
     "Unary",
@@ -77,6 +80,7 @@ __all__ = [
     "over_time",
     "parse_promql",
     "parse_typed",
+    "plan_shared",
     "quantile",
     "value_type",
 ]

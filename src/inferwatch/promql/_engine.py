@@ -34,6 +34,7 @@ from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spa
 from inferwatch.promql._functions import VECTOR_FUNCTIONS, absent_labels
 from inferwatch.promql._range_functions import RANGE_FUNCTIONS
 from inferwatch.promql._range_windows import instant_rows
+from inferwatch.promql._shared import SharedResults
 from inferwatch.promql._values import EvalError, Matrix, Value, Vector, check_unique, drop_name
 from inferwatch.store import Store
 
@@ -57,6 +58,7 @@ class Evaluator:
     default_step: int = 60_000
     max_samples: int = DEFAULT_MAX_SAMPLES
     cache: LoadCache = field(default_factory=dict)
+    shared: SharedResults | None = None  # a round's common subexpressions (rules), kept by their first use
     _data: dict[tuple[Matcher, ...], list[Loaded] | LatestBatch | LoadedBatch] = field(default_factory=dict)
     _sub: dict[tuple[int, int], Vector] = field(default_factory=dict)
 
@@ -89,12 +91,8 @@ class Evaluator:
             return self.eval(e.expr, ts)
         if isinstance(e, Selector):
             return self._selector(e, ts) if e.range is None else self._matrix(e, ts)
-        if isinstance(e, Binary):
-            return self._binary(e, ts)
-        if isinstance(e, Call):
-            return self._call(e, ts)
-        if isinstance(e, Aggregate):
-            return self._aggregate(e, ts)
+        if isinstance(e, Binary | Call | Aggregate):
+            return self._computed(e, ts)
         if isinstance(e, Unary):
             v = self.eval(e.expr, ts)
             if isinstance(v, float):
@@ -102,6 +100,24 @@ class Evaluator:
             assert isinstance(v, list)
             return [(drop_name(ls), -x) for ls, x in v]
         return self._subquery(e, ts)
+
+    def _computed(self, e: Binary | Call | Aggregate, ts: int) -> Value:
+        key = None if self.shared is None else self.shared.key(e, ts, self.start, self.end)
+        if key is not None:
+            assert self.shared is not None
+            hit = self.shared.get(key)
+            if hit is not None:
+                return hit
+        if isinstance(e, Binary):
+            value = self._binary(e, ts)
+        elif isinstance(e, Call):
+            value = self._call(e, ts)
+        else:
+            value = self._aggregate(e, ts)
+        if key is not None:
+            assert self.shared is not None
+            self.shared.put(key, value)
+        return value
 
     def _ref(self, sel: Selector | Subquery, ts: int) -> int:
         at = resolve_at(sel, self.start, self.end)
@@ -167,14 +183,30 @@ class Evaluator:
         return Matrix(series, lo, ref, sq.range, ts)
 
     def _binary(self, e: Binary, ts: int) -> Value:
+        # A left-nested chain in a loop, bottom up. ``x and y`` is empty when either side is, and
+        # ``x unless y`` when x is: an empty left side skips the right one, and an ``and`` whose
+        # right side is the cheaper one (a guard such as ``… and on (service) rate(…) == 0``) has it
+        # evaluated first, skipping everything below it in the chain when it is empty. Every result
+        # is what evaluating both sides gives; only errors of a skipped side are not raised.
         spine: list[Binary] = []
         node: Expr = e
         while isinstance(node, Binary):
             spine.append(node)
             node = node.lhs
-        acc = self.eval(node, ts)
-        for b in reversed(spine):
-            acc = apply_binary(b, acc, self.eval(b.rhs, ts))
+        first: dict[int, Value] = {}  # right sides evaluated ahead, by position in the spine
+        cut = len(spine)
+        for i, b in enumerate(spine):  # top down: the highest empty guard cuts the most
+            if b.op == "and" and cost(b.rhs) < cost(b.lhs):
+                first[i] = rhs = self.eval(b.rhs, ts)
+                if isinstance(rhs, list) and not rhs:
+                    cut = i
+                    break
+        acc: Value = [] if cut < len(spine) else self.eval(node, ts)
+        for i in range(min(cut, len(spine)) - 1, -1, -1):
+            b = spine[i]
+            if b.op in ("and", "unless") and isinstance(acc, list) and not acc:
+                continue  # nothing to keep: the right side is not needed
+            acc = apply_binary(b, acc, first[i] if i in first else self.eval(b.rhs, ts))
         return acc
 
     def _aggregate(self, e: Aggregate, ts: int) -> Value:
@@ -219,3 +251,23 @@ class Evaluator:
             return []
         return [(absent_labels(c.args[0]), 1.0)]
 
+
+def cost(e: Expr) -> float:
+    """A rough relative cost of evaluating ``e`` once: selectors weighted by their range, subqueries by
+    their steps (only compared, to pick which side of an ``and`` to evaluate first)."""
+    total, stack = 0.0, [e]
+    while stack:
+        node = stack.pop()
+        total += 1.0
+        if isinstance(node, Selector):
+            total += (node.range or 0.0) / 60.0
+        elif isinstance(node, Subquery):
+            steps = node.range / (node.step or 60.0)
+            total += steps * cost(node.expr)
+        elif isinstance(node, Binary):
+            stack += (node.lhs, node.rhs)
+        elif isinstance(node, Call):
+            stack.extend(node.args)
+        elif isinstance(node, Aggregate | Paren | Unary):
+            stack.append(node.expr)
+    return total

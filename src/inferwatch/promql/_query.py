@@ -21,6 +21,7 @@ from inferwatch.promql._engine import DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._parser import parse_typed
 from inferwatch.promql._range_eval import RangeEvaluator
 from inferwatch.promql._rows import Fallback
+from inferwatch.promql._shared import SharedResults
 from inferwatch.promql._values import EvalError, Matrix, Value, check_unique
 from inferwatch.store import Store
 
@@ -60,10 +61,11 @@ class Engine:
     cache: LoadCache = field(default_factory=dict)
     cancelled: Callable[[], bool] | None = None  # polled every step: True stops with QueryTimeout
     stepwise: bool = False  # range queries one instant query per step (the reference the fast path matches)
+    shared: SharedResults | None = None  # a rule round's common subexpressions, kept across its queries
 
     def _evaluator(self, start: float, end: float) -> Evaluator:
         return Evaluator(self.store, round(start * 1000), round(end * 1000), round(self.lookback * 1000),
-                         round(self.default_step * 1000), self.max_samples, self.cache)
+                         round(self.default_step * 1000), self.max_samples, self.cache, self.shared)
 
     def instant(self, query: str | Expr, t: float) -> InstantResult:
         """Evaluate at ``t`` (Unix seconds)."""

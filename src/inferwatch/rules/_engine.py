@@ -1,7 +1,9 @@
 """Instant evaluation for rules: :class:`inferwatch.promql.Engine` with one load cache per round.
 
 One engine serves one evaluation round, so the selector shared by several
-rules (e.g. ``inferwatch_requests_total[1m]``) is read from the store once.
+rules (e.g. ``inferwatch_requests_total[1m]``) is read from the store once, and
+given the round's :class:`~inferwatch.promql.SharedResults`, a subexpression
+several rules compute (``rate(inferwatch_requests_total[5m])``) is computed once.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inferwatch.model import Labels
-from inferwatch.promql import Engine, EvalError, Expr, LoadCache, Matrix
+from inferwatch.promql import Engine, EvalError, Expr, LoadCache, Matrix, SharedResults
 from inferwatch.store import Store
 
 __all__ = ["LOOKBACK_S", "RULE_TIMEOUT_S", "EvalError", "LabelMemo", "QueryEngine", "Vector"]
@@ -57,12 +59,14 @@ class QueryEngine:
     """Real seconds one rule may take: a runaway rule is cut (``QueryTimeout``, an ``EvalError``), the
     round goes on. ``max_samples`` is the engine's (50,000,000, as Prometheus's)."""
     monotonic: Callable[[], float] = time.monotonic
+    shared: SharedResults | None = None
+    """The round's common subexpressions (:func:`inferwatch.promql.plan_shared`): one evaluation each."""
     _cache: LoadCache = field(default_factory=dict)
 
     def instant(self, expr: Expr, t: float) -> Vector | float:
         """The value of ``expr`` at time ``t`` (Unix seconds): a vector or a scalar."""
         deadline, now = self.monotonic() + self.timeout, self.monotonic
-        res = Engine(self.store, lookback=self.lookback, cache=self._cache,
+        res = Engine(self.store, lookback=self.lookback, cache=self._cache, shared=self.shared,
                      cancelled=lambda: now() > deadline).instant(expr, t)
         if isinstance(res.value, Matrix | str):
             raise EvalError(f"expression gives a {res.type.value}, not a vector or scalar")

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from inferwatch._exceptions import StoreError
 from inferwatch.model import Clock, Labels
+from inferwatch.promql import Expr, plan_shared
 from inferwatch.rules._alert import Alert, AlertSink, AlertState
 from inferwatch.rules._engine import RULE_TIMEOUT_S, EvalError, LabelMemo, QueryEngine
 from inferwatch.rules._lifecycle import AlertInstance, step_alerts
@@ -117,6 +118,7 @@ class Evaluator:
         self._changes = {r.uid: ChangeTracker(r.outlier) for r in self.rules
                          if r.outlier is not None and r.outlier.change is not None}
         self._memo = LabelMemo()
+        self._shared = plan_shared(_round_exprs(self.rules))
         self._recorder = Recorder(self.recordings, store, self._memo, record_to)
         self._lock = threading.Lock()  # the API thread reads while the loop evaluates
         self._save_failing = False
@@ -168,7 +170,8 @@ class Evaluator:
     def _round(self, ts: float) -> list[Alert]:
         if self.recordings:
             self._recorder.record(ts)
-        engine = QueryEngine(self.store, memo=self._memo, timeout=self.rule_timeout)
+        engine = QueryEngine(self.store, memo=self._memo, timeout=self.rule_timeout,
+                             shared=self._shared.results())  # dropped with the round
         to_send: list[Alert] = []
         for rule in self.rules:
             try:
@@ -337,6 +340,15 @@ class Evaluator:
             if a.state in (AlertState.PENDING, AlertState.FIRING)
         ]
         return sorted(out, key=lambda x: (x.alertname, x.labels))
+
+
+def _round_exprs(rules: Sequence[Rule]) -> list[Expr]:
+    """What a round evaluates, for its common subexpressions: each rule's signal, twice for a rule
+    that evaluates it in two expressions (past its threshold, past its resolve threshold)."""
+    out: list[Expr] = []
+    for r in rules:
+        out += [r.signal, r.signal] if r.hold_expr is not None else [r.signal]
+    return out
 
 
 def _shifted(a: AlertInstance, step: float) -> AlertInstance:

@@ -9,11 +9,13 @@ worker thread, not the event loop.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -52,10 +54,17 @@ Handler = Callable[[Params], Any]
 QueryHandler = Callable[[Params, QueryContext | None], Any]
 
 
+After = list[Callable[[], None]]  # what to do once the answer is sent
+
+
+class Encoded(bytes):
+    """An answer's JSON envelope, encoded on the query's worker (not on the event loop)."""
+
+
 def api_handler(fn: Handler, *, threaded: bool = False) -> Callable[[Request], Awaitable[Response]]:
     """Wrap ``fn(params) -> data`` into an endpoint answering Prometheus's envelope."""
 
-    async def call(params: Params) -> Any:
+    async def call(params: Params, after: After) -> Any:
         return await run_in_threadpool(fn, params) if threaded else fn(params)
 
     return _endpoint(call)
@@ -65,42 +74,74 @@ def query_handler(
     fn: QueryHandler, executor: QueryExecutor | None
 ) -> Callable[[Request], Awaitable[Response]]:
     """Wrap a query ``fn(params, ctx)``: on ``executor``'s bounded pool (its timeout, sample limit and
-    cancellation) when given, else on a worker thread with only the request's timeout."""
+    cancellation) when given, else on a worker thread with only the request's timeout. The answer is
+    encoded on the worker, and the query counts as short (longer ones make way) until it is sent."""
 
-    async def call(params: Params) -> Any:
+    async def call(params: Params, after: After) -> Any:
         if executor is None:
-            return await run_in_threadpool(fn, params, None)
+            return await run_in_threadpool(_encoded, fn, params, None)
         # the request's own ``timeout`` bounds the answer too: 503 at it, whatever the worker is doing
-        return await executor.run(lambda ctx: fn(params, ctx), timeout=params.duration("timeout"))
+        ctx = executor.context(params.duration("timeout"))
+        after.append(ctx.finish)
+        return await executor.run(lambda c: _encoded(fn, params, c), ctx=ctx)
 
     return _endpoint(call)
 
 
-def _endpoint(call: Callable[[Params], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
+def _encoded(fn: QueryHandler, params: Params, ctx: QueryContext | None) -> Encoded:
+    data = fn(params, ctx)
+    return Encoded(json.dumps({"status": "success", "data": data}, ensure_ascii=False, allow_nan=False,
+                              separators=(",", ":")).encode())  # as starlette's JSONResponse renders
+
+
+def _endpoint(call: Callable[[Params, After], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
     async def run(req: Request) -> Response:
+        after: After = []
         try:
-            params = await read_params(req)
-            data = await call(params)
-            return JSONResponse({"status": "success", "data": data})
-        except ApiError as exc:
-            return _error(str(exc), exc.error_type, exc.status)
-        except QueryError as exc:  # timeout 503, too many samples 422, cancelled 503, bad input 400
-            return _error(str(exc), exc.error_type, exc.status)
-        except PromQLError as exc:
-            return _error(str(exc), "bad_data", 400)  # Prometheus 2.42 gives the parse error as is
-        except QueryTimeout as exc:
-            return _error(str(exc), "timeout", 503)
-        except EvalError as exc:
-            return _error(str(exc), "execution", 422)
-        except StoreError as exc:
-            return _error(str(exc), "internal", 503)
-        except RecursionError:
-            return _error("expression nested too deeply", "bad_data", 400)
-        except Exception:  # a bug, not the client's fault: logged, answered as JSON
-            log.exception("%s failed", req.url.path)
-            return _error("internal error", "internal", 500)
+            resp = await _answer(req, call, after)
+        except BaseException:  # the client went away: nothing will be sent
+            _run_all(after)
+            raise
+        if after:
+            resp.background = BackgroundTask(_finish, after)
+        return resp
 
     return run
+
+
+def _run_all(after: After) -> None:
+    for fn in after:
+        fn()
+
+
+async def _finish(after: After) -> None:  # a coroutine: starlette runs it on the loop, not a thread
+    _run_all(after)
+
+
+async def _answer(req: Request, call: Callable[[Params, After], Awaitable[Any]], after: After) -> Response:
+    try:
+        params = await read_params(req)
+        data = await call(params, after)
+        if isinstance(data, Encoded):
+            return Response(bytes(data), media_type="application/json")
+        return JSONResponse({"status": "success", "data": data})
+    except ApiError as exc:
+        return _error(str(exc), exc.error_type, exc.status)
+    except QueryError as exc:  # timeout 503, too many samples 422, cancelled 503, bad input 400
+        return _error(str(exc), exc.error_type, exc.status)
+    except PromQLError as exc:
+        return _error(str(exc), "bad_data", 400)  # Prometheus 2.42 gives the parse error as is
+    except QueryTimeout as exc:
+        return _error(str(exc), "timeout", 503)
+    except EvalError as exc:
+        return _error(str(exc), "execution", 422)
+    except StoreError as exc:
+        return _error(str(exc), "internal", 503)
+    except RecursionError:
+        return _error("expression nested too deeply", "bad_data", 400)
+    except Exception:  # a bug, not the client's fault: logged, answered as JSON
+        log.exception("%s failed", req.url.path)
+        return _error("internal error", "internal", 500)
 
 
 def _error(message: str, error_type: str, status: int) -> JSONResponse:

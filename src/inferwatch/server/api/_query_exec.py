@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from inferwatch.config import QueryLimits
-from inferwatch.model import Labels, Matcher, Priority
+from inferwatch.model import Labels, Matcher, Priority, ShortTicket
 from inferwatch.store import Series, Store
 
 __all__ = [
@@ -85,15 +85,33 @@ class QueryContext:
         self.cancelled = threading.Event()
         self.samples = 0  # samples held by the step being evaluated
         self.kept = 0  # samples already in the (range) result
+        self._short: ShortTicket | None = None
+
+    def begin(self) -> None:
+        """The query starts (or a worker is free for it): it counts as short (longer queries make way)
+        until it has used the priority's ``short_cpu`` or :meth:`finish` is called."""
+        if self._priority is not None and self._short is None:
+            self._short = self._priority.short()  # its CPU counts from its first check, on its worker
+
+    def finish(self) -> None:
+        """The query's answer is sent (or will never be): longer queries need not make way any more."""
+        if self._short is not None:
+            self._short.leave()
 
     def check(self, where: str = "query execution") -> None:
         """Raise if the query was cancelled or ran out of time; first wait while a rule round runs
-        (once the query has used its grace of CPU: a short one goes on)."""
+        (once the query has used its grace of CPU: a short one goes on), and while a short query
+        runs (once this one is no longer short itself)."""
         if self._priority is not None:
             now = self._cpu()
             if self._cpu0 is None:
                 self._cpu0 = now
-            self._priority.wait_turn(now - self._cpu0)
+            used = now - self._cpu0
+            if self._short is not None and self._short.held and used >= self._priority.short_cpu:
+                self._short.leave()
+            self._priority.wait_turn(used)
+            if self._short is None or not self._short.held:
+                self._priority.make_way(used)
         if self.cancelled.is_set():
             raise QueryCanceled(f"query was canceled in {where}")
         if self._monotonic() > self.deadline:
@@ -214,15 +232,37 @@ class QueryExecutor:
         limit = min(timeout, self.limits.timeout) if timeout else self.limits.timeout
         return QueryContext(limit, self.limits.max_samples, monotonic=self._monotonic, priority=self.priority)
 
-    async def run(self, work: Callable[[QueryContext], T], timeout: float | None = None) -> T:
+    async def run(self, work: Callable[[QueryContext], T], timeout: float | None = None,
+                  ctx: QueryContext | None = None) -> T:
         """Run ``work(ctx)`` on a worker; :class:`QueryTimeout` past the timeout (the worker stops too).
 
         ``timeout`` (a request's own, when shorter than ``query.timeout``) is answered at once when it
-        passes, whatever the worker is doing; the worker stops at its next deadline check.
+        passes, whatever the worker is doing; the worker stops at its next deadline check. A caller's
+        ``ctx`` (:meth:`context`) is the caller's to :meth:`QueryContext.finish` once the answer is sent.
         """
-        ctx = self.context(timeout)
+        own, ctx = ctx is None, ctx or self.context(timeout)
+        fut = self._submit(work, ctx)
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout=ctx.timeout)
+        except TimeoutError:
+            ctx.cancelled.set()
+            ctx.finish()
+            raise QueryTimeout(f"query timed out in query execution (timeout {ctx.timeout:g}s)") from None
+        except asyncio.CancelledError:
+            ctx.cancelled.set()
+            ctx.finish()
+            if fut.cancelled() and self._closed:  # close() cancelled it: answer, do not vanish
+                raise QueryCanceled("query was canceled: the server is shutting down") from None
+            raise  # the client went away
+        finally:
+            if own:
+                ctx.finish()
+            with self._lock:
+                self._live.pop(ctx, None)
 
+    def _submit(self, work: Callable[[QueryContext], T], ctx: QueryContext) -> asyncio.Future[T]:
         def guarded() -> T:
+            ctx.begin()  # not while it waited for a worker (longer ones would have waited idle)
             ctx.check("queue")  # the time spent waiting for a worker counts, as in Prometheus
             return work(ctx)
 
@@ -230,22 +270,12 @@ class QueryExecutor:
         with self._lock:
             if self._closed:
                 raise QueryCanceled("query was canceled: the server is shutting down")
+            if len(self._live) < self.workers:  # a worker is free: longer queries make way from now
+                ctx.begin()
             fut = loop.run_in_executor(self._pool, guarded)
             self._live[ctx] = (loop, fut)
         fut.add_done_callback(_retrieve)  # a result nobody awaits any more is not an error to log
-        try:
-            return await asyncio.wait_for(asyncio.shield(fut), timeout=ctx.timeout)
-        except TimeoutError:
-            ctx.cancelled.set()
-            raise QueryTimeout(f"query timed out in query execution (timeout {ctx.timeout:g}s)") from None
-        except asyncio.CancelledError:
-            ctx.cancelled.set()
-            if fut.cancelled() and self._closed:  # close() cancelled it: answer, do not vanish
-                raise QueryCanceled("query was canceled: the server is shutting down") from None
-            raise  # the client went away
-        finally:
-            with self._lock:
-                self._live.pop(ctx, None)
+        return fut
 
     def in_flight(self) -> int:
         """Queries running or waiting now."""
