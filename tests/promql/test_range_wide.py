@@ -148,7 +148,8 @@ def test_the_dense_mean_is_the_fold_to_the_bit() -> None:
     e = Aggregate("avg", Selector(()), ("shard",), False)
     gid, glabels = groups_of(e, labels)
     assert _dense(rows)
-    want, got = _fold(e, rows, gid, glabels, None, lambda: None), _mean_dense(rows, gid, glabels, lambda: None)
+    want = _fold(e, rows, gid, glabels, None, lambda: None)
+    got = _mean_dense(rows, gid, glabels, lambda: None)
     assert got.labels == want.labels and got.ordered == want.ordered
     assert np.array_equal(got.vals.view(np.int64), want.vals.view(np.int64))
     assert np.array_equal(got.mask, want.mask)

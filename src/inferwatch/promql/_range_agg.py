@@ -252,6 +252,8 @@ def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
     """
     nan = np.isnan(x)
     live = m & ~nan
+    if live.all():
+        return _top_dense(top, k, x)
     with np.errstate(all="ignore"):
         key = np.where(live, -x if top else x, np.inf)
     kth = np.partition(key, k - 1, axis=0)[k - 1]
@@ -264,6 +266,19 @@ def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
     left = k - sel.sum(axis=0)
     nans = m & nan
     out: np.ndarray = sel | (nans & (np.cumsum(nans, axis=0) <= left))
+    return out
+
+
+def _top_dense(top: bool, k: int, x: np.ndarray) -> np.ndarray:
+    """:func:`_top_block` where every member has a value, none NaN: the k-th value found in ``x`` itself
+    (no key array), and the members beyond it plus those equal to it (at most the k still needed, or
+    Prometheus's heap decides: step by step)."""
+    kth = np.partition(x, len(x) - k if top else k - 1, axis=0)[len(x) - k if top else k - 1]
+    beyond = x > kth if top else x < kth
+    ties = x == kth
+    if np.any(ties.sum(axis=0) > k - beyond.sum(axis=0)):
+        raise Fallback("topk/bottomk with ties at the k-th value")
+    out: np.ndarray = beyond | ties
     return out
 
 
