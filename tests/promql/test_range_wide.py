@@ -109,31 +109,34 @@ def _bits(v: float) -> object:
     return "nan" if math.isnan(v) else v.hex()
 
 
-def dense_store(seed: int, n: int = 400, *, scale: float = 1.0) -> MemoryStore:
-    """Every series scraped throughout (no gaps, NaN or staleness), unequal groups, full precision."""
+def dense_store(seed: int, n: int = 400, *, scale: float = 1.0, digits: int = 17) -> MemoryStore:
+    """Every series scraped throughout (no gaps, NaN or staleness), unequal groups (``digits``: ties)."""
     rng = np.random.default_rng(seed)
-    samples = [Sample(Labels.of("w", shard=str(i % 7), key=f"k{i}"), T0 + 5 * k, float(rng.normal()) * scale)
-               for k in range(140) for i in range(n)]
+    samples = [Sample(Labels.of("w", shard=str(i % 7), key=f"k{i}"), T0 + 5 * k,
+                      float(np.round(rng.normal(), digits)) * scale)
+               for k in range(121) for i in range(n)]
     store = MemoryStore()
     store.append(samples)
     return store
 
 
 @pytest.fixture(scope="module")
-def dense() -> dict[float, MemoryStore]:
-    return {scale: dense_store(21, 200, scale=scale) for scale in (1.0, 1e308)}
+def dense() -> dict[str, MemoryStore]:
+    return {"1": dense_store(21, 120), "1e308": dense_store(21, 120, scale=1e308),
+            "ties": dense_store(22, 120, digits=1)}
 
 
-@pytest.mark.parametrize("scale", [1.0, 1e308])
-@pytest.mark.parametrize("query", ["avg by (shard) (w)", "avg(w)", "avg by (key) (w)"])
-def test_avg_over_dense_rows_equals_step_by_step(dense: dict[float, MemoryStore], query: str,
-                                                 scale: float) -> None:
-    # rule: avg over rows with a value everywhere (a gauge scraped throughout: the mixed-load dashboard's
-    # `avg by (shard)`) takes the short fold and still answers Prometheus's incremental mean to the bit;
-    # values near the float limit (a mean that would overflow) keep the fold with its infinity checks
-    fast = _run(dense[scale], query, T0 + 300, T0 + 600, 15.0, stepwise=False)
+@pytest.mark.parametrize("data", ["1", "1e308", "ties"])
+@pytest.mark.parametrize("query", ["avg by (shard) (w)", "avg(w)", "avg by (key) (w)", "topk(5, w)",
+                                   "bottomk by (shard) (3, w)"])
+def test_dense_rows_equal_step_by_step(dense: dict[str, MemoryStore], query: str, data: str) -> None:
+    # rule: avg and topk over rows with a value everywhere (a gauge scraped throughout: the mixed-load
+    # dashboard's `avg by (shard)`, `topk(5, …)`) take the short paths and still answer Prometheus's
+    # incremental mean and choice to the bit; values near the float limit (a mean that would overflow)
+    # keep the fold with its infinity checks, ties at the k-th value Prometheus's heap
+    fast = _run(dense[data], query, T0 + 300, T0 + 600, 15.0, stepwise=False)
     assert fast[0] == "ok" and fast[1]
-    assert fast == _run(dense[scale], query, T0 + 300, T0 + 600, 15.0, stepwise=True)
+    assert fast == _run(dense[data], query, T0 + 300, T0 + 600, 15.0, stepwise=True)
 
 
 def test_the_dense_mean_is_the_fold_to_the_bit() -> None:
