@@ -95,5 +95,5 @@ def stamps6(buf: np.ndarray, ends: np.ndarray) -> np.ndarray:
     raw = sliding_window_view(buf, 6)[ends - 6]
     if not np.array_equal(raw & 0x80, np.broadcast_to(_MORE6, raw.shape)):
         raise Unusual
-    ms = ((raw & 0x7F).astype(np.uint64) << _SHIFTS[:6]).sum(axis=1, dtype=np.uint64)
+    ms: np.ndarray = ((raw & 0x7F).astype(np.uint64) << _SHIFTS[:6]).sum(axis=1, dtype=np.uint64)
     return ms.astype(np.float64)  # under 2**42: no sign to mind
