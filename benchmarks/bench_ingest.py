@@ -1,21 +1,26 @@
 """Scrape-to-store ingest: inferwatch's scrape loop into the SQLite store vs Prometheus 2.42.
 
-    python benchmarks/bench_ingest.py [--series 100000] [--scrapes 8] [--prometheus /usr/bin/prometheus]
+    python benchmarks/bench_ingest.py [--series 100000] [--scrapes 6] [--rounds 5]
+                                      [--prometheus /usr/bin/prometheus]
 
 One loopback target (a separate process) exposes N series in the text format,
 with new values on every request (pre-rendered, so the target's own speed
-does not count). inferwatch: ``ScrapeLoop.scrape_once`` on
-a simulated clock (15 s apart) into a ``SQLiteStore`` in a temp dir; each
-scrape is timed from the HTTP request to the committed transaction, and the
-rate is samples / wall time (cold first scrape reported apart). Prometheus:
-the same target scraped every 5 s; its rate is ``scrape_samples_scraped /
-scrape_duration_seconds`` (its own timing of fetch + parse + append), and the
-growth of ``prometheus_tsdb_head_samples_appended_total`` confirms the samples
-went in; its first scrape (every series new) is the first sample of its
-``scrape_duration_seconds``. Target: >= 100,000 samples/s, and >= Prometheus's rate warm and
-on the first scrape. The garbage collector is set as ``inferwatch serve`` sets it (``gc.freeze``, a
-young pass per 50,000 new objects: ``server/_serve.py``), since the scrape loop runs there;
-``--default-gc`` keeps Python's defaults.
+does not count). Each round is a fresh first scrape for both systems, then
+warm ones. inferwatch: a fresh interpreter (so nothing it learnt in an earlier
+round helps) runs ``ScrapeLoop.scrape_once`` on a simulated clock (15 s apart)
+into a new ``SQLiteStore`` in a temp dir; each scrape is timed from the HTTP
+request to the committed transaction, with its CPU time, and the rate is
+samples / wall time. Prometheus: a fresh process and data directory scraping
+the same target every 5 s; its rate per scrape is ``scrape_samples_scraped /
+scrape_duration_seconds`` (its own timing of fetch, parse and append: the
+commit of its WAL comes after that timing), read for every scrape once it has
+made ``--scrapes`` of them; its first scrape (every series new) is the first.
+The rounds alternate which system goes first. Reported: the median of the
+rounds and their range, and the median of the per-round ratios. Target: >=
+100,000 samples/s, and >= Prometheus's rate warm and on the first scrape. The
+garbage collector is set as ``inferwatch serve`` sets it (``gc.freeze``, a
+young pass per 50,000 new objects: ``server/_serve.py``), since the scrape loop
+runs there; ``--default-gc`` keeps Python's defaults.
 """
 
 from __future__ import annotations
@@ -108,6 +113,16 @@ def bench_inferwatch(port: int, n: int, scrapes: int, tmp: Path) -> dict[str, fl
             "cold_cpu_s": cpu[0], "warm_cpu_s": statistics.median(cpu[1:])}
 
 
+def inferwatch_round(port: int, n: int, scrapes: int, default_gc: bool) -> dict[str, float]:
+    """:func:`bench_inferwatch` in a fresh interpreter (``--one-round``), its figures as JSON."""
+    cmd = [sys.executable, __file__, "--one-round", str(port), "--series", str(n), "--scrapes", str(scrapes),
+           *(["--default-gc"] if default_gc else [])]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"inferwatch round failed: {out.stderr[-2000:]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
 def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=10) as r:
         return str(r.read().decode())
@@ -118,15 +133,16 @@ def _metric(text: str, name: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def _first_duration(pport: int) -> float:
-    """Prometheus's own timing of its first scrape: the oldest sample of ``scrape_duration_seconds``."""
-    q = urllib.parse.quote('scrape_duration_seconds{job="bench"}[1h]')
+def _values(pport: int, metric: str) -> list[float]:
+    """Every sample of ``metric{job="bench"}`` in the last hour, oldest first."""
+    q = urllib.parse.quote(f'{metric}{{job="bench"}}[1h]')
     found = json.loads(_get(f"http://127.0.0.1:{pport}/api/v1/query?query={q}"))["data"]["result"]
-    return float(found[0]["values"][0][1]) if found else float("nan")
+    return [float(v) for _, v in found[0]["values"]] if found else []
 
 
-def bench_prometheus(binary: str, port: int, tmp: Path, deadline: float) -> dict[str, float]:
-    """Prometheus scraping the same target every 5 s: its samples per second of scrape time."""
+def bench_prometheus(binary: str, port: int, tmp: Path, scrapes: int, timeout: float) -> dict[str, float]:
+    """A fresh Prometheus scraping the same target every 5 s until it has made ``scrapes`` scrapes:
+    its own timing of the first and the median rate of the others."""
     import socket
 
     with socket.socket() as s:
@@ -144,88 +160,113 @@ def bench_prometheus(binary: str, port: int, tmp: Path, deadline: float) -> dict
         stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "w"),  # noqa: SIM115
     )
     try:
-        rates: list[float] = []
-        first_appended: float | None = None
-        appended = 0.0
-        seen: set[float] = set()
-        while len(rates) < 6 and time.monotonic() < deadline:
+        deadline = time.monotonic() + timeout
+        durations: list[float] = []
+        while time.monotonic() < deadline:
             time.sleep(1.0)
             try:
-                q = _get(f"http://127.0.0.1:{pport}/api/v1/query?query="
-                         "scrape_samples_scraped%2Fscrape_duration_seconds%20and%20up%3D%3D1")
-                own = _get(f"http://127.0.0.1:{pport}/metrics")
+                durations = _values(pport, "scrape_duration_seconds")
+                samples = _values(pport, "scrape_samples_scraped")
+                up = _values(pport, "up")
             except OSError:
                 continue
-            m = re.search(r'"value":\[([0-9.]+),"([0-9.e+]+)"\]', q)
-            head = _metric(own, "prometheus_tsdb_head_samples_appended_total")
-            if head is not None:
-                first_appended = head if first_appended is None else first_appended
-                appended = head - first_appended
-            if m and float(m.group(1)) not in seen:
-                seen.add(float(m.group(1)))
-                rates.append(float(m.group(2)))
-        if not rates:
-            raise TimeoutError("prometheus reported no successful scrape before the deadline")
-        rate = statistics.median(rates[1:] or rates)
-        first = _first_duration(pport)
-        return {"rate": rate, "readings": float(len(rates)), "appended": appended, "first_s": first}
+            if len(durations) >= scrapes and len(samples) == len(durations) == len(up):
+                break
+        else:
+            raise TimeoutError(f"prometheus made {len(durations)} of {scrapes} scrapes before the deadline")
+        if not all(up[:scrapes]):
+            raise RuntimeError(f"a prometheus scrape failed (up: {up[:scrapes]})")
+        appended = _metric(_get(f"http://127.0.0.1:{pport}/metrics"),
+                           "prometheus_tsdb_head_samples_appended_total") or 0.0
+        rates = [n / d for n, d in zip(samples[:scrapes], durations[:scrapes], strict=True)]
+        return {"rate": statistics.median(rates[1:]), "first_s": durations[0], "first_rate": rates[0],
+                "appended": appended}
     finally:
         _stop(prom)  # type: ignore[arg-type]
+
+
+def _spread(xs: list[float], fmt: str = ",.0f") -> str:
+    return f"{statistics.median(xs):{fmt}} ({min(xs):{fmt}}–{max(xs):{fmt}})"
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--series", type=int, default=100_000)
-    ap.add_argument("--scrapes", type=int, default=8)
+    ap.add_argument("--scrapes", type=int, default=6, help="scrapes a round: the first, then warm ones")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds, each a fresh first scrape for both")
     ap.add_argument("--prometheus", default="/usr/bin/prometheus")
     ap.add_argument("--default-gc", action="store_true",
                     help="keep Python's garbage-collector settings (serve's are used otherwise)")
+    ap.add_argument("--one-round", type=int, metavar="PORT", help=argparse.SUPPRESS)  # a child's round
     args = ap.parse_args(argv)
-    if not args.default_gc:  # as inferwatch serve sets it (server/_serve.py _tune_gc)
-        gc.freeze()
-        gc.set_threshold(50_000, 20, 20)
-    deadline = time.monotonic() + 240
+    if args.one_round is not None:
+        if not args.default_gc:  # as inferwatch serve sets it (server/_serve.py _tune_gc)
+            gc.freeze()
+            gc.set_threshold(50_000, 20, 20)
+        with tempfile.TemporaryDirectory() as d:
+            print(json.dumps(bench_inferwatch(args.one_round, args.series, args.scrapes, Path(d))))
+        return 0
+    print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
+    peer = os.access(args.prometheus, os.X_OK)
+    iw: list[dict[str, float]] = []
+    pr: list[dict[str, float]] = []
     target, port = _start_target(args.series)
     try:
-        with tempfile.TemporaryDirectory() as d:
-            iw = bench_inferwatch(port, args.series, args.scrapes, Path(d))
-            pr = None
-            if os.access(args.prometheus, os.X_OK):
-                try:
-                    pr = bench_prometheus(args.prometheus, port, Path(d), deadline)
-                except TimeoutError as exc:
-                    print(f"prometheus: {exc}")
+        for r in range(args.rounds):
+            order = ["iw", "pr"] if r % 2 == 0 else ["pr", "iw"]
+            for who in order:
+                if who == "iw":
+                    iw.append(inferwatch_round(port, args.series, args.scrapes, args.default_gc))
+                elif peer:
+                    with tempfile.TemporaryDirectory() as d:
+                        pr.append(bench_prometheus(args.prometheus, port, Path(d), args.scrapes,
+                                                   timeout=30 + 10 * args.scrapes))
+            a = iw[-1]
+            line = (f"round {r + 1}: inferwatch first {a['cold_rate']:,.0f}/s ({a['cold_s'] * 1e3:.0f} ms, "
+                    f"CPU {a['cold_cpu_s'] * 1e3:.0f} ms), warm {a['rate']:,.0f}/s "
+                    f"({a['warm_s'] * 1e3:.0f} ms, CPU {a['warm_cpu_s'] * 1e3:.0f} ms)")
+            if peer:
+                b = pr[-1]
+                line += (f"; prometheus first {b['first_rate']:,.0f}/s ({b['first_s'] * 1e3:.0f} ms), "
+                         f"warm {b['rate']:,.0f}/s; ratio first {a['cold_rate'] / b['first_rate']:.2f}, "
+                         f"warm {a['rate'] / b['rate']:.2f}")
+            print(line + f"; load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         _stop(target)
-    print(f"\nscrape-to-store ingest, one target with {args.series:,} series ({os.cpu_count()} CPUs)")
-    print(f"{'engine':<34}{'samples/s':>14}{'per scrape':>14}{'CPU':>10}")
-    print(f"{'inferwatch (SQLite), warm scrapes':<34}{iw['rate']:>14,.0f}{iw['warm_s'] * 1e3:>11.0f} ms"
-          f"{iw['warm_cpu_s'] * 1e3:>7.0f} ms")
-    print(f"{'inferwatch (SQLite), first scrape':<34}{iw['cold_rate']:>14,.0f}{iw['cold_s'] * 1e3:>11.0f} ms"
-          f"{iw['cold_cpu_s'] * 1e3:>7.0f} ms")
-    if pr is not None:
-        per_ms = args.series / pr["rate"] * 1e3
-        first_rate = args.series / pr["first_s"]
-        print(f"{'prometheus 2.42 (own timing)':<34}{pr['rate']:>14,.0f}{per_ms:>11.0f} ms")
-        print(f"{'prometheus 2.42, first scrape':<34}{first_rate:>14,.0f}{pr['first_s'] * 1e3:>11.0f} ms")
-        print(f"ratio inferwatch / prometheus: {iw['rate'] / pr['rate']:.2f} warm, "
-              f"{iw['cold_rate'] / first_rate:.2f} first scrape "
-              f"(prometheus head samples appended during the run: {pr['appended']:,.0f})")
-    verdict = "meets" if iw["rate"] >= 100_000 else "MISSES"
-    print(f"target >= 100,000 samples/s: inferwatch {verdict} it ({iw['rate']:,.0f})")
+    load = f"load average {os.getloadavg()[0]:.1f}"
+    first, warm = [a["cold_rate"] for a in iw], [a["rate"] for a in iw]
+    cpu_first = [a["cold_cpu_s"] * 1e3 for a in iw]
+    print(f"\nscrape-to-store ingest, one target with {args.series:,} series ({os.cpu_count()} CPUs), "
+          f"{len(iw)} rounds: median (min–max)")
+    print(f"inferwatch (SQLite), first scrape: {_spread(first)} samples/s, CPU {_spread(cpu_first)} ms")
+    print(f"inferwatch (SQLite), warm scrapes: {_spread(warm)} samples/s, "
+          f"CPU {_spread([a['warm_cpu_s'] * 1e3 for a in iw])} ms")
+    rounds = f"median of {len(iw)} rounds"
+    peer_first = peer_warm = None
+    ratio_first = ratio_warm = None
+    if pr:
+        p_first, p_warm = [b["first_rate"] for b in pr], [b["rate"] for b in pr]
+        r_first = [a / b for a, b in zip(first, p_first, strict=True)]
+        r_warm = [a / b for a, b in zip(warm, p_warm, strict=True)]
+        print(f"prometheus 2.42, first scrape (own timing): {_spread(p_first)} samples/s")
+        print(f"prometheus 2.42, warm scrapes (own timing): {_spread(p_warm)} samples/s "
+              f"(head samples appended in the last round: {pr[-1]['appended']:,.0f})")
+        print(f"ratio inferwatch / prometheus, per round: first scrape {_spread(r_first, '.2f')}, "
+              f"warm {_spread(r_warm, '.2f')}")
+        peer_first = f"Prometheus 2.42, its own timing of its first scrape: {_spread(p_first)} samples/s"
+        peer_warm = f"Prometheus 2.42, its own timing: {_spread(p_warm)} samples/s"
+        ratio_first = f"{statistics.median(r_first):.2f} ({min(r_first):.2f}–{max(r_first):.2f} per round)"
+        ratio_warm = f"{statistics.median(r_warm):.2f} ({min(r_warm):.2f}–{max(r_warm):.2f} per round)"
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    verdict = "meets" if statistics.median(warm) >= 100_000 else "MISSES"
+    print(f"target >= 100,000 samples/s: inferwatch {verdict} it ({statistics.median(warm):,.0f})")
     _results.record("Ingest", f"Scrape to store, {args.series:,} series, warm scrapes",
-                    f"{iw['rate']:,.0f} samples/s",
-                    f"Prometheus 2.42, its own timing: {pr['rate']:,.0f} samples/s" if pr else None,
-                    f"{iw['rate'] / pr['rate']:.2f}" if pr else None,
-                    note=f"first scrape {iw['cold_rate']:,.0f}; load average {os.getloadavg()[0]:.1f}")
-    first_peer = args.series / pr["first_s"] if pr else None
+                    f"{_spread(warm)} samples/s", peer_warm, ratio_warm,
+                    note=f"{rounds}; first scrape {statistics.median(first):,.0f}; {load}")
     _results.record("Ingest", f"Scrape to store, {args.series:,} series, first scrape (all new)",
-                    f"{iw['cold_rate']:,.0f} samples/s",
-                    f"Prometheus 2.42, its own timing of its first scrape: {first_peer:,.0f} samples/s"
-                    if first_peer else None,
-                    f"{iw['cold_rate'] / first_peer:.2f}" if first_peer else None,
-                    note=f"{'default' if args.default_gc else 'serve'} GC settings; "
-                         f"load average {os.getloadavg()[0]:.1f}")
+                    f"{_spread(first)} samples/s", peer_first, ratio_first,
+                    note=f"{rounds}, each a fresh process; CPU {_spread(cpu_first)} ms; "
+                         f"{'default' if args.default_gc else 'serve'} GC settings; {load}")
     return 0
 
 

@@ -153,6 +153,19 @@ def test_the_receiver_stores_columns_and_refuses_with_the_sender_s_status() -> N
     header = bytes([(announced >> s & 0x7F) | (0x80 if announced >> s + 7 else 0) for s in range(0, 28, 7)])
     assert status(header + b"\x00") == 413
     assert status(b"\x05garbage") == 400
+    from inferwatch.formats import _snappy_pure as _snappy
+
+    def label(k: bytes, v: bytes) -> bytes:
+        return bytes([0x0A, 4 + len(k) + len(v), 0x0A, len(k)]) + k + bytes([0x12, len(v)]) + v
+
+    sample = b"\x12\x10\x09" + bytes(8) + b"\x10" + bytes([0x80] * 5 + [0x30])  # 0.0 at a 6-byte time
+    head = label(b"__name__", b"up") + label(b"job", b"f")
+    twice = b"".join(bytes([0x0A, len(ts)]) + ts
+                     for ts in [head + sample, head + label(b"job", b"g") + sample])
+    with pytest.raises(Exception) as refused:  # a repeated label name, beside a good series
+        rx.write(_snappy.compress(twice))
+    assert refused.value.status == 400  # type: ignore[attr-defined]
+    assert "duplicate label name" in str(refused.value)
     ahead = encode_write_request([Sample(Labels.of("up", job="c"), t0 + 990.0, 1.0),
                                   Sample(Labels.of("up", job="c"), t0 + 1_000.0 + 3_600, 2.0)])
     assert status(ahead) == 400 and store.select(parse_selector('up{job="c"}'), 0, t0 + 10_000) == []

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inferwatch._exceptions import InputError
 from inferwatch.formats import ExpositionParser
 from inferwatch.formats._series_batch import plain_series
 
@@ -71,3 +72,37 @@ def test_a_target_with_an_empty_value_or_a_name_sends_new_series_line_by_line() 
         body = 'm{a="1"} 1\n'
         got = ExpositionParser(target).parse(body, 1.0)
         assert [ls.items_tuple for ls in got.labels] == _line_by_line(body, target)
+
+
+
+def _families(n: int) -> list[str]:
+    """Several shapes interleaved: two label orders of one family, a family where some texts hold an
+    empty value or an escape (those go line by line), one without labels (texts repeat)."""
+    lines = []
+    for i in range(n):
+        k = i % 4
+        if k == 0:
+            lines.append(f'a_total{{code="{i % 7}",route="/r{i}"}} {i}')
+        elif k == 1:
+            lines.append(f'a_total{{route="/r{i}",code="{i % 7}"}} {i}')
+        elif k == 2:
+            value = "" if i % 3 == 0 else "x\\\\y" if i % 3 == 1 else f"v{i}"
+            lines.append(f'b{{z="{value}",a="{i}"}} {i}')
+        else:
+            lines.append(f"c_{i % 11} {i}")
+    return lines
+
+
+def test_many_families_and_layouts_across_blocks_read_what_the_line_parser_reads() -> None:
+    lines = _families(20_000)  # more than one block of 8192 texts
+    body = "\n".join(lines) + "\n"
+    got = ExpositionParser(TARGET).parse(body, 1.0)
+    assert [ls.items_tuple for ls in got.labels] == _line_by_line(body, TARGET)
+    assert got.series_added == len(set(lines)) - 5_000 + 11 and got.distinct is False  # c_0..c_10 repeat
+
+
+def test_a_label_twice_in_a_batch_of_new_series_is_refused_naming_its_line() -> None:
+    lines = _families(100)
+    lines.insert(57, 'd{q="1",q="1"} 1')
+    with pytest.raises(InputError, match="line 58: label 'q' given twice"):
+        ExpositionParser(TARGET).parse("\n".join(lines) + "\n", 1.0)

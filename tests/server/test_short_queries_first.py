@@ -128,3 +128,43 @@ def test_an_answer_gives_the_short_place_up_once_sent_even_an_error() -> None:
     finally:
         executor.close()
         server.stop()
+
+
+def test_serve_hands_the_interpreter_over_every_millisecond() -> None:
+    # rule: serve's switch interval is 1 ms (Python's 5 ms spread a panel's few milliseconds of work
+    # over 15-20 ms of waits beside heavy queries)
+    import sys
+
+    from inferwatch.server._serve import SWITCH_INTERVAL_S, _tune_switching
+
+    before = sys.getswitchinterval()
+    try:
+        _tune_switching()
+        assert sys.getswitchinterval() == SWITCH_INTERVAL_S == 0.001
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_a_query_queued_for_a_worker_takes_its_place_only_on_the_worker() -> None:
+    # rule: with a worker free the ticket is taken as the query is handed over (longer queries make way
+    # while the worker wakes); with every worker busy only once a worker runs it (longer queries must
+    # not wait idle for a query that is itself waiting for one of them)
+    import asyncio
+
+    p = CountingPriority(short_wait=WAIT)
+    executor = QueryExecutor(QueryLimits(timeout=30, max_concurrency=1), priority=p)
+    release = threading.Event()
+
+    async def both() -> list[int]:
+        first = asyncio.ensure_future(executor.run(lambda ctx: release.wait(WAIT)))
+        await asyncio.sleep(0)  # the first is handed to the one worker
+        second = asyncio.ensure_future(executor.run(lambda ctx: p.tickets))
+        await asyncio.sleep(0)  # the second waits in the queue
+        queued = p.tickets
+        release.set()
+        return [queued, await second, int(await first)]
+
+    try:
+        assert asyncio.run(both()) == [1, 2, 1]  # the second's ticket came with its worker
+    finally:
+        executor.close()

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from inferwatch.model import Labels, Sample, SimulatedClock
+from inferwatch._exceptions import InputError
+from inferwatch.model import Labels, Matcher, MatchOp, Sample, SimulatedClock
 from inferwatch.store import LimitExceeded, SeriesLimits, SQLiteStore, parse_selector
+from inferwatch.store._index import SeriesIndex
+from inferwatch.store._new_series import NewSeries
 
 T0 = 1_700_000_000.0
 
@@ -75,3 +78,57 @@ def test_a_restart_finds_every_series_created_in_batches(tmp_path: Path) -> None
     last = SQLiteStore(path)
     assert last.series_count() == 501
     last.close()
+
+
+def _brute(sets: dict[int, Labels], matchers: list[Matcher]) -> list[int]:
+    return sorted(sid for sid, ls in sets.items() if all(m.matches_labels(ls) for m in matchers))
+
+
+def test_postings_of_a_wide_batch_match_as_a_set_would_before_and_after_removals() -> None:
+    # a wide batch's ids wait as arrays until a read needs them: every read must see them all
+    index = SeriesIndex()
+    sets: dict[int, Labels] = {}
+    first = [Labels.of("m", code=str(200 + i % 3), route=f"/r{i % 7}", i=str(i), job="j") for i in range(300)]
+    index.add_batch(NewSeries(first, 1))
+    sets.update(enumerate(first, 1))
+    index.add_many({Labels.of("m", code="200", route="/x"): 301})  # one series: straight into the sets
+    sets[301] = Labels.of("m", code="200", route="/x")
+    second = [Labels.of("m", code="200", route=f"/s{i}", job="j") for i in range(100)]
+    index.add_batch(NewSeries(second, 302))
+    sets.update(enumerate(second, 302))
+    queries = [[Matcher("code", MatchOp.EQ, "200")], [Matcher("route", MatchOp.RE, "/r[12]|/s1.")],
+               [Matcher("__name__", MatchOp.EQ, "m"), Matcher("code", MatchOp.NE, "201")],
+               [Matcher("job", MatchOp.EQ, "j"), Matcher("route", MatchOp.EQ, "/x")], []]
+    assert index.metric_series("m") == 401 and index.label_values("code") == ["200", "201", "202"]
+    for q in queries:
+        assert sorted(index.match(q)) == _brute(sets, q)
+    for sid in [*range(1, 300, 3), 301, 305]:  # every code="200" of the first batch, and two more
+        index.remove(sid)
+        del sets[sid]
+    assert index.metric_series("m") == len(sets) and index.get(first[0]) is None
+    for q in queries:
+        assert sorted(index.match(q)) == _brute(sets, q)
+    assert index.label_values("route")[:2] == ["/r0", "/r1"] and "/x" not in index.label_values("route")
+
+
+def test_a_wide_batch_with_a_label_over_a_length_limit_is_refused_naming_it(tmp_path: Path) -> None:
+    st = SQLiteStore(tmp_path / "t.db", clock=SimulatedClock(T0))
+    st.limits = SeriesLimits(label_value_length_limit=10)
+    batch = [Labels.of("m", k=str(i)) for i in range(200)] + [Labels.of("m", k="x" * 11)]
+    with pytest.raises(LimitExceeded, match=r"^label_value_length_limit exceeded \(metric: m, label name: k, "
+                                            r"value: 'xxxxxxxxxxx'\.\.\., length: 11, limit: 10\)"):
+        st.append_columns(batch, [T0] * len(batch), [1.0] * len(batch))
+    assert st.series_count() == 0 and st.stats.discarded == {"label_value_length_limit": 201}
+    st.close()
+
+
+def test_names_first_seen_in_a_wide_batch_are_checked_and_a_bad_one_named(tmp_path: Path) -> None:
+    st = SQLiteStore(tmp_path / "t.db", clock=SimulatedClock(T0))
+    fresh = [Labels({"__name__": "first_seen_metric_56", "first_seen_label_56": str(i)}) for i in range(100)]
+    st.append_columns(fresh, [T0] * 100, [1.0] * 100)
+    bad = [Labels({"__name__": "m56", "ok": str(i)}) for i in range(100)]
+    bad.insert(70, Labels({"__name__": "m56", "bad-name": "1"}))
+    with pytest.raises(InputError, match=r"invalid label name 'bad-name' in series m56\{bad-name=\"1\"\}"):
+        st.append_columns(bad, [T0] * 101, [1.0] * 101)
+    assert st.series_count() == 100
+    st.close()

@@ -238,7 +238,7 @@ def test_a_schema_1_file_opens_and_takes_new_series(tmp_path: Path) -> None:
     again.append([Sample(UP, 60.0, 2.0), Sample(Labels.of("up", job="b"), 60.0, 1.0)])
     again.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
     conn.close()
     last = SQLiteStore(path, clock=SimulatedClock(100.0))
     assert [str(x) for x in last.series([])] == ['up{job="a"}', 'up{job="b"}']
@@ -266,8 +266,37 @@ def test_a_schema_2_file_with_series_still_in_its_log_opens(tmp_path: Path) -> N
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT id, labels, name FROM series WHERE labels LIKE '%old%'").fetchall() == [
         (7, '[["__name__","up"],["job","old"]]', "up")]
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
     conn.close()
+
+
+def test_a_schema_3_file_with_packed_series_in_its_log_opens(tmp_path: Path) -> None:
+    from inferwatch.store._new_series import pack_sets
+
+    path = tmp_path / "db.sqlite"
+    SQLiteStore(path, clock=SimulatedClock(100.0)).close()
+    conn = sqlite3.connect(path)  # what a schema-3 inferwatch killed before compacting left
+    conn.executescript("""
+        DROP TABLE wal_series;
+        CREATE TABLE wal_series (seq INTEGER PRIMARY KEY, ids BLOB NOT NULL, labels TEXT NOT NULL,
+                                 names TEXT NOT NULL, sizes BLOB);
+        PRAGMA user_version = 3;""")
+    old = [Labels.of("up", job="old"), Labels.of("up", job="older", x="1")]
+    packed = pack_sets([ls.items_tuple for ls in old])
+    assert packed is not None
+    conn.execute("INSERT INTO wal_series (ids, labels, names, sizes) VALUES (?, ?, '', ?)",
+                 (np.array([7, 9], dtype="<i8").tobytes(), packed[1], packed[0]))
+    conn.commit()
+    conn.close()
+    st = SQLiteStore(path, clock=SimulatedClock(100.0))
+    new = Labels.of("up", job="new")
+    st.append([Sample(new, 60.0, 1.0)])
+    assert st.series([]) == sorted([*old, new])
+    assert st._index.get(new) == 10  # after the log's last id
+    st.close()
+    again = SQLiteStore(path)
+    assert again.series([]) == sorted([*old, new])
+    again.close()
 
 
 @pytest.mark.parametrize("value", ["plain", "holds a \0 NUL", "]],[[ and \"quotes\""])
@@ -291,13 +320,14 @@ def test_retention_while_compaction_cannot_run_forgets_logged_series(tmp_path: P
     # on a full disk compaction fails and retention goes on: a series it deletes must not come back
     # from the log when compaction runs again (nor block it when its label set is created anew)
     from inferwatch.store import _disk
+    from inferwatch.store._new_series import NewSeries
 
     conn = _disk.connect(tmp_path / "db.sqlite")
     a, b = Labels.of("m", k="a"), Labels.of("m", k="b")
     sids = np.array([1, 2], dtype=np.int64)
-    _disk.write(conn, [(a, 1), (b, 2)], sids, np.array([10.0, 99.0]), np.array([1.0, 2.0]), 100)
+    _disk.write(conn, NewSeries([a, b], 1), sids, np.array([10.0, 99.0]), np.array([1.0, 2.0]), 100)
     _disk.delete_before(conn, 50.0, [1])
-    _disk.write(conn, [(a, 3)], np.array([3]), np.array([98.0]), np.array([3.0]), 100)
+    _disk.write(conn, NewSeries([a], 3), np.array([3]), np.array([98.0]), np.array([3.0]), 100)
     _disk.compact(conn)
     assert dict(_disk.load_series(conn)) == {2: b, 3: a}
     conn.close()

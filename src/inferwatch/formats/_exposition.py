@@ -195,9 +195,9 @@ class ExpositionParser:
         try:
             for a in range(0, len(lines), _BLOCK):
                 check_deadline()  # a scrape steps aside here while a rule round runs (the scrape loop's)
-                block = lines[a:a + _BLOCK]
-                keys += map(_KEY, map(str.rpartition, block, repeat(" ")))
-                v += map(float, map(_VALUE, map(str.rpartition, block, repeat(" "))))
+                split = list(map(str.rpartition, lines[a:a + _BLOCK], repeat(" ")))  # a block's worth alive
+                keys += map(_KEY, split)
+                v += map(float, map(_VALUE, split))
         except ValueError:
             return None
         get = self._cache.get
@@ -210,11 +210,17 @@ class ExpositionParser:
             seen: dict[str, Labels] = {}
             missing = [i for i, ls in enumerate(labels) if ls is None]
             if self._plain is not None:  # new series as one batch; the rest (if any) line by line
-                made = plain_series([keys[k] for k in missing], self._plain)
-                for k, ls in zip(missing, made, strict=True):
-                    if ls is not None:
-                        labels[k] = seen.setdefault(keys[k], ls)  # one object for a text seen twice
-                missing = [k for k, ls in zip(missing, made, strict=True) if ls is None]
+                made = plain_series(keys if len(missing) == len(keys) else [keys[k] for k in missing],
+                                    self._plain)
+                if len(missing) == len(keys) and not any(map(operator.is_, made, repeat(None))):
+                    seen.update(zip(keys, made, strict=True))  # type: ignore[arg-type]
+                    labels[:] = made if len(seen) == len(keys) else map(seen.__getitem__, keys)
+                    missing = []  # a first scrape, all new and plain (a text twice: the dict's one object)
+                else:
+                    for k, ls in zip(missing, made, strict=True):
+                        if ls is not None:
+                            labels[k] = seen.setdefault(keys[k], ls)  # one object for a text seen twice
+                    missing = [k for k, ls in zip(missing, made, strict=True) if ls is None]
             try:
                 for k in missing:
                     key, ls, t, val, stamped = self._parse_line(lines[k].strip(), 0, now, seen)

@@ -1,11 +1,14 @@
 """New series of a scrape, parsed as one batch: the series texts of the lines the cache does not know
 (a target's first scrape: every line) turned into label sets with C-level passes over all of them.
 
-The plain form — no whitespace, no escape, no empty value, no ``__`` label, no label given twice, none
-the target sets — is split at its quotes in one ``str.split`` over all the texts joined (a value holds no
-quote there, so each even piece is a label name between ``{``/``,`` and ``=``, each odd one its value).
-Pairs repeated across series (``job``, a route, a model) are kept once and shared by every label set
-that holds them. A text not in the plain form is left to the line parser, which names a bad line.
+Each text is split at its quotes. In the plain form — no whitespace outside values, no escape, no
+empty value, no ``__`` label, no label given twice, none the target sets — the even pieces are the
+metric name and the label names with their punctuation (``m{a=``, ``,b=``, ``}``): the text's *shape*,
+shared by every series of a family, and the odd pieces are the values. Each shape is checked and
+sorted once (where each label, the metric name and the target's pairs go in the sorted label set); its
+series then take their values column by column, and ``zip`` lays each set out already sorted. A pair
+seen twice (``job``, a route, a model) is kept once and shared by every label set that holds it. A
+text not in the plain form is left to the line parser, which names a bad line.
 
 >>> sets = plain_series(['up{a="1",z="2"}', 'up{a="1"} 7', 'x'], (("job", "j"),))
 >>> [None if ls is None else str(ls) for ls in sets]
@@ -15,50 +18,146 @@ that holds them. A text not in the plain form is left to the line parser, which 
 from __future__ import annotations
 
 import re
-from itertools import compress, islice, repeat, tee
-from operator import eq, floordiv, itemgetter
+from itertools import compress, repeat
+from operator import itemgetter
 
-from inferwatch.model import METRIC_NAME_LABEL, Labels
+from inferwatch.model import METRIC_NAME_LABEL, Labels, check_deadline
 
 __all__ = ["plain_series"]
 
-_PAIR = r'(?!__)[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]+"'
-_PLAIN = re.compile(rf'[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{{(?:{_PAIR},)*(?:{_PAIR})?\}})?')
-"""A whole series text in the plain form (``fullmatch``)."""
-_HEAD, _BODY = itemgetter(0), itemgetter(2)
+_BLOCK = 8192
+"""Texts per C-level pass: one pass over 200,000 texts would hold the interpreter lock for 0.1 s."""
+_METRIC = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_OPEN = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([a-zA-Z_][a-zA-Z0-9_]*)=")
+_NEXT = re.compile(r",([a-zA-Z_][a-zA-Z0-9_]*)=")
+_CLOSE = ("}", ",}")
+_EVEN = itemgetter(slice(0, None, 2))
+
+_Pair = tuple[str, str]
+_Layout = tuple[int, tuple["int | _Pair", ...], tuple["_Pairs", ...]]
+"""A shape's label count; in sorted order, each slot's label (its place in the text) or constant pair;
+and each label's pairs, in the text's order."""
 
 
-def plain_series(keys: list[str], target: tuple[tuple[str, str], ...]) -> list[Labels | None]:
+class _Pairs(dict[str, _Pair]):
+    """One label's pairs by value, each made once (``__missing__``: the first time a value is seen)."""
+
+    __slots__ = ("bad", "name")
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.bad = False
+        """Whether an empty value or an escape was seen: the texts holding one go line by line."""
+
+    def __missing__(self, value: str) -> _Pair:
+        if not value or "\\" in value:
+            self.bad = True
+        pair = self[value] = (self.name, value)
+        return pair
+
+
+def _names(shape: tuple[str, ...]) -> tuple[str, list[str]] | None:
+    """The metric name and the label names of a shape (its even pieces), ``None`` unless plain."""
+    if len(shape) == 1:
+        text = shape[0]
+        text = text[:-2] if text.endswith("{}") else text
+        return (text, []) if _METRIC.fullmatch(text) else None
+    first = _OPEN.fullmatch(shape[0])
+    if first is None or shape[-1] not in _CLOSE:
+        return None
+    names = [first.group(2)]
+    for piece in shape[1:-1]:
+        m = _NEXT.fullmatch(piece)
+        if m is None:
+            return None
+        names.append(m.group(1))
+    return first.group(1), names
+
+
+def _layout(shape: tuple[str, ...], target: tuple[_Pair, ...], shared: dict[str, _Pairs],
+            metrics: dict[str, _Pair]) -> _Layout | None:
+    """Where a shape's labels, its metric name and the target's pairs go in the sorted label set."""
+    found = _names(shape)
+    if found is None:
+        return None
+    metric, names = found
+    if (len(set(names)) < len(names) or {k for k, _ in target}.intersection(names)
+            or any(n.startswith("__") for n in names)):
+        return None  # a name twice, a target's label (exported_) or a reserved one: the line parser's
+    pair = metrics.get(metric) or metrics.setdefault(metric, (METRIC_NAME_LABEL, metric))
+    slots: list[tuple[str, int | _Pair]] = [(METRIC_NAME_LABEL, pair), *((p[0], p) for p in target)]
+    slots += ((name, j) for j, name in enumerate(names))
+    slots.sort(key=itemgetter(0))
+    by_place = tuple(shared.get(n) or shared.setdefault(n, _Pairs(n)) for n in names)
+    return len(names), tuple(s for _, s in slots), by_place
+
+
+def plain_series(keys: list[str], target: tuple[_Pair, ...]) -> list[Labels | None]:
     """The label set of each series text in ``keys`` with the ``target`` pairs added (``None``: a text
     not in the plain form, or one that names a label twice or a label of ``target``).
 
     ``target`` must be sorted pairs with non-empty values and no ``__name__``.
     """
-    plain = list(map(bool, map(_PLAIN.fullmatch, keys)))
-    texts = keys if all(plain) else list(compress(keys, plain))
-    # Only what the label sets keep outlives its line here (each tuple, list or dict made for one
-    # series dies at once): 100,000 series' worth of them alive together cost more in garbage
-    # collection than their parsing.
-    metrics = list(map(_HEAD, map(str.partition, texts, repeat("{"))))
-    pieces = ",".join(map(_BODY, map(str.partition, texts, repeat("{")))).split('"')  # name=, value, ...
-    names = map(str.strip, pieces[0::2], repeat(",=}"))
-    shared: dict[tuple[str, str], tuple[str, str]] = {}
-    # the names have the piece after the last quote too; each pair kept once, the batch's copies die
-    flat = iter(list(map(shared.setdefault, *tee(zip(names, pieces[1::2], strict=False)))))
-    del pieces
-    sizes = map(floordiv, map(str.count, texts, repeat('"')), repeat(2))  # two quotes a pair
-    per_text = map(list, map(islice, repeat(flat), sizes))  # each text's pairs, in turn from one iterator
-    metric = map(shared.setdefault, *tee(zip(repeat(METRIC_NAME_LABEL), metrics)))
-    merged = map(list.__iadd__, per_text, zip(metric, *map(repeat, target), strict=False))
-    items = list(map(tuple, map(sorted, merged)))
-    once = list(map(eq, map(len, items), map(len, map(dict, items))))  # no label name twice
-    made: list[Labels | None] = list(map(Labels.from_sorted, items))
-    if not all(once):
-        made = [ls if ok else None for ls, ok in zip(made, once, strict=True)]
-    if len(made) == len(keys):
-        return made
-    out: list[Labels | None] = [None] * len(keys)
-    at = iter(made)
-    for k in compress(range(len(keys)), plain):
-        out[k] = next(at)
+    out: list[Labels | None] = []
+    shared: dict[str, _Pairs] = {}
+    metrics: dict[str, _Pair] = {}
+    layouts: dict[tuple[str, ...], _Layout | None] = {}
+    for a in range(0, len(keys), _BLOCK):
+        check_deadline()  # a scrape steps aside between blocks while a rule round runs
+        out += _block(keys[a:a + _BLOCK], target, shared, metrics, layouts)
     return out
+
+
+def _block(texts: list[str], target: tuple[_Pair, ...], shared: dict[str, _Pairs],
+           metrics: dict[str, _Pair], layouts: dict[tuple[str, ...], _Layout | None]) -> list[Labels | None]:
+    """``plain_series`` of one block of texts: grouped by shape, each group made column by column."""
+    parts = list(map(str.split, texts, repeat('"')))
+    shapes = list(map(tuple, map(_EVEN, parts)))
+    groups: dict[tuple[str, ...], list[int]] = {}
+    if shapes.count(shapes[0]) == len(shapes):  # one family of one layout: nothing to group
+        groups[shapes[0]] = list(range(len(shapes)))
+    else:
+        for k, shape in enumerate(shapes):
+            ks = groups.get(shape)
+            if ks is None:
+                groups[shape] = [k]
+            else:
+                ks.append(k)
+    out: list[Labels | None] = [None] * len(texts)
+    for shape, ks in groups.items():
+        if shape in layouts:
+            layout = layouts[shape]
+        else:
+            layout = layouts[shape] = _layout(shape, target, shared, metrics)
+        if layout is None:
+            continue
+        if len(ks) == len(texts):
+            out = _made(parts, layout)
+        else:
+            for k, ls in zip(ks, _made([parts[k] for k in ks], layout), strict=True):
+                out[k] = ls
+    return out
+
+
+def _made(rows: list[list[str]], layout: _Layout) -> list[Labels | None]:
+    """The label sets of the texts ``rows`` (each split at its quotes), all of one shape."""
+    count, slots, by_place = layout
+    if not all(map(int.__eq__, map(len, rows), repeat(2 * count + 1))):
+        return [None] * len(rows)  # a quote more than the shape shows: not what it seems
+    if not count:  # no label: every text of the shape is the same text
+        items = tuple(s for s in slots if not isinstance(s, int))
+        return list(map(Labels.from_sorted, repeat(items, len(rows))))
+    values = [list(map(itemgetter(2 * j + 1), rows)) for j in range(count)]
+    columns = [list(map(p.__getitem__, v)) for p, v in zip(by_place, values, strict=True)]
+    made: list[Labels | None] = list(map(Labels.from_sorted, zip(
+        *(columns[s] if isinstance(s, int) else repeat(s) for s in slots), strict=False)))
+    bad = [v for p, v in zip(by_place, values, strict=True) if p.bad]
+    if bad:  # an empty value or an escape somewhere in the batch: the texts holding one go line by line
+        for k in compress(range(len(rows)), map(_any_bad, zip(*bad, strict=True))):
+            made[k] = None
+    return made
+
+
+def _any_bad(values: tuple[str, ...]) -> bool:
+    return any(not v or "\\" in v for v in values)

@@ -1,18 +1,16 @@
 """The SQLite file of the store: schema, WAL records, chunk compaction, chunk reads.
 
-Layout (schema 3):
+Layout (schema 4):
 
 * ``series(id, labels, name)``: each label set once, as canonical JSON;
-* ``wal_series(seq, ids, labels, names, sizes)``: the series an ``append``
-  created: their ids as a raw array, and their label sets packed into one text
-  (every name and value joined by NUL) with the pair count of each set in
-  ``sizes`` (a label holding a NUL falls back to JSON lists of the sets and
-  their metric names, ``sizes`` NULL, the schema-2 form): one row per append
-  however many series it brings (a row each in ``series`` costs three B-tree
-  inserts per series, a JSON encoding 1.5 us); committed with the samples,
-  moved into ``series`` by compaction (as Prometheus logs new series in its WAL
-  and indexes them when it cuts a block). Schema 1 and 2 files are upgraded
-  on open;
+* ``wal_series(seq, ids, labels, names, sizes, codes)``: the series an ``append``
+  created, one row per append however many series it brings: their ids as a raw
+  array, and their label sets numbered (each distinct pair's text once, a number
+  per pair: see :mod:`inferwatch.store._new_series` for this form and the two
+  older ones it still reads). A row each in ``series`` would cost three B-tree
+  inserts per series; committed with the samples, moved into ``series`` by
+  compaction (as Prometheus logs new series in its WAL and indexes them when it
+  cuts a block). Schema 1-3 files are upgraded on open;
 * ``wal(seq, t_min, sids, t, v)``: one record per ``append`` call, the batch's
   series ids, times and values as raw little-endian arrays; committed before
   ``append`` returns, so it is what makes a write durable;
@@ -29,21 +27,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
-from itertools import chain
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from inferwatch._exceptions import StoreError
-from inferwatch.model import METRIC_NAME_LABEL, Labels, open_sqlite
+from inferwatch.model import Labels, open_sqlite
+from inferwatch.store._new_series import NewSeries, logged_sets, to_json
 
 __all__ = [
     "PAGE_CACHE_KIB", "SCHEMA_VERSION", "compact", "connect", "delete_before", "last_sample", "load_series",
     "read_chunks", "write",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (
     id INTEGER PRIMARY KEY,
@@ -56,7 +54,8 @@ CREATE TABLE IF NOT EXISTS wal_series (
     ids BLOB NOT NULL,
     labels TEXT NOT NULL,
     names TEXT NOT NULL,
-    sizes BLOB
+    sizes BLOB,
+    codes BLOB
 );
 CREATE TABLE IF NOT EXISTS wal (
     seq INTEGER PRIMARY KEY,
@@ -81,9 +80,8 @@ _IN_CHUNK = 500
 # answers nearly as fast. It fills to its cap as the file grows (64 MiB took the server's RSS
 # up 2.2 MiB a minute for half an hour in the soak), so the cap is kept small.
 PAGE_CACHE_KIB = 8192
-# json.dumps(x, separators=...) builds a new encoder per call; one built once encodes the same text
-_to_json = json.JSONEncoder(separators=(",", ":")).encode
 _F8, _I8 = np.dtype("<f8"), np.dtype("<i8")
+_LOGGED = "seq, ids, labels, names, sizes, codes"  # a wal_series row as logged_sets reads it (after seq)
 
 
 def rollback(conn: sqlite3.Connection) -> None:
@@ -123,8 +121,11 @@ def connect(path: Path, *, autocheckpoint: bool = True) -> sqlite3.Connection:
         if not autocheckpoint:
             conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.executescript(_SCHEMA)
-        if "sizes" not in {row[1] for row in conn.execute("PRAGMA table_info(wal_series)")}:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(wal_series)")}
+        if "sizes" not in columns:
             conn.execute("ALTER TABLE wal_series ADD COLUMN sizes BLOB")  # schema 2: its rows stay JSON
+        if "codes" not in columns:
+            conn.execute("ALTER TABLE wal_series ADD COLUMN codes BLOB")  # schema 3: its rows stay packed
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     except (sqlite3.Error, StoreError) as exc:
         conn.close()
@@ -151,23 +152,15 @@ def last_sample(conn: sqlite3.Connection, sid: int) -> tuple[float, float] | Non
 
 
 def write(
-    conn: sqlite3.Connection, new_series: Iterable[tuple[Labels, int]],
-    sids: np.ndarray, t: np.ndarray, v: np.ndarray, record_size: int,
+    conn: sqlite3.Connection, new: NewSeries | None, sids: np.ndarray, t: np.ndarray, v: np.ndarray,
+    record_size: int,
 ) -> None:
-    """Commit new series and one WAL record per ``record_size`` samples, in one transaction."""
-    new = list(new_series)
+    """Commit the new series ``new`` and one WAL record per ``record_size`` samples, in one transaction."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if new:
-            ids = np.array([sid for _, sid in new], dtype=_I8).tobytes()
-            sets = [ls.items_tuple for ls, _ in new]
-            packed = _pack_sets(sets)
-            if packed is None:
-                conn.execute("INSERT INTO wal_series (ids, labels, names) VALUES (?, ?, ?)",
-                             (ids, _to_json(sets), _to_json([ls.name for ls, _ in new])))
-            else:
-                conn.execute("INSERT INTO wal_series (ids, labels, names, sizes) VALUES (?, ?, '', ?)",
-                             (ids, packed[1], packed[0]))
+        if new is not None and len(new):
+            conn.execute("INSERT INTO wal_series (ids, labels, names, sizes, codes) VALUES (?, ?, ?, ?, ?)",
+                         new.logged())
         for i in range(0, int(sids.shape[0]), record_size):
             part = slice(i, i + record_size)
             conn.execute(
@@ -188,8 +181,8 @@ def _labels_json(label_sets: list[tuple[tuple[str, str], ...]]) -> list[str]:
     ['[["__name__","up"]]', '[["__name__","a"],["x","]],[["]]']
     """
     if not label_sets or not all(label_sets):
-        return [_to_json(items) for items in label_sets]
-    return _split_sets(_to_json(label_sets), len(label_sets)) or [_to_json(items) for items in label_sets]
+        return [to_json(items) for items in label_sets]
+    return _split_sets(to_json(label_sets), len(label_sets)) or [to_json(items) for items in label_sets]
 
 
 def _split_sets(text: str, count: int) -> list[str] | None:
@@ -205,54 +198,12 @@ def _split_sets(text: str, count: int) -> list[str] | None:
     return ["[[" + p + "]]" for p in parts]
 
 
-_SetList = list[tuple[tuple[str, str], ...]]
-
-
-def _pack_sets(sets: _SetList) -> tuple[bytes, str] | None:
-    """Label sets as the pair count of each and one text of every name and value joined by NUL
-    (one C call each, where JSON costs 1.5 us a set); ``None`` when a label holds a NUL.
-
-    >>> sizes, text = _pack_sets([(("__name__", "up"), ("job", "a")), (("__name__", "x"),)])
-    >>> text.split(chr(0)), _unpack_sets(sizes, text)[1]
-    (['__name__', 'up', 'job', 'a', '__name__', 'x'], (('__name__', 'x'),))
-    >>> _pack_sets([(("__name__", "a" + chr(0)),)]) is None
-    True
-    """
-    flat = list(chain.from_iterable(chain.from_iterable(sets)))
-    text = "\0".join(flat)
-    if not flat or text.count("\0") != len(flat) - 1:
-        return None
-    return np.fromiter(map(len, sets), dtype=_I8, count=len(sets)).tobytes(), text
-
-
-def _unpack_sets(sizes: bytes, text: str) -> _SetList:
-    """The label sets ``_pack_sets`` packed."""
-    words = iter(text.split("\0"))
-    pairs = list(zip(words, words, strict=True))
-    out: _SetList = []
-    at = 0
-    for n in np.frombuffer(sizes, _I8).tolist():
-        out.append(tuple(pairs[at:at + n]))
-        at += n
-    return out
-
-
-def _logged_sets(id_bytes: bytes, text: str, names_text: str, sizes: bytes | None
-                 ) -> tuple[list[int], _SetList, list[str]]:
-    """Ids, label sets and metric names of one ``wal_series`` row, in either of its forms."""
-    ids = np.frombuffer(id_bytes, _I8).tolist()
-    if sizes is None:  # JSON (schema 2, or a label holding a NUL)
-        return ids, [tuple(map(tuple, items)) for items in json.loads(text)], json.loads(names_text)
-    sets = _unpack_sets(sizes, text)
-    return ids, sets, [dict(items).get(METRIC_NAME_LABEL, "") for items in sets]
-
-
 def _logged_series(conn: sqlite3.Connection) -> tuple[int, list[tuple[int, str, str]]]:
     """The last ``wal_series`` seq and the ``series`` rows its entries become."""
-    logged = conn.execute("SELECT seq, ids, labels, names, sizes FROM wal_series ORDER BY seq").fetchall()
+    logged = conn.execute(f"SELECT {_LOGGED} FROM wal_series ORDER BY seq").fetchall()
     rows: list[tuple[int, str, str]] = []
     for _, *row in logged:
-        ids, sets, names = _logged_sets(*row)
+        ids, sets, names = logged_sets(*row)
         rows += zip(ids, _labels_json(sets), names, strict=True)
     return (logged[-1][0] if logged else 0), rows
 
@@ -368,9 +319,9 @@ def _forget_logged(conn: sqlite3.Connection, gone: set[int]) -> None:
     """Drop ``gone`` series from ``wal_series`` (there only while compaction cannot run: a full disk)."""
     if not gone:
         return
-    logged = conn.execute("SELECT seq, ids, labels, names, sizes FROM wal_series").fetchall()
+    logged = conn.execute(f"SELECT {_LOGGED} FROM wal_series").fetchall()
     for seq, *row in logged:
-        ids, sets, names = _logged_sets(*row)
+        ids, sets, names = logged_sets(*row)
         kept = [sid not in gone for sid in ids]
         if all(kept):
             continue
@@ -379,5 +330,5 @@ def _forget_logged(conn: sqlite3.Connection, gone: set[int]) -> None:
             rest = np.array([i for i, k in zip(ids, kept, strict=True) if k], dtype=_I8)
             conn.execute("INSERT INTO wal_series (seq, ids, labels, names) VALUES (?, ?, ?, ?)",
                          (seq, rest.tobytes(),
-                          _to_json([x for x, k in zip(sets, kept, strict=True) if k]),
-                          _to_json([x for x, k in zip(names, kept, strict=True) if k])))
+                          to_json([x for x, k in zip(sets, kept, strict=True) if k]),
+                          to_json([x for x, k in zip(names, kept, strict=True) if k])))

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
+
 from inferwatch.model import METRIC_NAME_LABEL, Labels, Matcher, MatchOp
+from inferwatch.store._new_series import NewSeries
+
+_PAIR = tuple[str, str]
+_WIDE = 64
+"""New series from which a batch's postings wait as arrays (below it: straight into the sets)."""
+_CHUNKS = 16
+"""Waiting arrays a pair keeps before they are joined into one."""
 
 __all__ = ["SeriesIndex"]
 
@@ -18,12 +27,18 @@ class SeriesIndex:
     ``label_values``. Matching starts from the postings of the matchers that
     cannot match an empty value (``a="x"``, ``a=~"x.+"``), intersects them, and
     filters the rest label by label, as Prometheus's index does.
+
+    A wide batch of new series (:meth:`add_batch`: a first scrape) leaves each pair's new ids as one
+    sorted array; they join the pair's set when a read first needs it (most pairs of a big target are
+    never matched on alone), so creating 100,000 series costs a sort of their pair numbers, not
+    800,000 set insertions. The caller holds the store's lock for every call, reads included.
     """
 
     def __init__(self) -> None:
         self._ids: dict[Labels, int] = {}
         self._labels: dict[int, Labels] = {}
-        self._postings: dict[tuple[str, str], set[int]] = {}
+        self._postings: dict[_PAIR, set[int]] = {}
+        self._waiting: dict[_PAIR, list[np.ndarray]] = {}  # ids not yet in the pair's set
         self._values: dict[str, set[str]] = {}
         self.lookup = self._ids.get  # ``get`` without a method call of its own (the append path)
 
@@ -32,7 +47,17 @@ class SeriesIndex:
 
     def metric_series(self, metric: str) -> int:
         """How many series the metric ``metric`` has (the postings of its name)."""
-        return len(self._postings.get((METRIC_NAME_LABEL, metric), ()))
+        pair = (METRIC_NAME_LABEL, metric)
+        return len(self._postings.get(pair, ())) + sum(map(len, self._waiting.get(pair, ())))
+
+    def _settled(self, pair: _PAIR) -> set[int] | None:
+        """The postings of ``pair`` with its waiting ids joined in."""
+        ids = self._postings.get(pair)
+        waiting = self._waiting.pop(pair, None)
+        if waiting is not None and ids is not None:
+            for chunk in waiting:
+                ids.update(chunk.tolist())
+        return ids
 
     def get(self, labels: Labels) -> int | None:
         """The id of ``labels``, or ``None``."""
@@ -65,12 +90,39 @@ class SeriesIndex:
                 else:
                     ids.add(sid)
 
+    def add_batch(self, new: NewSeries) -> None:
+        """Register the series ``new`` under its ids: ``add_many`` for a batch prepared once."""
+        ids = range(new.first, new.first + len(new))
+        if len(new) < _WIDE:
+            self.add_many(dict(zip(new.labels, ids, strict=True)))
+            return
+        self._ids.update(zip(new.labels, ids, strict=True))
+        self._labels.update(zip(ids, new.labels, strict=True))
+        # each pair's ids together: a stable sort of the pair numbers (a radix sort while they fit 16 bits)
+        codes = new.codes.astype(np.uint16) if len(new.pairs) <= 1 << 16 else new.codes
+        grouped = np.repeat(new.ids(), new.sizes)[np.argsort(codes, kind="stable")]
+        ends = np.cumsum(np.bincount(new.codes, minlength=len(new.pairs))).tolist()
+        postings, waiting = self._postings, self._waiting
+        for pair, lo, hi in zip(new.pairs, [0, *ends], ends, strict=False):
+            chunk = grouped[lo:hi].copy()  # a copy: the batch's whole array need not outlive it
+            if pair not in postings:
+                postings[pair] = set()
+                self._values.setdefault(pair[0], set()).add(pair[1])
+            chunks = waiting.get(pair)
+            if chunks is None:
+                waiting[pair] = [chunk]
+            else:
+                chunks.append(chunk)
+                if len(chunks) > _CHUNKS:
+                    waiting[pair] = [np.concatenate(chunks)]
+
     def remove(self, sid: int) -> None:
         """Forget series ``sid``."""
         labels = self._labels.pop(sid)
         del self._ids[labels]
         for pair in labels.items_tuple:
-            ids = self._postings[pair]
+            ids = self._settled(pair)
+            assert ids is not None
             ids.discard(sid)
             if not ids:
                 del self._postings[pair]
@@ -106,9 +158,9 @@ class SeriesIndex:
         if m.matches(""):
             return None
         if m.op is MatchOp.EQ:
-            return set(self._postings.get((m.name, m.value), ()))
+            return set(self._settled((m.name, m.value)) or ())
         out: set[int] = set()
         for value in self._values.get(m.name, ()):
             if m.matches(value):
-                out |= self._postings[(m.name, value)]
+                out |= self._settled((m.name, value)) or set()
         return out

@@ -12,7 +12,7 @@ remote-write request) and its samples are counted in
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter, eq, itemgetter
@@ -20,6 +20,7 @@ from typing import Protocol
 
 from inferwatch._exceptions import LimitExceeded
 from inferwatch.model import METRIC_NAME_LABEL, Labels
+from inferwatch.store._new_series import NewSeries
 
 __all__ = [
     "DEFAULT_LIMITS", "LimitExceeded", "SeriesCounts", "SeriesLimits",
@@ -48,28 +49,32 @@ class SeriesLimits:
     max_series: int = 1_000_000
     max_series_per_metric: int = 200_000
 
-    def check_new(self, new: Sequence[Labels], counts: SeriesCounts) -> None:
-        """Raise :class:`LimitExceeded` if creating the series ``new`` breaks a limit."""
+    def check_new(self, new: Sequence[Labels], counts: SeriesCounts, batch: NewSeries | None = None) -> None:
+        """Raise :class:`LimitExceeded` if creating the series ``new`` breaks a limit (``batch``: the
+        same series prepared once, whose distinct pairs stand for all of theirs)."""
         if not new:
             return
         if self.max_series and len(counts) + len(new) > self.max_series:
             raise LimitExceeded("max_series", (
                 f"max_series limit exceeded: {len(counts)} series stored, {len(new)} new in this batch, "
                 f"limit {self.max_series} (server.limits.max_series)"))
-        items = list(map(_items, new))
-        if self.label_limit and max(map(len, items)) > self.label_limit:
-            ls = next(ls for ls, it in zip(new, items, strict=True) if len(it) > self.label_limit)
+        items = list(map(_items, new)) if batch is None else []
+        sizes = map(len, items) if batch is None else batch.sizes.tolist()
+        if self.label_limit and max(sizes) > self.label_limit:
+            ls = next(ls for ls in new if len(ls) > self.label_limit)
             raise LimitExceeded("label_limit", (
                 f"label_limit exceeded (metric: {_metric(ls)}, number of labels: {len(ls)}, "
                 f"limit: {self.label_limit})"))
         shortest = min(x for x in (self.label_name_length_limit, self.label_value_length_limit) if x) \
             if (self.label_name_length_limit or self.label_value_length_limit) else 0
         # one pass in C over every name and value; only a batch holding a long one is looked at closely
-        if shortest and max(map(len, chain.from_iterable(chain.from_iterable(items)))) > shortest:
+        pairs = chain.from_iterable(items) if batch is None else batch.pairs
+        if shortest and max(map(len, chain.from_iterable(pairs)), default=0) > shortest:
             for ls in new:
                 self._check_lengths(ls)
         if self.max_series_per_metric:
-            self._check_per_metric(_metric_names(items), counts)
+            per_metric = Counter(_metric_names(items)) if batch is None else batch.metric_counts()
+            self._check_per_metric(per_metric, counts)
 
     def check_labels(self, ls: Labels, where: str = "") -> None:
         """The label count and lengths of one label set (an alert's): ``LimitExceeded`` naming the limit."""
@@ -102,9 +107,9 @@ class SeriesLimits:
                     f"value: {value[:50]!r}..., length: {len(value)}, "
                     f"limit: {self.label_value_length_limit})"))
 
-    def _check_per_metric(self, metrics: list[str], counts: SeriesCounts) -> None:
+    def _check_per_metric(self, metrics: Mapping[str, int], counts: SeriesCounts) -> None:
         limit = self.max_series_per_metric
-        for metric, n in Counter(metrics).items():
+        for metric, n in metrics.items():
             have = counts.metric_series(metric)
             if have + n > limit:
                 raise LimitExceeded("max_series_per_metric", (

@@ -16,7 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from functools import partialmethod
-from itertools import compress, count, repeat
+from itertools import compress, repeat
 from operator import is_
 from pathlib import Path
 from sqlite3 import Connection
@@ -34,6 +34,7 @@ from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._latest import LatestReads
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
+from inferwatch.store._new_series import NewSeries
 from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_new_labels, check_time, check_value
@@ -159,24 +160,25 @@ class SQLiteStore(LatestReads):
         with self._file:  # one append at a time; readers of the memory go on beside its disk write
             with self._lock:
                 conn = self._db()
-                new_series: dict[Labels, int] = {}
                 try:
-                    sids = self._series_ids(labels, new_series)
+                    sids, new = self._series_ids(labels)
                 except LimitExceeded as exc:  # the whole batch is refused: its samples are discarded
                     self.stats.discarded[exc.reason] = self.stats.discarded.get(exc.reason, 0) + len(labels)
                     raise
-                if each_once(sids, self._next_id + len(new_series)):
+                if each_once(sids, self._next_id + (len(new) if new is not None else 0)):
                     keep = accept_unique(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
                 else:
                     keep = accept_in_order(self._last_t, self._last_v, sids, t_a, v_a, self.stats)
                 sids, t_a, v_a = sids[keep], t_a[keep], v_a[keep]
-            self._commit(conn, new_series, sids, t_a, v_a)
+            self._commit(conn, new, sids, t_a, v_a)
             self._maintain(old_samples=bool(t_a.shape[0]) and float(t_a.min()) < self._head_from)
 
-    def _series_ids(self, labels: Sequence[Labels], new_series: dict[Labels, int]) -> np.ndarray:
-        """Series ids of ``labels`` (new ones validated and allocated, not yet registered)."""
+    def _series_ids(self, labels: Sequence[Labels]) -> tuple[np.ndarray, NewSeries | None]:
+        """Series ids of ``labels``, and the new series among them (validated, numbered from the next
+        id in order of first sight, not yet registered)."""
         sids = known_ids(self._by_object, labels)
         missing = np.flatnonzero(sids < 0).tolist()
+        new = None
         if missing:
             miss = list(labels) if len(missing) == len(labels) else [labels[k] for k in missing]
             if not set(map(type, miss)) <= _LABELS:
@@ -192,20 +194,18 @@ class SQLiteStore(LatestReads):
                 sids[missing] = found  # no None here
             else:  # new series: ids in order of first sight, checked as one batch
                 unseen = miss if fresh == len(miss) else list(compress(miss, map(is_, found, repeat(None))))
-                new_series.update(zip(unseen, count(self._next_id)))
-                if len(new_series) < fresh:  # one series twice in the batch: number each once, in order
-                    new_series.clear()
-                    new_series.update(zip(dict.fromkeys(unseen), count(self._next_id)))
-                created = list(new_series)
+                once = unseen if len(set(unseen)) == fresh else list(dict.fromkeys(unseen))
+                new = NewSeries(once, self._next_id)
                 if self.limits is not None:  # first: a million labels are refused before they are read
-                    self.limits.check_new(created, self._index)
-                check_new_labels(created)
-                if fresh == len(miss) == len(new_series):  # all new, each once (a remote-write batch)
-                    sids[missing] = np.arange(self._next_id, self._next_id + fresh)
-                else:
-                    sids[missing] = list(map(new_series.get, miss, found))
-        self._grow_last(self._next_id + len(new_series))
-        return sids
+                    self.limits.check_new(once, self._index, new)
+                check_new_labels(once, new.pairs)
+                if fresh == len(miss) == len(once):  # all new, each once (a first scrape)
+                    sids[missing] = new.ids()
+                else:  # one series twice in the batch, or known ones among the new: each once, in order
+                    numbered = dict(zip(once, range(self._next_id, self._next_id + len(once)), strict=True))
+                    sids[missing] = list(map(numbered.get, miss, found))
+        self._grow_last(self._next_id + (len(new) if new is not None else 0))
+        return sids, new
 
     def _make_room(self, adding: int) -> None:
         """Forget the objects seen so far when ``adding`` more would pass the bound (4x the series)."""
@@ -219,11 +219,11 @@ class SQLiteStore(LatestReads):
         self._by_object[id(labels)] = sid
         self._keep[id(labels)] = labels
 
-    def _remember_new(self, new_series: dict[Labels, int]) -> None:
+    def _remember_new(self, new: NewSeries) -> None:
         """``_remember`` for a batch of series just created (the index already holds them)."""
-        self._make_room(len(new_series))
+        self._make_room(len(new))
         # not in _keep: the index holds these very objects (until retention, which forgets by_object)
-        self._by_object.update(zip(map(id, new_series), new_series.values(), strict=True))
+        self._by_object.update(zip(map(id, new.labels), range(new.first, new.first + len(new)), strict=True))
 
     def _grow_last(self, size: int) -> None:
         if size > self._last_t.shape[0]:
@@ -231,24 +231,25 @@ class SQLiteStore(LatestReads):
             self._last_t = np.concatenate([self._last_t, np.full(cap - self._last_t.shape[0], -np.inf)])
             self._last_v = np.concatenate([self._last_v, np.zeros(cap - self._last_v.shape[0])])
 
-    def _commit(self, conn: sqlite3.Connection, new_series: dict[Labels, int], sids: np.ndarray,
+    def _commit(self, conn: sqlite3.Connection, new: NewSeries | None, sids: np.ndarray,
                 t: np.ndarray, v: np.ndarray) -> None:
-        if not sids.shape[0] and not new_series:
+        if not sids.shape[0] and new is None:
             return
         try:
-            _disk.write(conn, new_series.items(), sids, t, v, self.batch_size)
+            _disk.write(conn, new, sids, t, v, self.batch_size)
         except sqlite3.Error as exc:
             self.stats.wrote(_disk.reason(exc), failure(exc), int(sids.shape[0]))
             raise StoreError(f"cannot write to the store {self.path}: {_disk.reason(exc)}") from exc
         self.stats.write_error = ""
-        if self.checkpointer is not None:  # about what the WAL grew by: 24 bytes a sample, a label set
-            self.checkpointer.wrote(24 * int(sids.shape[0]) + 64 * len(new_series))
+        if self.checkpointer is not None:  # about what the WAL grew by: 24 bytes a sample, 4 a new label
+            self.checkpointer.wrote(24 * int(sids.shape[0]) + (4 * int(new.codes.shape[0]) if new else 0))
         with self._lock:
-            if new_series:
-                self._index.add_many(new_series)
-                self._remember_new(new_series)
-            self._next_id += len(new_series)
-            self.stats.series_created += len(new_series)
+            created = len(new) if new is not None else 0
+            if new is not None:
+                self._index.add_batch(new)
+                self._remember_new(new)
+            self._next_id += created
+            self.stats.series_created += created
             self.stats.appended += int(sids.shape[0])
             # Within one series the accepted times ascend, so the last write per id is its newest.
             self._last_t[sids] = t

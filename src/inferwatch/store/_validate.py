@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
 from operator import attrgetter, eq, itemgetter
 
@@ -46,22 +46,39 @@ def check_labels(labels: Labels) -> None:
 _items, _first, _second = attrgetter("items_tuple"), itemgetter(0), itemgetter(1)
 
 
-def check_new_labels(sets: Sequence[Labels]) -> None:
-    """``check_labels`` for each of ``sets`` (the series a batch creates).
+def check_new_labels(sets: Sequence[Labels], pairs: Iterable[tuple[str, str]] | None = None) -> None:
+    """``check_labels`` for each of ``sets`` (the series a batch creates; ``pairs``: their distinct
+    pairs, when the caller has them).
 
-    The usual batch, every name seen before and the metric name first in each
-    set, is checked in a few passes that run in C; any other falls back to one
-    ``check_labels`` per set, which names the first invalid one.
+    The usual batch, the metric name first in each set, is checked in a few passes that run in C:
+    the metric and label names it brings are each checked once (and remembered). Any other batch,
+    or one with an invalid name, goes through one ``check_labels`` per set, which names the first
+    invalid one.
     """
     items = list(map(_items, sets))
     if all(items):
         firsts = list(map(_first, items))
-        if (all(map(eq, map(_first, firsts), repeat(METRIC_NAME_LABEL)))
-                and _VALID_METRICS.issuperset(map(_second, firsts))
-                and _VALID_NAMES.issuperset(map(_first, chain.from_iterable(items)))):
-            return
+        if all(map(eq, map(_first, firsts), repeat(METRIC_NAME_LABEL))):
+            metrics = set(map(_second, firsts)).difference(_VALID_METRICS)
+            names = ({k for k, _ in pairs} if pairs is not None
+                     else set(map(_first, chain.from_iterable(items)))).difference(_VALID_NAMES)
+            if _all_valid(metrics, names):
+                return
     for labels in sets:
         check_labels(labels)
+
+
+def _all_valid(metrics: set[str], names: set[str]) -> bool:
+    """Whether the new ``metrics`` and label ``names`` are valid (then remembered, up to the bound)."""
+    if not all(map(is_valid_metric_name, metrics)) or not all(map(is_valid_label_name, names)):
+        return False
+    if any(n.startswith("__") for n in names):
+        return False
+    if len(_VALID_METRICS) + len(metrics) <= _MAX_CACHED:
+        _VALID_METRICS.update(metrics)
+    if len(_VALID_NAMES) + len(names) <= _MAX_CACHED:
+        _VALID_NAMES.update(names)
+    return True
 
 
 def check_time(t: float, labels: Labels) -> float:

@@ -9,11 +9,15 @@ out a value of 0); exemplars (3) and native histograms (4) are skipped.
 A sender repeats its series in every request, byte for byte, so the bytes of
 a series' labels are the key of its :class:`~inferwatch.model.Labels`: a
 known series costs one dict lookup, and the same ``Labels`` object comes back
-(the store then finds its id by identity). One Python walk notes where each
-sample's value and timestamp lie; numpy decodes them all at once. An encoding
-valid but not the usual one (a label after a sample, a sample's fields in
-another order or with a field added, a sample at time 0) is read again by a
-general, slower walk over the fields.
+(the store then finds its id by identity). When every series carries one
+sample in the usual encoding (what senders send most), a short Python walk
+finds where the series lie and numpy does the rest: it cuts every label run
+into a key, checks the samples' shape and decodes their times and values; the
+runs not in the cache are decoded together (:mod:`._label_runs`). Other
+requests take a walk that notes where each sample lies, series by series. An
+encoding valid but not the usual one (a label after a sample, a sample's
+fields in another order or with a field added, a sample at time 0) is read
+again by a general, slower walk over the fields.
 
 >>> from inferwatch.edge import encode_write_request, snappy_decompress
 >>> from inferwatch.model import Labels, Sample
@@ -25,13 +29,16 @@ general, slower walk over the fields.
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterator
-from dataclasses import dataclass
+import contextlib
+from itertools import repeat
+from operator import is_
 
 import numpy as np
 
 from inferwatch._exceptions import LimitExceeded
+from inferwatch.formats.columnar._label_runs import decode_runs, padded, row_bytes
+from inferwatch.formats.columnar._samples import one_sample, series_bounds, timestamps, values
+from inferwatch.formats.columnar._wire import Columns, Unusual, fields, read_any, skip, varint
 from inferwatch.model import Labels
 
 __all__ = ["Columns", "WriteRequestReader"]
@@ -40,79 +47,12 @@ _LEN1 = 0x0A  # field 1, length-delimited: a TimeSeries in a WriteRequest, a Lab
 _LEN2 = 0x12  # field 2, length-delimited: a Sample in a TimeSeries
 _DOUBLE1 = 0x09  # field 1, 64-bit: Sample.value
 _VARINT2 = 0x10  # field 2, varint: Sample.timestamp
-_R8 = np.arange(8)
-_R10 = np.arange(10)
-_SHIFTS = (7 * _R10).astype(np.uint64)
-_PAD = bytes(10)  # so that gathering 8 or 10 bytes at any sample never reads past the end
+_LONG_RUN = 64  # bytes a label: a run longer than this per allowed label is counted before it is read
+_WALKS = 16  # requests read by the series-by-series walk after one that was not all one-sample series
 
 
-class _Unusual(Exception):
-    """Valid protobuf, perhaps, but not the encoding the fast walk expects."""
-
-
-@dataclass(frozen=True)
-class Columns:
-    """The samples of a request: label sets (shared objects), times in seconds, values."""
-
-    labels: list[Labels]
-    t: np.ndarray
-    v: np.ndarray
-
-
-def _varint(raw: bytes, pos: int) -> tuple[int, int]:
-    n = shift = 0
-    while shift < 64:
-        b = raw[pos]  # IndexError past the end: the caller refuses the body
-        n |= (b & 0x7F) << shift
-        pos += 1
-        if not b & 0x80:
-            return n, pos
-        shift += 7
-    raise ValueError("protobuf: varint longer than 10 bytes")
-
-
-def _skip(raw: bytes, pos: int, end: int) -> int:
-    """The position after the field at ``pos``."""
-    key, pos = _varint(raw, pos)
-    return _after(raw, pos, key & 7, end)
-
-
-def _after(raw: bytes, pos: int, wire: int, end: int) -> int:
-    """The position after a field's value at ``pos`` (any wire type but groups)."""
-    if wire == 0:
-        pos = _varint(raw, pos)[1]
-    elif wire == 1 or wire == 5:
-        pos += 8 if wire == 1 else 4
-    elif wire == 2:
-        size, pos = _varint(raw, pos)
-        pos += size
-    else:
-        raise ValueError(f"protobuf: unsupported wire type {wire}")
-    if pos > end:
-        raise ValueError("protobuf: a field runs past its message")
-    return pos
-
-
-def _usual_label(raw: bytes, pos: int, stop: int, end: int) -> tuple[str, str] | None:
-    """The pair of the ``Label`` field at ``pos`` in the usual encoding (``0A n <name> 12 m <value>``,
-    lengths under 128), else ``None``."""
-    if stop > end or stop - pos < 6 or raw[pos + 2] != _LEN1:
-        return None
-    at = pos + 4 + raw[pos + 3]
-    if at + 1 < stop and raw[at] == _LEN2 and at + 2 + raw[at + 1] == stop and raw[at + 1] < 0x80:
-        return raw[pos + 4:at].decode(), raw[at + 2:stop].decode()
-    return None
-
-
-def _label_any(raw: bytes, pos: int, pairs: list[tuple[str, str]]) -> int:
-    """Read the ``Label`` field at ``pos`` in any encoding into ``pairs``; return the position after it."""
-    size, start = _varint(raw, pos + 1)
-    stop = start + size
-    if stop > len(raw):
-        raise ValueError("protobuf: a Label runs past its end")
-    kv = {n: raw[a:b] for n, w, a, b in _fields(raw, start, stop) if w == 2}
-    pairs.append((kv.get(1, b"").decode(), kv.get(2, b"").decode()))
-    return stop
+class _NotOneSample(Exception):
+    """The bytes before a series' last sample are not its labels: it has more samples, or other fields."""
 
 
 class WriteRequestReader:
@@ -127,6 +67,7 @@ class WriteRequestReader:
         # one Label field's bytes -> (name, value): label pairs repeat across series (job, instance,
         # the metric name), so a new series mostly reuses decoded, shared strings
         self._pairs: dict[bytes, tuple[str, str]] = {}
+        self._walks = 0  # requests left to read series by series (a sender of several samples a series)
 
     def forget(self) -> None:
         """Forget every label set and pair remembered (after a refused request)."""
@@ -138,12 +79,70 @@ class WriteRequestReader:
         if len(self._labels) > self.max_series or len(self._pairs) > self.max_series:
             self._labels.clear()  # forgotten all at once: a sender's series come back
             self._pairs.clear()
+        buf = padded(raw)
         try:
-            labels, value_at, time_at, time_end = self._walk(raw)
-            buf = np.frombuffer(raw + _PAD, dtype=np.uint8)
-            return Columns(labels, _timestamps(buf, time_at, time_end) / 1000.0, _values(buf, value_at))
-        except _Unusual:
-            return _read_any(raw)
+            if self._walks <= 0:
+                try:
+                    return self._read_one_sample(raw, buf)
+                except _NotOneSample:
+                    self._walks = _WALKS
+            self._walks -= 1
+            labels, value_at, time_at, time_end, new_at, new_runs = self._walk(raw)
+            if new_runs:
+                self._resolve(labels, new_at, new_runs)
+            return Columns(labels, timestamps(buf, time_at, time_end) / 1000.0, values(buf, value_at))
+        except Unusual:
+            return read_any(raw)
+
+    def _read_one_sample(self, raw: bytes, buf: np.ndarray) -> Columns:
+        """A request of one-sample series, the series' label runs cut and looked up all at once."""
+        bounds = series_bounds(raw)
+        starts, ends = np.array(bounds[0], dtype=np.int64), np.array(bounds[1], dtype=np.int64)
+        shape = one_sample(buf, starts, ends)
+        if shape is None:
+            raise _NotOneSample
+        stops, value_at = shape
+        keys = row_bytes(raw, buf, starts, stops)
+        labels = list(map(self._labels.get, keys))
+        new = np.flatnonzero(np.fromiter(map(is_, labels, repeat(None)), dtype=bool, count=len(labels)))
+        if new.shape[0]:  # (not ``None in labels``: that calls Labels.__eq__ on every one)
+            self._resolve_runs(raw, buf, labels, keys, starts, stops, new)
+        return Columns(labels, timestamps(buf, ends - 6, ends) / 1000.0,  # type: ignore[arg-type]
+                       values(buf, value_at))
+
+    def _resolve_runs(self, raw: bytes, buf: np.ndarray, labels: list[Labels | None], keys: list[bytes],
+                      starts: np.ndarray, stops: np.ndarray, new: np.ndarray) -> None:
+        """Decode the label runs not in the cache (``None`` in ``labels``, at ``new``) as one batch (a run
+        twice in the request is decoded twice, and the cache keeps one of the two label sets for both)."""
+        if self.label_limit:
+            for k in new[stops[new] - starts[new] > _LONG_RUN * self.label_limit].tolist():
+                _count_labels(raw, int(starts[k]), int(stops[k]), self.label_limit)
+        decoded, other = decode_runs(raw, buf, starts[new], stops[new], self._pairs)
+        runs = list(map(keys.__getitem__, new.tolist()))
+        for k in other:
+            decoded[k] = self._labels_from(_whole_labels(runs[k], _NotOneSample))
+        cache = self._labels
+        cache.update(zip(runs, decoded, strict=True))
+        if new.shape[0] == len(labels):  # every series new: a sender's first request
+            labels[:] = map(cache.__getitem__, keys)
+        else:
+            for k in new.tolist():
+                labels[k] = cache[keys[k]]
+
+    def _resolve(self, labels: list[Labels], at: list[int], runs: list[bytes]) -> None:
+        """Put the label sets of the series new to this reader in their places ``at`` (``None`` there):
+        the distinct label ``runs`` decoded as one batch, any unusual one by the general reader."""
+        cache = self._labels
+        distinct = list(dict.fromkeys(runs))
+        blob = b"".join(distinct)
+        ends = np.cumsum(np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct)))
+        starts = np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
+        decoded, other = decode_runs(blob, padded(blob), starts, ends, self._pairs)
+        for k in other:
+            decoded[k] = self._labels_from(_whole_labels(distinct[k], Unusual))
+        cache.update(zip(distinct, decoded, strict=True))
+        for k, run in zip(at, runs, strict=True):
+            labels[k] = cache[run]
 
     def _labels_from(self, raw: bytes) -> Labels:
         """The label set encoded by consecutive ``Label`` fields (``ValueError`` when malformed)."""
@@ -160,29 +159,6 @@ class WriteRequestReader:
                 pos = _label_any(raw, pos, pairs)
         return Labels(pairs)
 
-    def _new_labels(self, raw: bytes, pos: int, stop: int) -> Labels | None:
-        """The label set encoded by ``raw[pos:stop]`` when it is whole ``Label`` fields in the usual
-        encoding, names strictly ascending (as remote-write senders must send them); else ``None``."""
-        pairs: list[tuple[str, str]] = []
-        append = pairs.append
-        known = self._pairs.get
-        prev = ""
-        while pos < stop:
-            # A cached field is whole, in the usual encoding, with a name and a value: bytes that
-            # equal one need no other check (a longer length byte or another tag cannot match).
-            nxt = pos + 2 + raw[pos + 1]
-            pair = known(raw[pos:nxt])
-            if pair is None:
-                pair = self._new_pair(raw, pos, nxt, stop)
-                if pair is None:
-                    return None
-            if pair[0] <= prev:  # out of order or repeated: the general reader sorts or refuses
-                return None
-            prev = pair[0]
-            append(pair)
-            pos = nxt
-        return Labels.from_sorted(tuple(pairs)) if pos == stop else None
-
     def _new_pair(self, raw: bytes, pos: int, nxt: int, stop: int) -> tuple[str, str] | None:
         """The pair of a ``Label`` field not seen before, cached when usual (``None`` otherwise, and
         for an empty name or value, which the general reader handles)."""
@@ -194,10 +170,13 @@ class WriteRequestReader:
         self._pairs[raw[pos:nxt]] = pair
         return pair
 
-    def _walk(self, raw: bytes) -> tuple[list[Labels], list[int], list[int], list[int]]:
-        """Per sample: its labels, where its value lies (-1: absent, 0.0), where its timestamp lies."""
-        cache = self._labels
-        known = cache.get
+    def _walk(self, raw: bytes
+              ) -> tuple[list[Labels], list[int], list[int], list[int], list[int], list[bytes]]:
+        """Per sample: its labels, where its value lies (-1: absent, 0.0), where its timestamp lies; the
+        samples whose labels are new (``None`` in the first list) and their label runs."""
+        known = self._labels.get
+        new_at: list[int] = []  # where a series new to this reader has its labels left as None
+        new_runs: list[bytes] = []  # and its label run (decoded with the others by ``_resolve``)
         labels: list[Labels] = []
         value_at: list[int] = []
         time_at: list[int] = []
@@ -205,35 +184,25 @@ class WriteRequestReader:
         n, pos = len(raw), 0
         while pos < n:
             if raw[pos] != _LEN1:
-                pos = _skip(raw, pos, n)
+                pos = skip(raw, pos, n)
                 continue
             size = raw[pos + 1]
             start = pos + 2
             if size >= 0x80:
-                size, start = _varint(raw, pos + 1)
+                size, start = varint(raw, pos + 1)
             end = start + size
             if end > n:
                 raise ValueError("protobuf: a TimeSeries runs past the end")
-            # A series with one sample and a 6-byte timestamp, what senders send most: if the bytes
-            # before that sample are a label run already seen, they are this series' labels (a
-            # cached run is whole Label fields and the next byte is a Sample's tag).
+            # A series with one sample and a 6-byte timestamp: if the bytes before that sample are a
+            # label run already seen, they are this series' labels (a cached run is whole Label fields
+            # and the next byte is a Sample's tag). A new one is read below, its labels field by field.
             if size > 18 and raw[end - 7] == _VARINT2:
                 if raw[end - 18] == _LEN2 and raw[end - 17] == 16 and raw[end - 16] == _DOUBLE1:
-                    stop, at = end - 18, end - 15
+                    ls, at = known(raw[start:end - 18]), end - 15
                 elif raw[end - 9] == _LEN2 and raw[end - 8] == 7:  # a value of 0 is left out
-                    stop, at = end - 9, -1
+                    ls, at = known(raw[start:end - 9]), -1
                 else:
-                    stop = 0
-                ls = None
-                if stop:
-                    key = raw[start:stop]
-                    ls = known(key)
-                    if ls is None:  # a new series: its labels read in one pass when usual
-                        if self.label_limit and stop - start > _LONG_RUN * self.label_limit:
-                            _count_labels(raw, start, stop, self.label_limit)
-                        ls = self._new_labels(raw, start, stop)
-                        if ls is not None:
-                            cache[key] = ls
+                    ls = None
                 if ls is not None:
                     labels.append(ls)
                     value_at.append(at)
@@ -247,16 +216,14 @@ class WriteRequestReader:
                 if size < 0x80:
                     q += 2 + size
                 else:
-                    size, q = _varint(raw, q + 1)
+                    size, q = varint(raw, q + 1)
                     q += size
             if q > end:
                 raise ValueError("protobuf: a Label runs past its TimeSeries")
             key = raw[start:q]
             ls = known(key)
-            if ls is None:
-                if self.label_limit and q - start > _LONG_RUN * self.label_limit:
-                    _count_labels(raw, start, q, self.label_limit)
-                ls = cache[key] = self._labels_from(key)
+            if ls is None and self.label_limit and q - start > _LONG_RUN * self.label_limit:
+                _count_labels(raw, start, q, self.label_limit)
             while q < end:
                 tag = raw[q]
                 if tag == _LEN2:
@@ -264,7 +231,7 @@ class WriteRequestReader:
                     s = q + 2
                     q = s + size
                     if size < 2 or size >= 0x80 or q > end:
-                        raise _Unusual
+                        raise Unusual
                     first = raw[s]
                     if first == _DOUBLE1 and size > 10 and raw[s + 9] == _VARINT2:
                         value_at.append(s + 1)
@@ -273,18 +240,52 @@ class WriteRequestReader:
                         value_at.append(-1)
                         time_at.append(s + 1)
                     else:
-                        raise _Unusual
+                        raise Unusual
                     time_end.append(q)
-                    labels.append(ls)
+                    if ls is None:
+                        new_at.append(len(labels))
+                        new_runs.append(key)
+                    labels.append(ls)  # type: ignore[arg-type]  # None until _resolve
                 elif tag == _LEN1:
-                    raise _Unusual  # a label after a sample
+                    raise Unusual  # a label after a sample
                 else:
-                    q = _skip(raw, q, end)
+                    q = skip(raw, q, end)
             pos = end
-        return labels, value_at, time_at, time_end
+        return labels, value_at, time_at, time_end, new_at, new_runs
 
 
-_LONG_RUN = 64  # bytes a label: a run longer than this per allowed label is counted before it is read
+def _usual_label(raw: bytes, pos: int, stop: int, end: int) -> tuple[str, str] | None:
+    """The pair of the ``Label`` field at ``pos`` in the usual encoding (``0A n <name> 12 m <value>``,
+    lengths under 128), else ``None``."""
+    if stop > end or stop - pos < 6 or raw[pos + 2] != _LEN1:
+        return None
+    at = pos + 4 + raw[pos + 3]
+    if at + 1 < stop and raw[at] == _LEN2 and at + 2 + raw[at + 1] == stop and raw[at + 1] < 0x80:
+        return raw[pos + 4:at].decode(), raw[at + 2:stop].decode()
+    return None
+
+
+def _label_any(raw: bytes, pos: int, pairs: list[tuple[str, str]]) -> int:
+    """Read the ``Label`` field at ``pos`` in any encoding into ``pairs``; return the position after it."""
+    size, start = varint(raw, pos + 1)
+    stop = start + size
+    if stop > len(raw):
+        raise ValueError("protobuf: a Label runs past its end")
+    kv = {n: raw[a:b] for n, w, a, b in fields(raw, start, stop) if w == 2}
+    pairs.append((kv.get(1, b"").decode(), kv.get(2, b"").decode()))
+    return stop
+
+
+def _whole_labels(run: bytes, otherwise: type[Exception]) -> bytes:
+    """``run`` if it is whole ``Label`` fields, else raise ``otherwise``."""
+    q, end = 0, len(run)
+    with contextlib.suppress(IndexError, ValueError):
+        while q < end and run[q] == _LEN1:
+            size, q = varint(run, q + 1)
+            q += size
+    if q != end:
+        raise otherwise
+    return run
 
 
 def _count_labels(raw: bytes, pos: int, stop: int, limit: int) -> None:
@@ -292,82 +293,9 @@ def _count_labels(raw: bytes, pos: int, stop: int, limit: int) -> None:
     of them (the fields are skipped by their lengths, not decoded: a million take a fraction of a second)."""
     n = 0
     while pos < stop:
-        size, start = (raw[pos + 1], pos + 2) if raw[pos + 1] < 0x80 else _varint(raw, pos + 1)
+        size, start = (raw[pos + 1], pos + 2) if raw[pos + 1] < 0x80 else varint(raw, pos + 1)
         pos = start + size
         n += 1
     if n > limit:
         raise LimitExceeded("label_limit", (
             f"label_limit exceeded (number of labels: {n}, limit: {limit}; the series was not decoded)"))
-
-
-def _values(buf: np.ndarray, value_at: list[int]) -> np.ndarray:
-    at = np.array(value_at, dtype=np.int64)
-    present = at >= 0
-    v: np.ndarray = buf[np.where(present, at, 0)[:, None] + _R8].view("<f8")[:, 0]
-    if not present.all():
-        v[~present] = 0.0
-    return v
-
-
-def _timestamps(buf: np.ndarray, time_at: list[int], time_end: list[int]) -> np.ndarray:
-    """Milliseconds as float64, from the varints at ``[time_at, time_end)`` (``_Unusual`` if not one)."""
-    at = np.array(time_at, dtype=np.int64)
-    width = np.array(time_end, dtype=np.int64) - at
-    if at.shape[0] and (width.min() < 1 or width.max() > 10):
-        raise _Unusual
-    raw = buf[at[:, None] + _R10]
-    inside = width[:, None] > _R10
-    last = (width - 1)[:, None] == _R10
-    more = (raw & 0x80) != 0  # a varint's bytes all carry the continuation bit but its last
-    if not np.array_equal(more & inside, inside & ~last):
-        raise _Unusual
-    parts = (raw.astype(np.uint64) & np.uint64(0x7F)) << _SHIFTS
-    parts[~inside] = 0
-    ms: np.ndarray = parts.sum(axis=1, dtype=np.uint64).view(np.int64).astype(np.float64)
-    return ms
-
-
-def _fields(raw: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
-    """``(number, wire type, start, end)`` of each field in ``raw[pos:end]`` (a varint's own bytes)."""
-    while pos < end:
-        key, pos = _varint(raw, pos)
-        wire = key & 7
-        start = _varint(raw, pos)[1] if wire == 2 else pos
-        pos = _after(raw, pos, wire, end)
-        yield key >> 3, wire, start, pos
-
-
-def _read_any(raw: bytes) -> Columns:
-    """The general walk: any field order, absent fields as zero (slower; for unusual senders)."""
-    labels: list[Labels] = []
-    ts: list[float] = []
-    vs: list[float] = []
-    for number, wire, start, end in _fields(raw, 0, len(raw)):
-        if number != 1 or wire != 2:
-            continue
-        pairs: list[tuple[str, str]] = []
-        points: list[tuple[float, float]] = []
-        for n, w, a, b in _fields(raw, start, end):
-            if n == 1 and w == 2:
-                kv = {k: raw[c:d] for k, x, c, d in _fields(raw, a, b) if x == 2}
-                pairs.append((kv.get(1, b"").decode(), kv.get(2, b"").decode()))
-            elif n == 2 and w == 2:
-                points.append(_point(raw, a, b))
-        ls = Labels(pairs)
-        for t, v in points:
-            labels.append(ls)
-            ts.append(t)
-            vs.append(v)
-    return Columns(labels, np.array(ts, dtype=np.float64), np.array(vs, dtype=np.float64))
-
-
-def _point(raw: bytes, start: int, end: int) -> tuple[float, float]:
-    """``(seconds, value)`` of one ``Sample`` message."""
-    value, ms = 0.0, 0
-    for n, w, a, _ in _fields(raw, start, end):
-        if n == 1 and w == 1:
-            value = struct.unpack_from("<d", raw, a)[0]
-        elif n == 2 and w == 0:
-            ms = _varint(raw, a)[0]
-            ms = ms - (1 << 64) if ms >= 1 << 63 else ms
-    return ms / 1000.0, value

@@ -88,11 +88,10 @@ class QueryContext:
         self._short: ShortTicket | None = None
 
     def begin(self) -> None:
-        """The query starts on its worker: it counts as short (longer queries make way) until it
-        has used the priority's ``short_cpu`` or :meth:`finish` is called."""
+        """The query starts (or a worker is free for it): it counts as short (longer queries make way)
+        until it has used the priority's ``short_cpu`` or :meth:`finish` is called."""
         if self._priority is not None and self._short is None:
-            self._cpu0 = self._cpu()
-            self._short = self._priority.short()
+            self._short = self._priority.short()  # its CPU counts from its first check, on its worker
 
     def finish(self) -> None:
         """The query's answer is sent (or will never be): longer queries need not make way any more."""
@@ -242,19 +241,7 @@ class QueryExecutor:
         ``ctx`` (:meth:`context`) is the caller's to :meth:`QueryContext.finish` once the answer is sent.
         """
         own, ctx = ctx is None, ctx or self.context(timeout)
-
-        def guarded() -> T:
-            ctx.begin()  # short from here: not while it waits for a worker (longer ones would wait idle)
-            ctx.check("queue")  # the time spent waiting for a worker counts, as in Prometheus
-            return work(ctx)
-
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            if self._closed:
-                raise QueryCanceled("query was canceled: the server is shutting down")
-            fut = loop.run_in_executor(self._pool, guarded)
-            self._live[ctx] = (loop, fut)
-        fut.add_done_callback(_retrieve)  # a result nobody awaits any more is not an error to log
+        fut = self._submit(work, ctx)
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout=ctx.timeout)
         except TimeoutError:
@@ -272,6 +259,23 @@ class QueryExecutor:
                 ctx.finish()
             with self._lock:
                 self._live.pop(ctx, None)
+
+    def _submit(self, work: Callable[[QueryContext], T], ctx: QueryContext) -> asyncio.Future[T]:
+        def guarded() -> T:
+            ctx.begin()  # not while it waited for a worker (longer ones would have waited idle)
+            ctx.check("queue")  # the time spent waiting for a worker counts, as in Prometheus
+            return work(ctx)
+
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._closed:
+                raise QueryCanceled("query was canceled: the server is shutting down")
+            if len(self._live) < self.workers:  # a worker is free: longer queries make way from now
+                ctx.begin()
+            fut = loop.run_in_executor(self._pool, guarded)
+            self._live[ctx] = (loop, fut)
+        fut.add_done_callback(_retrieve)  # a result nobody awaits any more is not an error to log
+        return fut
 
     def in_flight(self) -> int:
         """Queries running or waiting now."""

@@ -1,0 +1,172 @@
+"""Label runs read as a batch: their bytes as keys, and the label sets of the new ones.
+
+A ``TimeSeries`` starts with its labels: a run of ``Label`` fields, which a
+sender encodes the usual way (``0A L 0A n <name> 12 m <value>``, lengths
+under 128, names strictly ascending, no empty name or value). :func:`row_bytes`
+cuts many byte ranges of a buffer into ``bytes`` in a few numpy passes (a
+label run's bytes are the key of its label set in the reader's cache).
+:func:`decode_runs` splits the runs of all the series a request brings for
+the first time into fields with numpy, the k-th field of every run at once;
+a field is compared with the same label of the run before, and only the
+ones that differ are cut into ``bytes`` and looked up in the pair cache
+(names repeat on every series, many values too); the few pairs not seen
+before are decoded, the order is checked across the batch, and every run's
+pairs become its :class:`Labels`. A run in any other shape is named for the
+general reader (the caller's), which sorts it, or refuses a repeated name.
+
+>>> raw = b"\\x0a\\x0b\\x0a\\x03job\\x12\\x04node" + b"\\x0a\\x0c\\x0a\\x08__name__\\x12\\x00"
+>>> buf = padded(raw)
+>>> row_bytes(raw, buf, np.array([0, 13]), np.array([13, 27]))
+[b'\\n\\x0b\\n\\x03job\\x12\\x04node', b'\\n\\x0c\\n\\x08__name__\\x12\\x00']
+>>> decoded, other = decode_runs(raw, buf, np.array([0, 13]), np.array([13, 27]), {})
+>>> str(decoded[0]), other
+('{job="node"}', [1])
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from operator import is_, itemgetter
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from inferwatch.model import Labels
+
+__all__ = ["PAD", "decode_runs", "padded", "row_bytes"]
+
+_LEN1 = 0x0A  # field 1, length-delimited: a Label in a TimeSeries, its name in a Label
+_LEN2 = 0x12  # field 2, length-delimited: a Label's value
+_MAX_FIELDS = 64  # a run with more labels is left to the general reader (the split is one numpy pass a field)
+_WIDEST = 256  # byte ranges up to this long are cut by numpy, longer ones one by one
+PAD = _WIDEST + 16  # zero bytes after a buffer, so that a row of _WIDEST bytes never reads past its end
+_KEEP = np.where(np.arange(_WIDEST)[None, :] < np.arange(_WIDEST + 1)[:, None], 0xFF, 0).astype(np.uint8)
+_name = itemgetter(0)
+
+
+def padded(raw: bytes) -> np.ndarray:
+    """``raw`` as bytes for numpy, ``PAD`` zero bytes added (what this module's functions read)."""
+    return np.frombuffer(raw + bytes(PAD), dtype=np.uint8)
+
+
+def row_bytes(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
+    """``raw[a:b]`` for each ``a, b`` of ``starts, ends`` (``buf``: ``raw`` padded): the ranges copied as
+    fixed-width rows, the bytes past each end cleared, each row one ``bytes`` object (numpy's fixed
+    strings drop trailing NUL bytes, so a range ending in one is cut from ``raw`` instead)."""
+    if not starts.shape[0]:
+        return []
+    width = ends - starts
+    words = (int(width.max()) + 7) // 8
+    if words * 8 > _WIDEST:
+        return list(map(raw.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+    rows = sliding_window_view(buf, 8 * words)[starts]
+    rows &= _KEEP[width, :8 * words]
+    out: list[bytes] = rows.view(f"S{8 * words}").ravel().tolist()
+    nul = np.flatnonzero((buf[np.maximum(ends - 1, 0)] == 0) & (width > 0))
+    for k, a, b in zip(nul.tolist(), starts[nul].tolist(), ends[nul].tolist(), strict=True):
+        out[k] = raw[a:b]
+    return out
+
+
+def decode_runs(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int]]:
+    """The label set of each run ``raw[a:b]`` (``buf``: ``raw`` padded) in the usual encoding, and the
+    runs in another (their places hold an empty label set); ``pairs`` (one ``Label`` field's bytes ->
+    its pair) is read, and filled with the pairs decoded here.
+
+    ``UnicodeDecodeError`` (a ``ValueError``) when a name or value is not UTF-8.
+    """
+    at, owner, column, good = _split(buf, starts, ends)
+    keep = good[owner]
+    at, owner, column = at[keep], owner[keep], column[keep]
+    ids, first = _same_as_above(buf, at, column)
+    distinct = row_bytes(raw, buf, at[first], at[first] + 2 + buf[at[first] + 1])
+    known = list(map(pairs.get, distinct))
+    if None in known:
+        _decode_new(distinct, known, pairs)
+    _check_order(known, ids, owner, good)
+    every = list(map(known.__getitem__, ids.tolist()))
+    counts = np.bincount(owner, minlength=starts.shape[0])
+    if counts.min() == counts.max():  # as many labels in every run, as a sender's series mostly have
+        width = int(counts[0])
+        items = list(zip(*[iter(every)] * width, strict=True)) if width else [()] * starts.shape[0]
+    else:
+        last = np.cumsum(counts)
+        items = list(map(tuple, map(every.__getitem__, map(slice, (last - counts).tolist(), last.tolist()))))
+    return list(map(Labels.from_sorted, items)), np.flatnonzero(~good).tolist()
+
+
+def _same_as_above(buf: np.ndarray, at: np.ndarray, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fields compared, as rows of bytes, with the same label of the run before: which field each one
+    repeats (an index into the second array, where each of those lies). A sender's series differ from
+    the one before in a label or two: only those are cut into ``bytes`` and looked up."""
+    if not at.shape[0]:
+        return at, at
+    width = 2 + buf[at + 1].astype(np.int64)
+    wide = 8 * ((int(width.max()) + 7) // 8)
+    rows = sliding_window_view(buf, wide)[at]
+    rows &= _KEEP[width, :wide]
+    by_column = np.argsort(column, kind="stable")  # each label's fields, run after run
+    words = rows.view(np.uint64)[by_column]
+    new = np.ones(at.shape[0], dtype=bool)
+    new[1:] = (words[1:] != words[:-1]).any(axis=1) | (column[by_column][1:] != column[by_column][:-1])
+    ids = np.empty(at.shape[0], dtype=np.int64)
+    ids[by_column] = np.cumsum(new) - 1
+    return ids, by_column[new]
+
+
+def _split(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where each field starts, whose run it is and which of its labels, in run order then field order;
+    which runs are whole fields in the usual encoding (``good``)."""
+    good = np.ones(starts.shape[0], dtype=bool)
+    pos = starts.copy()
+    live = np.flatnonzero(pos < ends)
+    found: list[tuple[np.ndarray, np.ndarray]] = []
+    while live.shape[0] and len(found) < _MAX_FIELDS:
+        p = pos[live]
+        found.append((live, p))
+        size = buf[p + 1].astype(np.int64)
+        name = buf[p + 3].astype(np.int64)
+        end = ends[live]
+        # the usual field: its tag, a one-byte length, name first (0A n), its value (12 m) right after
+        ok = (buf[p] == _LEN1) & (size < 0x80) & (buf[p + 2] == _LEN1) & (name > 0) & (p + 5 + name < end)
+        value_at = np.where(ok, p + 4 + name, p)
+        ok &= (buf[value_at] == _LEN2) & (buf[value_at + 1] > 0) & (size == 4 + name + buf[value_at + 1])
+        good[live[~ok]] = False
+        pos[live] = p + 2 + size
+        live = live[pos[live] < end]
+    good[live] = False  # more than _MAX_FIELDS labels
+    good &= pos == ends  # the last field runs past its run
+    table = np.full((starts.shape[0], len(found)), -1, dtype=np.int64)
+    for k, (runs, at) in enumerate(found):
+        table[runs, k] = at
+    flat = table.ravel()
+    taken = np.flatnonzero(flat >= 0)
+    return flat[taken], taken // max(len(found), 1), taken % max(len(found), 1), good
+
+
+def _decode_new(fields: list[bytes], got: list[tuple[str, str] | None],
+                pairs: dict[bytes, tuple[str, str]]) -> None:
+    """Decode the fields (checked usual) the pair cache does not hold, into ``got`` and the cache."""
+    for k in np.flatnonzero(np.fromiter(map(is_, got, repeat(None)), dtype=bool, count=len(got))).tolist():
+        field = fields[k]
+        pair = pairs.get(field)  # a new pair twice in the batch is decoded once
+        if pair is None:
+            name_end = 4 + field[3]
+            pair = pairs[field] = (field[4:name_end].decode(), field[name_end + 2:].decode())
+        got[k] = pair
+
+
+def _check_order(known: list[tuple[str, str] | None], ids: np.ndarray, owner: np.ndarray,
+                 good: np.ndarray) -> None:
+    """Mark the runs whose names do not strictly ascend (out of order, or one repeated) not ``good``:
+    each distinct name ranked once, the ranks compared along the runs by numpy."""
+    if ids.shape[0] < 2:
+        return
+    names = list(map(_name, known))  # type: ignore[arg-type]  # every pair decoded by now
+    rank_of = {name: k for k, name in enumerate(sorted(set(names)))}
+    rank = np.fromiter(map(rank_of.__getitem__, names), dtype=np.int64, count=len(names))[ids]
+    wrong = (owner[1:] == owner[:-1]) & (rank[1:] <= rank[:-1])
+    if wrong.any():
+        good[owner[1:][wrong]] = False
