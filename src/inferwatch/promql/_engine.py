@@ -32,9 +32,8 @@ from inferwatch.promql._binops import apply_binary
 from inferwatch.promql._columns import COLUMN_OPS, LatestBatch, aggregate_columns, load_latest_columns
 from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spans, resolve_at
 from inferwatch.promql._functions import VECTOR_FUNCTIONS, absent_labels
-from inferwatch.promql._instant_windows import batch_window
 from inferwatch.promql._range_functions import RANGE_FUNCTIONS
-from inferwatch.promql._range_windows import WINDOW_FUNCTIONS, instant_rows, window_rows
+from inferwatch.promql._range_windows import WINDOW_FUNCTIONS, batch_window, instant_rows, window_rows
 from inferwatch.promql._shared import SharedResults
 from inferwatch.promql._values import EvalError, Matrix, Value, Vector, check_unique, drop_name
 from inferwatch.store import Store
