@@ -104,6 +104,17 @@ def test_a_sender_s_first_request_each_series_a_label_or_two_from_the_one_before
                                                        job="bench", route="/r39")
 
 
+def test_a_request_of_more_series_than_one_block() -> None:
+    from inferwatch.formats.columnar._label_runs import BLOCK
+
+    body = b"".join(_series([("__name__", "m"), ("k", str(k))], _sample(MS, 1.0)) for k in range(BLOCK + 5))
+    reader = WriteRequestReader()
+    labels = reader.read(body).labels
+    assert labels == _oracle(body)[0]
+    assert labels[BLOCK + 4] == Labels.of("m", k=str(BLOCK + 4))
+    assert reader.read(body).labels[BLOCK] is labels[BLOCK]
+
+
 def test_more_labels_than_the_batch_split_takes_and_runs_longer_than_a_row() -> None:
     many = [("__name__", "m")] + [(f"l{k:03d}", f"v{k}") for k in range(70)]
     wide = [("__name__", "m"), ("long", "w" * 300)]
