@@ -69,7 +69,7 @@ _ordered = _pairs.flatmap(lambda p: st.sampled_from([sorted(p), p, sorted(p, rev
 _request = st.lists(st.tuples(_ordered, st.sampled_from([0.0, 1.5, -2.0])), max_size=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_request, _request)
 def test_one_sample_requests_read_as_the_general_walk_reads_them(first: _Request, second: _Request) -> None:
     # unsorted labels, a repeated name (refused with the general walk's error), empty values (left out),
