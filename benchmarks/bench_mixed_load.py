@@ -23,8 +23,12 @@ dashboard's own range queries (service ``bench``) and three heavy ad-hoc ones
 ratio, rule-round duration (p50/p99/max of the last-duration gauge read every
 second) and missed rounds, scrape duration, errors, RSS over time (growth over
 the run's second half), and memory per sample: RSS growth over the second half divided by
-the samples appended meanwhile (both systems), and the head's own bytes per sample
-(inferwatch's ``inferwatch_storage_head_bytes`` over ``inferwatch_storage_head_samples``).
+the samples appended meanwhile (both systems), and the head's own bytes per sample, both measured:
+inferwatch's ``inferwatch_storage_head_bytes`` over ``inferwatch_storage_head_samples`` (every byte
+of its head: closed chunks, open arrays with their spare room, the per-series objects and map), and
+Prometheus's head chunks read from its files when it stops (``prom_head_bytes.py``: the XOR chunks,
+open and closed, with the closed ones' framing; its per-series memory not counted, so the ratio
+is, if anything, against inferwatch).
 The per-query ratios come with their range: the ``all`` row pools light and heavy queries, so its
 median sits where they meet. When both systems ran, the rounds, heavy queries and panels are
 recorded as RESULTS.md rows (``benchmarks/_results.py``, for ``run.py --results``).
@@ -52,6 +56,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._results import record
+from benchmarks.prom_head_bytes import HeadChunks, read_head_chunks
 from tests.promql.compliance import free_port, wait_ready
 
 TOKEN = "mixed-load-token-0123456789"
@@ -333,7 +338,8 @@ def start_prometheus(tmp: Path, target: str, interval: float) -> tuple[subproces
         """))
     port = free_port()
     proc = subprocess.Popen(["prometheus", f"--config.file={out / 'bench.yml'}",
-                             f"--storage.tsdb.path={tmp / 'prom'}", f"--web.listen-address=127.0.0.1:{port}"],
+                             f"--storage.tsdb.path={tmp / 'prom'}", f"--web.listen-address=127.0.0.1:{port}",
+                             "--enable-feature=memory-snapshot-on-shutdown"],  # writes its open chunks
                             stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "w"))  # noqa: SIM115
     base = f"http://127.0.0.1:{port}"
     wait_ready(f"{base}/-/ready", proc, timeout=300)  # type: ignore[arg-type]
@@ -391,7 +397,17 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
               f"({len(sc)} scrapes); RSS {rss[0][1] / 2**20:.0f} -> {rss[-1][1] / 2**20:.0f} MiB, "
               f"second half {a / 2**20:.0f} -> {b / 2**20:.0f} MiB ({growth:+.1f} %)"
               + f"; RSS growth per sample appended (second half) {r['per_sample']:.1f} B"
-              + (f"; head {head:.1f} B a sample" if head else ""))
+              + (f"; head {head:.2f} B a sample" if head else ""))
+        hc = cast(HeadChunks | None, r.get("head_chunks"))
+        if hc is not None:
+            print(f"{n}: head chunks {hc.samples:,} samples in {hc.chunks:,} chunks "
+                  f"({hc.open_chunks:,} open), "
+                  f"{hc.data_bytes:,} B of XOR data + {hc.framing_bytes:,} B of closed chunks' framing "
+                  "(read from chunks_head/ and the shutdown snapshot; per-series memory not counted)")
+    heads = [cast(float | None, results[n]["head"]) for n in names]
+    if len(names) == 2 and heads[0] and heads[1]:
+        print(f"head bytes a sample, {names[0]} / {names[1]}: {heads[0]:.2f} / {heads[1]:.2f} = "
+              f"{heads[0] / heads[1]:.2f}x (inferwatch's every byte; Prometheus's chunks alone)")
         last5 = [v for t, v in rss if t >= rss[-1][0] - 300]
         if rss[-1][0] - rss[0][0] >= 600 and last5:  # the issue's bound: <= 10 % over a long run's last 5 min
             print(f"{n}: RSS over the last 5 minutes {last5[0] / 2**20:.0f} -> {last5[-1] / 2**20:.0f} MiB "
@@ -487,6 +503,10 @@ def main() -> None:
                     def one(name: str = name, start: Starter = start, read: Reader = read) -> None:
                         results[name] = run_system(
                             name, lambda: start(tmp / name, url, args.interval), read, args, storm)
+                        if name == "prometheus":  # stopped now: its head chunks are in its files
+                            chunks = read_head_chunks(tmp / name / "prom")
+                            results[name]["head"] = chunks.per_sample() if chunks.samples else None
+                            results[name]["head_chunks"] = chunks
                     runs.append(threading.Thread(target=one, name=name))
             for th in runs:
                 th.start()

@@ -1,7 +1,10 @@
 """In-memory sample buffers per series: the memory store, and the SQLite store's head.
 
-Each series keeps ``array('d')`` buffers (an append is a C call); a read
-copies the window it asks for into numpy arrays, so readers own what they get.
+Each series appends to ``array('d')`` buffers (an append is a C call); every ``CHUNK`` samples
+the oldest are closed into a compact chunk (:mod:`inferwatch.store._chunk`: ~8 bytes a sample of
+random full-precision values, a few for counters, against 16 raw plus the arrays' spare room).
+A read decodes only the chunks its window touches, many series' at once, and copies the window
+into numpy arrays, so readers own what they get.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from sys import getsizeof
 import numpy as np
 
 from inferwatch.model import Labels, check_deadline, pinned
+from inferwatch.store._chunk import decode, encode, samples_in
+from inferwatch.store._head_read import read_block
 from inferwatch.store._protocol import Series
 
 __all__ = [
-    "ACCEPTED", "BLOCK", "DUPLICATE", "NEWEST_WIDE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer",
+    "ACCEPTED", "BLOCK", "CHUNK", "DUPLICATE", "NEWEST_WIDE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer",
     "classify", "newest",
 ]
 
@@ -32,10 +37,14 @@ READ_CHUNK = 2048  # series read under one hold of the store's lock
 BLOCK = 8192
 """Items per C-level loop (``map`` over a batch): one over a 200,000-series scrape held the
 interpreter lock for 0.1-0.2 s on a busy machine, and the rule round's thread waited that long."""
+CHUNK = 32
+"""Samples per closed chunk. Small enough that a few minutes of 5 s scrapes are mostly compact
+(Prometheus compresses its open chunk as it goes; ours is raw until it closes), large enough that
+a chunk's fixed cost (a 29-byte header, the ``bytes`` object, its bounds) is ~2.5 bytes a sample."""
 NEWEST_WIDE = 64  # an instant read over more series than this takes their newest samples from columns
 _EMPTY = np.empty(0, dtype=np.float64)
 _EMPTY.flags.writeable = False
-_T, _V = attrgetter("t"), attrgetter("v")
+_T, _V, _CLOSED = attrgetter("t"), attrgetter("v"), attrgetter("closed")
 
 
 def _same_value(a: float, b: float) -> bool:
@@ -68,18 +77,35 @@ def newest(ids: list[int], last_t: np.ndarray, last_v: np.ndarray, start: float,
 
 
 class SampleBuffer:
-    """One series' samples, ascending in time, in ``array('d')`` buffers (cheap to append)."""
+    """One series' samples, ascending in time: closed chunks (see :mod:`inferwatch.store._chunk`),
+    end to end in one ``bytes``, and an open part in ``array('d')`` buffers (cheap to append).
 
-    __slots__ = ("t", "v")
+    ``bounds`` holds each chunk's first and last time, in turn, ``ends`` where each ends in ``data``;
+    ``closed`` counts their samples. One object for all of a series' chunks: an object each cost
+    ~1 byte a sample more.
+    """
+
+    __slots__ = ("bounds", "closed", "data", "ends", "t", "v")
 
     def __init__(self) -> None:
         self.t = array("d")
         self.v = array("d")
+        self.data: bytes | None = None  # none until the first chunk closes (most series are small)
+        self.bounds: array[float] | None = None
+        self.ends: array[int] | None = None
+        self.closed = 0
 
     @property
     def n(self) -> int:
         """How many samples are held."""
-        return len(self.t)
+        return len(self.t) + self.closed
+
+    def nbytes(self) -> int:
+        """Bytes held: the object, its open arrays with their spare room, its chunks."""
+        size = getsizeof(self) + getsizeof(self.t) + getsizeof(self.v)
+        if self.data is not None:
+            size += getsizeof(self.data) + getsizeof(self.bounds) + getsizeof(self.ends)
+        return size
 
     def push(self, t: float, v: float) -> None:
         """Append one sample (the caller has checked the order)."""
@@ -91,25 +117,58 @@ class SampleBuffer:
         self.t.frombytes(np.ascontiguousarray(t, dtype=np.float64).tobytes())
         self.v.frombytes(np.ascontiguousarray(v, dtype=np.float64).tobytes())
 
+    def close(self, chunk: bytes, first: float, last: float, n: int) -> None:
+        """Move the open part's first ``n`` samples, encoded as ``chunk``, into the closed chunks."""
+        if self.data is None or self.bounds is None or self.ends is None:
+            self.data, self.bounds, self.ends = chunk, array("d", (first, last)), array("I", (len(chunk),))
+        else:
+            self.data += chunk
+            self.bounds.append(first)
+            self.bounds.append(last)
+            self.ends.append(len(self.data))
+        del self.t[:n]
+        del self.v[:n]
+        self.closed += n
+
+    def chunk(self, k: int) -> bytes:
+        """Closed chunk ``k`` (0: the oldest)."""
+        assert self.data is not None and self.ends is not None
+        return self.data[self.ends[k - 1] if k else 0:self.ends[k]]
+
     def window(self, start: float, end: float) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the samples with ``start <= t <= end`` (later appends never change them)."""
-        ts = self.t
-        n = len(ts)
-        if n == 0:
-            return _EMPTY, _EMPTY
-        lo = 0 if ts[0] >= start else bisect_left(ts, start)
-        hi = n if ts[n - 1] <= end else bisect_right(ts, end)
-        if lo >= hi:
-            return _EMPTY, _EMPTY
-        return np.frombuffer(ts[lo:hi], dtype=np.float64), np.frombuffer(self.v[lo:hi], dtype=np.float64)
+        got = read_block([self], start, end, False)
+        return (got[1], got[2]) if got[3] else (_EMPTY, _EMPTY)
 
     def drop_before(self, t: float) -> int:
         """Remove samples older than ``t``; return how many went."""
-        cut = bisect_left(self.t, t)
-        if cut:
-            del self.t[:cut]
-            del self.v[:cut]
-        return cut
+        cut = 0
+        if self.data is not None and self.bounds is not None and self.ends is not None:
+            whole = bisect_left(self.bounds, t) // 2  # chunks ending before t go whole
+            if whole:
+                cut = sum(samples_in(self.chunk(k)) for k in range(whole))
+                at = self.ends[whole - 1]
+                self.data = self.data[at:]
+                del self.bounds[:2 * whole]
+                self.ends = array("I", [e - at for e in self.ends[whole:]])
+            if self.ends and self.bounds[0] < t:  # the chunk across t keeps its part from t on
+                ct, cv = decode([self.chunk(0)])
+                keep = ct[0] >= t
+                [c] = encode(ct[:, keep], cv[:, keep])
+                cut += int((~keep).sum())
+                shift = len(c) - self.ends[0]
+                self.data = c + self.data[self.ends[0]:]
+                self.ends = array("I", [e + shift for e in self.ends])
+                self.bounds[0] = float(ct[0][keep][0])
+            self.closed -= cut
+            if self.ends:
+                return cut
+            self.data = self.bounds = self.ends = None
+        open_cut = bisect_left(self.t, t)
+        if open_cut:
+            del self.t[:open_cut]
+            del self.v[:open_cut]
+        return cut + open_cut
 
 
 class Head:
@@ -122,6 +181,7 @@ class Head:
     def __init__(self) -> None:
         self.buffers: dict[int, SampleBuffer] = {}
         self.last: dict[int, tuple[float, float]] = {}
+        self._full: list[SampleBuffer] = []  # buffers whose open part holds a chunk's worth: see seal
 
     def check(self, sid: int, t: float, v: float) -> int:
         """Classify a sample against the series' newest: ACCEPTED, NOOP, OUT_OF_ORDER, DUPLICATE."""
@@ -135,6 +195,8 @@ class Head:
             if buf is None:
                 buf = self.buffers[sid] = SampleBuffer()
             buf.push(t, v)
+            if len(buf.t) == CHUNK:
+                self._full.append(buf)
 
     def push_columns(self, sids: np.ndarray, t: np.ndarray, v: np.ndarray, head_from: float) -> None:
         """Append accepted samples (ascending in time per series) from ``head_from`` on.
@@ -147,18 +209,40 @@ class Head:
             sids, t, v = sids[keep], t[keep], v[keep]
         ids = sids.tolist()
         buffers = self.buffers
-        bufs = list(map(buffers.get, ids))
+        bufs: list[SampleBuffer] = list(map(buffers.get, ids))  # type: ignore[arg-type]  # Nones filled below
         if None in bufs:
             for k in compress(range(len(bufs)), map(is_, bufs, repeat(None))):
                 sid = ids[k]
-                buf = buffers.get(sid)  # a new series seen earlier in this batch
-                if buf is None:
-                    buf = buffers[sid] = SampleBuffer()
-                bufs[k] = buf
+                got = buffers.get(sid)  # a new series seen earlier in this batch
+                bufs[k] = got if got is not None else buffers.setdefault(sid, SampleBuffer())
         for a in range(0, len(bufs), BLOCK):  # a block per C-level call: the interpreter lock is shared
             part = bufs[a:a + BLOCK]
             deque(map(array.append, map(_T, part), t[a:a + BLOCK].tolist()), maxlen=0)
             deque(map(array.append, map(_V, part), v[a:a + BLOCK].tolist()), maxlen=0)
+            sizes = np.fromiter(map(len, map(_T, part)), dtype=np.int64, count=len(part))
+            self._full += [part[k] for k in np.flatnonzero(sizes >= CHUNK).tolist()]
+
+    def seal(self, lock: AbstractContextManager[object], *, everything: bool = False) -> int:
+        """Close a chunk of every buffer whose open part holds ``CHUNK`` samples (``everything``: look at
+        all buffers, as after a restart's load); return the chunks closed.
+
+        The caller is the only writer (it holds the store's append lock); the encoding runs
+        outside ``lock``, a block of buffers at a time, and each block's swap inside it, so readers
+        see every series whole, before or after.
+        """
+        full = list(self.buffers.values()) if everything else self._full
+        self._full = []
+        closed = 0
+        while full := [b for b in dict.fromkeys(full) if len(b.t) >= CHUNK]:
+            for a in range(0, len(full), BLOCK):
+                part = full[a:a + BLOCK]
+                t, v = _oldest(part, _T), _oldest(part, _V)
+                chunks = encode(t, v)
+                first, last = t[:, 0].tolist(), t[:, -1].tolist()
+                with lock:
+                    deque(map(SampleBuffer.close, part, chunks, first, last, repeat(CHUNK)), maxlen=0)
+                closed += len(part)
+        return closed
 
     def window(self, sid: int, start: float, end: float) -> tuple[np.ndarray, np.ndarray]:
         """The buffered samples of ``sid`` in ``[start, end]``."""
@@ -170,8 +254,17 @@ class Head:
     def before(self, sid: int, end: float) -> tuple[float, float]:
         """``sid``'s newest buffered sample at or before ``end``; ``(-inf, 0.0)`` when none is held."""
         buf = self.buffers.get(sid)
-        k = bisect_right(buf.t, end) if buf is not None else 0
-        return (buf.t[k - 1], buf.v[k - 1]) if buf is not None and k else (-math.inf, 0.0)
+        if buf is None:
+            return -math.inf, 0.0
+        k = bisect_right(buf.t, end)
+        if k:
+            return buf.t[k - 1], buf.v[k - 1]
+        j = bisect_right(buf.bounds, end) if buf.bounds else 0
+        if not j:
+            return -math.inf, 0.0
+        t, v = decode([buf.chunk((j - 1) // 2)])
+        k = bisect_right(t[0], end)
+        return float(t[0, k - 1]), float(v[0, k - 1])
 
     def read(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
              lock: AbstractContextManager[object], *, latest: bool = False) -> list[Series]:
@@ -212,45 +305,16 @@ class Head:
 
     def _read_chunk(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
                     latest: bool) -> tuple[list[Labels], np.ndarray, np.ndarray, list[int]]:
-        """One chunk of ``read``: one array of all its times and one of all its values (the caller holds
-        the lock: a view pins its buffer, so none outlives the call).
-
-        No array per series: their small blocks, freed between the head's growing buffers, left the
-        heap fragmented for good under concurrent readers (RSS grew 3x the head's own bytes).
-        """
-        names: list[Labels] = []
-        ts: list[memoryview] = []
-        vs: list[memoryview] = []
-        get = self.buffers.get
-        try:
-            for sid in ids:
-                buf = get(sid)
-                if buf is None or not buf.t:
-                    continue
-                t = buf.t
-                n = len(t)
-                lo = 0 if t[0] >= start else bisect_left(t, start)
-                hi = n if t[n - 1] <= end else bisect_right(t, end)
-                if lo < hi:
-                    if latest:
-                        lo = hi - 1
-                    names.append(labels(sid))
-                    ts.append(memoryview(t)[lo:hi])
-                    vs.append(memoryview(buf.v)[lo:hi])
-            t_all = np.frombuffer(bytearray().join(ts), dtype=np.float64)
-            v_all = np.frombuffer(bytearray().join(vs), dtype=np.float64)
-            return names, t_all, v_all, [len(x) for x in ts]
-        finally:
-            ts.clear()
-            vs.clear()
+        """One chunk of ``read`` (the caller holds the lock): see :func:`read_block`."""
+        got, t_all, v_all, sizes = read_block(list(map(self.buffers.get, ids)), start, end, latest)
+        return [labels(ids[k]) for k in got], t_all, v_all, sizes
 
     def memory(self) -> tuple[int, int]:
-        """``(samples, bytes)`` held: the buffers' arrays with their spare room, their objects, the map."""
-        samples = size = 0
-        for buf in list(self.buffers.values()):  # a snapshot: appends may add series meanwhile
-            samples += len(buf.t)
-            size += getsizeof(buf.t) + getsizeof(buf.v) + getsizeof(buf)
-        return samples, size + getsizeof(self.buffers)
+        """``(samples, bytes)`` held: the open arrays with their spare room, the closed chunks with
+        their bounds, the buffers' objects, the map."""
+        bufs = list(self.buffers.values())  # a snapshot: appends may add series meanwhile
+        samples = sum(map(len, map(_T, bufs))) + sum(map(_CLOSED, bufs))
+        return samples, sum(map(SampleBuffer.nbytes, bufs)) + getsizeof(self.buffers)
 
     def drop_before(self, t: float) -> int:
         """Truncate every buffer before ``t``; empty buffers are released."""
@@ -266,3 +330,12 @@ class Head:
         """Remove everything about series ``sid``."""
         self.buffers.pop(sid, None)
         self.last.pop(sid, None)
+
+
+def _oldest(bufs: list[SampleBuffer], part: Callable[[SampleBuffer], array[float]]) -> np.ndarray:
+    """The oldest ``CHUNK`` samples of each buffer's open ``part`` (times or values), a row each."""
+    views = [memoryview(x)[:CHUNK] for x in map(part, bufs)]
+    try:
+        return np.frombuffer(bytearray().join(views), dtype=np.float64).reshape(len(bufs), CHUNK)
+    finally:
+        views.clear()  # no view may outlive this: a buffer with one cannot be resized

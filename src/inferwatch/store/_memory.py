@@ -79,6 +79,7 @@ class MemoryStore:
                     stats.out_of_order += 1
                 elif verdict == DUPLICATE:
                     stats.duplicate += 1
+            head.seal(self._lock)
 
     def _check_limits(self, batch: list[tuple[Labels, float, float]]) -> None:
         assert self.limits is not None

@@ -123,6 +123,7 @@ class SQLiteStore(LatestReads):
         for sid, t, v in _disk.read_chunks(conn, list(self._index.ids()), self._head_from, math.inf):
             buf = self._head.buffers[sid] = SampleBuffer()
             buf.extend(t, v)
+        self._head.seal(self._lock, everything=True)
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -255,6 +256,7 @@ class SQLiteStore(LatestReads):
             self._last_t[sids] = t
             self._last_v[sids] = v
             self._head.push_columns(sids, t, v, self._head_from)
+        self._head.seal(self._lock)  # the chunks' encoding outside the lock: readers go on meanwhile
 
     def _maintain(self, *, old_samples: bool) -> None:
         """Compact the WAL when due (or when samples older than the head came in); cut the head."""

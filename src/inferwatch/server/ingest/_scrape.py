@@ -16,6 +16,7 @@ on a simulated clock; :meth:`ScrapeLoop.start` runs one thread per target.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -348,11 +349,13 @@ class ScrapeLoop:
         """Scrape ``target`` if due on the monotonic clock; return the seconds until it is due again.
 
         Scheduling is monotonic and samples are stamped with the wall clock, so
-        a step of the wall clock (either way) neither stops nor rushes scraping.
+        a step of the wall clock (either way) neither stops nor rushes scraping. The stamp is
+        in whole milliseconds, as Prometheus's: the head stores a scrape's jitter in a byte a
+        sample then, against three for microseconds (``store._chunk``).
         """
         mono = self.clock.monotonic()
         if target.next_mono is None or mono >= target.next_mono:
-            self._scrape(target, self.clock.now())
+            self._scrape(target, math.floor(self.clock.now() * 1000.0) / 1000.0)
             interval = target.cfg.effective_interval
             due = (target.next_mono if target.next_mono is not None else mono) + interval
             target.next_mono = due if due > mono else mono + interval
