@@ -27,7 +27,7 @@ from inferwatch.promql._ast import (
     Subquery,
     Unary,
 )
-from inferwatch.promql._batch import LoadedBatch, load_batch
+from inferwatch.promql._batch import LoadedBatch, StreamedBatch, load_batch, stream_batch
 from inferwatch.promql._binops import apply_binary
 from inferwatch.promql._columns import COLUMN_OPS, LatestBatch, aggregate_columns, load_latest_columns
 from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spans, resolve_at
@@ -72,13 +72,25 @@ class Evaluator:
             key = (matchers, span, latest)
             hit = self.cache.get(key)
             if hit is None:
-                cols = (load_latest_columns if latest else load_batch)(self.store, matchers, span)
-                hit = load(self.store, matchers, span, latest=latest) if cols is None else cols
+                hit = self._columns(matchers, span, latest)
+                if hit is None:
+                    hit = load(self.store, matchers, span, latest=latest)
                 self.cache[key] = hit
             self._data[matchers] = hit
+            if isinstance(hit, StreamedBatch):
+                continue  # its samples are counted as they are read (the store's query bounds)
             total += hit.samples if isinstance(hit, LatestBatch | LoadedBatch) else sum(len(s.t) for s in hit)
             if total > self.max_samples:
                 raise EvalError("query processing would load too many samples into memory in query execution")
+
+    def _columns(self, matchers: tuple[Matcher, ...], span: Span,
+                 latest: bool) -> LatestBatch | LoadedBatch | None:
+        """The selector's samples as columns where the store reads them; a range query's a batch of series
+        at a time until something needs them whole (:class:`StreamedBatch`)."""
+        if latest:
+            return load_latest_columns(self.store, matchers, span)
+        streamed = stream_batch(self.store, matchers, span) if self.start != self.end else None
+        return streamed if streamed is not None else load_batch(self.store, matchers, span)
 
     def eval(self, e: Expr, ts: int) -> Value:
         """The value of ``e`` at step ``ts`` (ms)."""

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from inferwatch.model import check_deadline
-from inferwatch.promql._batch import LoadedBatch
+from inferwatch.model import Labels, check_deadline
+from inferwatch.promql._batch import LoadedBatch, StreamedBatch
 from inferwatch.promql._data import Loaded
 from inferwatch.promql._kernels import extrapolated_rate
 from inferwatch.promql._rows import Fallback, Rows
@@ -45,22 +45,30 @@ def _latest_rows(series: Sequence[Loaded], refs: np.ndarray, lookback: int, *, t
     A chunk of series at a time (temporaries stay small, the deadline is checked between chunks):
     their times are laid end to end on one axis (series ``i`` at ``i * width`` onwards), so one
     ``searchsorted`` finds every series' sample at every step. A :class:`LoadedBatch` is read
-    as the columns it is.
+    as the columns it is; a :class:`StreamedBatch` a batch of series at a time (its samples are
+    never all held at once).
     """
-    if isinstance(series, LoadedBatch):
-        labels, off = series.labels, series.off
-        cols = (series.t, series.v, series.stale)
+    if not len(refs):
+        return Rows.empty(len(refs))
+    if isinstance(series, StreamedBatch) and not series.whole:
+        labels: list[Labels] = []
+        picks: list[tuple[np.ndarray, np.ndarray]] = []
+        for part in series.batches():
+            labels += part.labels
+            picks += _picks(part.off, (part.t, part.v, part.stale), refs, lookback, times)
+        if len(labels) == len(series.kept):  # every series had samples: the store's list, as select_columns
+            labels = series.kept
+    elif isinstance(series, LoadedBatch):
+        labels = series.labels
+        picks = _picks(series.off, (series.t, series.v, series.stale), refs, lookback, times)
     else:
         kept = [s for s in series if len(s.t)]
         labels = [s.labels for s in kept]
         off = np.zeros(len(kept) + 1, dtype=np.int64)
         np.cumsum(np.fromiter((len(s.t) for s in kept), dtype=np.int64, count=len(kept)), out=off[1:])
-        cols = _joined(kept)
-    if not labels or not len(refs):
+        picks = _picks(off, _joined(kept), refs, lookback, times) if kept else []
+    if not labels:
         return Rows.empty(len(refs))
-    per = max(1, _CHUNK_CELLS // len(refs))
-    picks = [_latest_chunk(off[i:i + per + 1], cols, refs, lookback, times)
-             for i in _chunk_starts(len(labels), per)]
     keep = np.concatenate([ok.any(axis=1) for _, ok in picks])
     vals = np.vstack([v for v, _ in picks])
     ok = np.vstack([m for _, m in picks])
@@ -69,6 +77,14 @@ def _latest_rows(series: Sequence[Loaded], refs: np.ndarray, lookback: int, *, t
         labels = [labels[i] for i in rows.tolist()]
         vals, ok = vals[rows], ok[rows]
     return Rows([drop_name(ls) for ls in labels] if times else labels, vals, ok)  # the store's list, if all
+
+
+def _picks(off: np.ndarray, cols: tuple[np.ndarray, np.ndarray, np.ndarray], refs: np.ndarray, lookback: int,
+           times: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_latest_chunk` over the series ``off`` delimits, a chunk of them at a time."""
+    per = max(1, _CHUNK_CELLS // len(refs))
+    return [_latest_chunk(off[i:i + per + 1], cols, refs, lookback, times)
+            for i in _chunk_starts(len(off) - 1, per)]
 
 
 def _joined(series: list[Loaded]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
