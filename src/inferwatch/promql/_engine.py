@@ -33,7 +33,7 @@ from inferwatch.promql._columns import COLUMN_OPS, LatestBatch, aggregate_column
 from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spans, resolve_at
 from inferwatch.promql._functions import VECTOR_FUNCTIONS, absent_labels
 from inferwatch.promql._range_functions import RANGE_FUNCTIONS
-from inferwatch.promql._range_windows import instant_rows
+from inferwatch.promql._range_windows import WINDOW_FUNCTIONS, batch_window, instant_rows, window_rows
 from inferwatch.promql._shared import SharedResults
 from inferwatch.promql._values import EvalError, Matrix, Value, Vector, check_unique, drop_name
 from inferwatch.store import Store
@@ -69,6 +69,8 @@ class Evaluator:
         single = instant_only(expr) if self.start == self.end else set()
         for matchers, span in needed_spans(expr, self.start, self.end, self.lookback).items():
             latest = matchers in single and span[1] - span[0] == self.lookback  # one step: one window
+            if not latest and self.shared is not None and self.start == self.end:
+                span = self.shared.plan.span(matchers, span, self.end)  # the round's reads as one
             key = (matchers, span, latest)
             hit = self.cache.get(key)
             if hit is None:
@@ -247,6 +249,10 @@ class Evaluator:
             return [(drop_name(ls), ts / 1000) for ls, _ in vec]
         if name in ("absent", "absent_over_time"):
             return self._absent(c, ts)
+        if len(c.args) == 1 and isinstance(c.args[0], Selector) and c.args[0].range is not None:
+            wide = self._wide_window(name, c.args[0], ts)
+            if wide is not None:
+                return check_unique(wide)
         args = [self.eval(a, ts) for a in c.args]
         rf = RANGE_FUNCTIONS.get(name)
         if rf is not None:
@@ -255,6 +261,21 @@ class Evaluator:
             return check_unique(rf(mat, scalars))
         out = VECTOR_FUNCTIONS[name](args, ts)
         return check_unique(out) if isinstance(out, list) else out
+
+    def _wide_window(self, func: str, sel: Selector, ts: int) -> Vector | None:
+        # `rate(x[5m])` over a wide selection: every series' window at once (``None``: series by series)
+        series = self._data.get(sel.matchers)
+        if series is None or isinstance(series, LatestBatch) or len(series) <= _WIDE:
+            return None
+        assert sel.range is not None
+        check_deadline()
+        ref, range_ms = self._ref(sel, ts), round(sel.range * 1000)
+        if isinstance(series, LoadedBatch):
+            return batch_window(func, series, ref, range_ms, sel.range)
+        if func not in WINDOW_FUNCTIONS:
+            return None
+        rows = window_rows(func, series, np.array([ref], dtype=np.int64), range_ms, sel.range, check_deadline)
+        return list(zip(rows.labels, rows.vals[:, 0].tolist(), strict=True))
 
     def _absent(self, c: Call, ts: int) -> Vector:
         v = self.eval(c.args[0], ts)

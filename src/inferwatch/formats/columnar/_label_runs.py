@@ -33,11 +33,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from inferwatch.model import Labels
 
-__all__ = ["PAD", "decode_runs", "padded", "row_bytes"]
+__all__ = ["BLOCK", "PAD", "decode_runs", "padded", "row_bytes"]
 
 _LEN1 = 0x0A  # field 1, length-delimited: a Label in a TimeSeries, its name in a Label
 _LEN2 = 0x12  # field 2, length-delimited: a Label's value
 _MAX_FIELDS = 64  # a run with more labels is left to the general reader (the split is one numpy pass a field)
+BLOCK = 4096  # runs or ranges read at once: rows of at most 1 MiB for keys, 17 MiB for 30 labels each
 _WIDEST = 256  # byte ranges up to this long are cut by numpy, longer ones one by one
 PAD = _WIDEST + 16  # zero bytes after a buffer, so that a row of _WIDEST bytes never reads past its end
 _KEEP = np.where(np.arange(_WIDEST)[None, :] < np.arange(_WIDEST + 1)[:, None], 0xFF, 0).astype(np.uint8)
@@ -51,10 +52,16 @@ def padded(raw: bytes) -> np.ndarray:
 
 def row_bytes(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
     """``raw[a:b]`` for each ``a, b`` of ``starts, ends`` (``buf``: ``raw`` padded): the ranges copied as
-    fixed-width rows, the bytes past each end cleared, each row one ``bytes`` object (numpy's fixed
-    strings drop trailing NUL bytes, so a range ending in one is cut from ``raw`` instead)."""
-    if not starts.shape[0]:
-        return []
+    fixed-width rows, :data:`BLOCK` at a time, the bytes past each end cleared, each row one ``bytes``
+    object (numpy's fixed strings drop trailing NUL bytes, so a range ending in one is cut from ``raw``
+    instead)."""
+    out: list[bytes] = []
+    for a in range(0, starts.shape[0], BLOCK):
+        out += _row_block(raw, buf, starts[a:a + BLOCK], ends[a:a + BLOCK])
+    return out
+
+
+def _row_block(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
     width = ends - starts
     words = (int(width.max()) + 7) // 8
     if words * 8 > _WIDEST:
@@ -72,10 +79,22 @@ def decode_runs(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarra
                 pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int]]:
     """The label set of each run ``raw[a:b]`` (``buf``: ``raw`` padded) in the usual encoding, and the
     runs in another (their places hold an empty label set); ``pairs`` (one ``Label`` field's bytes ->
-    its pair) is read, and filled with the pairs decoded here.
+    its pair) is read, and filled with the pairs decoded here. :data:`BLOCK` runs at a time (a request
+    of a million new series is not copied into rows at once).
 
     ``UnicodeDecodeError`` (a ``ValueError``) when a name or value is not UTF-8.
     """
+    out: list[Labels] = []
+    other: list[int] = []
+    for a in range(0, starts.shape[0], BLOCK):
+        labels, unusual = _decode_block(raw, buf, starts[a:a + BLOCK], ends[a:a + BLOCK], pairs)
+        out += labels
+        other += [a + k for k in unusual]
+    return out, other
+
+
+def _decode_block(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                  pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int]]:
     at, owner, column, good = _split(buf, starts, ends)
     keep = good[owner]
     at, owner, column = at[keep], owner[keep], column[keep]
