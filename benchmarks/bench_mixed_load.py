@@ -194,7 +194,8 @@ def _read_inferwatch(text: str) -> dict[str, float]:
     if missed:
         out["missed"] = sum(missed)
     for key, name in (("appended", "inferwatch_storage_head_samples"),
-                      ("head_bytes", "inferwatch_storage_head_bytes")):
+                      ("head_bytes", "inferwatch_storage_head_bytes"),
+                      ("series", "inferwatch_storage_series")):
         got = _metric(text, name)
         if got:
             out[key] = sum(got)
@@ -300,7 +301,10 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
                 "round_cpu": (_pct(cpus, 0.5), _pct(cpus, 0.99)), "scrape": scrapes, "rss": sampler.rss,
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
-                else None}
+                else None,
+                "head_own": (last["head_bytes"] - last["series"] * series_objects(
+                    last["appended"] / last["series"])) / last["appended"]
+                if last.get("appended") and "head_bytes" in last and "series" in last else None}
     finally:
         storm.unlink(missing_ok=True)
         proc.terminate()
@@ -308,6 +312,19 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
             proc.wait(60)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def series_objects(samples: float = 1e9) -> int:
+    """Bytes of one series' objects in inferwatch's head, whatever its samples: the buffer, the headers
+    of its two open arrays, a slot of the map, and once it holds ``samples`` >= a chunk's, those of its
+    chunks' ``bytes`` and their two index arrays (Prometheus's per-series memory, ``memSeries`` and the
+    like, is not in its chunk bytes either)."""
+    from array import array
+
+    from inferwatch.store._head import CHUNK, SampleBuffer
+    size = sys.getsizeof(SampleBuffer()) + 2 * sys.getsizeof(array("d")) + 8 * 3  # a dict slot: 3 words
+    chunks = sys.getsizeof(array("d")) + sys.getsizeof(array("I")) + sys.getsizeof(b"")
+    return size + (chunks if samples >= CHUNK else 0)
 
 
 def start_inferwatch(tmp: Path, target: str, interval: float) -> tuple[subprocess.Popen[bytes], str, str]:
@@ -405,9 +422,15 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
                   f"{hc.data_bytes:,} B of XOR data + {hc.framing_bytes:,} B of closed chunks' framing "
                   "(read from chunks_head/ and the shutdown snapshot; per-series memory not counted)")
     heads = [cast(float | None, results[n]["head"]) for n in names]
+    own = cast(float | None, results.get("inferwatch", {}).get("head_own"))
+    if own:
+        print(f"inferwatch: the samples' own bytes in the head {own:.2f} B a sample (every byte less "
+              f"the per-series objects, {series_objects()} B a series once it has a chunk)")
     if len(names) == 2 and heads[0] and heads[1]:
         print(f"head bytes a sample, {names[0]} / {names[1]}: {heads[0]:.2f} / {heads[1]:.2f} = "
-              f"{heads[0] / heads[1]:.2f}x (inferwatch's every byte; Prometheus's chunks alone)")
+              f"{heads[0] / heads[1]:.2f}x (inferwatch's every byte; Prometheus's chunks alone)"
+              + (f"; like with like (the samples' own bytes, no per-series memory on either side): "
+                 f"{own:.2f} / {heads[1]:.2f} = {own / heads[1]:.2f}x" if own else ""))
         last5 = [v for t, v in rss if t >= rss[-1][0] - 300]
         if rss[-1][0] - rss[0][0] >= 600 and last5:  # the issue's bound: <= 10 % over a long run's last 5 min
             print(f"{n}: RSS over the last 5 minutes {last5[0] / 2**20:.0f} -> {last5[-1] / 2**20:.0f} MiB "
