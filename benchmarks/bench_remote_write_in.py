@@ -1,7 +1,7 @@
 """Remote-write in: the same request stream into ``inferwatch serve`` and into Prometheus 2.42.
 
     python benchmarks/bench_remote_write_in.py [--batch 2000] [--new 20 | --series N] [--known K]
-                                               [--rounds 1] [--prometheus /usr/bin/prometheus]
+                                               [--rounds 5] [--prometheus /usr/bin/prometheus]
 
 Requests of ``--batch`` samples (2,000, about what a Prometheus agent sends
 per request), pre-encoded before timing (snappy protobuf ``WriteRequest``):
@@ -13,10 +13,12 @@ store in a temp dir, ``POST /api/v1/write``) and to Prometheus 2.42
 (``--web.enable-remote-write-receiver``), one server at a time (the other's
 work after answering would fall into the timing), each first sent one untimed
 warm-up request of 100 other series; the rate is samples / wall time of the
-phase, answers included. ``--rounds R`` repeats both with fresh servers, the
-order alternating (a shared machine's load drifts), and prints the medians.
-Target (issue 19): at least Prometheus's rate. The issue's shape, 10,000 new
-series per request up to 100,000:
+phase, answers included; the server's CPU time over the phase is read from
+``/proc`` beside it. ``--rounds R`` (5) repeats both with fresh servers, the
+order alternating (a shared machine's load drifts), and prints and records the
+medians with their ranges and the ratio of each round. Target (issues 19 and
+56): at least Prometheus's rate. The issue's shape, 10,000 new series per
+request up to 100,000:
 
     python benchmarks/bench_remote_write_in.py --batch 10000 --series 100000
 """
@@ -79,8 +81,8 @@ def _requests(batch: int, first: int, count: int, t: float,
 
 @contextlib.contextmanager
 def _server(name: str, argv: list[str], port: int, headers: dict[str, str],
-            tmp: Path) -> Iterator[httpx.Client]:
-    """A started server (ready, warmed up by one untimed request) and a client for it."""
+            tmp: Path) -> Iterator[tuple[httpx.Client, int]]:
+    """A started server (ready, warmed up by one untimed request), a client for it and its pid."""
     url = f"http://127.0.0.1:{port}"
     with (tmp / f"{name}.log").open("wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -88,7 +90,7 @@ def _server(name: str, argv: list[str], port: int, headers: dict[str, str],
             _ready(url, proc)
             with httpx.Client(base_url=url, timeout=600, headers={**REMOTE_WRITE_HEADERS, **headers}) as c:
                 _post(c, _requests(100, 0, 1, time.time() - 60, "bench_warmup")[0])
-                yield c
+                yield c, proc.pid
         finally:
             proc.terminate()
             proc.wait(30)
@@ -103,15 +105,30 @@ def _post(c: httpx.Client, body: bytes) -> float:
     return took
 
 
-def _phases(c: httpx.Client, phases: dict[str, list[bytes]], batch: int) -> dict[str, float]:
-    """Samples/s of each phase: samples / the wall time from the first send to the last answer."""
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used, and its children waited for."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _phases(c: httpx.Client, pid: int, phases: dict[str, list[bytes]], batch: int
+            ) -> dict[str, tuple[float, float]]:
+    """Per phase: samples/s (samples / the wall time from the first send to the last answer) and the
+    server's CPU microseconds a sample."""
     out = {}
     for phase, bodies in phases.items():
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _cpu(pid)
         for body in bodies:
             _post(c, body)
-        out[phase] = len(bodies) * batch / (time.perf_counter() - t0)
+        took, cpu = time.perf_counter() - t0, _cpu(pid) - cpu0
+        out[phase] = len(bodies) * batch / took, 1e6 * cpu / (len(bodies) * batch)
     return out
+
+
+def _spread(xs: list[float], fmt: str = ",.0f") -> str:
+    """``median (min–max)`` of ``xs`` (just the figure for one)."""
+    mid = format(statistics.median(xs), fmt)
+    return mid if len(xs) == 1 else f"{mid} ({min(xs):{fmt}}–{max(xs):{fmt}})"
 
 
 def _inferwatch(tmp: Path, port: int) -> list[str]:
@@ -127,7 +144,7 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=20, help="requests of new series")
     ap.add_argument("--series", type=int, default=0, help="new series in all (sets --new to SERIES / BATCH)")
     ap.add_argument("--known", type=int, default=0, help="requests of known series (default: as --new)")
-    ap.add_argument("--rounds", type=int, default=1,
+    ap.add_argument("--rounds", type=int, default=5,
                     help="runs of both servers, the order alternating; the medians are printed")
     ap.add_argument("--prometheus", default="/usr/bin/prometheus")
     args = ap.parse_args()
@@ -148,33 +165,47 @@ def main() -> None:
     if os.path.exists(args.prometheus):
         servers["prometheus"] = (prometheus, {})
     rates: dict[str, dict[str, list[float]]] = {name: {p: [] for p in phases} for name in servers}
+    cpus: dict[str, dict[str, list[float]]] = {name: {p: [] for p in phases} for name in servers}
+    loads = [os.getloadavg()[0]]
     for r in range(args.rounds):
         for name in list(servers)[:: 1 if r % 2 == 0 else -1]:  # the order alternates between rounds
             start, headers = servers[name]
             with tempfile.TemporaryDirectory() as d:
                 tmp, port = Path(d), _port()
-                with _server(name, start(tmp, port), port, headers, tmp) as client:
-                    for phase, rate in _phases(client, phases, args.batch).items():
+                with _server(name, start(tmp, port), port, headers, tmp) as (client, pid):
+                    for phase, (rate, cpu) in _phases(client, pid, phases, args.batch).items():
                         rates[name][phase].append(rate)
+                        cpus[name][phase].append(cpu)
+        loads.append(os.getloadavg()[0])
     for phase in phases:
         ours = rates["inferwatch"][phase]
         line: dict[str, object] = {"phase": phase, "requests": len(phases[phase]), "batch": args.batch,
                                    "series": args.new * args.batch, "rounds": args.rounds,
-                                   "inferwatch_samples_per_s": round(statistics.median(ours))}
+                                   "inferwatch_samples_per_s": round(statistics.median(ours)),
+                                   "inferwatch_per_round": [round(x) for x in ours],
+                                   "inferwatch_cpu_us_per_sample": round(
+                                       statistics.median(cpus["inferwatch"][phase]), 2),
+                                   "load_average": [round(x, 1) for x in loads]}
+        ratios: list[float] = []
         if "prometheus" in rates:
             theirs = rates["prometheus"][phase]
             ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
             line |= {"prometheus_samples_per_s": round(statistics.median(theirs)),
-                     "ratio_inferwatch_over_prometheus": round(statistics.median(ratios), 3)}
-            if args.rounds > 1:
-                line["ratio_per_round"] = [round(x, 3) for x in ratios]
+                     "prometheus_per_round": [round(x) for x in theirs],
+                     "prometheus_cpu_us_per_sample": round(statistics.median(cpus["prometheus"][phase]), 2),
+                     "ratio_inferwatch_over_prometheus": round(statistics.median(ratios), 3),
+                     "ratio_per_round": [round(x, 3) for x in ratios]}
         print(json.dumps(line))
         peer = rates.get("prometheus", {}).get(phase)
-        _results.record("Ingest", f"Remote write in, {phase} ({len(phases[phase])} × {args.batch:,})",
-                        f"{statistics.median(ours):,.0f} samples/s",
-                        f"Prometheus 2.42: {statistics.median(peer):,.0f} samples/s" if peer else None,
-                        f"{line['ratio_inferwatch_over_prometheus']}" if peer else None,
-                        note=f"median of {args.rounds} rounds" if args.rounds > 1 else "")
+        cpu = {name: statistics.median(c[phase]) for name, c in cpus.items()}
+        _results.record(
+            "Ingest", f"Remote write in, {phase} ({len(phases[phase])} × {args.batch:,})",
+            f"{_spread(ours)} samples/s",
+            f"Prometheus 2.42: {_spread(peer)} samples/s" if peer else None,
+            f"{_spread(ratios, '.2f')}{' per round' if len(ratios) > 1 else ''}; "
+            f"server CPU {cpu['inferwatch'] / cpu['prometheus']:.2f}" if peer else None,
+            note=f"median of {args.rounds} round{'s' if args.rounds > 1 else ''}; "
+                 f"{cpu['inferwatch']:.1f} µs CPU a sample; load average {min(loads):.1f}–{max(loads):.1f}")
 
 if __name__ == "__main__":
     main()

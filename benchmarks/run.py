@@ -4,6 +4,7 @@
     python benchmarks/run.py sdk rules            # bench_sdk.py and bench_rules.py
     python benchmarks/run.py --results            # all, then rewrite benchmarks/RESULTS.md
     python benchmarks/run.py --results storm      # the storm's rows only
+    python benchmarks/run.py --results mixed_load -- --minutes 13 --warmup 1   # one benchmark, its options
 
 Each benchmark measures inferwatch and its peer side by side in the same run and prints the
 ratio. With ``--results`` the rows each benchmark records (``benchmarks/_results.py``) are
@@ -102,13 +103,29 @@ def _write(rows: list[dict[str, str]], ran: list[str]) -> int:
     return 0
 
 
+def split_options(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``run.py``'s own arguments and, after ``--``, the options handed to the one benchmark named.
+
+    >>> split_options(["--results", "mixed_load", "--", "--minutes", "13"])
+    (['--results', 'mixed_load'], ['--minutes', '13'])
+    """
+    if "--" not in argv:
+        return argv, []
+    k = argv.index("--")
+    return argv[:k], argv[k + 1:]
+
+
 def main(argv: list[str]) -> int:
+    argv, options = split_options(argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*",
                         help="benchmarks to run, e.g. storm for bench_storm.py (default: all)")
     parser.add_argument("--results", action="store_true",
                         help="rewrite benchmarks/RESULTS.md with what they measure")
     args = parser.parse_args(argv)
+    if options and len(args.names) != 1:
+        print("options after -- go to one benchmark: name exactly one", file=sys.stderr)
+        return 2
     files = sorted(HERE.glob("bench_*.py"))
     if args.names:
         wanted = {f"bench_{name}.py" for name in args.names}
@@ -124,7 +141,8 @@ def main(argv: list[str]) -> int:
         env = {**os.environ, _results.ENV: str(sink)} if args.results else dict(os.environ)
         for f in files:
             print(f"\n=== {f.stem} ===", flush=True)
-            if subprocess.run([sys.executable, str(f)], cwd=ROOT, env=env, check=False).returncode != 0:
+            proc = subprocess.run([sys.executable, str(f), *options], cwd=ROOT, env=env, check=False)
+            if proc.returncode != 0:
                 failed.append(f.stem)
         rows = _results.load(sink)
     if failed:

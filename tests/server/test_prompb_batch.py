@@ -69,7 +69,7 @@ _ordered = _pairs.flatmap(lambda p: st.sampled_from([sorted(p), p, sorted(p, rev
 _request = st.lists(st.tuples(_ordered, st.sampled_from([0.0, 1.5, -2.0])), max_size=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_request, _request)
 def test_one_sample_requests_read_as_the_general_walk_reads_them(first: _Request, second: _Request) -> None:
     # unsorted labels, a repeated name (refused with the general walk's error), empty values (left out),
@@ -102,6 +102,17 @@ def test_a_sender_s_first_request_each_series_a_label_or_two_from_the_one_before
     assert _read(reader, body) == _oracle(body)
     assert reader.read(body).labels[1999] == Labels.of("bench_requests_total", code="200", instance="host-49",
                                                        job="bench", route="/r39")
+
+
+def test_a_request_of_more_series_than_one_block() -> None:
+    from inferwatch.formats.columnar._label_runs import BLOCK
+
+    body = b"".join(_series([("__name__", "m"), ("k", str(k))], _sample(MS, 1.0)) for k in range(BLOCK + 5))
+    reader = WriteRequestReader()
+    labels = reader.read(body).labels
+    assert labels == _oracle(body)[0]
+    assert labels[BLOCK + 4] == Labels.of("m", k=str(BLOCK + 4))
+    assert reader.read(body).labels[BLOCK] is labels[BLOCK]
 
 
 def test_more_labels_than_the_batch_split_takes_and_runs_longer_than_a_row() -> None:

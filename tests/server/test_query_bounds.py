@@ -214,6 +214,15 @@ def test_column_reads_count_toward_the_sample_limit(tmp_path: Path) -> None:
     got = BoundedStore(st, ctx).select_latest_columns(m, 900.0, 1000.0)
     assert got is not None and len(got.labels) == 10 and ctx.samples == 10
     assert BoundedStore(MemoryStore(), ctx).select_columns(m, 900.0, 1000.0) is None  # no columns: select
+    st.column_chunk = 4  # a range query's selector read a batch at a time: each batch counted as it comes
+    ctx = QueryContext(30.0, 9)
+    got = BoundedStore(st, ctx).select_column_chunks(m, 900.0, 1000.0)
+    assert got is not None and len(got[0]) == 10
+    batches = got[1]
+    assert len(next(batches).labels) == 4 and len(next(batches).labels) == 4 and ctx.samples == 8
+    with pytest.raises(QueryTooLarge):
+        next(batches)
+    assert BoundedStore(MemoryStore(), ctx).select_column_chunks(m, 900.0, 1000.0) is None
     st.close()
 
 

@@ -94,11 +94,12 @@ def _families(n: int) -> list[str]:
 
 
 def test_many_families_and_layouts_across_blocks_read_what_the_line_parser_reads() -> None:
-    lines = _families(20_000)  # more than one block of 8192 texts
+    lines = _families(9_000)  # more than one block of 8192 texts
     body = "\n".join(lines) + "\n"
     got = ExpositionParser(TARGET).parse(body, 1.0)
     assert [ls.items_tuple for ls in got.labels] == _line_by_line(body, TARGET)
-    assert got.series_added == len(set(lines)) - 5_000 + 11 and got.distinct is False  # c_0..c_10 repeat
+    repeated = sum(x.startswith("c_") for x in lines)  # c_0 ... c_10, each many times
+    assert got.series_added == len(lines) - repeated + 11 and got.distinct is False
 
 
 def test_a_label_twice_in_a_batch_of_new_series_is_refused_naming_its_line() -> None:

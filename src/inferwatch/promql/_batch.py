@@ -20,7 +20,7 @@ from inferwatch.model import Labels, Matcher, check_deadline
 from inferwatch.promql._data import Loaded, Span
 from inferwatch.store import stale_mask
 
-__all__ = ["LoadedBatch", "load_batch"]
+__all__ = ["LoadedBatch", "StreamedBatch", "batch_of", "load_batch", "stream_batch"]
 
 
 class LoadedBatch(Sequence[Loaded]):
@@ -66,11 +66,19 @@ def load_batch(store: object, matchers: tuple[Matcher, ...], span: Span) -> Load
     cols = reader(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001)
     if cols is None:
         return None
-    ms = cols.t * 1000.0
+    got = batch_of(cols.labels, cols.t, cols.v, cols.lens, span)
+    check_deadline()
+    return got
+
+
+def batch_of(labels: list[Labels], t_s: np.ndarray, v: np.ndarray, lens: np.ndarray,
+             span: Span) -> LoadedBatch:
+    """The store's columns (times in seconds, read a millisecond wider than ``span`` on each side) as a
+    batch over ``span``: times in integer ms, series left without samples dropped."""
+    ms = t_s * 1000.0
     np.rint(ms, out=ms)
     t = ms.astype(np.int64)
     del ms
-    v, lens, labels = cols.v, cols.lens, cols.labels
     keep = (t >= span[0]) & (t <= span[1])  # the read is a millisecond wider on each side
     if not keep.all():
         owner = np.repeat(np.arange(len(lens)), lens)
@@ -79,5 +87,60 @@ def load_batch(store: object, matchers: tuple[Matcher, ...], span: Span) -> Load
         if not lens.all():
             rows = np.flatnonzero(lens)
             labels, lens = [labels[i] for i in rows.tolist()], lens[rows]
-    check_deadline()
     return LoadedBatch(labels, t, v, lens)
+
+
+class StreamedBatch(LoadedBatch):
+    """A selector of a range query read a batch of series at a time, for its step picks only
+    (:func:`~inferwatch.promql._range_windows.instant_rows`): a heavy query over 50,000 series held
+    every raw sample of its span at once (~140 MiB for 15 minutes at 5 s, five such queries at a time
+    under five dashboard clients), so the server's resident memory rose with the span until the data
+    covered it. Its picks are ``series x steps``; the samples behind them live one batch at a time.
+
+    Anything else (iterating, a range function, the attributes of :class:`LoadedBatch`) reads the
+    whole span once, as :func:`load_batch` does, and keeps it.
+    """
+
+    def __init__(self, store: object, matchers: tuple[Matcher, ...], span: Span, kept: list[Labels],
+                 chunks: Iterator[Any]) -> None:  # no super().__init__: the columns come when asked for
+        self._store, self._matchers, self._span = store, matchers, span
+        self.kept, self._chunks = kept, chunks
+        self.bound = len(kept)  # at most this many series
+        self.streamed = False
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_store", "_matchers", "_span", "_chunks"):
+            raise AttributeError(name)
+        full = load_batch(self._store, self._matchers, self._span)  # the whole span, read once and kept
+        if full is None:
+            full = LoadedBatch([], np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
+        self.__dict__.update(full.__dict__)
+        return getattr(self, name)
+
+    @property
+    def whole(self) -> bool:
+        """Whether the whole span has been read (then it is a :class:`LoadedBatch` like any other)."""
+        return "t" in self.__dict__
+
+    def batches(self) -> Iterator[LoadedBatch]:
+        """The span a batch of series at a time, in the selection's order (once: a second reader reads
+        the whole span)."""
+        if self.streamed:
+            yield self
+            return
+        self.streamed = True
+        for cols in self._chunks:
+            check_deadline()
+            if len(cols.t):
+                yield batch_of(cols.labels, cols.t, cols.v, cols.lens, self._span)
+
+
+def stream_batch(store: object, matchers: tuple[Matcher, ...], span: Span) -> StreamedBatch | None:
+    """A :class:`StreamedBatch` of ``span`` (ms) where the store reads columns a batch of series at a
+    time; else ``None``."""
+    reader = getattr(store, "select_column_chunks", None)
+    if reader is None:
+        return None
+    check_deadline()
+    got = reader(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001)
+    return None if got is None else StreamedBatch(store, matchers, span, got[0], got[1])

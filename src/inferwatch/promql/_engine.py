@@ -27,13 +27,13 @@ from inferwatch.promql._ast import (
     Subquery,
     Unary,
 )
-from inferwatch.promql._batch import LoadedBatch, load_batch
+from inferwatch.promql._batch import LoadedBatch, StreamedBatch, load_batch, stream_batch
 from inferwatch.promql._binops import apply_binary
 from inferwatch.promql._columns import COLUMN_OPS, LatestBatch, aggregate_columns, load_latest_columns
 from inferwatch.promql._data import Loaded, Span, instant_only, load, needed_spans, resolve_at
 from inferwatch.promql._functions import VECTOR_FUNCTIONS, absent_labels
 from inferwatch.promql._range_functions import RANGE_FUNCTIONS
-from inferwatch.promql._range_windows import instant_rows
+from inferwatch.promql._range_windows import WINDOW_FUNCTIONS, batch_window, instant_rows, window_rows
 from inferwatch.promql._shared import SharedResults
 from inferwatch.promql._values import EvalError, Matrix, Value, Vector, check_unique, drop_name
 from inferwatch.store import Store
@@ -72,13 +72,25 @@ class Evaluator:
             key = (matchers, span, latest)
             hit = self.cache.get(key)
             if hit is None:
-                cols = (load_latest_columns if latest else load_batch)(self.store, matchers, span)
-                hit = load(self.store, matchers, span, latest=latest) if cols is None else cols
+                hit = self._columns(matchers, span, latest)
+                if hit is None:
+                    hit = load(self.store, matchers, span, latest=latest)
                 self.cache[key] = hit
             self._data[matchers] = hit
+            if isinstance(hit, StreamedBatch):
+                continue  # its samples are counted as they are read (the store's query bounds)
             total += hit.samples if isinstance(hit, LatestBatch | LoadedBatch) else sum(len(s.t) for s in hit)
             if total > self.max_samples:
                 raise EvalError("query processing would load too many samples into memory in query execution")
+
+    def _columns(self, matchers: tuple[Matcher, ...], span: Span,
+                 latest: bool) -> LatestBatch | LoadedBatch | None:
+        """The selector's samples as columns where the store reads them; a range query's a batch of series
+        at a time until something needs them whole (:class:`StreamedBatch`)."""
+        if latest:
+            return load_latest_columns(self.store, matchers, span)
+        streamed = stream_batch(self.store, matchers, span) if self.start != self.end else None
+        return streamed if streamed is not None else load_batch(self.store, matchers, span)
 
     def eval(self, e: Expr, ts: int) -> Value:
         """The value of ``e`` at step ``ts`` (ms)."""
@@ -235,6 +247,10 @@ class Evaluator:
             return [(drop_name(ls), ts / 1000) for ls, _ in vec]
         if name in ("absent", "absent_over_time"):
             return self._absent(c, ts)
+        if len(c.args) == 1 and isinstance(c.args[0], Selector) and c.args[0].range is not None:
+            wide = self._wide_window(name, c.args[0], ts)
+            if wide is not None:
+                return check_unique(wide)
         args = [self.eval(a, ts) for a in c.args]
         rf = RANGE_FUNCTIONS.get(name)
         if rf is not None:
@@ -243,6 +259,21 @@ class Evaluator:
             return check_unique(rf(mat, scalars))
         out = VECTOR_FUNCTIONS[name](args, ts)
         return check_unique(out) if isinstance(out, list) else out
+
+    def _wide_window(self, func: str, sel: Selector, ts: int) -> Vector | None:
+        # `rate(x[5m])` over a wide selection: every series' window at once (``None``: series by series)
+        series = self._data.get(sel.matchers)
+        if series is None or isinstance(series, LatestBatch) or len(series) <= _WIDE:
+            return None
+        assert sel.range is not None
+        check_deadline()
+        ref, range_ms = self._ref(sel, ts), round(sel.range * 1000)
+        if isinstance(series, LoadedBatch):
+            return batch_window(func, series, ref, range_ms, sel.range)
+        if func not in WINDOW_FUNCTIONS:
+            return None
+        rows = window_rows(func, series, np.array([ref], dtype=np.int64), range_ms, sel.range, check_deadline)
+        return list(zip(rows.labels, rows.vals[:, 0].tolist(), strict=True))
 
     def _absent(self, c: Call, ts: int) -> Vector:
         v = self.eval(c.args[0], ts)

@@ -113,7 +113,42 @@ def aggregate_rows(e: Aggregate, rows: Rows, param: np.ndarray | str | None, pol
             with np.errstate(all="ignore"):  # inf - inf is NaN here as in the instant fold
                 acc = _sum_by_group(rows, order, starts)
         return Rows(glabels, acc, present, consistent_order(first, present))
+    if e.op == "avg" and _dense(rows):
+        return _mean_dense(rows, gid, glabels, poll)
     return _fold(e, rows, gid, glabels, param, poll)
+
+
+_SAFE = 1e307  # |values| below this: a running mean of them cannot overflow (|a + (x/c - a/c)| < 2e307)
+
+
+def _dense(rows: Rows) -> bool:
+    """Whether every row has a value at every step, none of them NaN or near infinity."""
+    v = rows.vals
+    return bool(v.size and rows.mask.all() and v.max() < _SAFE and v.min() > -_SAFE)  # NaN compares False
+
+
+def _mean_dense(rows: Rows, gid: np.ndarray, glabels: list[Labels], poll: Callable[[], None]) -> Rows:
+    """``avg`` over :func:`_dense` rows: :func:`_fold`'s incremental mean (bit for bit) without its masks,
+    counts and infinity checks, which such rows never need; in place where a slot holds every group.
+
+    A dashboard's ``avg by (shard) (load_gauge)`` over 50,000 series made some twenty small numpy
+    calls per member slot, each holding the interpreter; this makes four.
+    """
+    g, steps = len(glabels), rows.vals.shape[1]
+    acc = np.empty((g, steps))
+    first = np.empty(g, dtype=np.int64)
+    for n, (rs, gs) in enumerate(_slots(gid, g)):
+        poll()
+        x = rows.vals[rs]
+        if n == 0:  # every group's first member: the mean so far is its value
+            acc[gs], first[gs] = x, rs
+        elif len(gs) == g:
+            acc += x / (n + 1) - acc / (n + 1)
+        else:
+            a = acc[gs]
+            acc[gs] = a + (x / (n + 1) - a / (n + 1))
+    present = np.ones((g, steps), dtype=bool)
+    return Rows(glabels, acc, present, consistent_order(np.repeat(first[:, None], steps, axis=1), present))
 
 
 _KEPT: dict[tuple[int, tuple[str, ...], bool], tuple[list[Labels], np.ndarray, list[Labels]]] = {}
@@ -217,6 +252,8 @@ def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
     """
     nan = np.isnan(x)
     live = m & ~nan
+    if live.all():
+        return _top_dense(top, k, x)
     with np.errstate(all="ignore"):
         key = np.where(live, -x if top else x, np.inf)
     kth = np.partition(key, k - 1, axis=0)[k - 1]
@@ -229,6 +266,19 @@ def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
     left = k - sel.sum(axis=0)
     nans = m & nan
     out: np.ndarray = sel | (nans & (np.cumsum(nans, axis=0) <= left))
+    return out
+
+
+def _top_dense(top: bool, k: int, x: np.ndarray) -> np.ndarray:
+    """:func:`_top_block` where every member has a value, none NaN: the k-th value found in ``x`` itself
+    (no key array), and the members beyond it plus those equal to it (at most the k still needed, or
+    Prometheus's heap decides: step by step)."""
+    kth = np.partition(x, len(x) - k if top else k - 1, axis=0)[len(x) - k if top else k - 1]
+    beyond = x > kth if top else x < kth
+    ties = x == kth
+    if np.any(ties.sum(axis=0) > k - beyond.sum(axis=0)):
+        raise Fallback("topk/bottomk with ties at the k-th value")
+    out: np.ndarray = beyond | ties
     return out
 
 

@@ -35,6 +35,7 @@ from inferwatch.promql._ast import (
     Subquery,
     Unary,
 )
+from inferwatch.promql._batch import StreamedBatch
 from inferwatch.promql._binops import _ARITH, _CMP, _DROPS_NAME, _result_labels, _sig_fn
 from inferwatch.promql._data import Loaded, resolve_at
 from inferwatch.promql._engine import Evaluator
@@ -118,7 +119,8 @@ class RangeEvaluator:
 
     def _selected(self, sel: Selector) -> Sequence[Loaded]:
         series = self.ev._data.get(sel.matchers, [])
-        if len(series) * self.n > self.ev.max_samples:
+        held = series.bound if isinstance(series, StreamedBatch) and not series.whole else len(series)
+        if held * self.n > self.ev.max_samples:
             # (series x steps) values held at once: past the sample limit, step by step holds one step
             raise Fallback("too many points to hold at once")
         return series

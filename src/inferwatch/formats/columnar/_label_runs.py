@@ -33,11 +33,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from inferwatch.model import Labels
 
-__all__ = ["PAD", "decode_runs", "padded", "row_bytes"]
+__all__ = ["BLOCK", "PAD", "decode_runs", "padded", "row_bytes"]
 
 _LEN1 = 0x0A  # field 1, length-delimited: a Label in a TimeSeries, its name in a Label
 _LEN2 = 0x12  # field 2, length-delimited: a Label's value
 _MAX_FIELDS = 64  # a run with more labels is left to the general reader (the split is one numpy pass a field)
+BLOCK = 4096  # runs or ranges read at once: rows of at most 1 MiB for keys, 17 MiB for 30 labels each
 _WIDEST = 256  # byte ranges up to this long are cut by numpy, longer ones one by one
 PAD = _WIDEST + 16  # zero bytes after a buffer, so that a row of _WIDEST bytes never reads past its end
 _KEEP = np.where(np.arange(_WIDEST)[None, :] < np.arange(_WIDEST + 1)[:, None], 0xFF, 0).astype(np.uint8)
@@ -51,10 +52,16 @@ def padded(raw: bytes) -> np.ndarray:
 
 def row_bytes(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
     """``raw[a:b]`` for each ``a, b`` of ``starts, ends`` (``buf``: ``raw`` padded): the ranges copied as
-    fixed-width rows, the bytes past each end cleared, each row one ``bytes`` object (numpy's fixed
-    strings drop trailing NUL bytes, so a range ending in one is cut from ``raw`` instead)."""
-    if not starts.shape[0]:
-        return []
+    fixed-width rows, :data:`BLOCK` at a time, the bytes past each end cleared, each row one ``bytes``
+    object (numpy's fixed strings drop trailing NUL bytes, so a range ending in one is cut from ``raw``
+    instead)."""
+    out: list[bytes] = []
+    for a in range(0, starts.shape[0], BLOCK):
+        out += _row_block(raw, buf, starts[a:a + BLOCK], ends[a:a + BLOCK])
+    return out
+
+
+def _row_block(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[bytes]:
     width = ends - starts
     words = (int(width.max()) + 7) // 8
     if words * 8 > _WIDEST:
@@ -72,10 +79,22 @@ def decode_runs(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarra
                 pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int]]:
     """The label set of each run ``raw[a:b]`` (``buf``: ``raw`` padded) in the usual encoding, and the
     runs in another (their places hold an empty label set); ``pairs`` (one ``Label`` field's bytes ->
-    its pair) is read, and filled with the pairs decoded here.
+    its pair) is read, and filled with the pairs decoded here. :data:`BLOCK` runs at a time (a request
+    of a million new series is not copied into rows at once).
 
     ``UnicodeDecodeError`` (a ``ValueError``) when a name or value is not UTF-8.
     """
+    out: list[Labels] = []
+    other: list[int] = []
+    for a in range(0, starts.shape[0], BLOCK):
+        labels, unusual = _decode_block(raw, buf, starts[a:a + BLOCK], ends[a:a + BLOCK], pairs)
+        out += labels
+        other += [a + k for k in unusual]
+    return out, other
+
+
+def _decode_block(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                  pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int]]:
     at, owner, column, good = _split(buf, starts, ends)
     keep = good[owner]
     at, owner, column = at[keep], owner[keep], column[keep]
@@ -84,8 +103,10 @@ def decode_runs(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarra
     known = list(map(pairs.get, distinct))
     if None in known:
         _decode_new(distinct, known, pairs)
+    by_run = _run_order(owner, column, starts.shape[0])
+    ids, owner = ids[by_run], owner[by_run]
     _check_order(known, ids, owner, good)
-    every = list(map(known.__getitem__, ids.tolist()))
+    every = np.fromiter(known, dtype=object, count=len(known))[ids].tolist()  # each field's pair, in C
     counts = np.bincount(owner, minlength=starts.shape[0])
     if counts.min() == counts.max():  # as many labels in every run, as a sender's series mostly have
         width = int(counts[0])
@@ -97,28 +118,34 @@ def decode_runs(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarra
 
 
 def _same_as_above(buf: np.ndarray, at: np.ndarray, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Fields compared, as rows of bytes, with the same label of the run before: which field each one
-    repeats (an index into the second array, where each of those lies). A sender's series differ from
-    the one before in a label or two: only those are cut into ``bytes`` and looked up."""
+    """Fields (label after label, run after run) compared, as rows of bytes, with the same label of the
+    run before: which field each one repeats (an index into the second array, where each of those
+    lies). A sender's series differ from the one before in a label or two: only those are cut into
+    ``bytes`` and looked up."""
     if not at.shape[0]:
         return at, at
     width = 2 + buf[at + 1].astype(np.int64)
     wide = 8 * ((int(width.max()) + 7) // 8)
     rows = sliding_window_view(buf, wide)[at]
     rows &= _KEEP[width, :wide]
-    by_column = np.argsort(column, kind="stable")  # each label's fields, run after run
-    words = rows.view(np.uint64)[by_column]
+    words = rows.view(np.uint64)
     new = np.ones(at.shape[0], dtype=bool)
-    new[1:] = (words[1:] != words[:-1]).any(axis=1) | (column[by_column][1:] != column[by_column][:-1])
-    ids = np.empty(at.shape[0], dtype=np.int64)
-    ids[by_column] = np.cumsum(new) - 1
-    return ids, by_column[new]
+    new[1:] = (words[1:] != words[:-1]).any(axis=1) | (column[1:] != column[:-1])
+    return np.cumsum(new) - 1, np.flatnonzero(new)
+
+
+def _run_order(owner: np.ndarray, column: np.ndarray, runs: int) -> np.ndarray:
+    """The fields' order run after run, label after label (they come label after label)."""
+    table = np.full((runs, int(column.max()) + 1 if column.shape[0] else 0), -1, dtype=np.int64)
+    table[owner, column] = np.arange(owner.shape[0])
+    flat = table.ravel()
+    return flat[flat >= 0]
 
 
 def _split(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Where each field starts, whose run it is and which of its labels, in run order then field order;
-    which runs are whole fields in the usual encoding (``good``)."""
+    """Where each field starts, whose run it is and which of its labels, label after label (the first
+    of every run, then the second...); which runs are whole fields in the usual encoding (``good``)."""
     good = np.ones(starts.shape[0], dtype=bool)
     pos = starts.copy()
     live = np.flatnonzero(pos < ends)
@@ -138,12 +165,11 @@ def _split(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
         live = live[pos[live] < end]
     good[live] = False  # more than _MAX_FIELDS labels
     good &= pos == ends  # the last field runs past its run
-    table = np.full((starts.shape[0], len(found)), -1, dtype=np.int64)
-    for k, (runs, at) in enumerate(found):
-        table[runs, k] = at
-    flat = table.ravel()
-    taken = np.flatnonzero(flat >= 0)
-    return flat[taken], taken // max(len(found), 1), taken % max(len(found), 1), good
+    if not found:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, good
+    return (np.concatenate([at for _, at in found]), np.concatenate([runs for runs, _ in found]),
+            np.repeat(np.arange(len(found)), [runs.shape[0] for runs, _ in found]), good)
 
 
 def _decode_new(fields: list[bytes], got: list[tuple[str, str] | None],

@@ -37,7 +37,7 @@ import numpy as np
 
 from inferwatch._exceptions import LimitExceeded
 from inferwatch.formats.columnar._label_runs import decode_runs, padded, row_bytes
-from inferwatch.formats.columnar._samples import one_sample, series_bounds, timestamps, values
+from inferwatch.formats.columnar._samples import one_sample, series_bounds, stamps6, timestamps, values
 from inferwatch.formats.columnar._wire import Columns, Unusual, fields, read_any, skip, varint
 from inferwatch.model import Labels
 
@@ -107,8 +107,7 @@ class WriteRequestReader:
         new = np.flatnonzero(np.fromiter(map(is_, labels, repeat(None)), dtype=bool, count=len(labels)))
         if new.shape[0]:  # (not ``None in labels``: that calls Labels.__eq__ on every one)
             self._resolve_runs(raw, buf, labels, keys, starts, stops, new)
-        return Columns(labels, timestamps(buf, ends - 6, ends) / 1000.0,  # type: ignore[arg-type]
-                       values(buf, value_at))
+        return Columns(labels, stamps6(buf, ends) / 1000.0, values(buf, value_at))  # type: ignore[arg-type]
 
     def _resolve_runs(self, raw: bytes, buf: np.ndarray, labels: list[Labels | None], keys: list[bytes],
                       starts: np.ndarray, stops: np.ndarray, new: np.ndarray) -> None:

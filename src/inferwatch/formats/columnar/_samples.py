@@ -11,10 +11,11 @@ series' bounds are known (one short Python walk over the top-level fields),
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from inferwatch.formats.columnar._wire import Unusual, skip, varint
 
-__all__ = ["one_sample", "series_bounds", "timestamps", "values"]
+__all__ = ["one_sample", "series_bounds", "stamps6", "timestamps", "values"]
 
 _LEN1 = 0x0A  # field 1, length-delimited: a TimeSeries in a WriteRequest
 _LEN2 = 0x12  # field 2, length-delimited: a Sample in a TimeSeries
@@ -23,6 +24,7 @@ _VARINT2 = 0x10  # field 2, varint: Sample.timestamp
 _R8 = np.arange(8)
 _R10 = np.arange(10)
 _SHIFTS = (7 * _R10).astype(np.uint64)
+_MORE6 = np.array([0x80] * 5 + [0], dtype=np.uint8)  # the continuation bits of a 6-byte varint
 
 
 def series_bounds(raw: bytes) -> tuple[list[int], list[int]]:
@@ -86,3 +88,12 @@ def timestamps(buf: np.ndarray, time_at: list[int] | np.ndarray,
     parts[~inside] = 0
     ms: np.ndarray = parts.sum(axis=1, dtype=np.uint64).view(np.int64).astype(np.float64)
     return ms
+
+
+def stamps6(buf: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Milliseconds as float64 from the 6-byte varints just before ``ends`` (``Unusual`` if one is not)."""
+    raw = sliding_window_view(buf, 6)[ends - 6]
+    if not np.array_equal(raw & 0x80, np.broadcast_to(_MORE6, raw.shape)):
+        raise Unusual
+    ms: np.ndarray = ((raw & 0x7F).astype(np.uint64) << _SHIFTS[:6]).sum(axis=1, dtype=np.uint64)
+    return ms.astype(np.float64)  # under 2**42: no sign to mind

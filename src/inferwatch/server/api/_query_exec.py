@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -157,6 +157,22 @@ class BoundedStore:
     def select_latest_columns(self, matchers: Sequence[Matcher], start: float, end: float) -> Any:
         """The store's ``select_latest_columns`` where it has one, checked alike; else ``None``."""
         return self._columns("select_latest_columns", matchers, start, end)
+
+    def select_column_chunks(self, matchers: Sequence[Matcher], start: float, end: float) -> Any:
+        """The store's ``select_column_chunks`` where it has one, each batch counted and checked as it is
+        read; ``None`` where it has none."""
+        reader = getattr(self._store, "select_column_chunks", None)
+        if reader is None:
+            return None
+        self._ctx.check()
+        got = reader(matchers, start, end)
+        return None if got is None else (got[0], self._counted(got[1]))
+
+    def _counted(self, chunks: Iterator[Any]) -> Iterator[Any]:
+        for cols in chunks:
+            self._ctx.count(len(cols.t))
+            self._ctx.check()
+            yield cols
 
     def _columns(self, name: str, matchers: Sequence[Matcher], start: float, end: float) -> Any:
         reader = getattr(self._store, name, None)
