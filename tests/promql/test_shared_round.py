@@ -56,6 +56,12 @@ ROUNDS = [
         'sum by (service) (rate(req_total[2m]))',
         'last_over_time((sum by (service) (rate(req_total[2m])) >= 0)[10m:2m])',
     ],
+    [  # one selector read over several windows: read once over their union (the windows pick the same)
+        'rate(req_total[1m])',
+        'sum by (service) (rate(req_total[1h]))',
+        'req_total and rate(req_total[5m]) > 0',
+        'rate(req_total[1m]) > 0',
+    ],
     [  # scalars
         'scalar(sum(rate(req_total[5m]))) * 2',
         'scalar(sum(rate(req_total[5m])))',
@@ -74,6 +80,14 @@ def test_a_round_with_shared_results_answers_as_plain_evaluation(exprs: list[str
     for text, expr in zip(exprs, parsed, strict=True):
         assert _key(engine.instant(expr, t).value) == _key(_plain(text, t)), text
     assert shared.hits > 0
+
+
+def test_a_round_reads_a_selector_once_over_the_union_of_its_windows() -> None:
+    plan = plan_shared([parse_promql(e) for e in ROUNDS[3]])
+    m = parse_promql("req_total").matchers  # type: ignore[union-attr]
+    assert plan.span(m, (540_000, 600_000), 600_000) == (-3_000_000, 600_000)  # the hour, once
+    gap = plan_shared([parse_promql(e) for e in ROUNDS[1]])  # `[5m]` and `[5m] offset 10m`: two reads
+    assert gap.span(m, (300_000, 600_000), 600_000) == (300_000, 600_000)
 
 
 def test_offset_and_at_make_different_subexpressions() -> None:

@@ -69,6 +69,8 @@ class Evaluator:
         single = instant_only(expr) if self.start == self.end else set()
         for matchers, span in needed_spans(expr, self.start, self.end, self.lookback).items():
             latest = matchers in single and span[1] - span[0] == self.lookback  # one step: one window
+            if not latest and self.shared is not None and self.start == self.end:
+                span = self.shared.plan.span(matchers, span, self.end)  # the round's reads as one
             key = (matchers, span, latest)
             hit = self.cache.get(key)
             if hit is None:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from inferwatch.model import Matcher
 from inferwatch.promql._ast import Aggregate, Binary, Call, Expr, Paren, Subquery, Unary
+from inferwatch.promql._data import Span, needed_spans
 from inferwatch.promql._values import Matrix, Value
 
 __all__ = ["SharedPlan", "SharedResults", "plan_shared"]
@@ -34,8 +36,18 @@ _KEPT = (Call, Aggregate, Binary)  # nodes worth keeping: what they compute is m
 class SharedPlan:
     """Which nodes of a set of expressions are one shared subexpression: ``id(node)`` → its class."""
 
-    def __init__(self, nodes: dict[int, tuple[Expr, int]]) -> None:
+    def __init__(self, nodes: dict[int, tuple[Expr, int]],
+                 spans: dict[tuple[Matcher, ...], Span] | None = None) -> None:
         self._nodes = nodes  # holds the nodes too, so their ids stay theirs
+        self._spans = spans or {}  # matchers -> the round's reads as one span, relative to its time
+
+    def span(self, matchers: tuple[Matcher, ...], needed: Span, t: int) -> Span:
+        """The span to read ``matchers`` over for an instant query at ``t`` that needs ``needed``: every
+        rule's reads of them as one, so the round reads them once (what a window picks is the same)."""
+        rel = self._spans.get(matchers)
+        if rel is None:
+            return needed
+        return min(needed[0], t + rel[0]), max(needed[1], t + rel[1])
 
     def __len__(self) -> int:
         return len({c for _, c in self._nodes.values()})
@@ -67,9 +79,30 @@ def _walk(e: Expr) -> Iterator[Expr]:
             stack.append(node.expr)
 
 
-def plan_shared(exprs: Iterable[Expr]) -> SharedPlan:
+def _round_spans(exprs: list[Expr], lookback: int) -> dict[tuple[Matcher, ...], Span]:
+    # Each selector's reads relative to the round's time, joined where they overlap or touch (a read
+    # `[5m] offset 1w` beside `[5m]` stays two reads); reads pinned by `@` are left as they are.
+    far = 10**12
+    spans: dict[tuple[Matcher, ...], list[Span]] = {}
+    pinned: set[tuple[Matcher, ...]] = set()
+    for root in exprs:
+        at0, at_far = needed_spans(root, 0, 0, lookback), needed_spans(root, far, far, lookback)
+        for m, (lo, hi) in at0.items():
+            if at_far.get(m) != (lo + far, hi + far):
+                pinned.add(m)
+            spans.setdefault(m, []).append((lo, hi))
+    out: dict[tuple[Matcher, ...], Span] = {}
+    for m, parts in spans.items():
+        lo, hi = min(p[0] for p in parts), max(p[1] for p in parts)
+        if m not in pinned and len(set(parts)) > 1 and hi - lo <= sum(b - a for a, b in set(parts)):
+            out[m] = (lo, hi)
+    return out
+
+
+def plan_shared(exprs: Iterable[Expr], lookback: int = 300_000) -> SharedPlan:
     """The subexpressions that occur more than once over ``exprs`` (the nodes must outlive the plan's
-    use: they are the rules' own trees)."""
+    use: they are the rules' own trees), and the selectors' reads joined (``lookback`` in ms)."""
+    exprs = list(exprs)
     seen: dict[tuple[str, Expr], list[Expr]] = {}
     for root in exprs:
         for node in _walk(root):
@@ -79,7 +112,7 @@ def plan_shared(exprs: Iterable[Expr]) -> SharedPlan:
     for klass, occurrences in enumerate(o for o in seen.values() if len(o) > 1):
         for node in occurrences:
             nodes[id(node)] = (node, klass)
-    return SharedPlan(nodes)
+    return SharedPlan(nodes, _round_spans(exprs, lookback))
 
 
 class SharedResults:
