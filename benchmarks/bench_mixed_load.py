@@ -199,7 +199,8 @@ def _read_inferwatch(text: str) -> dict[str, float]:
     if missed:
         out["missed"] = sum(missed)
     for key, name in (("appended", "inferwatch_storage_head_samples"),
-                      ("head_bytes", "inferwatch_storage_head_bytes")):
+                      ("head_bytes", "inferwatch_storage_head_bytes"),
+                      ("series", "inferwatch_storage_series")):
         got = _metric(text, name)
         if got:
             out[key] = sum(got)
@@ -306,7 +307,10 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
                 "last5": last_minutes(sampler.rss, 5.0),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
-                else None}
+                else None,
+                "head_own": (last["head_bytes"] - last["series"] * series_objects(
+                    last["appended"] / last["series"])) / last["appended"]
+                if last.get("appended") and "head_bytes" in last and "series" in last else None}
     finally:
         storm.unlink(missing_ok=True)
         proc.terminate()
@@ -314,6 +318,19 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
             proc.wait(60)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def series_objects(samples: float = 1e9) -> int:
+    """Bytes of one series' objects in inferwatch's head, whatever its samples: the buffer, the headers
+    of its two open arrays, a slot of the map, and once it holds ``samples`` >= a chunk's, those of its
+    chunks' ``bytes`` and their two index arrays (Prometheus's per-series memory, ``memSeries`` and the
+    like, is not in its chunk bytes either)."""
+    from array import array
+
+    from inferwatch.store._head import CHUNK, SampleBuffer
+    size = sys.getsizeof(SampleBuffer()) + 2 * sys.getsizeof(array("d")) + 8 * 3  # a dict slot: 3 words
+    chunks = sys.getsizeof(array("d")) + sys.getsizeof(array("I")) + sys.getsizeof(b"")
+    return size + (chunks if samples >= CHUNK else 0)
 
 
 def start_inferwatch(tmp: Path, target: str, interval: float) -> tuple[subprocess.Popen[bytes], str, str]:
@@ -417,9 +434,15 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
         marks = rss[:: max(1, len(rss) // 8)]
         print(f"{n}: RSS over time: " + ", ".join(f"{t:.0f}s {v / 2**20:.0f}" for t, v in marks))
     heads = [cast(float | None, results[n]["head"]) for n in names]
+    own = cast(float | None, results.get("inferwatch", {}).get("head_own"))
+    if own:
+        print(f"inferwatch: the samples' own bytes in the head {own:.2f} B a sample (every byte less "
+              f"the per-series objects, {series_objects()} B a series once it has a chunk)")
     if len(names) == 2 and heads[0] and heads[1]:
         print(f"head bytes a sample, {names[0]} / {names[1]}: {heads[0]:.2f} / {heads[1]:.2f} = "
-              f"{heads[0] / heads[1]:.2f}x (inferwatch's every byte; Prometheus's chunks alone)")
+              f"{heads[0] / heads[1]:.2f}x (inferwatch's every byte; Prometheus's chunks alone)"
+              + (f"; like with like (the samples' own bytes, no per-series memory on either side): "
+                 f"{own:.2f} / {heads[1]:.2f} = {own / heads[1]:.2f}x" if own else ""))
 
 
 def per_query_ratios(results: dict[str, dict[str, object]], names: list[str]) -> list[tuple[float, float]]:

@@ -24,9 +24,10 @@ def disk_then_head(conn: Connection, head: Head, labels: Callable[[int], Labels]
     chunks = _disk.read_chunks(conn, ids, start, min(end, head_from))
     old = {sid: (t, v) for sid, t, v in deadline_checked(chunks)}
     out = []
+    recent = head.windows(ids, head_from, end) if end >= head_from else {}
     for sid in deadline_checked(ids):
         t0, v0 = old.get(sid, (None, None))
-        t1, v1 = head.window(sid, head_from, end) if end >= head_from else (None, None)
+        t1, v1 = recent.get(sid, (None, None))
         if t0 is not None and v0 is not None:
             keep = t0 < head_from
             t0, v0 = t0[keep], v0[keep]

@@ -251,6 +251,12 @@ class Head:
             return _EMPTY, _EMPTY
         return buf.window(start, end)
 
+    def windows(self, ids: list[int], start: float, end: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """:meth:`window` of many series, decoded together (the caller holds the lock)."""
+        got, t_all, v_all, sizes = read_block(list(map(self.buffers.get, ids)), start, end, False)
+        ends = np.cumsum(np.array(sizes, dtype=np.int64)).tolist()
+        return {ids[k]: (t_all[a:b], v_all[a:b]) for k, a, b in zip(got, [0, *ends], ends, strict=False)}
+
     def before(self, sid: int, end: float) -> tuple[float, float]:
         """``sid``'s newest buffered sample at or before ``end``; ``(-inf, 0.0)`` when none is held."""
         buf = self.buffers.get(sid)

@@ -172,6 +172,15 @@ def _merged(got: list[int], closed_part: tuple[np.ndarray, np.ndarray, np.ndarra
     then its open part (already cut to it), gathered in one pass an array."""
     t_c, v_c, closed = closed_part
     t_open, v_open, sizes = open_part
+    m = len(got)
+    if m > 1 and sizes.count(sizes[0]) == m and (closed == closed[0]).all():
+        rows = t_c.reshape(m, -1)
+        if (rows == rows[0]).all():  # one time column for all (a target's series): the window found once
+            a = int(np.searchsorted(rows[0], start))
+            b = max(a, int(np.searchsorted(rows[0], end, side="right")))
+            t_all = np.concatenate([rows[:, a:b], t_open.reshape(m, -1)], axis=1).ravel()
+            v_all = np.concatenate([v_c.reshape(m, -1)[:, a:b], v_open.reshape(m, -1)], axis=1).ravel()
+            return _last(got, t_all, v_all, np.full(m, b - a + sizes[0], dtype=np.int64), latest)
     at = np.cumsum(closed) - closed
     # Only a series' first chunk starts before the window and only its last ends after it: how many of
     # its chunk samples to skip at either end, by one binary search over all series.
@@ -186,7 +195,6 @@ def _merged(got: list[int], closed_part: tuple[np.ndarray, np.ndarray, np.ndarra
         kept[has] = np.maximum(_below(t_c, at_h, n_h, float(np.nextafter(end, np.inf))) - skip[has], 0)
     opened = np.array(sizes, dtype=np.int64)
     n = kept + opened
-    m = len(got)
     if len(has) == m and (closed == closed[0]).all() and (skip == skip[0]).all() and (kept == kept[0]).all() \
             and (opened == opened[0]).all():  # series scraped together: a matrix, no index arrays
         a, b = int(skip[0]), int(skip[0] + kept[0])
@@ -197,6 +205,11 @@ def _merged(got: list[int], closed_part: tuple[np.ndarray, np.ndarray, np.ndarra
         runs = np.stack([kept, opened], axis=1).ravel()
         idx = np.repeat(src - (np.cumsum(runs) - runs), runs) + np.arange(int(runs.sum()))
         t_all, v_all = np.concatenate([t_c, t_open])[idx], np.concatenate([v_c, v_open])[idx]
+    return _last(got, t_all, v_all, n, latest)
+
+
+def _last(got: list[int], t_all: np.ndarray, v_all: np.ndarray, n: np.ndarray, latest: bool) -> _Read:
+    """The answer: the series with samples (``latest``: only each one's last)."""
     if latest:
         last_k = np.cumsum(n)[n > 0] - 1
         t_all, v_all, n = t_all[last_k], v_all[last_k], (n > 0).astype(np.int64)
