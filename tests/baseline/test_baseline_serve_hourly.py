@@ -99,6 +99,8 @@ def test_serve_judges_a_short_hourly_series_after_its_warm_up_and_alerts_on_the_
     # the saved state shows both warm-ups: the band's and, on HourlyNovel, the detector's
     assert re.search(r"learned \(\d+/48 samples, [\d.]+/2\.0 days; novelty \d+/96 samples\)",
                      listed.stdout), listed.stdout
-    fired = {name: row for row, names in hook.firing for name in names}
+    # the rules' alerts only: on a loaded runner at 18000x the pipeline's own NotificationsFailing
+    # (three slow answers from the test's webhook in a row) reached the hook once
+    fired = {name: row for row, names in hook.firing for name in names if name.startswith("Hourly")}
     assert set(fired) == {"HourlyBand", "HourlyNovel"}, hook.firing
     assert all(ANOMALY < row <= ANOMALY + 20 for row in fired.values()), hook.firing
