@@ -29,6 +29,7 @@ from inferwatch.store import _disk
 from inferwatch.store._accept import accept_in_order, accept_unique, as_column, each_once, known_ids
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._disk_read import disk_then_head
+from inferwatch.store._fork import ForkReads
 from inferwatch.store._head import NEWEST_WIDE, Head, SampleBuffer, newest
 from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 _LABELS = {Labels}
 
 
-class SQLiteStore(LatestReads):
+class SQLiteStore(LatestReads, ForkReads):
     """A :class:`~inferwatch.store.Store` in one SQLite file; survives restarts and kill -9.
 
     >>> import tempfile, pathlib
