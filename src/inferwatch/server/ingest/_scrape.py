@@ -209,7 +209,7 @@ class ScrapeLoop:
                 raise ScrapeFailed(client)
             body = fetch(client, target.cfg)  # network time is real time, as httpx's timeout
             with watching_deadline(self.yield_to):  # a big body's parse steps aside for rule rounds
-                parsed = target.parser.parse(body.text, now, body.content_type)
+                parsed = target.parser.parse_bytes(body.raw, now, body.content_type, body.encoding)
             scraped = len(parsed)
             if len(target.relabelled) > 1_000_000:  # series churn: start the cache afresh
                 target.relabelled.clear()
@@ -220,7 +220,7 @@ class ScrapeLoop:
                 count_discarded(self.store, str(exc).split(" exceeded")[0].replace(" ", "_"), len(parsed))
                 raise
             # metric_relabel_configs may make two series one: then the label sets are compared
-            error = duplicate_error(body.text, parsed.labels,
+            error = duplicate_error(body.text if parsed.comments is None else parsed.comments, parsed.labels,
                                     distinct=parsed.distinct if not target.metric_rules else None)
             dropped = drop_future(parsed.labels, parsed.t, parsed.v, now)
             if dropped:
@@ -279,6 +279,8 @@ class ScrapeLoop:
     @staticmethod
     def _stale(prev: dict[str, Labels], parsed: ParsedScrape) -> list[Labels]:
         """Series tracked in the previous scrape and absent from this one."""
+        if parsed.tracked is prev:  # a warm scrape of the same series (formats._warm): none went missing
+            return []
         gone = prev.keys() - parsed.tracked.keys()
         if not gone:
             return []
