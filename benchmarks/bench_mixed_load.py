@@ -211,7 +211,9 @@ def _read_inferwatch(text: str) -> dict[str, float]:
         out["missed"] = sum(missed)
     for key, name in (("appended", "inferwatch_storage_head_samples"),
                       ("head_bytes", "inferwatch_storage_head_bytes"),
-                      ("series", "inferwatch_storage_series")):
+                      ("series", "inferwatch_storage_series"),
+                      ("forks", "inferwatch_query_forks_total"),
+                      ("fork_s", "inferwatch_query_fork_seconds_total")):
         got = _metric(text, name)
         if got:
             out[key] = sum(got)
@@ -317,6 +319,8 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
                 "round_cpu": (_pct(cpus, 0.5), _pct(cpus, 0.99)), "scrape": scrapes, "rss": sampler.rss,
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
                 "last5": last_minutes(sampler.rss, 5.0), "kids_peak": sampler.kids_peak,
+                "forks": (last.get("forks", 0.0) - first.get("forks", 0.0), last.get("fork_s", 0.0)
+                          - first.get("fork_s", 0.0)),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
                 else None,
                 "head_own": (last["head_bytes"] - last["series"] * series_objects(
@@ -434,6 +438,10 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
               + (f"; head {head:.2f} B a sample" if head else "")
               + (f"; query children's own memory at its peak {cast(int, r['kids_peak']) / 2**20:.0f} MiB "
                  "(counted in the RSS figures)" if r.get("kids_peak") else ""))
+        forks, fork_s = cast(tuple[float, float], r.get("forks", (0.0, 0.0)))
+        if forks:
+            print(f"{n}: {forks:.0f} queries evaluated in a forked child, "
+                  f"{fork_s / forks * 1000:.1f} ms a fork")
         hc = cast(HeadChunks | None, r.get("head_chunks"))
         if hc is not None:
             print(f"{n}: head chunks {hc.samples:,} samples in {hc.chunks:,} chunks "

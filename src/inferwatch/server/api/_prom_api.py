@@ -53,7 +53,8 @@ DEFAULT_QUERY_TIMEOUT_S = 120.0
 
 Handler = Callable[[Params], Any]
 QueryHandler = Callable[[Params, QueryContext | None], Any]
-Plan = Callable[[Params], tuple[Any, float] | None]  # a heavy query's store and earliest read, else None
+Planned = tuple[Any, float, Params]  # a heavy query's store, earliest read and the parameters it runs with
+Plan = Callable[[Params], Planned | None]
 
 
 After = list[Callable[[], None]]  # what to do once the answer is sent
@@ -102,8 +103,8 @@ def _maybe_forked(forks: Forks, plan: Plan | None, fn: QueryHandler, params: Par
     planned = plan(params) if plan is not None else None
     if planned is None:
         return _encoded(fn, params, ctx)
-    store, earliest = planned
-    return Encoded(forks.run(store, earliest, lambda c: _relayed(fn, params, c), ctx))
+    store, earliest, fixed = planned
+    return Encoded(forks.run(store, earliest, lambda c: _relayed(fn, fixed, c), ctx))
 
 
 def _relayed(fn: QueryHandler, params: Params, ctx: QueryContext) -> bytes:
@@ -235,17 +236,21 @@ class PromQueryApi:
             Route("/api/v1/query_exemplars", api_handler(self.query_exemplars), methods=["GET", "POST"]),
         ]
 
-    def plan_instant(self, params: Params) -> tuple[Any, float] | None:
-        """An instant query's store and earliest read when it is heavy enough to fork, else ``None``."""
+    def plan_instant(self, params: Params) -> Planned | None:
+        """An instant query's store and earliest read when it is heavy enough to fork, else ``None``.
+        The time it runs at is read from the clock here: the child never takes the clock's lock (one
+        another thread may have held at the fork)."""
         t = params.time("time", self.server.clock.now())
+        if not params.get("time"):
+            params = Params({**params.values, "time": [repr(t)]})
         return self._plan(params, t, t, 0.0)
 
-    def plan_range(self, params: Params) -> tuple[Any, float] | None:
+    def plan_range(self, params: Params) -> Planned | None:
         """A range query's store and earliest read when it is heavy enough to fork, else ``None``."""
         return self._plan(params, params.time("start", 0.0), params.time("end", 0.0),
                           params.duration("step") or 0.0)
 
-    def _plan(self, params: Params, start: float, end: float, step: float) -> tuple[Any, float] | None:
+    def _plan(self, params: Params, start: float, end: float, step: float) -> Planned | None:
         forks = self.executor.forks if self.executor is not None else None
         text = params.get("query")
         if forks is None or not text or end < start:
@@ -256,7 +261,7 @@ class PromQueryApi:
             return None
         store = self.server.components.store
         earliest = forks.earliest(store, expr, start, end, step)
-        return None if earliest is None else (store, earliest)
+        return None if earliest is None else (store, earliest, params)
 
     def query(self, params: Params, ctx: QueryContext | None) -> Any:
         text = _query_text(params)
