@@ -79,6 +79,19 @@ def test_a_scrape_after_a_warm_one_reads_as_the_line_parser_reads_it(body: str, 
     assert went[2] is warm
 
 
+VALUES = ["-0", "0", "01", "1.", ".5", "-1.5e-3", "+Inf", "-Inf", "Inf", "NaN", "nan", "Infinity", "1e999",
+          "9" * 400, "1_0", "true", "null", '"1"', "[1]", "1,2", "0x10", "{}", "1]", "-"]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_every_kind_of_value_reads_as_float_reads_it(value: str) -> None:
+    # the json scanner reads plain numbers in C; what it reads differently (-0, huge ints) or not at all
+    # must come out as float() reads it, or fail the same way
+    body = BASE.replace("b 3", f"b {value}")
+    went = _both([(BASE, TEXT), (BASE, TEXT), (body, TEXT), (body.replace(" 2\n", " 5\n"), TEXT)])
+    assert went[1] is True
+
+
 def test_series_with_spaces_or_float_names_go_line_by_line_and_agree() -> None:
     for body in ('a{x="b c"} 1\n', "NaN 1\nInf 2\n", 'x{a="1"} 1\nnan 2\n'):
         assert _both([(body, TEXT), (body.replace(" 1\n", " 5\n"), TEXT)]) == [False, False]

@@ -27,6 +27,7 @@ True
 
 from __future__ import annotations
 
+import json
 import operator
 import re
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ _PIECE = 1 << 19
 _COMMENT_RE = re.compile(rb"^#[^\n]*\n?", re.M)
 _FLOAT_NAME = re.compile(rb"(?:^|\n)(?i:nan|inf|infinity)(?:\n|$)")
 """A metric name that ``float`` would read as a value: a target exposing one goes line by line."""
+_JSON_NUMBERS = frozenset({int, float})
 
 
 def comment_lines(body: bytes) -> list[bytes]:
@@ -59,6 +61,31 @@ class WarmRead:
     then knows that nothing went missing without comparing 100,000 keys)."""
     comments: str
     """The body's comment lines (``# HELP``, ``# TYPE``), for the duplicate ``TYPE`` check."""
+
+
+def _numbers(tokens: list[bytes]) -> list[float] | None:
+    """``tokens`` as ``float`` reads them, or ``None`` where one is not a number.
+
+    Most values are plain decimals: the ``json`` scanner reads a list of them in C, integers without a
+    call each (with their conversion, half of ``map(float)``'s time; it reads a decimal with ``float``
+    itself). What it reads otherwise, or not at all, goes to ``float``: ``-0`` (an int there, -0.0
+    here), ``+Inf``, ``1.``, ``01``, huge integers, a quote, a bracket, ``true``.
+    """
+    joined = b",".join(tokens)
+    if b"-0" not in joined and b'"' not in joined:
+        try:
+            got = json.loads(b"[" + joined + b"]")
+        except (ValueError, RecursionError):
+            got = None
+        if got is not None and len(got) == len(tokens) and set(map(type, got)) <= _JSON_NUMBERS:
+            try:
+                return list(map(float, got))  # an int to a float: no parsing, a tenth of the time
+            except OverflowError:  # an integer past float64's range, which float() reads as inf
+                pass
+    try:
+        return list(map(float, tokens))
+    except ValueError:
+        return None
 
 
 class WarmLayout:
@@ -127,10 +154,10 @@ class WarmLayout:
             if skeleton[at:stop] != keys or (stop < len(skeleton) and skeleton[stop] != 10):
                 return None
             at = stop + 1
-            try:
-                values += map(float, numbers)
-            except ValueError:
+            got = _numbers(numbers)
+            if got is None:
                 return None
+            values += got
             pos = end
             check_deadline()  # a scrape steps aside here while a rule round runs
         if len(values) != len(self._widths):

@@ -26,7 +26,7 @@ import numpy as np
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, pinned
 from inferwatch.store import _disk
-from inferwatch.store._accept import accept_in_order, accept_unique, as_column, each_once, known_ids
+from inferwatch.store._accept import SeenIds, accept_in_order, accept_unique, as_column, each_once, known_ids
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._disk_read import disk_then_head
 from inferwatch.store._fork import ForkReads
@@ -88,7 +88,7 @@ class SQLiteStore(LatestReads, ForkReads):
         round's head reads so never wait for a scrape's write of 200,000 samples or a compaction."""
         self._index = SeriesIndex()
         self._head = Head()
-        self._by_object: dict[int, int] = {}
+        self._by_object = SeenIds()  # a warm scrape's batch of the same objects: one identity pass
         self._keep: dict[int, Labels] = {}
         self._last_t = np.full(1024, -np.inf)
         self._last_v = np.zeros(1024)

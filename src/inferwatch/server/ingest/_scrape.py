@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
+import numpy as np
 
 from inferwatch._exceptions import InferwatchError
 from inferwatch.config import ScrapeJob, ScrapeTarget, install_log_redaction, redact_url
@@ -233,10 +234,12 @@ class ScrapeLoop:
         if error:
             parsed = ParsedScrape()
         duration = self.clock.monotonic() - start
-        labels, t, v = parsed.labels, parsed.t, parsed.v
+        labels, v = parsed.labels, parsed.v
         stale = self._stale(target.tracked, parsed)
         labels = [*labels, *stale, *target.report]
-        t = [*t, *([now] * len(stale)), *([now] * len(target.report))]
+        # every line tracked: none had a timestamp, so all are stamped now (no list of 100,000 to convert)
+        t: list[float] | np.ndarray = (np.full(len(labels), now) if len(parsed.tracked) == len(parsed) else
+                                      [*parsed.t, *([now] * len(stale)), *([now] * len(target.report))])
         n = float(len(parsed))
         pre = float(0 if error else scraped)  # scrape_samples_scraped counts before metric_relabel_configs
         report = [0.0 if error else 1.0, duration, pre, n, float(parsed.series_added)]
