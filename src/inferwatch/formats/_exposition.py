@@ -17,6 +17,7 @@ through the same line parser (``parse_text``, ``parse_line``): one implementatio
 
 from __future__ import annotations
 
+import codecs
 import math
 import operator
 import re
@@ -26,6 +27,7 @@ from itertools import repeat
 
 from inferwatch._exceptions import InputError
 from inferwatch.formats._series_batch import plain_series
+from inferwatch.formats._warm import WarmLayout, comment_lines
 from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample, check_deadline
 
 __all__ = ["ExpositionParser", "ParsedScrape", "parse_line", "parse_text"]
@@ -61,6 +63,10 @@ def _pieces(text: str) -> list[str]:
         out.append(text[pos:end])
         pos = end
     return out
+
+
+def _ends_with_eof(raw: bytes) -> bool:
+    return raw.rstrip().rpartition(b"\n")[2].strip() == b"# EOF"
 
 
 def _unescape(value: str) -> str:
@@ -106,6 +112,8 @@ class ParsedScrape:
     """OpenMetrics exemplars: (series, exemplar labels, value, time or None: the scrape's)."""
     distinct: bool | None = None
     """Whether every series is there once (``None``: not known; the caller checks)."""
+    comments: str | None = None
+    """The body's comment lines alone, where the parser read the rest as a warm layout (``_warm``)."""
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -138,9 +146,36 @@ class ExpositionParser:
         self._plain: tuple[tuple[str, str], ...] | None = added if usable else None
         self._distinct = False  # whether the cache's label sets are all different
         self._seconds = False  # OpenMetrics: sample timestamps in seconds
+        self._warm: tuple[str, WarmLayout] | None = None  # the last scrape's layout, by content type
+
+    def parse_bytes(
+        self, raw: bytes, now: float, content_type: str = "", encoding: str = "utf-8"
+    ) -> ParsedScrape:
+        """:meth:`parse` of a body as fetched: the last scrape's series in the same order with new values
+        are read as two columns without decoding the body (``formats._warm``); the rest as ``parse``."""
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+        kind = "om" if content_type.startswith("application/openmetrics-text") else "text"
+        warm, self._warm = self._warm, None
+        if warm is not None and utf8 and warm[0] == kind and (kind == "text" or _ends_with_eof(raw)):
+            got = warm[1].read(raw)
+            if got is not None:
+                self._warm = warm
+                return ParsedScrape(labels=got.labels, t=[now] * len(got.values), v=got.values,
+                                    tracked=got.tracked, distinct=True, comments=got.comments)
+        out = self.parse(raw.decode(encoding, errors="replace"), now, content_type)
+        if not utf8:
+            return out
+        comments = comment_lines(raw)
+        out.comments = b"".join(comments).decode(errors="replace")
+        if out.distinct and not out.exemplars and len(out.tracked) == len(out.labels) and all(
+                map(operator.is_, out.tracked.values(), out.labels)):
+            layout = WarmLayout.remember(list(out.tracked), list(out.labels), out.tracked, comments)
+            self._warm = (kind, layout) if layout is not None else None
+        return out
 
     def parse(self, text: str, now: float, content_type: str = "") -> ParsedScrape:
         """Parse a body scraped at ``now``; ``InputError`` naming the line when it is malformed."""
+        self._warm = None  # the cache below is this body's from now on
         if content_type.startswith("application/openmetrics-text"):
             return self._parse_openmetrics(text, now)
         fast = self._parse_fast(text, now)

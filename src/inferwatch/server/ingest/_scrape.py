@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
+import numpy as np
 
 from inferwatch._exceptions import InferwatchError
 from inferwatch.config import ScrapeJob, ScrapeTarget, install_log_redaction, redact_url
@@ -209,7 +210,7 @@ class ScrapeLoop:
                 raise ScrapeFailed(client)
             body = fetch(client, target.cfg)  # network time is real time, as httpx's timeout
             with watching_deadline(self.yield_to):  # a big body's parse steps aside for rule rounds
-                parsed = target.parser.parse(body.text, now, body.content_type)
+                parsed = target.parser.parse_bytes(body.raw, now, body.content_type, body.encoding)
             scraped = len(parsed)
             if len(target.relabelled) > 1_000_000:  # series churn: start the cache afresh
                 target.relabelled.clear()
@@ -220,7 +221,7 @@ class ScrapeLoop:
                 count_discarded(self.store, str(exc).split(" exceeded")[0].replace(" ", "_"), len(parsed))
                 raise
             # metric_relabel_configs may make two series one: then the label sets are compared
-            error = duplicate_error(body.text, parsed.labels,
+            error = duplicate_error(body.text if parsed.comments is None else parsed.comments, parsed.labels,
                                     distinct=parsed.distinct if not target.metric_rules else None)
             dropped = drop_future(parsed.labels, parsed.t, parsed.v, now)
             if dropped:
@@ -233,10 +234,12 @@ class ScrapeLoop:
         if error:
             parsed = ParsedScrape()
         duration = self.clock.monotonic() - start
-        labels, t, v = parsed.labels, parsed.t, parsed.v
+        labels, v = parsed.labels, parsed.v
         stale = self._stale(target.tracked, parsed)
         labels = [*labels, *stale, *target.report]
-        t = [*t, *([now] * len(stale)), *([now] * len(target.report))]
+        # every line tracked: none had a timestamp, so all are stamped now (no list of 100,000 to convert)
+        t: list[float] | np.ndarray = (np.full(len(labels), now) if len(parsed.tracked) == len(parsed) else
+                                      [*parsed.t, *([now] * len(stale)), *([now] * len(target.report))])
         n = float(len(parsed))
         pre = float(0 if error else scraped)  # scrape_samples_scraped counts before metric_relabel_configs
         report = [0.0 if error else 1.0, duration, pre, n, float(parsed.series_added)]
@@ -279,6 +282,8 @@ class ScrapeLoop:
     @staticmethod
     def _stale(prev: dict[str, Labels], parsed: ParsedScrape) -> list[Labels]:
         """Series tracked in the previous scrape and absent from this one."""
+        if parsed.tracked is prev:  # a warm scrape of the same series (formats._warm): none went missing
+            return []
         gone = prev.keys() - parsed.tracked.keys()
         if not gone:
             return []

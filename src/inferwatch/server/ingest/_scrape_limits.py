@@ -30,10 +30,16 @@ class ScrapeFailed(Exception):
 
 @dataclass(frozen=True)
 class Fetched:
-    """A scraped body and its content type."""
+    """A scraped body as it came, its content type and its character set."""
 
-    text: str
+    raw: bytes
     content_type: str
+    encoding: str = "utf-8"
+
+    @property
+    def text(self) -> str:
+        """The body decoded (a bad byte becomes U+FFFD)."""
+        return self.raw.decode(self.encoding, errors="replace")
 
 
 def fetch(client: httpx.Client, target: ScrapeTarget, *,
@@ -70,8 +76,7 @@ def fetch(client: httpx.Client, target: ScrapeTarget, *,
                     raise ScrapeFailed(f"context deadline exceeded (timeout {timeout:g}s)")
                 chunks.append(chunk)
             body = b"".join(chunks)
-            return Fetched(body.decode(resp.encoding or "utf-8", errors="replace"),
-                           resp.headers.get("content-type", ""))
+            return Fetched(body, resp.headers.get("content-type", ""), resp.encoding or "utf-8")
     except httpx.TimeoutException:
         raise ScrapeFailed(f"context deadline exceeded (timeout {timeout:g}s)") from None
     except httpx.HTTPError as exc:
@@ -151,6 +156,8 @@ def drop_future(labels: list[Labels], t: list[float], v: list[float], now: float
     of its series out of order, so it is refused (out of bounds) and counted.
     """
     bound = now + MAX_AHEAD_S
+    if not t or max(t) <= bound:
+        return 0
     bad = [i for i, ts in enumerate(t) if ts > bound]
     for i in reversed(bad):
         del labels[i], t[i], v[i]
