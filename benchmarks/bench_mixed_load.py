@@ -151,6 +151,8 @@ class Sampler:
     def __init__(self, pid: int, metrics_url: str, read: Callable[[str], dict[str, float]]) -> None:
         self.proc, self.url, self.read = psutil.Process(pid), metrics_url, read
         self.rss: list[tuple[float, int]] = []
+        """The process's RSS plus its children's private memory (query children share the rest with it)."""
+        self.kids_peak = 0  # the children's private memory at its highest
         self.durations: list[float] = []
         self.readings: list[dict[str, float]] = []
         self._stop = threading.Event()
@@ -161,8 +163,9 @@ class Sampler:
         with httpx.Client(timeout=30) as c:
             while not self._stop.wait(1.0):
                 try:
-                    rss = sum(p.memory_info().rss for p in [self.proc, *self.proc.children(recursive=True)])
-                    self.rss.append((time.monotonic() - self.t0, rss))
+                    kids = sum(_private(p) for p in self.proc.children(recursive=True))
+                    self.kids_peak = max(self.kids_peak, kids)
+                    self.rss.append((time.monotonic() - self.t0, self.proc.memory_info().rss + kids))
                     got = self.read(c.get(self.url).text)
                     got["t"], got["rss"] = self.rss[-1]
                 except (httpx.HTTPError, psutil.Error):
@@ -177,6 +180,14 @@ class Sampler:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(30)
+
+
+def _private(proc: psutil.Process) -> int:
+    """A child's own memory (USS): a forked query child shares the rest of its RSS with the server."""
+    try:
+        return int(proc.memory_full_info().uss)
+    except psutil.Error:  # it ended meanwhile
+        return 0
 
 
 def _per_sample(sampler: Sampler, cut: float) -> float:
@@ -200,7 +211,9 @@ def _read_inferwatch(text: str) -> dict[str, float]:
         out["missed"] = sum(missed)
     for key, name in (("appended", "inferwatch_storage_head_samples"),
                       ("head_bytes", "inferwatch_storage_head_bytes"),
-                      ("series", "inferwatch_storage_series")):
+                      ("series", "inferwatch_storage_series"),
+                      ("forks", "inferwatch_query_forks_total"),
+                      ("fork_s", "inferwatch_query_fork_seconds_total")):
         got = _metric(text, name)
         if got:
             out[key] = sum(got)
@@ -305,7 +318,9 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
                 "round_max": max(durs, default=float("nan")),
                 "round_cpu": (_pct(cpus, 0.5), _pct(cpus, 0.99)), "scrape": scrapes, "rss": sampler.rss,
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
-                "last5": last_minutes(sampler.rss, 5.0),
+                "last5": last_minutes(sampler.rss, 5.0), "kids_peak": sampler.kids_peak,
+                "forks": (last.get("forks", 0.0) - first.get("forks", 0.0), last.get("fork_s", 0.0)
+                          - first.get("fork_s", 0.0)),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
                 else None,
                 "head_own": (last["head_bytes"] - last["series"] * series_objects(
@@ -420,7 +435,13 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
               f"({len(sc)} scrapes); RSS {rss[0][1] / 2**20:.0f} -> {rss[-1][1] / 2**20:.0f} MiB, "
               f"second half {a / 2**20:.0f} -> {b / 2**20:.0f} MiB ({growth:+.1f} %)"
               + f"; RSS growth per sample appended (second half) {r['per_sample']:.1f} B"
-              + (f"; head {head:.2f} B a sample" if head else ""))
+              + (f"; head {head:.2f} B a sample" if head else "")
+              + (f"; query children's own memory at its peak {cast(int, r['kids_peak']) / 2**20:.0f} MiB "
+                 "(counted in the RSS figures)" if r.get("kids_peak") else ""))
+        forks, fork_s = cast(tuple[float, float], r.get("forks", (0.0, 0.0)))
+        if forks:
+            print(f"{n}: {forks:.0f} queries evaluated in a forked child, "
+                  f"{fork_s / forks * 1000:.1f} ms a fork")
         hc = cast(HeadChunks | None, r.get("head_chunks"))
         if hc is not None:
             print(f"{n}: head chunks {hc.samples:,} samples in {hc.chunks:,} chunks "

@@ -100,6 +100,19 @@ QUERY_PRIORITY_WAIT_SECONDS_TOTAL = MetricSpec(
     "inferwatch_query_rule_priority_wait_seconds_total", _C,
     "Seconds API queries spent waiting for rule rounds to finish (rules go first).", (), "seconds",
 )
+QUERY_FORKS_TOTAL = MetricSpec(
+    "inferwatch_query_forks_total", _C,
+    "Heavy API queries evaluated in a forked child process (server.query.isolation: fork).",
+)
+QUERY_FORK_FAILURES_TOTAL = MetricSpec(
+    "inferwatch_query_fork_failures_total", _C,
+    "Query children that died without an answer, or were killed at the query's timeout or cancel.",
+)
+QUERY_FORK_SECONDS_TOTAL = MetricSpec(
+    "inferwatch_query_fork_seconds_total", _C,
+    "Seconds the server spent in os.fork for queries (its memory lock held meanwhile).", (), "seconds",
+)
+QUERY_FORK_CHILDREN = MetricSpec("inferwatch_query_fork_children", _G, "Query children running now.")
 RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
 ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
 TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))

@@ -25,6 +25,7 @@ from inferwatch.promql._ast import (
     format_number,
     value_type,
 )
+from inferwatch.promql._data import needed_spans
 from inferwatch.promql._engine import DEFAULT_LOOKBACK_MS, DEFAULT_MAX_SAMPLES, Evaluator, LoadCache
 from inferwatch.promql._kernels import (
     bucket_quantile,
@@ -77,6 +78,7 @@ __all__ = [
     "format_number",
     "go_div",
     "go_mean",
+    "needed_spans",
     "over_time",
     "parse_promql",
     "parse_typed",

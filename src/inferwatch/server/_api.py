@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import cast
 
+from prometheus_client.registry import Collector
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -22,7 +24,13 @@ from inferwatch.server._guard import Guard
 from inferwatch.server._runtime import Server
 from inferwatch.server._selfmetrics import DeliveryCounts, self_registry
 from inferwatch.server.access import Access, AccessGate, access_routes
-from inferwatch.server.api import OPENAPI_PATH, QueryExecutor, openapi_document, prometheus_routes
+from inferwatch.server.api import (
+    OPENAPI_PATH,
+    QueryExecutor,
+    openapi_document,
+    prometheus_routes,
+    query_executor,
+)
 
 __all__ = ["create_app"]
 
@@ -41,7 +49,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
     Queries, series and label look-ups run on ``executor`` (one with the
     config's ``server.query`` limits when not given; ``app.state.executor``).
     """
-    executor = executor or QueryExecutor(server.config.server.query, priority=server.priority)
+    executor = executor or query_executor(server.config.server.query, server.priority)
 
     async def healthy(_: Request) -> Response:
         return Response("inferwatch is Healthy.\n", media_type="text/plain")
@@ -52,6 +60,8 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
         return Response("inferwatch is not ready.\n", status_code=503, media_type="text/plain")
 
     registry = self_registry(server, deliveries)
+    if executor.forks is not None:  # inferwatch_query_forks_total and the rest: a collector
+        registry.register(cast(Collector, executor.forks))
 
     def metrics(req: Request) -> Response:
         # The server's own metrics (evaluation, targets, alerts, storage, deliveries,

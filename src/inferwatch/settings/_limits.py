@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from pydantic import Field
 
@@ -29,6 +30,23 @@ class QueryLimits(FrozenModel):
         "query threads is than the rest of the server's (Linux: a thread's own nice value, raised by "
         "this at its start; elsewhere ignored), so on a busy machine a rule round or a scrape gets a "
         "core before a heavy query does. 0: the same priority")
+
+    isolation: Literal["fork", "thread"] | None = Field(
+        None, description="where a heavy query is evaluated: 'fork' in a child process forked from the "
+        "server (it reads the head as it stood at the fork, on the other core, while rule rounds, scrapes "
+        "and light queries keep the server's interpreter), 'thread' on a query thread of the server's. "
+        "Unset: fork where the platform has os.fork, thread elsewhere. Queries that reach before the "
+        "in-memory head, and light ones, always run on a thread")
+    fork_min_points: int = Field(
+        100_000, gt=0, description="a query forks when the series its selectors match times its steps "
+        "reaches this (a fork costs a few ms; smaller queries cost less on a thread)")
+    fork_nice: int = Field(
+        5, ge=0, le=19, description="how much lower the scheduling priority of a query's child process is "
+        "than the server's, so rule rounds, scrapes and light queries get a core first. 0: the same")
+
+    def forks(self) -> bool:
+        """Whether heavy queries run in forked children (``isolation``; unset: where os.fork exists)."""
+        return self.isolation == "fork" or (self.isolation is None and hasattr(os, "fork"))
 
     def workers(self) -> int:
         """Queries run at once: ``max_concurrency``, else 4 a core (at most 16)."""

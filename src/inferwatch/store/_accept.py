@@ -7,6 +7,7 @@ store's ``AppendStats`` and left out; a repeat of the last sample is a no-op.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from itertools import repeat
 
@@ -16,7 +17,7 @@ from inferwatch._exceptions import InputError
 from inferwatch.store._head import ACCEPTED, BLOCK, DUPLICATE, OUT_OF_ORDER, classify
 from inferwatch.store._protocol import AppendStats
 
-__all__ = ["accept_in_order", "accept_unique", "as_column", "each_once", "known_ids"]
+__all__ = ["SeenIds", "accept_in_order", "accept_unique", "as_column", "each_once", "known_ids"]
 
 
 def as_column(x: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
@@ -71,8 +72,58 @@ def each_once(sids: np.ndarray, ids: int) -> bool:
 
 def known_ids(by_object: Mapping[int, int], labels: Sequence[object]) -> np.ndarray:
     """The series id ``by_object`` holds for each label object (keyed by ``id()``), else -1; a block of
-    :data:`BLOCK` at a time (one C-level loop over a 200,000-series scrape held the interpreter lock)."""
+    :data:`BLOCK` at a time (one C-level loop over a 200,000-series scrape held the interpreter lock).
+    A :class:`SeenIds` answers a wide batch it has seen whole before with one identity pass."""
+    if isinstance(by_object, SeenIds) and (repeated := by_object.repeated(labels)) is not None:
+        return repeated
     get = by_object.get
-    return np.concatenate([np.empty(0, dtype=np.int64), *(
+    sids = np.concatenate([np.empty(0, dtype=np.int64), *(
         np.fromiter(map(get, map(id, labels[a:a + BLOCK]), repeat(-1)), dtype=np.int64)
         for a in range(0, len(labels), BLOCK))])
+    if isinstance(by_object, SeenIds) and len(labels) >= SeenIds.WIDE and not (sids < 0).any():
+        by_object.remember(labels, sids)
+    return sids
+
+
+class SeenIds(dict[int, int]):
+    """Series ids by label object (``id()``), and the ids of recent wide batches of known series.
+
+    A target scraped again with the same series hands the same label objects in the same order (the
+    scrape loop's warm layout, ``formats._warm``): one identity pass over the batch then finds its
+    ids, where a look-up a series took ten times as long. Only batches whose every object was known
+    are kept; :meth:`clear` (retention dropping series, or the bound) forgets them with the rest.
+    """
+
+    WIDE = 1024
+    """Batches narrower than this are looked up object by object (a rule round's, a small target's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._batches: dict[tuple[int, int, int], tuple[list[object], np.ndarray]] = {}
+        self._held = 0
+
+    def repeated(self, labels: Sequence[object]) -> np.ndarray | None:
+        """The ids of ``labels`` if the very same objects came in this order before, else ``None``."""
+        if len(labels) < self.WIDE:
+            return None
+        got = self._batches.get((len(labels), id(labels[0]), id(labels[-1])))
+        if got is None or not all(map(operator.is_, labels, got[0])):
+            return None
+        return got[1].copy()
+
+    def remember(self, labels: Sequence[object], sids: np.ndarray) -> None:
+        """Keep the ids of a batch of known series (in all, about twice as many as this maps)."""
+        if self._held + len(labels) > 2 * len(self) + 4 * self.WIDE:
+            self._batches.clear()
+            self._held = 0
+        # the key's ids stay valid: the entry holds the objects, so their ids cannot be reused
+        key = (len(labels), id(labels[0]), id(labels[-1]))
+        old = self._batches.pop(key, None)
+        self._held += len(labels) - (len(old[0]) if old is not None else 0)
+        self._batches[key] = (list(labels), sids.copy())
+
+    def clear(self) -> None:
+        """Forget every object and batch (series were removed, or the map passed its bound)."""
+        super().clear()
+        self._batches.clear()
+        self._held = 0

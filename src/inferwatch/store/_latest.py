@@ -24,14 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from inferwatch.model import Labels, Matcher, pinned
-from inferwatch.store._head import Head
+from inferwatch.store._head import READ_CHUNK, Head
 from inferwatch.store._index import SeriesIndex
 
 __all__ = ["COLUMN_CHUNK", "LatestColumns", "LatestOrder", "LatestReads", "SeriesColumns"]
 
-COLUMN_CHUNK = 4096
-"""Series per batch of ``select_column_chunks``: 15 minutes at 5 s of 4,096 series is ~11 MiB of times
-and values, where the whole selection of 50,000 was ~140 MiB held by each heavy query at once."""
+COLUMN_CHUNK = READ_CHUNK
+"""Series per batch of ``select_column_chunks``: 15 minutes at 5 s of 2,048 series is ~6 MiB of times
+and values, where the whole selection of 50,000 was ~140 MiB held by each heavy query at once. One
+hold of the store's lock a batch, so series read together come as one matrix, never copied again."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,9 @@ class SeriesColumns:
     t: np.ndarray
     v: np.ndarray
     lens: np.ndarray
+    row: np.ndarray | None = None
+    """When every series has the same times, bit for bit (a target's series): those times once; ``t`` is
+    then ``row`` repeated and ``v`` a ``(series, len(row))`` matrix laid out row by row."""
 
 
 class LatestOrder:
@@ -133,10 +137,10 @@ class LatestReads:
         if got is None:
             return None
         ordered, kept = got
-        names, t, v, lens = self._head.read_columns(ordered.tolist(), start, end, self._index.labels,
-                                                    self._lock)
+        names, t, v, lens, row = self._head.read_shared_columns(ordered.tolist(), start, end,
+                                                                self._index.labels, self._lock)
         # every series has samples: the names are the kept list, handed as that same object
-        return SeriesColumns(kept if len(names) == len(kept) else names, t, v, lens)
+        return SeriesColumns(kept if len(names) == len(kept) else names, t, v, lens, row)
 
     def select_column_chunks(self, matchers: Sequence[Matcher], start: float, end: float,
                              ) -> tuple[list[Labels], Iterator[SeriesColumns]] | None:
@@ -163,6 +167,6 @@ class LatestReads:
     def _column_chunks(self, ordered: np.ndarray, start: float, end: float) -> Iterator[SeriesColumns]:
         per = self.column_chunk
         for a in range(0, len(ordered), per):
-            names, t, v, lens = self._head.read_columns(ordered[a:a + per].tolist(), start, end,
-                                                        self._index.labels, self._lock)
-            yield SeriesColumns(names, t, v, lens)
+            names, t, v, lens, row = self._head.read_shared_columns(ordered[a:a + per].tolist(), start, end,
+                                                                    self._index.labels, self._lock)
+            yield SeriesColumns(names, t, v, lens, row)

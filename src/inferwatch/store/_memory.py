@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Sequence
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from inferwatch._exceptions import StoreError
 from inferwatch.model import Labels, Matcher, Sample
+from inferwatch.store._fork import ForkReads
 from inferwatch.store._head import ACCEPTED, DUPLICATE, OUT_OF_ORDER, Head
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
@@ -34,7 +36,7 @@ def validate_batch(samples: Iterable[Sample], index: SeriesIndex) -> list[tuple[
     return out
 
 
-class MemoryStore:
+class MemoryStore(ForkReads):
     """A :class:`~inferwatch.store.Store` held in memory; nothing survives the process.
 
     >>> from inferwatch.model import Labels, Sample
@@ -45,6 +47,8 @@ class MemoryStore:
     >>> [(str(s.labels), s.v.tolist()) for s in st.select(parse_selector('up{job="a"}'), 0, 20)]
     [('up{job="a"}', [1.0])]
     """
+
+    _head_from = -math.inf  # all of it is head
 
     def __init__(self) -> None:
         self._index = SeriesIndex()

@@ -26,9 +26,10 @@ import numpy as np
 from inferwatch._exceptions import InputError, StoreError
 from inferwatch.model import Clock, Labels, Matcher, Sample, SystemClock, pinned
 from inferwatch.store import _disk
-from inferwatch.store._accept import accept_in_order, accept_unique, as_column, each_once, known_ids
+from inferwatch.store._accept import SeenIds, accept_in_order, accept_unique, as_column, each_once, known_ids
 from inferwatch.store._checkpoint import Checkpointer
 from inferwatch.store._disk_read import disk_then_head
+from inferwatch.store._fork import ForkReads
 from inferwatch.store._head import NEWEST_WIDE, Head, SampleBuffer, newest
 from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 _LABELS = {Labels}
 
 
-class SQLiteStore(LatestReads):
+class SQLiteStore(LatestReads, ForkReads):
     """A :class:`~inferwatch.store.Store` in one SQLite file; survives restarts and kill -9.
 
     >>> import tempfile, pathlib
@@ -87,7 +88,7 @@ class SQLiteStore(LatestReads):
         round's head reads so never wait for a scrape's write of 200,000 samples or a compaction."""
         self._index = SeriesIndex()
         self._head = Head()
-        self._by_object: dict[int, int] = {}
+        self._by_object = SeenIds()  # a warm scrape's batch of the same objects: one identity pass
         self._keep: dict[int, Labels] = {}
         self._last_t = np.full(1024, -np.inf)
         self._last_v = np.zeros(1024)

@@ -13,6 +13,7 @@ from inferwatch.server.api._outcomes_api import OutcomesApi, outcome_routes
 from inferwatch.server.api._probes_api import probe_routes
 from inferwatch.server.api._prom_routes import prometheus_routes
 from inferwatch.server.api._query_exec import QueryExecutor
+from inferwatch.server.api._query_fork import query_executor
 from inferwatch.server.api._slo_api import slo_routes
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "outcome_routes",
     "probe_routes",
     "prometheus_routes",
+    "query_executor",
     "resolve_api_token",
     "selectors",
     "slo_routes",

@@ -43,7 +43,8 @@ from inferwatch.server.api._prom_params import (
     format_api_time,
     read_params,
 )
-from inferwatch.server.api._query_exec import BoundedStore, QueryContext, QueryError, QueryExecutor
+from inferwatch.server.api._query_exec import BoundedStore, Forks, QueryContext, QueryError, QueryExecutor
+from inferwatch.server.api._query_fork import Relayed
 
 __all__ = ["DEFAULT_QUERY_TIMEOUT_S", "PromQueryApi", "api_handler", "prom_query_routes", "query_handler"]
 
@@ -52,6 +53,8 @@ DEFAULT_QUERY_TIMEOUT_S = 120.0
 
 Handler = Callable[[Params], Any]
 QueryHandler = Callable[[Params, QueryContext | None], Any]
+Planned = tuple[Any, float, Params]  # a heavy query's store, earliest read and the parameters it runs with
+Plan = Callable[[Params], Planned | None]
 
 
 After = list[Callable[[], None]]  # what to do once the answer is sent
@@ -71,11 +74,15 @@ def api_handler(fn: Handler, *, threaded: bool = False) -> Callable[[Request], A
 
 
 def query_handler(
-    fn: QueryHandler, executor: QueryExecutor | None
+    fn: QueryHandler, executor: QueryExecutor | None, plan: Plan | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
     """Wrap a query ``fn(params, ctx)``: on ``executor``'s bounded pool (its timeout, sample limit and
     cancellation) when given, else on a worker thread with only the request's timeout. The answer is
-    encoded on the worker, and the query counts as short (longer ones make way) until it is sent."""
+    encoded on the worker, and the query counts as short (longer ones make way) until it is sent.
+
+    With ``plan`` and an executor that forks (``server.query.isolation``), a query ``plan(params)`` finds
+    heavy is evaluated in a child process (``QueryForks``): ``plan`` answers the store and the earliest
+    time the query reads, or ``None`` to run it on the worker."""
 
     async def call(params: Params, after: After) -> Any:
         if executor is None:
@@ -83,9 +90,32 @@ def query_handler(
         # the request's own ``timeout`` bounds the answer too: 503 at it, whatever the worker is doing
         ctx = executor.context(params.duration("timeout"))
         after.append(ctx.finish)
-        return await executor.run(lambda c: _encoded(fn, params, c), ctx=ctx)
+        forks = executor.forks if plan is not None else None
+        if forks is None:
+            return await executor.run(lambda c: _encoded(fn, params, c), ctx=ctx)
+        return await executor.run(lambda c: _maybe_forked(forks, plan, fn, params, c), ctx=ctx)
 
     return _endpoint(call)
+
+
+def _maybe_forked(forks: Forks, plan: Plan | None, fn: QueryHandler, params: Params,
+                  ctx: QueryContext) -> Encoded:
+    planned = plan(params) if plan is not None else None
+    if planned is None:
+        return _encoded(fn, params, ctx)
+    store, earliest, fixed = planned
+    return Encoded(forks.run(store, earliest, lambda c: _relayed(fn, fixed, c), ctx))
+
+
+def _relayed(fn: QueryHandler, params: Params, ctx: QueryContext) -> bytes:
+    """In the child: the answer, or the error the API would answer, carried back as :class:`Relayed`."""
+    try:
+        return _encoded(fn, params, ctx)
+    except Exception as exc:
+        known = known_error(exc)
+        if known is None:
+            raise
+        raise Relayed(*known) from None
 
 
 def _encoded(fn: QueryHandler, params: Params, ctx: QueryContext | None) -> Encoded:
@@ -125,23 +155,29 @@ async def _answer(req: Request, call: Callable[[Params, After], Awaitable[Any]],
         if isinstance(data, Encoded):
             return Response(bytes(data), media_type="application/json")
         return JSONResponse({"status": "success", "data": data})
-    except ApiError as exc:
-        return _error(str(exc), exc.error_type, exc.status)
-    except QueryError as exc:  # timeout 503, too many samples 422, cancelled 503, bad input 400
-        return _error(str(exc), exc.error_type, exc.status)
-    except PromQLError as exc:
-        return _error(str(exc), "bad_data", 400)  # Prometheus 2.42 gives the parse error as is
-    except QueryTimeout as exc:
-        return _error(str(exc), "timeout", 503)
-    except EvalError as exc:
-        return _error(str(exc), "execution", 422)
-    except StoreError as exc:
-        return _error(str(exc), "internal", 503)
-    except RecursionError:
-        return _error("expression nested too deeply", "bad_data", 400)
-    except Exception:  # a bug, not the client's fault: logged, answered as JSON
-        log.exception("%s failed", req.url.path)
-        return _error("internal error", "internal", 500)
+    except Exception as exc:
+        known = known_error(exc)
+        if known is None:  # a bug, not the client's fault: logged, answered as JSON
+            log.exception("%s failed", req.url.path)
+            return _error("internal error", "internal", 500)
+        return _error(*known)
+
+
+def known_error(exc: BaseException) -> tuple[str, str, int] | None:
+    """``(message, errorType, status)`` of an error the API answers as Prometheus does; ``None`` for a bug."""
+    if isinstance(exc, ApiError | QueryError):  # timeout 503, too many samples 422, cancelled 503, bad input
+        return str(exc), exc.error_type, exc.status
+    if isinstance(exc, PromQLError):
+        return str(exc), "bad_data", 400  # Prometheus 2.42 gives the parse error as is
+    if isinstance(exc, QueryTimeout):
+        return str(exc), "timeout", 503
+    if isinstance(exc, EvalError):
+        return str(exc), "execution", 422
+    if isinstance(exc, StoreError):
+        return str(exc), "internal", 503
+    if isinstance(exc, RecursionError):
+        return "expression nested too deeply", "bad_data", 400
+    return None
 
 
 def _error(message: str, error_type: str, status: int) -> JSONResponse:
@@ -192,12 +228,40 @@ class PromQueryApi:
     def routes(self) -> list[BaseRoute]:
         """Every endpoint of this API, registered here and nowhere else."""
         return [
-            Route("/api/v1/query", query_handler(self.query, self.executor), methods=["GET", "POST"]),
-            Route("/api/v1/query_range", query_handler(self.query_range, self.executor),
+            Route("/api/v1/query", query_handler(self.query, self.executor, self.plan_instant),
+                  methods=["GET", "POST"]),
+            Route("/api/v1/query_range", query_handler(self.query_range, self.executor, self.plan_range),
                   methods=["GET", "POST"]),
             Route("/api/v1/format_query", api_handler(self.format_query), methods=["GET", "POST"]),
             Route("/api/v1/query_exemplars", api_handler(self.query_exemplars), methods=["GET", "POST"]),
         ]
+
+    def plan_instant(self, params: Params) -> Planned | None:
+        """An instant query's store and earliest read when it is heavy enough to fork, else ``None``.
+        The time it runs at is read from the clock here: the child never takes the clock's lock (one
+        another thread may have held at the fork)."""
+        t = params.time("time", self.server.clock.now())
+        if not params.get("time"):
+            params = Params({**params.values, "time": [repr(t)]})
+        return self._plan(params, t, t, 0.0)
+
+    def plan_range(self, params: Params) -> Planned | None:
+        """A range query's store and earliest read when it is heavy enough to fork, else ``None``."""
+        return self._plan(params, params.time("start", 0.0), params.time("end", 0.0),
+                          params.duration("step") or 0.0)
+
+    def _plan(self, params: Params, start: float, end: float, step: float) -> Planned | None:
+        forks = self.executor.forks if self.executor is not None else None
+        text = params.get("query")
+        if forks is None or not text or end < start:
+            return None
+        try:
+            expr = parse_promql(text)
+        except (PromQLError, RecursionError):  # answered by the query itself, on the worker
+            return None
+        store = self.server.components.store
+        earliest = forks.earliest(store, expr, start, end, step)
+        return None if earliest is None else (store, earliest, params)
 
     def query(self, params: Params, ctx: QueryContext | None) -> Any:
         text = _query_text(params)

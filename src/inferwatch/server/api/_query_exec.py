@@ -24,14 +24,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from inferwatch.config import QueryLimits
 from inferwatch.model import Labels, Matcher, Priority, ShortTicket
+from inferwatch.promql import Expr
 from inferwatch.store import Series, Store
 
 __all__ = [
     "BoundedStore",
+    "Forks",
     "QueryCanceled",
     "QueryContext",
     "QueryError",
@@ -112,9 +114,17 @@ class QueryContext:
             self._priority.wait_turn(used)
             if self._short is None or not self._short.held:
                 self._priority.make_way(used)
+        self.stop_if_done(where)
+
+    def expired(self) -> bool:
+        """Whether the query's deadline has passed."""
+        return self._monotonic() > self.deadline
+
+    def stop_if_done(self, where: str = "query execution") -> None:
+        """Raise if the query was cancelled or ran out of time (no waiting for rounds: see :meth:`check`)."""
         if self.cancelled.is_set():
             raise QueryCanceled(f"query was canceled in {where}")
-        if self._monotonic() > self.deadline:
+        if self.expired():
             raise QueryTimeout(f"query timed out in {where} (timeout {self.timeout:g}s)")
 
     def count(self, n: int) -> None:
@@ -215,6 +225,24 @@ def lower_priority(by: int) -> None:
         log.warning("query threads keep the server's priority: %s", exc)
 
 
+class Forks(Protocol):
+    """Where heavy queries are evaluated in child processes (``QueryForks``)."""
+
+    def earliest(self, store: object, expr: Expr, start: float, end: float, step: float = 0.0,
+                 ) -> float | None:
+        """The earliest time a query heavy enough to fork reads; ``None`` to run it on a thread."""
+
+    def run(self, store: Any, earliest: float, compute: Callable[[QueryContext], bytes],
+            ctx: QueryContext) -> bytes:
+        """``compute`` in a child, its answer back."""
+
+    def kill_all(self) -> None:
+        """Kill every child still running."""
+
+    def collect(self) -> Iterator[Any]:
+        """Its metrics (a ``prometheus_client`` collector)."""
+
+
 def _retrieve(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()
@@ -231,8 +259,10 @@ class QueryExecutor:
     """
 
     def __init__(self, limits: QueryLimits, *, monotonic: Callable[[], float] = time.monotonic,
-                 priority: Priority | None = None) -> None:
+                 priority: Priority | None = None, forks: Forks | None = None) -> None:
         self.limits = limits
+        self.forks = forks
+        """Where heavy queries are evaluated in children (``server.query.isolation: fork``); None: threads."""
         self._monotonic = monotonic
         self.priority = priority
         """Rule rounds go first: a query waits at its next check while one runs (``model.Priority``)."""
@@ -303,6 +333,8 @@ class QueryExecutor:
         with self._lock:
             self._closed = True
             live = list(self._live.items())
+        if self.forks is not None:  # their workers reap them
+            self.forks.kill_all()
         for ctx, (loop, fut) in live:
             ctx.cancelled.set()
             if not loop.is_closed():
