@@ -111,6 +111,20 @@ def test_postings_of_a_wide_batch_match_as_a_set_would_before_and_after_removals
     assert index.label_values("route")[:2] == ["/r0", "/r1"] and "/x" not in index.label_values("route")
 
 
+def test_a_pair_in_more_wide_batches_than_it_keeps_apart_matches_every_id() -> None:
+    # each batch leaves a pair's ids as a view of the batch's array; past 16 they are joined into one
+    index = SeriesIndex()
+    sets: dict[int, Labels] = {}
+    for b in range(40):
+        batch = [Labels.of("m", b=str(b), i=str(i), job="j" if i % 2 else "k") for i in range(70)]
+        index.add_batch(NewSeries(batch, 1 + 70 * b))
+        sets.update(enumerate(batch, 1 + 70 * b))
+    for q in ([Matcher("job", MatchOp.EQ, "j")], [Matcher("b", MatchOp.EQ, "39")],
+              [Matcher("i", MatchOp.EQ, "3")]):
+        assert sorted(index.match(q)) == _brute(sets, q)
+    assert index.metric_series("m") == 2800 and index.label_values("job") == ["j", "k"]
+
+
 def test_a_wide_batch_with_a_label_over_a_length_limit_is_refused_naming_it(tmp_path: Path) -> None:
     st = SQLiteStore(tmp_path / "t.db", clock=SimulatedClock(T0))
     st.limits = SeriesLimits(label_value_length_limit=10)
