@@ -5,11 +5,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inferwatch._exceptions import InputError
 from inferwatch.model import Labels, Matcher, MatchOp, Sample, SimulatedClock
 from inferwatch.store import LimitExceeded, SeriesLimits, SQLiteStore, parse_selector
+from inferwatch.store._accept import each_once
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._new_series import NewSeries
 
@@ -123,6 +125,18 @@ def test_a_pair_in_more_wide_batches_than_it_keeps_apart_matches_every_id() -> N
               [Matcher("i", MatchOp.EQ, "3")]):
         assert sorted(index.match(q)) == _brute(sets, q)
     assert index.metric_series("m") == 2800 and index.label_values("job") == ["j", "k"]
+
+
+@pytest.mark.parametrize(("sids", "below", "once"), [
+    ([5, 900, 3], 10**6, True),  # narrow (a sort): no repeat
+    ([5, 900, 5], 10**6, False),  # narrow: a repeat
+    ([900, 5, 7, 900], 10**6, False),  # narrow: a repeat far apart
+    ([], 10**6, True), ([7], 10**6, True),
+    ([1, 2, 3], 4, True), ([1, 2, 1], 4, False),  # wide (a count per id)
+])
+def test_each_once_finds_a_repeated_id_in_narrow_and_wide_batches(sids: list[int], below: int,
+                                                                  once: bool) -> None:
+    assert each_once(np.array(sids, dtype=np.int64), below) is once
 
 
 def test_a_wide_batch_with_a_label_over_a_length_limit_is_refused_naming_it(tmp_path: Path) -> None:
