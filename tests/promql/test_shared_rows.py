@@ -25,6 +25,9 @@ T0 = 1_765_000_000.0
 QUERIES = [
     "count(g > 0.5)", "avg by (shard) (g)", "topk(3, g)", "g", "timestamp(g)", "g offset 1m",
     "sum by (instance) (g)", "max(g) - min(g)", "count(c)", "c", "rate(c[1m])", "g @ 1765000300",
+    # one target's series read whole (a range function, a selector used twice): the shared batch's columns
+    'rate(c{instance="a"}[1m])', 'max_over_time(g{instance="b"}[2m])', 'g{instance="a"} - g{instance="a"}',
+    'timestamp(g{instance="b"})',
 ]
 
 
