@@ -314,7 +314,8 @@ class Head:
                   lock: AbstractContextManager[object]) -> SeriesColumns | SharedColumns:
         """:meth:`read_columns` as :class:`SeriesColumns`; as :class:`SharedColumns` when every series read
         has the same times, bit for bit (a target's series): their values are then decoded only where a
-        reader asks for them."""
+        reader asks for them. Where a block is not shared, the whole span is read the general way again
+        (a selection that mixes targets is mostly found out at its first block, before reading much)."""
         names: list[Labels] = []
         blocks: list[SharedBlock] = []
         for a in range(0, len(ids), READ_CHUNK):
