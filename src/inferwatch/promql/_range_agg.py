@@ -237,12 +237,13 @@ def _top(top: bool, rows: Rows, gid: np.ndarray, groups: int, param: np.ndarray)
         return Rows.empty(rows.vals.shape[1])
     k = int(k0)
     order, starts = _segments(gid, groups)
-    for mem in np.split(order, starts[1:]):  # each group's rows, in row order
+    for group in np.split(order, starts[1:]):  # each group's rows, in row order
+        mem = slice(None) if len(group) == len(gid) else group  # one group of every row: no copies
         m = rows.mask[mem]
-        if k >= len(mem):
+        if k >= len(group):
             mask[mem] = m
             continue
-        width = max(1, _BLOCK_CELLS // len(mem))  # steps at a time, so temporaries stay small
+        width = max(1, _BLOCK_CELLS // len(group))  # steps at a time, so temporaries stay small
         for j in range(0, m.shape[1], width):
             mask[mem, j:j + width] = _top_block(top, k, rows.vals[mem, j:j + width], m[:, j:j + width])
     return Rows(rows.labels, rows.vals, mask, ordered=False).compact()
@@ -254,10 +255,10 @@ def _top_block(top: bool, k: int, x: np.ndarray, m: np.ndarray) -> np.ndarray:
     Where that is not one set (ties at the k-th value, or NaN among more than k members),
     which ones Prometheus keeps depends on its heap's swaps: those ranges go step by step.
     """
+    if m.all() and not np.isnan(x).any():
+        return _top_dense(top, k, x)
     nan = np.isnan(x)
     live = m & ~nan
-    if live.all():
-        return _top_dense(top, k, x)
     with np.errstate(all="ignore"):
         key = np.where(live, -x if top else x, np.inf)
     kth = np.partition(key, k - 1, axis=0)[k - 1]
@@ -277,12 +278,36 @@ def _top_dense(top: bool, k: int, x: np.ndarray) -> np.ndarray:
     """:func:`_top_block` where every member has a value, none NaN: the k-th value found in ``x`` itself
     (no key array), and the members beyond it plus those equal to it (at most the k still needed, or
     Prometheus's heap decides: step by step)."""
-    kth = np.partition(x, len(x) - k if top else k - 1, axis=0)[len(x) - k if top else k - 1]
-    beyond = x > kth if top else x < kth
-    ties = x == kth
-    if np.any(ties.sum(axis=0) > k - beyond.sum(axis=0)):
+    kth = _kth(top, k, x)
+    out: np.ndarray = x >= kth if top else x <= kth  # those beyond it and those equal to it
+    if np.any(np.count_nonzero(out, axis=0) > k):  # more ties than the k still needed
         raise Fallback("topk/bottomk with ties at the k-th value")
-    out: np.ndarray = beyond | ties
+    return out
+
+
+_RUN = 64  # rows a block in _kth
+
+
+def _kth(top: bool, k: int, x: np.ndarray) -> np.ndarray:
+    """Each column's k-th largest (``top``) or smallest value of ``x`` (no NaN).
+
+    For a small k (``topk(5, …)`` over 50,000 series) most values cannot be it: the k-th best of the
+    blocks' best values bounds it (k blocks hold a value at least that good), so only the values
+    that good are partitioned, a column at a time, rather than every value of every column.
+    """
+    n = x.shape[0]
+    blocks = n // _RUN
+    if k > blocks // 4:
+        whole: np.ndarray = np.partition(x, n - k if top else k - 1, axis=0)[n - k if top else k - 1]
+        return whole
+    runs = x[:blocks * _RUN].reshape(blocks, _RUN, -1)
+    best = runs.max(axis=1) if top else runs.min(axis=1)
+    bound = np.partition(best, blocks - k if top else k - 1, axis=0)[blocks - k if top else k - 1]
+    good = x >= bound if top else x <= bound
+    out = np.empty(x.shape[1])
+    for j in range(x.shape[1]):
+        v = x[good[:, j], j]
+        out[j] = np.partition(v, len(v) - k if top else k - 1)[len(v) - k if top else k - 1]
     return out
 
 
