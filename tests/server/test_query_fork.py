@@ -6,6 +6,7 @@ import asyncio
 import math
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -167,6 +168,15 @@ def test_an_error_in_the_child_comes_back_as_itself() -> None:
 
     with pytest.raises(ValueError, match="boom in the child"):
         _run(QueryForks(min_points=1, nice=0), boom)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists descriptors from /proc")
+def test_the_child_keeps_none_of_the_servers_descriptors() -> None:
+    # rule: a socket the server closes must not stay open in a child (nor another child's pipe)
+    with socket.socket() as sock:
+        fds = _run(QueryForks(min_points=1, nice=0), lambda c: " ".join(os.listdir("/proc/self/fd")).encode())
+        held = {int(x) for x in fds.split()}
+        assert sock.fileno() not in held, held
 
 
 def test_light_queries_and_reads_before_the_head_stay_on_a_thread(tmp_path: Path) -> None:

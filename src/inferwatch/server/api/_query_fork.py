@@ -122,7 +122,7 @@ class QueryForks(Collector):
                 if pid:
                     self._forked(pid, time.perf_counter() - t0)
         if pid == 0:
-            _child(compute, ctx, r, w, self.nice)  # never returns
+            _child(compute, ctx, w, self.nice)  # never returns
         os.close(w)
         if pid < 0:
             os.close(r)
@@ -211,10 +211,10 @@ def query_executor(limits: QueryLimits, priority: Priority | None = None) -> Que
     return QueryExecutor(limits, priority=priority, forks=forks)
 
 
-def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, r: int, w: int, nice: int) -> None:
+def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, w: int, nice: int) -> None:
     """The child's whole life: evaluate, write ``o`` + the answer (or ``e`` + the error), exit."""
     try:
-        os.close(r)
+        _close_inherited(keep=w)
         gc.disable()
         _quiet_signals()
         if nice > 0:
@@ -229,6 +229,14 @@ def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, r: in
             view = view[os.write(w, view):]
     finally:
         os._exit(0)
+
+
+def _close_inherited(keep: int) -> None:
+    """Close every descriptor but stdio and ``keep``: the server's sockets (a connection it closes must
+    not stay open here), its SQLite files, and the write ends of other children's pipes (their
+    readers wait for every copy to close)."""
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
 
 
 def _quiet_signals() -> None:
