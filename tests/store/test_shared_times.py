@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inferwatch.model import STALE_NAN, Labels
-from inferwatch.store._head import CHUNK, Head
+from inferwatch.store._head import CHUNK, READ_CHUNK, Head
 from inferwatch.store._head_read import read_block, read_shared
 
 
@@ -37,8 +37,11 @@ def _same_as_general(head: Head, ids: list[int], start: float, end: float) -> bo
     want = read_block(bufs, start, end, False)
     if got is None:
         return False
-    row, matrix = got
+    row, matrix = got.row, got.matrix()
     assert matrix.shape == (len(ids), len(row))
+    if len(row) > 2:  # any columns, in any order, are the matrix's: only their chunks decoded
+        cols = np.random.default_rng(len(row)).integers(0, len(row), 7)
+        assert _bits(got.take(cols)) == _bits(matrix[:, cols])
     if not len(row):
         assert want[0] == []
         return True
@@ -108,8 +111,8 @@ def test_series_not_scraped_together_are_refused() -> None:
 
 
 def test_head_reads_hand_the_shared_row_only_when_every_block_shares_it() -> None:
-    # rule: read_shared_columns is read_columns (labels, times, values, counts) plus the row, which is
-    # there when every series read has exactly those times
+    # rule: read_span is read_columns (labels, times, values, counts), and it is SharedColumns (one row of
+    # times, values taken where asked) when every series read has exactly those times
     rng = np.random.default_rng(3)
     n = 2 * CHUNK + 3
     t = 1e9 + 5.0 * np.arange(n)
@@ -121,6 +124,31 @@ def test_head_reads_hand_the_shared_row_only_when_every_block_shares_it() -> Non
     for ids, shared in (([0, 1, 2, 3, 4], True), ([0, 1, 9], False), ([9], True)):
         for a, b in ((t[3], t[-2]), (t[0], t[-1] + 2)):
             want = head.read_columns(ids, a, b, label, lock)
-            got = head.read_shared_columns(ids, a, b, label, lock)
-            assert got[0] == want[0] and _bits(got[1]) == _bits(want[1]) and _bits(got[2]) == _bits(want[2])
-            assert got[3].tolist() == want[3].tolist() and (got[4] is not None) == shared, ids
+            got = head.read_span(ids, a, b, label, lock)
+            assert got.labels == want[0] and _bits(got.t) == _bits(want[1]) and _bits(got.v) == _bits(want[2])
+            assert got.lens.tolist() == want[3].tolist() and got.samples == len(want[1])
+            assert (got.row is not None) == shared, ids
+            if shared:
+                cols = np.array([0, 2, 1])
+                assert _bits(got.take(cols)) == _bits(got.v.reshape(len(ids), -1)[:, cols])
+
+
+def test_a_read_of_several_blocks_is_shared_only_when_all_are() -> None:
+    # rule: a span read a READ_CHUNK of series at a time is SharedColumns when every block shares the one
+    # row (the values taken across blocks, in order); one block of another target makes it the general read
+    rng = np.random.default_rng(11)
+    n, m = CHUNK + 9, READ_CHUNK + 3
+    t = 1e9 + 5.0 * np.arange(n)
+    head = _head(t, rng.random((m, n)))
+    head.push_columns(np.full(n, m, dtype=np.int64), t + 1.0, rng.random(n), 0.0)  # another target, last
+    head.seal(threading.RLock())
+    names = {i: Labels.of("x", i=str(i)) for i in range(m + 1)}.__getitem__
+    lock = threading.RLock()
+    for ids, shared in ((list(range(m)), True), (list(range(m + 1)), False)):
+        want = head.read_columns(ids, t[4], t[-1], names, lock)
+        got = head.read_span(ids, t[4], t[-1], names, lock)
+        assert (got.row is not None) == shared and got.labels == want[0]
+        assert _bits(got.t) == _bits(want[1]) and _bits(got.v) == _bits(want[2])
+        if shared:
+            cols = np.array([n - 5, 0, 3])
+            assert _bits(got.take(cols)) == _bits(want[2].reshape(m, -1)[:, cols])

@@ -89,7 +89,7 @@ def _part_picks(part: LoadedBatch, refs: np.ndarray, lookback: int, times: bool,
     idx = np.searchsorted(row, refs, side="right") - 1
     safe = np.maximum(idx, 0)
     found = (idx >= 0) & (row[safe] >= refs - lookback)
-    picked = part.matrix[:, safe]
+    picked = part.take(safe)
     ok = found[None, :] & ~stale_mask(picked)
     return [(np.repeat((row[safe] / 1000)[None, :], len(picked), axis=0) if times else picked, ok)]
 

@@ -26,6 +26,7 @@ from inferwatch.model import Labels, check_deadline, pinned
 from inferwatch.store._chunk import decode, encode, samples_in
 from inferwatch.store._head_read import read_block, read_shared
 from inferwatch.store._protocol import Series
+from inferwatch.store._shared import SeriesColumns, SharedBlock, SharedColumns
 
 __all__ = [
     "ACCEPTED", "BLOCK", "CHUNK", "DUPLICATE", "NEWEST_WIDE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer",
@@ -309,45 +310,29 @@ class Head:
         lens = np.array(sizes, dtype=np.int64)
         return names, np.concatenate([_EMPTY, *ts]), np.concatenate([_EMPTY, *vs]), lens
 
-    def read_shared_columns(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
-                            lock: AbstractContextManager[object],
-                            ) -> tuple[list[Labels], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """:meth:`read_columns`, and the one row of times that every series read has, when they share it
-        bit for bit (a target's series: ``t`` is then that row repeated, ``v`` a ``(series, len(row))``
-        matrix row by row); else ``None`` in its place."""
+    def read_span(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
+                  lock: AbstractContextManager[object]) -> SeriesColumns | SharedColumns:
+        """:meth:`read_columns` as :class:`SeriesColumns`; as :class:`SharedColumns` when every series read
+        has the same times, bit for bit (a target's series): their values are then decoded only where a
+        reader asks for them."""
         names: list[Labels] = []
-        ts, vs, sizes = [], [], []
-        rows: list[np.ndarray] = []
-        same = True
+        blocks: list[SharedBlock] = []
         for a in range(0, len(ids), READ_CHUNK):
             check_deadline()
             part = ids[a:a + READ_CHUNK]
             with lock, pinned():
-                bufs = list(map(self.buffers.get, part))
-                shared = read_shared(bufs, start, end) if same else None
-                if shared is None:
-                    same = False
-                    got, t_all, v_all, n = read_block(bufs, start, end, False)
-                    names += [labels(part[k]) for k in got]
-                elif shared[0].shape[0]:
+                got = read_shared(list(map(self.buffers.get, part)), start, end)
+                if got is None or (blocks and not _same_row(blocks[0].row, got.row)):
+                    break
+                if len(got.row):
                     names += map(labels, part)
-            if shared is None:
-                ts.append(t_all)
-                vs.append(v_all)
-                sizes += n
-                continue
-            row, matrix = shared
-            same = not rows or np.array_equal(rows[0].view(np.int64), row.view(np.int64))
-            rows.append(row)
-            if len(row):
-                ts.append(np.tile(row, len(part)))
-                vs.append(matrix.ravel())
-                sizes += [len(row)] * len(part)
-        lens = np.array(sizes, dtype=np.int64)
-        shared_row = rows[0] if same and rows and len(rows[0]) else None
-        if len(vs) == 1:  # one block (a batch of READ_CHUNK series): its matrix as it is, not copied
-            return names, ts[0], vs[0], lens, shared_row
-        return names, np.concatenate([_EMPTY, *ts]), np.concatenate([_EMPTY, *vs]), lens, shared_row
+            blocks.append(got)
+        else:
+            if blocks and len(blocks[0].row):
+                return SharedColumns(names, blocks[0].row, blocks)
+            if all(not len(b.row) for b in blocks):
+                return SeriesColumns([], _EMPTY, _EMPTY, np.zeros(0, dtype=np.int64))
+        return SeriesColumns(*self.read_columns(ids, start, end, labels, lock))
 
     def _read_chunk(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
                     latest: bool) -> tuple[list[Labels], np.ndarray, np.ndarray, list[int]]:
@@ -376,6 +361,10 @@ class Head:
         """Remove everything about series ``sid``."""
         self.buffers.pop(sid, None)
         self.last.pop(sid, None)
+
+
+def _same_row(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool((a.view(np.int64) == b.view(np.int64)).all())
 
 
 def _oldest(bufs: list[SampleBuffer], part: Callable[[SampleBuffer], array[float]]) -> np.ndarray:

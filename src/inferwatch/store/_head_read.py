@@ -25,12 +25,12 @@ from inferwatch.store._chunk import (
     decode,
     decode_rows,
     decode_times,
-    decode_values,
     samples_in,
     size,
     split,
     time_bytes,
 )
+from inferwatch.store._shared import SharedBlock
 
 __all__ = ["read_block", "read_shared"]
 
@@ -162,14 +162,14 @@ def _together(bufs: Sequence[_Buffer]) -> bool:
     return None not in bounds and all(map(eq, map(_BYTES, bounds), repeat(b0.tobytes())))
 
 
-def read_shared(bufs: Sequence[_Buffer | None], start: float, end: float,
-                ) -> tuple[np.ndarray, np.ndarray] | None:
+def read_shared(bufs: Sequence[_Buffer | None], start: float, end: float) -> SharedBlock | None:
     """The samples in ``[start, end]`` of series scraped together (every buffer's times the same, bit for
-    bit, open and closed: a target's series): those times once and the values as a ``(series, samples)``
-    matrix. None when the block is not so (then :func:`read_block` reads it). The caller holds the lock.
+    bit, open and closed: a target's series) as a :class:`SharedBlock`: those times once, the values
+    decoded when asked for. None when the block is not so (then :func:`read_block` reads it). The caller
+    holds the lock; the block holds copies only.
 
-    A range query's step picks then look at one row of times, not at every series' copy of it; the
-    times of the closed chunks are decoded once, from the first series' chunks.
+    A range query's step picks then look at one row of times, not at every series' copy of it, and
+    decode only the values they pick; the closed chunks' times are decoded once, from the first series.
     """
     first = bufs[0] if bufs else None
     if first is None or None in bufs or not _together(cast(Sequence[_Buffer], bufs)):
@@ -188,26 +188,28 @@ def read_shared(bufs: Sequence[_Buffer | None], start: float, end: float,
             views.clear()
     t_open = np.array(t0[lo:hi], dtype=np.float64)
     if not b0:
-        return t_open, v_open
+        return SharedBlock(t_open, None, 0, v_open)
     i, j = bisect_left(b0, start) >> 1, (bisect_right(b0, end) + 1) >> 1
     if i >= j:
-        return t_open, v_open
-    # Every series' chunks whole, end to end (slicing each would cost more than the bytes): where every
-    # chunk has the first one's shape, each series' data is ``chunks x width`` bytes, a matrix.
+        return SharedBlock(t_open, None, 0, v_open)
+    # Every series' chunks whole, end to end (slicing each would cost more than the bytes). Each series
+    # has k chunks (the same bounds); where the bytes are m x k x width and a chunk of the first one's
+    # shape starts at every width-th byte, every chunk is of that shape: the bytes are a matrix.
     data = cast(bytes, first.data)
     k, width = len(b0) >> 1, size(data[:HEADER])
-    if not all(map(eq, map(len, map(_DATA, bufs)), repeat(k * width))):
+    joined = b"".join(map(_DATA, bufs))
+    if len(joined) != m * k * width:
         return None
-    rows = np.frombuffer(b"".join(map(_DATA, bufs)), dtype=np.uint8).reshape(m, k, width)[:, i:j]
-    tb = time_bytes(rows[0])
-    shape_alike = bool((rows[:, :, :5] == rows[0, 0, :5]).all())
-    if not shape_alike or not _alike(rows, 5, HEADER - 8) or not _alike(rows, HEADER, tb):
+    every = np.frombuffer(joined, dtype=np.uint8).reshape(m, k, width)
+    if not (every[:, :, :5] == every[0, 0, :5]).all():
+        return None
+    rows = every[:, i:j]
+    if not _alike(rows, 5, HEADER - 8) or not _alike(rows, HEADER, time_bytes(rows[0])):
         return None
     t_c = decode_times(rows[0]).ravel()
     a = int(np.searchsorted(t_c, start, side="left"))
     b = max(a, int(np.searchsorted(t_c, end, side="right")))
-    v_c = decode_values(rows.reshape(m * (j - i), width)).reshape(m, -1)  # a copy: not the joined bytes
-    return np.concatenate([t_c[a:b], t_open]), np.concatenate([v_c[:, a:b], v_open], axis=1)
+    return SharedBlock(np.concatenate([t_c[a:b], t_open]), every, a, v_open, i)
 
 
 def _alike(rows: np.ndarray, a: int, b: int) -> bool:
