@@ -113,6 +113,19 @@ def test_pushed_samples_are_stored_once_and_bad_requests_are_refused_whole(serve
     assert _push(server.url, batch, Authorization="Bearer wrong").status_code == 401
 
 
+@pytest.mark.slow
+def test_a_request_of_many_new_series_is_stored_whole_beside_the_collector_s_freeze(server: Served) -> None:
+    # 1,500 new series: serve's receiver freezes the objects made so far (NewSeriesGc) after storing them
+    now = time.time()
+    many = [Sample(Labels.of("bulk_total", job="push", instance=f"h{i}"), now - 2, float(i))
+            for i in range(1_500)]
+    assert _push(server.url, encode_write_request(many)).status_code == 204
+    again = [Sample(s.labels, now - 1, 1.0) for s in many]
+    assert _push(server.url, encode_write_request(again)).status_code == 204
+    (counted,) = _query(server.url, "count(count_over_time(bulk_total[1m]) == 2)")
+    assert counted["value"][1] == "1500"
+
+
 def test_the_columns_reader_reads_what_the_edge_codec_reads() -> None:
     from inferwatch.edge import decode_write_request
     from inferwatch.formats import _snappy_pure as _snappy

@@ -5,11 +5,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inferwatch._exceptions import InputError
 from inferwatch.model import Labels, Matcher, MatchOp, Sample, SimulatedClock
 from inferwatch.store import LimitExceeded, SeriesLimits, SQLiteStore, parse_selector
+from inferwatch.store._accept import each_once
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._new_series import NewSeries
 
@@ -109,6 +111,32 @@ def test_postings_of_a_wide_batch_match_as_a_set_would_before_and_after_removals
     for q in queries:
         assert sorted(index.match(q)) == _brute(sets, q)
     assert index.label_values("route")[:2] == ["/r0", "/r1"] and "/x" not in index.label_values("route")
+
+
+def test_a_pair_in_more_wide_batches_than_it_keeps_apart_matches_every_id() -> None:
+    # each batch leaves a pair's ids as a view of the batch's array; past 16 they are joined into one
+    index = SeriesIndex()
+    sets: dict[int, Labels] = {}
+    for b in range(40):
+        batch = [Labels.of("m", b=str(b), i=str(i), job="j" if i % 2 else "k") for i in range(70)]
+        index.add_batch(NewSeries(batch, 1 + 70 * b))
+        sets.update(enumerate(batch, 1 + 70 * b))
+    for q in ([Matcher("job", MatchOp.EQ, "j")], [Matcher("b", MatchOp.EQ, "39")],
+              [Matcher("i", MatchOp.EQ, "3")]):
+        assert sorted(index.match(q)) == _brute(sets, q)
+    assert index.metric_series("m") == 2800 and index.label_values("job") == ["j", "k"]
+
+
+@pytest.mark.parametrize(("sids", "below", "once"), [
+    ([5, 900, 3], 10**6, True),  # narrow (a sort): no repeat
+    ([5, 900, 5], 10**6, False),  # narrow: a repeat
+    ([900, 5, 7, 900], 10**6, False),  # narrow: a repeat far apart
+    ([], 10**6, True), ([7], 10**6, True),
+    ([1, 2, 3], 4, True), ([1, 2, 1], 4, False),  # wide (a count per id)
+])
+def test_each_once_finds_a_repeated_id_in_narrow_and_wide_batches(sids: list[int], below: int,
+                                                                  once: bool) -> None:
+    assert each_once(np.array(sids, dtype=np.int64), below) is once
 
 
 def test_a_wide_batch_with_a_label_over_a_length_limit_is_refused_naming_it(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ from inferwatch.model import Labels, Matcher, check_deadline
 from inferwatch.promql._data import Loaded, Span
 from inferwatch.store import stale_mask
 
-__all__ = ["LoadedBatch", "StreamedBatch", "batch_of", "load_batch", "stream_batch"]
+__all__ = ["LoadedBatch", "SharedBatch", "StreamedBatch", "batch_of", "batch_of_columns", "load_batch",
+           "stream_batch"]
 
 
 class LoadedBatch(Sequence[Loaded]):
@@ -66,9 +67,62 @@ def load_batch(store: object, matchers: tuple[Matcher, ...], span: Span) -> Load
     cols = reader(matchers, span[0] / 1000 - 0.001, span[1] / 1000 + 0.001)
     if cols is None:
         return None
-    got = batch_of(cols.labels, cols.t, cols.v, cols.lens, span)
+    got = batch_of_columns(cols, span)
     check_deadline()
     return got
+
+
+class SharedBatch(LoadedBatch):
+    """A :class:`LoadedBatch` whose series all have the same times (a target's series, read together):
+    those times once (``row``, ms) and the store's :class:`~inferwatch.store.SharedColumns`, which decode a
+    value only where :meth:`take` asks (the step picks of
+    :func:`~inferwatch.promql._range_windows.instant_rows`). The per-sample columns of
+    :class:`LoadedBatch` are built only for a reader that asks for them.
+    """
+
+    def __init__(self, labels: list[Labels], row: np.ndarray, cols: Any, at: np.ndarray | None) -> None:
+        # no super().__init__: t, v, stale and off are built when asked for (see __getattr__)
+        self.labels, self.row, self._cols, self._at = labels, row, cols, at
+        self.lens = np.full(len(labels), len(row), dtype=np.int64)
+        self.samples = len(labels) * len(row)
+        self._loaded = None
+
+    def take(self, cols: np.ndarray) -> np.ndarray:
+        """The values at positions ``cols`` of ``row``, a ``(series, len(cols))`` matrix."""
+        got: np.ndarray = self._cols.take(cols if self._at is None else self._at[cols])
+        return got
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "t":
+            self.t = np.tile(self.row, len(self.labels))
+        elif name == "v":
+            self.v = self.take(np.arange(len(self.row))).reshape(-1)
+        elif name == "stale":
+            self.stale = stale_mask(self.v)
+        elif name == "off":
+            self.off = np.arange(len(self.labels) + 1, dtype=np.int64) * len(self.row)
+        else:
+            raise AttributeError(name)
+        return self.__dict__[name]
+
+    def plain(self) -> LoadedBatch:
+        """The same samples as a :class:`LoadedBatch`."""
+        return LoadedBatch(self.labels, self.t, self.v, self.lens)
+
+
+def batch_of_columns(cols: Any, span: Span) -> LoadedBatch:
+    """:func:`batch_of` of the store's columns; series sharing one row of times (the store's
+    ``SharedColumns``) as a :class:`SharedBatch`: the conversion and the cut done to the one row."""
+    if getattr(cols, "take", None) is None or not len(cols.labels):
+        return batch_of(cols.labels, cols.t, cols.v, cols.lens, span)
+    ms = cols.row * 1000.0
+    np.rint(ms, out=ms)
+    row = ms.astype(np.int64)
+    keep = (row >= span[0]) & (row <= span[1])
+    at = None if keep.all() else np.flatnonzero(keep)
+    if at is not None and not len(at):
+        return LoadedBatch([], np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
+    return SharedBatch(cols.labels, row if at is None else row[at], cols, at)
 
 
 def batch_of(labels: list[Labels], t_s: np.ndarray, v: np.ndarray, lens: np.ndarray,
@@ -114,6 +168,8 @@ class StreamedBatch(LoadedBatch):
         full = load_batch(self._store, self._matchers, self._span)  # the whole span, read once and kept
         if full is None:
             full = LoadedBatch([], np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
+        elif isinstance(full, SharedBatch):
+            full = full.plain()
         self.__dict__.update(full.__dict__)
         return getattr(self, name)
 
@@ -131,8 +187,8 @@ class StreamedBatch(LoadedBatch):
         self.streamed = True
         for cols in self._chunks:
             check_deadline()
-            if len(cols.t):
-                yield batch_of(cols.labels, cols.t, cols.v, cols.lens, self._span)
+            if cols.samples:
+                yield batch_of_columns(cols, self._span)
 
 
 def stream_batch(store: object, matchers: tuple[Matcher, ...], span: Span) -> StreamedBatch | None:

@@ -54,6 +54,10 @@ def _segments(gid: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _presence(rows: Rows, order: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per group and step: how many members are present, and the first present member's row."""
+    if len(starts) == 1:  # one group (``count(x > 0.5)``): its rows in order, no copy in group order
+        m = rows.mask
+        cnt = np.count_nonzero(m, axis=0).astype(np.int64)[None, :]
+        return cnt, np.where(cnt > 0, np.argmax(m, axis=0)[None, :], -1)
     m = rows.mask[order]
     cnt = np.add.reduceat(m.astype(np.int64), starts, axis=0)
     big = np.iinfo(np.int64).max

@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from inferwatch.model import Labels, check_deadline
-from inferwatch.promql._batch import LoadedBatch, StreamedBatch
+from inferwatch.promql._batch import LoadedBatch, SharedBatch, StreamedBatch
 from inferwatch.promql._data import Loaded
 from inferwatch.promql._kernels import extrapolated_rate
 from inferwatch.promql._rows import Fallback, Rows
 from inferwatch.promql._values import Vector, drop_name
+from inferwatch.store import stale_mask
 
 __all__ = ["WINDOW_FUNCTIONS", "batch_window", "instant_rows", "window_presence", "window_rows"]
 
@@ -55,12 +56,12 @@ def _latest_rows(series: Sequence[Loaded], refs: np.ndarray, lookback: int, *, t
         picks: list[tuple[np.ndarray, np.ndarray]] = []
         for part in series.batches():
             labels += part.labels
-            picks += _picks(part.off, (part.t, part.v, part.stale), refs, lookback, times)
+            picks += _part_picks(part, refs, lookback, times)
         if len(labels) == len(series.kept):  # every series had samples: the store's list, as select_columns
             labels = series.kept
     elif isinstance(series, LoadedBatch):
         labels = series.labels
-        picks = _picks(series.off, (series.t, series.v, series.stale), refs, lookback, times)
+        picks = _part_picks(series, refs, lookback, times)
     else:
         kept = [s for s in series if len(s.t)]
         labels = [s.labels for s in kept]
@@ -77,6 +78,20 @@ def _latest_rows(series: Sequence[Loaded], refs: np.ndarray, lookback: int, *, t
         labels = [labels[i] for i in rows.tolist()]
         vals, ok = vals[rows], ok[rows]
     return Rows([drop_name(ls) for ls in labels] if times else labels, vals, ok)  # the store's list, if all
+
+
+def _part_picks(part: LoadedBatch, refs: np.ndarray, lookback: int, times: bool,
+                ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_picks` of a batch; of a :class:`SharedBatch`, found once on its one row of times."""
+    if not isinstance(part, SharedBatch):
+        return _picks(part.off, (part.t, part.v, part.stale), refs, lookback, times)
+    row = part.row
+    idx = np.searchsorted(row, refs, side="right") - 1
+    safe = np.maximum(idx, 0)
+    found = (idx >= 0) & (row[safe] >= refs - lookback)
+    picked = part.take(safe)
+    ok = found[None, :] & ~stale_mask(picked)
+    return [(np.repeat((row[safe] / 1000)[None, :], len(picked), axis=0) if times else picked, ok)]
 
 
 def _picks(off: np.ndarray, cols: tuple[np.ndarray, np.ndarray, np.ndarray], refs: np.ndarray, lookback: int,

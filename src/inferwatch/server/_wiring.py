@@ -77,6 +77,7 @@ from inferwatch.server.ingest import (
     Discovery,
     EdgeIngest,
     GenAiSpans,
+    NewSeriesGc,
     OtlpMetricsReceiver,
     Prober,
     RemoteWriteReceiver,
@@ -270,7 +271,8 @@ def _routes(parts: ServerParts, clock: Clock, drift: DriftReports | None, *,
     otlp = OtlpMetricsReceiver(appender, clock, DeltaState(), sample_limit=limits.sample_limit,
                                retention=retention)
     remote_in = RemoteWriteReceiver(appender, clock, sample_limit=limits.sample_limit,
-                                    label_limit=limits.label_limit, retention=retention)
+                                    label_limit=limits.label_limit, retention=retention,
+                                    new_series_gc=NewSeriesGc())
     routes: list[BaseRoute] = [
         *ingest_routes(edge), *otlp_metrics_routes(otlp, token), *remote_write_routes(remote_in, token)]
     if parts.outcomes is not None:  # delayed labels in, for the SDK's pollers

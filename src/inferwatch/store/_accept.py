@@ -64,10 +64,12 @@ def accept_in_order(last_t: np.ndarray, last_v: np.ndarray, sids: np.ndarray, t:
 def each_once(sids: np.ndarray, ids: int) -> bool:
     """Whether no series id repeats in ``sids`` (all below ``ids``): a count per id for a wide batch (a
     scrape of 200,000 series: ~1 ms, where ``np.unique`` took 0.1-0.5 s under the store's lock), a
-    sort for a narrow one (a count would be O(every series))."""
+    sort for a narrow one (a count would be O(every series)); neighbours compared, not ``np.unique``
+    (2,000 ids: 32 against 140 us, and its first call in a process took 26 ms)."""
     if sids.shape[0] * 16 >= ids:
         return bool(sids.shape[0] == 0 or np.bincount(sids, minlength=1).max() <= 1)
-    return bool(np.unique(sids).shape[0] == sids.shape[0])
+    ordered = np.sort(sids)
+    return not bool((ordered[1:] == ordered[:-1]).any())
 
 
 def known_ids(by_object: Mapping[int, int], labels: Sequence[object]) -> np.ndarray:

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["HEADER", "RAW", "decode", "decode_rows", "encode", "samples_in", "size", "split"]
+__all__ = ["HEADER", "RAW", "decode", "decode_rows", "decode_times", "decode_values", "encode", "samples_in",
+           "size", "split", "time_bytes"]
 
 _HEAD = np.dtype([("n", "<u2"), ("ms", "u1"), ("tmask", "u1"), ("vmask", "u1"),
                   ("t0", "<i8"), ("d0", "<i8"), ("v0", "<i8")])
@@ -159,13 +160,31 @@ def decode(chunks: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
 
 def decode_rows(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`decode` of chunks given as the rows of a 2-D ``uint8`` array."""
+    return decode_times(raw), decode_values(raw)
+
+
+def time_bytes(raw: np.ndarray) -> int:
+    """Where the values' part starts in chunks shaped as ``raw``'s first row (a 2-D ``uint8`` array):
+    bytes ``5:HEADER - 8`` and ``HEADER:time_bytes(raw)`` are all that the times decode from."""
+    n, tmask = int(raw[0, 0]) | int(raw[0, 1]) << 8, int(raw[0, 3])
+    return HEADER + (8 * n if tmask == RAW else max(n - 2, 0) * int(_POP[tmask]))
+
+
+def decode_times(raw: np.ndarray) -> np.ndarray:
+    """The times of chunks of one shape given as the rows of a 2-D ``uint8`` array, a row each."""
     head = raw[:, :HEADER].copy().view(_HEAD)[:, 0]
-    n, ms, tmask, vmask = int(head["n"][0]), int(head["ms"][0]), int(head["tmask"][0]), int(head["vmask"][0])
+    n, ms, tmask = int(head["n"][0]), int(head["ms"][0]), int(head["tmask"][0])
     ints = _times(raw, head, n, tmask)
-    t = ints / 1000.0 if ms else ints.view(np.float64)
-    at = HEADER + (8 * n if tmask == RAW else max(n - 2, 0) * int(_POP[tmask]))
+    return ints / 1000.0 if ms else ints.view(np.float64)
+
+
+def decode_values(raw: np.ndarray) -> np.ndarray:
+    """The values of chunks of one shape given as the rows of a 2-D ``uint8`` array, a row each."""
+    n, vmask = int(raw[0, 0]) | int(raw[0, 1]) << 8, int(raw[0, 4])
+    at = time_bytes(raw)
     if vmask == RAW:
-        return t, raw[:, at:].copy().view(np.float64)
+        return raw[:, at:].copy().view(np.float64)
+    v0 = raw[:, HEADER - 8:HEADER].copy().view(np.int64)
     x = _unplane(raw[:, at:], vmask, n - 1)
-    vb = np.bitwise_xor.accumulate(np.concatenate([head["v0"][:, None], x], axis=1), axis=1)
-    return t, vb.view(np.float64)
+    vb = np.bitwise_xor.accumulate(np.concatenate([v0, x], axis=1), axis=1)
+    return vb.view(np.float64)

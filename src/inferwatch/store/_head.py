@@ -24,8 +24,9 @@ import numpy as np
 
 from inferwatch.model import Labels, check_deadline, pinned
 from inferwatch.store._chunk import decode, encode, samples_in
-from inferwatch.store._head_read import read_block
+from inferwatch.store._head_read import read_block, read_shared
 from inferwatch.store._protocol import Series
+from inferwatch.store._shared import SeriesColumns, SharedBlock, SharedColumns
 
 __all__ = [
     "ACCEPTED", "BLOCK", "CHUNK", "DUPLICATE", "NEWEST_WIDE", "NOOP", "OUT_OF_ORDER", "Head", "SampleBuffer",
@@ -309,6 +310,30 @@ class Head:
         lens = np.array(sizes, dtype=np.int64)
         return names, np.concatenate([_EMPTY, *ts]), np.concatenate([_EMPTY, *vs]), lens
 
+    def read_span(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
+                  lock: AbstractContextManager[object]) -> SeriesColumns | SharedColumns:
+        """:meth:`read_columns` as :class:`SeriesColumns`; as :class:`SharedColumns` when every series read
+        has the same times, bit for bit (a target's series): their values are then decoded only where a
+        reader asks for them."""
+        names: list[Labels] = []
+        blocks: list[SharedBlock] = []
+        for a in range(0, len(ids), READ_CHUNK):
+            check_deadline()
+            part = ids[a:a + READ_CHUNK]
+            with lock, pinned():
+                got = read_shared(list(map(self.buffers.get, part)), start, end)
+                if got is None or (blocks and not _same_row(blocks[0].row, got.row)):
+                    break
+                if len(got.row):
+                    names += map(labels, part)
+            blocks.append(got)
+        else:
+            if blocks and len(blocks[0].row):
+                return SharedColumns(names, blocks[0].row, blocks)
+            if all(not len(b.row) for b in blocks):
+                return SeriesColumns([], _EMPTY, _EMPTY, np.zeros(0, dtype=np.int64))
+        return SeriesColumns(*self.read_columns(ids, start, end, labels, lock))
+
     def _read_chunk(self, ids: list[int], start: float, end: float, labels: Callable[[int], Labels],
                     latest: bool) -> tuple[list[Labels], np.ndarray, np.ndarray, list[int]]:
         """One chunk of ``read`` (the caller holds the lock): see :func:`read_block`."""
@@ -336,6 +361,10 @@ class Head:
         """Remove everything about series ``sid``."""
         self.buffers.pop(sid, None)
         self.last.pop(sid, None)
+
+
+def _same_row(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool((a.view(np.int64) == b.view(np.int64)).all())
 
 
 def _oldest(bufs: list[SampleBuffer], part: Callable[[SampleBuffer], array[float]]) -> np.ndarray:

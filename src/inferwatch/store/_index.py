@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import filterfalse, repeat, starmap
 
 import numpy as np
 
@@ -102,19 +103,23 @@ class SeriesIndex:
         codes = new.codes.astype(np.uint16) if len(new.pairs) <= 1 << 16 else new.codes
         grouped = np.repeat(new.ids(), new.sizes)[np.argsort(codes, kind="stable")]
         ends = np.cumsum(np.bincount(new.codes, minlength=len(new.pairs))).tolist()
-        postings, waiting = self._postings, self._waiting
-        for pair, lo, hi in zip(new.pairs, [0, *ends], ends, strict=False):
-            chunk = grouped[lo:hi].copy()  # a copy: the batch's whole array need not outlive it
-            if pair not in postings:
-                postings[pair] = set()
-                self._values.setdefault(pair[0], set()).add(pair[1])
-            chunks = waiting.get(pair)
-            if chunks is None:
+        # views of the one array (cut in C): together they hold no more than the batch's copies would
+        chunks = map(grouped.__getitem__, map(slice, [0, *ends], ends))
+        postings, waiting, values = self._postings, self._waiting, self._values
+        unseen = list(filterfalse(postings.__contains__, new.pairs))
+        if unseen:
+            postings.update(zip(unseen, starmap(set, repeat((), len(unseen))), strict=True))
+            for name, value in unseen:
+                values.setdefault(name, set()).add(value)
+        get = waiting.get
+        for pair, chunk in zip(new.pairs, chunks, strict=False):
+            held = get(pair)
+            if held is None:
                 waiting[pair] = [chunk]
+            elif len(held) < _CHUNKS:
+                held.append(chunk)
             else:
-                chunks.append(chunk)
-                if len(chunks) > _CHUNKS:
-                    waiting[pair] = [np.concatenate(chunks)]
+                waiting[pair] = [np.concatenate([*held, chunk])]
 
     def remove(self, sid: int) -> None:
         """Forget series ``sid``."""

@@ -24,14 +24,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from inferwatch.model import Labels, Matcher, pinned
-from inferwatch.store._head import Head
+from inferwatch.store._head import READ_CHUNK, Head
 from inferwatch.store._index import SeriesIndex
+from inferwatch.store._shared import SeriesColumns, SharedColumns
 
 __all__ = ["COLUMN_CHUNK", "LatestColumns", "LatestOrder", "LatestReads", "SeriesColumns"]
 
-COLUMN_CHUNK = 4096
-"""Series per batch of ``select_column_chunks``: 15 minutes at 5 s of 4,096 series is ~11 MiB of times
-and values, where the whole selection of 50,000 was ~140 MiB held by each heavy query at once."""
+COLUMN_CHUNK = READ_CHUNK
+"""Series per batch of ``select_column_chunks``: 15 minutes at 5 s of 2,048 series is ~6 MiB of times
+and values, where the whole selection of 50,000 was ~140 MiB held by each heavy query at once. One
+hold of the store's lock a batch, so series read together come as one matrix, never copied again."""
 
 
 @dataclass(frozen=True)
@@ -41,17 +43,6 @@ class LatestColumns:
     labels: list[Labels]
     t: np.ndarray
     v: np.ndarray
-
-
-@dataclass(frozen=True)
-class SeriesColumns:
-    """Series with samples in a span, end to end: ``labels[i]`` has ``lens[i]`` samples, in order, of
-    ``t`` (seconds) and ``v``; labels sorted as ``select`` sorts."""
-
-    labels: list[Labels]
-    t: np.ndarray
-    v: np.ndarray
-    lens: np.ndarray
 
 
 class LatestOrder:
@@ -126,20 +117,21 @@ class LatestReads:
             return self._latest_order.columns(matchers, self._index.match(matchers), self._index.labels,
                                               self._last_t, self._last_v, end, self._head)
 
-    def select_columns(self, matchers: Sequence[Matcher], start: float, end: float) -> SeriesColumns | None:
+    def select_columns(self, matchers: Sequence[Matcher], start: float, end: float,
+                       ) -> SeriesColumns | SharedColumns | None:
         """``select`` as columns when ``start`` lies in the head (else ``None``: ``select`` reads the
         disk); the head is read a chunk of series at a time, as ``select`` reads it."""
         got = self._ordered(matchers, start)
         if got is None:
             return None
         ordered, kept = got
-        names, t, v, lens = self._head.read_columns(ordered.tolist(), start, end, self._index.labels,
-                                                    self._lock)
-        # every series has samples: the names are the kept list, handed as that same object
-        return SeriesColumns(kept if len(names) == len(kept) else names, t, v, lens)
+        cols = self._head.read_span(ordered.tolist(), start, end, self._index.labels, self._lock)
+        if len(cols.labels) == len(kept):  # every series has samples: the kept list, handed as that object
+            cols.labels = kept
+        return cols
 
     def select_column_chunks(self, matchers: Sequence[Matcher], start: float, end: float,
-                             ) -> tuple[list[Labels], Iterator[SeriesColumns]] | None:
+                             ) -> tuple[list[Labels], Iterator[SeriesColumns | SharedColumns]] | None:
         """``select_columns`` a batch of ``column_chunk`` series at a time, for a reader that keeps
         less than the samples (a range query's step picks): the selection's sorted labels (the same
         list object while the same series match) and the batches in that order, each read when
@@ -160,9 +152,9 @@ class LatestReads:
             _, ordered, kept = self._latest_order.order(matchers, sids, self._index.labels)
         return ordered, kept
 
-    def _column_chunks(self, ordered: np.ndarray, start: float, end: float) -> Iterator[SeriesColumns]:
+    def _column_chunks(self, ordered: np.ndarray, start: float, end: float,
+                       ) -> Iterator[SeriesColumns | SharedColumns]:
         per = self.column_chunk
         for a in range(0, len(ordered), per):
-            names, t, v, lens = self._head.read_columns(ordered[a:a + per].tolist(), start, end,
-                                                        self._index.labels, self._lock)
-            yield SeriesColumns(names, t, v, lens)
+            yield self._head.read_span(ordered[a:a + per].tolist(), start, end, self._index.labels,
+                                       self._lock)

@@ -68,6 +68,8 @@ class WriteRequestReader:
         # the metric name), so a new series mostly reuses decoded, shared strings
         self._pairs: dict[bytes, tuple[str, str]] = {}
         self._walks = 0  # requests left to read series by series (a sender of several samples a series)
+        self.decoded = 0
+        """Label sets decoded so far (each new to this reader: the long-lived objects a request made)."""
 
     def forget(self) -> None:
         """Forget every label set and pair remembered (after a refused request)."""
@@ -117,6 +119,7 @@ class WriteRequestReader:
             for k in new[stops[new] - starts[new] > _LONG_RUN * self.label_limit].tolist():
                 _count_labels(raw, int(starts[k]), int(stops[k]), self.label_limit)
         decoded, other = decode_runs(raw, buf, starts[new], stops[new], self._pairs)
+        self.decoded += len(decoded)
         runs = list(map(keys.__getitem__, new.tolist()))
         for k in other:
             decoded[k] = self._labels_from(_whole_labels(runs[k], _NotOneSample))
@@ -137,6 +140,7 @@ class WriteRequestReader:
         ends = np.cumsum(np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct)))
         starts = np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
         decoded, other = decode_runs(blob, padded(blob), starts, ends, self._pairs)
+        self.decoded += len(decoded)
         for k in other:
             decoded[k] = self._labels_from(_whole_labels(distinct[k], Unusual))
         cache.update(zip(distinct, decoded, strict=True))

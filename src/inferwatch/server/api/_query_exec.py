@@ -180,7 +180,7 @@ class BoundedStore:
 
     def _counted(self, chunks: Iterator[Any]) -> Iterator[Any]:
         for cols in chunks:
-            self._ctx.count(len(cols.t))
+            self._ctx.count(cols.samples)  # (a target's series share one row of times: not built to count)
             self._ctx.check()
             yield cols
 
@@ -191,7 +191,7 @@ class BoundedStore:
         self._ctx.check()
         out = reader(matchers, start, end)
         if out is not None:
-            self._ctx.count(len(out.t))
+            self._ctx.count(getattr(out, "samples", None) or len(out.t))  # LatestColumns: one a series
             self._ctx.check()
         return out
 

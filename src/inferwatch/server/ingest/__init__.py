@@ -4,6 +4,7 @@ from inferwatch.formats import ExpositionParser, ParsedScrape
 from inferwatch.formats import snappy_encode as snappy_compress
 from inferwatch.server.ingest._edge_ingest import DeviceStatus, EdgeIngest, ingest_routes
 from inferwatch.server.ingest._ingest_checks import MIN_TIME
+from inferwatch.server.ingest._new_series_gc import NewSeriesGc
 from inferwatch.server.ingest._otlp_delta import DeltaState
 from inferwatch.server.ingest._otlp_genai_spans import GenAiSpans
 from inferwatch.server.ingest._otlp_metrics import OtlpMetricsReceiver, otlp_metrics_routes
@@ -24,6 +25,7 @@ __all__ = [
     "EdgeIngest",
     "ExpositionParser",
     "GenAiSpans",
+    "NewSeriesGc",
     "OtlpMetricsReceiver",
     "ParsedScrape",
     "Prober",

@@ -37,6 +37,7 @@ from inferwatch.formats.columnar import WriteRequestReader
 from inferwatch.model import Clock
 from inferwatch.server._reader import write_allowed
 from inferwatch.server.ingest._ingest_checks import check_batch
+from inferwatch.server.ingest._new_series_gc import NewSeriesGc
 from inferwatch.store import LimitExceeded, Store, append_columns, count_discarded
 
 __all__ = ["MAX_DECODED_BYTES", "WRITE_PATH", "RemoteWriteReceiver", "remote_write_routes"]
@@ -66,12 +67,14 @@ class RemoteWriteReceiver:
     sample_limit: int = 0  # ``server.limits.sample_limit``: most samples one request may carry
     label_limit: int = 0  # ``server.limits.label_limit``: a longer series is refused before it is decoded
     retention: float | None = None  # ``storage.retention``: older samples are out of bounds
+    new_series_gc: NewSeriesGc | None = None  # ``serve``'s: many new series' objects leave the collector
 
     def __post_init__(self) -> None:
         self.reader.label_limit = self.label_limit
 
     def write(self, body: bytes) -> int:
         """Store one request; return its sample count (``_Refused`` with the status when refused)."""
+        decoded = self.reader.decoded
         try:
             cols = self.reader.read(snappy_decode(body, max_bytes=MAX_DECODED_BYTES))
         except SnappyTooLarge as exc:
@@ -93,6 +96,8 @@ class RemoteWriteReceiver:
             raise _Refused(400, str(exc)) from None
         except StoreError as exc:
             raise _Refused(503, f"store: {exc}") from None
+        if self.new_series_gc is not None:
+            self.new_series_gc.created(self.reader.decoded - decoded)
         return len(cols.labels)
 
 
