@@ -221,12 +221,15 @@ def test_serve_answers_a_heavy_query_from_a_child_and_leaves_no_zombie(
         assert light.status_code == 200 and len(light.json()["data"]["result"]) == 1
         metrics = c.get("/metrics").text
         assert _metric(metrics, "inferwatch_query_forks_total") == 1.0, metrics
-        # 2,000 series x 10,000 steps in a child, stopped by the request's 1 s timeout: killed and reaped
-        slow = {**heavy, "query": "sum(rate(heavy[1m]))", "start": str(now - 1000), "step": "0.1",
-                "timeout": "1s"}
+        # 2,000 series x 10,000 steps in a child (minutes of work), stopped by the request's 2 s timeout:
+        # killed and reaped (reaching the fork takes milliseconds of it)
+        slow = {**heavy, "query": "sum(rate(heavy[1m])) + count(heavy)", "start": str(now - 1000),
+                "step": "0.1", "timeout": "2s"}
         r = c.get("/api/v1/query_range", params=slow)
         assert r.status_code == 503 and r.json()["errorType"] == "timeout", r.text
         proc = psutil.Process(s.proc.pid)
         assert _wait(lambda: not proc.children()), [p.status() for p in proc.children()]
-        assert _metric(c.get("/metrics").text, "inferwatch_query_fork_failures_total") == 1.0
+        metrics = c.get("/metrics").text
+        assert _metric(metrics, "inferwatch_query_forks_total") == 2.0, metrics
+        assert _metric(metrics, "inferwatch_query_fork_failures_total") == 1.0, metrics
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
