@@ -174,7 +174,10 @@ class QueryForks(Collector):
             if pid not in self._live:
                 return "reaped"
             self._live.discard(pid)
-        _, status = os.waitpid(pid, 0)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # something else in the process reaped it (a waitpid(-1))
+            return "reaped elsewhere"
         if os.WIFSIGNALED(status):
             return f"killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
         return f"exit status {os.waitstatus_to_exitcode(status)}"
