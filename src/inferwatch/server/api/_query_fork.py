@@ -73,11 +73,16 @@ class ForkableStore(Protocol):
 class QueryForks(Collector):
     """Decides which queries fork and runs them in children (``server.query.isolation: fork``).
 
+    >>> from inferwatch.model import Labels, Sample
     >>> from inferwatch.store import MemoryStore
     >>> from inferwatch.promql import parse_promql
+    >>> store = MemoryStore()
+    >>> store.append([Sample(Labels({"__name__": "up"}), 90.0, 1.0)])
     >>> forks = QueryForks(min_points=1)
-    >>> forks.earliest(MemoryStore(), parse_promql("up"), 100.0, 100.0)  # forks: reads from 100 - 5 min
+    >>> forks.earliest(store, parse_promql("up"), 100.0, 100.0)  # forks: reads from 100 - 5 min
     -200.0
+    >>> forks.earliest(store, parse_promql("nothing_here"), 100.0, 100.0) is None  # no series: a thread
+    True
     """
 
     def __init__(self, min_points: int = 100_000, nice: int = 5, *, lookback_ms: int = DEFAULT_LOOKBACK_MS,
