@@ -124,10 +124,13 @@ def _timeout(interval: float) -> str:
     return f"{min(interval, 10) - 1:g}s"
 
 
+QUERY = [""]  # ``--isolation``: inferwatch's ``server.query`` in the generated config
+
+
 def _config(tmp: Path, target: str, interval: float) -> Path:
     cfg = tmp / "inferwatch.yml"
     cfg.write_text(textwrap.dedent(f"""\
-        server: {{data_dir: '{tmp / "data"}', api_token: {TOKEN}, evaluation_interval: 5s}}
+        server: {{data_dir: '{tmp / "data"}', api_token: {TOKEN}, evaluation_interval: 5s{QUERY[0]}}}
         scrape:
           targets: [{{job: load, url: '{target}', interval: {interval:g}s, timeout: {_timeout(interval)}}}]
         slos:
@@ -539,7 +542,11 @@ def main() -> None:
     ap.add_argument("--only", choices=["inferwatch", "prometheus"])
     ap.add_argument("--together", action="store_true",
                     help="run both systems at the same time (side by side) rather than one after the other")
+    ap.add_argument("--isolation", choices=["fork", "thread"],
+                    help="inferwatch's server.query.isolation (unset: its default, fork on Linux)")
     args = ap.parse_args()
+    if args.isolation:
+        QUERY[0] = f", query: {{isolation: {args.isolation}}}"
     if args.only != "inferwatch" and shutil.which("prometheus") is None:
         sys.exit("prometheus not on PATH (Debian: apt-get install prometheus), or pass --only inferwatch")
     with tempfile.TemporaryDirectory(prefix="mixed_load_") as d:

@@ -6,6 +6,7 @@ import asyncio
 import math
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -169,6 +170,15 @@ def test_an_error_in_the_child_comes_back_as_itself() -> None:
         _run(QueryForks(min_points=1, nice=0), boom)
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists descriptors from /proc")
+def test_the_child_keeps_none_of_the_servers_descriptors() -> None:
+    # rule: a socket the server closes must not stay open in a child (nor another child's pipe)
+    with socket.socket() as sock:
+        fds = _run(QueryForks(min_points=1, nice=0), lambda c: " ".join(os.listdir("/proc/self/fd")).encode())
+        held = {int(x) for x in fds.split()}
+        assert sock.fileno() not in held, held
+
+
 def test_light_queries_and_reads_before_the_head_stay_on_a_thread(tmp_path: Path) -> None:
     store = MemoryStore()
     store.append([Sample(Labels.of("g", k=str(i)), 100.0, 1.0) for i in range(50)])
@@ -211,12 +221,15 @@ def test_serve_answers_a_heavy_query_from_a_child_and_leaves_no_zombie(
         assert light.status_code == 200 and len(light.json()["data"]["result"]) == 1
         metrics = c.get("/metrics").text
         assert _metric(metrics, "inferwatch_query_forks_total") == 1.0, metrics
-        # 2,000 series x 10,000 steps in a child, stopped by the request's 1 s timeout: killed and reaped
-        slow = {**heavy, "query": "sum(rate(heavy[1m]))", "start": str(now - 1000), "step": "0.1",
-                "timeout": "1s"}
+        # 2,000 series x 10,000 steps in a child (minutes of work), stopped by the request's 2 s timeout:
+        # killed and reaped (reaching the fork takes milliseconds of it)
+        slow = {**heavy, "query": "sum(rate(heavy[1m])) + count(heavy)", "start": str(now - 1000),
+                "step": "0.1", "timeout": "2s"}
         r = c.get("/api/v1/query_range", params=slow)
         assert r.status_code == 503 and r.json()["errorType"] == "timeout", r.text
         proc = psutil.Process(s.proc.pid)
         assert _wait(lambda: not proc.children()), [p.status() for p in proc.children()]
-        assert _metric(c.get("/metrics").text, "inferwatch_query_fork_failures_total") == 1.0
+        metrics = c.get("/metrics").text
+        assert _metric(metrics, "inferwatch_query_forks_total") == 2.0, metrics
+        assert _metric(metrics, "inferwatch_query_fork_failures_total") == 1.0, metrics
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Literal
 
 from pydantic import Field
@@ -35,7 +36,8 @@ class QueryLimits(FrozenModel):
         None, description="where a heavy query is evaluated: 'fork' in a child process forked from the "
         "server (it reads the head as it stood at the fork, on the other core, while rule rounds, scrapes "
         "and light queries keep the server's interpreter), 'thread' on a query thread of the server's. "
-        "Unset: fork where the platform has os.fork, thread elsewhere. Queries that reach before the "
+        "Unset: fork on Linux, thread elsewhere (macOS forbids much in a forked child of a process with "
+        "threads). Queries that reach before the "
         "in-memory head, and light ones, always run on a thread")
     fork_min_points: int = Field(
         100_000, gt=0, description="a query forks when the series its selectors match times its steps "
@@ -45,8 +47,8 @@ class QueryLimits(FrozenModel):
         "than the server's, so rule rounds, scrapes and light queries get a core first. 0: the same")
 
     def forks(self) -> bool:
-        """Whether heavy queries run in forked children (``isolation``; unset: where os.fork exists)."""
-        return self.isolation == "fork" or (self.isolation is None and hasattr(os, "fork"))
+        """Whether heavy queries run in forked children (``isolation``; unset: on Linux)."""
+        return self.isolation == "fork" or (self.isolation is None and sys.platform.startswith("linux"))
 
     def workers(self) -> int:
         """Queries run at once: ``max_concurrency``, else 4 a core (at most 16)."""

@@ -73,11 +73,16 @@ class ForkableStore(Protocol):
 class QueryForks(Collector):
     """Decides which queries fork and runs them in children (``server.query.isolation: fork``).
 
+    >>> from inferwatch.model import Labels, Sample
     >>> from inferwatch.store import MemoryStore
     >>> from inferwatch.promql import parse_promql
+    >>> store = MemoryStore()
+    >>> store.append([Sample(Labels({"__name__": "up"}), 90.0, 1.0)])
     >>> forks = QueryForks(min_points=1)
-    >>> forks.earliest(MemoryStore(), parse_promql("up"), 100.0, 100.0)  # forks: reads from 100 - 5 min
+    >>> forks.earliest(store, parse_promql("up"), 100.0, 100.0)  # forks: reads from 100 - 5 min
     -200.0
+    >>> forks.earliest(store, parse_promql("nothing_here"), 100.0, 100.0) is None  # no series: a thread
+    True
     """
 
     def __init__(self, min_points: int = 100_000, nice: int = 5, *, lookback_ms: int = DEFAULT_LOOKBACK_MS,
@@ -122,7 +127,7 @@ class QueryForks(Collector):
                 if pid:
                     self._forked(pid, time.perf_counter() - t0)
         if pid == 0:
-            _child(compute, ctx, r, w, self.nice)  # never returns
+            _child(compute, ctx, w, self.nice)  # never returns
         os.close(w)
         if pid < 0:
             os.close(r)
@@ -174,7 +179,10 @@ class QueryForks(Collector):
             if pid not in self._live:
                 return "reaped"
             self._live.discard(pid)
-        _, status = os.waitpid(pid, 0)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # something else in the process reaped it (a waitpid(-1))
+            return "reaped elsewhere"
         if os.WIFSIGNALED(status):
             return f"killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
         return f"exit status {os.waitstatus_to_exitcode(status)}"
@@ -211,10 +219,10 @@ def query_executor(limits: QueryLimits, priority: Priority | None = None) -> Que
     return QueryExecutor(limits, priority=priority, forks=forks)
 
 
-def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, r: int, w: int, nice: int) -> None:
+def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, w: int, nice: int) -> None:
     """The child's whole life: evaluate, write ``o`` + the answer (or ``e`` + the error), exit."""
     try:
-        os.close(r)
+        _close_inherited(keep=w)
         gc.disable()
         _quiet_signals()
         if nice > 0:
@@ -229,6 +237,14 @@ def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, r: in
             view = view[os.write(w, view):]
     finally:
         os._exit(0)
+
+
+def _close_inherited(keep: int) -> None:
+    """Close every descriptor but stdio and ``keep``: the server's sockets (a connection it closes must
+    not stay open here), its SQLite files, and the write ends of other children's pipes (their
+    readers wait for every copy to close)."""
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
 
 
 def _quiet_signals() -> None:
