@@ -113,6 +113,10 @@ QUERY_FORK_SECONDS_TOTAL = MetricSpec(
     "Seconds the server spent in os.fork for queries (its memory lock held meanwhile).", (), "seconds",
 )
 QUERY_FORK_CHILDREN = MetricSpec("inferwatch_query_fork_children", _G, "Query children running now.")
+QUERY_ON_LOOP_TOTAL = MetricSpec(
+    "inferwatch_query_on_event_loop_total", _C,
+    "Small API queries evaluated on the event loop, without a worker thread (server.query.isolation: fork).",
+)
 RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
 ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
 TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))
