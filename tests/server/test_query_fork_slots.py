@@ -1,4 +1,4 @@
-"""Issue 46: at most ``fork_max_children`` query children at once, and identical queries in flight share one."""
+"""Issue 46: at most ``fork_max_children`` query children at once; identical queries in flight share one."""
 
 from __future__ import annotations
 

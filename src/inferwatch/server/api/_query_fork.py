@@ -271,7 +271,8 @@ class QueryForks(Collector):
         children = GaugeMetricFamily(catalog.QUERY_FORK_CHILDREN.name, catalog.QUERY_FORK_CHILDREN.help)
         children.add_metric([], float(self.running()))
         yield children
-        waiting = GaugeMetricFamily(catalog.QUERY_FORK_SLOT_WAITING.name, catalog.QUERY_FORK_SLOT_WAITING.help)
+        spec = catalog.QUERY_FORK_SLOT_WAITING
+        waiting = GaugeMetricFamily(spec.name, spec.help)
         waiting.add_metric([], float(self.waiting()))
         yield waiting
 
