@@ -156,6 +156,10 @@ class Sampler:
         self.rss: list[tuple[float, int]] = []
         """The process's RSS plus its children's private memory (query children share the rest with it)."""
         self.kids_peak = 0  # the children's private memory at its highest
+        self.server_rss: list[tuple[float, int]] = []
+        """The server's own RSS alone, at the same instants."""
+        self.kids: list[tuple[float, int]] = []
+        """Children alive at each sample."""
         self.durations: list[float] = []
         self.readings: list[dict[str, float]] = []
         self._stop = threading.Event()
@@ -166,9 +170,13 @@ class Sampler:
         with httpx.Client(timeout=30) as c:
             while not self._stop.wait(1.0):
                 try:
-                    kids = sum(_private(p) for p in self.proc.children(recursive=True))
+                    children = self.proc.children(recursive=True)
+                    kids = sum(_private(p) for p in children)
                     self.kids_peak = max(self.kids_peak, kids)
-                    self.rss.append((time.monotonic() - self.t0, self.proc.memory_info().rss + kids))
+                    own, t = self.proc.memory_info().rss, time.monotonic() - self.t0
+                    self.rss.append((t, own + kids))
+                    self.server_rss.append((t, own))
+                    self.kids.append((t, len(children)))
                     got = self.read(c.get(self.url).text)
                     got["t"], got["rss"] = self.rss[-1]
                 except (httpx.HTTPError, psutil.Error):
@@ -183,6 +191,20 @@ class Sampler:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(30)
+
+
+def per_minute(total: list[tuple[float, int]], server: list[tuple[float, int]],
+               kids: list[tuple[float, int]]) -> list[tuple[int, int, int, int, float]]:
+    """Each minute's peaks: ``(minute, total RSS, the server's own RSS, children alive, their mean)``.
+
+    >>> per_minute([(1.0, 10), (61.0, 30)], [(1.0, 8), (61.0, 12)], [(1.0, 1), (61.0, 3)])
+    [(0, 10, 8, 1, 1.0), (1, 30, 12, 3, 3.0)]
+    """
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for (t, a), (_, b), (_, n) in zip(total, server, kids, strict=True):
+        out.setdefault(int(t // 60), []).append((a, b, n))
+    return [(m, max(r[0] for r in rows), max(r[1] for r in rows), max(r[2] for r in rows),
+             sum(r[2] for r in rows) / len(rows)) for m, rows in sorted(out.items())]
 
 
 def _private(proc: psutil.Process) -> int:
@@ -322,6 +344,8 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
                 "round_cpu": (_pct(cpus, 0.5), _pct(cpus, 0.99)), "scrape": scrapes, "rss": sampler.rss,
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
                 "last5": last_minutes(sampler.rss, 5.0), "kids_peak": sampler.kids_peak,
+                "server_last5": last_minutes(sampler.server_rss, 5.0),
+                "minutes": per_minute(sampler.rss, sampler.server_rss, sampler.kids),
                 "forks": (last.get("forks", 0.0) - first.get("forks", 0.0), last.get("fork_s", 0.0)
                           - first.get("fork_s", 0.0)),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
@@ -455,6 +479,15 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
         if last5 is not None and rss[-1][0] - rss[0][0] >= 600:  # the issue's bound: <= 10 % over 5 min
             print(f"{n}: RSS growth over the last 5 minutes (of {(rss[-1][0] - rss[0][0]) / 60:.1f}; "
                   f"the issue's bound <= 10 %): {last5.text()}")
+        own5 = cast(RssWindow | None, r.get("server_last5"))
+        if own5 is not None and rss[-1][0] - rss[0][0] >= 600:
+            print(f"{n}: the server's own RSS alone over the same 5 minutes (children not counted): "
+                  f"{own5.text()}")
+        minutes = cast(list[tuple[int, int, int, int, float]], r.get("minutes", []))
+        if minutes and r.get("kids_peak"):
+            print(f"{n}: per minute, peak total / the server alone MiB, children alive at most (mean): "
+                  + ", ".join(f"{m}: {tot / 2**20:.0f} / {mine / 2**20:.0f}, {k} ({mk:.1f})"
+                              for m, tot, mine, k, mk in minutes))
         marks = rss[:: max(1, len(rss) // 8)]
         print(f"{n}: RSS over time: " + ", ".join(f"{t:.0f}s {v / 2**20:.0f}" for t, v in marks))
     heads = [cast(float | None, results[n]["head"]) for n in names]

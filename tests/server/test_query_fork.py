@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -221,6 +222,16 @@ def test_serve_answers_a_heavy_query_from_a_child_and_leaves_no_zombie(
         assert light.status_code == 200 and len(light.json()["data"]["result"]) == 1
         metrics = c.get("/metrics").text
         assert _metric(metrics, "inferwatch_query_forks_total") == 1.0, metrics
+        # two identical heavy queries at once: one child each, or one shared (when they overlap); the
+        # same answer either way
+        same = {**heavy, "query": "count(heavy > 10)", "start": str(now - 105), "end": str(now - 5)}  # stored
+        with ThreadPoolExecutor(2) as pool:
+            both = list(pool.map(lambda _: c.get("/api/v1/query_range", params=same), range(2)))
+        assert [r.status_code for r in both] == [200, 200] and both[0].content == both[1].content
+        metrics = c.get("/metrics").text
+        shared = _metric(metrics, "inferwatch_query_shared_total")
+        assert shared in (0.0, 1.0) and _metric(metrics, "inferwatch_query_forks_total") == 3.0 - shared
+        assert _metric(metrics, "inferwatch_query_fork_slot_waiting") == 0.0, metrics
         # 2,000 series x 10,000 steps in a child (minutes of work), stopped by the request's 2 s timeout:
         # killed and reaped (reaching the fork takes milliseconds of it)
         slow = {**heavy, "query": "sum(rate(heavy[1m])) + count(heavy)", "start": str(now - 1000),
@@ -230,6 +241,6 @@ def test_serve_answers_a_heavy_query_from_a_child_and_leaves_no_zombie(
         proc = psutil.Process(s.proc.pid)
         assert _wait(lambda: not proc.children()), [p.status() for p in proc.children()]
         metrics = c.get("/metrics").text
-        assert _metric(metrics, "inferwatch_query_forks_total") == 2.0, metrics
+        assert _metric(metrics, "inferwatch_query_forks_total") == 4.0 - shared, metrics
         assert _metric(metrics, "inferwatch_query_fork_failures_total") == 1.0, metrics
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)
