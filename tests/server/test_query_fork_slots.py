@@ -123,3 +123,14 @@ def test_a_follower_evaluates_for_itself_when_the_leaders_deadline_passes() -> N
     assert leader.result() is None and isinstance(leader.error, QueryTimeout)
     assert follower.result() == b"own answer", follower.error
     assert forks.flights.shared == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux scheduling policies")
+@pytest.mark.parametrize(("scheduler", "policy", "nice"), [
+    ("idle", "SCHED_IDLE", 0), ("batch", "SCHED_BATCH", 19), ("normal", "SCHED_OTHER", 19)])
+def test_the_child_runs_at_the_configured_cpu_priority(scheduler: str, policy: str, nice: int) -> None:
+    # rule: the server's threads take a core from a child the moment they wake (SCHED_IDLE by default)
+    forks = QueryForks(min_points=1, nice=nice, scheduler=scheduler)
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    got = _Query(forks, lambda c: f"{os.sched_getscheduler(0)} {os.getpriority(os.PRIO_PROCESS, 0)}".encode())
+    assert got.result() == f"{getattr(os, policy)} {min(19, mine + nice)}".encode(), got.error
