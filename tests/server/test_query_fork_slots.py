@@ -66,7 +66,7 @@ class _Query(threading.Thread):
 
 
 def test_a_third_heavy_query_waits_for_a_slot_and_times_out_in_the_queue() -> None:
-    forks = QueryForks(min_points=1, nice=0, max_children=2)
+    forks = QueryForks(min_points=1, nice=0, max_children=2, scheduler="normal")
     a, b = _Query(forks, _forever), _Query(forks, _forever)
     try:
         assert _wait(lambda: forks.running() == 2)
@@ -95,7 +95,7 @@ def test_a_third_heavy_query_waits_for_a_slot_and_times_out_in_the_queue() -> No
 
 
 def test_two_identical_queries_in_flight_share_one_child(tmp_path: Path) -> None:
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     gate = tmp_path / "go"
     leader = _Query(forks, _until(gate), key="q")
     assert _wait(lambda: forks.running() == 1)
@@ -115,7 +115,7 @@ def test_two_identical_queries_in_flight_share_one_child(tmp_path: Path) -> None
 
 def test_a_follower_evaluates_for_itself_when_the_leaders_deadline_passes() -> None:
     # rule: the leader's timeout is the leader's; a follower with time left evaluates on its own deadline
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     leader = _Query(forks, _forever, timeout=2.0, key="q")
     assert _wait(lambda: forks.running() == 1)
     follower = _Query(forks, lambda c: b"own answer", key="q")
