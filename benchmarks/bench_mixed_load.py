@@ -2,7 +2,7 @@
 
     python benchmarks/bench_mixed_load.py [--series 50000] [--interval 5] [--clients 5] [--minutes 3]
                                           [--warmup 1] [--only inferwatch|prometheus] [--together]
-                                          [--isolation fork|thread] [--align]
+                                          [--isolation fork|thread] [--query YAML] [--align]
 
 One generated target (a child process) serves ``--series`` gauges
 ``load_gauge{shard,key}`` (100 shards) with new random values each scrape (at full
@@ -591,10 +591,15 @@ def main() -> None:
                     help="the clients align start and end to the step, as Grafana and inferwatch's dashboard "
                     "do (identical queries in flight then share one evaluation in inferwatch); unset: "
                     "end = now, as the issue's figures were measured")
+    ap.add_argument("--query", default="", metavar="YAML",
+                    help="more of inferwatch's server.query settings, e.g. 'fork_scheduler: batch, "
+                    "fork_nice: 19'")
     args = ap.parse_args()
     ALIGN[0] = args.align
-    if args.isolation:
-        QUERY[0] = f", query: {{isolation: {args.isolation}}}"
+    isolation = f"isolation: {args.isolation}" if args.isolation else ""
+    settings = ", ".join(x for x in (isolation, args.query) if x)
+    if settings:
+        QUERY[0] = f", query: {{{settings}}}"
     if args.only != "inferwatch" and shutil.which("prometheus") is None:
         sys.exit("prometheus not on PATH (Debian: apt-get install prometheus), or pass --only inferwatch")
     with tempfile.TemporaryDirectory(prefix="mixed_load_") as d:
