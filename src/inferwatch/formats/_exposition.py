@@ -148,6 +148,11 @@ class ExpositionParser:
         self._seconds = False  # OpenMetrics: sample timestamps in seconds
         self._warm: tuple[str, WarmLayout] | None = None  # the last scrape's layout, by content type
 
+    @property
+    def cached(self) -> int:
+        """How many series texts the cache holds (0 before the first scrape, or after an empty one)."""
+        return len(self._cache)
+
     def parse_bytes(
         self, raw: bytes, now: float, content_type: str = "", encoding: str = "utf-8"
     ) -> ParsedScrape:
