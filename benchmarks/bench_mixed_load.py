@@ -2,6 +2,7 @@
 
     python benchmarks/bench_mixed_load.py [--series 50000] [--interval 5] [--clients 5] [--minutes 3]
                                           [--warmup 1] [--only inferwatch|prometheus] [--together]
+                                          [--isolation fork|thread] [--query YAML] [--align]
 
 One generated target (a child process) serves ``--series`` gauges
 ``load_gauge{shard,key}`` (100 shards) with new random values each scrape (at full
@@ -125,6 +126,7 @@ def _timeout(interval: float) -> str:
 
 
 QUERY = [""]  # ``--isolation``: inferwatch's ``server.query`` in the generated config
+ALIGN = [False]  # ``--align``: the clients' start and end on a multiple of the step
 
 
 def _config(tmp: Path, target: str, interval: float) -> Path:
@@ -238,6 +240,8 @@ def _read_inferwatch(text: str) -> dict[str, float]:
                       ("head_bytes", "inferwatch_storage_head_bytes"),
                       ("series", "inferwatch_storage_series"),
                       ("forks", "inferwatch_query_forks_total"),
+                      ("shared", "inferwatch_query_shared_total"),
+                      ("slot_waits", "inferwatch_query_fork_slot_waits_total"),
                       ("fork_s", "inferwatch_query_fork_seconds_total")):
         got = _metric(text, name)
         if got:
@@ -267,6 +271,8 @@ def _clients(base: str, n: int, seconds: float,
                 name = names[i % len(names)]
                 i += 1
                 end = time.time()
+                if ALIGN[0]:  # as Grafana and inferwatch's dashboard: start and end a multiple of the step
+                    end = end // STEP * STEP
                 form = {"query": queries[name], "start": f"{end - SPAN:.3f}", "end": f"{end:.3f}",
                         "step": f"{STEP:g}"}
                 t = time.monotonic()
@@ -348,6 +354,8 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
                 "minutes": per_minute(sampler.rss, sampler.server_rss, sampler.kids),
                 "forks": (last.get("forks", 0.0) - first.get("forks", 0.0), last.get("fork_s", 0.0)
                           - first.get("fork_s", 0.0)),
+                "shared": (last.get("shared", 0.0) - first.get("shared", 0.0),
+                           last.get("slot_waits", 0.0) - first.get("slot_waits", 0.0)),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
                 else None,
                 "head_own": (last["head_bytes"] - last["series"] * series_objects(
@@ -467,8 +475,10 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
                  "(counted in the RSS figures)" if r.get("kids_peak") else ""))
         forks, fork_s = cast(tuple[float, float], r.get("forks", (0.0, 0.0)))
         if forks:
+            shared, waits = cast(tuple[float, float], r.get("shared", (0.0, 0.0)))
             print(f"{n}: {forks:.0f} queries evaluated in a forked child, "
-                  f"{fork_s / forks * 1000:.1f} ms a fork")
+                  f"{fork_s / forks * 1000:.1f} ms a fork; {shared:.0f} answered by an identical query's "
+                  f"child (single-flight); {waits:.0f} waited for a child's slot")
         hc = cast(HeadChunks | None, r.get("head_chunks"))
         if hc is not None:
             print(f"{n}: head chunks {hc.samples:,} samples in {hc.chunks:,} chunks "
@@ -577,9 +587,19 @@ def main() -> None:
                     help="run both systems at the same time (side by side) rather than one after the other")
     ap.add_argument("--isolation", choices=["fork", "thread"],
                     help="inferwatch's server.query.isolation (unset: its default, fork on Linux)")
+    ap.add_argument("--align", action="store_true",
+                    help="the clients align start and end to the step, as Grafana and inferwatch's dashboard "
+                    "do (identical queries in flight then share one evaluation in inferwatch); unset: "
+                    "end = now, as the issue's figures were measured")
+    ap.add_argument("--query", default="", metavar="YAML",
+                    help="more of inferwatch's server.query settings, e.g. 'fork_scheduler: batch, "
+                    "fork_nice: 19'")
     args = ap.parse_args()
-    if args.isolation:
-        QUERY[0] = f", query: {{isolation: {args.isolation}}}"
+    ALIGN[0] = args.align
+    isolation = f"isolation: {args.isolation}" if args.isolation else ""
+    settings = ", ".join(x for x in (isolation, args.query) if x)
+    if settings:
+        QUERY[0] = f", query: {{{settings}}}"
     if args.only != "inferwatch" and shutil.which("prometheus") is None:
         sys.exit("prometheus not on PATH (Debian: apt-get install prometheus), or pass --only inferwatch")
     with tempfile.TemporaryDirectory(prefix="mixed_load_") as d:

@@ -60,7 +60,8 @@ def apps() -> Iterator[tuple[QueryForks, TestClient, TestClient]]:
     """The demo data behind two apps: every query forked (``fork_min_points: 1``), and none."""
     store, clock = _demo_store(), SimulatedClock(float(END))
     clients = []
-    forked = query_executor(QueryLimits(isolation="fork", fork_min_points=1, fork_nice=0))
+    forked = query_executor(QueryLimits(isolation="fork", fork_min_points=1, fork_nice=0,
+                                        fork_scheduler="normal"))
     assert forked.forks is not None
     for executor in (forked, query_executor(QueryLimits(isolation="thread"))):
         server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
@@ -98,7 +99,7 @@ def test_the_sample_limit_keeps_its_text_in_a_child() -> None:
     store, clock = MemoryStore(), SimulatedClock(1000.0)
     store.append([Sample(Labels.of("g", k=str(k)), float(t), 1.0)
                   for k in range(3) for t in range(400, 1000, 5)])
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     ex = QueryExecutor(QueryLimits(max_samples=100), forks=forks)
     server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
                     clock=clock)
@@ -136,7 +137,7 @@ def _wait(cond: object, within_s: float = 60.0) -> bool:
 
 
 def test_a_child_that_dies_answers_a_clear_error_and_is_reaped() -> None:
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     with pytest.raises(ForkFailed, match=r"ended without an answer \(exit status 3\)") as err:
         _run(forks, lambda c: os._exit(3))
     assert err.value.status == 503
@@ -147,7 +148,7 @@ def test_a_child_that_dies_answers_a_clear_error_and_is_reaped() -> None:
 
 def test_the_timeout_kills_the_child(tmp_path: Path) -> None:
     # rule: at the query's timeout the child is killed (SIGKILL) and reaped; the answer is the timeout error
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     pidfile = tmp_path / "pid"
 
     def forever(ctx: QueryContext) -> bytes:
@@ -168,14 +169,15 @@ def test_an_error_in_the_child_comes_back_as_itself() -> None:
         raise ValueError("boom in the child")
 
     with pytest.raises(ValueError, match="boom in the child"):
-        _run(QueryForks(min_points=1, nice=0), boom)
+        _run(QueryForks(min_points=1, nice=0, scheduler="normal"), boom)
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists descriptors from /proc")
 def test_the_child_keeps_none_of_the_servers_descriptors() -> None:
     # rule: a socket the server closes must not stay open in a child (nor another child's pipe)
     with socket.socket() as sock:
-        fds = _run(QueryForks(min_points=1, nice=0), lambda c: " ".join(os.listdir("/proc/self/fd")).encode())
+        fds = _run(QueryForks(min_points=1, nice=0, scheduler="normal"),
+                   lambda c: " ".join(os.listdir("/proc/self/fd")).encode())
         held = {int(x) for x in fds.split()}
         assert sock.fileno() not in held, held
 

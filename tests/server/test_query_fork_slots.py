@@ -66,7 +66,7 @@ class _Query(threading.Thread):
 
 
 def test_a_third_heavy_query_waits_for_a_slot_and_times_out_in_the_queue() -> None:
-    forks = QueryForks(min_points=1, nice=0, max_children=2)
+    forks = QueryForks(min_points=1, nice=0, max_children=2, scheduler="normal")
     a, b = _Query(forks, _forever), _Query(forks, _forever)
     try:
         assert _wait(lambda: forks.running() == 2)
@@ -95,7 +95,7 @@ def test_a_third_heavy_query_waits_for_a_slot_and_times_out_in_the_queue() -> No
 
 
 def test_two_identical_queries_in_flight_share_one_child(tmp_path: Path) -> None:
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     gate = tmp_path / "go"
     leader = _Query(forks, _until(gate), key="q")
     assert _wait(lambda: forks.running() == 1)
@@ -115,7 +115,7 @@ def test_two_identical_queries_in_flight_share_one_child(tmp_path: Path) -> None
 
 def test_a_follower_evaluates_for_itself_when_the_leaders_deadline_passes() -> None:
     # rule: the leader's timeout is the leader's; a follower with time left evaluates on its own deadline
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     leader = _Query(forks, _forever, timeout=2.0, key="q")
     assert _wait(lambda: forks.running() == 1)
     follower = _Query(forks, lambda c: b"own answer", key="q")
@@ -123,3 +123,14 @@ def test_a_follower_evaluates_for_itself_when_the_leaders_deadline_passes() -> N
     assert leader.result() is None and isinstance(leader.error, QueryTimeout)
     assert follower.result() == b"own answer", follower.error
     assert forks.flights.shared == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux scheduling policies")
+@pytest.mark.parametrize(("scheduler", "policy", "nice"), [
+    ("idle", "SCHED_IDLE", 0), ("batch", "SCHED_BATCH", 19), ("normal", "SCHED_OTHER", 19)])
+def test_the_child_runs_at_the_configured_cpu_priority(scheduler: str, policy: str, nice: int) -> None:
+    # rule: the server's threads take a core from a child the moment they wake (SCHED_IDLE by default)
+    forks = QueryForks(min_points=1, nice=nice, scheduler=scheduler)
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    got = _Query(forks, lambda c: f"{os.sched_getscheduler(0)} {os.getpriority(os.PRIO_PROCESS, 0)}".encode())
+    assert got.result() == f"{getattr(os, policy)} {min(19, mine + nice)}".encode(), got.error

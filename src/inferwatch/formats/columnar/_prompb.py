@@ -121,7 +121,7 @@ class WriteRequestReader:
                 _count_labels(raw, int(starts[k]), int(stops[k]), self.label_limit)
         decoded, other, numbered = decode_runs(raw, buf, starts[new], stops[new], self._pairs)
         self.decoded += len(decoded)
-        runs = list(map(keys.__getitem__, new.tolist()))
+        runs = keys if new.shape[0] == len(keys) else list(map(keys.__getitem__, new.tolist()))
         for k in other:
             decoded[k] = self._labels_from(_whole_labels(runs[k], _NotOneSample))
         cache = self._labels
