@@ -19,8 +19,10 @@ The rounds alternate which system goes first. Reported: the median of the
 rounds and their range, and the median of the per-round ratios. Target: >=
 100,000 samples/s, and >= Prometheus's rate warm and on the first scrape. The
 garbage collector is set as ``inferwatch serve`` sets it (``gc.freeze``, a
-young pass per 50,000 new objects: ``server/_serve.py``), since the scrape loop
-runs there; ``--default-gc`` keeps Python's defaults.
+young pass per 50,000 new objects: ``server/_serve.py``; a target's first
+scrape with the collector paused and its objects frozen: ``NewSeriesGc`` in
+``server/_wiring.py``), since the scrape loop runs there; ``--default-gc``
+keeps Python's defaults.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import _results
 from inferwatch.config import ScrapeTarget
 from inferwatch.model import SimulatedClock
 from inferwatch.server import ScrapeLoop
+from inferwatch.server.ingest import NewSeriesGc
 from inferwatch.store import SQLiteStore
 
 TARGET = textwrap.dedent('''
@@ -89,12 +92,13 @@ def _stop(proc: subprocess.Popen[str] | None) -> None:
         proc.kill()
 
 
-def bench_inferwatch(port: int, n: int, scrapes: int, tmp: Path) -> dict[str, float]:
+def bench_inferwatch(port: int, n: int, scrapes: int, tmp: Path, *,
+                     serve_gc: bool = True) -> dict[str, float]:
     """Scrape ``scrapes`` times into SQLite; per-scrape wall time from request to commit."""
     clock = SimulatedClock(1.7e9)
     store = SQLiteStore(tmp / "tsdb.sqlite", clock=clock)
     target = ScrapeTarget(job="bench", url=f"http://127.0.0.1:{port}/metrics", interval=15.0, timeout=15.0)
-    loop = ScrapeLoop([target], store, clock=clock)
+    loop = ScrapeLoop([target], store, clock=clock, new_series_gc=NewSeriesGc() if serve_gc else None)
     times, cpu = [], []
     for _ in range(scrapes):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -204,7 +208,8 @@ def main(argv: list[str]) -> int:
             gc.freeze()
             gc.set_threshold(50_000, 20, 20)
         with tempfile.TemporaryDirectory() as d:
-            print(json.dumps(bench_inferwatch(args.one_round, args.series, args.scrapes, Path(d))))
+            print(json.dumps(bench_inferwatch(args.one_round, args.series, args.scrapes, Path(d),
+                                              serve_gc=not args.default_gc)))
         return 0
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     peer = os.access(args.prometheus, os.X_OK)

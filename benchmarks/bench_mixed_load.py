@@ -2,6 +2,7 @@
 
     python benchmarks/bench_mixed_load.py [--series 50000] [--interval 5] [--clients 5] [--minutes 3]
                                           [--warmup 1] [--only inferwatch|prometheus] [--together]
+                                          [--isolation fork|thread] [--query YAML] [--align]
 
 One generated target (a child process) serves ``--series`` gauges
 ``load_gauge{shard,key}`` (100 shards) with new random values each scrape (at full
@@ -125,6 +126,7 @@ def _timeout(interval: float) -> str:
 
 
 QUERY = [""]  # ``--isolation``: inferwatch's ``server.query`` in the generated config
+ALIGN = [False]  # ``--align``: the clients' start and end on a multiple of the step
 
 
 def _config(tmp: Path, target: str, interval: float) -> Path:
@@ -156,6 +158,10 @@ class Sampler:
         self.rss: list[tuple[float, int]] = []
         """The process's RSS plus its children's private memory (query children share the rest with it)."""
         self.kids_peak = 0  # the children's private memory at its highest
+        self.server_rss: list[tuple[float, int]] = []
+        """The server's own RSS alone, at the same instants."""
+        self.kids: list[tuple[float, int]] = []
+        """Children alive at each sample."""
         self.durations: list[float] = []
         self.readings: list[dict[str, float]] = []
         self._stop = threading.Event()
@@ -166,9 +172,13 @@ class Sampler:
         with httpx.Client(timeout=30) as c:
             while not self._stop.wait(1.0):
                 try:
-                    kids = sum(_private(p) for p in self.proc.children(recursive=True))
+                    children = self.proc.children(recursive=True)
+                    kids = sum(_private(p) for p in children)
                     self.kids_peak = max(self.kids_peak, kids)
-                    self.rss.append((time.monotonic() - self.t0, self.proc.memory_info().rss + kids))
+                    own, t = self.proc.memory_info().rss, time.monotonic() - self.t0
+                    self.rss.append((t, own + kids))
+                    self.server_rss.append((t, own))
+                    self.kids.append((t, len(children)))
                     got = self.read(c.get(self.url).text)
                     got["t"], got["rss"] = self.rss[-1]
                 except (httpx.HTTPError, psutil.Error):
@@ -183,6 +193,20 @@ class Sampler:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(30)
+
+
+def per_minute(total: list[tuple[float, int]], server: list[tuple[float, int]],
+               kids: list[tuple[float, int]]) -> list[tuple[int, int, int, int, float]]:
+    """Each minute's peaks: ``(minute, total RSS, the server's own RSS, children alive, their mean)``.
+
+    >>> per_minute([(1.0, 10), (61.0, 30)], [(1.0, 8), (61.0, 12)], [(1.0, 1), (61.0, 3)])
+    [(0, 10, 8, 1, 1.0), (1, 30, 12, 3, 3.0)]
+    """
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for (t, a), (_, b), (_, n) in zip(total, server, kids, strict=True):
+        out.setdefault(int(t // 60), []).append((a, b, n))
+    return [(m, max(r[0] for r in rows), max(r[1] for r in rows), max(r[2] for r in rows),
+             sum(r[2] for r in rows) / len(rows)) for m, rows in sorted(out.items())]
 
 
 def _private(proc: psutil.Process) -> int:
@@ -216,6 +240,8 @@ def _read_inferwatch(text: str) -> dict[str, float]:
                       ("head_bytes", "inferwatch_storage_head_bytes"),
                       ("series", "inferwatch_storage_series"),
                       ("forks", "inferwatch_query_forks_total"),
+                      ("shared", "inferwatch_query_shared_total"),
+                      ("slot_waits", "inferwatch_query_fork_slot_waits_total"),
                       ("fork_s", "inferwatch_query_fork_seconds_total")):
         got = _metric(text, name)
         if got:
@@ -245,6 +271,8 @@ def _clients(base: str, n: int, seconds: float,
                 name = names[i % len(names)]
                 i += 1
                 end = time.time()
+                if ALIGN[0]:  # as Grafana and inferwatch's dashboard: start and end a multiple of the step
+                    end = end // STEP * STEP
                 form = {"query": queries[name], "start": f"{end - SPAN:.3f}", "end": f"{end:.3f}",
                         "step": f"{STEP:g}"}
                 t = time.monotonic()
@@ -322,8 +350,12 @@ def run_system(name: str, start: Callable[[], tuple[subprocess.Popen[bytes], str
                 "round_cpu": (_pct(cpus, 0.5), _pct(cpus, 0.99)), "scrape": scrapes, "rss": sampler.rss,
                 "rss_half": (half[0], half[-1]) if half else (0, 0), "per_sample": _per_sample(sampler, cut),
                 "last5": last_minutes(sampler.rss, 5.0), "kids_peak": sampler.kids_peak,
+                "server_last5": last_minutes(sampler.server_rss, 5.0),
+                "minutes": per_minute(sampler.rss, sampler.server_rss, sampler.kids),
                 "forks": (last.get("forks", 0.0) - first.get("forks", 0.0), last.get("fork_s", 0.0)
                           - first.get("fork_s", 0.0)),
+                "shared": (last.get("shared", 0.0) - first.get("shared", 0.0),
+                           last.get("slot_waits", 0.0) - first.get("slot_waits", 0.0)),
                 "head": last["head_bytes"] / last["appended"] if last.get("appended") and "head_bytes" in last
                 else None,
                 "head_own": (last["head_bytes"] - last["series"] * series_objects(
@@ -443,8 +475,10 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
                  "(counted in the RSS figures)" if r.get("kids_peak") else ""))
         forks, fork_s = cast(tuple[float, float], r.get("forks", (0.0, 0.0)))
         if forks:
+            shared, waits = cast(tuple[float, float], r.get("shared", (0.0, 0.0)))
             print(f"{n}: {forks:.0f} queries evaluated in a forked child, "
-                  f"{fork_s / forks * 1000:.1f} ms a fork")
+                  f"{fork_s / forks * 1000:.1f} ms a fork; {shared:.0f} answered by an identical query's "
+                  f"child (single-flight); {waits:.0f} waited for a child's slot")
         hc = cast(HeadChunks | None, r.get("head_chunks"))
         if hc is not None:
             print(f"{n}: head chunks {hc.samples:,} samples in {hc.chunks:,} chunks "
@@ -455,6 +489,15 @@ def report(results: dict[str, dict[str, object]], args: argparse.Namespace) -> N
         if last5 is not None and rss[-1][0] - rss[0][0] >= 600:  # the issue's bound: <= 10 % over 5 min
             print(f"{n}: RSS growth over the last 5 minutes (of {(rss[-1][0] - rss[0][0]) / 60:.1f}; "
                   f"the issue's bound <= 10 %): {last5.text()}")
+        own5 = cast(RssWindow | None, r.get("server_last5"))
+        if own5 is not None and rss[-1][0] - rss[0][0] >= 600:
+            print(f"{n}: the server's own RSS alone over the same 5 minutes (children not counted): "
+                  f"{own5.text()}")
+        minutes = cast(list[tuple[int, int, int, int, float]], r.get("minutes", []))
+        if minutes and r.get("kids_peak"):
+            print(f"{n}: per minute, peak total / the server alone MiB, children alive at most (mean): "
+                  + ", ".join(f"{m}: {tot / 2**20:.0f} / {mine / 2**20:.0f}, {k} ({mk:.1f})"
+                              for m, tot, mine, k, mk in minutes))
         marks = rss[:: max(1, len(rss) // 8)]
         print(f"{n}: RSS over time: " + ", ".join(f"{t:.0f}s {v / 2**20:.0f}" for t, v in marks))
     heads = [cast(float | None, results[n]["head"]) for n in names]
@@ -544,9 +587,19 @@ def main() -> None:
                     help="run both systems at the same time (side by side) rather than one after the other")
     ap.add_argument("--isolation", choices=["fork", "thread"],
                     help="inferwatch's server.query.isolation (unset: its default, fork on Linux)")
+    ap.add_argument("--align", action="store_true",
+                    help="the clients align start and end to the step, as Grafana and inferwatch's dashboard "
+                    "do (identical queries in flight then share one evaluation in inferwatch); unset: "
+                    "end = now, as the issue's figures were measured")
+    ap.add_argument("--query", default="", metavar="YAML",
+                    help="more of inferwatch's server.query settings, e.g. 'fork_scheduler: batch, "
+                    "fork_nice: 19'")
     args = ap.parse_args()
-    if args.isolation:
-        QUERY[0] = f", query: {{isolation: {args.isolation}}}"
+    ALIGN[0] = args.align
+    isolation = f"isolation: {args.isolation}" if args.isolation else ""
+    settings = ", ".join(x for x in (isolation, args.query) if x)
+    if settings:
+        QUERY[0] = f", query: {{{settings}}}"
     if args.only != "inferwatch" and shutil.which("prometheus") is None:
         sys.exit("prometheus not on PATH (Debian: apt-get install prometheus), or pass --only inferwatch")
     with tempfile.TemporaryDirectory(prefix="mixed_load_") as d:

@@ -1,5 +1,6 @@
-"""Issue 56 row 3: the objects of series created in bulk leave the cyclic collector's sight (gc.freeze),
-and a garbage cycle frozen with them is collected by the next full collection."""
+"""Issue 56 rows 2 and 3: the objects of series created in bulk leave the cyclic collector's sight
+(gc.freeze), a garbage cycle frozen with them is collected by the next full collection, and a target's
+first scrape runs with the collector paused."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from inferwatch.config import ScrapeTarget
 from inferwatch.edge import encode_write_request
 from inferwatch.model import Labels, Sample, SimulatedClock
+from inferwatch.server import ScrapeLoop
 from inferwatch.server.ingest import NewSeriesGc, RemoteWriteReceiver
 from inferwatch.store import SQLiteStore, parse_selector
 
@@ -72,3 +76,43 @@ def test_the_receiver_freezes_after_a_request_of_many_new_series_only(tmp_path: 
         assert len(got) == 1_500 and sum(s.v.shape[0] for s in got) == 3_000
     finally:
         store.close()
+
+
+def test_a_first_scrape_runs_with_the_collector_paused_and_freezes_its_objects(tmp_path: Path) -> None:
+    body = "".join(f'm{{i="{i}"}} {i}\n' for i in range(1_200)).encode()
+    during: list[bool] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        during.append(gc.isenabled())  # inside the scrape: the body is fetched under the pause
+        return httpx.Response(200, content=body, headers={"Content-Type": "text/plain; version=0.0.4"})
+
+    policy = NewSeriesGc(min_series=1_000)
+    clock = SimulatedClock(T0)
+    store = SQLiteStore(tmp_path / "db", clock=clock)
+    target = ScrapeTarget(job="j", url="http://t:1/metrics", interval=15.0)
+    loop = ScrapeLoop([target], store, clock=clock, transport=httpx.MockTransport(handler),
+                      new_series_gc=policy)
+    try:
+        gc.unfreeze()
+        assert gc.isenabled()
+        loop.scrape_once(T0)
+        assert during == [False] and gc.isenabled()  # paused for the first scrape, back after it
+        assert policy.freezes == 1 and gc.get_freeze_count() > 0  # 1,200 new series: frozen unwalked
+        loop.scrape_once(T0 + 15)  # warm: the collector runs as usual, nothing more frozen
+        assert during == [False, True] and policy.freezes == 1
+        assert loop.targets()[0].health == "up" and store.stats.appended == 2 * (1_200 + 5)
+    finally:
+        loop.stop()
+        store.close()
+
+
+def test_a_pause_inside_a_pause_gives_the_collector_back_once_the_last_ends() -> None:
+    policy = NewSeriesGc(min_series=10)
+    with policy.making(lambda: 0):
+        with policy.making(lambda: 20):
+            assert not gc.isenabled()
+        assert not gc.isenabled() and policy.freezes == 1  # the outer batch still runs
+    assert gc.isenabled() and policy.freezes == 1  # the outer made too few to freeze
+    with pytest.raises(RuntimeError), policy.making(lambda: 0):
+        raise RuntimeError("a batch that fails")
+    assert gc.isenabled()

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from inferwatch._exceptions import LimitExceeded
 from inferwatch.formats.columnar import WriteRequestReader
 from inferwatch.formats.columnar._wire import read_any
-from inferwatch.model import Labels
+from inferwatch.model import FreshLabels, Labels
+from inferwatch.store._new_series import NewSeries
 
 MS = 1_700_000_000_000  # a 6-byte varint, as every sender's timestamps now
 _Request = list[tuple[list[tuple[str, str]], float]]  # per series: its labels as sent, its value
@@ -58,7 +59,19 @@ def _read(reader: WriteRequestReader, body: bytes) -> tuple[list[Labels], list[f
         cols = reader.read(body)
     except ValueError as exc:
         return str(exc)
+    if isinstance(cols.labels, FreshLabels):
+        _check_numbered(cols.labels)
     return cols.labels, cols.t.tolist(), cols.v.tolist()
+
+
+def _check_numbered(fresh: FreshLabels) -> None:
+    """A reader's FreshLabels keep their promise: distinct sets, their pairs numbered as the store would."""
+    assert len(set(fresh)) == len(fresh)
+    assert len(set(fresh.pairs)) == len(fresh.pairs)
+    assert fresh.sizes.tolist() == [len(ls) for ls in fresh]
+    assert [fresh.pairs[c] for c in fresh.codes.tolist()] == [p for ls in fresh for p in ls.items_tuple]
+    plain = NewSeries(list(fresh), 1)
+    assert set(plain.pairs) == set(fresh.pairs)
 
 
 _names = st.sampled_from(["__name__", "a", "b", "code", "instance", "job", "zz", "é", "x" * 130])
@@ -100,6 +113,8 @@ def test_a_sender_s_first_request_each_series_a_label_or_two_from_the_one_before
                             _sample(MS, float(k))) for k in range(2000))
     reader = WriteRequestReader()
     assert _read(reader, body) == _oracle(body)
+    assert isinstance(WriteRequestReader().read(body).labels, FreshLabels)
+    assert not isinstance(reader.read(body).labels, FreshLabels)  # known now
     assert reader.read(body).labels[1999] == Labels.of("bench_requests_total", code="200", instance="host-49",
                                                        job="bench", route="/r39")
 
@@ -112,6 +127,8 @@ def test_a_request_of_more_series_than_one_block() -> None:
     labels = reader.read(body).labels
     assert labels == _oracle(body)[0]
     assert labels[BLOCK + 4] == Labels.of("m", k=str(BLOCK + 4))
+    assert isinstance(labels, FreshLabels)  # numbered across the blocks
+    _check_numbered(labels)
     assert reader.read(body).labels[BLOCK] is labels[BLOCK]
 
 

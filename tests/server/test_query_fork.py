@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -59,7 +60,8 @@ def apps() -> Iterator[tuple[QueryForks, TestClient, TestClient]]:
     """The demo data behind two apps: every query forked (``fork_min_points: 1``), and none."""
     store, clock = _demo_store(), SimulatedClock(float(END))
     clients = []
-    forked = query_executor(QueryLimits(isolation="fork", fork_min_points=1, fork_nice=0))
+    forked = query_executor(QueryLimits(isolation="fork", fork_min_points=1, fork_nice=0,
+                                        fork_scheduler="normal"))
     assert forked.forks is not None
     for executor in (forked, query_executor(QueryLimits(isolation="thread"))):
         server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
@@ -97,7 +99,7 @@ def test_the_sample_limit_keeps_its_text_in_a_child() -> None:
     store, clock = MemoryStore(), SimulatedClock(1000.0)
     store.append([Sample(Labels.of("g", k=str(k)), float(t), 1.0)
                   for k in range(3) for t in range(400, 1000, 5)])
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     ex = QueryExecutor(QueryLimits(max_samples=100), forks=forks)
     server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
                     clock=clock)
@@ -135,7 +137,7 @@ def _wait(cond: object, within_s: float = 60.0) -> bool:
 
 
 def test_a_child_that_dies_answers_a_clear_error_and_is_reaped() -> None:
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     with pytest.raises(ForkFailed, match=r"ended without an answer \(exit status 3\)") as err:
         _run(forks, lambda c: os._exit(3))
     assert err.value.status == 503
@@ -146,7 +148,7 @@ def test_a_child_that_dies_answers_a_clear_error_and_is_reaped() -> None:
 
 def test_the_timeout_kills_the_child(tmp_path: Path) -> None:
     # rule: at the query's timeout the child is killed (SIGKILL) and reaped; the answer is the timeout error
-    forks = QueryForks(min_points=1, nice=0)
+    forks = QueryForks(min_points=1, nice=0, scheduler="normal")
     pidfile = tmp_path / "pid"
 
     def forever(ctx: QueryContext) -> bytes:
@@ -167,14 +169,15 @@ def test_an_error_in_the_child_comes_back_as_itself() -> None:
         raise ValueError("boom in the child")
 
     with pytest.raises(ValueError, match="boom in the child"):
-        _run(QueryForks(min_points=1, nice=0), boom)
+        _run(QueryForks(min_points=1, nice=0, scheduler="normal"), boom)
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists descriptors from /proc")
 def test_the_child_keeps_none_of_the_servers_descriptors() -> None:
     # rule: a socket the server closes must not stay open in a child (nor another child's pipe)
     with socket.socket() as sock:
-        fds = _run(QueryForks(min_points=1, nice=0), lambda c: " ".join(os.listdir("/proc/self/fd")).encode())
+        fds = _run(QueryForks(min_points=1, nice=0, scheduler="normal"),
+                   lambda c: " ".join(os.listdir("/proc/self/fd")).encode())
         held = {int(x) for x in fds.split()}
         assert sock.fileno() not in held, held
 
@@ -221,6 +224,16 @@ def test_serve_answers_a_heavy_query_from_a_child_and_leaves_no_zombie(
         assert light.status_code == 200 and len(light.json()["data"]["result"]) == 1
         metrics = c.get("/metrics").text
         assert _metric(metrics, "inferwatch_query_forks_total") == 1.0, metrics
+        # two identical heavy queries at once: one child each, or one shared (when they overlap); the
+        # same answer either way
+        same = {**heavy, "query": "count(heavy > 10)", "start": str(now - 105), "end": str(now - 5)}  # stored
+        with ThreadPoolExecutor(2) as pool:
+            both = list(pool.map(lambda _: c.get("/api/v1/query_range", params=same), range(2)))
+        assert [r.status_code for r in both] == [200, 200] and both[0].content == both[1].content
+        metrics = c.get("/metrics").text
+        shared = _metric(metrics, "inferwatch_query_shared_total")
+        assert shared in (0.0, 1.0) and _metric(metrics, "inferwatch_query_forks_total") == 3.0 - shared
+        assert _metric(metrics, "inferwatch_query_fork_slot_waiting") == 0.0, metrics
         # 2,000 series x 10,000 steps in a child (minutes of work), stopped by the request's 2 s timeout:
         # killed and reaped (reaching the fork takes milliseconds of it)
         slow = {**heavy, "query": "sum(rate(heavy[1m])) + count(heavy)", "start": str(now - 1000),
@@ -230,6 +243,6 @@ def test_serve_answers_a_heavy_query_from_a_child_and_leaves_no_zombie(
         proc = psutil.Process(s.proc.pid)
         assert _wait(lambda: not proc.children()), [p.status() for p in proc.children()]
         metrics = c.get("/metrics").text
-        assert _metric(metrics, "inferwatch_query_forks_total") == 2.0, metrics
+        assert _metric(metrics, "inferwatch_query_forks_total") == 4.0 - shared, metrics
         assert _metric(metrics, "inferwatch_query_fork_failures_total") == 1.0, metrics
     assert not any("Traceback" in line for line in s.lines), "".join(s.lines)

@@ -160,3 +160,61 @@ def test_names_first_seen_in_a_wide_batch_are_checked_and_a_bad_one_named(tmp_pa
         st.append_columns(bad, [T0] * 101, [1.0] * 101)
     assert st.series_count() == 100
     st.close()
+
+
+def test_fresh_labels_from_a_decoder_create_what_a_plain_list_creates(tmp_path: Path) -> None:
+    # the decoder's numbering (FreshLabels) and the store's own give the same series, log and postings;
+    # a set the store already knows (a new object of it) keeps its id, the rest are created
+    from inferwatch.edge import encode_write_request, snappy_decompress
+    from inferwatch.formats.columnar import WriteRequestReader
+    from inferwatch.formats.columnar._wire import Columns
+    from inferwatch.model import FreshLabels
+
+    def body(first: int, n: int) -> bytes:
+        return snappy_decompress(encode_write_request(
+            Sample(Labels.of("m", code="200", instance=f"h{k % 7}", route=f"/r{k // 7}"), T0, float(k))
+            for k in range(first, first + n)))
+
+    stores = {kind: SQLiteStore(tmp_path / f"{kind}.db", clock=SimulatedClock(T0))
+              for kind in ("fresh", "plain")}
+    for first, n in ((0, 3), (0, 1500), (1500, 700)):
+        cols: Columns = WriteRequestReader().read(body(first, n))
+        assert isinstance(cols.labels, FreshLabels)
+        stores["fresh"].append_columns(cols.labels, cols.t, cols.v)
+        stores["plain"].append_columns(list(cols.labels), cols.t, cols.v)
+    for path in (tmp_path / "fresh.db", tmp_path / "plain.db"):
+        assert _log_rows(path) == 3
+    for st in stores.values():
+        assert st.stats.series_created == 2200
+        st.close()
+    reopened = {kind: SQLiteStore(tmp_path / f"{kind}.db", clock=SimulatedClock(T0)) for kind in stores}
+    for sel in ("m", 'm{instance="h3"}', 'm{route="/r5"}', 'm{route=~"/r1.*", instance!="h0"}'):
+        got = [{str(s.labels): s.v.tolist() for s in st.select(parse_selector(sel), T0, T0)}
+               for st in reopened.values()]
+        assert got[0] == got[1] and got[0]
+    for st in reopened.values():
+        st.close()
+
+
+@pytest.mark.parametrize("odd", [
+    Labels.of("1bad_metric", k="x"),  # an invalid metric name among valid ones
+    Labels({"k": "no metric name"}),  # no metric name: a set whose first pair is another label
+    Labels.of("m", **{"bad-name": "x"}),  # an invalid label name
+    Labels.of("m", k="fine"),  # nothing wrong
+])
+def test_new_labels_checked_from_the_first_pairs_answer_as_one_check_per_set(odd: Labels) -> None:
+    from inferwatch.store._validate import check_labels, check_new_labels
+
+    sets = [Labels.of(f"m{k % 3}", k=str(k)) for k in range(2000)] + [odd]
+    new = NewSeries(sets, 1)
+
+    def outcome(check: object, *args: object) -> str:
+        try:
+            check(*args)  # type: ignore[operator]
+        except InputError as exc:
+            return str(exc)
+        return "ok"
+
+    alone = next((e for e in (outcome(check_labels, ls) for ls in sets) if e != "ok"), "ok")
+    assert outcome(check_new_labels, sets, new.pairs, new.first_pairs()) == alone
+    assert outcome(check_new_labels, sets) == alone

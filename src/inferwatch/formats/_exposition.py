@@ -23,9 +23,10 @@ import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 
 from inferwatch._exceptions import InputError
+from inferwatch.formats._lines import sample_lines
 from inferwatch.formats._series_batch import plain_series
 from inferwatch.formats._warm import WarmLayout, comment_lines
 from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample, check_deadline
@@ -50,19 +51,6 @@ _OM_EXEMPLAR_RE = re.compile(
 
 _BLOCK = 8192
 """Lines per C-level call in the fast path: a few milliseconds holding the interpreter lock."""
-_PIECE = 1 << 19
-"""Characters of a body split into lines at once (a whole 10 MB body took 0.1 s in one call)."""
-
-
-def _pieces(text: str) -> list[str]:
-    """``text`` cut after a newline every :data:`_PIECE` characters or so (each piece whole lines)."""
-    out, pos, n = [], 0, len(text)
-    while pos < n:
-        end = text.find("\n", pos + _PIECE)
-        end = n if end < 0 else end + 1
-        out.append(text[pos:end])
-        pos = end
-    return out
 
 
 def _ends_with_eof(raw: bytes) -> bool:
@@ -148,6 +136,11 @@ class ExpositionParser:
         self._seconds = False  # OpenMetrics: sample timestamps in seconds
         self._warm: tuple[str, WarmLayout] | None = None  # the last scrape's layout, by content type
 
+    @property
+    def cached(self) -> int:
+        """How many series texts the cache holds (0 before the first scrape, or after an empty one)."""
+        return len(self._cache)
+
     def parse_bytes(
         self, raw: bytes, now: float, content_type: str = "", encoding: str = "utf-8"
     ) -> ParsedScrape:
@@ -216,8 +209,7 @@ class ExpositionParser:
 
     def _parse_fast(self, text: str, now: float) -> ParsedScrape | None:
         """Cached series, values split off with C-level calls; ``None`` sends the body to the slow path."""
-        lines = [line for piece in _pieces(text) for line in piece.splitlines()
-                 if line and line[0] != "#" and not line.isspace()]
+        lines = sample_lines(text)
         if not lines:
             self._cache = {}
             return ParsedScrape()
@@ -243,7 +235,7 @@ class ExpositionParser:
         explicit: set[int] = set()
         if any(map(operator.is_, labels, repeat(None))):  # not "None in": that calls Labels.__eq__
             seen: dict[str, Labels] = {}
-            missing = [i for i, ls in enumerate(labels) if ls is None]
+            missing = list(compress(range(len(labels)), map(operator.is_, labels, repeat(None))))
             if self._plain is not None:  # new series as one batch; the rest (if any) line by line
                 made = plain_series(keys if len(missing) == len(keys) else [keys[k] for k in missing],
                                     self._plain)

@@ -14,6 +14,7 @@ from inferwatch.model._fingerprint import alertmanager_fingerprint, alertmanager
 from inferwatch.model._gunzip import GunzipError, gunzip_bounded
 from inferwatch.model._labels import (
     METRIC_NAME_LABEL,
+    FreshLabels,
     Labels,
     is_valid_label_name,
     is_valid_metric_name,
@@ -42,6 +43,7 @@ __all__ = [
     "Clock",
     "ClockStepDetector",
     "Dimension",
+    "FreshLabels",
     "GunzipError",
     "Labels",
     "MatchOp",

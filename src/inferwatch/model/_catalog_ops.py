@@ -113,6 +113,21 @@ QUERY_FORK_SECONDS_TOTAL = MetricSpec(
     "Seconds the server spent in os.fork for queries (its memory lock held meanwhile).", (), "seconds",
 )
 QUERY_FORK_CHILDREN = MetricSpec("inferwatch_query_fork_children", _G, "Query children running now.")
+QUERY_FORK_SLOT_WAITS_TOTAL = MetricSpec(
+    "inferwatch_query_fork_slot_waits_total", _C,
+    "Heavy queries that waited for a child's slot (server.query.fork_max_children were running).",
+)
+QUERY_FORK_SLOT_WAIT_SECONDS_TOTAL = MetricSpec(
+    "inferwatch_query_fork_slot_wait_seconds_total", _C,
+    "Seconds heavy queries spent waiting for a child's slot (counted against their timeout).", (), "seconds",
+)
+QUERY_FORK_SLOT_WAITING = MetricSpec(
+    "inferwatch_query_fork_slot_waiting", _G, "Heavy queries waiting now for a child's slot.",
+)
+QUERY_SHARED_TOTAL = MetricSpec(
+    "inferwatch_query_shared_total", _C,
+    "Heavy queries answered with an identical query's evaluation that was already running (single-flight).",
+)
 QUERY_ON_LOOP_TOTAL = MetricSpec(
     "inferwatch_query_on_event_loop_total", _C,
     "Small API queries evaluated on the event loop, without a worker thread (server.query.isolation: fork).",

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, KeysView, Mapping
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-__all__ = ["METRIC_NAME_LABEL", "Labels", "is_valid_label_name", "is_valid_metric_name"]
+__all__ = ["METRIC_NAME_LABEL", "FreshLabels", "Labels", "is_valid_label_name", "is_valid_metric_name"]
 
 METRIC_NAME_LABEL = "__name__"
 _T = TypeVar("_T")
@@ -171,3 +171,27 @@ class Labels(Mapping[str, str]):
     def to_dict(self) -> dict[str, Any]:
         """A plain ``dict`` copy."""
         return dict(self._items)
+
+
+class FreshLabels(list[Labels]):
+    """Label sets a decoder has just made, with their pairs numbered: what a store creating them as
+    new series would otherwise work out again.
+
+    The decoder promises: each object is new (no other live object is one of them, so no map keyed
+    by ``id()`` holds it) and no two are equal; ``pairs`` are their distinct ``(name, value)`` pairs,
+    ``codes`` each set's pairs in turn as places in ``pairs`` and ``sizes`` each set's pair count
+    (integer arrays). A store that ignores the numbering reads it as a plain list.
+
+    >>> batch = FreshLabels([Labels.of("up", job="a")], [("__name__", "up"), ("job", "a")], [0, 1], [2])
+    >>> list(batch) == [Labels.of("up", job="a")], batch.pairs[batch.codes[1]]
+    (True, ('job', 'a'))
+    """
+
+    __slots__ = ("codes", "pairs", "sizes")
+
+    def __init__(self, labels: Iterable[Labels], pairs: list[tuple[str, str]], codes: Any,
+                 sizes: Any) -> None:
+        super().__init__(labels)
+        self.pairs = pairs
+        self.codes = codes
+        self.sizes = sizes

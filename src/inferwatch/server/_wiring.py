@@ -355,7 +355,8 @@ def build_components(
     jobs = config.scrape.jobs  # their targets come and go: discovery runs beside the scrape threads
     discovery = Discovery(jobs, clock=clock, transport=transport) if jobs else None
     scrape = ScrapeLoop(config.scrape.targets, appender, clock=clock, transport=transport,
-                        sample_limit=config.server.limits.sample_limit, jobs=jobs, discovery=discovery)
+                        sample_limit=config.server.limits.sample_limit, jobs=jobs, discovery=discovery,
+                        new_series_gc=NewSeriesGc())  # a first scrape's objects frozen unwalked
     # the storage series go where scraped samples go: the store, and the remotes through the tee
     health = StorageHealth(appender, data_dir) if isinstance(store, SQLiteStore) else None
     probes = Prober(config.probes, appender, clock=clock) if config.probes else None  # golden files read here

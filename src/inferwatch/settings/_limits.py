@@ -43,8 +43,18 @@ class QueryLimits(FrozenModel):
         100_000, gt=0, description="a query forks when the series its selectors match times its steps "
         "reaches this (a fork costs a few ms; smaller queries cost less on a thread)")
     fork_nice: int = Field(
-        5, ge=0, le=19, description="how much lower the scheduling priority of a query's child process is "
-        "than the server's, so rule rounds, scrapes and light queries get a core first. 0: the same")
+        19, ge=0, le=19, description="how much lower the scheduling priority of a query's child process is "
+        "than the server's (with fork_scheduler 'batch' or 'normal'), so rule rounds, scrapes and light "
+        "queries get a core first. 0: the same")
+    fork_scheduler: Literal["idle", "batch", "normal"] = Field(
+        "idle", description="the operating system's scheduling policy of a query's child process (Linux): "
+        "'idle' (SCHED_IDLE: it runs on a core nothing else wants, and any thread of the server's that "
+        "wakes takes the core at once), 'batch' (SCHED_BATCH plus fork_nice), 'normal' (fork_nice alone)")
+    fork_max_children: int | None = Field(
+        None, gt=0, le=256, description="query children alive at once; a heavy query beyond waits for one "
+        "to end (its wait counts against its timeout; Prometheus's 'query timed out in query queue' when "
+        "it runs out). More children than cores add memory and take CPU from the server, not answers. "
+        "Unset: the number of cores")
 
     def forks(self) -> bool:
         """Whether heavy queries run in forked children (``isolation``; unset: on Linux)."""

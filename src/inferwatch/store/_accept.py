@@ -14,6 +14,7 @@ from itertools import repeat
 import numpy as np
 
 from inferwatch._exceptions import InputError
+from inferwatch.model import FreshLabels
 from inferwatch.store._head import ACCEPTED, BLOCK, DUPLICATE, OUT_OF_ORDER, classify
 from inferwatch.store._protocol import AppendStats
 
@@ -78,6 +79,8 @@ def known_ids(by_object: Mapping[int, int], labels: Sequence[object]) -> np.ndar
     A :class:`SeenIds` answers a wide batch it has seen whole before with one identity pass."""
     if isinstance(by_object, SeenIds) and (repeated := by_object.repeated(labels)) is not None:
         return repeated
+    if isinstance(labels, FreshLabels):  # new objects: no id() here is theirs
+        return np.full(len(labels), -1, dtype=np.int64)
     get = by_object.get
     sids = np.concatenate([np.empty(0, dtype=np.int64), *(
         np.fromiter(map(get, map(id, labels[a:a + BLOCK]), repeat(-1)), dtype=np.int64)

@@ -77,6 +77,9 @@ def newest(ids: list[int], last_t: np.ndarray, last_v: np.ndarray, start: float,
     return sids[t > end].tolist(), out
 
 
+_open = array("d").__copy__  # a new empty array('d'): a third of array("d")'s time (two a new series)
+
+
 class SampleBuffer:
     """One series' samples, ascending in time: closed chunks (see :mod:`inferwatch.store._chunk`),
     end to end in one ``bytes``, and an open part in ``array('d')`` buffers (cheap to append).
@@ -89,8 +92,8 @@ class SampleBuffer:
     __slots__ = ("bounds", "closed", "data", "ends", "t", "v")
 
     def __init__(self) -> None:
-        self.t = array("d")
-        self.v = array("d")
+        self.t = _open()
+        self.v = _open()
         self.data: bytes | None = None  # none until the first chunk closes (most series are small)
         self.bounds: array[float] | None = None
         self.ends: array[int] | None = None

@@ -24,9 +24,9 @@ from operator import attrgetter
 
 import numpy as np
 
-from inferwatch.model import METRIC_NAME_LABEL, Labels
+from inferwatch.model import METRIC_NAME_LABEL, FreshLabels, Labels
 
-__all__ = ["BLOCK", "LoggedRow", "NewSeries", "logged_sets", "to_json"]
+__all__ = ["BLOCK", "LoggedRow", "NewSeries", "distinct", "logged_sets", "to_json"]
 
 BLOCK = 8192
 """Label sets per C-level pass (a pass over a million pairs would hold the interpreter lock 50 ms)."""
@@ -72,12 +72,42 @@ class NewSeries:
         self.codes: np.ndarray = rank[both] if both.shape[0] else np.empty(0, _I4)
         """Each pair of each set, in order, as its place in :attr:`pairs`."""
 
+    @classmethod
+    def of(cls, labels: Sequence[Labels], first: int, batch: Sequence[Labels]) -> NewSeries:
+        """``NewSeries(labels, first)``, the pairs' numbering taken from ``batch`` when it is a
+        :class:`~inferwatch.model.FreshLabels` and ``labels`` is all of it (the same sets in order).
+
+        >>> fresh = FreshLabels([Labels.of("up", job="a")], [("__name__", "up"), ("job", "a")],
+        ...                     np.array([0, 1]), np.array([2]))
+        >>> new = NewSeries.of(list(fresh), 7, fresh)
+        >>> new.pairs, new.codes.tolist(), new.sizes.tolist(), new.ids().tolist()
+        ([('__name__', 'up'), ('job', 'a')], [0, 1], [2], [7])
+        """
+        if type(batch) is not FreshLabels or len(labels) != len(batch):
+            return cls(labels, first)
+        self = object.__new__(cls)
+        self.labels, self.first = labels, first
+        self.pairs, self.codes, self.sizes = batch.pairs, batch.codes, batch.sizes
+        return self
+
     def __len__(self) -> int:
         return len(self.labels)
 
     def ids(self) -> np.ndarray:
         """The new series' ids, in the order of :attr:`labels`."""
         return np.arange(self.first, self.first + len(self.labels), dtype=_I8)
+
+    def first_pairs(self) -> list[tuple[str, str]] | None:
+        """The distinct pairs that come first in a set (the metric name, mostly); ``None`` when a set
+        is empty.
+
+        >>> NewSeries([Labels.of("up", job="a"), Labels.of("up", job="b")], 7).first_pairs()
+        [('__name__', 'up')]
+        """
+        if not self.sizes.shape[0] or not self.sizes.min():
+            return None if self.sizes.shape[0] else []
+        firsts = self.codes[np.cumsum(self.sizes) - self.sizes]
+        return list(map(self.pairs.__getitem__, np.unique(firsts).tolist()))
 
     def metric_counts(self) -> dict[str, int]:
         """How many of the sets hold each metric name (``""``: sets without one)."""
@@ -98,6 +128,14 @@ class NewSeries:
             return ids, text, "", self.sizes.tobytes(), self.codes.astype(_I4).tobytes()
         sets = list(map(_items, self.labels))
         return ids, to_json(sets), to_json([ls.name for ls in self.labels]), None, None
+
+
+def distinct(unseen: list[Labels], batch: Sequence[Labels]) -> list[Labels]:
+    """``unseen`` (label sets of ``batch``) with each set once, in order of first sight (as it is when
+    ``batch`` is :class:`~inferwatch.model.FreshLabels`: no two of those are equal)."""
+    if isinstance(batch, FreshLabels) or len(set(unseen)) == len(unseen):
+        return unseen
+    return list(dict.fromkeys(unseen))
 
 
 def logged_sets(id_bytes: bytes, text: str, names_text: str, sizes: bytes | None, codes: bytes | None = None,

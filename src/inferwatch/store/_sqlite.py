@@ -35,7 +35,7 @@ from inferwatch.store._held import failure
 from inferwatch.store._index import SeriesIndex
 from inferwatch.store._latest import LatestReads
 from inferwatch.store._limits import LimitExceeded, SeriesLimits
-from inferwatch.store._new_series import NewSeries
+from inferwatch.store._new_series import NewSeries, distinct
 from inferwatch.store._protocol import AppendStats, Series
 from inferwatch.store._util import labels_key
 from inferwatch.store._validate import check_labels, check_new_labels, check_time, check_value
@@ -196,11 +196,11 @@ class SQLiteStore(LatestReads, ForkReads):
                 sids[missing] = found  # no None here
             else:  # new series: ids in order of first sight, checked as one batch
                 unseen = miss if fresh == len(miss) else list(compress(miss, map(is_, found, repeat(None))))
-                once = unseen if len(set(unseen)) == fresh else list(dict.fromkeys(unseen))
-                new = NewSeries(once, self._next_id)
+                once = distinct(unseen, labels)
+                new = NewSeries.of(once, self._next_id, labels)
                 if self.limits is not None:  # first: a million labels are refused before they are read
                     self.limits.check_new(once, self._index, new)
-                check_new_labels(once, new.pairs)
+                check_new_labels(once, new.pairs, new.first_pairs())
                 if fresh == len(miss) == len(once):  # all new, each once (a first scrape)
                     sids[missing] = new.ids()
                 else:  # one series twice in the batch, or known ones among the new: each once, in order

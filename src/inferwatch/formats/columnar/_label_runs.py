@@ -18,22 +18,23 @@ general reader (the caller's), which sorts it, or refuses a repeated name.
 >>> buf = padded(raw)
 >>> row_bytes(raw, buf, np.array([0, 13]), np.array([13, 27]))
 [b'\\n\\x0b\\n\\x03job\\x12\\x04node', b'\\n\\x0c\\n\\x08__name__\\x12\\x00']
->>> decoded, other = decode_runs(raw, buf, np.array([0, 13]), np.array([13, 27]), {})
+>>> decoded, other, _ = decode_runs(raw, buf, np.array([0, 13]), np.array([13, 27]), {})
 >>> str(decoded[0]), other
 ('{job="node"}', [1])
 """
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import count, repeat
 from operator import is_, itemgetter
+from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from inferwatch.model import Labels
 
-__all__ = ["BLOCK", "PAD", "decode_runs", "padded", "row_bytes"]
+__all__ = ["BLOCK", "PAD", "Numbered", "decode_runs", "padded", "row_bytes"]
 
 _LEN1 = 0x0A  # field 1, length-delimited: a Label in a TimeSeries, its name in a Label
 _LEN2 = 0x12  # field 2, length-delimited: a Label's value
@@ -76,25 +77,60 @@ def _row_block(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
 
 
 def decode_runs(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int]]:
+                pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int], Numbered]:
     """The label set of each run ``raw[a:b]`` (``buf``: ``raw`` padded) in the usual encoding, and the
     runs in another (their places hold an empty label set); ``pairs`` (one ``Label`` field's bytes ->
     its pair) is read, and filled with the pairs decoded here. :data:`BLOCK` runs at a time (a request
-    of a million new series is not copied into rows at once).
+    of a million new series is not copied into rows at once). Third: the distinct pairs of the label
+    sets, numbered (:class:`Numbered`; meaningless where a run is in another encoding).
 
     ``UnicodeDecodeError`` (a ``ValueError``) when a name or value is not UTF-8.
     """
     out: list[Labels] = []
     other: list[int] = []
+    numbers = _Numbers()
     for a in range(0, starts.shape[0], BLOCK):
-        labels, unusual = _decode_block(raw, buf, starts[a:a + BLOCK], ends[a:a + BLOCK], pairs)
+        labels, unusual = _decode_block(raw, buf, starts[a:a + BLOCK], ends[a:a + BLOCK], pairs, numbers)
         out += labels
         other += [a + k for k in unusual]
-    return out, other
+    return out, other, numbers.numbered()
+
+
+class Numbered(NamedTuple):
+    """The distinct pairs of a batch of label sets, each set's pairs as places in them, its pair count."""
+
+    pairs: list[tuple[str, str]]
+    codes: np.ndarray
+    sizes: np.ndarray
+
+
+class _Numbers:
+    """Pairs numbered in order of first sight, block after block: only the fields that differ from the
+    same label of the run before are looked at (a few per run), not every pair of every run."""
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str], int] = {}  # pair -> the count at its first sight
+        self.seen = count()
+        self.codes: list[np.ndarray] = []
+        self.sizes: list[np.ndarray] = []
+
+    def add(self, distinct: list[tuple[str, str]], ids: np.ndarray, sizes: np.ndarray) -> None:
+        """A block: its distinct fields' pairs, each field's place in them (run by run), the runs' sizes."""
+        at = np.fromiter(map(self.first.setdefault, distinct, self.seen), np.int64, len(distinct))
+        self.codes.append(at[ids])
+        self.sizes.append(sizes)
+
+    def numbered(self) -> Numbered:
+        firsts = np.fromiter(self.first.values(), dtype=np.int64, count=len(self.first))
+        rank = np.zeros(next(self.seen), dtype=np.int32)  # the counts at first sight, ranked: the numbers
+        rank[firsts] = np.arange(firsts.shape[0], dtype=np.int32)
+        codes = np.concatenate([np.empty(0, dtype=np.int64), *self.codes])
+        sizes = np.concatenate([np.empty(0, dtype=np.int64), *self.sizes])
+        return Numbered(list(self.first), rank[codes], sizes)
 
 
 def _decode_block(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                  pairs: dict[bytes, tuple[str, str]]) -> tuple[list[Labels], list[int]]:
+                  pairs: dict[bytes, tuple[str, str]], numbers: _Numbers) -> tuple[list[Labels], list[int]]:
     at, owner, column, good = _split(buf, starts, ends)
     keep = good[owner]
     at, owner, column = at[keep], owner[keep], column[keep]
@@ -108,6 +144,7 @@ def _decode_block(raw: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndar
     _check_order(known, ids, owner, good)
     every = np.fromiter(known, dtype=object, count=len(known))[ids].tolist()  # each field's pair, in C
     counts = np.bincount(owner, minlength=starts.shape[0])
+    numbers.add(known, ids, counts)  # type: ignore[arg-type]  # every pair decoded by now
     if counts.min() == counts.max():  # as many labels in every run, as a sender's series mostly have
         width = int(counts[0])
         items = list(zip(*[iter(every)] * width, strict=True)) if width else [()] * starts.shape[0]

@@ -39,7 +39,7 @@ from inferwatch._exceptions import LimitExceeded
 from inferwatch.formats.columnar._label_runs import decode_runs, padded, row_bytes
 from inferwatch.formats.columnar._samples import one_sample, series_bounds, stamps6, timestamps, values
 from inferwatch.formats.columnar._wire import Columns, Unusual, fields, read_any, skip, varint
-from inferwatch.model import Labels
+from inferwatch.model import FreshLabels, Labels
 
 __all__ = ["Columns", "WriteRequestReader"]
 
@@ -108,28 +108,33 @@ class WriteRequestReader:
         labels = list(map(self._labels.get, keys))
         new = np.flatnonzero(np.fromiter(map(is_, labels, repeat(None)), dtype=bool, count=len(labels)))
         if new.shape[0]:  # (not ``None in labels``: that calls Labels.__eq__ on every one)
-            self._resolve_runs(raw, buf, labels, keys, starts, stops, new)
+            labels = self._resolve_runs(raw, buf, labels, keys, starts, stops, new)
         return Columns(labels, stamps6(buf, ends) / 1000.0, values(buf, value_at))  # type: ignore[arg-type]
 
     def _resolve_runs(self, raw: bytes, buf: np.ndarray, labels: list[Labels | None], keys: list[bytes],
-                      starts: np.ndarray, stops: np.ndarray, new: np.ndarray) -> None:
-        """Decode the label runs not in the cache (``None`` in ``labels``, at ``new``) as one batch (a run
-        twice in the request is decoded twice, and the cache keeps one of the two label sets for both)."""
+                      starts: np.ndarray, stops: np.ndarray, new: np.ndarray) -> list[Labels | None]:
+        """``labels`` with the label runs not in the cache (``None``, at ``new``) decoded as one batch (a run
+        twice in the request is decoded twice, and the cache keeps one of the two label sets for both).
+        A request of new series only, each once, comes back as :class:`FreshLabels`, its pairs numbered."""
         if self.label_limit:
             for k in new[stops[new] - starts[new] > _LONG_RUN * self.label_limit].tolist():
                 _count_labels(raw, int(starts[k]), int(stops[k]), self.label_limit)
-        decoded, other = decode_runs(raw, buf, starts[new], stops[new], self._pairs)
+        decoded, other, numbered = decode_runs(raw, buf, starts[new], stops[new], self._pairs)
         self.decoded += len(decoded)
-        runs = list(map(keys.__getitem__, new.tolist()))
+        runs = keys if new.shape[0] == len(keys) else list(map(keys.__getitem__, new.tolist()))
         for k in other:
             decoded[k] = self._labels_from(_whole_labels(runs[k], _NotOneSample))
         cache = self._labels
+        size = len(cache)
         cache.update(zip(runs, decoded, strict=True))
         if new.shape[0] == len(labels):  # every series new: a sender's first request
+            if not other and len(cache) == size + len(runs):  # each once: the usual encoding is canonical
+                return FreshLabels(decoded, *numbered)  # type: ignore[return-value]  # (no None in it)
             labels[:] = map(cache.__getitem__, keys)
         else:
             for k in new.tolist():
                 labels[k] = cache[keys[k]]
+        return labels
 
     def _resolve(self, labels: list[Labels], at: list[int], runs: list[bytes]) -> None:
         """Put the label sets of the series new to this reader in their places ``at`` (``None`` there):
@@ -139,7 +144,7 @@ class WriteRequestReader:
         blob = b"".join(distinct)
         ends = np.cumsum(np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct)))
         starts = np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
-        decoded, other = decode_runs(blob, padded(blob), starts, ends, self._pairs)
+        decoded, other, _ = decode_runs(blob, padded(blob), starts, ends, self._pairs)
         self.decoded += len(decoded)
         for k in other:
             decoded[k] = self._labels_from(_whole_labels(distinct[k], Unusual))

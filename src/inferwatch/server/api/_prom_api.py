@@ -114,7 +114,9 @@ def _maybe_forked(forks: Forks, plan: Plan | None, fn: QueryHandler, params: Par
     if planned is None:
         return _encoded(fn, params, ctx)
     store, earliest, fixed = planned
-    return Encoded(forks.run(store, earliest, lambda c: _relayed(fn, fixed, c), ctx))
+    # identical queries in flight (the same handler and every parameter) share one evaluation
+    key = (id(store), fn.__name__, tuple(sorted((k, tuple(v)) for k, v in fixed.values.items())))
+    return Encoded(forks.run(store, earliest, lambda c: _relayed(fn, fixed, c), ctx, key))
 
 
 def _relayed(fn: QueryHandler, params: Params, ctx: QueryContext) -> bytes:

@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
@@ -239,8 +239,8 @@ class Forks(Protocol):
         """The earliest time a query heavy enough to fork reads; ``None`` to run it on a thread."""
 
     def run(self, store: Any, earliest: float, compute: Callable[[QueryContext], bytes],
-            ctx: QueryContext) -> bytes:
-        """``compute`` in a child, its answer back."""
+            ctx: QueryContext, key: Hashable | None = None) -> bytes:
+        """``compute`` in a child, its answer back (shared by identical queries in flight: ``key``)."""
 
     def kill_all(self) -> None:
         """Kill every child still running."""

@@ -17,6 +17,11 @@ into the parent's event loop. The limits keep working: a child occupies its quer
 concurrency counts children); at the timeout or on cancel the worker kills it (SIGKILL) and the
 executor answers Prometheus's error; a child that dies without an answer answers a clear error; every
 child is reaped by its worker (no zombies), and ``kill_all`` at shutdown kills the ones still running.
+
+Children cost memory (each copies the pages it and the server write while it lives) and CPU the server's
+interpreter wants: at most ``max_children`` (the cores) live at once, a query beyond waits for a slot
+within its deadline; a child runs at ``SCHED_IDLE`` by default, so the server's threads take a core from
+it the moment they wake; and identical queries in flight share one child (:class:`SingleFlight`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Protocol
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -40,6 +45,7 @@ from inferwatch.model import Matcher, Priority
 from inferwatch.model import metrics as catalog
 from inferwatch.promql import DEFAULT_LOOKBACK_MS, Expr, needed_spans
 from inferwatch.server.api._query_exec import QueryContext, QueryError, QueryExecutor
+from inferwatch.server.api._query_flight import SingleFlight
 
 __all__ = ["ForkFailed", "ForkableStore", "QueryForks", "Relayed", "query_executor"]
 
@@ -85,16 +91,25 @@ class QueryForks(Collector):
     True
     """
 
-    def __init__(self, min_points: int = 100_000, nice: int = 5, *, lookback_ms: int = DEFAULT_LOOKBACK_MS,
-                 ) -> None:
+    def __init__(self, min_points: int = 100_000, nice: int = 19, *, lookback_ms: int = DEFAULT_LOOKBACK_MS,
+                 max_children: int | None = None, scheduler: str = "idle") -> None:
         self.min_points = min_points
         self.nice = nice
+        self.scheduler = scheduler
         self.lookback_ms = lookback_ms
+        self.max_children = max_children or os.cpu_count() or 1
+        """Children alive at once; a heavy query beyond waits for a slot within its deadline."""
         self.forks = 0
         self.failures = 0
         self.fork_seconds = 0.0
+        self.slot_waits = 0
+        self.slot_wait_seconds = 0.0
+        self.flights = SingleFlight()
         self._live: set[int] = set()
         self._lock = threading.Lock()
+        self._slots = threading.Condition(threading.Lock())
+        self._busy = 0
+        self._waiting = 0
 
     def earliest(self, store: object, expr: Expr, start: float, end: float, step: float = 0.0,
                  ) -> float | None:
@@ -113,10 +128,47 @@ class QueryForks(Collector):
         return min(lo for lo, _ in spans.values()) / 1000
 
     def run(self, store: Any, earliest: float, compute: Callable[[QueryContext], bytes],
-            ctx: QueryContext) -> bytes:
+            ctx: QueryContext, key: Hashable | None = None) -> bytes:
         """``compute(ctx)`` in a child (on a query worker); in this thread when the head no longer reaches
-        back to ``earliest``. The child's own context has the time left and the same sample limit."""
+        back to ``earliest``. The child's own context has the time left and the same sample limit. With a
+        ``key`` (the query and every parameter it runs with), a query identical to one evaluating now
+        answers that one's answer (:class:`SingleFlight`). At most ``max_children`` children live at once:
+        beyond, the query waits for a slot, the wait counted against its deadline."""
         ctx.finish()  # its worker spends no CPU: the short-query tier is not its to hold
+        if key is None:
+            return self._run_one(store, earliest, compute, ctx)
+        return self.flights.run(key, ctx, lambda: self._run_one(store, earliest, compute, ctx))
+
+    def _run_one(self, store: Any, earliest: float, compute: Callable[[QueryContext], bytes],
+                 ctx: QueryContext) -> bytes:
+        self._take_slot(ctx)
+        try:
+            return self._evaluate(store, earliest, compute, ctx)
+        finally:
+            with self._slots:
+                self._busy -= 1
+                self._slots.notify()
+
+    def _take_slot(self, ctx: QueryContext) -> None:
+        with self._slots:
+            if self._busy < self.max_children:
+                self._busy += 1
+                return
+            self._waiting += 1
+            t0 = time.monotonic()
+            try:
+                while self._busy >= self.max_children:
+                    ctx.stop_if_done("query queue")  # Prometheus's words for a query waiting its turn
+                    self._slots.wait(_POLL_S)
+                ctx.stop_if_done("query queue")
+                self._busy += 1
+            finally:
+                self._waiting -= 1
+                self.slot_waits += 1
+                self.slot_wait_seconds += time.monotonic() - t0
+
+    def _evaluate(self, store: Any, earliest: float, compute: Callable[[QueryContext], bytes],
+                  ctx: QueryContext) -> bytes:
         r, w = os.pipe()
         with store.fork_guard() as head_from:
             if earliest < head_from:
@@ -127,7 +179,7 @@ class QueryForks(Collector):
                 if pid:
                     self._forked(pid, time.perf_counter() - t0)
         if pid == 0:
-            _child(compute, ctx, w, self.nice)  # never returns
+            _child(compute, ctx, w, self.nice, self.scheduler)  # never returns
         os.close(w)
         if pid < 0:
             os.close(r)
@@ -200,33 +252,46 @@ class QueryForks(Collector):
         with self._lock:
             return len(self._live)
 
+    def waiting(self) -> int:
+        """Heavy queries waiting now for a child's slot."""
+        with self._slots:
+            return self._waiting
+
     def collect(self) -> Iterator[Metric]:
         """``inferwatch_query_forks_total`` and the rest, for the server's ``/metrics`` (a collector)."""
         for spec, value in ((catalog.QUERY_FORKS_TOTAL, self.forks),
                             (catalog.QUERY_FORK_FAILURES_TOTAL, self.failures),
-                            (catalog.QUERY_FORK_SECONDS_TOTAL, self.fork_seconds)):
+                            (catalog.QUERY_FORK_SECONDS_TOTAL, self.fork_seconds),
+                            (catalog.QUERY_FORK_SLOT_WAITS_TOTAL, self.slot_waits),
+                            (catalog.QUERY_FORK_SLOT_WAIT_SECONDS_TOTAL, self.slot_wait_seconds),
+                            (catalog.QUERY_SHARED_TOTAL, self.flights.shared)):
             fam = CounterMetricFamily(spec.name.removesuffix("_total"), spec.help)
             fam.add_metric([], float(value))
             yield fam
         children = GaugeMetricFamily(catalog.QUERY_FORK_CHILDREN.name, catalog.QUERY_FORK_CHILDREN.help)
         children.add_metric([], float(self.running()))
         yield children
+        spec = catalog.QUERY_FORK_SLOT_WAITING
+        waiting = GaugeMetricFamily(spec.name, spec.help)
+        waiting.add_metric([], float(self.waiting()))
+        yield waiting
 
 
 def query_executor(limits: QueryLimits, priority: Priority | None = None) -> QueryExecutor:
     """The server's query executor: heavy queries in forked children where ``limits.forks()``."""
-    forks = QueryForks(limits.fork_min_points, limits.fork_nice) if limits.forks() else None
+    forks = QueryForks(limits.fork_min_points, limits.fork_nice, max_children=limits.fork_max_children,
+                       scheduler=limits.fork_scheduler) if limits.forks() else None
     return QueryExecutor(limits, priority=priority, forks=forks)
 
 
-def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, w: int, nice: int) -> None:
+def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, w: int, nice: int,
+           scheduler: str) -> None:
     """The child's whole life: evaluate, write ``o`` + the answer (or ``e`` + the error), exit."""
     try:
         _close_inherited(keep=w)
         gc.disable()
         _quiet_signals()
-        if nice > 0:
-            os.nice(nice)
+        _lower_priority(nice, scheduler)
         try:
             out = b"o" + compute(QueryContext(max(parent.deadline - time.monotonic(), 0.001),
                                               parent.max_samples))
@@ -237,6 +302,22 @@ def _child(compute: Callable[[QueryContext], bytes], parent: QueryContext, w: in
             view = view[os.write(w, view):]
     finally:
         os._exit(0)
+
+
+_POLICIES = {"idle": "SCHED_IDLE", "batch": "SCHED_BATCH"}
+
+
+def _lower_priority(nice: int, scheduler: str) -> None:
+    """The child's CPU priority below the server's: ``SCHED_IDLE`` (runs only on a core nothing else
+    wants, and any waking thread of the server's preempts it at once), ``SCHED_BATCH`` (never preempts
+    on waking), and ``nice`` on top; where the system has no such policy or forbids it, nice alone."""
+    policy = getattr(os, _POLICIES.get(scheduler, ""), None)
+    if policy is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, policy, os.sched_param(0))
+    if nice > 0:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
 
 
 def _close_inherited(keep: int) -> None:

@@ -13,6 +13,12 @@ A cycle that was garbage at the moment of a freeze would be kept with them,
 so at most every ``full_every`` seconds the frozen objects are handed back
 and collected once in full before the next freeze: such a cycle lives that
 long at most.
+
+A batch known in advance to make many such objects (a target's first scrape:
+100,000 label sets and head buffers, half a million tracked objects) runs
+inside :meth:`NewSeriesGc.making`: the collector waits meanwhile, and what the
+batch made is frozen without the young generation ever walking it (that walk
+was 12 % of a first scrape's CPU: 15 young collections of 50,000 objects).
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 __all__ = ["FULL_EVERY_S", "MIN_SERIES", "NewSeriesGc"]
 
@@ -28,6 +35,9 @@ MIN_SERIES = 1_000
 """Series one batch must create before the objects made so far are frozen (fewer are not worth it)."""
 FULL_EVERY_S = 600.0
 """Seconds between full collections of everything frozen (the longest a frozen garbage cycle lives)."""
+
+_PAUSE_LOCK = threading.Lock()
+_paused = [0, False]  # batches inside ``making`` now (every thread and instance), whether gc was enabled
 
 
 class NewSeriesGc:
@@ -68,3 +78,34 @@ class NewSeriesGc:
             gc.freeze()
             self.freezes += 1
         return True
+
+    @contextmanager
+    def making(self, created: Callable[[], int]) -> Iterator[None]:
+        """Run a batch that may create many series with the collector paused; then :meth:`created`
+        with ``created()`` (its objects frozen unwalked when there were enough), and the collector back
+        as it was once no other batch is inside.
+
+        >>> import gc
+        >>> policy = NewSeriesGc(min_series=2)
+        >>> with policy.making(lambda: 5):
+        ...     gc.isenabled()
+        False
+        >>> gc.isenabled(), policy.freezes
+        (True, 1)
+        >>> gc.unfreeze()
+        """
+        with _PAUSE_LOCK:
+            if not _paused[0]:
+                _paused[1] = gc.isenabled()
+                gc.disable()
+            _paused[0] += 1
+        try:
+            yield
+        finally:
+            try:
+                self.created(created())
+            finally:
+                with _PAUSE_LOCK:
+                    _paused[0] -= 1
+                    if not _paused[0] and _paused[1]:
+                        gc.enable()

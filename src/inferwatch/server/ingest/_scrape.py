@@ -28,6 +28,7 @@ from inferwatch._exceptions import InferwatchError
 from inferwatch.config import ScrapeJob, ScrapeTarget, install_log_redaction, redact_url
 from inferwatch.formats import ParsedScrape
 from inferwatch.model import STALE_NAN, Clock, Labels, watching_deadline
+from inferwatch.server.ingest._new_series_gc import NewSeriesGc
 from inferwatch.server.ingest._scrape_limits import (
     MAX_AHEAD_S,
     ScrapeFailed,
@@ -68,6 +69,7 @@ class ScrapeLoop:
         self, targets: Sequence[ScrapeTarget], store: Store, *, clock: Clock,
         transport: httpx.BaseTransport | None = None, exemplars: ExemplarStore | None = None,
         sample_limit: int = 0, jobs: Sequence[ScrapeJob] = (), discovery: Discovery | None = None,
+        new_series_gc: NewSeriesGc | None = None,
     ) -> None:
         self.store = store
         self.sample_limit = sample_limit
@@ -78,6 +80,9 @@ class ScrapeLoop:
         self.jobs = {j.job: j for j in jobs}
         """``scrape.jobs``: the jobs whose targets ``discovery`` finds (see :meth:`set_discovered`)."""
         self.discovery = discovery
+        self.new_series_gc = new_series_gc
+        """``serve``'s: a target's first scrape runs with the collector paused, and the objects of its
+        series are frozen unwalked (``NewSeriesGc.making``)."""
         self.yield_to: Callable[[], None] | None = None
         """Called between blocks of a big body's parse: ``serve`` sets its ``Priority.wait_turn``, so a
         200,000-series parse waits while a rule round runs rather than sharing the interpreter with it."""
@@ -194,7 +199,11 @@ class ScrapeLoop:
             if target.gone:  # removed by discovery while this scrape waited
                 return
             try:
-                self._scrape_unsafe(target, now)
+                if self.new_series_gc is not None and not target.parser.cached:  # its first scrape
+                    with self.new_series_gc.making(lambda: len(target.tracked)):
+                        self._scrape_unsafe(target, now)
+                else:
+                    self._scrape_unsafe(target, now)
             except Exception:  # a background loop logs and goes on
                 log.exception("scrape of %s failed unexpectedly", redact_url(target.cfg.url))
         interval = target.cfg.effective_interval
