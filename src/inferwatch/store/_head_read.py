@@ -30,6 +30,7 @@ from inferwatch.store._chunk import (
     split,
     time_bytes,
 )
+from inferwatch.store._chunk_memo import SMALL_READ, ChunkMemo
 from inferwatch.store._shared import SharedBlock
 
 __all__ = ["read_block", "read_shared"]
@@ -37,8 +38,10 @@ __all__ = ["read_block", "read_shared"]
 _T, _V, _BOUNDS, _ENDS, _DATA = (attrgetter(k) for k in ("t", "v", "bounds", "ends", "data"))
 _BYTES = cast(Callable[[object], bytes], array.tobytes)
 _EMPTY = np.empty(0, dtype=np.float64)
+_NONE = np.zeros(1, dtype=np.int64)
 _VIEW = cast(Callable[[object], memoryview], memoryview)
 _CUT = cast(Callable[[memoryview, slice], memoryview], getitem)
+_MEMO = ChunkMemo()  # small reads' closed chunks, decoded once (one per process: a chunk is its bytes)
 
 
 class _Buffer(Protocol):
@@ -229,6 +232,11 @@ def _decoded(joined: bytes, blobs: list[bytes]) -> tuple[np.ndarray, np.ndarray,
             return t.ravel(), v.ravel(), lens // width * t.shape[1]
     per_series = [split(blob) for blob in blobs]
     chunks = [c for cs in per_series for c in cs]
+    if len(chunks) <= SMALL_READ:  # a panel's few series: decoded once, kept by their bytes
+        ts, vs = _MEMO.decoded(chunks)
+        per = np.cumsum(np.fromiter(map(len, per_series), dtype=np.int64, count=len(per_series)))
+        upto = np.concatenate([_NONE, np.cumsum(np.fromiter(map(len, ts), dtype=np.int64, count=len(ts)))])
+        return np.concatenate(ts), np.concatenate(vs), np.diff(upto[per], prepend=0)
     counts = np.fromiter(map(samples_in, chunks), dtype=np.int64, count=len(chunks))
     shapes: dict[bytes, list[int]] = {}
     for i, c in enumerate(chunks):

@@ -91,6 +91,9 @@ class QueryContext:
         self.samples = 0  # samples held by the step being evaluated
         self.kept = 0  # samples already in the (range) result
         self._short: ShortTicket | None = None
+        self.waits = True
+        """Whether :meth:`check` may wait for a round or a short query (not on the event loop:
+        ``QueryExecutor.run_here``, where it would never wait and its CPU clock costs a system call)."""
 
     def begin(self) -> None:
         """The query starts (or a worker is free for it): it counts as short (longer queries make way)
@@ -107,7 +110,7 @@ class QueryContext:
         """Raise if the query was cancelled or ran out of time; first wait while a rule round runs
         (once the query has used its grace of CPU: a short one goes on), and while a short query
         runs (once this one is no longer short itself)."""
-        if self._priority is not None:
+        if self._priority is not None and self.waits:
             now = self._cpu()
             if self._cpu0 is None:
                 self._cpu0 = now
@@ -328,11 +331,13 @@ class QueryExecutor:
             self._live[ctx] = None
         try:
             ctx.begin()
+            ctx.waits = False
             with pinned():
                 out = work(ctx)
             self.ran_here += out is not None
             return out
         finally:
+            ctx.waits = True
             with self._lock:
                 self._live.pop(ctx, None)
 
