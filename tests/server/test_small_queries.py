@@ -162,7 +162,9 @@ def test_the_concurrency_limit_counts_queries_on_the_event_loop() -> None:
         t2 = threading.Thread(target=lambda: small.append(c.get(
             "/api/v1/query", params={"query": "up", "time": "1000"}).status_code))
         t2.start()
-        assert c.get("/-/healthy").status_code == 200  # the loop answers meanwhile
+        deadline = time.monotonic() + 60
+        while executor.in_flight() < 2 and time.monotonic() < deadline:  # queued behind the slow one
+            assert c.get("/-/healthy").status_code == 200  # the loop answers meanwhile
         assert executor.in_flight() == 2 and not small and executor.ran_here == 0
         store.release.set()
         t1.join(60)
@@ -202,7 +204,11 @@ def test_a_held_store_sends_the_query_to_a_worker_without_waiting() -> None:
         asker = threading.Thread(target=lambda: got.append(c.get(
             "/api/v1/query", params={"query": "up", "time": "1000"}).status_code))
         asker.start()
-        assert c.get("/-/healthy").status_code == 200
+        deadline = time.monotonic() + 60
+        while executor.in_flight() < 1 and time.monotonic() < deadline:  # it waits, on a worker
+            c.get("/-/healthy")
+        assert executor.in_flight() == 1 and executor.ran_here == 0 and not got
+        assert c.get("/-/healthy").status_code == 200  # the loop answers meanwhile
         done.set()
         holder.join(60)
         asker.join(60)

@@ -363,8 +363,9 @@ class PromQueryApi:
             raise ApiError(f'invalid expression type "{doc}" for range query, must be Scalar or '
                            "instant Vector")
         res = _engine(self.server, params, ctx).range(expr, s, e, step)
+        at = {t: format_api_time(t) for _, pts in res.series for t, _ in pts}  # the steps, once each
         return {"resultType": "matrix", "result": [
-            {"metric": _metric(ls), "values": [[format_api_time(t), format_api_float(v)] for t, v in pts]}
+            {"metric": _metric(ls), "values": [[at[t], format_api_float(v)] for t, v in pts]}
             for ls, pts in res.series]}
 
     def format_query(self, params: Params) -> Any:

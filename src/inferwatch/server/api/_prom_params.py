@@ -105,6 +105,9 @@ async def read_params(req: Request) -> Params:
 
 def format_api_float(v: float) -> str:
     """A sample value as Prometheus's API writes it: 'f' format, 'e' below 1e-6 or from 1e21."""
+    r = repr(v)
+    if "e" not in r and "n" not in r:  # most values: Python's shortest digits are Go's 'f' (not NaN/Inf)
+        return r.removesuffix(".0")
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):
