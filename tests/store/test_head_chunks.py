@@ -221,3 +221,15 @@ def test_series_scraped_together_read_as_each_alone() -> None:
             k = (t >= start) & (t <= end)
             assert [s.v.tolist() for s in together] == [(v[k][-1:] if latest else v[k]).tolist() for v in vals
                                                         if k.any()]
+
+
+def test_a_batch_of_known_and_new_series_one_of_them_twice_keeps_each_series_whole() -> None:
+    head = Head()
+    head.push_columns(np.array([1], dtype=np.int64), np.array([1.0]), np.array([10.0]), 0.0)
+    known = head.buffers[1]
+    # new series 2 twice and 3 once beside the known 1: one buffer each, the known one kept
+    head.push_columns(np.array([2, 1, 2, 3], dtype=np.int64), np.array([1.0, 2.0, 2.0, 1.0]),
+                      np.array([20.0, 11.0, 21.0, 30.0]), 0.0)
+    assert head.buffers[1] is known and len(head.buffers) == 3
+    got = {sid: (list(t), list(v)) for sid, (t, v) in head.windows([1, 2, 3], 0.0, 9.0).items()}
+    assert got == {1: ([1.0, 2.0], [10.0, 11.0]), 2: ([1.0, 2.0], [20.0, 21.0]), 3: ([1.0], [30.0])}

@@ -194,3 +194,27 @@ def test_fresh_labels_from_a_decoder_create_what_a_plain_list_creates(tmp_path: 
         assert got[0] == got[1] and got[0]
     for st in reopened.values():
         st.close()
+
+
+@pytest.mark.parametrize("odd", [
+    Labels.of("1bad_metric", k="x"),  # an invalid metric name among valid ones
+    Labels({"k": "no metric name"}),  # no metric name: a set whose first pair is another label
+    Labels.of("m", **{"bad-name": "x"}),  # an invalid label name
+    Labels.of("m", k="fine"),  # nothing wrong
+])
+def test_new_labels_checked_from_the_first_pairs_answer_as_one_check_per_set(odd: Labels) -> None:
+    from inferwatch.store._validate import check_labels, check_new_labels
+
+    sets = [Labels.of(f"m{k % 3}", k=str(k)) for k in range(2000)] + [odd]
+    new = NewSeries(sets, 1)
+
+    def outcome(check: object, *args: object) -> str:
+        try:
+            check(*args)  # type: ignore[operator]
+        except InputError as exc:
+            return str(exc)
+        return "ok"
+
+    alone = next((e for e in (outcome(check_labels, ls) for ls in sets) if e != "ok"), "ok")
+    assert outcome(check_new_labels, sets, new.pairs, new.first_pairs()) == alone
+    assert outcome(check_new_labels, sets) == alone

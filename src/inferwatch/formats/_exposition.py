@@ -23,10 +23,11 @@ import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 
 from inferwatch._exceptions import InputError
-from inferwatch.formats._series_batch import plain_series
+from inferwatch.formats._lines import sample_lines
+from inferwatch.formats._series_batch import Numbered, numbered_series
 from inferwatch.formats._warm import WarmLayout, comment_lines
 from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample, check_deadline
 
@@ -50,19 +51,6 @@ _OM_EXEMPLAR_RE = re.compile(
 
 _BLOCK = 8192
 """Lines per C-level call in the fast path: a few milliseconds holding the interpreter lock."""
-_PIECE = 1 << 19
-"""Characters of a body split into lines at once (a whole 10 MB body took 0.1 s in one call)."""
-
-
-def _pieces(text: str) -> list[str]:
-    """``text`` cut after a newline every :data:`_PIECE` characters or so (each piece whole lines)."""
-    out, pos, n = [], 0, len(text)
-    while pos < n:
-        end = text.find("\n", pos + _PIECE)
-        end = n if end < 0 else end + 1
-        out.append(text[pos:end])
-        pos = end
-    return out
 
 
 def _ends_with_eof(raw: bytes) -> bool:
@@ -114,6 +102,8 @@ class ParsedScrape:
     """Whether every series is there once (``None``: not known; the caller checks)."""
     comments: str | None = None
     """The body's comment lines alone, where the parser read the rest as a warm layout (``_warm``)."""
+    numbered: Numbered | None = None
+    """Where every series is new and different (a first scrape), their pairs numbered for the store."""
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -221,8 +211,7 @@ class ExpositionParser:
 
     def _parse_fast(self, text: str, now: float) -> ParsedScrape | None:
         """Cached series, values split off with C-level calls; ``None`` sends the body to the slow path."""
-        lines = [line for piece in _pieces(text) for line in piece.splitlines()
-                 if line and line[0] != "#" and not line.isspace()]
+        lines = sample_lines(text)
         if not lines:
             self._cache = {}
             return ParsedScrape()
@@ -248,12 +237,13 @@ class ExpositionParser:
         explicit: set[int] = set()
         if any(map(operator.is_, labels, repeat(None))):  # not "None in": that calls Labels.__eq__
             seen: dict[str, Labels] = {}
-            missing = [i for i, ls in enumerate(labels) if ls is None]
+            missing = list(compress(range(len(labels)), map(operator.is_, labels, repeat(None))))
             if self._plain is not None:  # new series as one batch; the rest (if any) line by line
-                made = plain_series(keys if len(missing) == len(keys) else [keys[k] for k in missing],
-                                    self._plain)
+                made, numbered = numbered_series(
+                    keys if len(missing) == len(keys) else [keys[k] for k in missing], self._plain)
                 if len(missing) == len(keys) and not any(map(operator.is_, made, repeat(None))):
                     seen.update(zip(keys, made, strict=True))  # type: ignore[arg-type]
+                    out.numbered = numbered if len(seen) == len(keys) else None
                     labels[:] = made if len(seen) == len(keys) else map(seen.__getitem__, keys)
                     missing = []  # a first scrape, all new and plain (a text twice: the dict's one object)
                 else:
@@ -279,6 +269,8 @@ class ExpositionParser:
             out.distinct = True  # every line's text is a different cached series: no label set to hash
         else:
             out.distinct = len(set(labels)) == len(labels)
+        if not out.distinct:
+            out.numbered = None  # two texts of one label set: not a batch of different new series
         self._distinct = bool(out.distinct) and len(new_cache) == len(keys)
         if explicit:
             out.tracked = {keys[k]: labels[k] for k in range(len(keys)) if k not in explicit}  # type: ignore[misc]

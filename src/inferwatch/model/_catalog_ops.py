@@ -128,6 +128,10 @@ QUERY_SHARED_TOTAL = MetricSpec(
     "inferwatch_query_shared_total", _C,
     "Heavy queries answered with an identical query's evaluation that was already running (single-flight).",
 )
+QUERY_ON_LOOP_TOTAL = MetricSpec(
+    "inferwatch_query_on_event_loop_total", _C,
+    "Small API queries evaluated on the event loop, without a worker thread (server.query.isolation: fork).",
+)
 RULE_GROUP_RULES = MetricSpec("inferwatch_rule_group_rules", _G, "Rules loaded.")
 ALERTS = MetricSpec("inferwatch_alerts", _G, "Active alerts by state.", ("state",))
 TARGETS = MetricSpec("inferwatch_targets", _G, "Scrape targets by health.", ("health",))

@@ -62,6 +62,7 @@ def create_app(server: Server, *, extra_routes: Sequence[BaseRoute] = (),
     registry = self_registry(server, deliveries)
     if executor.forks is not None:  # inferwatch_query_forks_total and the rest: a collector
         registry.register(cast(Collector, executor.forks))
+        registry.register(cast(Collector, executor))  # inferwatch_query_on_event_loop_total
 
     def metrics(req: Request) -> Response:
         # The server's own metrics (evaluation, targets, alerts, storage, deliveries,

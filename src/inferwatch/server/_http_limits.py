@@ -1,4 +1,5 @@
-"""Connection bounds for uvicorn: how many at once, how long for a request head, idle keep-alive.
+"""Connection bounds for uvicorn: how many at once, how long for a request head, idle keep-alive;
+and a response's head and body sent together.
 
 uvicorn alone keeps a connection that never sends a request open forever,
 and one that dribbles header bytes too (every byte resets its keep-alive
@@ -7,6 +8,10 @@ request head within ``header_timeout`` seconds of connecting (or of its
 previous response), and answers 503 and closes a connection beyond
 ``max_connections`` at once, so slow or idle clients cannot exhaust the
 process's file descriptors.
+
+uvicorn writes a response's head and its body to the socket one after the other: two sends, two
+packets, and the client woken twice (on two loaded cores each wake-up can mean a switch). The
+protocol's writes within one turn of the event loop go out as one (:class:`_Corked`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import asyncio
 import logging
 import resource
 import ssl
-from typing import Any
+from typing import Any, cast
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -30,15 +35,50 @@ _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset
 MAX_HEAD_BYTES = 64 * 1024  # a request line and headers larger than this are refused (431 by h11)
 
 
+_CORK_MAX = 64 * 1024  # a write at least this big goes out at once (after what waits): no copy of it
+
+
+class _Corked:
+    """A transport whose small writes within one turn of the event loop go out as one ``write``."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport, self._loop = transport, loop
+        self._out: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        """Keep ``data`` until the end of this turn of the loop (a big one: send what waits, then it)."""
+        if len(data) >= _CORK_MAX:
+            self._flush()
+            self._transport.write(data)
+            return
+        if not self._out:
+            self._loop.call_soon(self._flush)
+        self._out.append(data)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if out and not self._transport.is_closing():
+            self._transport.write(b"".join(out))
+
+    def close(self) -> None:
+        """Send what waits, then close."""
+        self._flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:  # the rest as the transport's
+        return getattr(self._transport, name)
+
+
 def bounded_protocol(limits: HttpLimits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with ``limits.max_connections`` and ``limits.header_timeout``."""
+    """uvicorn's h11 protocol with ``limits.max_connections`` and ``limits.header_timeout``, its writes
+    within one turn of the event loop sent together."""
 
     class Bounded(H11Protocol):
         _head_timer: asyncio.TimerHandle | None = None
         _armed_cycle: object = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
+            super().connection_made(cast(asyncio.Transport, _Corked(transport, self.loop)))
             if len(self.connections) > limits.max_connections:
                 transport.write(_BUSY)
                 transport.close()

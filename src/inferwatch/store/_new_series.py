@@ -97,6 +97,18 @@ class NewSeries:
         """The new series' ids, in the order of :attr:`labels`."""
         return np.arange(self.first, self.first + len(self.labels), dtype=_I8)
 
+    def first_pairs(self) -> list[tuple[str, str]] | None:
+        """The distinct pairs that come first in a set (the metric name, mostly); ``None`` when a set
+        is empty.
+
+        >>> NewSeries([Labels.of("up", job="a"), Labels.of("up", job="b")], 7).first_pairs()
+        [('__name__', 'up')]
+        """
+        if not self.sizes.shape[0] or not self.sizes.min():
+            return None if self.sizes.shape[0] else []
+        firsts = self.codes[np.cumsum(self.sizes) - self.sizes]
+        return list(map(self.pairs.__getitem__, np.unique(firsts).tolist()))
+
     def metric_counts(self) -> dict[str, int]:
         """How many of the sets hold each metric name (``""``: sets without one)."""
         uses = np.bincount(self.codes, minlength=len(self.pairs)).tolist()

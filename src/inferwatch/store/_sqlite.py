@@ -200,7 +200,7 @@ class SQLiteStore(LatestReads, ForkReads):
                 new = NewSeries.of(once, self._next_id, labels)
                 if self.limits is not None:  # first: a million labels are refused before they are read
                     self.limits.check_new(once, self._index, new)
-                check_new_labels(once, new.pairs)
+                check_new_labels(once, new.pairs, new.first_pairs())
                 if fresh == len(miss) == len(once):  # all new, each once (a first scrape)
                     sids[missing] = new.ids()
                 else:  # one series twice in the batch, or known ones among the new: each once, in order

@@ -46,24 +46,25 @@ def check_labels(labels: Labels) -> None:
 _items, _first, _second = attrgetter("items_tuple"), itemgetter(0), itemgetter(1)
 
 
-def check_new_labels(sets: Sequence[Labels], pairs: Iterable[tuple[str, str]] | None = None) -> None:
+def check_new_labels(sets: Sequence[Labels], pairs: Iterable[tuple[str, str]] | None = None,
+                     firsts: list[tuple[str, str]] | None = None) -> None:
     """``check_labels`` for each of ``sets`` (the series a batch creates; ``pairs``: their distinct
-    pairs, when the caller has them).
+    pairs, and ``firsts`` the distinct first pairs of the sets, none empty, when the caller has them).
 
     The usual batch, the metric name first in each set, is checked in a few passes that run in C:
     the metric and label names it brings are each checked once (and remembered). Any other batch,
     or one with an invalid name, goes through one ``check_labels`` per set, which names the first
     invalid one.
     """
-    items = list(map(_items, sets))
-    if all(items):
+    items = list(map(_items, sets)) if firsts is None or pairs is None else [()]
+    if firsts is None and all(items):
         firsts = list(map(_first, items))
-        if all(map(eq, map(_first, firsts), repeat(METRIC_NAME_LABEL))):
-            metrics = set(map(_second, firsts)).difference(_VALID_METRICS)
-            names = ({k for k, _ in pairs} if pairs is not None
-                     else set(map(_first, chain.from_iterable(items)))).difference(_VALID_NAMES)
-            if _all_valid(metrics, names):
-                return
+    if firsts is not None and all(map(eq, map(_first, firsts), repeat(METRIC_NAME_LABEL))):
+        metrics = set(map(_second, firsts)).difference(_VALID_METRICS)
+        names = ({k for k, _ in pairs} if pairs is not None
+                 else set(map(_first, chain.from_iterable(items)))).difference(_VALID_NAMES)
+        if _all_valid(metrics, names):
+            return
     for labels in sets:
         check_labels(labels)
 

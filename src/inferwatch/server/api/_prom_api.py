@@ -13,7 +13,8 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
@@ -32,7 +33,6 @@ from inferwatch.promql import (
     PromQLError,
     QueryTimeout,
     ValueType,
-    parse_promql,
     parse_typed,
 )
 from inferwatch.server._runtime import Server
@@ -45,16 +45,19 @@ from inferwatch.server.api._prom_params import (
 )
 from inferwatch.server.api._query_exec import BoundedStore, Forks, QueryContext, QueryError, QueryExecutor
 from inferwatch.server.api._query_fork import Relayed
+from inferwatch.server.api._query_small import MAX_POINTS, run_if_small
 
 __all__ = ["DEFAULT_QUERY_TIMEOUT_S", "PromQueryApi", "api_handler", "prom_query_routes", "query_handler"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 DEFAULT_QUERY_TIMEOUT_S = 120.0
 
 Handler = Callable[[Params], Any]
 QueryHandler = Callable[[Params, QueryContext | None], Any]
 Planned = tuple[Any, float, Params]  # a heavy query's store, earliest read and the parameters it runs with
 Plan = Callable[[Params], Planned | None]
+Small = Callable[[Params, Callable[[], "Encoded"]], "Encoded | None"]  # ``compute()`` on the loop, or None
 
 
 After = list[Callable[[], None]]  # what to do once the answer is sent
@@ -74,7 +77,7 @@ def api_handler(fn: Handler, *, threaded: bool = False) -> Callable[[Request], A
 
 
 def query_handler(
-    fn: QueryHandler, executor: QueryExecutor | None, plan: Plan | None = None,
+    fn: QueryHandler, executor: QueryExecutor | None, plan: Plan | None = None, small: Small | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
     """Wrap a query ``fn(params, ctx)``: on ``executor``'s bounded pool (its timeout, sample limit and
     cancellation) when given, else on a worker thread with only the request's timeout. The answer is
@@ -82,7 +85,10 @@ def query_handler(
 
     With ``plan`` and an executor that forks (``server.query.isolation``), a query ``plan(params)`` finds
     heavy is evaluated in a child process (``QueryForks``): ``plan`` answers the store and the earliest
-    time the query reads, or ``None`` to run it on the worker."""
+    time the query reads, or ``None`` to run it on the worker; and with ``small`` a query small enough
+    (``_query_small``) is evaluated on the event loop itself: ``small(params, compute)`` answers
+    ``compute()`` or ``None`` to run it on a worker. (``isolation: thread`` keeps every query on a
+    worker thread.)"""
 
     async def call(params: Params, after: After) -> Any:
         if executor is None:
@@ -90,6 +96,10 @@ def query_handler(
         # the request's own ``timeout`` bounds the answer too: 503 at it, whatever the worker is doing
         ctx = executor.context(params.duration("timeout"))
         after.append(ctx.finish)
+        if small is not None and executor.forks is not None:
+            here = executor.run_here(lambda c: small(params, lambda: _encoded(fn, params, c)), ctx)
+            if here is not None:
+                return here
         forks = executor.forks if plan is not None else None
         if forks is None:
             return await executor.run(lambda c: _encoded(fn, params, c), ctx=ctx)
@@ -212,10 +222,25 @@ def _query_text(params: Params) -> str:
     return q
 
 
+_CACHED_TEXT = 4096  # longer query texts are parsed every time (the cache holds at most 512 of them)
+
+
+@lru_cache(maxsize=512)
+def _parsed_cached(text: str) -> tuple[Expr, ValueType]:
+    return parse_typed(text)
+
+
+def parsed(text: str) -> tuple[Expr, ValueType]:
+    """``parse_typed(text)``, kept for the texts seen last: a dashboard sends the same few queries at
+    every refresh, and a query's plan and its evaluation both need the tree (trees are immutable, so
+    one is shared by every query with that text). Errors are raised afresh each time."""
+    return _parsed_cached(text) if len(text) <= _CACHED_TEXT else parse_typed(text)
+
+
 def _parse_named(text: str) -> Expr:
     """Parse; errors name the parameter, as 2.42 does for instant queries (not for ranges)."""
     try:
-        return parse_promql(text)
+        return parsed(text)[0]
     except PromQLError as exc:
         raise ApiError(f'invalid parameter "query": {exc}') from None
 
@@ -230,10 +255,10 @@ class PromQueryApi:
     def routes(self) -> list[BaseRoute]:
         """Every endpoint of this API, registered here and nowhere else."""
         return [
-            Route("/api/v1/query", query_handler(self.query, self.executor, self.plan_instant),
-                  methods=["GET", "POST"]),
-            Route("/api/v1/query_range", query_handler(self.query_range, self.executor, self.plan_range),
-                  methods=["GET", "POST"]),
+            Route("/api/v1/query", query_handler(self.query, self.executor, self.plan_instant,
+                                                 self.small_instant), methods=["GET", "POST"]),
+            Route("/api/v1/query_range", query_handler(self.query_range, self.executor, self.plan_range,
+                                                       self.small_range), methods=["GET", "POST"]),
             Route("/api/v1/format_query", api_handler(self.format_query), methods=["GET", "POST"]),
             Route("/api/v1/query_exemplars", api_handler(self.query_exemplars), methods=["GET", "POST"]),
         ]
@@ -252,13 +277,42 @@ class PromQueryApi:
         return self._plan(params, params.time("start", 0.0), params.time("end", 0.0),
                           params.duration("step") or 0.0)
 
+    def small_instant(self, params: Params, compute: Callable[[], T]) -> T | None:
+        """``compute()`` here when the instant query is small (``_query_small``), else ``None``."""
+        try:
+            t = params.time("time", self.server.clock.now())
+        except ApiError:  # answered by the query itself, on a worker
+            return None
+        return self._small(params, t, t, 0.0, compute)
+
+    def small_range(self, params: Params, compute: Callable[[], T]) -> T | None:
+        """``compute()`` here when the range query is small (``_query_small``), else ``None``."""
+        try:
+            start, end, step = params.time("start", 0.0), params.time("end", 0.0), params.duration("step")
+        except ApiError:
+            return None
+        return None if step is None or step <= 0 else self._small(params, start, end, step, compute)
+
+    def _small(self, params: Params, start: float, end: float, step: float, compute: Callable[[], T],
+               ) -> T | None:
+        text = params.get("query")
+        if not text or end < start or (end - start) / (step or 1.0) > MAX_RANGE_POINTS:
+            return None
+        try:
+            expr = parsed(text)[0]
+        except (PromQLError, RecursionError):
+            return None
+        forks = self.executor.forks if self.executor is not None else None
+        most = MAX_POINTS if forks is None else min(MAX_POINTS, forks.min_points - 1)  # heavy ones fork
+        return run_if_small(self.server.components.store, expr, start, end, step, compute, most)
+
     def _plan(self, params: Params, start: float, end: float, step: float) -> Planned | None:
         forks = self.executor.forks if self.executor is not None else None
         text = params.get("query")
         if forks is None or not text or end < start:
             return None
         try:
-            expr = parse_promql(text)
+            expr = parsed(text)[0]
         except (PromQLError, RecursionError):  # answered by the query itself, on the worker
             return None
         store = self.server.components.store
@@ -303,7 +357,7 @@ class PromQueryApi:
         if (e - s) / step > MAX_RANGE_POINTS:
             raise ApiError("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the "
                            "query resolution (?step=XX)")
-        expr, typ = parse_typed(text)
+        expr, typ = parsed(text)
         if typ not in (ValueType.SCALAR, ValueType.VECTOR):
             doc = "range vector" if typ is ValueType.MATRIX else "string"
             raise ApiError(f'invalid expression type "{doc}" for range query, must be Scalar or '

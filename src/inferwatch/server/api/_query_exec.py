@@ -26,8 +26,11 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
+from prometheus_client.core import CounterMetricFamily, Metric
+
 from inferwatch.config import QueryLimits
-from inferwatch.model import Labels, Matcher, Priority, ShortTicket
+from inferwatch.model import Labels, Matcher, Priority, ShortTicket, pinned
+from inferwatch.model import metrics as catalog
 from inferwatch.promql import Expr
 from inferwatch.store import Series, Store
 
@@ -228,6 +231,9 @@ def lower_priority(by: int) -> None:
 class Forks(Protocol):
     """Where heavy queries are evaluated in child processes (``QueryForks``)."""
 
+    min_points: int
+    """Series x steps from which a query is evaluated in a child."""
+
     def earliest(self, store: object, expr: Expr, start: float, end: float, step: float = 0.0,
                  ) -> float | None:
         """The earliest time a query heavy enough to fork reads; ``None`` to run it on a thread."""
@@ -269,9 +275,12 @@ class QueryExecutor:
         self.workers = limits.workers()
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="query",
                                         initializer=lower_priority, initargs=(limits.nice,))
-        self._live: dict[QueryContext, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+        # a query on a worker: its loop and future; one run here (``run_here``): None
+        self._live: dict[QueryContext, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]] | None] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self.ran_here = 0
+        """Queries evaluated on the event loop (:meth:`run_here`)."""
 
     def context(self, timeout: float | None = None) -> QueryContext:
         """A new query context with this executor's limits (``timeout`` if shorter than its own)."""
@@ -306,6 +315,27 @@ class QueryExecutor:
             with self._lock:
                 self._live.pop(ctx, None)
 
+    def run_here(self, work: Callable[[QueryContext], T | None], ctx: QueryContext) -> T | None:
+        """``work(ctx)`` in the calling thread (the event loop: for a query too small to be worth a
+        worker's hand-over, ``_query_small``) when a worker is free for it; ``None`` when none is, or
+        when ``work`` answers ``None`` (then the caller runs it on a worker). It counts against the
+        concurrency limit while it runs, as on a worker, and never waits for a rule round or a short
+        query at its checks (``model.pinned``): it is the short query. ``ctx`` is the caller's to finish.
+        """
+        with self._lock:
+            if self._closed or len(self._live) >= self.workers:
+                return None
+            self._live[ctx] = None
+        try:
+            ctx.begin()
+            with pinned():
+                out = work(ctx)
+            self.ran_here += out is not None
+            return out
+        finally:
+            with self._lock:
+                self._live.pop(ctx, None)
+
     def _submit(self, work: Callable[[QueryContext], T], ctx: QueryContext) -> asyncio.Future[T]:
         def guarded() -> T:
             ctx.begin()  # not while it waited for a worker (longer ones would have waited idle)
@@ -323,6 +353,13 @@ class QueryExecutor:
         fut.add_done_callback(_retrieve)  # a result nobody awaits any more is not an error to log
         return fut
 
+    def collect(self) -> Iterator[Metric]:
+        """``inferwatch_query_on_event_loop_total``, for the server's ``/metrics`` (a collector)."""
+        fam = CounterMetricFamily(catalog.QUERY_ON_LOOP_TOTAL.name.removesuffix("_total"),
+                                  catalog.QUERY_ON_LOOP_TOTAL.help)
+        fam.add_metric([], float(self.ran_here))
+        yield fam
+
     def in_flight(self) -> int:
         """Queries running or waiting now."""
         with self._lock:
@@ -335,8 +372,11 @@ class QueryExecutor:
             live = list(self._live.items())
         if self.forks is not None:  # their workers reap them
             self.forks.kill_all()
-        for ctx, (loop, fut) in live:
+        for ctx, running in live:
             ctx.cancelled.set()
+            if running is None:  # run here, on the loop: it stops at its next check
+                continue
+            loop, fut = running
             if not loop.is_closed():
                 loop.call_soon_threadsafe(fut.cancel)
         self._pool.shutdown(wait=False, cancel_futures=True)
