@@ -571,7 +571,9 @@ def record_rows(results: dict[str, dict[str, object]], args: argparse.Namespace)
         per = [f"; head {h:.2f} B a sample" if h else "" for h in held]
         what = (f"{same}: RSS over the last 5 minutes of a 15-minute run (the issue's bound: ≤ 10 % growth); "
                 "head memory per sample")
-        record(AREA, what, ours5.text() + per[0], f"Prometheus 2.42: {peer5.text()}{per[1]}",
+        own5 = cast(RssWindow | None, ours.get("server_last5"))
+        alone = f"; the server alone (children not counted) {own5.text()}" if own5 is not None else ""
+        record(AREA, what, ours5.text() + alone + per[0], f"Prometheus 2.42: {peer5.text()}{per[1]}",
                f"{ours5.growth * 100:+.1f} % / {peer5.growth * 100:+.1f} %", note=load)
 
 

@@ -1,14 +1,23 @@
-"""Issue 56 row 3: a scrape's new series parsed as one batch read the same label sets as the line parser."""
+"""Issue 56 row 3: a scrape's new series parsed as one batch read the same label sets as the line parser,
+and handed to the store with their pairs numbered, store what the store's own numbering stores."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inferwatch._exceptions import InputError
-from inferwatch.formats import ExpositionParser
+from inferwatch.config import ScrapeTarget
+from inferwatch.formats import ExpositionParser, ParsedScrape
 from inferwatch.formats._series_batch import plain_series
+from inferwatch.model import FreshLabels, Labels, SimulatedClock
+from inferwatch.server import ScrapeLoop
+from inferwatch.server.ingest._scrape_target import fresh_batch
+from inferwatch.store import SQLiteStore, parse_selector
 
 TARGET = {"job": "j", "instance": "h:1"}
 
@@ -107,3 +116,63 @@ def test_a_label_twice_in_a_batch_of_new_series_is_refused_naming_its_line() -> 
     lines.insert(57, 'd{q="1",q="1"} 1')
     with pytest.raises(InputError, match="line 58: label 'q' given twice"):
         ExpositionParser(TARGET).parse("\n".join(lines) + "\n", 1.0)
+
+
+def _scraped_store(path: Path, body: bytes, *, numbered: bool) -> SQLiteStore:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"Content-Type": "text/plain; version=0.0.4"})
+
+    clock = SimulatedClock(1_700_000_000.0)
+    store = SQLiteStore(path, clock=clock)
+    loop = ScrapeLoop([ScrapeTarget(job="j", url="http://t:1/metrics", interval=15.0)], store, clock=clock,
+                      transport=httpx.MockTransport(handler))
+    if not numbered:  # the same scrape with the parser's numbering dropped: the store numbers the pairs
+        parser = loop._targets[0].parser
+        parse = parser.parse_bytes
+
+        def plain(raw: bytes, now: float, content_type: str = "", encoding: str = "utf-8") -> ParsedScrape:
+            got = parse(raw, now, content_type, encoding)
+            got.numbered = None
+            return got
+        parser.parse_bytes = plain  # type: ignore[method-assign]
+    loop.scrape_once(clock.now())
+    assert loop.targets()[0].health == "up", loop.targets()[0].last_error
+    loop.stop()
+    return store
+
+
+def _contents(store: SQLiteStore) -> tuple[object, ...]:
+    got = store.select(parse_selector('{__name__=~".+"}'), 0.0, 2e9)
+    by_code = store.select(parse_selector('{code="201"}'), 0.0, 2e9)
+    return ([(s.labels.items_tuple, s.v.tolist()) for s in got], [s.labels.items_tuple for s in by_code],
+            sorted(store.label_values("code")))
+
+
+@pytest.mark.parametrize("families", [1, 7])
+def test_a_first_scrape_handed_numbered_stores_what_the_stores_numbering_does(tmp_path: Path,
+                                                                           families: int) -> None:
+    # 9,000 lines: two blocks of the batch parser; several families interleave shapes inside a block
+    body = "".join(f'f{i % families}_total{{code="{200 + i % 3}",k="v{i % 500}",i="{i}"}} {i}\n'
+                   for i in range(9_000)).encode()
+    fed = _scraped_store(tmp_path / "a", body, numbered=True)
+    plain = _scraped_store(tmp_path / "b", body, numbered=False)
+    try:
+        assert _contents(fed) == _contents(plain) and fed.stats.series_created == 9_005
+    finally:
+        fed.close()
+        plain.close()
+    again = [SQLiteStore(tmp_path / name) for name in ("a", "b")]  # the series log read back
+    try:
+        assert _contents(again[0]) == _contents(again[1])
+    finally:
+        for store in again:
+            store.close()
+
+
+def test_a_target_exposing_up_itself_is_not_handed_as_fresh() -> None:
+    parsed = ExpositionParser(TARGET).parse("up 1\nm 2\n", 1.0)
+    assert parsed.numbered is not None  # the parser numbered its two new series
+    report = [Labels({"__name__": "up", **TARGET})]
+    assert type(fresh_batch(parsed, report)) is list  # its up and the report's up are one set
+    assert type(fresh_batch(ExpositionParser(TARGET).parse("m 2\n", 1.0), report)) is FreshLabels
+    assert ExpositionParser(TARGET).parse("m 2\nm 3\n", 1.0).numbered is None  # a series twice

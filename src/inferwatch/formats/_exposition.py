@@ -27,7 +27,7 @@ from itertools import compress, repeat
 
 from inferwatch._exceptions import InputError
 from inferwatch.formats._lines import sample_lines
-from inferwatch.formats._series_batch import plain_series
+from inferwatch.formats._series_batch import Numbered, numbered_series
 from inferwatch.formats._warm import WarmLayout, comment_lines
 from inferwatch.model import METRIC_NAME_LABEL, Labels, MetricKind, Sample, check_deadline
 
@@ -102,6 +102,8 @@ class ParsedScrape:
     """Whether every series is there once (``None``: not known; the caller checks)."""
     comments: str | None = None
     """The body's comment lines alone, where the parser read the rest as a warm layout (``_warm``)."""
+    numbered: Numbered | None = None
+    """Where every series is new and different (a first scrape), their pairs numbered for the store."""
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -237,10 +239,11 @@ class ExpositionParser:
             seen: dict[str, Labels] = {}
             missing = list(compress(range(len(labels)), map(operator.is_, labels, repeat(None))))
             if self._plain is not None:  # new series as one batch; the rest (if any) line by line
-                made = plain_series(keys if len(missing) == len(keys) else [keys[k] for k in missing],
-                                    self._plain)
+                made, numbered = numbered_series(
+                    keys if len(missing) == len(keys) else [keys[k] for k in missing], self._plain)
                 if len(missing) == len(keys) and not any(map(operator.is_, made, repeat(None))):
                     seen.update(zip(keys, made, strict=True))  # type: ignore[arg-type]
+                    out.numbered = numbered if len(seen) == len(keys) else None
                     labels[:] = made if len(seen) == len(keys) else map(seen.__getitem__, keys)
                     missing = []  # a first scrape, all new and plain (a text twice: the dict's one object)
                 else:
@@ -266,6 +269,8 @@ class ExpositionParser:
             out.distinct = True  # every line's text is a different cached series: no label set to hash
         else:
             out.distinct = len(set(labels)) == len(labels)
+        if not out.distinct:
+            out.numbered = None  # two texts of one label set: not a batch of different new series
         self._distinct = bool(out.distinct) and len(new_cache) == len(keys)
         if explicit:
             out.tracked = {keys[k]: labels[k] for k in range(len(keys)) if k not in explicit}  # type: ignore[misc]

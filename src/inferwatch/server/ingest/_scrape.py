@@ -37,7 +37,7 @@ from inferwatch.server.ingest._scrape_limits import (
     duplicate_error,
     fetch,
 )
-from inferwatch.server.ingest._scrape_target import REPORT_METRICS, TargetHealth, TargetState
+from inferwatch.server.ingest._scrape_target import REPORT_METRICS, TargetHealth, TargetState, fresh_batch
 from inferwatch.server.ingest._target_labels import job_target_labels, relabel_scrape, target_labels
 from inferwatch.server.ingest.discovery import Discovery
 from inferwatch.store import (
@@ -245,7 +245,9 @@ class ScrapeLoop:
         duration = self.clock.monotonic() - start
         labels, v = parsed.labels, parsed.v
         stale = self._stale(target.tracked, parsed)
-        labels = [*labels, *stale, *target.report]
+        # a first scrape's new series as one batch with their pairs numbered; else a plain list
+        labels = (fresh_batch(parsed, target.report) if not stale and not target.metric_rules
+                  else [*labels, *stale, *target.report])
         # every line tracked: none had a timestamp, so all are stamped now (no list of 100,000 to convert)
         t: list[float] | np.ndarray = (np.full(len(labels), now) if len(parsed.tracked) == len(parsed) else
                                       [*parsed.t, *([now] * len(stale)), *([now] * len(target.report))])

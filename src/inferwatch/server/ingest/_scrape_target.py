@@ -7,12 +7,14 @@ import threading
 import urllib.parse
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from inferwatch.config import REDACTED, ScrapeTarget
-from inferwatch.formats import ExpositionParser
-from inferwatch.model import Labels
+from inferwatch.formats import ExpositionParser, ParsedScrape
+from inferwatch.model import METRIC_NAME_LABEL, FreshLabels, Labels
 from inferwatch.server.ingest._target_labels import TargetLabels
 
-__all__ = ["REPORT_METRICS", "TargetHealth", "TargetState", "shown_url"]
+__all__ = ["REPORT_METRICS", "TargetHealth", "TargetState", "fresh_batch", "shown_url"]
 
 REPORT_METRICS = (
     "up", "scrape_duration_seconds", "scrape_samples_scraped",
@@ -88,3 +90,34 @@ class TargetState:
     def key(self) -> tuple[str, str, tuple[tuple[str, str], ...]]:
         """Identity across discovery updates (as Prometheus's: the labels and the scrape URL)."""
         return (self.pool, self.cfg.url, tuple(sorted(self.labels.items())))
+
+
+def fresh_batch(parsed: ParsedScrape, report: list[Labels]) -> list[Labels]:
+    """A first scrape's label sets then ``report``'s as :class:`~inferwatch.model.FreshLabels`, with the
+    parser's numbering of their pairs (the store then numbers none of a first scrape's ~800,000 pairs
+    again); a plain list where the parser gave none, or where the target exposes a report series'
+    name itself (two equal sets could then be in the batch).
+
+    >>> from inferwatch.formats import ExpositionParser
+    >>> parsed = ExpositionParser({"job": "j"}).parse('m{a="1"} 1\\n', 0.0)
+    >>> batch = fresh_batch(parsed, [Labels.of("up", job="j")])
+    >>> [tuple(batch.pairs[c] for c in batch.codes[:3]), batch.pairs[batch.codes[3]]], batch.sizes.tolist()
+    ([(('__name__', 'm'), ('a', '1'), ('job', 'j')), ('__name__', 'up')], [3, 2])
+    """
+    labels = [*parsed.labels, *report]
+    if parsed.numbered is None or len(parsed.numbered[2]) != len(parsed.labels):
+        return labels
+    pairs, codes, sizes = parsed.numbered
+    number = dict(zip(pairs, range(len(pairs)), strict=True))
+    if any((METRIC_NAME_LABEL, ls.name) in number for ls in report):
+        return labels
+    pairs = list(pairs)
+    more: list[int] = []
+    for pair in (p for ls in report for p in ls.items_tuple):
+        if pair not in number:
+            number[pair] = len(pairs)
+            pairs.append(pair)
+        more.append(number[pair])
+    all_codes = np.concatenate([np.frombuffer(codes, np.intc), np.array(more, np.intc)])
+    all_sizes = np.concatenate([np.frombuffer(sizes, np.int64), np.array(list(map(len, report)), np.int64)])
+    return FreshLabels(labels, pairs, all_codes, all_sizes)
