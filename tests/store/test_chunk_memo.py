@@ -8,8 +8,8 @@ import numpy as np
 
 from inferwatch.model import STALE_NAN, Labels
 from inferwatch.store._chunk import encode
-from inferwatch.store._chunk_memo import SMALL_READ, ChunkMemo
 from inferwatch.store._head import CHUNK, Head
+from inferwatch.store._head_read import SMALL_READ, ChunkMemo
 
 
 def _bits(a: np.ndarray) -> list[int]:
