@@ -92,6 +92,9 @@ def test_a_query_past_its_timeout_answers_503_and_frees_its_worker() -> None:
         assert r.json()["errorType"] == "timeout" and "query timed out" in r.json()["error"]
         store.block = False
         store.release.set()  # the worker wakes, sees its query cancelled, and is free again
+        # its one worker takes work in order: a no-op answered means the cancelled query has left it
+        # (on a loaded runner the wake-up can take longer than the 0.5 s the next query may wait)
+        executor._pool.submit(lambda: None).result(60)
         r = c.get("/api/v1/query?query=up&time=1000")
         assert r.status_code == 200 and len(r.json()["data"]["result"]) == 2
     executor.close()
