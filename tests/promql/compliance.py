@@ -39,7 +39,7 @@ import numpy as np
 import yaml
 
 from inferwatch.model import Labels, Sample
-from inferwatch.store import SQLiteStore
+from inferwatch.store import MemoryStore, SQLiteStore, Store
 
 ROOT = Path(__file__).resolve().parents[2]
 # ../shared/data beside the project root; a git worktree one level further down finds it too.
@@ -206,14 +206,26 @@ def write_openmetrics(path: Path) -> None:
         f.write("# EOF\n")
 
 
+def append_demo(store: Store) -> None:
+    """Append the demo samples (no NaN gaps) to ``store``, a series at a time."""
+    for labels, values in demo_series():
+        ts = _times(len(values)).tolist()
+        store.append([Sample(labels, float(t), float(v)) for t, v in zip(ts, values.tolist(), strict=True)
+                      if not math.isnan(v)])
+
+
+def demo_store() -> MemoryStore:
+    """The demo samples in an in-memory store."""
+    store = MemoryStore()
+    append_demo(store)
+    return store
+
+
 def write_inferwatch(db: Path) -> None:
     """The same samples in inferwatch's SQLite store."""
     store = SQLiteStore(db, retention=1e11)
     try:
-        for labels, values in demo_series():
-            ts = _times(len(values)).tolist()
-            store.append([Sample(labels, float(t), float(v)) for t, v in zip(ts, values.tolist(), strict=True)
-                          if not math.isnan(v)])
+        append_demo(store)
     finally:
         store.close()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import re
 import socket
@@ -14,19 +13,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-import numpy as np
 import psutil
 import pytest
 from starlette.testclient import TestClient
 from tests.promql.compliance import (
-    BASE,
     END,
     EXTRA_FAILING,
     EXTRA_QUERIES,
-    SCRAPE,
     START,
     STEP,
-    demo_series,
+    demo_store,
     expand_cases,
     query_file,
 )
@@ -46,19 +42,10 @@ from .conftest import FakeTarget
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forked queries need os.fork")
 
 
-def _demo_store() -> MemoryStore:
-    store = MemoryStore()
-    for labels, values in demo_series():
-        ts = (BASE + SCRAPE * np.arange(len(values))).tolist()
-        store.append([Sample(labels, float(t), float(v)) for t, v in zip(ts, values.tolist(), strict=True)
-                      if not math.isnan(v)])
-    return store
-
-
 @pytest.fixture(scope="module")
 def apps() -> Iterator[tuple[QueryForks, TestClient, TestClient]]:
     """The demo data behind two apps: every query forked (``fork_min_points: 1``), and none."""
-    store, clock = _demo_store(), SimulatedClock(float(END))
+    store, clock = demo_store(), SimulatedClock(float(END))
     clients = []
     forked = query_executor(QueryLimits(isolation="fork", fork_min_points=1, fork_nice=0,
                                         fork_scheduler="normal"))

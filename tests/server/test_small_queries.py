@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import threading
@@ -11,18 +10,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
-import numpy as np
 import pytest
 from starlette.testclient import TestClient
 from tests.promql.compliance import (
-    BASE,
     END,
     EXTRA_FAILING,
     EXTRA_QUERIES,
-    SCRAPE,
     START,
     STEP,
-    demo_series,
+    demo_store,
     expand_cases,
     query_file,
 )
@@ -43,15 +39,6 @@ from .conftest import FakeTarget
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the small path comes with forked queries")
 
 
-def _demo_store() -> MemoryStore:
-    store = MemoryStore()
-    for labels, values in demo_series():
-        ts = (BASE + SCRAPE * np.arange(len(values))).tolist()
-        store.append([Sample(labels, float(t), float(v)) for t, v in zip(ts, values.tolist(), strict=True)
-                      if not math.isnan(v)])
-    return store
-
-
 def _client(store: MemoryStore, executor: QueryExecutor, now: float) -> TestClient:
     clock = SimulatedClock(now)
     server = Server(build_components(parse_config("storage: {type: memory}"), clock=clock, store=store),
@@ -62,7 +49,7 @@ def _client(store: MemoryStore, executor: QueryExecutor, now: float) -> TestClie
 @pytest.fixture(scope="module")
 def apps() -> Iterator[tuple[QueryExecutor, TestClient, TestClient]]:
     """The demo data behind two apps: small queries on the event loop (``isolation: fork``), and none."""
-    store = _demo_store()
+    store = demo_store()
     here = query_executor(QueryLimits(isolation="fork", fork_nice=0))
     there = query_executor(QueryLimits(isolation="thread"))
     clients = [_client(store, ex, float(END)) for ex in (here, there)]
